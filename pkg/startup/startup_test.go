@@ -1,0 +1,304 @@
+package startup
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+	"gotest.tools/v3/golden"
+)
+
+func validParams() Params {
+	return Params{
+		ProofURL:     "https://github.com/org/runpod-gpu/releases/download/v1.0.0/cuda-smoke",
+		ProofSHA256:  strings.Repeat("ab", 32),
+		MinCUDA:      "12.6",
+		FullTier:     "12.8",
+		BaselineTier: "12.6",
+		MinVRAMGB:    8,
+	}
+}
+
+func TestRenderGolden(t *testing.T) {
+	p := validParams()
+	p.NVRTC = []NVRTCPin{
+		{Tier: "full", URL: "https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/cuda-nvrtc-12-8_12.8.93-1_amd64.deb", SHA256: strings.Repeat("cd", 32)},
+		{Tier: "baseline", URL: "https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/cuda-nvrtc-12-6_12.6.85-1_amd64.deb", SHA256: strings.Repeat("ef", 32)},
+	}
+	script, err := Render(p)
+	assert.NilError(t, err)
+	golden.Assert(t, script, "script-nvrtc.golden")
+
+	plain, err := Render(validParams())
+	assert.NilError(t, err)
+	assert.Check(t, !strings.Contains(plain, "nvrtc"), "no NVRTC flags without pins")
+	assert.Check(t, is.Contains(plain, "env -u RUNNER_JIT_CONFIG"))
+}
+
+// The rendered script must pass shellcheck; CI installs it (.ci/run).
+func TestRenderedScriptPassesShellcheck(t *testing.T) {
+	bin, err := exec.LookPath("shellcheck")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("shellcheck is required in CI (.ci/run installs it)")
+		}
+		t.Skip("shellcheck not installed")
+	}
+	withPins := validParams()
+	withPins.NVRTC = []NVRTCPin{{Tier: "full", URL: "https://example.com/nvrtc.deb", SHA256: strings.Repeat("0", 64)}}
+	for name, p := range map[string]Params{"plain": validParams(), "nvrtc": withPins} {
+		t.Run(name, func(t *testing.T) {
+			script, err := Render(p)
+			assert.NilError(t, err)
+			path := filepath.Join(t.TempDir(), "startup.sh")
+			assert.NilError(t, os.WriteFile(path, []byte(script), 0o600))
+			out, err := exec.Command(bin, "--shell=bash", path).CombinedOutput()
+			assert.NilError(t, err, "shellcheck:\n%s", out)
+		})
+	}
+}
+
+// payloads are shell metacharacters and quotes that must never execute.
+var payloads = []string{
+	`$(touch PWNED)`, "`touch PWNED`", `'; touch PWNED; '`, `"; touch PWNED; "`, "a\ntouch PWNED",
+	`${IFS}touch${IFS}PWNED`, `a;touch PWNED`, `a|touch PWNED`, `a&&touch PWNED`, `$((1))`, `\`, `a b`,
+}
+
+// Every input is validated: each payload in each field is rejected, naming the field.
+func TestValidateRejectsShellMetacharactersInEveryField(t *testing.T) {
+	fields := map[string]func(*Params, string){
+		"proof_url":              func(p *Params, v string) { p.ProofURL = "https://example.com/" + v },
+		"proof_sha256":           func(p *Params, v string) { p.ProofSHA256 = v },
+		"min_cuda_version":       func(p *Params, v string) { p.MinCUDA = v },
+		"runtime_tiers.full":     func(p *Params, v string) { p.FullTier = "12.8" + v },
+		"runtime_tiers.baseline": func(p *Params, v string) { p.BaselineTier = v + "12.6" },
+		"runner_dir":             func(p *Params, v string) { p.RunnerDir = "/home/" + v },
+		"work_dir":               func(p *Params, v string) { p.WorkDir = "/tmp/" + v },
+		"nvrtc[0].url": func(p *Params, v string) {
+			p.NVRTC = []NVRTCPin{{Tier: "full", URL: "https://example.com/" + v, SHA256: strings.Repeat("0", 64)}}
+		},
+		"nvrtc[0].sha256": func(p *Params, v string) {
+			p.NVRTC = []NVRTCPin{{Tier: "full", URL: "https://example.com/x.deb", SHA256: v}}
+		},
+		"nvrtc[0].tier": func(p *Params, v string) {
+			p.NVRTC = []NVRTCPin{{Tier: v, URL: "https://example.com/x.deb", SHA256: strings.Repeat("0", 64)}}
+		},
+	}
+	for field, set := range fields {
+		for _, payload := range payloads {
+			p := validParams()
+			set(&p, payload)
+			_, err := Render(p)
+			var fe *FieldError
+			assert.Assert(t, errors.As(err, &fe), "field %s accepted %q", field, payload)
+			assert.Check(t, is.Equal(fe.Field, field), "payload %q", payload)
+		}
+	}
+}
+
+func TestValidateTable(t *testing.T) {
+	tests := []struct {
+		name    string
+		mutate  func(*Params)
+		wantErr string
+	}{
+		{name: "valid", mutate: func(*Params) {}},
+		{name: "loopback http allowed", mutate: func(p *Params) { p.ProofURL = "http://127.0.0.1:8080/proof" }},
+		{name: "localhost http allowed", mutate: func(p *Params) { p.ProofURL = "http://localhost:8080/proof" }},
+		{name: "plain http elsewhere", mutate: func(p *Params) { p.ProofURL = "http://example.com/proof" }, wantErr: "proof_url"},
+		{name: "credentials in URL", mutate: func(p *Params) { p.ProofURL = "https://user:pw@example.com/proof" }, wantErr: "without credentials"},
+		{name: "file URL", mutate: func(p *Params) { p.ProofURL = "file:///etc/passwd" }, wantErr: "proof_url"},
+		{name: "uppercase sha", mutate: func(p *Params) { p.ProofSHA256 = strings.Repeat("AB", 32) }, wantErr: "64 lowercase hex"},
+		{name: "short sha", mutate: func(p *Params) { p.ProofSHA256 = "abc" }, wantErr: "proof_sha256"},
+		{name: "cuda without minor", mutate: func(p *Params) { p.MinCUDA = "12" }, wantErr: `min_cuda_version = "12"`},
+		{name: "negative vram", mutate: func(p *Params) { p.MinVRAMGB = -1 }, wantErr: "min_vram_gb"},
+		{name: "relative runner dir", mutate: func(p *Params) { p.RunnerDir = "home/runner" }, wantErr: "runner_dir"},
+		{name: "dotdot work dir", mutate: func(p *Params) { p.WorkDir = "/tmp/../etc" }, wantErr: "work_dir"},
+		{name: "two pins one tier", mutate: func(p *Params) {
+			pin := NVRTCPin{Tier: "full", URL: "https://example.com/x.deb", SHA256: strings.Repeat("0", 64)}
+			p.NVRTC = []NVRTCPin{pin, pin}
+		}, wantErr: "at most one pin per tier"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := validParams()
+			tc.mutate(&p)
+			err := p.Validate()
+			if tc.wantErr == "" {
+				assert.NilError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, tc.wantErr)
+		})
+	}
+}
+
+// Quote must produce one literal word for anything, even input validation would refuse.
+func TestQuoteNeverExecutes(t *testing.T) {
+	dir := t.TempDir()
+	for _, payload := range append(payloads, `'`, `''`, `'\''`, "\x00x") {
+		payload = strings.ReplaceAll(payload, "\x00", "")
+		cmd := exec.Command("bash", "-c", "printf %s "+Quote(payload))
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		assert.NilError(t, err, "payload %q", payload)
+		assert.Equal(t, string(out), payload)
+	}
+	_, err := os.Stat(filepath.Join(dir, "PWNED"))
+	assert.Check(t, errors.Is(err, os.ErrNotExist), "a payload executed")
+}
+
+// host is a private directory laid out like a pod: stand-ins for nvidia-smi, the
+// proof (served over loopback HTTP) and the runner's run.sh, each recording what
+// it saw.
+type host struct {
+	dir, runnerDir, records string
+	server                  *httptest.Server
+	proof                   []byte
+}
+
+// newHost builds a host whose stand-in proof exits with proofExit.
+func newHost(t *testing.T, proofExit int) *host {
+	t.Helper()
+	h := &host{dir: t.TempDir()}
+	h.runnerDir = filepath.Join(h.dir, "runner")
+	h.records = filepath.Join(h.dir, "records")
+	bin := filepath.Join(h.dir, "bin")
+	for _, d := range []string{h.runnerDir, h.records, bin, filepath.Join(h.dir, "tmp")} {
+		assert.NilError(t, os.MkdirAll(d, 0o755))
+	}
+	write := func(path, body string) {
+		assert.NilError(t, os.WriteFile(path, []byte(body), 0o755))
+	}
+	write(filepath.Join(bin, "nvidia-smi"), "#!/bin/sh\necho 'NVIDIA GeForce RTX 4090, 570.86.15, 24564 MiB'\n")
+	write(filepath.Join(h.runnerDir, "run.sh"), "#!/bin/sh\nprintf '%s\\n' \"$@\" > "+h.records+"/runner-args\nenv > "+h.records+"/runner-env\n")
+	h.proof = []byte("#!/bin/sh\nenv > " + h.records + "/proof-env\nprintf '%s\\n' \"$@\" > " + h.records + "/proof-args\n" +
+		"if [ " + strconv.Itoa(proofExit) + " -eq 0 ]; then echo 'SMOKE PASS'; else echo 'SMOKE FAIL: stand-in told to fail'; fi\nexit " + strconv.Itoa(proofExit) + "\n")
+	mux := http.NewServeMux()
+	mux.HandleFunc("/cuda-smoke", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			http.Error(w, "the proof must be fetched without credentials", http.StatusBadRequest)
+			return
+		}
+		_, _ = w.Write(h.proof)
+	})
+	h.server = httptest.NewServer(mux)
+	t.Cleanup(h.server.Close)
+	return h
+}
+
+func (h *host) params() Params {
+	sum := sha256.Sum256(h.proof)
+	p := validParams()
+	p.ProofURL = h.server.URL + "/cuda-smoke"
+	p.ProofSHA256 = hex.EncodeToString(sum[:])
+	p.RunnerDir = h.runnerDir
+	p.WorkDir = filepath.Join(h.dir, "tmp")
+	return p
+}
+
+// run executes the script the way a pod does (bash -c) with the pod's environment.
+func (h *host) run(t *testing.T, script string, env map[string]string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	args := append(Entrypoint()[1:], Cmd(script)...)
+	cmd := exec.CommandContext(ctx, Entrypoint()[0], args...)
+	cmd.Env = []string{"PATH=" + filepath.Join(h.dir, "bin") + ":/usr/bin:/bin", "HOME=" + h.dir}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), string(out)
+	}
+	assert.NilError(t, err, "script output:\n%s", out)
+	return 0, string(out)
+}
+
+func (h *host) recorded(name string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(h.records, name))
+	return string(b), err == nil
+}
+
+const jitConfig = "eyJqaXQiOiJzZWNyZXQtc2luZ2xlLXVzZSJ9"
+
+func TestScriptRunsOnAHost(t *testing.T) {
+	tests := []struct {
+		name       string
+		proofExit  int
+		mutate     func(h *host, p *Params)
+		env        map[string]string
+		wantExit   int
+		wantProof  bool
+		wantRunner bool
+		wantOut    string
+	}{
+		{name: "proof passes and the runner starts with the JIT config", wantExit: 0, wantProof: true, wantRunner: true, wantOut: "proof passed: starting the runner"},
+		{name: "proof fails and the runner never starts", proofExit: 1, wantExit: ExitProofFailed, wantProof: true, wantOut: "CUDA smoke proof failed"},
+		{name: "checksum mismatch stops before the proof", mutate: func(h *host, p *Params) { p.ProofSHA256 = strings.Repeat("0", 64) },
+			wantExit: ExitChecksum, wantOut: "proof checksum mismatch"},
+		{name: "download failure stops before the proof", mutate: func(h *host, p *Params) { p.ProofURL = h.server.URL + "/missing" },
+			wantExit: ExitDownload, wantOut: "proof download failed"},
+		{name: "no JIT config", env: map[string]string{}, wantExit: ExitNoJITConfig, wantProof: true, wantOut: "no JIT runner config"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHost(t, tc.proofExit)
+			p := h.params()
+			if tc.mutate != nil {
+				tc.mutate(h, &p)
+			}
+			script, err := Render(p)
+			assert.NilError(t, err)
+			env := tc.env
+			if env == nil {
+				env = map[string]string{JITConfigEnv: jitConfig}
+			}
+			for k, v := range PodEnv(p) {
+				env[k] = v
+			}
+			code, out := h.run(t, script, env)
+			assert.Equal(t, code, tc.wantExit, "output:\n%s", out)
+			assert.Check(t, is.Contains(out, tc.wantOut))
+			assert.Check(t, !strings.Contains(out, jitConfig), "the script printed the JIT config")
+
+			proofEnv, proofRan := h.recorded("proof-env")
+			assert.Equal(t, proofRan, tc.wantProof, "proof ran")
+			if proofRan {
+				assert.Check(t, !strings.Contains(proofEnv, JITConfigEnv), "the proof saw the JIT config:\n%s", proofEnv)
+				assert.Check(t, !strings.Contains(proofEnv, jitConfig))
+				args, _ := h.recorded("proof-args")
+				assert.Check(t, is.Contains(args, "--min-cuda\n12.6\n--full-tier\n12.8\n--baseline-tier\n12.6\n--min-vram-gb\n8\n"))
+			}
+			runnerArgs, runnerRan := h.recorded("runner-args")
+			assert.Equal(t, runnerRan, tc.wantRunner, "runner ran")
+			if runnerRan {
+				assert.Equal(t, runnerArgs, "--jitconfig\n"+jitConfig+"\n")
+				runnerEnv, _ := h.recorded("runner-env")
+				assert.Check(t, is.Contains(runnerEnv, "RUNNER_ALLOW_RUNASROOT=1"))
+				assert.Check(t, !strings.Contains(runnerEnv, JITConfigEnv+"="), "JIT config left in the runner's environment")
+			}
+		})
+	}
+}
+
+func TestPodEnvHasNoSecrets(t *testing.T) {
+	env := PodEnv(validParams())
+	assert.Equal(t, env["NVIDIA_DRIVER_CAPABILITIES"], "compute,utility")
+	_, hasJIT := env[JITConfigEnv]
+	assert.Check(t, !hasJIT, "PodEnv must not carry the JIT config; provision adds it")
+}
