@@ -1,0 +1,389 @@
+// Package plan turns the reviewed GPU allowlist and one live catalog read into
+// the ordered list of candidates the provisioner tries: cheapest in-stock live
+// offers first, then one static slot per reviewed tier so every tier stays
+// reachable within the attempt budget.
+//
+// The allowlist is the eligibility boundary: live data only orders and filters
+// GPU types a maintainer reviewed; it never adds one.
+package plan
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Clouds RunPod rents pods from.
+const (
+	CloudSecure    = "SECURE"
+	CloudCommunity = "COMMUNITY"
+)
+
+// Availability levels the catalog reports; NONE means out of stock.
+const availabilityNone = "NONE"
+
+// Tier is a reviewed group of exact RunPod GPU type ids.
+type Tier struct {
+	Name   string
+	GPUIDs []string
+}
+
+// DataCenterStock is one data center's stock of a GPU type in one cloud.
+type DataCenterStock struct {
+	ID           string
+	Availability string // NONE, LOW, MEDIUM or HIGH
+}
+
+// Offer is what the catalog says about one GPU type in one cloud.
+type Offer struct {
+	GPUID        string
+	MemoryGB     int
+	Cloud        string
+	PricePerHour float64 // list price for one GPU; 0 means the cloud has no offer
+	Availability string  // overall availability; NONE means out of stock
+	DataCenters  []DataCenterStock
+}
+
+// Input is everything a plan is built from.
+type Input struct {
+	Tiers []Tier
+	// Offers are the live catalog offers of every cloud read; ignored when CatalogErr is set.
+	Offers []Offer
+	// KnownGPUIDs are all ids the catalog returned (any stock), to warn about typos.
+	KnownGPUIDs []string
+	// CatalogErr is the catalog read's failure; the plan then falls back to static candidates.
+	CatalogErr error
+
+	GPUCount           int
+	MinVRAMGB          int
+	MaxPriceCandidates int
+	MaxAttempts        int
+	Clouds             []string // allowed clouds; empty means SECURE only
+	// Continents (lower-case DataCenterRegion names such as "europe") restrict data
+	// centers through DataCenterRegions; country codes are applied by the catalog query.
+	Continents        []string
+	DataCenterRegions map[string]string // data-center id → region enum, e.g. "EUROPE"
+	Zones             []string          // exact data-center ids
+}
+
+// Source says where a candidate came from.
+type Source string
+
+// Candidate sources.
+const (
+	SourceLive   Source = "live"
+	SourceStatic Source = "static"
+)
+
+// Candidate is one single-GPU-type attempt.
+type Candidate struct {
+	N     int    // 1-based attempt number; the runner label is <prefix>-c<N>
+	Name  string // e.g. "live-1" or "static-ada"
+	Tier  string
+	GPUID string
+	Cloud string
+	// PricePerHour is the list price per pod (per GPU × count); PriceKnown is false for
+	// static candidates the catalog did not price.
+	PricePerHour  float64
+	PriceKnown    bool
+	Source        Source
+	DataCenterIDs []string // placement restriction; nil lets RunPod choose
+}
+
+// Plan is the ordered candidate list with what the planner noticed on the way.
+type Plan struct {
+	Candidates    []Candidate
+	CatalogFailed bool
+	Warnings      []string
+	// Dropped says why reviewed GPU types got no live candidate, by GPU id.
+	Dropped map[string]string
+}
+
+// Build computes the plan. It never returns more than MaxAttempts candidates.
+func Build(in Input) Plan {
+	p := Plan{Dropped: map[string]string{}}
+	count := max(in.GPUCount, 1)
+	tierOf := map[string]string{}
+	order := map[string]int{}
+	for _, t := range in.Tiers {
+		for _, id := range t.GPUIDs {
+			tierOf[id] = t.Name
+			order[id] = len(order)
+		}
+	}
+
+	memory := map[string]int{}
+	var live []Candidate
+	if in.CatalogErr != nil {
+		p.CatalogFailed = true
+		p.Warnings = append(p.Warnings, fmt.Sprintf("catalog unavailable (%v): using static reviewed candidates only", in.CatalogErr))
+	} else {
+		p.Warnings = append(p.Warnings, unknownIDWarnings(in, order)...)
+		live = liveCandidates(in, tierOf, order, count, memory, p.Dropped)
+	}
+
+	budget := in.MaxAttempts
+	if budget <= 0 {
+		budget = 1
+	}
+	// Reserve one static slot per tier inside the attempt budget, shrinking the
+	// live prefix if needed, so a cheap-but-broken live offer cannot crowd a tier out.
+	livePrefix := min(len(live), max(in.MaxPriceCandidates, 0), max(budget-len(in.Tiers), 0))
+	live = live[:livePrefix]
+
+	priced := map[string]bool{}
+	for _, c := range live {
+		priced[c.GPUID] = true
+	}
+	static := staticCandidates(in, priced, memory, p.Dropped)
+
+	all := append(live, static...)
+	if len(all) > budget {
+		all = all[:budget]
+	}
+	livePrice := map[string]Candidate{}
+	for _, o := range in.Offers {
+		if in.CatalogErr == nil && o.PricePerHour > 0 && cloudAllowed(in.Clouds, o.Cloud) {
+			if prev, ok := livePrice[o.GPUID]; !ok || o.PricePerHour*float64(count) < prev.PricePerHour {
+				livePrice[o.GPUID] = Candidate{PricePerHour: o.PricePerHour * float64(count), Cloud: o.Cloud}
+			}
+		}
+	}
+	staticN := map[string]int{}
+	for i := range all {
+		c := &all[i]
+		c.N = i + 1
+		if c.Source == SourceLive {
+			c.Name = fmt.Sprintf("live-%d", i+1)
+			continue
+		}
+		staticN[c.Tier]++
+		c.Name = fmt.Sprintf("static-%s-%d", c.Tier, staticN[c.Tier])
+		// A static candidate still carries the list price when the catalog knows it, for the worst-case bound.
+		if lp, ok := livePrice[c.GPUID]; ok {
+			c.PricePerHour, c.PriceKnown = lp.PricePerHour, true
+		}
+	}
+	p.Candidates = all
+	return p
+}
+
+// liveCandidates filters and orders the live offers of reviewed GPU types.
+func liveCandidates(in Input, tierOf map[string]string, order map[string]int, count int, memory map[string]int, dropped map[string]string) []Candidate {
+	best := map[string]Candidate{}
+	reason := map[string]string{}
+	note := func(id, why string) {
+		if _, ok := reason[id]; !ok {
+			reason[id] = why
+		}
+	}
+	for _, o := range in.Offers {
+		tier, reviewed := tierOf[o.GPUID]
+		if !reviewed {
+			continue // the allowlist is the boundary
+		}
+		if o.MemoryGB > 0 {
+			memory[o.GPUID] = o.MemoryGB
+		}
+		switch {
+		case !cloudAllowed(in.Clouds, o.Cloud):
+			continue
+		case o.MemoryGB < in.MinVRAMGB:
+			note(o.GPUID, fmt.Sprintf("%d GB VRAM is below min_vram_gb %d", o.MemoryGB, in.MinVRAMGB))
+			continue
+		case o.PricePerHour <= 0:
+			note(o.GPUID, "no offer in "+strings.ToLower(o.Cloud)+" cloud")
+			continue
+		case strings.EqualFold(o.Availability, availabilityNone):
+			note(o.GPUID, "out of stock in "+strings.ToLower(o.Cloud)+" cloud")
+			continue
+		}
+		dcs, ok := placement(in, o)
+		if !ok {
+			note(o.GPUID, "no stock in the configured regions/zones ("+strings.ToLower(o.Cloud)+" cloud)")
+			continue
+		}
+		c := Candidate{
+			Tier: tier, GPUID: o.GPUID, Cloud: o.Cloud, Source: SourceLive,
+			PricePerHour: o.PricePerHour * float64(count), PriceKnown: true, DataCenterIDs: dcs,
+		}
+		// One candidate per type: the cheapest cloud wins; secure wins a tie.
+		if prev, ok := best[o.GPUID]; !ok || c.PricePerHour < prev.PricePerHour ||
+			(c.PricePerHour == prev.PricePerHour && c.Cloud == CloudSecure) {
+			best[o.GPUID] = c
+		}
+	}
+	var out []Candidate
+	for id, c := range best {
+		out = append(out, c)
+		delete(reason, id)
+	}
+	for id, why := range reason {
+		dropped[id] = why
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].PricePerHour != out[j].PricePerHour {
+			return out[i].PricePerHour < out[j].PricePerHour
+		}
+		return order[out[i].GPUID] < order[out[j].GPUID] // ties keep allowlist order
+	})
+	return out
+}
+
+// staticCandidates interleaves the reviewed GPU types by tier (first of each
+// tier, then second of each, …), skipping ids already priced live and ids the
+// catalog showed to be below the VRAM floor.
+func staticCandidates(in Input, priced map[string]bool, memory map[string]int, dropped map[string]string) []Candidate {
+	cloud := CloudSecure
+	if len(in.Clouds) > 0 && !cloudAllowed(in.Clouds, CloudSecure) {
+		cloud = strings.ToUpper(in.Clouds[0])
+	}
+	queues := make([][]string, len(in.Tiers))
+	for i, t := range in.Tiers {
+		for _, id := range t.GPUIDs {
+			if priced[id] {
+				continue
+			}
+			if m, ok := memory[id]; ok && m < in.MinVRAMGB {
+				continue
+			}
+			queues[i] = append(queues[i], id)
+		}
+	}
+	var out []Candidate
+	for round := 0; ; round++ {
+		added := false
+		for i, q := range queues {
+			if round < len(q) {
+				out = append(out, Candidate{Tier: in.Tiers[i].Name, GPUID: q[round], Cloud: cloud, Source: SourceStatic, DataCenterIDs: staticZones(in)})
+				added = true
+			}
+		}
+		if !added {
+			return out
+		}
+	}
+}
+
+// staticZones restricts static candidates to the configured zones; continents
+// cannot be applied without live stock, so RunPod chooses within the zones only.
+func staticZones(in Input) []string {
+	if len(in.Zones) == 0 {
+		return nil
+	}
+	return append([]string(nil), in.Zones...)
+}
+
+// placement returns the data centers a live offer may be created in, and false
+// when region or zone filters leave none in stock.
+func placement(in Input, o Offer) ([]string, bool) {
+	if len(in.Zones) == 0 && len(in.Continents) == 0 {
+		return nil, true
+	}
+	var ids []string
+	for _, dc := range o.DataCenters {
+		if strings.EqualFold(dc.Availability, availabilityNone) {
+			continue
+		}
+		if len(in.Zones) > 0 && !containsFold(in.Zones, dc.ID) {
+			continue
+		}
+		if len(in.Continents) > 0 && !containsFold(in.Continents, in.DataCenterRegions[dc.ID]) {
+			continue
+		}
+		ids = append(ids, dc.ID)
+	}
+	return ids, len(ids) > 0
+}
+
+func unknownIDWarnings(in Input, order map[string]int) []string {
+	if len(in.KnownGPUIDs) == 0 {
+		return nil
+	}
+	known := map[string]bool{}
+	for _, id := range in.KnownGPUIDs {
+		known[id] = true
+	}
+	var ids []string
+	for id := range order {
+		if !known[id] {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return order[ids[i]] < order[ids[j]] })
+	var out []string
+	for _, id := range ids {
+		out = append(out, fmt.Sprintf("GPU id %q in gpu_tiers is not in the RunPod catalog (a typo?): it is only tried as a static candidate", id))
+	}
+	return out
+}
+
+func cloudAllowed(allowed []string, cloud string) bool {
+	if len(allowed) == 0 {
+		return strings.EqualFold(cloud, CloudSecure)
+	}
+	return containsFold(allowed, cloud)
+}
+
+func containsFold(list []string, s string) bool {
+	for _, v := range list {
+		if strings.EqualFold(v, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// WorstCase is the most a run can spend under the plan: every candidate created
+// and kept until the startup timeout, then the dearest one accepted and kept for
+// the whole lifetime backstop. It is an upper bound, not an estimate.
+type WorstCase struct {
+	USD float64
+	// Unpriced lists candidates without a catalog price; when non-empty USD excludes them.
+	Unpriced []string
+}
+
+// WorstCase computes the bound for the given startup timeout and lifetime.
+func (p Plan) WorstCase(startupTimeout, lifetime time.Duration) WorstCase {
+	var w WorstCase
+	dearest := 0.0
+	for _, c := range p.Candidates {
+		if !c.PriceKnown {
+			w.Unpriced = append(w.Unpriced, c.Name)
+			continue
+		}
+		w.USD += c.PricePerHour * startupTimeout.Hours()
+		dearest = math.Max(dearest, c.PricePerHour)
+	}
+	w.USD += dearest * lifetime.Hours()
+	return w
+}
+
+// String renders the bound with its caveat, e.g. "$3.21" or "$3.21 + 2 unpriced candidates".
+func (w WorstCase) String() string {
+	s := fmt.Sprintf("$%.2f", w.USD)
+	if len(w.Unpriced) > 0 {
+		s += fmt.Sprintf(" + %d unpriced candidate(s) (%s)", len(w.Unpriced), strings.Join(w.Unpriced, ", "))
+	}
+	return s
+}
+
+// Table renders the plan as a Markdown table for logs and job summaries.
+func (p Plan) Table() string {
+	var b strings.Builder
+	b.WriteString("| # | candidate | tier | GPU | cloud | $/h | placement |\n|---|---|---|---|---|---|---|\n")
+	for _, c := range p.Candidates {
+		price := "unpriced"
+		if c.PriceKnown {
+			price = fmt.Sprintf("%.2f", c.PricePerHour)
+		}
+		where := "any"
+		if len(c.DataCenterIDs) > 0 {
+			where = strings.Join(c.DataCenterIDs, ", ")
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", c.N, c.Name, c.Tier, c.GPUID, strings.ToLower(c.Cloud), price, where)
+	}
+	return b.String()
+}
