@@ -28,13 +28,16 @@ func ParseTime(s string) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, fmt.Errorf("timestamp %q: empty; want RFC 3339 or Go layout \"2006-01-02 15:04:05.000 +0000 UTC\"", s)
 	}
-	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
-		return t.UTC(), nil
-	}
-	for _, layout := range goStringLayouts {
-		if t, err := time.Parse(layout, v); err == nil {
-			return t.UTC(), nil
+	for _, layout := range append([]string{time.RFC3339Nano}, goStringLayouts...) {
+		t, err := time.Parse(layout, v)
+		if err != nil {
+			continue
 		}
+		// Outside years 1–9999 (in UTC) RFC 3339 cannot write the time back.
+		if y := t.UTC().Year(); y < 1 || y > 9999 {
+			return time.Time{}, fmt.Errorf("timestamp %q: year %d in UTC is outside 0001–9999", s, y)
+		}
+		return t.UTC(), nil
 	}
 	return time.Time{}, fmt.Errorf("timestamp %q: want RFC 3339 (2026-09-23T08:48:28Z) or Go layout (2026-09-23 08:48:28.204 +0000 UTC)", s)
 }

@@ -30,6 +30,8 @@ func TestParseTime(t *testing.T) {
 		{name: "empty", in: "  ", wantErr: "empty"},
 		{name: "garbage", in: "yesterday", wantErr: `timestamp "yesterday": want RFC 3339`},
 		{name: "date only", in: "2026-09-23", wantErr: "want RFC 3339"},
+		{name: "year zero in UTC", in: "0000-01-01T00:00:00+01:00", wantErr: "outside 0001–9999"},
+		{name: "year 10000 in UTC", in: "9999-12-31T23:00:00-02:00", wantErr: "outside 0001–9999"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,109 @@
+package cost
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Cost artifact naming and schema. The history tool downloads only artifacts
+// whose names start with ArtifactNamePrefix and reads ArtifactFileName inside.
+const (
+	ArtifactSchema     = "runpod-gpu-cost/v1"   // the "schema" value of every artifact this version writes
+	ArtifactNamePrefix = "runpod-gpu-cost-"     // see ArtifactName
+	ArtifactFileName   = "runpod-gpu-cost.json" // the one file inside the artifact
+)
+
+// ArtifactName names a run attempt's cost artifact: "runpod-gpu-cost-<run>-<attempt>".
+func ArtifactName(runID int64, runAttempt int) string {
+	return fmt.Sprintf("%s%d-%d", ArtifactNamePrefix, runID, runAttempt)
+}
+
+// Trigger says why a workflow run tested its ref, so the history can report
+// repeated automatic runs of a ref separately from manual confirmations.
+type Trigger string
+
+// Triggers.
+const (
+	TriggerAutomatic Trigger = "automatic" // pull request / workflow_run delivery
+	TriggerManual    Trigger = "manual"    // workflow_dispatch
+)
+
+// Run identifies the workflow run attempt a cost artifact belongs to.
+type Run struct {
+	Repository string  `json:"repository"` // "owner/name"
+	ID         int64   `json:"runId"`
+	Attempt    int     `json:"runAttempt"`
+	TestedRef  string  `json:"testedRef"` // pinned merge SHA or dispatched SHA
+	Trigger    Trigger `json:"trigger"`
+	PRNumber   int     `json:"prNumber"` // 0 for a manual validation without a PR
+}
+
+// Validate checks the run id, attempt and trigger.
+func (r Run) Validate() error {
+	switch {
+	case r.ID < 1:
+		return fieldErr("runId", invalid("%d: want a workflow run id of 1 or more", r.ID))
+	case r.Attempt < 1:
+		return fieldErr("runAttempt", invalid("%d: want a run attempt of 1 or more", r.Attempt))
+	case r.Trigger != TriggerAutomatic && r.Trigger != TriggerManual:
+		return fieldErr("trigger", invalid("%q: want %s or %s", r.Trigger, TriggerAutomatic, TriggerManual))
+	case r.PRNumber < 0:
+		return fieldErr("prNumber", invalid("%d: want a pull request number, or 0 for none", r.PRNumber))
+	}
+	return nil
+}
+
+// Artifact is the cost artifact file (schema ArtifactSchema) that cleanup and
+// the watchdog upload and the history tool reads.
+type Artifact struct {
+	Run    Run
+	Action string // the action that wrote it, e.g. "cleanup" or "watchdog"
+	Report Report
+}
+
+type artifactJSON struct {
+	Schema string `json:"schema"`
+	Run    runIn  `json:"run"`
+	Action string `json:"action"`
+	Report Report `json:"report"`
+}
+
+type runIn Run
+
+func (r *runIn) UnmarshalJSON(b []byte) error { return decodeFields(b, r) }
+
+// MarshalJSON writes the artifact under ArtifactSchema.
+func (a Artifact) MarshalJSON() ([]byte, error) {
+	return json.Marshal(artifactJSON{Schema: ArtifactSchema, Run: runIn(a.Run), Action: a.Action, Report: a.Report})
+}
+
+// ParseArtifact decodes and validates a cost artifact file. A different schema
+// is ErrUnsupportedSchema; keys this version does not know are ignored.
+func ParseArtifact(data []byte) (Artifact, error) {
+	var head map[string]json.RawMessage
+	if err := json.Unmarshal(data, &head); err != nil || head == nil {
+		return Artifact{}, fmt.Errorf("cost artifact: %w: want a JSON object", ErrInvalidValue)
+	}
+	var schema string
+	if err := decodeField(head, "schema", &schema, "a string"); err != nil {
+		return Artifact{}, fmt.Errorf("cost artifact: %w", err)
+	}
+	if schema != ArtifactSchema {
+		return Artifact{}, fmt.Errorf("cost artifact: %w", fieldErr("schema",
+			fmt.Errorf("%w %q: want %q", ErrUnsupportedSchema, clip([]byte(schema)), ArtifactSchema)))
+	}
+	for _, key := range []string{"run", "report"} {
+		if raw, ok := head[key]; !ok || isNull(raw) {
+			return Artifact{}, fmt.Errorf("cost artifact: %w", fieldErr(key, invalid("missing; want an object")))
+		}
+	}
+	var in artifactJSON
+	if err := decodeFields(data, &in); err != nil {
+		return Artifact{}, fmt.Errorf("cost artifact: %w", err)
+	}
+	a := Artifact{Run: Run(in.Run), Action: in.Action, Report: in.Report}
+	if err := a.Run.Validate(); err != nil {
+		return Artifact{}, fmt.Errorf("cost artifact: %w", fieldErr("run", err))
+	}
+	return a, nil
+}

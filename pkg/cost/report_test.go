@@ -1,0 +1,160 @@
+package cost
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/org/runpod-gpu/pkg/wire"
+	"gotest.tools/v3/assert"
+	"gotest.tools/v3/golden"
+)
+
+// rejectedAttempts are two candidates paid for before the accepted pod.
+func rejectedAttempts() []Attempt {
+	return []Attempt{
+		{Number: 1, Candidate: "live-1", GPU: "NVIDIA RTX A4000", PodID: "p1rejected", Price: KnownPrice(0.17, "v2 cost"),
+			Outcome: OutcomeRejected, Reason: "SMOKE FAIL: PTX ISA 8.7 not supported by driver 12.6", Seconds: KnownSeconds(212)},
+		{Number: 2, Candidate: "baseline", GPU: "NVIDIA RTX A5000", PodID: "p2rejected", Price: KnownPrice(0.27, "v2 cost"),
+			Outcome: OutcomeRejected, Reason: "startup timeout after 420 s | runner never online", Seconds: KnownSeconds(420)},
+	}
+}
+
+// acceptedReport builds a report the way cleanup does: decode the captured pod
+// record, confirm deletion, split the window by the GPU job's steps.
+func acceptedReport(t *testing.T) Report {
+	t.Helper()
+	pod, err := DecodePod([]byte(`{"id":"p3accepted","status":"RUNNING","gpu":{"id":"NVIDIA GeForce RTX 4090"},"cost":0.69,"startedAt":"2026-09-23T08:48:28Z","createdAt":"2026-09-23T08:47:10Z"}`))
+	assert.NilError(t, err)
+	window := Window{Start: pod.Start, End: sec(600)}
+	stages, err := Stages(window, typicalJob(), TestStepNamed(testStep))
+	assert.NilError(t, err)
+	return Report{PodID: pod.ID, GPU: pod.GPU, Tier: "full", Price: pod.Price, Window: window,
+		Stages: stages, Rejected: rejectedAttempts()}
+}
+
+func reportCases(t *testing.T) map[string]Report {
+	unknownStart, err := DecodePod([]byte(`{"id":"p4nostart","status":"EXITED","gpu":{"id":"NVIDIA A40"},"cost":0,"startedAt":null,"createdAt":"2026-09-23T08:47:10Z"}`))
+	assert.NilError(t, err)
+	return map[string]Report{
+		"accepted": acceptedReport(t),
+		"unknown_start_and_price": {
+			PodID: unknownStart.ID, GPU: unknownStart.GPU, Tier: "baseline", Price: unknownStart.Price,
+			Window: Window{Start: unknownStart.Start, End: sec(900)},
+			Rejected: []Attempt{{Number: 1, Candidate: "live-1", GPU: "NVIDIA A40", PodID: "p5", Price: Price{Source: "v2 cost"},
+				Outcome: OutcomeRejected, Reason: "EXITED during boot", Seconds: KnownSeconds(61)}},
+			Notes: []string{"Stage breakdown unavailable: the paid window start is unknown."},
+		},
+		"exhausted": {
+			Rejected: []Attempt{
+				rejectedAttempts()[0],
+				{Number: 2, Candidate: "baseline", GPU: "NVIDIA RTX A5000", PodID: "p6", Price: KnownPrice(0.27, "v2 cost"),
+					Outcome: OutcomeFailed, Reason: "deletion not confirmed", Seconds: Seconds{}},
+			},
+			Notes: []string{"Provision stopped after 2 consecutive startup failures."},
+		},
+	}
+}
+
+func TestReportGolden(t *testing.T) {
+	for name, r := range reportCases(t) {
+		t.Run(name, func(t *testing.T) {
+			assert.NilError(t, r.Validate())
+			golden.Assert(t, r.Markdown(), name+".md")
+			b, err := json.MarshalIndent(r, "", "  ")
+			assert.NilError(t, err)
+			golden.Assert(t, string(b)+"\n", name+".json")
+		})
+	}
+}
+
+func TestReportTotals(t *testing.T) {
+	r := acceptedReport(t)
+	// 600 s at $0.69/h, 212 s at $0.17/h, 420 s at $0.27/h.
+	accepted, rejected := 600*0.69/3600, 212*0.17/3600+420*0.27/3600
+	assert.Equal(t, r.Dollars().String(), KnownMoney(accepted).String())
+	assert.Equal(t, r.RejectedDollars().String(), KnownMoney(rejected).String())
+	assert.Equal(t, r.Total().String(), KnownMoney(accepted+rejected).String())
+
+	r.Window.Start = wire.Time{}
+	assert.Assert(t, !r.Total().Known, "an unknown start makes the total unknown, not smaller")
+	assert.Equal(t, r.RejectedDollars().String(), KnownMoney(rejected).String())
+
+	assert.Equal(t, Report{}.Total(), KnownMoney(0), "no pod and no rejections cost nothing")
+}
+
+func TestReportJSONRoundTrip(t *testing.T) {
+	for name, r := range reportCases(t) {
+		t.Run(name, func(t *testing.T) {
+			first, err := json.Marshal(r)
+			assert.NilError(t, err)
+			var back Report
+			assert.NilError(t, json.Unmarshal(first, &back))
+			second, err := json.Marshal(back)
+			assert.NilError(t, err)
+			assert.Equal(t, string(second), string(first))
+			assert.Equal(t, back.Markdown(), r.Markdown())
+		})
+	}
+}
+
+func TestReportValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		edit    func(*Report)
+		wantErr string
+		wantIs  error
+	}{
+		{name: "stages short of the window", edit: func(r *Report) { r.Stages[0].Seconds-- },
+			wantErr: `key "stages": stages do not sum to the paid window: stages sum to 599 s, the window is 600 s`, wantIs: ErrStageSum},
+		{name: "stages without a known window", edit: func(r *Report) { r.Window.Start = wire.Time{} },
+			wantErr: "the paid window is unknown", wantIs: ErrStageSum},
+		{name: "negative stage", edit: func(r *Report) { r.Stages[1].Seconds = -1; r.Stages[2].Seconds += 2 },
+			wantErr: `key "stages[1].seconds": invalid value: -1`, wantIs: ErrInvalidValue},
+		{name: "unknown stage kind", edit: func(r *Report) { r.Stages[3].Kind = "lunch" },
+			wantErr: `key "stages[3].kind": invalid value: "lunch": want startup, setup, tests, cleanup or overhead`, wantIs: ErrInvalidValue},
+		{name: "negative window", edit: func(r *Report) { r.Window.End = sec(-1) },
+			wantErr: `key "window": paid window`, wantIs: ErrNegativeInterval},
+		{name: "bad rejected outcome", edit: func(r *Report) { r.Rejected[1].Outcome = "meh" },
+			wantErr: `key "rejected[1].outcome": invalid value: "meh"`, wantIs: ErrInvalidValue},
+		{name: "rejected attempt without a number", edit: func(r *Report) { r.Rejected[0].Number = 0 },
+			wantErr: `key "rejected[0].attempt"`, wantIs: ErrInvalidValue},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := acceptedReport(t)
+			tc.edit(&r)
+			err := r.Validate()
+			assert.ErrorContains(t, err, tc.wantErr)
+			assert.Assert(t, errors.Is(err, tc.wantIs))
+
+			b, mErr := json.Marshal(r)
+			assert.NilError(t, mErr)
+			var back Report
+			assert.ErrorContains(t, json.Unmarshal(b, &back), tc.wantErr, "decoding validates too")
+		})
+	}
+}
+
+func TestReportUnmarshalErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		wantErr string
+	}{
+		{name: "not an object", in: `[]`, wantErr: "[]: want a JSON object"},
+		{name: "bad start", in: `{"window":{"start":"soon"}}`, wantErr: `key "window.start": timestamp "soon"`},
+		{name: "stage seconds not a number", in: `{"window":{"start":"2026-09-23T08:48:28Z","end":"2026-09-23T08:48:29Z"},"stages":[{"kind":"setup","name":"x","seconds":"1"}]}`,
+			wantErr: `key "stages[0].seconds": invalid value: "1": want a whole number`},
+		{name: "rejected seconds negative", in: `{"rejected":[{"attempt":1,"outcome":"rejected","seconds":-3}]}`,
+			wantErr: `key "rejected[0].seconds": invalid value: -3`},
+		{name: "stages not an array", in: `{"stages":{}}`, wantErr: `key "stages": invalid value: {}: want an array`},
+		{name: "notes not strings", in: `{"notes":[1]}`, wantErr: `key "notes[0]": invalid value: 1: want a string`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var r Report
+			assert.ErrorContains(t, json.Unmarshal([]byte(tc.in), &r), tc.wantErr)
+		})
+	}
+}

@@ -1,0 +1,226 @@
+package cost
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Seconds is a whole number of paid seconds that may be unknown. It encodes
+// as a JSON integer, or null when unknown.
+type Seconds struct {
+	N     int64
+	Known bool
+}
+
+// KnownSeconds returns a known count; a negative count is unknown.
+func KnownSeconds(n int64) Seconds { return Seconds{N: n, Known: n >= 0} }
+
+// wholeSeconds rounds a non-negative duration up to whole seconds: a started
+// second is a paid second, so the estimate never under-reports.
+func wholeSeconds(d time.Duration) int64 {
+	n := int64(d / time.Second)
+	if d%time.Second > 0 {
+		n++
+	}
+	return n
+}
+
+// At prices the seconds; the result is unknown when the seconds or the price are.
+func (s Seconds) At(p Price) Money {
+	if !s.Known || !p.Known {
+		return Money{}
+	}
+	return KnownMoney(float64(s.N) * p.PerHour / 3600)
+}
+
+// String renders the count as an integer or "unknown".
+func (s Seconds) String() string {
+	if !s.Known {
+		return "unknown"
+	}
+	return strconv.FormatInt(s.N, 10)
+}
+
+// MarshalJSON writes an integer or null.
+func (s Seconds) MarshalJSON() ([]byte, error) {
+	if !s.Known {
+		return []byte("null"), nil
+	}
+	return strconv.AppendInt(nil, s.N, 10), nil
+}
+
+// UnmarshalJSON accepts a non-negative JSON integer or null.
+func (s *Seconds) UnmarshalJSON(b []byte) error {
+	*s = Seconds{}
+	if isNull(b) {
+		return nil
+	}
+	var n int64
+	if err := json.Unmarshal(b, &n); err != nil || n < 0 {
+		return invalid("%s: want a non-negative whole number of seconds or null", clip(b))
+	}
+	*s = KnownSeconds(n)
+	return nil
+}
+
+// Money is an estimated amount in US dollars that may be unknown. It encodes
+// as a JSON number rounded to micro-dollars, or null when unknown.
+type Money struct {
+	USD   float64
+	Known bool
+}
+
+// KnownMoney returns a known amount; a negative or non-finite amount is unknown.
+func KnownMoney(usd float64) Money { return Money{USD: usd, Known: finite(usd) && usd >= 0} }
+
+// String renders the amount as dollars with 4 decimals ("$0.0667") or "unknown".
+func (m Money) String() string {
+	if !m.Known {
+		return "unknown"
+	}
+	return "$" + strconv.FormatFloat(m.USD, 'f', 4, 64)
+}
+
+// MarshalJSON writes a number rounded to 6 decimals (far below the estimate's
+// precision, and free of float noise), or null when unknown or not finite.
+func (m Money) MarshalJSON() ([]byte, error) {
+	if !m.Known || !finite(m.USD) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(math.Round(m.USD*1e6) / 1e6)
+}
+
+// UnmarshalJSON accepts a non-negative JSON number or null.
+func (m *Money) UnmarshalJSON(b []byte) error {
+	*m = Money{}
+	if isNull(b) {
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil || v < 0 {
+		return invalid("%s: want a non-negative number of dollars or null", clip(b))
+	}
+	*m = KnownMoney(v)
+	return nil
+}
+
+// sumMoney adds amounts; the sum is unknown if any term is, and partial is the
+// sum of the known terms so reports can say "at least".
+func sumMoney(amounts ...Money) (sum Money, partial float64, unknown int) {
+	for _, m := range amounts {
+		if m.Known {
+			partial += m.USD
+		} else {
+			unknown++
+		}
+	}
+	if unknown > 0 {
+		return Money{}, partial, unknown
+	}
+	return KnownMoney(partial), partial, 0
+}
+
+// Price is an hourly price in US dollars and where it came from. A price that
+// is not Known makes every dollar amount derived from it unknown.
+type Price struct {
+	PerHour float64 // USD per hour; meaningful only when Known
+	Known   bool
+	Source  string // where the price was read, e.g. "v2 cost" or "v1 adjustedCostPerHr"
+}
+
+// KnownPrice returns a known price; a price that is not positive and finite is
+// unknown, because RunPod reports 0 for pods that stopped running.
+func KnownPrice(perHour float64, source string) Price {
+	if !finite(perHour) || perHour <= 0 {
+		return Price{Source: source}
+	}
+	return Price{PerHour: perHour, Known: true, Source: source}
+}
+
+// FirstKnown returns the first known price, or the last one given (unknown)
+// when none is known; cleanup uses it to fall back from a post-exit pod read to
+// the price captured while the pod ran.
+func FirstKnown(prices ...Price) Price {
+	for _, p := range prices {
+		if p.Known {
+			return p
+		}
+	}
+	if len(prices) == 0 {
+		return Price{}
+	}
+	return prices[len(prices)-1]
+}
+
+// String renders "$0.40/h" or "unknown", followed by the source in parentheses.
+func (p Price) String() string {
+	s := "unknown"
+	if p.Known {
+		s = formatPerHour(p.PerHour)
+	}
+	if p.Source != "" {
+		s += " (" + p.Source + ")"
+	}
+	return s
+}
+
+// formatPerHour prints between 2 and 4 decimals: "$0.40/h", "$0.345/h".
+func formatPerHour(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 4, 64)
+	s = strings.TrimRight(s, "0")
+	if i := strings.IndexByte(s, '.'); len(s)-i-1 < 2 {
+		s += strings.Repeat("0", 2-(len(s)-i-1))
+	}
+	return "$" + s + "/h"
+}
+
+type priceJSON struct {
+	PerHour *float64 `json:"perHour"`
+	Source  string   `json:"source,omitempty"`
+}
+
+// MarshalJSON writes {"perHour": number or null, "source": "..."}.
+func (p Price) MarshalJSON() ([]byte, error) {
+	var out priceJSON
+	out.Source = p.Source
+	if p.Known && finite(p.PerHour) {
+		v := p.PerHour
+		out.PerHour = &v
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes; perHour null or 0 is unknown.
+func (p *Price) UnmarshalJSON(b []byte) error {
+	*p = Price{}
+	var in priceJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return invalid("price %s: want {\"perHour\": number or null, \"source\": string}", clip(b))
+	}
+	if in.PerHour == nil {
+		*p = Price{Source: in.Source}
+		return nil
+	}
+	if *in.PerHour < 0 {
+		return fieldErr("perHour", invalid("%v: want a non-negative number of dollars per hour or null", *in.PerHour))
+	}
+	*p = KnownPrice(*in.PerHour, in.Source)
+	return nil
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+func isNull(b []byte) bool { return bytes.Equal(bytes.TrimSpace(b), []byte("null")) }
+
+// clip keeps error messages short when outside data is large.
+func clip(b []byte) string {
+	const max = 64
+	if len(b) > max {
+		return string(b[:max]) + "…"
+	}
+	return string(b)
+}

@@ -1,0 +1,122 @@
+package cost
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+)
+
+func TestWholeSeconds(t *testing.T) {
+	tests := []struct {
+		in   time.Duration
+		want int64
+	}{
+		{0, 0},
+		{time.Nanosecond, 1},
+		{time.Second, 1},
+		{time.Second + 1, 2},
+		{600 * time.Second, 600},
+		{time.Duration(math.MaxInt64), math.MaxInt64/int64(time.Second) + 1},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, wholeSeconds(tc.in), tc.want, "wholeSeconds(%v)", tc.in)
+	}
+}
+
+func TestPriceString(t *testing.T) {
+	tests := []struct {
+		price Price
+		want  string
+	}{
+		{KnownPrice(0.4, "v2 cost"), "$0.40/h (v2 cost)"},
+		{KnownPrice(0.345, ""), "$0.345/h"},
+		{KnownPrice(2.99, "v1 costPerHr"), "$2.99/h (v1 costPerHr)"},
+		{KnownPrice(12, ""), "$12.00/h"},
+		{KnownPrice(0, "v2 cost"), "unknown (v2 cost)"},
+		{KnownPrice(-1, ""), "unknown"},
+		{KnownPrice(math.NaN(), ""), "unknown"},
+		{KnownPrice(math.Inf(1), ""), "unknown"},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.price.String(), tc.want)
+	}
+}
+
+func TestFirstKnown(t *testing.T) {
+	exited := KnownPrice(0, "v2 cost")
+	captured := KnownPrice(0.74, "provision output")
+	assert.Equal(t, FirstKnown(exited, captured), captured)
+	assert.Equal(t, FirstKnown(captured, exited), captured)
+	assert.Equal(t, FirstKnown(exited, KnownPrice(0, "snapshot")).Source, "snapshot")
+	assert.Equal(t, FirstKnown(), Price{})
+}
+
+func TestValuesJSON(t *testing.T) {
+	tests := []struct {
+		name    string
+		value   any
+		wantOut string
+	}{
+		{"known seconds", KnownSeconds(42), `42`},
+		{"unknown seconds", Seconds{}, `null`},
+		{"known money", KnownMoney(0.25), `0.25`},
+		{"unknown money", Money{}, `null`},
+		{"non-finite money is unknown", Money{USD: math.NaN(), Known: true}, `null`},
+		{"known price", KnownPrice(0.4, "v2 cost"), `{"perHour":0.4,"source":"v2 cost"}`},
+		{"unknown price", KnownPrice(0, "v2 cost"), `{"perHour":null,"source":"v2 cost"}`},
+		{"non-finite price is unknown", Price{PerHour: math.Inf(1), Known: true}, `{"perHour":null}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := json.Marshal(tc.value)
+			assert.NilError(t, err)
+			assert.Equal(t, string(b), tc.wantOut)
+		})
+	}
+}
+
+func TestValuesUnmarshal(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		into    any
+		want    any
+		wantErr string
+	}{
+		{name: "seconds", in: `600`, into: new(Seconds), want: KnownSeconds(600)},
+		{name: "seconds null", in: `null`, into: new(Seconds), want: Seconds{}},
+		{name: "seconds negative", in: `-1`, into: new(Seconds), wantErr: "-1: want a non-negative whole number of seconds or null"},
+		{name: "seconds fraction", in: `1.5`, into: new(Seconds), wantErr: "1.5: want a non-negative whole number"},
+		{name: "seconds string", in: `"60"`, into: new(Seconds), wantErr: `"60": want a non-negative whole number`},
+		{name: "money", in: `0.0667`, into: new(Money), want: KnownMoney(0.0667)},
+		{name: "money negative", in: `-0.5`, into: new(Money), wantErr: "-0.5: want a non-negative number of dollars"},
+		{name: "price", in: `{"perHour":0.4,"source":"v2 cost"}`, into: new(Price), want: KnownPrice(0.4, "v2 cost")},
+		{name: "price zero is unknown", in: `{"perHour":0,"source":"v2 cost"}`, into: new(Price), want: Price{Source: "v2 cost"}},
+		{name: "price null", in: `{"perHour":null}`, into: new(Price), want: Price{}},
+		{name: "price negative", in: `{"perHour":-2}`, into: new(Price), wantErr: `key "perHour": invalid value: -2: want a non-negative`},
+		{name: "price not object", in: `0.4`, into: new(Price), wantErr: `price 0.4: want {"perHour"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := json.Unmarshal([]byte(tc.in), tc.into)
+			if tc.wantErr != "" {
+				assert.ErrorContains(t, err, tc.wantErr)
+				assert.Assert(t, errors.Is(err, ErrInvalidValue))
+				return
+			}
+			assert.NilError(t, err)
+			switch got := tc.into.(type) {
+			case *Seconds:
+				assert.Equal(t, *got, tc.want)
+			case *Money:
+				assert.Equal(t, *got, tc.want)
+			case *Price:
+				assert.Equal(t, *got, tc.want)
+			}
+		})
+	}
+}
