@@ -1,0 +1,143 @@
+package config
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+)
+
+// keyDoc documents one key. Defaults are read from Default(), never written
+// twice, so the reference cannot drift from the code.
+type keyDoc struct {
+	key  string
+	typ  string
+	desc string
+	// value returns the key's default from Default(); nil when it has none.
+	value func(*Config) any
+	// noDefault is shown instead when value is nil: "required", "none", ….
+	noDefault string
+}
+
+// keyDocs is the single table of key metadata, in file order. Tests keep it
+// equal to the Config struct and the JSON Schema.
+var keyDocs = []keyDoc{
+	{key: "gpu_tiers", typ: "list of tiers", noDefault: "required",
+		desc: "The reviewed GPU allowlist: live catalog data never adds a GPU outside it. Each tier keeps one provision attempt reserved, so every tier stays reachable."},
+	{key: "gpu_tiers[].name", typ: "string", noDefault: "required",
+		desc: "Tier name shown in plans, logs and outputs: 1-32 of `a-z 0-9 - _`, starting with a letter; unique."},
+	{key: "gpu_tiers[].gpu_ids", typ: "list of strings", noDefault: "required",
+		desc: "Exact RunPod GPU ids such as `NVIDIA GeForce RTX 4090`; each id appears in one tier only."},
+	{key: "clouds", typ: "list of `SECURE`, `COMMUNITY`", value: func(c *Config) any { return c.Clouds },
+		desc: "RunPod clouds offers may come from. With both, secure and community offers compete on price."},
+	{key: "regions", typ: "list of strings", value: func(c *Config) any { return c.Regions },
+		desc: "Allowed locations: continents (`north_america`, `south_america`, `europe`, `asia`, `middle_east`, `africa`, `oceania`, `antarctica`) or upper-case ISO 3166-1 alpha-2 country codes (`US`). Empty means anywhere."},
+	{key: "zones", typ: "list of strings", value: func(c *Config) any { return c.Zones },
+		desc: "Allowed RunPod data-center ids such as `US-TX-3`. Empty means any."},
+	{key: "gpu_count", typ: "integer, 1-8", value: func(c *Config) any { return c.GPUCount },
+		desc: "GPUs per pod."},
+	{key: "min_vram_gb", typ: "integer, 1-1024", value: func(c *Config) any { return c.MinVRAMGB },
+		desc: "GPU types with less memory per GPU are dropped; the smoke proof checks it again on the host."},
+	{key: "min_cuda_version", typ: "string `major.minor`", value: func(c *Config) any { return c.MinCUDAVersion },
+		desc: "Open-ended host CUDA floor sent to the catalog and to pod create. Quote it. At least `runtime_tiers.baseline`: hosts below it would always fail the proof."},
+	{key: "runtime_tiers", typ: "mapping", value: func(c *Config) any { return c.RuntimeTiers },
+		desc: "CUDA runtime tiers of the smoke proof: a driver at or above `full` runs the full tier, else at or above `baseline` the baseline tier, else the host is rejected."},
+	{key: "runtime_tiers.full", typ: "string `major.minor`", value: func(c *Config) any { return c.RuntimeTiers.Full },
+		desc: "Lowest driver CUDA version of the full tier; at least `baseline`."},
+	{key: "runtime_tiers.baseline", typ: "string `major.minor`", value: func(c *Config) any { return c.RuntimeTiers.Baseline },
+		desc: "Lowest driver CUDA version the proof accepts."},
+	{key: "max_price_candidates", typ: "integer, 0-8", value: func(c *Config) any { return c.MaxPriceCandidates },
+		desc: "Live-priced candidates tried first, cheapest first; 0 uses only the static per-tier candidates."},
+	{key: "max_provision_attempts", typ: "integer, 1-8", value: func(c *Config) any { return c.MaxProvisionAttempts },
+		desc: "Most pods one run creates. At least `max_price_candidates` + the number of tiers."},
+	{key: "max_consecutive_startup_failures", typ: "integer, 0-8", value: func(c *Config) any { return c.MaxConsecutiveStartupFailures },
+		desc: "Stop after this many created pods in a row never brought a runner online; 0 disables the early stop. At most `max_provision_attempts`."},
+	{key: "startup_timeout_seconds", typ: "integer, >= 1", value: func(c *Config) any { return c.StartupTimeoutSeconds },
+		desc: "Each candidate's limit from creation to acceptance; a pod not accepted by then is rejected and deleted."},
+	{key: "startup_poll_seconds", typ: "integer, >= 1", value: func(c *Config) any { return c.StartupPollSeconds },
+		desc: "Observation cadence while a candidate starts; below `startup_timeout_seconds`."},
+	{key: "create_deadline_seconds", typ: "integer, >= 1", value: func(c *Config) any { return c.CreateDeadlineSeconds },
+		desc: "Limit on one pod-create call, retries and reconciliation included."},
+	{key: "image", typ: "string", value: func(c *Config) any { return c.Image },
+		desc: "Runner image, `registry/path[:tag][@sha256:digest]`; a tag is resolved to its digest once per run."},
+	{key: "disk_gb", typ: "integer, >= 1", value: func(c *Config) any { return c.DiskGB },
+		desc: "Container disk in GB (wiped if the pod restarts)."},
+	{key: "volume", typ: "mapping", noDefault: "none",
+		desc: "Optional persistent mount on the pod's host."},
+	{key: "volume.size_gb", typ: "integer, >= 10", noDefault: "required in `volume`",
+		desc: "Volume size in GB; RunPod's floor is 10."},
+	{key: "volume.path", typ: "string", noDefault: "required in `volume`",
+		desc: "Absolute mount path such as `/workspace`."},
+	{key: "setup_budget_seconds", typ: "integer, >= 1", value: func(c *Config) any { return c.SetupBudgetSeconds },
+		desc: "Watchdog limit from the accepted pod's start to the real test step; at most `lifetime_seconds`."},
+	{key: "lifetime_seconds", typ: "integer, 1-7200", value: func(c *Config) any { return c.LifetimeSeconds },
+		desc: "Watchdog limit on the accepted pod's whole life; the reaper reclaims any pod older than 2 hours regardless."},
+	{key: "nvrtc", typ: "mapping", noDefault: "none",
+		desc: "Optional NVRTC packages per runtime tier. With a pin the proof downloads it, checks the SHA-256 before installing, and compiles a kernel for the device."},
+	{key: "nvrtc.full", typ: "mapping", noDefault: "none",
+		desc: "NVRTC package for the full tier."},
+	{key: "nvrtc.full.url", typ: "string", noDefault: "required in a pin",
+		desc: "`https://` URL without query or fragment."},
+	{key: "nvrtc.full.sha256", typ: "string", noDefault: "required in a pin",
+		desc: "The package's SHA-256, 64 lower-case hex digits."},
+	{key: "nvrtc.baseline", typ: "mapping", noDefault: "none",
+		desc: "NVRTC package for the baseline tier."},
+	{key: "nvrtc.baseline.url", typ: "string", noDefault: "required in a pin",
+		desc: "`https://` URL without query or fragment."},
+	{key: "nvrtc.baseline.sha256", typ: "string", noDefault: "required in a pin",
+		desc: "The package's SHA-256, 64 lower-case hex digits."},
+	{key: "max_run_spend_usd", typ: "number, > 0", noDefault: "none",
+		desc: "Optional ceiling in US dollars on a run's worst-case spend (estimates from list prices, not invoices)."},
+	{key: "gpu_paths", typ: "list of globs", value: func(c *Config) any { return c.GPUPaths },
+		desc: "Changed files that need the GPU lane (doublestar globs; a leading `!` excludes; the last match decides). A change touching none of them skips the paid path."},
+}
+
+// indexRE turns "gpu_tiers[2].name" into the table's "gpu_tiers[].name".
+var indexRE = regexp.MustCompile(`\[[0-9]+\]`)
+
+// docFor returns the table entry for a key path, indexes ignored.
+func docFor(key string) (keyDoc, bool) {
+	key = indexRE.ReplaceAllString(key, "[]")
+	for _, d := range keyDocs {
+		if d.key == key {
+			return d, true
+		}
+	}
+	return keyDoc{}, false
+}
+
+// hasDefault reports whether the key falls back to a documented default when absent.
+func hasDefault(key string) bool {
+	d, ok := docFor(key)
+	return ok && d.value != nil
+}
+
+// ReferenceMarkdown returns the key reference as a Markdown table (key, type,
+// default, description), generated from the same table and Default() the
+// loader uses, for the README.
+func ReferenceMarkdown() string {
+	defaults := Default()
+	var b strings.Builder
+	b.WriteString("| Key | Type | Default | Description |\n")
+	b.WriteString("| --- | --- | --- | --- |\n")
+	for _, d := range keyDocs {
+		def := d.noDefault
+		if d.value != nil {
+			def = "`" + defaultJSON(d.value(defaults)) + "`"
+		}
+		b.WriteString("| `" + d.key + "` | " + cell(d.typ) + " | " + def + " | " + cell(d.desc) + " |\n")
+	}
+	return b.String()
+}
+
+// defaultJSON renders a default as JSON, which is also valid YAML flow syntax.
+func defaultJSON(v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		// Every default is plain data; failing here is a programming error tests catch.
+		return "?"
+	}
+	return string(data)
+}
+
+// cell escapes the one character that would break a table row.
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

@@ -1,0 +1,377 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// FieldError is one problem with one key. Validate and Parse return every
+// problem joined; find them with errors.As.
+type FieldError struct {
+	// Source names the file, when the config came from one.
+	Source string
+	// Line is the key's line in Source, or 0 when unknown or absent.
+	Line int
+	// Key is the dotted path, e.g. "gpu_tiers[1].name".
+	Key string
+	// Value is the offending value as shown to the user (strings quoted), or
+	// "" when the key is missing.
+	Value string
+	// Expected says what the key must be.
+	Expected string
+}
+
+// Error formats "source:line: key: got value, want expected".
+func (e *FieldError) Error() string {
+	var b strings.Builder
+	if e.Source != "" {
+		b.WriteString(e.Source)
+		if e.Line > 0 {
+			b.WriteString(":" + strconv.Itoa(e.Line))
+		}
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Key)
+	if e.Value != "" {
+		b.WriteString(": got " + e.Value + ", want ")
+	} else {
+		b.WriteString(": want ")
+	}
+	b.WriteString(e.Expected)
+	return b.String()
+}
+
+// Bounds that the invariants and the schema share.
+const (
+	// MaxProvisionAttemptsLimit caps pods per run: more only adds paid failures.
+	MaxProvisionAttemptsLimit = 8
+	// MaxGPUCount is the most GPUs one pod may ask for.
+	MaxGPUCount = 8
+	// MaxMinVRAMGB catches a floor given in MB instead of GB.
+	MaxMinVRAMGB = 1024
+	// MaxLifetimeSeconds matches the reaper, which reclaims any pod older than 2 hours.
+	MaxLifetimeSeconds = 7200
+	// MinVolumeSizeGB is RunPod's floor for a persistent mount.
+	MinVolumeSizeGB = 10
+	// maxValueRunes keeps echoed values short in messages.
+	maxValueRunes = 80
+)
+
+// Patterns shared by the validator and the JSON Schema (a test keeps the
+// schema's $defs equal to them). They allow nothing a shell would interpret:
+// these values reach the pod's startup script.
+const (
+	tierNamePattern   = `^[a-z][a-z0-9_-]{0,31}$`
+	gpuIDPattern      = `^[A-Za-z0-9](?:[A-Za-z0-9 ._()+/-]{0,126}[A-Za-z0-9)])?$`
+	zonePattern       = `^[A-Z]{2,4}-[A-Z]{2,4}-[0-9]{1,3}$`
+	sha256Pattern     = `^[0-9a-f]{64}$`
+	volumePathPattern = `^(?:/[A-Za-z0-9_][A-Za-z0-9._-]*)+$`
+	httpsURLPattern   = `^https://[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%+:@=,-]*)*$`
+	// imagePattern is the OCI distribution reference grammar
+	// ([registry[:port]/]path[:tag][@sha256:digest]), restricted to sha256 digests.
+	imagePattern = `^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/)?` +
+		`[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*` +
+		`(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$`
+	maxImageLength      = 255
+	maxVolumePathLength = 255
+	maxURLLength        = 2048
+)
+
+var (
+	tierNameRE   = regexp.MustCompile(tierNamePattern)
+	gpuIDRE      = regexp.MustCompile(gpuIDPattern)
+	zoneRE       = regexp.MustCompile(zonePattern)
+	sha256RE     = regexp.MustCompile(sha256Pattern)
+	volumePathRE = regexp.MustCompile(volumePathPattern)
+	httpsURLRE   = regexp.MustCompile(httpsURLPattern)
+	imageRE      = regexp.MustCompile(imagePattern)
+)
+
+// Expected forms, shared by several checks.
+const (
+	cudaForm     = `a CUDA version "major.minor" such as "12.6"`
+	tierNameForm = "a name of 1-32 lower-case letters, digits, '-' or '_', starting with a letter"
+	gpuIDForm    = `an exact RunPod GPU id such as "NVIDIA GeForce RTX 4090" (letters, digits, spaces and ._()+/-)`
+	imageForm    = "an image reference registry/path[:tag][@sha256:<64 hex>] such as " + DefaultImage + " (at most 255 characters)"
+	urlForm      = "an https URL without query, fragment or credentials (at most 2048 characters)"
+	sha256Form   = "64 lower-case hex digits"
+)
+
+// Validate checks every invariant and returns all problems joined, each a
+// *FieldError naming the key and the expected form; nil when valid. Besides
+// per-key forms and ranges it checks across keys: tier names unique, GPU ids
+// disjoint, max_provision_attempts >= max_price_candidates + tiers,
+// max_consecutive_startup_failures <= attempts, runtime_tiers.baseline <= full,
+// min_cuda_version >= baseline, poll < startup timeout, setup budget <= lifetime.
+func (c *Config) Validate() error {
+	problems := c.problems()
+	if len(problems) == 0 {
+		return nil
+	}
+	errs := make([]error, len(problems))
+	for i, p := range problems {
+		errs[i] = p
+	}
+	return errors.Join(errs...)
+}
+
+// problems lists every broken invariant in key order.
+func (c *Config) problems() []*FieldError {
+	v := &validator{}
+	v.tiers(c.GPUTiers)
+	v.clouds(c.Clouds)
+	v.regions(c.Regions)
+	v.zones(c.Zones)
+	v.intRange("gpu_count", c.GPUCount, 1, MaxGPUCount)
+	v.intRange("min_vram_gb", c.MinVRAMGB, 1, MaxMinVRAMGB)
+	v.cuda(c)
+	v.attempts(c)
+	v.timing(c)
+	v.image(c.Image)
+	v.intAtLeast("disk_gb", c.DiskGB, 1)
+	v.volume(c.Volume)
+	v.nvrtc("nvrtc.full", c.NVRTC.Full)
+	v.nvrtc("nvrtc.baseline", c.NVRTC.Baseline)
+	v.spend(c.MaxRunSpendUSD)
+	v.gpuPaths(c.GPUPaths)
+	return v.problems
+}
+
+// validator collects problems so a user fixes a file in one round.
+type validator struct {
+	problems []*FieldError
+}
+
+func (v *validator) add(key, value, expected string) {
+	v.problems = append(v.problems, &FieldError{Key: key, Value: value, Expected: expected})
+}
+
+// quote shows a string value, shortened so hostile input cannot flood a log.
+func quote(s string) string { return strconv.Quote(truncate(s)) }
+
+func truncate(s string) string {
+	if utf8.RuneCountInString(s) > maxValueRunes {
+		return string([]rune(s)[:maxValueRunes]) + "…"
+	}
+	return s
+}
+
+func (v *validator) intRange(key string, n, lo, hi int) {
+	if n < lo || n > hi {
+		v.add(key, strconv.Itoa(n), fmt.Sprintf("an integer from %d to %d", lo, hi))
+	}
+}
+
+func (v *validator) intAtLeast(key string, n, lo int) {
+	if n < lo {
+		v.add(key, strconv.Itoa(n), fmt.Sprintf("an integer of at least %d", lo))
+	}
+}
+
+func (v *validator) tiers(tiers []GPUTier) {
+	if len(tiers) == 0 {
+		v.add("gpu_tiers", "", "at least one tier: a list of {name, gpu_ids}")
+		return
+	}
+	tierOfName := map[string]int{}
+	tierOfID := map[string]string{}
+	for i, tier := range tiers {
+		key := fmt.Sprintf("gpu_tiers[%d]", i)
+		switch first, seen := tierOfName[tier.Name]; {
+		case !tierNameRE.MatchString(tier.Name):
+			v.add(key+".name", quote(tier.Name), tierNameForm)
+		case seen:
+			v.add(key+".name", quote(tier.Name), fmt.Sprintf("a name not used by another tier (gpu_tiers[%d] has it)", first))
+		default:
+			tierOfName[tier.Name] = i
+		}
+		if len(tier.GPUIDs) == 0 {
+			v.add(key+".gpu_ids", "", "at least one RunPod GPU id")
+		}
+		for j, id := range tier.GPUIDs {
+			idKey := fmt.Sprintf("%s.gpu_ids[%d]", key, j)
+			switch owner, seen := tierOfID[id]; {
+			case !gpuIDRE.MatchString(id):
+				v.add(idKey, quote(id), gpuIDForm)
+			case seen:
+				v.add(idKey, quote(id), fmt.Sprintf("a GPU id listed once across all tiers (tier %q lists it)", owner))
+			default:
+				tierOfID[id] = tier.Name
+			}
+		}
+	}
+}
+
+func (v *validator) clouds(clouds []Cloud) {
+	if len(clouds) == 0 {
+		v.add("clouds", "", "at least one of SECURE, COMMUNITY")
+	}
+	seen := map[Cloud]bool{}
+	for i, cloud := range clouds {
+		key := fmt.Sprintf("clouds[%d]", i)
+		switch {
+		case cloud != CloudSecure && cloud != CloudCommunity:
+			v.add(key, quote(string(cloud)), "SECURE or COMMUNITY")
+		case seen[cloud]:
+			v.add(key, quote(string(cloud)), "each cloud listed once")
+		}
+		seen[cloud] = true
+	}
+}
+
+func (v *validator) regions(regions []string) {
+	seen := map[string]bool{}
+	for i, region := range regions {
+		key := fmt.Sprintf("regions[%d]", i)
+		switch {
+		case !IsContinent(region) && !IsCountryCode(region):
+			v.add(key, quote(region), "a continent ("+strings.Join(continents, ", ")+") or an upper-case ISO 3166-1 alpha-2 country code such as US")
+		case seen[region]:
+			v.add(key, quote(region), "each region listed once")
+		}
+		seen[region] = true
+	}
+}
+
+func (v *validator) zones(zones []string) {
+	seen := map[string]bool{}
+	for i, zone := range zones {
+		key := fmt.Sprintf("zones[%d]", i)
+		switch {
+		case !zoneRE.MatchString(zone):
+			v.add(key, quote(zone), "a RunPod data-center id such as US-TX-3 or EUR-IS-1")
+		case seen[zone]:
+			v.add(key, quote(zone), "each zone listed once")
+		}
+		seen[zone] = true
+	}
+}
+
+// cuda checks the three versions and their order. The floor may not sit below
+// baseline: RunPod would then offer hosts whose driver the proof must reject,
+// and each of those pods is paid for nothing. A floor above baseline only
+// narrows the hosts, which is the maintainers' call.
+func (v *validator) cuda(c *Config) {
+	floor, full, baseline := c.MinCUDAVersion, c.RuntimeTiers.Full, c.RuntimeTiers.Baseline
+	wellFormed := true
+	for _, version := range []struct {
+		key   string
+		value CUDAVersion
+	}{{"min_cuda_version", floor}, {"runtime_tiers.full", full}, {"runtime_tiers.baseline", baseline}} {
+		if !version.value.valid() {
+			v.add(version.key, quote(version.value.String()), cudaForm)
+			wellFormed = false
+		}
+	}
+	if !wellFormed {
+		return
+	}
+	if baseline.Compare(full) > 0 {
+		v.add("runtime_tiers.baseline", quote(baseline.String()), fmt.Sprintf("a version at or below runtime_tiers.full (%s)", full))
+	}
+	if floor.Compare(baseline) < 0 {
+		v.add("min_cuda_version", quote(floor.String()),
+			fmt.Sprintf("a version at or above runtime_tiers.baseline (%s): hosts below it always fail the smoke proof", baseline))
+	}
+}
+
+func (v *validator) attempts(c *Config) {
+	v.intRange("max_price_candidates", c.MaxPriceCandidates, 0, MaxProvisionAttemptsLimit)
+	attempts := c.MaxProvisionAttempts
+	attemptsValid := attempts >= 1 && attempts <= MaxProvisionAttemptsLimit
+	need := c.MaxPriceCandidates + len(c.GPUTiers)
+	switch {
+	case !attemptsValid:
+		v.intRange("max_provision_attempts", attempts, 1, MaxProvisionAttemptsLimit)
+	case attempts < need:
+		v.add("max_provision_attempts", strconv.Itoa(attempts), fmt.Sprintf(
+			"at least max_price_candidates + number of gpu_tiers (%d + %d = %d), so every tier keeps a slot",
+			c.MaxPriceCandidates, len(c.GPUTiers), need))
+	}
+	// A stop later than the last attempt would never fire: 0 is the way to disable it.
+	failures := c.MaxConsecutiveStartupFailures
+	if failures < 0 || failures > MaxProvisionAttemptsLimit || (attemptsValid && failures > attempts) {
+		v.add("max_consecutive_startup_failures", strconv.Itoa(failures),
+			fmt.Sprintf("0 (no early stop) or an integer from 1 to max_provision_attempts (%d)", attempts))
+	}
+}
+
+func (v *validator) timing(c *Config) {
+	timeout := c.StartupTimeoutSeconds
+	v.intAtLeast("startup_timeout_seconds", timeout, 1)
+	if poll := c.StartupPollSeconds; poll < 1 || (timeout >= 1 && poll >= timeout) {
+		v.add("startup_poll_seconds", strconv.Itoa(poll),
+			fmt.Sprintf("a positive integer below startup_timeout_seconds (%d)", timeout))
+	}
+	v.intAtLeast("create_deadline_seconds", c.CreateDeadlineSeconds, 1)
+	lifetime := c.LifetimeSeconds
+	v.intRange("lifetime_seconds", lifetime, 1, MaxLifetimeSeconds)
+	if budget := c.SetupBudgetSeconds; budget < 1 || (lifetime >= 1 && budget > lifetime) {
+		v.add("setup_budget_seconds", strconv.Itoa(budget),
+			fmt.Sprintf("a positive integer at most lifetime_seconds (%d)", lifetime))
+	}
+}
+
+func (v *validator) image(image string) {
+	if len(image) > maxImageLength || !imageRE.MatchString(image) {
+		v.add("image", quote(image), imageForm)
+	}
+}
+
+func (v *validator) volume(volume *Volume) {
+	if volume == nil {
+		return
+	}
+	if volume.SizeGB < MinVolumeSizeGB {
+		v.add("volume.size_gb", strconv.Itoa(volume.SizeGB), fmt.Sprintf("an integer of at least %d (RunPod's floor)", MinVolumeSizeGB))
+	}
+	if len(volume.Path) > maxVolumePathLength || !volumePathRE.MatchString(volume.Path) {
+		v.add("volume.path", quote(volume.Path), "an absolute path such as /workspace (letters, digits and ._- in each part, no . or .. parts, at most 255 characters)")
+	}
+}
+
+func (v *validator) nvrtc(key string, pin *NVRTCPin) {
+	if pin == nil {
+		return
+	}
+	if len(pin.URL) > maxURLLength || !httpsURLRE.MatchString(pin.URL) {
+		v.add(key+".url", quote(pin.URL), urlForm)
+	}
+	if !sha256RE.MatchString(pin.SHA256) {
+		v.add(key+".sha256", quote(pin.SHA256), sha256Form)
+	}
+}
+
+func (v *validator) spend(ceiling *float64) {
+	if ceiling == nil {
+		return
+	}
+	if usd := *ceiling; !(usd > 0) || math.IsInf(usd, 0) {
+		v.add("max_run_spend_usd", strconv.FormatFloat(usd, 'g', -1, 64), "a positive number of US dollars, or omit the key for no ceiling")
+	}
+}
+
+func (v *validator) gpuPaths(patterns []string) {
+	if len(patterns) == 0 {
+		v.add("gpu_paths", "", `at least one glob; "**" means every change needs the GPU`)
+		return
+	}
+	included := false
+	for i, pattern := range patterns {
+		glob, excluded := cutNegation(pattern)
+		included = included || !excluded
+		if glob == "" || strings.HasPrefix(glob, "/") || !doublestar.ValidatePattern(glob) {
+			v.add(fmt.Sprintf("gpu_paths[%d]", i), quote(pattern), `a glob relative to the repository root, such as "src/**" or "!docs/**"`)
+		}
+	}
+	if !included {
+		v.add("gpu_paths", "", `at least one glob without "!": exclusions alone match nothing`)
+	}
+}
