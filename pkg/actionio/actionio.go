@@ -1,0 +1,264 @@
+// Package actionio is the one place an action's main talks to the Actions
+// runner: typed inputs read from INPUT_* variables, outputs written through the
+// GITHUB_OUTPUT file command, the job summary, masks and log lines.
+//
+// It wraps sethvargo/go-githubactions and removes its sharp edges: inputs keep
+// the exact action.yml spelling; values containing a newline or the file-command
+// delimiter are refused instead of injecting extra outputs; the summary is capped
+// below GitHub's 1 MiB per-step limit; a missing GITHUB_OUTPUT is an error, never
+// a panic; every log line passes through the redactor.
+package actionio
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sethvargo/go-githubactions"
+
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
+)
+
+// fileCommandDelimiter is the fixed heredoc delimiter go-githubactions writes;
+// a value containing it could end the heredoc early and smuggle outputs in.
+const fileCommandDelimiter = "_GitHubActionsFileCommandDelimeter_"
+
+// MaxSummaryBytes keeps a step's summary under GitHub's 1 MiB limit, above which
+// the runner drops the whole summary.
+const MaxSummaryBytes = 1000 * 1024
+
+// IO is an action's connection to the runner. It is safe for concurrent use.
+type IO struct {
+	action   *githubactions.Action
+	masker   *githubactions.Action // writes ::add-mask:: unredacted: the runner must see the secret to mask it
+	getenv   func(string) string
+	out      io.Writer
+	redactor *reqpolicy.Redactor
+
+	mu          sync.Mutex
+	summaryLen  int
+	inputsRead  map[string]bool
+	outputsSent map[string]bool
+}
+
+// New returns an IO writing log lines to out and reading the environment
+// through getenv (os.Getenv in production, a map in tests). Secrets registered
+// with redactor never reach out.
+func New(out io.Writer, getenv func(string) string, redactor *reqpolicy.Redactor) *IO {
+	if redactor == nil {
+		redactor = reqpolicy.NewRedactor()
+	}
+	r := &IO{getenv: getenv, out: out, redactor: redactor, inputsRead: map[string]bool{}, outputsSent: map[string]bool{}}
+	r.action = githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(&redactingWriter{io: r}))
+	r.masker = githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(out))
+	return r
+}
+
+// Redactor returns the redactor every log line passes through.
+func (r *IO) Redactor() *reqpolicy.Redactor { return r.redactor }
+
+// Getenv reads an environment variable (GITHUB_RUN_ID and the like).
+func (r *IO) Getenv(key string) string { return r.getenv(key) }
+
+// InputError names the input, its value and what was expected.
+type InputError struct {
+	Input, Value, Expected string
+}
+
+func (e *InputError) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("input %s: %s", e.Input, e.Expected)
+	}
+	return fmt.Sprintf("input %s = %q: want %s", e.Input, e.Value, e.Expected)
+}
+
+// Input returns the trimmed input exactly as named in action.yml.
+func (r *IO) Input(name string) string {
+	r.mu.Lock()
+	r.inputsRead[name] = true
+	r.mu.Unlock()
+	return r.action.GetInput(name)
+}
+
+// RequiredInput returns a non-empty input or an error naming it.
+func (r *IO) RequiredInput(name string) (string, error) {
+	v := r.Input(name)
+	if v == "" {
+		return "", &InputError{Input: name, Expected: "a value (the input is required)"}
+	}
+	return v, nil
+}
+
+// SecretInput reads an input that holds a credential: it is masked in the log
+// and registered with the redactor before anything can print it.
+func (r *IO) SecretInput(name string) string {
+	v := r.Input(name)
+	if v != "" {
+		r.Mask(v)
+	}
+	return v
+}
+
+// Mask registers a secret learned at run time (a minted token, a JIT config):
+// the runner masks it and the redactor removes it from everything this IO writes.
+func (r *IO) Mask(secret string) {
+	if strings.TrimSpace(secret) == "" {
+		return
+	}
+	r.redactor.Add(secret)
+	r.masker.AddMask(secret)
+}
+
+// Bool reads a YAML 1.2 core boolean (true/True/TRUE/false/False/FALSE), or def when empty.
+func (r *IO) Bool(name string, def bool) (bool, error) {
+	switch v := r.Input(name); v {
+	case "":
+		return def, nil
+	case "true", "True", "TRUE":
+		return true, nil
+	case "false", "False", "FALSE":
+		return false, nil
+	default:
+		return false, &InputError{Input: name, Value: v, Expected: "true or false"}
+	}
+}
+
+// Int reads an integer in [min, max], or def when empty.
+func (r *IO) Int(name string, def, min, max int64) (int64, error) {
+	v := r.Input(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < min || n > max {
+		return 0, &InputError{Input: name, Value: v, Expected: fmt.Sprintf("an integer from %d to %d", min, max)}
+	}
+	return n, nil
+}
+
+// Duration reads whole seconds in [min, max], or def when empty.
+func (r *IO) Duration(name string, def, min, max time.Duration) (time.Duration, error) {
+	n, err := r.Int(name, int64(def/time.Second), int64(min/time.Second), int64(max/time.Second))
+	return time.Duration(n) * time.Second, err
+}
+
+// Lines reads a multi-line input as trimmed, non-empty lines.
+func (r *IO) Lines(name string) []string {
+	var out []string
+	for _, l := range strings.Split(r.Input(name), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// SetOutput writes one output. Values with a newline or the file-command
+// delimiter are refused (they could inject outputs), and so are secrets.
+func (r *IO) SetOutput(name, value string) (err error) {
+	if strings.ContainsAny(value, "\r\n") || strings.Contains(value, fileCommandDelimiter) {
+		return fmt.Errorf("output %s: value contains a newline or the file-command delimiter; refusing to write it", name)
+	}
+	if r.redactor.Redact(value) != value {
+		return fmt.Errorf("output %s: value contains a secret; refusing to write it", name)
+	}
+	if r.getenv("GITHUB_OUTPUT") == "" {
+		return errors.New("GITHUB_OUTPUT is not set: is this running as a GitHub Action?")
+	}
+	defer func() {
+		if p := recover(); p != nil { // go-githubactions panics on unwritable files
+			err = fmt.Errorf("output %s: %v", name, p)
+		}
+	}()
+	r.action.SetOutput(name, value)
+	r.mu.Lock()
+	r.outputsSent[name] = true
+	r.mu.Unlock()
+	return nil
+}
+
+// AddSummary appends Markdown to the job summary, redacted, and stops at
+// MaxSummaryBytes with a note rather than letting GitHub drop the whole summary.
+func (r *IO) AddSummary(markdown string) (err error) {
+	if r.getenv("GITHUB_STEP_SUMMARY") == "" {
+		return errors.New("GITHUB_STEP_SUMMARY is not set: is this running as a GitHub Action?")
+	}
+	md := r.redactor.Redact(markdown)
+	r.mu.Lock()
+	room := MaxSummaryBytes - r.summaryLen
+	if room <= 0 {
+		r.mu.Unlock()
+		return nil
+	}
+	if len(md) > room {
+		const note = "\n\n… (summary truncated to stay under GitHub's 1 MiB limit)\n"
+		md = md[:max(room-len(note), 0)] + note
+	}
+	r.summaryLen += len(md)
+	r.mu.Unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("job summary: %v", p)
+		}
+	}()
+	r.action.AddStepSummary(md)
+	return nil
+}
+
+// Infof writes one plain log line.
+func (r *IO) Infof(format string, args ...any) { r.action.Infof("%s", fmt.Sprintf(format, args...)) }
+
+// Noticef writes a notice annotation.
+func (r *IO) Noticef(format string, args ...any) {
+	r.action.Noticef("%s", fmt.Sprintf(format, args...))
+}
+
+// Warningf writes a warning annotation.
+func (r *IO) Warningf(format string, args ...any) {
+	r.action.Warningf("%s", fmt.Sprintf(format, args...))
+}
+
+// Errorf writes an error annotation (it does not exit).
+func (r *IO) Errorf(format string, args ...any) { r.action.Errorf("%s", fmt.Sprintf(format, args...)) }
+
+// Group starts a collapsible log group; EndGroup ends it.
+func (r *IO) Group(title string) { r.action.Group(title) }
+
+// EndGroup ends the current log group.
+func (r *IO) EndGroup() { r.action.EndGroup() }
+
+// InputsRead lists the inputs the action read, sorted (for consistency tests).
+func (r *IO) InputsRead() []string { return r.keys(r.inputsRead) }
+
+// OutputsSet lists the outputs the action wrote, sorted.
+func (r *IO) OutputsSet() []string { return r.keys(r.outputsSent) }
+
+func (r *IO) keys(m map[string]bool) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// redactingWriter passes every log byte through the redactor on its way out.
+type redactingWriter struct{ io *IO }
+
+func (w *redactingWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(w.io.out, w.io.redactor.Redact(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Env returns os.Getenv; a seam so mains stay one line.
+func Env() func(string) string { return os.Getenv }

@@ -1,0 +1,109 @@
+package actionio
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+	"gotest.tools/v3/golden"
+)
+
+type runner struct {
+	env    map[string]string
+	stdout bytes.Buffer
+	io     *IO
+}
+
+func newRunner(t *testing.T, inputs map[string]string) *runner {
+	dir := t.TempDir()
+	r := &runner{env: map[string]string{
+		"GITHUB_OUTPUT":       filepath.Join(dir, "output"),
+		"GITHUB_STEP_SUMMARY": filepath.Join(dir, "summary"),
+	}}
+	for k, v := range inputs {
+		r.env["INPUT_"+strings.ToUpper(k)] = v
+	}
+	r.io = New(&r.stdout, func(k string) string { return r.env[k] }, nil)
+	return r
+}
+
+func (r *runner) file(t *testing.T, key string) string {
+	b, err := os.ReadFile(r.env[key])
+	if os.IsNotExist(err) {
+		return ""
+	}
+	assert.NilError(t, err)
+	return string(b)
+}
+
+func TestInputs(t *testing.T) {
+	r := newRunner(t, map[string]string{
+		"runpod-api-key": "  rpa_SECRET  ", "keep-failed-pods": "True", "pr-number": "42", "bad-bool": "yes",
+		"attempts": "9", "labels": "a\n\n b \n", "timeout-seconds": "420",
+	})
+	assert.Equal(t, r.io.Input("pr-number"), "42")
+	_, err := r.io.RequiredInput("missing")
+	assert.ErrorContains(t, err, "input missing: a value (the input is required)")
+
+	keep, err := r.io.Bool("keep-failed-pods", false)
+	assert.NilError(t, err)
+	assert.Check(t, keep)
+	def, err := r.io.Bool("absent", true)
+	assert.NilError(t, err)
+	assert.Check(t, def)
+	_, err = r.io.Bool("bad-bool", false)
+	assert.ErrorContains(t, err, `input bad-bool = "yes": want true or false`)
+
+	_, err = r.io.Int("attempts", 6, 1, 8)
+	assert.ErrorContains(t, err, `input attempts = "9": want an integer from 1 to 8`)
+	d, err := r.io.Duration("timeout-seconds", time.Minute, time.Second, time.Hour)
+	assert.NilError(t, err)
+	assert.Equal(t, d, 420*time.Second)
+	assert.DeepEqual(t, r.io.Lines("labels"), []string{"a", "b"})
+
+	key := r.io.SecretInput("runpod-api-key")
+	assert.Equal(t, key, "rpa_SECRET")
+	r.io.Infof("calling RunPod with %s", key)
+	assert.DeepEqual(t, r.io.InputsRead(), []string{"absent", "attempts", "bad-bool", "keep-failed-pods", "labels", "missing", "pr-number", "runpod-api-key", "timeout-seconds"})
+	golden.Assert(t, r.stdout.String(), "inputs.golden")
+}
+
+func TestSetOutputRefusesInjection(t *testing.T) {
+	r := newRunner(t, map[string]string{"token": "ghs_tok"})
+	r.io.SecretInput("token")
+	assert.NilError(t, r.io.SetOutput("pod-id", "abc123"))
+	assert.ErrorContains(t, r.io.SetOutput("title", "x\nreused=true"), "contains a newline")
+	assert.ErrorContains(t, r.io.SetOutput("title", "a"+fileCommandDelimiter+"b"), "file-command delimiter")
+	assert.ErrorContains(t, r.io.SetOutput("leak", "Bearer ghs_tok"), "contains a secret")
+	out := r.file(t, "GITHUB_OUTPUT")
+	assert.Check(t, is.Contains(out, "pod-id<<"))
+	assert.Check(t, !strings.Contains(out, "reused"))
+	assert.Check(t, !strings.Contains(out, "ghs_tok"))
+	assert.DeepEqual(t, r.io.OutputsSet(), []string{"pod-id"})
+
+	delete(r.env, "GITHUB_OUTPUT")
+	assert.ErrorContains(t, r.io.SetOutput("pod-id", "x"), "GITHUB_OUTPUT is not set")
+	r.env["GITHUB_OUTPUT"] = filepath.Join(t.TempDir(), "no", "such", "dir", "out")
+	assert.ErrorContains(t, r.io.SetOutput("pod-id", "x"), "output pod-id")
+}
+
+func TestSummaryIsRedactedAndCapped(t *testing.T) {
+	r := newRunner(t, nil)
+	r.io.Mask("jit-CONFIG-value")
+	assert.NilError(t, r.io.AddSummary("config: jit-CONFIG-value\n"))
+	assert.NilError(t, r.io.AddSummary(strings.Repeat("x", MaxSummaryBytes)))
+	assert.NilError(t, r.io.AddSummary("after the cap\n"))
+	s := r.file(t, "GITHUB_STEP_SUMMARY")
+	assert.Check(t, !strings.Contains(s, "jit-CONFIG-value"))
+	assert.Check(t, is.Contains(s, "config: ***"))
+	assert.Check(t, is.Contains(s, "summary truncated"))
+	assert.Check(t, !strings.Contains(s, "after the cap"))
+	assert.Check(t, len(s) <= MaxSummaryBytes+64, "len %d", len(s)) // the library adds a newline per call
+	delete(r.env, "GITHUB_STEP_SUMMARY")
+	assert.ErrorContains(t, r.io.AddSummary("x"), "GITHUB_STEP_SUMMARY is not set")
+}

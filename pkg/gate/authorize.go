@@ -1,0 +1,178 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/go-github/v66/github"
+)
+
+// LocalLabel marks a PR a maintainer validated on a local GPU: every paid job
+// is skipped and the paid gate publishes nothing.
+const LocalLabel = "gpu-validated-locally"
+
+// Outcome is what the workflow does next.
+type Outcome string
+
+// Outcomes of Authorize.
+const (
+	OutcomeRun   Outcome = "run"   // pay for a pod and run the GPU tests
+	OutcomeReuse Outcome = "reuse" // publish a reused gate; no pod
+	OutcomeSkip  Outcome = "skip"  // no pod; publish Kind unless it is empty
+)
+
+// PullRequests is what Authorize reads from GitHub. *ghapi.Client has it.
+type PullRequests interface {
+	GetPullRequest(ctx context.Context, number int) (*github.PullRequest, error)
+	ListPullRequestFiles(ctx context.Context, number int) ([]string, error)
+	PermissionRole(ctx context.Context, user string) (string, error)
+	CheckRunLister
+}
+
+// AuthorizeRequest describes the trigger to authorize.
+type AuthorizeRequest struct {
+	// Repository is "owner/name" of the repository running the workflow.
+	Repository string
+	// PRNumber is the pull request; 0 is a manual validation of DispatchSHA.
+	PRNumber int
+	// ExpectedHeadSHA is the head the trigger was for; a PR whose head moved is obsolete.
+	ExpectedHeadSHA string
+	// DispatchSHA is the resolved commit of a manual dispatch (PRNumber 0).
+	DispatchSHA string
+	// Actor is the user who triggered the workflow.
+	Actor string
+	// IsGPUPath tells whether a changed path needs the GPU lane (config.IsGPUPath);
+	// nil means every path does, and the files are not even listed.
+	IsGPUPath func(path string) bool
+	// Reuse configures the reuse lookup (check name, app id, page bound).
+	Reuse ReuseQuery
+}
+
+// Authorization is the answer: what to do and why, pinned to a tested ref.
+type Authorization struct {
+	Outcome   Outcome
+	Reason    string
+	TestedRef string
+	HeadSHA   string
+	// Kind is the gate to publish for a skip ("" = publish nothing).
+	Kind Kind
+	// ReusedCheckURL and ReusedCheckID name the earlier gate when Outcome is reuse.
+	ReusedCheckURL string
+	ReusedCheckID  int64
+}
+
+// ErrRefused marks triggers that must not spend anything: forks, roles below
+// maintain, unpinnable refs. errors.Is(err, ErrRefused) holds for *RefusedError.
+var ErrRefused = errors.New("refused")
+
+// RefusedError says why a trigger was refused.
+type RefusedError struct{ Reason string }
+
+func (e *RefusedError) Error() string        { return "GPU run refused: " + e.Reason }
+func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+
+func refuse(format string, args ...any) error {
+	return &RefusedError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// privilegedRoles may start paid GPU runs (like check_permission: admin or maintain).
+var privilegedRoles = map[string]bool{"admin": true, "maintain": true}
+
+// Authorize decides, before any spend, whether this trigger runs the paid path.
+// Refusals are errors; skips and reuse are answers. GitHub errors while reading
+// the PR or roles are errors too (nothing is spent on an unknown state), while
+// the reuse lookup alone fails open toward running.
+func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Authorization, error) {
+	if req.PRNumber < 0 {
+		return Authorization{}, refuse("pull request number %d: want 0 (manual) or a PR number", req.PRNumber)
+	}
+	if err := checkRole(ctx, gh, "triggering actor", req.Actor); err != nil {
+		return Authorization{}, err
+	}
+	if req.PRNumber == 0 {
+		if !refRE.MatchString(req.DispatchSHA) {
+			return Authorization{}, refuse("manual validation needs a resolved commit SHA, got %q", req.DispatchSHA)
+		}
+		// A manual confirmation is paid for deliberately: it never reuses.
+		return Authorization{Outcome: OutcomeRun, TestedRef: req.DispatchSHA, HeadSHA: req.DispatchSHA,
+			Reason: "manual validation of " + req.DispatchSHA}, nil
+	}
+
+	first, err := gh.GetPullRequest(ctx, req.PRNumber)
+	if err != nil {
+		return Authorization{}, fmt.Errorf("read PR #%d: %w", req.PRNumber, err)
+	}
+	head := first.GetHead().GetSHA()
+	skip := func(kind Kind, format string, args ...any) (Authorization, error) {
+		return Authorization{Outcome: OutcomeSkip, Kind: kind, HeadSHA: head, Reason: fmt.Sprintf(format, args...)}, nil
+	}
+	if first.GetState() != "open" {
+		return skip("", "PR #%d is %s", req.PRNumber, first.GetState())
+	}
+	if origin := first.GetHead().GetRepo().GetFullName(); !strings.EqualFold(origin, req.Repository) {
+		return Authorization{}, refuse("PR #%d comes from %q, not from %s (forks never run on paid GPUs)", req.PRNumber, origin, req.Repository)
+	}
+	if req.ExpectedHeadSHA != "" && head != req.ExpectedHeadSHA {
+		return skip("", "PR #%d head moved from %s to %s: this trigger is obsolete", req.PRNumber, req.ExpectedHeadSHA, head)
+	}
+	if err := checkRole(ctx, gh, "PR author", first.GetUser().GetLogin()); err != nil {
+		return Authorization{}, err
+	}
+	for _, l := range first.Labels {
+		if strings.EqualFold(l.GetName(), LocalLabel) {
+			return skip("", "PR #%d is labelled %s: the local relay publishes the gate", req.PRNumber, LocalLabel)
+		}
+	}
+	tested := first.GetMergeCommitSHA()
+	if !refRE.MatchString(tested) {
+		return Authorization{}, refuse("PR #%d has no merge commit to pin (GitHub has not computed it, or the PR conflicts); re-run later", req.PRNumber)
+	}
+
+	if req.IsGPUPath != nil {
+		files, err := gh.ListPullRequestFiles(ctx, req.PRNumber)
+		if err != nil {
+			return Authorization{}, fmt.Errorf("list files of PR #%d: %w", req.PRNumber, err)
+		}
+		if !slices.ContainsFunc(files, req.IsGPUPath) {
+			a, _ := skip(KindNotRequired, "PR #%d changes %d file(s), none under the configured GPU paths", req.PRNumber, len(files))
+			a.TestedRef = tested
+			return a, nil
+		}
+	}
+
+	// Read the PR again: what we authorized must still be what will be tested.
+	second, err := gh.GetPullRequest(ctx, req.PRNumber)
+	if err != nil {
+		return Authorization{}, fmt.Errorf("re-read PR #%d: %w", req.PRNumber, err)
+	}
+	if second.GetState() != "open" || second.GetHead().GetSHA() != head ||
+		second.GetBase().GetSHA() != first.GetBase().GetSHA() || second.GetMergeCommitSHA() != tested {
+		return skip("", "PR #%d changed while it was being authorized (head, base or state moved): a newer trigger will test it", req.PRNumber)
+	}
+
+	q := req.Reuse
+	q.HeadSHA, q.TestedRef = head, tested
+	d := DecideReuse(ctx, gh, q)
+	a := Authorization{Outcome: OutcomeRun, TestedRef: tested, HeadSHA: head, Reason: d.Reason}
+	if d.Reuse {
+		a.Outcome, a.ReusedCheckURL, a.ReusedCheckID = OutcomeReuse, d.CheckURL, d.CheckID
+	}
+	return a, nil
+}
+
+func checkRole(ctx context.Context, gh PullRequests, who, user string) error {
+	if user == "" {
+		return refuse("the %s is unknown", who)
+	}
+	role, err := gh.PermissionRole(ctx, user)
+	if err != nil {
+		return fmt.Errorf("read the role of %s %s: %w", who, user, err)
+	}
+	if !privilegedRoles[role] {
+		return refuse("%s %s has role %q; paid GPU runs need admin or maintain", who, user, role)
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+// Package gate decides whether a tested ref still needs a paid GPU run and
+// publishes the "CI GPU gate" check run that branch protection requires.
+//
+// A gate records what it validated in its external_id,
+// "runpod-gpu-gate:v1:<tested ref>:<kind>", so a later delivery of the same
+// trigger can reuse an earlier paid success instead of paying again.
+package gate
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Kind is the outcome a gate records.
+type Kind string
+
+// The gate kinds. Only paid and reused successes can be reused.
+const (
+	KindPaid        Kind = "paid"         // a pod ran the GPU tests
+	KindReused      Kind = "reused"       // an earlier paid (or reused) success for the same ref
+	KindFailed      Kind = "failed"       // the paid path ran and failed
+	KindNotRequired Kind = "not-required" // the change touches no GPU path
+	KindLocal       Kind = "local"        // a maintainer's local GPU validated it (relay)
+	KindSkipped     Kind = "skipped"      // the paid path was skipped (closed PR, label, …)
+)
+
+// Kinds lists every known kind in a stable order.
+var Kinds = []Kind{KindPaid, KindReused, KindFailed, KindNotRequired, KindLocal, KindSkipped}
+
+// Known reports whether k is one of Kinds.
+func (k Kind) Known() bool {
+	for _, v := range Kinds {
+		if k == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Reusable reports whether a successful gate of this kind lets a later run skip paying.
+func (k Kind) Reusable() bool { return k == KindPaid || k == KindReused }
+
+// Prefixes of the markers. The local relay's marker deliberately differs so the
+// reuse lookup can never mistake a local validation for a paid one.
+const (
+	ExternalIDPrefix = "runpod-gpu-gate:v1:"
+	LocalIDPrefix    = "local-gpu-gate:v1:"
+)
+
+// DefaultCheckName is the check run name branch protection requires.
+const DefaultCheckName = "CI GPU gate"
+
+// refRE accepts a tested ref: a commit SHA (40 or 64 hex digits, as GitHub uses).
+var refRE = regexp.MustCompile(`^(?:[0-9a-f]{40}|[0-9a-f]{64})$`)
+
+// ExternalID is a parsed gate marker.
+type ExternalID struct {
+	TestedRef string
+	Kind      Kind
+}
+
+// String formats the marker, e.g. "runpod-gpu-gate:v1:<sha>:paid".
+func (id ExternalID) String() string {
+	return ExternalIDPrefix + id.TestedRef + ":" + string(id.Kind)
+}
+
+// Validate checks the ref is a full commit SHA and the kind is known.
+func (id ExternalID) Validate() error {
+	if !refRE.MatchString(id.TestedRef) {
+		return fmt.Errorf("gate external_id: tested ref %q: want a full lowercase commit SHA", id.TestedRef)
+	}
+	if !id.Kind.Known() {
+		return fmt.Errorf("gate external_id: kind %q: want one of %s", id.Kind, kindList())
+	}
+	return nil
+}
+
+// FormatExternalID validates and formats a marker.
+func FormatExternalID(testedRef string, kind Kind) (string, error) {
+	id := ExternalID{TestedRef: testedRef, Kind: kind}
+	if err := id.Validate(); err != nil {
+		return "", err
+	}
+	return id.String(), nil
+}
+
+// ParseExternalID parses a marker written by FormatExternalID; anything else,
+// including markers of other versions or the local relay, is an error.
+func ParseExternalID(s string) (ExternalID, error) {
+	rest, ok := strings.CutPrefix(s, ExternalIDPrefix)
+	if !ok {
+		return ExternalID{}, fmt.Errorf("gate external_id %q: want prefix %q", truncate(s), ExternalIDPrefix)
+	}
+	ref, kind, ok := strings.Cut(rest, ":")
+	if !ok {
+		return ExternalID{}, fmt.Errorf("gate external_id %q: want %q<ref>:<kind>", truncate(s), ExternalIDPrefix)
+	}
+	id := ExternalID{TestedRef: ref, Kind: Kind(kind)}
+	if err := id.Validate(); err != nil {
+		return ExternalID{}, err
+	}
+	return id, nil
+}
+
+// LocalExternalID is the relay's marker for a locally validated commit.
+func LocalExternalID(sha string) (string, error) {
+	if !refRE.MatchString(sha) {
+		return "", fmt.Errorf("local gate: sha %q: want a full lowercase commit SHA", sha)
+	}
+	return LocalIDPrefix + sha, nil
+}
+
+func kindList() string {
+	names := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
+}
+
+func truncate(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "…"
+	}
+	return s
+}

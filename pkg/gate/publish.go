@@ -1,0 +1,187 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-github/v66/github"
+
+	"github.com/org/runpod-gpu/pkg/ghapi"
+)
+
+// MaxOutputBytes is GitHub's limit on a check run's output summary and text.
+const MaxOutputBytes = 65535
+
+// PodEvidence describes the accepted pod that ran the GPU tests.
+type PodEvidence struct {
+	ID             string
+	GPU            string
+	Tier           string
+	PricePerHour   float64
+	StartupSeconds int
+	Attempts       int
+	// CostMarkdown is the cost report, appended to the check's text.
+	CostMarkdown string
+}
+
+// Evidence is everything a gate publication states.
+type Evidence struct {
+	Kind      Kind
+	HeadSHA   string // the commit the check is attached to (the PR head)
+	TestedRef string // the SHA that was tested (merge SHA or dispatched SHA)
+	CheckName string // default DefaultCheckName
+	// Reason explains failed, skipped and not-required outcomes.
+	Reason string
+	// Pod is the accepted pod for paid and failed outcomes, when one ran.
+	Pod *PodEvidence
+	// ReusedCheckURL links the earlier gate a reused outcome relies on.
+	ReusedCheckURL string
+	// RunID and RunURL identify the workflow run; RunID feeds the re-run command.
+	RunID  int64
+	RunURL string
+	// LocalEvidenceURL links the SHA-bound evidence comment of a local validation.
+	LocalEvidenceURL string
+	CompletedAt      time.Time
+}
+
+// conclusions maps each kind to the check conclusion branch protection sees.
+var conclusions = map[Kind]string{
+	KindPaid:        "success",
+	KindReused:      "success",
+	KindNotRequired: "success",
+	KindLocal:       "success",
+	KindFailed:      "failure",
+	KindSkipped:     "neutral",
+}
+
+// Content builds the check run for the evidence: conclusion, external_id,
+// title, a summary naming the evidence and, on failure, the exact re-run command.
+func Content(e Evidence) (ghapi.CheckRunInput, error) {
+	var externalID string
+	var err error
+	if e.Kind == KindLocal {
+		externalID, err = LocalExternalID(e.TestedRef)
+	} else {
+		externalID, err = FormatExternalID(e.TestedRef, e.Kind)
+	}
+	if err != nil {
+		return ghapi.CheckRunInput{}, err
+	}
+	if !refRE.MatchString(e.HeadSHA) {
+		return ghapi.CheckRunInput{}, fmt.Errorf("gate: head SHA %q: want a full lowercase commit SHA", e.HeadSHA)
+	}
+	switch {
+	case e.Kind == KindReused && e.ReusedCheckURL == "":
+		return ghapi.CheckRunInput{}, fmt.Errorf("gate: a reused gate must link the earlier check (ReusedCheckURL is empty)")
+	case e.Kind == KindPaid && e.Pod == nil:
+		return ghapi.CheckRunInput{}, fmt.Errorf("gate: a paid gate must name the accepted pod (Pod is nil)")
+	}
+	name := e.CheckName
+	if name == "" {
+		name = DefaultCheckName
+	}
+	title, summary := describe(e)
+	text := ""
+	if e.Pod != nil {
+		text = e.Pod.CostMarkdown
+	}
+	completed := e.CompletedAt
+	if completed.IsZero() {
+		completed = time.Now().UTC()
+	}
+	return ghapi.CheckRunInput{
+		Name:        name,
+		HeadSHA:     e.HeadSHA,
+		ExternalID:  externalID,
+		DetailsURL:  e.RunURL,
+		Status:      "completed",
+		Conclusion:  conclusions[e.Kind],
+		CompletedAt: completed,
+		Title:       title,
+		Summary:     clip(summary),
+		Text:        clip(text),
+	}, nil
+}
+
+func describe(e Evidence) (title, summary string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Tested ref: `%s` (on head `%s`)\n\n", e.TestedRef, e.HeadSHA)
+	switch e.Kind {
+	case KindPaid:
+		title = fmt.Sprintf("GPU tests passed on %s", e.Pod.GPU)
+		writePod(&b, e.Pod)
+	case KindReused:
+		title = "GPU tests passed earlier for this tested ref (reused)"
+		fmt.Fprintf(&b, "No pod was paid for: an earlier gate already validated this exact tested ref.\n\nEvidence: %s\n", e.ReusedCheckURL)
+	case KindFailed:
+		title = "GPU tests failed"
+		if e.Reason != "" {
+			fmt.Fprintf(&b, "Reason: %s\n\n", e.Reason)
+		}
+		if e.Pod != nil {
+			writePod(&b, e.Pod)
+		}
+	case KindNotRequired:
+		title = "GPU tests not required"
+		fmt.Fprintf(&b, "%s\n", orDefault(e.Reason, "The change touches none of the configured GPU paths."))
+	case KindLocal:
+		title = "GPU tests passed on a maintainer's local GPU"
+		fmt.Fprintf(&b, "Evidence: %s\n", orDefault(e.LocalEvidenceURL, "(no link)"))
+	case KindSkipped:
+		title = "GPU tests skipped"
+		fmt.Fprintf(&b, "%s\n", orDefault(e.Reason, "The paid path was skipped."))
+	}
+	if e.RunURL != "" {
+		fmt.Fprintf(&b, "\nWorkflow run: %s\n", e.RunURL)
+	}
+	if e.Kind == KindFailed && e.RunID > 0 {
+		fmt.Fprintf(&b, "\nTo re-run the failed jobs:\n\n```sh\ngh run rerun %d --failed\n```\n", e.RunID)
+	}
+	return title, b.String()
+}
+
+func writePod(b *strings.Builder, p *PodEvidence) {
+	fmt.Fprintf(b, "| accepted pod | GPU | tier | $/h | startup | attempts |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(b, "| `%s` | %s | %s | %.2f | %d s | %d |\n", p.ID, p.GPU, p.Tier, p.PricePerHour, p.StartupSeconds, p.Attempts)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// clip keeps s inside GitHub's limit, cutting on a UTF-8 boundary and saying so.
+func clip(s string) string {
+	if len(s) <= MaxOutputBytes {
+		return s
+	}
+	const note = "\n\n… (truncated to fit GitHub's 65535-byte limit)"
+	cut := MaxOutputBytes - len(note)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + note
+}
+
+// CheckRunCreator creates a check run. *ghapi.Client has it.
+type CheckRunCreator interface {
+	CreateCheckRun(ctx context.Context, in ghapi.CheckRunInput) (*github.CheckRun, error)
+}
+
+// Publish creates the gate check for the evidence and returns it.
+func Publish(ctx context.Context, c CheckRunCreator, e Evidence) (*github.CheckRun, error) {
+	in, err := Content(e)
+	if err != nil {
+		return nil, err
+	}
+	run, err := c.CreateCheckRun(ctx, in)
+	if err != nil {
+		return nil, fmt.Errorf("publish %s gate: %w", e.Kind, err)
+	}
+	return run, nil
+}

@@ -1,0 +1,112 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/google/go-github/v66/github"
+)
+
+// DefaultMaxPages bounds the check-run listing (100 a page). GitHub keeps at
+// most 1000 runs with one name per check suite, so ten pages cover a suite.
+const DefaultMaxPages = 10
+
+// CheckRunLister lists every check run with a name on a ref (filter=all),
+// failing when more than maxPages pages would be needed. *ghapi.Client has it.
+type CheckRunLister interface {
+	ListCheckRunsForRef(ctx context.Context, ref, name string, maxPages int) ([]*github.CheckRun, error)
+}
+
+// ReuseQuery says which gate would count.
+type ReuseQuery struct {
+	HeadSHA   string // the PR head the gates are published on
+	TestedRef string // the pinned merge SHA (or the dispatched SHA)
+	CheckName string // default DefaultCheckName
+	AppID     int64  // only gates from this app count; 0 accepts any app (documented weaker mode)
+	MaxPages  int    // default DefaultMaxPages
+}
+
+// Decision is the answer of the reuse lookup.
+type Decision struct {
+	// Reuse is true only when an earlier gate proves this tested ref already passed.
+	Reuse  bool
+	Reason string
+	// CheckID and CheckURL identify the deciding gate, when there is one.
+	CheckID  int64
+	CheckURL string
+}
+
+// DecideReuse answers whether the paid path can be skipped. It fails open:
+// any API, parse or program error answers "run the paid path", because paying
+// once more is recoverable and skipping an untested ref is not.
+func DecideReuse(ctx context.Context, lister CheckRunLister, q ReuseQuery) (d Decision) {
+	defer func() {
+		if r := recover(); r != nil {
+			d = Decision{Reason: fmt.Sprintf("reuse lookup failed (%v): running the paid path", r)}
+		}
+	}()
+	if lister == nil {
+		return Decision{Reason: "no GitHub client for the reuse lookup: running the paid path"}
+	}
+	if !refRE.MatchString(q.TestedRef) || !refRE.MatchString(q.HeadSHA) {
+		return Decision{Reason: fmt.Sprintf("tested ref %q or head %q is not a commit SHA: running the paid path", q.TestedRef, q.HeadSHA)}
+	}
+	name := q.CheckName
+	if name == "" {
+		name = DefaultCheckName
+	}
+	pages := q.MaxPages
+	if pages <= 0 {
+		pages = DefaultMaxPages
+	}
+	runs, err := lister.ListCheckRunsForRef(ctx, q.HeadSHA, name, pages)
+	if err != nil {
+		return Decision{Reason: fmt.Sprintf("reuse lookup failed (%v): running the paid path", err)}
+	}
+	return decide(runs, name, q)
+}
+
+// candidateGate is a completed gate for exactly the tested ref.
+type candidateGate struct {
+	run  *github.CheckRun
+	kind Kind
+}
+
+func decide(runs []*github.CheckRun, name string, q ReuseQuery) Decision {
+	var gates []candidateGate
+	for _, r := range runs {
+		if r == nil || r.GetName() != name || r.GetStatus() != "completed" || r.CompletedAt == nil {
+			continue
+		}
+		if q.AppID != 0 && r.GetApp().GetID() != q.AppID {
+			continue // another app could be anyone with checks: write
+		}
+		id, err := ParseExternalID(r.GetExternalID())
+		if err != nil || id.TestedRef != q.TestedRef {
+			continue // no marker, another version, or another merge ref (moved base)
+		}
+		gates = append(gates, candidateGate{run: r, kind: id.Kind})
+	}
+	if len(gates) == 0 {
+		return Decision{Reason: "no earlier gate for tested ref " + q.TestedRef + ": running the paid path"}
+	}
+	sort.Slice(gates, func(i, j int) bool {
+		ti, tj := gates[i].run.GetCompletedAt().Time, gates[j].run.GetCompletedAt().Time
+		if !ti.Equal(tj) {
+			return ti.After(tj)
+		}
+		return gates[i].run.GetID() > gates[j].run.GetID()
+	})
+	newest := gates[0]
+	d := Decision{CheckID: newest.run.GetID(), CheckURL: newest.run.GetHTMLURL()}
+	switch {
+	case newest.run.GetConclusion() == "success" && newest.kind.Reusable():
+		d.Reuse = true
+		d.Reason = fmt.Sprintf("gate %d already passed tested ref %s (%s): reusing it", d.CheckID, q.TestedRef, newest.kind)
+	default:
+		d.Reason = fmt.Sprintf("newest gate %d for tested ref %s is %s/%s, not a reusable success: running the paid path",
+			d.CheckID, q.TestedRef, newest.kind, newest.run.GetConclusion())
+	}
+	return d
+}

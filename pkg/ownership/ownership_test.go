@@ -1,0 +1,69 @@
+package ownership
+
+import (
+	"testing"
+
+	"gotest.tools/v3/assert"
+)
+
+func tags() Tags {
+	return Tags{Repository: "org/gpu-project", Workflow: ".github/workflows/gpu.yml", RunID: 9001, Attempt: 2, Candidate: 3}
+}
+
+func TestRoundTrip(t *testing.T) {
+	in := tags()
+	assert.Equal(t, in.PodName(), "rgpu-9001-2-c3")
+	got, err := FromPod(in.PodName(), in.Env())
+	assert.NilError(t, err)
+	assert.DeepEqual(t, got, in)
+	assert.Check(t, got.SameAttempt("ORG/gpu-project", 9001, 2))
+	assert.Check(t, !got.SameAttempt("org/gpu-project", 9001, 3))
+	assert.Check(t, LooksOwned("rgpu-9001-2-c3"))
+	assert.Check(t, !LooksOwned("my-notebook"))
+}
+
+func TestFromPodRejects(t *testing.T) {
+	tests := []struct {
+		name    string
+		podName string
+		mutate  func(map[string]string)
+		wantErr string
+	}{
+		{name: "untagged", mutate: func(e map[string]string) { clear(e) }, wantErr: "not a runpod-gpu pod"},
+		{name: "foreign marker", mutate: func(e map[string]string) { e[EnvOwner] = "other-tool:x" }, wantErr: "not a runpod-gpu pod"},
+		{name: "malformed run id", mutate: func(e map[string]string) { e[EnvRunID] = "12x" }, wantErr: "is not a number"},
+		{name: "zero attempt", mutate: func(e map[string]string) { e[EnvAttempt] = "0" }, wantErr: "run attempt 0"},
+		{name: "bad repository", mutate: func(e map[string]string) { e[EnvRepository] = "no-slash" }, wantErr: `repository "no-slash"`},
+		{name: "workflow outside .github", mutate: func(e map[string]string) { e[EnvOwner] = "runpod-gpu:scripts/x.yml" }, wantErr: "workflow"},
+		{name: "name disagrees", podName: "rgpu-9001-1-c3", wantErr: "disagrees with its tags"},
+		{name: "hand-made name", podName: "gpu-box", wantErr: "disagrees with its tags"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := tags().Env()
+			if tc.mutate != nil {
+				tc.mutate(env)
+			}
+			name := tc.podName
+			if name == "" {
+				name = tags().PodName()
+			}
+			_, err := FromPod(name, env)
+			assert.ErrorContains(t, err, tc.wantErr)
+		})
+	}
+}
+
+func FuzzFromPod(f *testing.F) {
+	f.Add("rgpu-1-1-c1", "org/r", "runpod-gpu:.github/workflows/a.yml", "1", "1", "1")
+	f.Fuzz(func(t *testing.T, name, repo, owner, run, attempt, cand string) {
+		env := map[string]string{EnvRepository: repo, EnvOwner: owner, EnvRunID: run, EnvAttempt: attempt, EnvCandidate: cand}
+		got, err := FromPod(name, env)
+		if err != nil {
+			return
+		}
+		if got.PodName() != name || got.Validate() != nil {
+			t.Fatalf("accepted %q with tags %+v", name, got)
+		}
+	})
+}
