@@ -1,0 +1,262 @@
+// Package registry resolves a container image tag to the digest it points at
+// now, through the OCI distribution API with an anonymous pull token, so every
+// candidate of a run boots exactly the same runner image.
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// manifestAccept lists the manifest kinds a multi-arch runner image may have.
+var manifestAccept = strings.Join([]string{
+	"application/vnd.oci.image.index.v1+json",
+	"application/vnd.docker.distribution.manifest.list.v2+json",
+	"application/vnd.oci.image.manifest.v1+json",
+	"application/vnd.docker.distribution.manifest.v2+json",
+}, ", ")
+
+// Reference is a parsed image reference host/repository[:tag][@digest].
+type Reference struct {
+	Host, Repository, Tag, Digest string
+}
+
+var (
+	hostRE   = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?$`)
+	repoRE   = regexp.MustCompile(`^[a-z0-9]+([._-][a-z0-9]+)*(/[a-z0-9]+([._-][a-z0-9]+)*)*$`)
+	tagRE    = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+	digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+)
+
+// Parse reads an image reference; the registry host must be explicit (no Docker Hub shorthand).
+func Parse(ref string) (Reference, error) {
+	bad := func(why string) (Reference, error) {
+		return Reference{}, fmt.Errorf("image %q: %s; want host/repository:tag or host/repository@sha256:<64 hex>", ref, why)
+	}
+	rest := ref
+	var r Reference
+	if i := strings.Index(rest, "@"); i >= 0 {
+		r.Digest, rest = rest[i+1:], rest[:i]
+		if !digestRE.MatchString(r.Digest) {
+			return bad("malformed digest")
+		}
+	}
+	host, path, ok := strings.Cut(rest, "/")
+	if !ok || !strings.ContainsAny(host, ".:") {
+		return bad("no registry host")
+	}
+	if i := strings.LastIndex(path, ":"); i >= 0 {
+		r.Tag, path = path[i+1:], path[:i]
+		if !tagRE.MatchString(r.Tag) {
+			return bad("malformed tag")
+		}
+	}
+	if !hostRE.MatchString(host) || !repoRE.MatchString(path) {
+		return bad("malformed host or repository")
+	}
+	if r.Tag == "" && r.Digest == "" {
+		r.Tag = "latest"
+	}
+	r.Host, r.Repository = host, path
+	return r, nil
+}
+
+// String formats the reference; a resolved one reads host/repo:tag@sha256:….
+func (r Reference) String() string {
+	s := r.Host + "/" + r.Repository
+	if r.Tag != "" {
+		s += ":" + r.Tag
+	}
+	if r.Digest != "" {
+		s += "@" + r.Digest
+	}
+	return s
+}
+
+// Resolver resolves tags to digests.
+type Resolver struct {
+	HTTP *http.Client
+	// APIURL overrides https://<host> (tests, mirrors); empty uses the image's host.
+	APIURL string
+}
+
+// Resolve returns ref pinned to its current digest. An already pinned reference
+// is returned as is, without a request.
+func (r *Resolver) Resolve(ctx context.Context, image string) (string, error) {
+	ref, err := Parse(image)
+	if err != nil {
+		return "", err
+	}
+	if ref.Digest != "" {
+		return ref.String(), nil
+	}
+	base := r.APIURL
+	if base == "" {
+		base = "https://" + ref.Host
+	}
+	manifest := strings.TrimRight(base, "/") + "/v2/" + ref.Repository + "/manifests/" + ref.Tag
+	resp, err := r.head(ctx, manifest, "")
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: %w", image, err)
+	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		token, terr := r.token(ctx, resp.Header.Get("WWW-Authenticate"), ref)
+		if terr != nil {
+			return "", fmt.Errorf("resolve %s: %w", image, terr)
+		}
+		if resp, err = r.head(ctx, manifest, token); err != nil {
+			return "", fmt.Errorf("resolve %s: %w", image, err)
+		}
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("resolve %s: registry answered %s", image, resp.Status)
+	}
+	digest := resp.Header.Get("Docker-Content-Digest")
+	if !digestRE.MatchString(digest) {
+		return "", fmt.Errorf("resolve %s: registry sent no usable Docker-Content-Digest (%q)", image, digest)
+	}
+	ref.Digest = digest
+	return ref.String(), nil
+}
+
+func (r *Resolver) client() *http.Client {
+	if r.HTTP != nil {
+		return r.HTTP
+	}
+	return http.DefaultClient
+}
+
+func (r *Resolver) head(ctx context.Context, target, token string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, target, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", manifestAccept)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := r.client().Do(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body.Close()
+	return resp, nil
+}
+
+// token fetches an anonymous pull token from the realm the registry named.
+func (r *Resolver) token(ctx context.Context, challenge string, ref Reference) (string, error) {
+	params := parseChallenge(challenge)
+	realm := params["realm"]
+	if realm == "" {
+		return "", errors.New("registry wants authentication but names no token realm")
+	}
+	u, err := url.Parse(realm)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
+		return "", fmt.Errorf("registry token realm %q is not an http(s) URL", realm)
+	}
+	q := u.Query()
+	if s := params["service"]; s != "" {
+		q.Set("service", s)
+	}
+	scope := params["scope"]
+	if scope == "" {
+		scope = "repository:" + ref.Repository + ":pull"
+	}
+	q.Set("scope", scope)
+	u.RawQuery = q.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := r.client().Do(req)
+	if err != nil {
+		return "", fmt.Errorf("registry token: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("registry token: %s", resp.Status)
+	}
+	var body struct {
+		Token       string `json:"token"`
+		AccessToken string `json:"access_token"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil {
+		return "", fmt.Errorf("registry token: %w", err)
+	}
+	if body.Token == "" {
+		body.Token = body.AccessToken
+	}
+	if body.Token == "" {
+		return "", errors.New("registry token: empty token")
+	}
+	return body.Token, nil
+}
+
+// parseChallenge reads `Bearer realm="…",service="…",scope="…"`.
+func parseChallenge(h string) map[string]string {
+	out := map[string]string{}
+	scheme, rest, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return out
+	}
+	for _, part := range splitParams(rest) {
+		k, v, ok := strings.Cut(part, "=")
+		if ok {
+			out[strings.ToLower(strings.TrimSpace(k))] = strings.Trim(strings.TrimSpace(v), `"`)
+		}
+	}
+	return out
+}
+
+// splitParams splits on commas outside quotes (scopes may contain commas).
+func splitParams(s string) []string {
+	var parts []string
+	var cur strings.Builder
+	quoted := false
+	for _, c := range s {
+		switch {
+		case c == '"':
+			quoted = !quoted
+			cur.WriteRune(c)
+		case c == ',' && !quoted:
+			parts = append(parts, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteRune(c)
+		}
+	}
+	return append(parts, cur.String())
+}
+
+// Handler is a minimal registry serving fixed digests for repository:tag,
+// with ghcr.io's anonymous token dance; the simulated cloud and tests use it.
+func Handler(digests map[string]string) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"token":"anonymous-pull-token"}`)
+	})
+	mux.HandleFunc("/v2/", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer anonymous-pull-token" {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="http://%s/token",service="%s",scope="repository:x:pull"`, r.Host, r.Host))
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		repo, tag, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/v2/"), "/manifests/")
+		digest, found := digests[repo+":"+tag]
+		if !ok || !found {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Docker-Content-Digest", digest)
+		w.WriteHeader(http.StatusOK)
+	})
+	return mux
+}
