@@ -5,7 +5,7 @@
 // fit the caller's deadline; non-idempotent requests sent once; and a Redactor that
 // keeps secrets out of every error and log line.
 //
-// It is an http.RoundTripper layer, so clients stack it as auth → retry → wire:
+// It is an http.RoundTripper layer, so clients stack it as auth → retry → network:
 //
 //	policy := reqpolicy.New(reqpolicy.WithLogger(log))
 //	client := &http.Client{Transport: authTransport{next: policy.Transport(http.DefaultTransport)}}

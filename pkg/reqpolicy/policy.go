@@ -174,11 +174,13 @@ type transport struct {
 }
 
 // RoundTrip sends req under the policy. A wait that does not fit the request
-// context's deadline ends it with a *WaitError; an exhausted or non-retryable
-// request returns its last response or error unchanged (error text redacted).
+// context's deadline ends it with a *WaitError (without a deadline, only
+// cancellation bounds a wait); an exhausted or non-retryable request returns
+// its last response or error unchanged (error text redacted).
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	p := t.policy
 	ctx := req.Context()
+	// A body that cannot be replayed (no GetBody) makes the request single-shot.
 	mayRetry := retryAllowed(req) && (req.Body == nil || req.Body == http.NoBody || req.GetBody != nil)
 	target := req.Method + " " + p.redactor.Redact(req.URL.Redacted())
 
@@ -221,7 +223,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		case !mayRetry:
 			p.log("%s: %s; not retried (%s is not idempotent); cooldown %s", target, logged, req.Method, wait)
 			return resp, err
-		case attempt >= p.maxAttempts:
+		case attempt >= p.attemptsFor(ctx):
 			p.log("%s: %s; giving up after %d attempts", target, logged, attempt)
 			return resp, err
 		}
@@ -236,7 +238,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, &WaitError{Wait: wait, Remaining: max(remaining, 0), Reason: reason, Status: status}
 			}
 		}
-		p.log("%s: %s; retry %d/%d in %s", target, logged, attempt, p.maxAttempts-1, wait)
+		p.log("%s: %s; retry %d/%d in %s", target, logged, attempt, p.attemptsFor(ctx)-1, wait)
 		discard(resp)
 		// The loop's cooldown wait performs the pause (it may have grown
 		// meanwhile through another request).

@@ -476,3 +476,31 @@ func seconds(values ...float64) []time.Duration {
 	}
 	return out
 }
+
+func TestWithAttemptLimitCapsWireAttempts(t *testing.T) {
+	var calls int
+	p := New(WithSleeper(func(context.Context, time.Duration) error { return nil }), WithMaxAttempts(5))
+	next := attemptCounter{calls: &calls}
+	req, _ := http.NewRequestWithContext(WithAttemptLimit(context.Background(), 1), http.MethodDelete, "http://x/v2/pods/a", nil)
+	resp, err := p.Transport(next).RoundTrip(req)
+	if err != nil || resp.StatusCode != http.StatusServiceUnavailable || calls != 1 {
+		t.Fatalf("got %v, %v after %d calls; want one 503 attempt", resp, err, calls)
+	}
+	if p.Cooldown().Remaining(p.Now()) <= 0 {
+		t.Fatal("a capped request must still extend the shared cooldown")
+	}
+	calls = 0
+	req, _ = http.NewRequest(http.MethodDelete, "http://x/v2/pods/a", nil)
+	_, _ = p.Transport(next).RoundTrip(req)
+	if calls != 5 {
+		t.Fatalf("without a limit the policy's 5 attempts apply; got %d", calls)
+	}
+}
+
+// attemptCounter answers every request with 503 and counts them.
+type attemptCounter struct{ calls *int }
+
+func (a attemptCounter) RoundTrip(*http.Request) (*http.Response, error) {
+	*a.calls++
+	return &http.Response{StatusCode: http.StatusServiceUnavailable, Body: http.NoBody, Header: http.Header{}}, nil
+}

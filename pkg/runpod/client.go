@@ -1,0 +1,223 @@
+package runpod
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
+)
+
+// DefaultBaseURL is RunPod's API host; paths are under /v2.
+const DefaultBaseURL = "https://api.runpod.io"
+
+// DefaultMaxListPages bounds how many pages ListPods follows.
+const DefaultMaxListPages = 50
+
+// maxResponseBytes bounds a response body the client reads.
+const maxResponseBytes = 16 << 20
+
+// Client calls RunPod's REST v2 API. It is safe for concurrent use.
+type Client struct {
+	base         *url.URL
+	baseErr      error
+	http         *http.Client
+	policy       *reqpolicy.Policy
+	maxListPages int
+}
+
+// Option configures a Client.
+type Option func(*options)
+
+type options struct {
+	httpClient   *http.Client
+	policy       *reqpolicy.Policy
+	maxListPages int
+}
+
+// WithHTTPClient sets the HTTP client whose transport carries the requests;
+// the client wraps a copy of it with auth and the request policy.
+func WithHTTPClient(hc *http.Client) Option { return func(o *options) { o.httpClient = hc } }
+
+// WithPolicy sets the request policy, e.g. to share its cooldown, clock and
+// logger; the API key is registered with the policy's Redactor.
+func WithPolicy(p *reqpolicy.Policy) Option { return func(o *options) { o.policy = p } }
+
+// WithMaxListPages sets how many pages ListPods may read (at least 1).
+func WithMaxListPages(n int) Option { return func(o *options) { o.maxListPages = max(n, 1) } }
+
+// New returns a client for baseURL ("" means DefaultBaseURL) authenticating
+// with apiKey. A malformed baseURL is reported by every call.
+func New(baseURL, apiKey string, opts ...Option) *Client {
+	o := options{maxListPages: DefaultMaxListPages}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.policy == nil {
+		o.policy = reqpolicy.New()
+	}
+	o.policy.Redactor().Add(apiKey)
+
+	c := &Client{policy: o.policy, maxListPages: o.maxListPages}
+	c.base, c.baseErr = parseBaseURL(baseURL)
+
+	hc := &http.Client{}
+	if o.httpClient != nil {
+		copied := *o.httpClient
+		hc = &copied
+	}
+	next := hc.Transport
+	if next == nil {
+		next = defaultTransport()
+	}
+	host := ""
+	if c.base != nil {
+		host = c.base.Host
+	}
+	hc.Transport = &authTransport{apiKey: apiKey, host: host, next: o.policy.Transport(next)}
+	c.http = hc
+	return c
+}
+
+// Policy returns the client's request policy, whose Wait lets poll loops
+// follow the same cooldown and deadline rules as requests.
+func (c *Client) Policy() *reqpolicy.Policy { return c.policy }
+
+func parseBaseURL(raw string) (*url.URL, error) {
+	if strings.TrimSpace(raw) == "" {
+		raw = DefaultBaseURL
+	}
+	u, err := url.Parse(strings.TrimRight(strings.TrimSpace(raw), "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("runpod: base URL %q: want an absolute http(s) URL such as %s", raw, DefaultBaseURL)
+	}
+	return u, nil
+}
+
+// defaultTransport bounds the wait for response headers, so that a silent
+// server cannot hold a call without a deadline forever.
+func defaultTransport() http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = 60 * time.Second
+	t.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	return t
+}
+
+// authTransport is the outer layer: bearer auth, JSON accept, User-Agent.
+type authTransport struct {
+	apiKey string
+	host   string
+	next   http.RoundTripper
+}
+
+func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	// Only RunPod's own host gets the key, even when a redirect points elsewhere.
+	if req.URL.Host == t.host {
+		out.Header.Set("Authorization", "Bearer "+t.apiKey)
+	}
+	out.Header.Set("User-Agent", reqpolicy.UserAgent())
+	if out.Header.Get("Accept") == "" {
+		out.Header.Set("Accept", "application/json")
+	}
+	return t.next.RoundTrip(out)
+}
+
+// call describes one API request.
+type call struct {
+	op     string // for errors: "get pod abc"
+	method string
+	path   string // escaped, under the base URL: "/v2/pods/abc"
+	query  url.Values
+	body   any  // JSON-encoded when non-nil
+	create bool // a pod create: 400 means capacity, see kindOf
+}
+
+// send performs c and returns a 2xx answer's status and body, or an *APIError.
+func (c *Client) send(ctx context.Context, cl call) (int, []byte, error) {
+	if c.baseErr != nil {
+		return 0, nil, invalidArgument(cl.op, "%s", c.baseErr)
+	}
+	target := c.base.String() + cl.path
+	if len(cl.query) > 0 {
+		target += "?" + cl.query.Encode()
+	}
+	var body io.Reader
+	if cl.body != nil {
+		encoded, err := json.Marshal(cl.body)
+		if err != nil {
+			return 0, nil, invalidArgument(cl.op, "encode request: %v", err)
+		}
+		body = bytes.NewReader(encoded)
+	}
+	req, err := http.NewRequestWithContext(ctx, cl.method, target, body)
+	if err != nil {
+		return 0, nil, invalidArgument(cl.op, "build request: %s", c.redact(err.Error()))
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, nil, c.failure(cl.op, 0, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+	if err != nil {
+		// The status arrived but the body did not: for a create that is a lost answer.
+		return 0, nil, c.failure(cl.op, resp.StatusCode, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return 0, nil, decodeError(cl.op, resp.StatusCode, data, cl.create, c.policy.Redactor())
+	}
+	if len(data) > maxResponseBytes {
+		return 0, nil, c.malformed(cl.op, resp.StatusCode, fmt.Errorf("body exceeds %d bytes", maxResponseBytes))
+	}
+	return resp.StatusCode, data, nil
+}
+
+// failure wraps an error that left no usable answer.
+func (c *Client) failure(op string, status int, err error) *APIError {
+	e := &APIError{Op: op, StatusCode: status, Kind: KindTransport, Err: err, redactor: c.policy.Redactor()}
+	var waitErr *reqpolicy.WaitError
+	if errors.As(err, &waitErr) {
+		e.Kind = KindWaitExceedsDeadline
+		e.StatusCode = waitErr.Status
+		e.Detail = c.redact(waitErr.Error())
+		return e
+	}
+	e.Detail = clip(c.redact(err.Error()))
+	return e
+}
+
+// malformed reports a success answer that cannot be used.
+func (c *Client) malformed(op string, status int, err error) *APIError {
+	return &APIError{
+		Op: op, StatusCode: status, Title: "malformed response",
+		Detail: clip(c.redact(err.Error())), Kind: KindMalformedResponse, Err: err,
+		redactor: c.policy.Redactor(),
+	}
+}
+
+func (c *Client) redact(s string) string { return c.policy.Redactor().Redact(s) }
+
+// getJSON performs cl and decodes a 2xx body into out.
+func (c *Client) getJSON(ctx context.Context, cl call, out any) error {
+	status, data, err := c.send(ctx, cl)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return c.malformed(cl.op, status, err)
+	}
+	return nil
+}

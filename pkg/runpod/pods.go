@@ -1,0 +1,353 @@
+package runpod
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/org/runpod-gpu/pkg/wire"
+)
+
+// PodStatus is a pod's lifecycle state.
+type PodStatus string
+
+// Pod statuses.
+const (
+	PodProvisioning PodStatus = "PROVISIONING" // being allocated
+	PodStarting     PodStatus = "STARTING"     // container starting
+	PodRunning      PodStatus = "RUNNING"      // container healthy
+	PodExited       PodStatus = "EXITED"       // container stopped
+	PodError        PodStatus = "ERROR"        // unrecoverable container error
+	PodTerminated   PodStatus = "TERMINATED"   // permanently deleted
+)
+
+// Ended reports whether the container has stopped for good from the point of
+// view of a startup watch: EXITED, ERROR or TERMINATED.
+func (s PodStatus) Ended() bool { return s == PodExited || s == PodError || s == PodTerminated }
+
+// Pod actions for PodAction.
+const (
+	ActionStart     = "start"
+	ActionStop      = "stop"
+	ActionRestart   = "restart"
+	ActionTerminate = "terminate"
+)
+
+// Pod is a RunPod pod as GET /v2/pods/{id} shows it. Unknown fields are
+// ignored; null strings read as "". Env may hold secrets (the runner's JIT
+// config): never log a Pod's Env; String leaves it out.
+type Pod struct {
+	ID           string            `json:"id"`
+	Name         string            `json:"name"`
+	Status       PodStatus         `json:"status"`
+	Actions      []string          `json:"actions,omitempty"` // transitions valid now
+	Image        string            `json:"image"`
+	Args         string            `json:"args,omitempty"`
+	Disk         int               `json:"disk,omitempty"` // container disk, GB
+	Ports        []string          `json:"ports,omitempty"`
+	Env          map[string]string `json:"env,omitempty"`
+	Registry     string            `json:"registry,omitempty"`
+	Mounts       *Mounts           `json:"mounts,omitempty"`
+	GPU          *PodGPU           `json:"gpu,omitempty"` // nil for CPU pods
+	Cloud        string            `json:"cloud"`
+	DataCenterID string            `json:"dataCenterId"` // "" until scheduled
+	CudaVersion  string            `json:"cudaVersion"`  // the host's; "" when unknown
+	Template     string            `json:"template,omitempty"`
+	Locked       bool              `json:"locked"`
+	// Cost is the current USD per hour; it reads 0 once EXITED or TERMINATED,
+	// so capture it while the pod runs.
+	Cost wire.Float `json:"cost"`
+	// Runtime is nil when the API shows null (the pod is not RUNNING).
+	Runtime   *PodRuntime `json:"runtime"`
+	CreatedAt wire.Time   `json:"createdAt"`
+	// StartedAt is unknown (never the zero time) until the provider starts the pod.
+	StartedAt wire.Time `json:"startedAt"`
+}
+
+// UnmarshalJSON decodes a v2 pod, and a saved v1 record through its v1 field
+// names (delta 3).
+func (p *Pod) UnmarshalJSON(b []byte) error {
+	type plain Pod // no methods, so no recursion
+	var both struct {
+		plain
+		podV1Fields
+	}
+	if err := json.Unmarshal(b, &both); err != nil {
+		return err
+	}
+	*p = Pod(both.plain)
+	both.podV1Fields.fill(p)
+	return nil
+}
+
+// String summarises the pod without its environment.
+func (p Pod) String() string {
+	gpu := "no GPU"
+	if p.GPU != nil {
+		gpu = fmt.Sprintf("%d× %s", max(p.GPU.Count, 1), p.GPU.ID)
+	}
+	return fmt.Sprintf("pod %s (%s) %s, %s, $%.3f/h, started %s", p.ID, p.Name, p.Status, gpu, float64(p.Cost), p.StartedAt)
+}
+
+// PodGPU is the GPU assignment of a pod.
+type PodGPU struct {
+	ID    string `json:"id"`
+	Count int    `json:"count,omitempty"`
+}
+
+// Mounts are a pod's storage mounts; at most one kind is set.
+type Mounts struct {
+	Persistent *PersistentMount `json:"persistent,omitempty"`
+	Network    []NetworkMount   `json:"network,omitempty"`
+}
+
+// PersistentMount is host-local storage (at least 10 GB).
+type PersistentMount struct {
+	Size int    `json:"size"` // GB
+	Path string `json:"path"`
+}
+
+// NetworkMount attaches an existing network volume.
+type NetworkMount struct {
+	VolumeID string `json:"volumeId"`
+	Path     string `json:"path"`
+}
+
+// PodRuntime is the live state of a running pod.
+type PodRuntime struct {
+	Uptime int              `json:"uptime,omitempty"` // seconds since the container started
+	GPUs   []GPUUtilization `json:"gpus,omitempty"`
+	CPU    *Utilization     `json:"cpu,omitempty"`
+	Memory *Utilization     `json:"memory,omitempty"`
+	Ports  []RuntimePort    `json:"ports,omitempty"`
+}
+
+// GPUUtilization is one GPU's load in percent.
+type GPUUtilization struct {
+	Util       int `json:"util"`
+	MemoryUtil int `json:"memoryUtil"`
+}
+
+// Utilization is a load in percent.
+type Utilization struct {
+	Util int `json:"util"`
+}
+
+// RuntimePort is a live port mapping.
+type RuntimePort struct {
+	Private int    `json:"private"`
+	Public  *int   `json:"public,omitempty"` // nil until mapped
+	Type    string `json:"type"`
+	IP      string `json:"ip,omitempty"`
+}
+
+// CreatePodRequest is the body of POST /v2/pods. Empty fields are omitted, so
+// the API's defaults apply.
+type CreatePodRequest struct {
+	Name          string            `json:"name"`
+	Image         string            `json:"image,omitempty"`      // required unless TemplateID is set
+	TemplateID    string            `json:"templateId,omitempty"` // a template's settings, overridden by the body
+	GPU           *CreateGPU        `json:"gpu,omitempty"`        // required: the client creates GPU pods only
+	Cloud         string            `json:"cloud,omitempty"`      // CloudSecure (API default) or CloudCommunity
+	DataCenterIDs []string          `json:"dataCenterIds,omitempty"`
+	Disk          int               `json:"disk,omitempty"` // container disk, GB
+	Mounts        *Mounts           `json:"mounts,omitempty"`
+	Ports         []string          `json:"ports,omitempty"` // "8888/http", "22/tcp"
+	Env           map[string]string `json:"env,omitempty"`
+	Entrypoint    []string          `json:"entrypoint,omitempty"` // delta 1
+	Cmd           []string          `json:"cmd,omitempty"`        // delta 1
+	Registry      string            `json:"registry,omitempty"`   // registry credential id for private images
+	StartSSH      bool              `json:"startSsh,omitempty"`
+}
+
+// CreateGPU selects the GPU of a new pod and constrains the host's CUDA.
+type CreateGPU struct {
+	ID                  string   `json:"id"`
+	Count               int      `json:"count,omitempty"`               // 0 = API default (1)
+	MinCudaVersion      string   `json:"minCudaVersion,omitempty"`      // "12.6": an open-ended floor
+	AllowedCudaVersions []string `json:"allowedCudaVersions,omitempty"` // exact set; excludes MinCudaVersion
+}
+
+// validate refuses bodies the API would reject as malformed. Errors name the
+// field and never echo env values, which may be secrets.
+func (r CreatePodRequest) validate(op string) error {
+	switch {
+	case strings.TrimSpace(r.Name) == "":
+		return invalidArgument(op, "name is empty")
+	case r.Image == "" && r.TemplateID == "":
+		return invalidArgument(op, "image is empty (and no templateId)")
+	case r.GPU == nil:
+		return invalidArgument(op, "gpu is missing: the client creates GPU pods only")
+	case strings.TrimSpace(r.GPU.ID) == "":
+		return invalidArgument(op, "gpu.id is empty")
+	case r.GPU.Count < 0:
+		return invalidArgument(op, "gpu.count %d: want a positive count", r.GPU.Count)
+	case r.GPU.MinCudaVersion != "" && !cudaVersionRE.MatchString(r.GPU.MinCudaVersion):
+		return invalidArgument(op, "gpu.minCudaVersion %q: want major.minor, e.g. 12.6", r.GPU.MinCudaVersion)
+	case r.GPU.MinCudaVersion != "" && len(r.GPU.AllowedCudaVersions) > 0:
+		return invalidArgument(op, "gpu.minCudaVersion and gpu.allowedCudaVersions are mutually exclusive")
+	case r.Cloud != "" && r.Cloud != CloudSecure && r.Cloud != CloudCommunity:
+		return invalidArgument(op, "cloud %q: want %s or %s", r.Cloud, CloudSecure, CloudCommunity)
+	case r.Disk < 0:
+		return invalidArgument(op, "disk %d: want a positive size in GB", r.Disk)
+	}
+	for _, v := range r.GPU.AllowedCudaVersions {
+		if !cudaVersionRE.MatchString(v) {
+			return invalidArgument(op, "gpu.allowedCudaVersions entry %q: want major.minor, e.g. 12.8", v)
+		}
+	}
+	for key := range r.Env {
+		if key == "" {
+			return invalidArgument(op, "env has an empty key")
+		}
+	}
+	if m := r.Mounts; m != nil {
+		switch {
+		case m.Persistent != nil && len(m.Network) > 0:
+			return invalidArgument(op, "mounts.persistent and mounts.network are mutually exclusive")
+		case len(m.Network) > 1:
+			return invalidArgument(op, "mounts.network has %d entries: want at most 1", len(m.Network))
+		case m.Persistent != nil && (m.Persistent.Size < 10 || m.Persistent.Path == ""):
+			return invalidArgument(op, "mounts.persistent: want size ≥ 10 GB and a path")
+		case len(m.Network) == 1 && (m.Network[0].VolumeID == "" || m.Network[0].Path == ""):
+			return invalidArgument(op, "mounts.network[0]: want volumeId and path")
+		}
+	}
+	return nil
+}
+
+// CreatePod creates one pod (POST /v2/pods). It is sent exactly once, never
+// retried: when the error is ErrTransport or ErrServer the pod may exist
+// anyway, so reconcile by its unique name before anything else. Any 400 is
+// ErrCapacity (nothing created; try the next candidate) unless its detail
+// clearly states a request rule, which is ErrBadRequest.
+func (c *Client) CreatePod(ctx context.Context, r CreatePodRequest) (*Pod, error) {
+	op := "create pod " + strconv.Quote(r.Name)
+	if err := r.validate(op); err != nil {
+		return nil, err
+	}
+	var pod Pod
+	if err := c.getJSON(ctx, call{op: op, method: http.MethodPost, path: "/v2/pods", body: r, create: true}, &pod); err != nil {
+		return nil, err
+	}
+	return &pod, nil
+}
+
+// GetPod reads one pod (GET /v2/pods/{id}).
+func (c *Client) GetPod(ctx context.Context, id string) (*Pod, error) {
+	op := "get pod " + id
+	if err := checkPodID(op, id); err != nil {
+		return nil, err
+	}
+	var pod Pod
+	if err := c.getJSON(ctx, call{op: op, method: http.MethodGet, path: "/v2/pods/" + url.PathEscape(id)}, &pod); err != nil {
+		return nil, err
+	}
+	return &pod, nil
+}
+
+// DeletePod terminates and deletes a pod (DELETE /v2/pods/{id}). ErrNotFound
+// means it is already gone, which callers treat as confirmed deletion.
+func (c *Client) DeletePod(ctx context.Context, id string) error {
+	op := "delete pod " + id
+	if err := checkPodID(op, id); err != nil {
+		return err
+	}
+	_, _, err := c.send(ctx, call{op: op, method: http.MethodDelete, path: "/v2/pods/" + url.PathEscape(id)})
+	return err
+}
+
+// PodAction triggers start, stop, restart or terminate (POST
+// /v2/pods/{id}/action) and returns the updated pod; terminate answers 204 and
+// returns a nil pod. ErrConflict means the action is invalid for the status.
+func (c *Client) PodAction(ctx context.Context, id, action string) (*Pod, error) {
+	op := fmt.Sprintf("%s pod %s", action, id)
+	if err := checkPodID(op, id); err != nil {
+		return nil, err
+	}
+	switch action {
+	case ActionStart, ActionStop, ActionRestart, ActionTerminate:
+	default:
+		return nil, invalidArgument(op, "action %q: want %s, %s, %s or %s", action, ActionStart, ActionStop, ActionRestart, ActionTerminate)
+	}
+	body := struct {
+		Action string `json:"action"`
+	}{action}
+	status, data, err := c.send(ctx, call{op: op, method: http.MethodPost, path: "/v2/pods/" + url.PathEscape(id) + "/action", body: body})
+	if err != nil {
+		return nil, err
+	}
+	if status == http.StatusNoContent {
+		return nil, nil
+	}
+	var pod Pod
+	if err := json.Unmarshal(data, &pod); err != nil {
+		return nil, c.malformed(op, status, err)
+	}
+	return &pod, nil
+}
+
+// ListPodsQuery filters GET /v2/pods.
+type ListPodsQuery struct {
+	IncludeClusterPods bool
+	Limit              int // page size (delta 2); 0 = the API's default
+}
+
+// ListPods lists every pod, following nextCursor (delta 2) for at most the
+// client's page bound. Reaching the bound with pages left is ErrPageBound,
+// never a short list: callers decide about pods only from complete lists.
+func (c *Client) ListPods(ctx context.Context, q ListPodsQuery) ([]Pod, error) {
+	const op = "list pods"
+	if q.Limit < 0 {
+		return nil, invalidArgument(op, "limit %d: want a positive page size", q.Limit)
+	}
+	var pods []Pod
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 1; ; page++ {
+		query := url.Values{}
+		if q.IncludeClusterPods {
+			query.Set("includeClusterPods", "true")
+		}
+		if q.Limit > 0 {
+			query.Set(listPodsLimitParam, strconv.Itoa(q.Limit))
+		}
+		if cursor != "" {
+			query.Set(listPodsCursorParam, cursor)
+		}
+		status, data, err := c.send(ctx, call{op: fmt.Sprintf("%s (page %d)", op, page), method: http.MethodGet, path: "/v2/pods", query: query})
+		if err != nil {
+			return nil, err
+		}
+		got, next, err := decodePodsPage(data)
+		if err != nil {
+			return nil, c.malformed(op, status, err)
+		}
+		pods = append(pods, got...)
+		switch {
+		case next == "":
+			return pods, nil
+		case seen[next]:
+			return nil, c.malformed(op, status, fmt.Errorf("page %d repeats an earlier cursor; the listing would never end", page))
+		case page >= c.maxListPages:
+			return nil, &APIError{
+				Op: op, Title: "page bound exceeded",
+				Detail: fmt.Sprintf("%d pages read and the server has more; the list is incomplete", page),
+				Kind:   KindPageBound,
+			}
+		}
+		seen[next] = true
+		cursor = next
+	}
+}
+
+func checkPodID(op, id string) error {
+	if strings.TrimSpace(id) == "" {
+		return invalidArgument(op, "pod id is empty")
+	}
+	return nil
+}
