@@ -1,0 +1,174 @@
+// Package simclock is the time source of the simulated cloud: a virtual clock
+// that moves only when told to (tests, model-mode benchmarks) and a wrapper of
+// the real clock (the demo), behind one small interface.
+//
+// Both satisfy any interface that only needs Now() (githubsim.Clock among
+// them), so one Virtual can drive every simulator of a scenario.
+package simclock
+
+import (
+	"container/heap"
+	"context"
+	"sync"
+	"time"
+)
+
+// Clock is a source of time that can also run a function later.
+type Clock interface {
+	// Now returns the current time.
+	Now() time.Time
+	// AfterFunc runs f once the clock reaches Now()+d, in its own call stack.
+	AfterFunc(d time.Duration, f func()) Timer
+	// Sleep waits for d or until ctx is done. On a Virtual clock sleeping is
+	// advancing: the caller moves time forward instead of waiting for it.
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// Timer is a pending AfterFunc call.
+type Timer interface {
+	// Stop cancels the call; it reports whether the call was still pending.
+	Stop() bool
+}
+
+// Real is the wall clock.
+type Real struct{}
+
+// Now returns time.Now().
+func (Real) Now() time.Time { return time.Now() }
+
+// AfterFunc wraps time.AfterFunc.
+func (Real) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+// Sleep waits for d of wall time or until ctx is done, whichever is first.
+func (Real) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Virtual is a clock that moves only through Advance (or Sleep). Timers fire
+// inside Advance, in deadline order (ties in scheduling order), each seeing
+// Now() equal to its own deadline, so a simulation is exact and repeatable.
+// It is safe for concurrent use; timer callbacks must not call Advance.
+type Virtual struct {
+	advancing sync.Mutex // serializes Advance so timers fire in one order
+
+	mu     sync.Mutex
+	now    time.Time
+	seq    uint64
+	timers timerHeap
+}
+
+// NewVirtual returns a Virtual clock that reads start until it is advanced.
+func NewVirtual(start time.Time) *Virtual {
+	return &Virtual{now: start}
+}
+
+// Now returns the clock's current time.
+func (v *Virtual) Now() time.Time {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.now
+}
+
+// AfterFunc schedules f at Now()+d. A non-positive d fires at the next Advance
+// (even Advance(0)), never inside this call, so callers may hold their own locks.
+func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.seq++
+	t := &virtualTimer{clock: v, when: v.now.Add(max(d, 0)), seq: v.seq, f: f, index: -1}
+	heap.Push(&v.timers, t)
+	return t
+}
+
+// Sleep advances the clock by d: in virtual time a wait is the passage of time.
+func (v *Virtual) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	v.Advance(d)
+	return nil
+}
+
+// Advance moves the clock forward by d (a negative d counts as 0), firing every
+// timer whose deadline is reached, including timers those callbacks schedule.
+func (v *Virtual) Advance(d time.Duration) {
+	v.advancing.Lock()
+	defer v.advancing.Unlock()
+	v.mu.Lock()
+	target := v.now.Add(max(d, 0))
+	v.mu.Unlock()
+	for {
+		v.mu.Lock()
+		if len(v.timers) == 0 || v.timers[0].when.After(target) {
+			v.now = target
+			v.mu.Unlock()
+			return
+		}
+		t := heap.Pop(&v.timers).(*virtualTimer)
+		if t.when.After(v.now) {
+			v.now = t.when
+		}
+		v.mu.Unlock()
+		t.f()
+	}
+}
+
+// Pending returns how many timers have not fired or been stopped yet.
+func (v *Virtual) Pending() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return len(v.timers)
+}
+
+type virtualTimer struct {
+	clock *Virtual
+	when  time.Time
+	seq   uint64
+	f     func()
+	index int // position in the heap; -1 once fired or stopped
+}
+
+func (t *virtualTimer) Stop() bool {
+	t.clock.mu.Lock()
+	defer t.clock.mu.Unlock()
+	if t.index < 0 {
+		return false
+	}
+	heap.Remove(&t.clock.timers, t.index)
+	return true
+}
+
+type timerHeap []*virtualTimer
+
+func (h timerHeap) Len() int { return len(h) }
+func (h timerHeap) Less(i, j int) bool {
+	if !h[i].when.Equal(h[j].when) {
+		return h[i].when.Before(h[j].when)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h timerHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index = i
+	h[j].index = j
+}
+func (h *timerHeap) Push(x any) {
+	t := x.(*virtualTimer)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
+func (h *timerHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	old[len(old)-1] = nil
+	t.index = -1
+	*h = old[:len(old)-1]
+	return t
+}
