@@ -3,6 +3,7 @@ package runpodsim
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 )
 
@@ -25,6 +26,8 @@ type PodInfo struct {
 	StartedAt    time.Time // latest container start; zero if it never ran
 	TerminatedAt time.Time // zero unless deleted
 	ExitCode     *int      // set when the container exited on its own
+	// Env is the pod's environment as created; tests scan it for leaked secrets.
+	Env map[string]string
 }
 
 // Bill is what one pod has cost so far: per-second billing of every stretch
@@ -50,6 +53,7 @@ func (s *Server) Pods() []PodInfo {
 			GPUTypeID: p.gpuID, GPUCount: p.gpuCount, Cloud: p.cloud,
 			DataCenterID: p.host.profile.DataCenterID, HostID: p.host.profile.ID,
 			HourlyPrice: p.price, CreatedAt: p.createdAt, StartedAt: p.startedAt, TerminatedAt: p.endedAt,
+			Env: maps.Clone(p.env),
 		}
 		if p.exitCode != nil {
 			code := *p.exitCode

@@ -1,0 +1,183 @@
+// Package cloud assembles the simulated cloud a scenario runs on: the
+// simulated RunPod and GitHub, a container registry and the proof download
+// server, each on its own loopback port, sharing one clock. Tests, the
+// action-tests, the demo and the benchmarks all start it the same way.
+package cloud
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"time"
+
+	"github.com/org/runpod-gpu/pkg/registry"
+	"github.com/org/runpod-gpu/pkg/sim/githubsim"
+	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
+	"github.com/org/runpod-gpu/pkg/sim/simclock"
+)
+
+// Fixed identities of a simulated scenario. They look like real credentials so
+// secret scans in tests find them if they ever leak.
+const (
+	RunPodKey     = "rpa_SIMULATEDKEY0123456789abcdef"
+	GitHubToken   = "ghs_SimulatedAppToken0123456789abcdef"
+	AppID         = int64(4242)
+	AppSlug       = "runpod-gpu-ci"
+	Owner         = "org"
+	RepoName      = "gpu-project"
+	Repository    = Owner + "/" + RepoName
+	Workflow      = ".github/workflows/runpod-gpu.yml"
+	RunnerImage   = "ghcr.io/actions/actions-runner:latest"
+	ImageRepoTag  = "actions/actions-runner:latest"
+	MaintainerBob = "bob"
+)
+
+// RunnerImageDigest is what the simulated registry answers for RunnerImage.
+var RunnerImageDigest = "sha256:" + strings.Repeat("5e", 32)
+
+// Options configure a simulated cloud. The zero value is a virtual-clock,
+// model-mode cloud on the default market.
+type Options struct {
+	Seed uint64
+	// Clock drives every simulator; nil means a Virtual clock at Start.
+	Clock simclock.Clock
+	// Start is the virtual clock's start; zero means time.Now().
+	Start  time.Time
+	Market *runpodsim.Market
+	Faults runpodsim.Faults
+	// Hosts runs pod containers; nil means the model-mode ProofModel.
+	Hosts runpodsim.HostRunner
+	// ProofBinary is served at ProofURL; nil serves a placeholder (model mode never runs it).
+	ProofBinary []byte
+	// PageSize makes the simulated RunPod paginate pod lists.
+	PageSize int
+	// Balance is the RunPod account balance in USD; 0 means plenty.
+	Balance float64
+	// RunPodOptions and GitHubOptions are passed through last.
+	RunPodOptions []runpodsim.Option
+	GitHubOptions []githubsim.Option
+}
+
+// Cloud is a running simulated cloud.
+type Cloud struct {
+	Clock  simclock.Clock
+	RunPod *runpodsim.Server
+	GitHub *githubsim.Server
+	Model  *ProofModel // set in model mode
+
+	RunPodURL, GitHubURL, RegistryURL, ProofURL string
+	ProofSHA256                                 string
+
+	servers []*httptest.Server
+}
+
+// Start builds and serves a simulated cloud on loopback.
+func Start(o Options) (*Cloud, error) {
+	c := &Cloud{Clock: o.Clock}
+	if c.Clock == nil {
+		start := o.Start
+		if start.IsZero() {
+			// Virtual time starts at the real now so context deadlines derived
+			// from it stay meaningful.
+			start = time.Now().UTC().Truncate(time.Second)
+		}
+		c.Clock = simclock.NewVirtual(start)
+	}
+	c.GitHub = githubsim.New(append([]githubsim.Option{
+		githubsim.WithClock(c.Clock), githubsim.WithSeed(o.Seed),
+		githubsim.WithToken(GitHubToken, githubsim.Identity{AppID: AppID, AppSlug: AppSlug}),
+	}, o.GitHubOptions...)...)
+	gh := c.serve(c.GitHub)
+	c.GitHubURL = gh.URL
+	if err := c.seedGitHub(); err != nil {
+		c.Close()
+		return nil, err
+	}
+
+	hosts := o.Hosts
+	if hosts == nil {
+		c.Model = NewProofModel(c.Clock, c.GitHub)
+		hosts = c.Model
+	}
+	market := runpodsim.DefaultMarket()
+	if o.Market != nil {
+		market = *o.Market
+	}
+	rpOpts := []runpodsim.Option{
+		runpodsim.WithSeed(o.Seed), runpodsim.WithClock(c.Clock), runpodsim.WithMarket(market),
+		runpodsim.WithAPIKey(RunPodKey), runpodsim.WithFaults(o.Faults), runpodsim.WithHostRunner(hosts),
+	}
+	if o.PageSize > 0 {
+		rpOpts = append(rpOpts, runpodsim.WithPageSize(o.PageSize))
+	}
+	if o.Balance > 0 {
+		rpOpts = append(rpOpts, runpodsim.WithBalance(o.Balance))
+	}
+	rp, err := runpodsim.New(append(rpOpts, o.RunPodOptions...)...)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("simulated RunPod: %w", err)
+	}
+	c.RunPod = rp
+	c.RunPodURL = c.serve(rp).URL
+	c.RegistryURL = c.serve(registry.Handler(map[string]string{ImageRepoTag: RunnerImageDigest})).URL
+
+	proof := o.ProofBinary
+	if proof == nil {
+		proof = []byte("#!/bin/sh\n# model mode: the proof is decided by the host profile\nexit 0\n")
+	}
+	sum := sha256.Sum256(proof)
+	c.ProofSHA256 = hex.EncodeToString(sum[:])
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /releases/cuda-smoke", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			http.Error(w, "the proof is public: no credentials", http.StatusBadRequest)
+			return
+		}
+		_, _ = w.Write(proof)
+	})
+	c.ProofURL = c.serve(mux).URL + "/releases/cuda-smoke"
+	return c, nil
+}
+
+func (c *Cloud) serve(h http.Handler) *httptest.Server {
+	s := httptest.NewServer(h)
+	c.servers = append(c.servers, s)
+	return s
+}
+
+// seedGitHub creates the repository, its maintainers and the GPU workflow.
+func (c *Cloud) seedGitHub() error {
+	if err := c.GitHub.AddRepo(githubsim.Repo{Owner: Owner, Name: RepoName}); err != nil {
+		return err
+	}
+	roles := map[string]string{"alice": "maintain", MaintainerBob: "admin", "carol": "write", "dave": "triage", "erin": "read"}
+	for login, role := range roles {
+		if err := c.GitHub.SetRole(Repository, login, role); err != nil {
+			return err
+		}
+	}
+	_, err := c.GitHub.AddWorkflow(Repository, Workflow, "RunPod GPU")
+	return err
+}
+
+// Close stops every server and container.
+func (c *Cloud) Close() {
+	for _, s := range c.servers {
+		s.Close()
+	}
+}
+
+// Advance moves a virtual clock forward; it is an error on a real clock.
+func (c *Cloud) Advance(d time.Duration) error {
+	v, ok := c.Clock.(*simclock.Virtual)
+	if !ok {
+		return errors.New("cloud: Advance needs a virtual clock")
+	}
+	v.Advance(d)
+	return nil
+}

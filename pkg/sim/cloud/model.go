@@ -1,0 +1,126 @@
+package cloud
+
+import (
+	"fmt"
+	"maps"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/org/runpod-gpu/pkg/sim/githubsim"
+	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
+	"github.com/org/runpod-gpu/pkg/sim/simclock"
+	"github.com/org/runpod-gpu/pkg/smoke"
+	"github.com/org/runpod-gpu/pkg/startup"
+)
+
+// ProofModel is the model-mode host: no processes, but the same decision the
+// real startup script and CUDA smoke proof make, computed from the host
+// profile and the pod's smoke parameters: driver below the floor → fail; tier
+// by driver version; the tier's PTX ISA above what the driver loads → fail;
+// VRAM below the minimum → fail; an unhealthy GPU → fail. A passing pod's
+// runner connects to the simulated GitHub with the pod's JIT config.
+type ProofModel struct {
+	clock  simclock.Clock
+	github *githubsim.Server
+	// ProofTime is how long the script takes to reach its verdict (default 25 s).
+	ProofTime time.Duration
+
+	mu      sync.Mutex
+	timers  map[string]simclock.Timer
+	verdict map[string]string // pod id → "" (passed) or the failure reason
+}
+
+// NewProofModel returns a model-mode host runner.
+func NewProofModel(clock simclock.Clock, gh *githubsim.Server) *ProofModel {
+	return &ProofModel{clock: clock, github: gh, ProofTime: 25 * time.Second,
+		timers: map[string]simclock.Timer{}, verdict: map[string]string{}}
+}
+
+// Start schedules the pod's verdict.
+func (m *ProofModel) Start(l runpodsim.Launch, exited runpodsim.ExitFunc) error {
+	l.Env = maps.Clone(l.Env)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.timers[l.PodID] = m.clock.AfterFunc(m.ProofTime, func() {
+		reason := ProofVerdict(l.Host, l.Env)
+		m.mu.Lock()
+		delete(m.timers, l.PodID)
+		m.verdict[l.PodID] = reason
+		m.mu.Unlock()
+		if reason != "" {
+			exited(1)
+			return
+		}
+		if _, err := m.github.RunnerConnect(l.Env[startup.JITConfigEnv]); err != nil {
+			m.mu.Lock()
+			m.verdict[l.PodID] = "runner could not connect: " + err.Error()
+			m.mu.Unlock()
+			exited(1)
+		}
+	})
+	return nil
+}
+
+// Stop cancels a pending verdict.
+func (m *ProofModel) Stop(podID string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t := m.timers[podID]; t != nil {
+		t.Stop()
+		delete(m.timers, podID)
+	}
+}
+
+// Verdict returns the recorded proof outcome of a pod ("" passed) and whether there is one.
+func (m *ProofModel) Verdict(podID string) (string, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.verdict[podID]
+	return v, ok
+}
+
+// ProofVerdict is the model of the startup script plus proof on a host: ""
+// when it passes, else the reason the proof would print after SMOKE FAIL.
+func ProofVerdict(h runpodsim.HostProfile, env map[string]string) string {
+	if env[startup.JITConfigEnv] == "" {
+		return "no JIT runner config in the pod environment"
+	}
+	driver, err := smoke.ParseVersion(h.DriverCUDA)
+	if err != nil {
+		return fmt.Sprintf("host %s: driver CUDA %q unreadable", h.ID, h.DriverCUDA)
+	}
+	param := func(key, def string) string {
+		if v := env[key]; v != "" {
+			return v
+		}
+		return def
+	}
+	floor, err1 := smoke.ParseVersion(param("RUNPOD_GPU_SMOKE_MIN_CUDA", "12.6"))
+	full, err2 := smoke.ParseVersion(param("RUNPOD_GPU_SMOKE_FULL_TIER", "12.8"))
+	base, err3 := smoke.ParseVersion(param("RUNPOD_GPU_SMOKE_BASE_TIER", "12.6"))
+	if err1 != nil || err2 != nil || err3 != nil {
+		return "smoke parameters unreadable"
+	}
+	if !driver.AtLeast(floor) {
+		return fmt.Sprintf("driver CUDA %s is below the floor %s", driver, floor)
+	}
+	tier, err := (smoke.Tiers{Full: full, Baseline: base}).Select(driver)
+	if err != nil {
+		return err.Error()
+	}
+	need := tier.PTX
+	if h.MaxPTXISA != "" {
+		have, err := smoke.ParseVersion(h.MaxPTXISA)
+		if err != nil || have.Compare(smoke.Version{Major: need.Major, Minor: need.Minor}) < 0 {
+			return fmt.Sprintf("the driver rejected PTX ISA %s (CUDA_ERROR_UNSUPPORTED_PTX_VERSION): it loads up to %s", need, h.MaxPTXISA)
+		}
+	}
+	if minVRAM, _ := strconv.Atoi(env["RUNPOD_GPU_SMOKE_MIN_VRAM_GB"]); h.VRAMGB > 0 && h.VRAMGB < minVRAM {
+		return fmt.Sprintf("VRAM %d GB is below the minimum %d GB", h.VRAMGB, minVRAM)
+	}
+	if !h.Healthy {
+		return fmt.Sprintf("host %s: the kernel read back the wrong value", h.ID)
+	}
+	return ""
+}
