@@ -1,0 +1,255 @@
+package actiontests
+
+import (
+	"context"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+	"gotest.tools/v3/golden"
+	"gotest.tools/v3/poll"
+
+	"github.com/org/runpod-gpu/pkg/contract"
+	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/sim/cloud"
+	"github.com/org/runpod-gpu/pkg/sim/githubsim"
+	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
+)
+
+const (
+	a4000 = "NVIDIA RTX A4000"
+	a5000 = "NVIDIA RTX A5000"
+	l4    = "NVIDIA L4"
+)
+
+var (
+	headSHA  = strings.Repeat("a", 40)
+	mergeSHA = strings.Repeat("b", 40)
+)
+
+// fastConfig is a consumer config with timings scaled down for real-time tests.
+const fastConfig = `gpu_tiers:
+  - name: ampere
+    gpu_ids: ["NVIDIA RTX A4000", "NVIDIA RTX A5000", "NVIDIA L4"]
+max_price_candidates: 2
+max_provision_attempts: 3
+startup_timeout_seconds: 20
+startup_poll_seconds: 1
+create_deadline_seconds: 10
+`
+
+func testHost(id, gpu string, healthy bool) runpodsim.HostProfile {
+	h := runpodsim.HostProfile{ID: id, DataCenterID: "US-TX-3", GPUTypeID: gpu, DriverCUDA: "12.8", MaxPTXISA: "8.7", BootSeconds: 1, Healthy: true}
+	if !healthy {
+		h.MaxPTXISA = "8.5" // same SKU, a driver that refuses the full tier's PTX
+	}
+	return h
+}
+
+func testMarket(hosts ...runpodsim.HostProfile) *runpodsim.Market {
+	return &runpodsim.Market{
+		GPUTypes: []runpodsim.GPUType{
+			{ID: a4000, Name: "RTX A4000", MemoryGB: 16, SecurePrice: 0.25, CommunityPrice: 0.17},
+			{ID: a5000, Name: "RTX A5000", MemoryGB: 24, SecurePrice: 0.27, CommunityPrice: 0.16},
+			{ID: l4, Name: "L4", MemoryGB: 24, SecurePrice: 0.43, CommunityPrice: 0.28},
+		},
+		DataCenters: []runpodsim.DataCenter{{ID: "US-TX-3", Name: "US Texas 3", Region: "NORTH_AMERICA", CountryCode: "US",
+			NetworkVolumeTypes: []string{"STANDARD"}, Compliance: []string{}}},
+		Hosts: hosts,
+	}
+}
+
+// provisionStep is the provision action for PR pr of the simulated repository.
+func (s *simulated) provisionStep(pr int) step {
+	return step{
+		action: "provision", workspace: s.workspace, env: s.runnerEnv(),
+		inputs: map[string]string{
+			"runpod-api-key": cloud.RunPodKey, "github-token": cloud.GitHubToken, "runpod-api-url": s.RunPodURL,
+			"registry-api-url": s.RegistryURL, "proof-url": s.ProofURL, "proof-sha256": s.ProofSHA256,
+			"pr-number": itoa(pr), "expected-head-sha": headSHA, "tested-ref": mergeSHA, "gate-app-id": itoa(int(cloud.AppID)),
+		},
+	}
+}
+
+func (s *simulated) openPR(t *testing.T) int {
+	t.Helper()
+	pr, err := s.GitHub.AddPullRequest(cloud.Repository, githubsim.PullRequestSpec{Author: "alice", HeadSHA: headSHA, HeadRef: "feature", MergeCommitSHA: mergeSHA})
+	assert.NilError(t, err)
+	return pr
+}
+
+func (s *simulated) livePods(t *testing.T) []runpod.Pod {
+	t.Helper()
+	pods, err := runpod.New(s.RunPodURL, cloud.RunPodKey).ListPods(context.Background(), runpod.ListPodsQuery{})
+	assert.NilError(t, err)
+	var live []runpod.Pod
+	for _, p := range pods {
+		if p.Status != runpod.PodTerminated {
+			live = append(live, p)
+		}
+	}
+	return live
+}
+
+// assertNoSecrets scans everything a step left for the credentials of the run.
+func assertNoSecrets(t *testing.T, s *simulated, res stepResult) {
+	t.Helper()
+	secrets := []string{cloud.RunPodKey, cloud.GitHubToken}
+	for _, r := range s.GitHub.Runners() {
+		_ = r // JIT configs are checked through the pod env below
+	}
+	for _, p := range s.RunPod.Pods() {
+		if jit := p.Env["RUNNER_JIT_CONFIG"]; jit != "" {
+			secrets = append(secrets, jit)
+		}
+		for k, v := range p.Env {
+			assert.Check(t, !strings.Contains(v, cloud.RunPodKey) && !strings.Contains(v, cloud.GitHubToken), "pod env %s carries a credential", k)
+		}
+	}
+	stdout := withoutMasks(res.stdout)
+	for _, secret := range secrets {
+		assert.Check(t, !strings.Contains(stdout, secret), "log leaks a secret")
+		assert.Check(t, !strings.Contains(res.summary, secret), "summary leaks a secret")
+		for k, v := range res.outputs {
+			assert.Check(t, !strings.Contains(v, secret), "output %s leaks a secret", k)
+		}
+	}
+}
+
+// withoutMasks drops ::add-mask:: commands, which the runner consumes and never logs.
+func withoutMasks(s string) string {
+	var keep []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(l, "::add-mask::") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+// assertCreatesFollowContract re-validates every pod the run created against the contract.
+func assertCreatesFollowContract(t *testing.T, s *simulated) {
+	t.Helper()
+	for _, p := range s.RunPod.Pods() {
+		assert.Check(t, strings.HasPrefix(p.Image, cloud.RunnerImage+"@sha256:"), "image pinned by digest: %s", p.Image)
+		assert.Check(t, p.Env["RUNNER_JIT_CONFIG"] != "", "the JIT config is the one credential on the pod")
+	}
+	for _, r := range s.RunPod.Requests() {
+		_ = r
+	}
+	_ = contract.RunPod() // bodies are validated by the simulator itself: an invalid one would have been a 422
+	for _, r := range s.RunPod.Requests() {
+		assert.Check(t, r.Status != 422, "%s %s was answered 422: the client sent a body the contract refuses", r.Method, r.Path)
+	}
+}
+
+func TestProvisionFirstCandidateAccepted(t *testing.T) {
+	s := startCloud(t, testMarket(testHost("h1", a4000, true), testHost("h2", a5000, true)), runpodsim.Faults{}, fastConfig)
+	res := runStep(t, s.provisionStep(s.openPR(t)))
+	assert.Equal(t, res.exitCode, 0, res.stdout)
+	assert.Equal(t, res.outputs["paid-path"], "paid")
+	assert.Equal(t, res.outputs["gpu-type"], a4000)
+	assert.Equal(t, res.outputs["runner-label"], "runpod-gpu-9100-1-c1")
+	assert.Equal(t, res.outputs["price-per-hour"], "0.25")
+	live := s.livePods(t)
+	assert.Assert(t, is.Len(live, 1))
+	assert.Equal(t, res.outputs["pod-id"], live[0].ID)
+	assertNoSecrets(t, s, res)
+	assertCreatesFollowContract(t, s)
+}
+
+func TestProvisionProofFailureThenAccepted(t *testing.T) {
+	s := startCloud(t, testMarket(testHost("h1", a4000, false), testHost("h2", a5000, true)), runpodsim.Faults{}, fastConfig)
+	res := runStep(t, s.provisionStep(s.openPR(t)))
+	assert.Equal(t, res.exitCode, 0, res.stdout)
+	assert.Equal(t, res.outputs["gpu-type"], a5000)
+	assert.Equal(t, res.outputs["attempts"], "2")
+	assert.Check(t, res.outputs["rejected-cost-usd"] != "0.0000", "the rejected candidate's cost is reported")
+	assert.Check(t, is.Contains(res.summary, "| rejected | pod EXITED while starting"))
+	assert.Check(t, is.Contains(res.stdout, `runpod-gpu::attempt {`), "structured attempt lines for the cost history")
+	assert.Check(t, is.Len(s.livePods(t), 1))
+	assertNoSecrets(t, s, res)
+	golden.Assert(t, normalize(res.summary, s), "provision-two-candidates-summary.golden")
+	golden.Assert(t, normalize(logLines(res.stdout), s), "provision-two-candidates-log.golden")
+}
+
+func TestProvisionEarlyStopStatesTheCost(t *testing.T) {
+	s := startCloud(t, testMarket(testHost("h1", a4000, false), testHost("h2", a5000, false), testHost("h3", l4, true)), runpodsim.Faults{}, fastConfig)
+	res := runStep(t, s.provisionStep(s.openPR(t)))
+	assert.Equal(t, res.exitCode, 1)
+	assert.Check(t, is.Contains(res.stdout, "too many consecutive startup failures"))
+	assert.Check(t, is.Contains(res.stdout, "2 pod(s) rejected"))
+	assert.Check(t, is.Contains(res.stdout, "estimated"))
+	assert.Check(t, is.Len(s.livePods(t), 0))
+	assertNoSecrets(t, s, res)
+}
+
+func TestProvisionClosedPRCreatesNothing(t *testing.T) {
+	s := startCloud(t, testMarket(testHost("h1", a4000, true)), runpodsim.Faults{}, fastConfig)
+	pr := s.openPR(t)
+	assert.NilError(t, s.GitHub.UpdatePullRequest(cloud.Repository, pr, func(p *githubsim.PullRequestSpec) { p.State = "closed" }))
+	res := runStep(t, s.provisionStep(pr))
+	assert.Equal(t, res.exitCode, 1)
+	assert.Check(t, is.Contains(res.stdout, "pull request is obsolete"))
+	assert.Check(t, is.Len(s.RunPod.Pods(), 0))
+}
+
+func TestProvisionLostCreateIsOnePod(t *testing.T) {
+	s := startCloud(t, testMarket(testHost("h1", a4000, true)),
+		runpodsim.Faults{LostCreates: []runpodsim.LostCreateFault{{When: runpodsim.Trigger{Nth: []int{1}}, DropConnection: true}}}, fastConfig)
+	res := runStep(t, s.provisionStep(s.openPR(t)))
+	assert.Equal(t, res.exitCode, 0, res.stdout)
+	assert.Check(t, is.Len(s.RunPod.Pods(), 1), "exactly one pod, found by name")
+	assert.Check(t, is.Contains(res.stdout, "reconciled: pod rgpu-9100-1-c1 exists"))
+}
+
+func TestProvisionReusedGateCreatesNothing(t *testing.T) {
+	s := startCloud(t, testMarket(testHost("h1", a4000, true)), runpodsim.Faults{}, fastConfig)
+	pr := s.openPR(t)
+	ext, err := gate.FormatExternalID(mergeSHA, gate.KindPaid)
+	assert.NilError(t, err)
+	_, err = s.GitHub.AddCheckRun(cloud.Repository, githubsim.CheckRun{Name: gate.DefaultCheckName, HeadSHA: headSHA, ExternalID: ext,
+		Status: "completed", Conclusion: "success", AppID: cloud.AppID, CompletedAt: time.Now().Add(-time.Hour)})
+	assert.NilError(t, err)
+	res := runStep(t, s.provisionStep(pr))
+	assert.Equal(t, res.exitCode, 0, res.stdout)
+	assert.Equal(t, res.outputs["paid-path"], "reused")
+	assert.Check(t, strings.HasPrefix(res.outputs["reused-check-url"], "https://github.com/"))
+	assert.Check(t, is.Len(s.RunPod.Pods(), 0))
+}
+
+func TestProvisionSIGTERMDeletesEveryCreatedPod(t *testing.T) {
+	slow := testHost("h1", a4000, true)
+	slow.BootSeconds = 30 // still booting when the signal comes
+	s := startCloud(t, testMarket(slow), runpodsim.Faults{}, fastConfig)
+	st := s.provisionStep(s.openPR(t))
+	st.started = func(p *os.Process) {
+		go func() {
+			poll.WaitOn(t, func(poll.LogT) poll.Result {
+				if len(s.RunPod.Pods()) > 0 {
+					return poll.Success()
+				}
+				return poll.Continue("no pod yet")
+			}, poll.WithTimeout(30*time.Second), poll.WithDelay(50*time.Millisecond))
+			_ = p.Signal(syscall.SIGTERM)
+		}()
+	}
+	res := runStep(t, st)
+	assert.Check(t, res.exitCode != 0, "a cancelled provision fails")
+	assert.Check(t, is.Contains(res.stdout, "provisioning cancelled"))
+	assert.Check(t, is.Len(s.RunPod.Pods(), 1))
+	assert.Check(t, is.Len(s.livePods(t), 0), "every created pod deleted before exit")
+}
+
+func TestProvisionBadConfigNamesTheKey(t *testing.T) {
+	s := startCloud(t, testMarket(testHost("h1", a4000, true)), runpodsim.Faults{}, fastConfig+"bogus_key: 1\n")
+	res := runStep(t, s.provisionStep(s.openPR(t)))
+	assert.Equal(t, res.exitCode, 1)
+	assert.Check(t, is.Contains(res.stdout, "bogus_key"))
+	assert.Check(t, is.Len(s.RunPod.Requests(), 0), "no API call before the config is valid")
+}

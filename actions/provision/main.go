@@ -1,0 +1,104 @@
+// Command provision is the start-runpod action: it provisions the cheapest
+// reviewed GPU pod that proves CUDA works and registers a single-use runner.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+
+	"github.com/org/runpod-gpu/pkg/actionio"
+	"github.com/org/runpod-gpu/pkg/actionkit"
+	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/ownership"
+	"github.com/org/runpod-gpu/pkg/provision"
+	"github.com/org/runpod-gpu/pkg/registry"
+)
+
+// Set by the release build (-ldflags -X): the proof binary shipped with this version.
+var defaultProofURL, defaultProofSHA256 string
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	io := actionio.New(os.Stdout, os.Getenv, nil)
+	if err := run(ctx, io); err != nil {
+		io.Errorf("%v", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, io *actionio.IO) error {
+	cfg, err := config.Load(or(io.Input("config-path"), config.DefaultPath))
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	pr, err1 := io.Int("pr-number", 0, 0, 1<<31)
+	group, err2 := io.Int("runner-group-id", 1, 1, 1<<53)
+	keep, err3 := io.Bool("keep-failed-pods", false)
+	appID, err4 := io.Int(actionkit.InputAppID, 0, 0, 1<<53)
+	gateApp, err5 := io.Int("gate-app-id", appID, 0, 1<<53) // gates count only from our own App by default
+	if err := firstErr(err1, err2, err3, err4, err5); err != nil {
+		return err
+	}
+	scope := ghapi.Scope(or(io.Input("runner-scope"), string(ghapi.ScopeRepo)))
+	rp, policy, err := actionkit.RunPod(io)
+	if err != nil {
+		return err
+	}
+	gh, err := actionkit.GitHub(ctx, io, io.Input("runner-org"))
+	if err != nil {
+		return err
+	}
+	current, err := actionkit.CurrentRun(io)
+	if err != nil {
+		return err
+	}
+	res, runErr := provision.Run(ctx, provision.Deps{
+		RunPod: rp, GitHub: gh, Policy: policy, Observer: provision.ActionObserver(io),
+		Images: &registry.Resolver{APIURL: io.Input("registry-api-url")},
+	}, provision.Request{
+		Config: cfg, LabelPrefix: or(io.Input("runner-label-prefix"), "runpod-gpu"), RunnerGroupID: group, Scope: scope,
+		Owner:    ownership.Tags{Repository: current.Repository, Workflow: current.Workflow, RunID: current.ID, Attempt: current.Attempt},
+		PRNumber: int(pr), ExpectedHeadSHA: io.Input("expected-head-sha"), TestedRef: io.Input("tested-ref"),
+		Reuse:          gate.ReuseQuery{CheckName: io.Input("check-name"), AppID: gateApp},
+		KeepFailedPods: keep,
+		ProofURL:       or(io.Input("proof-url"), defaultProofURL), ProofSHA256: or(io.Input("proof-sha256"), defaultProofSHA256),
+	})
+	outputs := res.Outputs()
+	keys := make([]string, 0, len(outputs))
+	for k := range outputs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := io.SetOutput(k, outputs[k]); err != nil {
+			runErr = firstErr(runErr, err)
+		}
+	}
+	if err := io.AddSummary(res.Summary(runErr)); err != nil {
+		io.Warningf("job summary: %v", err)
+	}
+	return runErr
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+package provision
+
+import (
+	"context"
+	"errors"
+
+	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/plan"
+	"github.com/org/runpod-gpu/pkg/runpod"
+)
+
+// plan reads the catalog once per allowed cloud (one read by default) and,
+// only when continents are configured, the data-center list; any failure
+// falls back to the static reviewed candidates.
+func (r *run) plan(ctx context.Context) plan.Plan {
+	cfg := r.cfg
+	continents, countries := cfg.SplitRegions()
+	in := plan.Input{
+		GPUCount: cfg.GPUCount, MinVRAMGB: cfg.MinVRAMGB, MaxPriceCandidates: cfg.MaxPriceCandidates,
+		MaxAttempts: cfg.MaxProvisionAttempts, Continents: continents, Zones: cfg.Zones,
+	}
+	for _, t := range cfg.GPUTiers {
+		in.Tiers = append(in.Tiers, plan.Tier{Name: t.Name, GPUIDs: t.GPUIDs})
+	}
+	for _, c := range cfg.Clouds {
+		in.Clouds = append(in.Clouds, string(c))
+	}
+	known := map[string]bool{}
+	for _, cloud := range cfg.Clouds {
+		gpus, err := r.deps.RunPod.ListGPUTypes(ctx, runpod.GPUQuery{
+			Include: true, Product: runpod.ProductPod, Cloud: string(cloud), Count: cfg.GPUCount,
+			CountryCodes: countries, MinCudaVersion: cfg.MinCUDAVersion.String(),
+		})
+		if err != nil {
+			in.CatalogErr = errors.Join(in.CatalogErr, err)
+			continue
+		}
+		for _, g := range gpus {
+			if !known[g.ID] {
+				known[g.ID] = true
+				in.KnownGPUIDs = append(in.KnownGPUIDs, g.ID)
+			}
+			in.Offers = append(in.Offers, offer(g, cloud))
+		}
+	}
+	if in.CatalogErr == nil && len(continents) > 0 {
+		dcs, err := r.deps.RunPod.ListDataCenters(ctx, runpod.DataCenterQuery{})
+		if err != nil {
+			in.CatalogErr = err
+		} else {
+			in.DataCenterRegions = map[string]string{}
+			for _, dc := range dcs {
+				in.DataCenterRegions[dc.ID] = string(dc.Region)
+			}
+		}
+	}
+	return plan.Build(in)
+}
+
+// offer turns one catalog entry into the plan's view of it in one cloud.
+func offer(g runpod.GPUType, cloud config.Cloud) plan.Offer {
+	o := plan.Offer{GPUID: g.ID, MemoryGB: g.Memory, Cloud: string(cloud), Availability: string(g.Availability)}
+	switch {
+	case cloud == config.CloudSecure && g.Secure:
+		o.PricePerHour = float64(g.Price.Secure)
+	case cloud == config.CloudCommunity && g.Community:
+		o.PricePerHour = float64(g.Price.Community)
+	}
+	if g.Availability == "" {
+		o.Availability = string(runpod.AvailabilityNone) // asked for and absent: not known to be in stock
+	}
+	for _, dc := range g.DataCenters {
+		o.DataCenters = append(o.DataCenters, plan.DataCenterStock{ID: dc.ID, Availability: string(dc.Availability)})
+	}
+	return o
+}

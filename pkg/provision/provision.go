@@ -1,0 +1,353 @@
+// Package provision turns a reviewed GPU allowlist into one accepted pod
+// running a single-use JIT runner: plan candidates from one catalog read, then
+// for each candidate mint a runner config, create one pod, watch it prove CUDA
+// and register, and accept it or delete it at once — within the attempt,
+// failure and spend bounds, never leaving a pod it created behind.
+package provision
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/go-github/v66/github"
+
+	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/lifecycle"
+	"github.com/org/runpod-gpu/pkg/ownership"
+	"github.com/org/runpod-gpu/pkg/plan"
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/runpod"
+)
+
+// RunPod is the part of the RunPod client provisioning uses.
+type RunPod interface {
+	ListGPUTypes(ctx context.Context, q runpod.GPUQuery) ([]runpod.GPUType, error)
+	ListDataCenters(ctx context.Context, q runpod.DataCenterQuery) ([]runpod.DataCenter, error)
+	CreatePod(ctx context.Context, r runpod.CreatePodRequest) (*runpod.Pod, error)
+	GetPod(ctx context.Context, id string) (*runpod.Pod, error)
+	ListPods(ctx context.Context, q runpod.ListPodsQuery) ([]runpod.Pod, error)
+	DeletePod(ctx context.Context, id string) error
+}
+
+// GitHub is the part of the GitHub client provisioning uses.
+type GitHub interface {
+	GenerateJITConfig(ctx context.Context, req ghapi.JITRequest) (*ghapi.JITConfig, error)
+	RunnerByName(ctx context.Context, name string, scope ghapi.Scope) (*github.Runner, bool, error)
+	DeleteRunner(ctx context.Context, id int64, scope ghapi.Scope) error
+	GetPullRequest(ctx context.Context, number int) (*github.PullRequest, error)
+	gate.CheckRunLister
+}
+
+// ImageResolver pins an image tag to its current digest.
+type ImageResolver interface {
+	Resolve(ctx context.Context, image string) (string, error)
+}
+
+// Observer hears what a provision run does, as it happens: the action turns
+// these into log lines and outputs. Every method must be quick.
+type Observer interface {
+	Logf(format string, args ...any)
+	// PodCreated publishes a pod id the moment it exists, so failure-path cleanup can find it.
+	PodCreated(podID string)
+	// AttemptDone reports one finished attempt (a structured log line).
+	AttemptDone(a cost.Attempt)
+}
+
+// Deps are the services a run uses. Policy supplies the clock and every wait.
+type Deps struct {
+	RunPod   RunPod
+	GitHub   GitHub
+	Images   ImageResolver
+	Policy   *reqpolicy.Policy
+	Observer Observer
+}
+
+// Request describes one provision run.
+type Request struct {
+	Config *config.Config
+	// Owner tags every pod (repository, workflow, run id, attempt).
+	Owner ownership.Tags
+	// LabelPrefix starts the per-attempt runner label <prefix>-<run>-<attempt>-c<N>.
+	LabelPrefix   string
+	RunnerGroupID int64
+	Scope         ghapi.Scope
+	// PRNumber and ExpectedHeadSHA drive the obsolescence checks; PRNumber 0 is a manual validation.
+	PRNumber        int
+	ExpectedHeadSHA string
+	// TestedRef enables the gate reuse lookup right before spending (empty: none).
+	TestedRef string
+	Reuse     gate.ReuseQuery
+	// KeepFailedPods keeps rejected pods for inspection instead of deleting them.
+	KeepFailedPods bool
+	// ProofURL and ProofSHA256 locate the CUDA smoke proof binary.
+	ProofURL, ProofSHA256 string
+}
+
+// Decision says whether the paid path ran.
+type Decision string
+
+// Paid-path decisions.
+const (
+	DecisionPaid   Decision = "paid"
+	DecisionReused Decision = "reused"
+)
+
+// Accepted describes the pod that passed.
+type Accepted struct {
+	PodID          string
+	RunnerLabel    string
+	GPU            string
+	Candidate      string
+	Tier           string
+	Cloud          string
+	Price          cost.Price
+	StartupSeconds int64
+	StartedAt      time.Time
+}
+
+// Result is what a run produced; on error it still says what was spent.
+type Result struct {
+	Decision       Decision
+	ReusedCheckURL string
+	Image          string
+	Plan           plan.Plan
+	WorstCase      plan.WorstCase
+	Accepted       *Accepted
+	Attempts       []cost.Attempt
+	RetainedPodIDs []string
+	Warnings       []string
+}
+
+// RejectedCost sums what rejected candidates cost (unknown parts stay unknown).
+func (r Result) RejectedCost() (known cost.Money, unknown int) {
+	total := 0.0
+	for _, a := range r.Attempts {
+		if a.Outcome != cost.OutcomeRejected {
+			continue
+		}
+		if d := a.Dollars(); d.Known {
+			total += d.USD
+		} else {
+			unknown++
+		}
+	}
+	return cost.KnownMoney(total), unknown
+}
+
+// ErrExhausted, ErrStartupFailures, ErrObsolete, ErrUnconfirmedDeletion and
+// ErrStopped classify why a run ended without an accepted pod.
+var (
+	ErrExhausted           = errors.New("provision attempts exhausted")
+	ErrStartupFailures     = errors.New("too many consecutive startup failures")
+	ErrObsolete            = errors.New("pull request is obsolete")
+	ErrUnconfirmedDeletion = errors.New("a rejected pod's deletion is unconfirmed")
+	ErrStopped             = errors.New("provisioning stopped")
+)
+
+// RunError is a failed run with the cost of what it rejected.
+type RunError struct {
+	Err      error
+	Detail   string
+	Rejected int
+	Seconds  int64 // known paid seconds of rejected pods
+	Dollars  cost.Money
+	Unknown  int // rejected pods whose cost is unknown
+}
+
+func (e *RunError) Error() string {
+	s := fmt.Sprintf("%v: %s; %d pod(s) rejected, %d paid second(s), %s estimated", e.Err, e.Detail, e.Rejected, e.Seconds, e.Dollars)
+	if e.Unknown > 0 {
+		s += fmt.Sprintf(" (+%d with unknown cost)", e.Unknown)
+	}
+	return s
+}
+
+// Unwrap exposes the classifying sentinel.
+func (e *RunError) Unwrap() error { return e.Err }
+
+// run is one provision invocation's state.
+type run struct {
+	deps    Deps
+	req     Request
+	cfg     *config.Config
+	deleter *lifecycle.Deleter
+	res     Result
+	created []string        // every pod this invocation created, in order
+	live    map[string]bool // created pods not yet confirmed deleted (and not handed over)
+}
+
+// Run provisions one pod. On ctx cancellation (SIGTERM) it deletes every pod
+// it created, within seconds, before returning.
+func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
+	r := &run{deps: deps, req: req, cfg: req.Config, live: map[string]bool{},
+		deleter: &lifecycle.Deleter{Pods: deps.RunPod, Policy: deps.Policy, Logf: deps.Observer.Logf}}
+	res, err := r.provision(ctx)
+	if ctx.Err() != nil {
+		r.deleteAllCreated()
+		if err == nil {
+			err = ctx.Err()
+		}
+		return r.res, fmt.Errorf("provisioning cancelled: %w", err)
+	}
+	return res, err
+}
+
+func (r *run) logf(format string, args ...any) { r.deps.Observer.Logf(format, args...) }
+func (r *run) now() time.Time                  { return r.deps.Policy.Now() }
+
+func (r *run) provision(ctx context.Context) (Result, error) {
+	probe := r.req.Owner
+	probe.Candidate = 1 // each attempt sets its own
+	if err := probe.Validate(); err != nil {
+		return r.res, err
+	}
+	// The paid path is decided right before any spend; the lookup fails open.
+	if r.req.TestedRef != "" && r.req.PRNumber > 0 {
+		q := r.req.Reuse
+		q.HeadSHA, q.TestedRef = r.req.ExpectedHeadSHA, r.req.TestedRef
+		d := gate.DecideReuse(ctx, r.deps.GitHub, q)
+		r.logf("paid-path decision: %s", d.Reason)
+		if d.Reuse {
+			r.res.Decision, r.res.ReusedCheckURL = DecisionReused, d.CheckURL
+			return r.res, nil
+		}
+	}
+	r.res.Decision = DecisionPaid
+
+	image, err := r.deps.Images.Resolve(ctx, r.cfg.Image)
+	if err != nil {
+		return r.res, fmt.Errorf("runner image: %w (no GPU was allocated)", err)
+	}
+	r.res.Image = image
+	r.logf("runner image: %s", image)
+
+	r.res.Plan = r.plan(ctx)
+	r.res.WorstCase = r.res.Plan.WorstCase(r.cfg.StartupTimeout(), r.cfg.Lifetime())
+	r.res.Warnings = append(r.res.Warnings, r.res.Plan.Warnings...)
+	for _, w := range r.res.Plan.Warnings {
+		r.logf("warning: %s", w)
+	}
+	r.logf("plan (%d candidates, worst-case spend %s):\n%s", len(r.res.Plan.Candidates), r.res.WorstCase, r.res.Plan.Table())
+	if len(r.res.Plan.Candidates) == 0 {
+		return r.res, r.fail(ErrExhausted, "the plan has no candidate")
+	}
+
+	consecutive := 0
+	for _, c := range r.res.Plan.Candidates {
+		if err := r.checkPR(ctx); err != nil {
+			return r.res, err
+		}
+		if err := r.checkCeiling(c); err != nil {
+			return r.res, err
+		}
+		out, err := r.attempt(ctx, c)
+		if err != nil {
+			return r.res, err
+		}
+		switch out {
+		case outcomeAccepted:
+			return r.res, nil
+		case outcomeStartupFailure:
+			consecutive++
+			if max := r.cfg.MaxConsecutiveStartupFailures; max > 0 && consecutive >= max {
+				return r.res, r.fail(ErrStartupFailures, fmt.Sprintf("%d created pods in a row never came online (max_consecutive_startup_failures %d); the provider is not delivering runners", consecutive, max))
+			}
+		}
+	}
+	return r.res, r.fail(ErrExhausted, fmt.Sprintf("all %d candidates tried (max_provision_attempts %d)", len(r.res.Plan.Candidates), r.cfg.MaxProvisionAttempts))
+}
+
+// fail wraps a sentinel with what the rejected candidates cost.
+func (r *run) fail(sentinel error, detail string) error {
+	e := &RunError{Err: sentinel, Detail: detail}
+	total := 0.0
+	for _, a := range r.res.Attempts {
+		if a.Outcome != cost.OutcomeRejected {
+			continue
+		}
+		e.Rejected++
+		if a.Seconds.Known {
+			e.Seconds += a.Seconds.N
+		}
+		if d := a.Dollars(); d.Known {
+			total += d.USD
+		} else {
+			e.Unknown++
+		}
+	}
+	e.Dollars = cost.KnownMoney(total)
+	return e
+}
+
+// checkPR stops before spending on an obsolete PR. Unknown state (an API
+// error) never means obsolete.
+func (r *run) checkPR(ctx context.Context) error {
+	obsolete, why := r.prObsolete(ctx)
+	if obsolete {
+		return r.fail(ErrObsolete, why)
+	}
+	return nil
+}
+
+func (r *run) prObsolete(ctx context.Context) (bool, string) {
+	if r.req.PRNumber <= 0 {
+		return false, ""
+	}
+	pr, err := r.deps.GitHub.GetPullRequest(ctx, r.req.PRNumber)
+	if err != nil {
+		r.logf("PR #%d state unknown (%v): carrying on", r.req.PRNumber, err)
+		return false, ""
+	}
+	if pr.GetState() != "open" {
+		return true, fmt.Sprintf("PR #%d is %s", r.req.PRNumber, pr.GetState())
+	}
+	if head := pr.GetHead().GetSHA(); r.req.ExpectedHeadSHA != "" && head != r.req.ExpectedHeadSHA {
+		return true, fmt.Sprintf("PR #%d head moved from %s to %s", r.req.PRNumber, r.req.ExpectedHeadSHA, head)
+	}
+	return false, ""
+}
+
+// checkCeiling refuses a candidate whose worst case would pass the spend ceiling.
+func (r *run) checkCeiling(c plan.Candidate) error {
+	ceiling, ok := r.cfg.SpendCeiling()
+	if !ok {
+		return nil
+	}
+	spent, _ := r.res.RejectedCost()
+	if !c.PriceKnown {
+		return r.fail(ErrStopped, fmt.Sprintf("candidate %s has no known price and max_run_spend_usd is set", c.Name))
+	}
+	if next := spent.USD + c.PricePerHour*r.cfg.StartupTimeout().Hours(); next > ceiling {
+		return r.fail(ErrStopped, fmt.Sprintf("candidate %s could bring the run to $%.4f, above max_run_spend_usd $%.2f", c.Name, next, ceiling))
+	}
+	return nil
+}
+
+// runnerLabel is the attempt's unique label and runner name.
+func (r *run) runnerLabel(n int) string {
+	return fmt.Sprintf("%s-%d-%d-c%d", r.req.LabelPrefix, r.req.Owner.RunID, r.req.Owner.Attempt, n)
+}
+
+// deleteAllCreated deletes every pod still alive, on a fresh bounded context:
+// the run's own context is already cancelled.
+func (r *run) deleteAllCreated() {
+	for _, id := range r.created {
+		if !r.live[id] {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(context.Background()), 30*time.Second)
+		at, err := r.deleter.Delete(ctx, id)
+		cancel()
+		if err != nil {
+			r.logf("cancelled: pod %s: %v", id, err)
+			continue
+		}
+		delete(r.live, id)
+		r.logf("cancelled: pod %s deleted at %s", id, at.Format(time.RFC3339))
+	}
+}

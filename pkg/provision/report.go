@@ -1,0 +1,130 @@
+package provision
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/org/runpod-gpu/pkg/actionio"
+	"github.com/org/runpod-gpu/pkg/cost"
+)
+
+// Outputs are the action outputs of a result (also written on failure, so the
+// cleanup and gate steps see what was spent). pod-id is present only for an
+// accepted pod: otherwise the id published at creation must stay for cleanup.
+func (r Result) Outputs() map[string]string {
+	known, unknown := r.RejectedCost()
+	rejected := fmt.Sprintf("%.4f", known.USD)
+	if unknown > 0 {
+		rejected += "+unknown"
+	}
+	out := map[string]string{
+		"paid-path":         string(r.Decision),
+		"reused-check-url":  r.ReusedCheckURL,
+		"image":             r.Image,
+		"attempts":          strconv.Itoa(len(r.Attempts)),
+		"rejected-cost-usd": rejected,
+		"retained-pod-ids":  strings.Join(r.RetainedPodIDs, ","),
+		"runner-label":      "",
+		"gpu-type":          "",
+		"candidate":         "",
+		"tier":              "",
+		"price-per-hour":    "",
+		"startup-seconds":   "",
+		"started-at":        "",
+	}
+	if a := r.Accepted; a != nil {
+		out["pod-id"], out["runner-label"], out["gpu-type"] = a.PodID, a.RunnerLabel, a.GPU
+		out["candidate"], out["tier"] = a.Candidate, a.Tier
+		if a.Price.Known {
+			out["price-per-hour"] = strconv.FormatFloat(a.Price.PerHour, 'f', -1, 64)
+		}
+		out["startup-seconds"] = strconv.FormatInt(a.StartupSeconds, 10)
+		if !a.StartedAt.IsZero() {
+			out["started-at"] = a.StartedAt.UTC().Format("2006-01-02T15:04:05Z07:00")
+		}
+	}
+	return out
+}
+
+// Summary renders the job summary: the decision, the accepted pod, every
+// attempt with its reason and cost, the plan and its worst case, warnings.
+func (r Result) Summary(runErr error) string {
+	var b strings.Builder
+	b.WriteString("## RunPod GPU provision\n\n")
+	switch {
+	case r.Decision == DecisionReused:
+		fmt.Fprintf(&b, "**Reused**: this tested ref already passed. No pod was created.\n\nEvidence: %s\n", r.ReusedCheckURL)
+		return b.String()
+	case r.Accepted != nil:
+		a := r.Accepted
+		fmt.Fprintf(&b, "**Accepted** `%s` on **%s** (%s, tier %s) at **%s**, runner label `%s`, online %d s after the pod started, after %d attempt(s).\n\n",
+			a.PodID, a.GPU, a.Candidate, a.Tier, a.Price, a.RunnerLabel, a.StartupSeconds, len(r.Attempts))
+	case runErr != nil:
+		fmt.Fprintf(&b, "**Failed**: %s\n\n", runErr)
+	}
+	if r.Image != "" {
+		fmt.Fprintf(&b, "Runner image: `%s`\n\n", r.Image)
+	}
+	if len(r.Attempts) > 0 {
+		b.WriteString("| # | candidate | GPU | pod | $/h | outcome | reason | paid s | cost |\n|---|---|---|---|---|---|---|---|---|\n")
+		for _, a := range r.Attempts {
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", a.Number, a.Candidate, a.GPU, orDash(a.PodID),
+				priceCell(a.Price), a.Outcome, escapeCell(orDash(a.Reason)), a.Seconds, a.Dollars())
+		}
+		known, unknown := r.RejectedCost()
+		fmt.Fprintf(&b, "\nRejected candidates cost %s", known)
+		if unknown > 0 {
+			fmt.Fprintf(&b, " plus %d with unknown cost", unknown)
+		}
+		b.WriteString(".\n")
+	}
+	if len(r.RetainedPodIDs) > 0 {
+		ids := append([]string(nil), r.RetainedPodIDs...)
+		sort.Strings(ids)
+		fmt.Fprintf(&b, "\n**Kept for inspection (still billing):** %s\n", strings.Join(ids, ", "))
+	}
+	if len(r.Plan.Candidates) > 0 {
+		fmt.Fprintf(&b, "\n<details><summary>Plan (worst-case spend %s)</summary>\n\n%s\n</details>\n", r.WorstCase, r.Plan.Table())
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(&b, "\n> [!WARNING]\n> %s\n", w)
+	}
+	fmt.Fprintf(&b, "\n%s\n", cost.Disclaimer)
+	return b.String()
+}
+
+func priceCell(p cost.Price) string {
+	if !p.Known {
+		return "unknown"
+	}
+	return strconv.FormatFloat(p.PerHour, 'f', 2, 64)
+}
+
+func escapeCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+// ActionObserver reports a run to the Actions runner: plain log lines, the
+// structured attempt lines the cost history reads, and the pod-id output the
+// moment a pod exists (the last one written wins: the accepted pod).
+func ActionObserver(io *actionio.IO) Observer { return &actionObserver{io: io} }
+
+type actionObserver struct {
+	io      *actionio.IO
+	created []string
+}
+
+func (o *actionObserver) Logf(format string, args ...any) { o.io.Infof(format, args...) }
+
+func (o *actionObserver) PodCreated(podID string) {
+	o.created = append(o.created, podID)
+	// Published at once so a failure-path cleanup can find the pod even if
+	// this process dies before it finishes.
+	err := errors.Join(o.io.SetOutput("pod-id", podID), o.io.SetOutput("created-pod-ids", strings.Join(o.created, ",")))
+	if err != nil {
+		o.io.Warningf("could not publish pod id %s: %v", podID, err)
+	}
+}
+
+func (o *actionObserver) AttemptDone(a cost.Attempt) { o.io.Infof("%s", cost.AttemptLine(a).Format()) }
