@@ -1,0 +1,82 @@
+// Command local-gate is the relay of a maintainer's local GPU validation: it
+// re-verifies the dispatched evidence and publishes the CI GPU gate. It holds
+// only the workflow's token and runs no pull-request code.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/org/runpod-gpu/pkg/actionio"
+	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/localgate"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	io := actionio.New(os.Stdout, actionio.Env(), nil)
+	err := run(ctx, io)
+	stop()
+	if err != nil {
+		io.Errorf("%v", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, io *actionio.IO) error {
+	token := io.SecretInput("github-token")
+	if token == "" {
+		return &actionio.InputError{Input: "github-token", Expected: "a token that can create check runs (default: github.token)"}
+	}
+	pr, err := io.Int(localgate.InputPRNumber, 0, 1, math.MaxInt32)
+	if err != nil {
+		return err
+	}
+	commentID, err := io.Int(localgate.InputCommentID, 0, 1, math.MaxInt64)
+	if err != nil {
+		return err
+	}
+	repository := io.Getenv("GITHUB_REPOSITORY")
+	owner, name, _ := strings.Cut(repository, "/")
+	gh, err := ghapi.New(ctx, ghapi.Options{BaseURL: io.Getenv("GITHUB_API_URL"), Token: token, Owner: owner, Repo: name})
+	if err != nil {
+		return err
+	}
+	runID, _ := strconv.ParseInt(io.Getenv("GITHUB_RUN_ID"), 10, 64)
+	runURL := ""
+	if server := io.Getenv("GITHUB_SERVER_URL"); server != "" && runID > 0 {
+		runURL = fmt.Sprintf("%s/%s/actions/runs/%d", strings.TrimRight(server, "/"), repository, runID)
+	}
+
+	published, err := localgate.Relay(ctx, gh, localgate.RelayRequest{
+		Repository: repository, PRNumber: int(pr), SHA: io.Input(localgate.InputSHA), CommentID: commentID,
+		Dispatcher: io.Getenv("GITHUB_ACTOR"), TriggeringActor: io.Getenv("GITHUB_TRIGGERING_ACTOR"),
+		Event: io.Getenv("GITHUB_EVENT_NAME"), WorkflowRef: io.Getenv("GITHUB_REF"),
+	}, localgate.PublishOptions{CheckName: io.Input("check-name"), RunID: runID, RunURL: runURL})
+	if errors.Is(err, localgate.ErrRefused) {
+		// The summary says why in the run's page, where the maintainer looks first.
+		return errors.Join(err, io.AddSummary(fmt.Sprintf("### Local GPU gate not published\n\n%s\n", err)))
+	}
+	if err != nil {
+		return err
+	}
+	for _, out := range [][2]string{
+		{"check-run-id", strconv.FormatInt(published.CheckRunID, 10)},
+		{"check-run-url", published.CheckRunURL},
+		{"external-id", published.ExternalID},
+		{"evidence-url", published.CommentURL},
+	} {
+		if err := io.SetOutput(out[0], out[1]); err != nil {
+			return err
+		}
+	}
+	io.Infof("published %s for %s from %s", published.ExternalID, published.SHA, published.CommentURL)
+	return io.AddSummary(published.Summary())
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/actionio"
+	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/localgate"
+	"github.com/org/runpod-gpu/pkg/sim/githubsim"
+)
+
+const (
+	repoFull = "octo/gpu-lib"
+	token    = "ghs_relay_token"
+)
+
+var headSHA = strings.Repeat("a", 40)
+
+// runner is the Actions runner's side of one step: environment and files.
+type runner struct {
+	srv    *githubsim.Server
+	env    map[string]string
+	stdout bytes.Buffer
+}
+
+// newRunner sets up a labelled PR with a maintainer's evidence comment and
+// the environment of a relay run dispatched by that maintainer.
+func newRunner(t *testing.T) *runner {
+	t.Helper()
+	srv := githubsim.New(
+		githubsim.WithClock(githubsim.NewManualClock(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))),
+		githubsim.WithToken(token, githubsim.ActionsIdentity()),
+	)
+	assert.NilError(t, srv.AddRepo(githubsim.Repo{Owner: "octo", Name: "gpu-lib"}))
+	assert.NilError(t, srv.SetRole(repoFull, "maint", "maintain"))
+	assert.NilError(t, srv.SetRole(repoFull, "writer", "write"))
+	pr, err := srv.AddPullRequest(repoFull, githubsim.PullRequestSpec{
+		Author: "maint", HeadRef: "feature", HeadSHA: headSHA, Labels: []string{gate.LocalLabel},
+	})
+	assert.NilError(t, err)
+	body, err := localgate.Evidence{
+		SHA: headSHA, GPUName: "NVIDIA GeForce RTX 4090", Driver: "550.54.14", CUDAVersion: "12.4",
+		Duration: 5 * time.Minute, LogSHA256: strings.Repeat("d", 64), Command: "make gpu-test",
+	}.Comment()
+	assert.NilError(t, err)
+	comment, err := srv.AddIssueComment(repoFull, pr, "maint", body)
+	assert.NilError(t, err)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+
+	dir := t.TempDir()
+	return &runner{srv: srv, env: map[string]string{
+		"INPUT_GITHUB-TOKEN":  token,
+		"INPUT_PR-NUMBER":     strconv.Itoa(pr),
+		"INPUT_SHA":           headSHA,
+		"INPUT_COMMENT-ID":    strconv.FormatInt(comment, 10),
+		"INPUT_CHECK-NAME":    "CI GPU gate",
+		"GITHUB_REPOSITORY":   repoFull,
+		"GITHUB_API_URL":      ts.URL,
+		"GITHUB_SERVER_URL":   "https://github.com",
+		"GITHUB_RUN_ID":       "77",
+		"GITHUB_ACTOR":        "maint",
+		"GITHUB_EVENT_NAME":   "workflow_dispatch",
+		"GITHUB_REF":          "refs/heads/main",
+		"GITHUB_OUTPUT":       filepath.Join(dir, "output"),
+		"GITHUB_STEP_SUMMARY": filepath.Join(dir, "summary"),
+	}}
+}
+
+func (r *runner) run(t *testing.T) error {
+	t.Helper()
+	return run(context.Background(), actionio.New(&r.stdout, func(k string) string { return r.env[k] }, nil))
+}
+
+func (r *runner) file(t *testing.T, key string) string {
+	t.Helper()
+	b, err := os.ReadFile(r.env[key])
+	if errors.Is(err, os.ErrNotExist) {
+		return ""
+	}
+	assert.NilError(t, err)
+	return string(b)
+}
+
+func TestRelayPublishes(t *testing.T) {
+	r := newRunner(t)
+	assert.NilError(t, r.run(t))
+
+	runs := r.srv.CheckRuns(repoFull, headSHA)
+	assert.Assert(t, is.Len(runs, 1))
+	assert.Equal(t, runs[0].ExternalID, "local-gpu-gate:v1:"+headSHA)
+	assert.Check(t, is.Contains(runs[0].Output.Summary, "https://github.com/octo/gpu-lib/actions/runs/77"))
+
+	outputs := r.file(t, "GITHUB_OUTPUT")
+	for _, want := range []string{"check-run-id", "check-run-url", "external-id", "local-gpu-gate:v1:" + headSHA, "evidence-url"} {
+		assert.Check(t, is.Contains(outputs, want))
+	}
+	assert.Check(t, is.Contains(r.file(t, "GITHUB_STEP_SUMMARY"), "### Local GPU gate published for `"+headSHA+"`"))
+	// Only the mask command may name the token: it is how the runner learns to hide it.
+	log := strings.ReplaceAll(r.stdout.String(), "::add-mask::"+token, "")
+	assert.Check(t, !strings.Contains(log+outputs, token), "the token leaked")
+}
+
+func TestRelayRefusalFailsTheStep(t *testing.T) {
+	r := newRunner(t)
+	r.env["GITHUB_ACTOR"] = "writer"
+
+	err := r.run(t)
+	assert.Assert(t, errors.Is(err, localgate.ErrRefused), "got %v", err)
+	assert.ErrorContains(t, err, `local GPU gate refused (dispatcher-role): dispatcher writer has role "write"`)
+	assert.Check(t, is.Contains(r.file(t, "GITHUB_STEP_SUMMARY"), "### Local GPU gate not published"))
+	assert.Check(t, is.Equal(r.file(t, "GITHUB_OUTPUT"), ""))
+	assert.Check(t, is.Len(r.srv.CheckRuns(repoFull, headSHA), 0))
+}
+
+func TestRelayBadInputs(t *testing.T) {
+	tests := []struct {
+		name, key, value, wantErr string
+	}{
+		{"no token", "INPUT_GITHUB-TOKEN", "", "input github-token: a token that can create check runs"},
+		{"PR number not a number", "INPUT_PR-NUMBER", "12a", `input pr-number = "12a": want an integer from 1 to`},
+		{"negative comment id", "INPUT_COMMENT-ID", "-4", `input comment-id = "-4": want an integer from 1 to`},
+		{"missing sha", "INPUT_SHA", "", `local GPU gate refused (request): sha "": want a full lowercase commit SHA`},
+		{"missing PR number", "INPUT_PR-NUMBER", "", "local GPU gate refused (request): pr-number 0: want a pull request number"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRunner(t)
+			r.env[tc.key] = tc.value
+			assert.ErrorContains(t, r.run(t), tc.wantErr)
+			assert.Check(t, is.Len(r.srv.CheckRuns(repoFull, headSHA), 0))
+		})
+	}
+}

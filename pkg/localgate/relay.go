@@ -1,0 +1,299 @@
+package localgate
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v66/github"
+
+	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/ghapi"
+)
+
+// The relay workflow's dispatch inputs (and the relay action's inputs), as
+// the local command sends them.
+const (
+	InputPRNumber  = "pr-number"
+	InputSHA       = "sha"
+	InputCommentID = "comment-id"
+)
+
+// RelayClient is what Verify reads from GitHub. *ghapi.Client has it.
+type RelayClient interface {
+	GetPullRequest(ctx context.Context, number int) (*github.PullRequest, error)
+	PermissionRole(ctx context.Context, user string) (string, error)
+	ListIssueComments(ctx context.Context, number int) ([]*github.IssueComment, error)
+}
+
+// RelayPublisher is what Relay needs: the reads plus creating the check run.
+type RelayPublisher interface {
+	RelayClient
+	gate.CheckRunCreator
+}
+
+// RelayRequest is one dispatch of the relay workflow, as the runner reports it.
+type RelayRequest struct {
+	Repository string // "owner/name" running the relay (GITHUB_REPOSITORY)
+	PRNumber   int    // input pr-number
+	SHA        string // input sha: the commit the evidence is for
+	CommentID  int64  // input comment-id: the evidence comment
+	// Dispatcher is who dispatched the workflow (GITHUB_ACTOR).
+	Dispatcher string
+	// TriggeringActor is who started this attempt (GITHUB_TRIGGERING_ACTOR);
+	// when it differs from Dispatcher (a re-run) that user is checked too.
+	TriggeringActor string
+	// Event must be workflow_dispatch (GITHUB_EVENT_NAME).
+	Event string
+	// WorkflowRef must be the default branch, refs/heads/<default> (GITHUB_REF):
+	// a relay run from any other branch could be running pull-request code.
+	WorkflowRef string
+}
+
+// Verified is what the relay established before publishing.
+type Verified struct {
+	PRNumber   int
+	SHA        string
+	BaseSHA    string
+	Dispatcher string
+	// DispatcherRole is the dispatcher's role_name (admin or maintain).
+	DispatcherRole string
+	CommentID      int64
+	CommentURL     string
+	CommentAuthor  string
+	Evidence       Evidence
+}
+
+// privilegedRoles may vouch for a local validation (like check_permission).
+var privilegedRoles = map[string]bool{ghapi.RoleAdmin: true, ghapi.RoleMaintain: true}
+
+// repositoryRE is "owner/name" as GitHub spells repositories.
+var repositoryRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
+
+// Verify re-checks everything the relay relies on, reading GitHub only. A
+// failed check is a *RefusedError naming it; a GitHub error is returned
+// wrapped (nothing can be verified on an unknown state, so nothing publishes).
+func Verify(ctx context.Context, gh RelayClient, req RelayRequest) (Verified, error) {
+	if err := req.validate(); err != nil {
+		return Verified{}, err
+	}
+	v := Verified{PRNumber: req.PRNumber, SHA: req.SHA, CommentID: req.CommentID, Dispatcher: req.Dispatcher}
+
+	role, err := requireRole(ctx, gh, CheckDispatcherRole, "dispatcher", req.Dispatcher)
+	if err != nil {
+		return Verified{}, err
+	}
+	v.DispatcherRole = role
+	if req.TriggeringActor != "" && !strings.EqualFold(req.TriggeringActor, req.Dispatcher) {
+		if _, err := requireRole(ctx, gh, CheckDispatcherRole, "re-running actor", req.TriggeringActor); err != nil {
+			return Verified{}, err
+		}
+	}
+
+	first, err := gh.GetPullRequest(ctx, req.PRNumber)
+	if err != nil {
+		return Verified{}, fmt.Errorf("read PR #%d: %w", req.PRNumber, err)
+	}
+	if err := checkPullRequest(first, req.Repository, req.SHA); err != nil {
+		return Verified{}, err
+	}
+	if want := "refs/heads/" + first.GetBase().GetRepo().GetDefaultBranch(); req.WorkflowRef != want {
+		return Verified{}, refuse(CheckTrigger, "the relay runs on %q, not on the default branch (%s); dispatch it on the default branch", req.WorkflowRef, want)
+	}
+	v.BaseSHA = first.GetBase().GetSHA()
+
+	comment, err := findComment(ctx, gh, req.PRNumber, req.CommentID)
+	if err != nil {
+		return Verified{}, err
+	}
+	author := comment.GetUser().GetLogin()
+	if _, err := requireRole(ctx, gh, CheckCommentAuthor, "comment author", author); err != nil {
+		return Verified{}, err
+	}
+	body := comment.GetBody()
+	firstLine, _, _ := strings.Cut(body, "\n")
+	markerSHA, err := ParseMarker(firstLine)
+	if err != nil {
+		return Verified{}, refuse(CheckMarker, "comment %d: %v", req.CommentID, err)
+	}
+	if markerSHA != req.SHA {
+		return Verified{}, refuse(CheckMarker, "comment %d is evidence for %s, not for the dispatched %s", req.CommentID, markerSHA, req.SHA)
+	}
+	evidence, err := ParseEvidence(body)
+	if err != nil {
+		return Verified{}, refuse(CheckEvidence, "comment %d: %v", req.CommentID, err)
+	}
+	v.CommentURL, v.CommentAuthor, v.Evidence = comment.GetHTMLURL(), author, evidence
+
+	// Read the PR again: a push or a base change while we verified means the
+	// evidence may no longer describe what would merge.
+	second, err := gh.GetPullRequest(ctx, req.PRNumber)
+	if err != nil {
+		return Verified{}, fmt.Errorf("re-read PR #%d: %w", req.PRNumber, err)
+	}
+	if diff := prChanges(first, second); diff != "" {
+		return Verified{}, refuse(CheckPRUnchanged, "PR #%d changed while the relay verified it (%s); dispatch the relay again", req.PRNumber, diff)
+	}
+	return v, nil
+}
+
+func (req RelayRequest) validate() error {
+	switch {
+	case !repositoryRE.MatchString(req.Repository):
+		return refuse(CheckRequest, "repository %q: want owner/name", clipText(req.Repository))
+	case req.PRNumber <= 0:
+		return refuse(CheckRequest, "%s %d: want a pull request number", InputPRNumber, req.PRNumber)
+	case !shaRE.MatchString(req.SHA):
+		return refuse(CheckRequest, "%s %q: want a full lowercase commit SHA", InputSHA, clipText(req.SHA))
+	case req.CommentID <= 0:
+		return refuse(CheckRequest, "%s %d: want the evidence comment's id", InputCommentID, req.CommentID)
+	case req.Dispatcher == "":
+		return refuse(CheckRequest, "the dispatcher is unknown (GITHUB_ACTOR is empty)")
+	case req.Event != "workflow_dispatch":
+		return refuse(CheckTrigger, "event %q: the relay runs only from workflow_dispatch", req.Event)
+	}
+	return nil
+}
+
+// requireRole refuses unless user is admin or maintain, per role_name.
+func requireRole(ctx context.Context, gh RelayClient, check Check, who, user string) (string, error) {
+	if user == "" {
+		return "", refuse(check, "the %s is unknown", who)
+	}
+	role, err := gh.PermissionRole(ctx, user)
+	if err != nil {
+		return "", fmt.Errorf("read the role of %s %s: %w", who, user, err)
+	}
+	if !privilegedRoles[role] {
+		return "", refuse(check, "%s %s has role %q; a local GPU validation needs admin or maintain", who, user, role)
+	}
+	return role, nil
+}
+
+// checkPullRequest refuses a PR that is closed, comes from a fork, lacks the
+// label or whose head is not sha. The local command and the relay share it.
+func checkPullRequest(pr *github.PullRequest, repository, sha string) error {
+	n := pr.GetNumber()
+	if pr.GetState() != "open" {
+		return refuse(CheckPRState, "PR #%d is %s; only an open PR can be validated", n, pr.GetState())
+	}
+	if origin := pr.GetHead().GetRepo().GetFullName(); !strings.EqualFold(origin, repository) {
+		if origin == "" {
+			origin = "a deleted repository"
+		}
+		return refuse(CheckOrigin, "PR #%d comes from %s, not from %s; fork PRs are never validated locally", n, origin, repository)
+	}
+	if !hasLabel(pr, gate.LocalLabel) {
+		return refuse(CheckLabel, "PR #%d is not labelled %s; add the label first", n, gate.LocalLabel)
+	}
+	if head := pr.GetHead().GetSHA(); head != sha {
+		return refuse(CheckHeadSHA, "PR #%d's head is %s, not %s", n, head, sha)
+	}
+	return nil
+}
+
+func hasLabel(pr *github.PullRequest, name string) bool {
+	for _, l := range pr.Labels {
+		if strings.EqualFold(l.GetName(), name) {
+			return true
+		}
+	}
+	return false
+}
+
+// findComment finds comment id among the PR's comments, which proves it is on that PR.
+func findComment(ctx context.Context, gh RelayClient, number int, id int64) (*github.IssueComment, error) {
+	comments, err := gh.ListIssueComments(ctx, number)
+	if err != nil {
+		return nil, fmt.Errorf("list the comments of PR #%d: %w", number, err)
+	}
+	for _, c := range comments {
+		if c.GetID() == id {
+			return c, nil
+		}
+	}
+	return nil, refuse(CheckComment, "comment %d is not on PR #%d", id, number)
+}
+
+// prChanges lists what differs between two reads of a PR ("" when nothing that matters).
+func prChanges(first, second *github.PullRequest) string {
+	var changes []string
+	if a, b := first.GetState(), second.GetState(); a != b {
+		changes = append(changes, fmt.Sprintf("state %s -> %s", a, b))
+	}
+	if a, b := first.GetHead().GetSHA(), second.GetHead().GetSHA(); a != b {
+		changes = append(changes, fmt.Sprintf("head %s -> %s", a, b))
+	}
+	if a, b := first.GetHead().GetRepo().GetFullName(), second.GetHead().GetRepo().GetFullName(); a != b {
+		changes = append(changes, fmt.Sprintf("head repository %s -> %s", a, b))
+	}
+	if a, b := first.GetBase().GetSHA(), second.GetBase().GetSHA(); a != b {
+		changes = append(changes, fmt.Sprintf("base %s -> %s", a, b))
+	}
+	if a, b := first.GetBase().GetRef(), second.GetBase().GetRef(); a != b {
+		changes = append(changes, fmt.Sprintf("base branch %s -> %s", a, b))
+	}
+	if hasLabel(first, gate.LocalLabel) && !hasLabel(second, gate.LocalLabel) {
+		changes = append(changes, "label "+gate.LocalLabel+" removed")
+	}
+	return strings.Join(changes, ", ")
+}
+
+// PublishOptions says how the relay's gate check looks.
+type PublishOptions struct {
+	CheckName string // default gate.DefaultCheckName
+	RunID     int64  // the relay's workflow run
+	RunURL    string // linked as the check's details
+	// CompletedAt stamps the check; zero means now.
+	CompletedAt time.Time
+}
+
+// Published is the relay's answer: what it verified and the check it created.
+type Published struct {
+	Verified
+	ExternalID  string
+	CheckRunID  int64
+	CheckRunURL string
+}
+
+// Relay verifies the request and, only when every check passes, publishes the
+// gate on the PR head with external_id local-gpu-gate:v1:<sha>.
+func Relay(ctx context.Context, gh RelayPublisher, req RelayRequest, opts PublishOptions) (Published, error) {
+	v, err := Verify(ctx, gh, req)
+	if err != nil {
+		return Published{}, err
+	}
+	externalID, err := gate.LocalExternalID(v.SHA)
+	if err != nil {
+		return Published{}, err
+	}
+	run, err := gate.Publish(ctx, gh, gate.Evidence{
+		Kind: gate.KindLocal, HeadSHA: v.SHA, TestedRef: v.SHA, CheckName: opts.CheckName,
+		LocalEvidenceURL: v.CommentURL, RunID: opts.RunID, RunURL: opts.RunURL, CompletedAt: opts.CompletedAt,
+	})
+	if err != nil {
+		return Published{}, err
+	}
+	return Published{Verified: v, ExternalID: externalID, CheckRunID: run.GetID(), CheckRunURL: run.GetHTMLURL()}, nil
+}
+
+// Summary is the job-summary Markdown of a publication.
+func (p Published) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### Local GPU gate published for `%s`\n\n", p.SHA)
+	fmt.Fprintf(&b, "| check | result |\n|---|---|\n")
+	rows := [][2]string{
+		{"dispatcher", fmt.Sprintf("%s (%s)", p.Dispatcher, p.DispatcherRole)},
+		{"PR", fmt.Sprintf("#%d open, same repository, labelled %s, head `%s`, unchanged on re-read", p.PRNumber, gate.LocalLabel, p.SHA)},
+		{"evidence", fmt.Sprintf("[comment %d](%s) by %s", p.CommentID, p.CommentURL, p.CommentAuthor)},
+		{"GPU", fmt.Sprintf("%s, driver %s, CUDA %s", p.Evidence.GPUName, p.Evidence.Driver, p.Evidence.CUDAVersion)},
+		{"lane", fmt.Sprintf("%s, log SHA-256 `%s`", p.Evidence.Duration, p.Evidence.LogSHA256)},
+		{"gate", fmt.Sprintf("[check %d](%s), external_id `%s`", p.CheckRunID, p.CheckRunURL, p.ExternalID)},
+	}
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s |\n", r[0], strings.ReplaceAll(r[1], "|", `\|`))
+	}
+	return b.String()
+}
