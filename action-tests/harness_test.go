@@ -29,9 +29,6 @@ import (
 // binDir holds the action binaries built once for the whole package.
 var binDir string
 
-// actions are built from ../actions/<name>.
-var actions = []string{"provision"}
-
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "runpod-gpu-actions-")
 	if err != nil {
@@ -39,7 +36,17 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
-	for _, name := range actions {
+	// Every action under ../actions is built, so a new action needs no list here.
+	entries, err := os.ReadDir("../actions")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if _, err := os.Stat(filepath.Join("..", "actions", name, "main.go")); !e.IsDir() || err != nil {
+			continue
+		}
 		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./actions/"+name)
 		cmd.Dir = ".."
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
