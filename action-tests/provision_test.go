@@ -13,7 +13,6 @@ import (
 	"gotest.tools/v3/golden"
 	"gotest.tools/v3/poll"
 
-	"github.com/org/runpod-gpu/pkg/contract"
 	"github.com/org/runpod-gpu/pkg/gate"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
@@ -100,10 +99,7 @@ func (s *simulated) livePods(t *testing.T) []runpod.Pod {
 func assertNoSecrets(t *testing.T, s *simulated, res stepResult) {
 	t.Helper()
 	secrets := []string{cloud.RunPodKey, cloud.GitHubToken}
-	for _, r := range s.GitHub.Runners() {
-		_ = r // JIT configs are checked through the pod env below
-	}
-	for _, p := range s.RunPod.Pods() {
+	for _, p := range s.RunPod.Pods() { // every JIT config minted reached exactly one pod
 		if jit := p.Env["RUNNER_JIT_CONFIG"]; jit != "" {
 			secrets = append(secrets, jit)
 		}
@@ -132,7 +128,9 @@ func withoutMasks(s string) string {
 	return strings.Join(keep, "\n")
 }
 
-// assertCreatesFollowContract re-validates every pod the run created against the contract.
+// assertCreatesFollowContract checks what the run sent RunPod. The simulator
+// validates every request body against the contract (+ deltas) and answers 422
+// to anything else, so no 422 means every create body was valid.
 func assertCreatesFollowContract(t *testing.T, s *simulated) {
 	t.Helper()
 	for _, p := range s.RunPod.Pods() {
@@ -140,15 +138,12 @@ func assertCreatesFollowContract(t *testing.T, s *simulated) {
 		assert.Check(t, p.Env["RUNNER_JIT_CONFIG"] != "", "the JIT config is the one credential on the pod")
 	}
 	for _, r := range s.RunPod.Requests() {
-		_ = r
-	}
-	_ = contract.RunPod() // bodies are validated by the simulator itself: an invalid one would have been a 422
-	for _, r := range s.RunPod.Requests() {
 		assert.Check(t, r.Status != 422, "%s %s was answered 422: the client sent a body the contract refuses", r.Method, r.Path)
 	}
 }
 
 func TestProvisionFirstCandidateAccepted(t *testing.T) {
+	t.Parallel()
 	s := startCloud(t, testMarket(testHost("h1", a4000, true), testHost("h2", a5000, true)), runpodsim.Faults{}, fastConfig)
 	res := runStep(t, s.provisionStep(s.openPR(t)))
 	assert.Equal(t, res.exitCode, 0, res.stdout)
@@ -164,6 +159,7 @@ func TestProvisionFirstCandidateAccepted(t *testing.T) {
 }
 
 func TestProvisionProofFailureThenAccepted(t *testing.T) {
+	t.Parallel()
 	s := startCloud(t, testMarket(testHost("h1", a4000, false), testHost("h2", a5000, true)), runpodsim.Faults{}, fastConfig)
 	res := runStep(t, s.provisionStep(s.openPR(t)))
 	assert.Equal(t, res.exitCode, 0, res.stdout)
@@ -179,6 +175,7 @@ func TestProvisionProofFailureThenAccepted(t *testing.T) {
 }
 
 func TestProvisionEarlyStopStatesTheCost(t *testing.T) {
+	t.Parallel()
 	s := startCloud(t, testMarket(testHost("h1", a4000, false), testHost("h2", a5000, false), testHost("h3", l4, true)), runpodsim.Faults{}, fastConfig)
 	res := runStep(t, s.provisionStep(s.openPR(t)))
 	assert.Equal(t, res.exitCode, 1)
@@ -190,6 +187,7 @@ func TestProvisionEarlyStopStatesTheCost(t *testing.T) {
 }
 
 func TestProvisionClosedPRCreatesNothing(t *testing.T) {
+	t.Parallel()
 	s := startCloud(t, testMarket(testHost("h1", a4000, true)), runpodsim.Faults{}, fastConfig)
 	pr := s.openPR(t)
 	assert.NilError(t, s.GitHub.UpdatePullRequest(cloud.Repository, pr, func(p *githubsim.PullRequestSpec) { p.State = "closed" }))
@@ -197,18 +195,23 @@ func TestProvisionClosedPRCreatesNothing(t *testing.T) {
 	assert.Equal(t, res.exitCode, 1)
 	assert.Check(t, is.Contains(res.stdout, "pull request is obsolete"))
 	assert.Check(t, is.Len(s.RunPod.Pods(), 0))
+	assertNoSecrets(t, s, res)
 }
 
 func TestProvisionLostCreateIsOnePod(t *testing.T) {
+	t.Parallel()
 	s := startCloud(t, testMarket(testHost("h1", a4000, true)),
 		runpodsim.Faults{LostCreates: []runpodsim.LostCreateFault{{When: runpodsim.Trigger{Nth: []int{1}}, DropConnection: true}}}, fastConfig)
 	res := runStep(t, s.provisionStep(s.openPR(t)))
 	assert.Equal(t, res.exitCode, 0, res.stdout)
 	assert.Check(t, is.Len(s.RunPod.Pods(), 1), "exactly one pod, found by name")
 	assert.Check(t, is.Contains(res.stdout, "reconciled: pod rgpu-9100-1-c1 exists"))
+	assertNoSecrets(t, s, res)
+	assertCreatesFollowContract(t, s)
 }
 
 func TestProvisionReusedGateCreatesNothing(t *testing.T) {
+	t.Parallel()
 	s := startCloud(t, testMarket(testHost("h1", a4000, true)), runpodsim.Faults{}, fastConfig)
 	pr := s.openPR(t)
 	ext, err := gate.FormatExternalID(mergeSHA, gate.KindPaid)
@@ -221,9 +224,11 @@ func TestProvisionReusedGateCreatesNothing(t *testing.T) {
 	assert.Equal(t, res.outputs["paid-path"], "reused")
 	assert.Check(t, strings.HasPrefix(res.outputs["reused-check-url"], "https://github.com/"))
 	assert.Check(t, is.Len(s.RunPod.Pods(), 0))
+	assertNoSecrets(t, s, res)
 }
 
 func TestProvisionSIGTERMDeletesEveryCreatedPod(t *testing.T) {
+	t.Parallel()
 	slow := testHost("h1", a4000, true)
 	slow.BootSeconds = 30 // still booting when the signal comes
 	s := startCloud(t, testMarket(slow), runpodsim.Faults{}, fastConfig)
@@ -244,12 +249,96 @@ func TestProvisionSIGTERMDeletesEveryCreatedPod(t *testing.T) {
 	assert.Check(t, is.Contains(res.stdout, "provisioning cancelled"))
 	assert.Check(t, is.Len(s.RunPod.Pods(), 1))
 	assert.Check(t, is.Len(s.livePods(t), 0), "every created pod deleted before exit")
+	assertNoSecrets(t, s, res)
 }
 
 func TestProvisionBadConfigNamesTheKey(t *testing.T) {
+	t.Parallel()
 	s := startCloud(t, testMarket(testHost("h1", a4000, true)), runpodsim.Faults{}, fastConfig+"bogus_key: 1\n")
 	res := runStep(t, s.provisionStep(s.openPR(t)))
 	assert.Equal(t, res.exitCode, 1)
 	assert.Check(t, is.Contains(res.stdout, "bogus_key"))
 	assert.Check(t, is.Len(s.RunPod.Requests(), 0), "no API call before the config is valid")
+	assertNoSecrets(t, s, res)
+}
+
+func TestProvisionCapacityFailureMovesOn(t *testing.T) {
+	t.Parallel()
+	// The L4 has no machine: planned as a static candidate, its create finds no capacity.
+	cfg := strings.Replace(fastConfig, `["NVIDIA RTX A4000", "NVIDIA RTX A5000", "NVIDIA L4"]`, `["NVIDIA L4", "NVIDIA RTX A4000", "NVIDIA RTX A5000"]`, 1)
+	cfg = strings.Replace(cfg, "max_price_candidates: 2", "max_price_candidates: 0", 1)
+	s := startCloud(t, testMarket(testHost("h1", a4000, false), testHost("h2", a5000, true)), runpodsim.Faults{}, cfg)
+	res := runStep(t, s.provisionStep(s.openPR(t)))
+	assert.Equal(t, res.exitCode, 0, res.stdout)
+	assert.Check(t, is.Contains(res.summary, "| NVIDIA L4 | - | unknown | no-capacity |"), "no pod for the capacity failure")
+	assert.Equal(t, res.outputs["gpu-type"], a5000, "the early stop (2) was not reached: capacity does not count")
+	assert.Equal(t, len(s.RunPod.Pods()), 2)
+	assertNoSecrets(t, s, res)
+}
+
+func TestProvisionAttemptsExhausted(t *testing.T) {
+	t.Parallel()
+	cfg := fastConfig + "max_consecutive_startup_failures: 0\n"
+	s := startCloud(t, testMarket(testHost("h1", a4000, false), testHost("h2", a5000, false), testHost("h3", l4, false)), runpodsim.Faults{}, cfg)
+	res := runStep(t, s.provisionStep(s.openPR(t)))
+	assert.Equal(t, res.exitCode, 1)
+	assert.Check(t, is.Contains(res.stdout, "provision attempts exhausted: all 3 candidates tried"))
+	assert.Check(t, is.Contains(res.stdout, "3 pod(s) rejected"))
+	assert.Check(t, is.Len(s.livePods(t), 0))
+	assertNoSecrets(t, s, res)
+}
+
+func TestProvisionHeadMovedWhileWaiting(t *testing.T) {
+	t.Parallel()
+	slow := testHost("h1", a4000, true)
+	slow.BootSeconds = 4
+	s := startCloud(t, testMarket(slow, testHost("h2", a5000, true)), runpodsim.Faults{}, fastConfig)
+	pr := s.openPR(t)
+	st := s.provisionStep(pr)
+	st.inputs["keep-failed-pods"] = "true" // obsolescence deletes even in debug mode
+	st.started = func(*os.Process) {
+		go func() {
+			poll.WaitOn(t, func(poll.LogT) poll.Result {
+				if len(s.RunPod.Pods()) > 0 {
+					return poll.Success()
+				}
+				return poll.Continue("no pod yet")
+			}, poll.WithTimeout(30*time.Second), poll.WithDelay(50*time.Millisecond))
+			_ = s.GitHub.UpdatePullRequest(cloud.Repository, pr, func(p *githubsim.PullRequestSpec) { p.HeadSHA = strings.Repeat("d", 40) })
+		}()
+	}
+	res := runStep(t, st)
+	assert.Equal(t, res.exitCode, 1)
+	assert.Check(t, is.Contains(res.stdout, "head moved"))
+	assert.Check(t, is.Len(s.RunPod.Pods(), 1), "no further create")
+	assert.Check(t, is.Len(s.livePods(t), 0), "that pod deleted")
+	assert.Equal(t, res.outputs["retained-pod-ids"], "")
+	assertNoSecrets(t, s, res)
+}
+
+func TestProvisionUnconfirmedDeletionStopsCreation(t *testing.T) {
+	t.Parallel()
+	s := startCloud(t, testMarket(testHost("h1", a4000, false), testHost("h2", a5000, true)),
+		runpodsim.Faults{DeleteFailures: runpodsim.DeleteFault{FailFirst: 100, Status: 403}}, fastConfig)
+	res := runStep(t, s.provisionStep(s.openPR(t)))
+	assert.Equal(t, res.exitCode, 1)
+	assert.Check(t, is.Contains(res.stdout, "deletion is unconfirmed"))
+	assert.Check(t, is.Len(s.RunPod.Pods(), 1), "never leak two")
+	assert.Check(t, res.outputs["pod-id"] != "", "the pod id stays published for cleanup")
+	assertNoSecrets(t, s, res)
+}
+
+func TestProvisionKeepFailedPods(t *testing.T) {
+	t.Parallel()
+	s := startCloud(t, testMarket(testHost("h1", a4000, false), testHost("h2", a5000, true)), runpodsim.Faults{}, fastConfig)
+	st := s.provisionStep(s.openPR(t))
+	st.inputs["keep-failed-pods"] = "true"
+	res := runStep(t, st)
+	assert.Equal(t, res.exitCode, 0, res.stdout)
+	assert.Equal(t, res.outputs["gpu-type"], a5000, "the accepted pod is still produced")
+	live := s.livePods(t)
+	assert.Assert(t, is.Len(live, 2))
+	assert.Check(t, res.outputs["retained-pod-ids"] != "" && res.outputs["retained-pod-ids"] != res.outputs["pod-id"])
+	assert.Check(t, is.Contains(res.summary, "Kept for inspection (still billing)"))
+	assertNoSecrets(t, s, res)
 }
