@@ -248,6 +248,7 @@ func (r *run) startupParams() startup.Params {
 		ProofURL: r.req.ProofURL, ProofSHA256: r.req.ProofSHA256,
 		MinCUDA: r.cfg.MinCUDAVersion.String(), FullTier: r.cfg.RuntimeTiers.Full.String(),
 		BaselineTier: r.cfg.RuntimeTiers.Baseline.String(), MinVRAMGB: r.cfg.MinVRAMGB,
+		RunnerDir: r.req.RunnerDir, WorkDir: r.req.WorkDir,
 	}
 	for _, tier := range []config.RuntimeTier{config.RuntimeBaseline, config.RuntimeFull} {
 		if pin := r.cfg.NVRTC.For(tier); pin != nil {

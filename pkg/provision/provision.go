@@ -86,6 +86,12 @@ type Request struct {
 	KeepFailedPods bool
 	// ProofURL and ProofSHA256 locate the CUDA smoke proof binary.
 	ProofURL, ProofSHA256 string
+	// RunnerDir is where the pod image's runner (run.sh) is; empty means
+	// startup.DefaultRunnerDir, the official runner image's.
+	RunnerDir string
+	// WorkDir is where the pod's startup script makes its temporary
+	// directory; empty means startup.DefaultWorkDir.
+	WorkDir string
 }
 
 // Decision says whether the paid path ran.
@@ -204,6 +210,10 @@ func (r *run) provision(ctx context.Context) (Result, error) {
 	probe := r.req.Owner
 	probe.Candidate = 1 // each attempt sets its own
 	if err := probe.Validate(); err != nil {
+		return r.res, err
+	}
+	// Script parameters are checked before any API call, not at the first create.
+	if err := r.startupParams().Validate(); err != nil {
 		return r.res, err
 	}
 	// The paid path is decided right before any spend; the lookup fails open.

@@ -109,7 +109,7 @@ type scenario struct {
 	pr    int
 }
 
-func newScenario(t *testing.T, o cloud.Options, mutate func(*config.Config)) *scenario {
+func newScenario(t testing.TB, o cloud.Options, mutate func(*config.Config)) *scenario {
 	t.Helper()
 	c, err := cloud.Start(o)
 	assert.NilError(t, err)
