@@ -186,8 +186,7 @@ func TestRateLimitMemoryShortCircuits(t *testing.T) {
 func TestRateLimitWaitBeyondDeadlineFailsAtOnce(t *testing.T) {
 	env := newTestEnv(t)
 	env.fake.on("GET", "repos/acme/widgets/pulls/7", limited(429, tooManyBody, "", time.Time{}, "60"))
-	ctx, cancel := context.WithDeadline(context.Background(), env.clock.Now().Add(10*time.Second))
-	defer cancel()
+	ctx := reqpolicy.WithDeadline(context.Background(), env.clock.Now().Add(10*time.Second))
 
 	_, err := env.client.GetPullRequest(ctx, 7)
 	assert.ErrorIs(t, err, reqpolicy.ErrWaitExceedsDeadline)

@@ -81,7 +81,9 @@ func (d *Deleter) Delete(ctx context.Context, podID string) (time.Time, error) {
 	clock := d.Policy // the policy's clock, so tests run on virtual time
 	start := clock.Now()
 	deadline := start.Add(budget)
-	ctx, cancel := context.WithDeadline(ctx, deadline)
+	// The budget is measured on the policy's clock; the wall-clock timeout is only a backstop.
+	ctx = reqpolicy.WithDeadline(ctx, deadline)
+	ctx, cancel := context.WithTimeout(ctx, budget+perRequest)
 	defer cancel()
 	// One wire attempt per DELETE: the bound is on requests sent, not on calls.
 	ctx = reqpolicy.WithAttemptLimit(ctx, 1)
@@ -156,8 +158,8 @@ func (d *Deleter) requestTimeout(ctx context.Context) time.Duration {
 	if t <= 0 {
 		t = DefaultRequestTimeout
 	}
-	if deadline, ok := ctx.Deadline(); ok {
-		t = min(t, deadline.Sub(d.Policy.Now()))
+	if left, ok := d.Policy.Remaining(ctx); ok {
+		t = min(t, left)
 	}
 	return max(t, time.Millisecond)
 }

@@ -184,3 +184,30 @@ func TestDeleteLostResponseCheckedWithGetAfterCooldown(t *testing.T) {
 	assert.Check(t, getAt.Sub(deleteAt) >= reqpolicy.DefaultBaseDelay/2, "the GET waited for the cooldown (%s)", getAt.Sub(deleteAt))
 	assert.Check(t, is.Contains(strings.Join(f.lines, "\n"), "response lost"))
 }
+
+// A virtual clock far from wall time (the demo's fixed date, or hours of
+// simulated advance) must not turn the deletion budget into an expired or
+// endless wall-clock deadline.
+func TestDeleteOnAVirtualClockAwayFromWallTime(t *testing.T) {
+	for name, start := range map[string]time.Time{
+		"years behind": time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC),
+		"hours ahead":  time.Now().Add(30 * time.Hour),
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := cloud.Start(cloud.Options{Start: start, Faults: runpodsim.Faults{
+				RateLimits: []runpodsim.RateLimitFault{{Match: runpodsim.Match{Route: deleteRoute}, When: runpodsim.Trigger{First: 1}, RetryAfter: 30 * time.Second}},
+			}})
+			assert.NilError(t, err)
+			defer c.Close()
+			clock := c.Clock.(*simclock.Virtual)
+			policy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep))
+			client := runpod.New(c.RunPodURL, cloud.RunPodKey, runpod.WithPolicy(policy))
+			pod, err := client.CreatePod(context.Background(), runpod.CreatePodRequest{Name: "rgpu-1-1-c1", Image: cloud.RunnerImage,
+				GPU: &runpod.CreateGPU{ID: "NVIDIA RTX A4000", Count: 1}})
+			assert.NilError(t, err)
+			at, err := (&Deleter{Pods: client, Policy: policy}).Delete(context.Background(), pod.ID)
+			assert.NilError(t, err)
+			assert.Check(t, at.Sub(start) >= 30*time.Second, "the Retry-After was waited on the virtual clock")
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
 	"github.com/org/runpod-gpu/pkg/plan"
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/startup"
 )
@@ -182,7 +183,7 @@ func (r *run) create(ctx context.Context, c plan.Candidate, label string, jit *g
 	}
 
 	deadline := r.now().Add(r.cfg.CreateDeadline())
-	cctx, cancel := context.WithTimeout(ctx, r.cfg.CreateDeadline())
+	cctx, cancel := context.WithTimeout(reqpolicy.WithDeadline(ctx, deadline), r.cfg.CreateDeadline())
 	defer cancel()
 	for tries := 1; ; tries++ {
 		pod, err := r.deps.RunPod.CreatePod(cctx, body)

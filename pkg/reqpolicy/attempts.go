@@ -1,6 +1,9 @@
 package reqpolicy
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 type attemptLimitKey struct{}
 
@@ -17,4 +20,36 @@ func (p *Policy) attemptsFor(ctx context.Context) int {
 		return n
 	}
 	return p.maxAttempts
+}
+
+type clockDeadlineKey struct{}
+
+// WithDeadline sets a deadline on the policy's clock, which every wait of
+// requests made with ctx must fit. Use it for budgets measured in the policy's
+// time (a 180 s deletion budget, a 60 s create deadline): a context deadline is
+// wall-clock time and would expire at the wrong moment under a virtual clock.
+// The earlier of two deadlines wins.
+func WithDeadline(ctx context.Context, t time.Time) context.Context {
+	if prev, ok := ctx.Value(clockDeadlineKey{}).(time.Time); ok && prev.Before(t) {
+		return ctx
+	}
+	return context.WithValue(ctx, clockDeadlineKey{}, t)
+}
+
+// Remaining is what is left before ctx's earliest deadline: the context's own
+// deadline measured on the wall clock (it expires in wall time), and a
+// WithDeadline one measured on the policy's clock. With a real clock the two
+// are the same; with a virtual clock only WithDeadline follows virtual time.
+func (p *Policy) Remaining(ctx context.Context) (time.Duration, bool) {
+	var left time.Duration
+	found := false
+	if d, ok := ctx.Deadline(); ok {
+		left, found = time.Until(d), true
+	}
+	if d, ok := ctx.Value(clockDeadlineKey{}).(time.Time); ok {
+		if v := d.Sub(p.clock.Now()); !found || v < left {
+			left, found = v, true
+		}
+	}
+	return left, found
 }

@@ -140,15 +140,15 @@ func (h *harness) log() string {
 }
 
 // withFakeDeadline returns a context whose deadline lies `remaining` after the
-// fake clock's now. The real deadline is far in the future, so nothing in the
-// test depends on how fast it runs.
+// fake clock's now, on the policy's clock (WithDeadline); nothing in the test
+// depends on how fast it runs.
 func (h *harness) withFakeDeadline(remaining time.Duration) (context.Context, context.CancelFunc) {
 	// Whole seconds, so that HTTP dates (second precision) compare exactly.
-	realDeadline := time.Now().Add(time.Hour).Truncate(time.Second)
+	deadline := time.Now().Add(time.Hour).Truncate(time.Second)
 	h.clock.mu.Lock()
-	h.clock.now = realDeadline.Add(-remaining)
+	h.clock.now = deadline.Add(-remaining)
 	h.clock.mu.Unlock()
-	return context.WithDeadline(context.Background(), realDeadline)
+	return context.WithCancel(WithDeadline(context.Background(), deadline))
 }
 
 func get(ctx context.Context, rt http.RoundTripper, path string) (*http.Response, error) {

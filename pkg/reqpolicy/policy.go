@@ -129,15 +129,13 @@ func (p *Policy) Wait(ctx context.Context, d time.Duration, reason string) error
 	return p.pause(ctx, d, reason, 0)
 }
 
-// pause sleeps d after checking that it fits ctx's deadline.
+// pause sleeps d after checking that it fits ctx's deadlines (Remaining).
 func (p *Policy) pause(ctx context.Context, d time.Duration, reason string, status int) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
-	if deadline, ok := ctx.Deadline(); ok {
-		if remaining := deadline.Sub(p.clock.Now()); d >= remaining {
-			return &WaitError{Wait: d, Remaining: max(remaining, 0), Reason: reason, Status: status}
-		}
+	if remaining, ok := p.Remaining(ctx); ok && d >= remaining {
+		return &WaitError{Wait: d, Remaining: max(remaining, 0), Reason: reason, Status: status}
 	}
 	return p.sleep(ctx, d)
 }
@@ -231,12 +229,10 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if minWait > 0 && minWait >= wait {
 			reason = "Retry-After after " + what
 		}
-		if deadline, ok := ctx.Deadline(); ok {
-			if remaining := deadline.Sub(p.clock.Now()); wait >= remaining {
-				discard(resp)
-				p.log("%s: %s; wait %s exceeds the remaining deadline %s", target, logged, wait, remaining.Round(time.Millisecond))
-				return nil, &WaitError{Wait: wait, Remaining: max(remaining, 0), Reason: reason, Status: status}
-			}
+		if remaining, ok := p.Remaining(ctx); ok && wait >= remaining {
+			discard(resp)
+			p.log("%s: %s; wait %s exceeds the remaining deadline %s", target, logged, wait, remaining.Round(time.Millisecond))
+			return nil, &WaitError{Wait: wait, Remaining: max(remaining, 0), Reason: reason, Status: status}
 		}
 		p.log("%s: %s; retry %d/%d in %s", target, logged, attempt, p.attemptsFor(ctx)-1, wait)
 		discard(resp)

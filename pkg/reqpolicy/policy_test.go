@@ -504,3 +504,26 @@ func (a attemptCounter) RoundTrip(*http.Request) (*http.Response, error) {
 	*a.calls++
 	return &http.Response{StatusCode: http.StatusServiceUnavailable, Body: http.NoBody, Header: http.Header{}}, nil
 }
+
+func TestRemainingMeasuresEachDeadlineOnItsOwnClock(t *testing.T) {
+	fake := &fakeClock{now: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)}
+	p := New(WithClock(fake))
+	if _, ok := p.Remaining(context.Background()); ok {
+		t.Fatal("no deadline, none remaining")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	if left, _ := p.Remaining(ctx); left < 59*time.Minute || left > time.Hour {
+		t.Fatalf("a wall-clock deadline is measured on the wall clock; got %s", left)
+	}
+	ctx = WithDeadline(ctx, fake.now.Add(3*time.Minute))
+	if left, _ := p.Remaining(ctx); left != 3*time.Minute {
+		t.Fatalf("a policy deadline is measured on the policy's clock; got %s", left)
+	}
+	if left, _ := p.Remaining(WithDeadline(ctx, fake.now.Add(time.Minute))); left != time.Minute {
+		t.Fatalf("the earlier policy deadline wins; got %s", left)
+	}
+	if left, _ := p.Remaining(WithDeadline(ctx, fake.now.Add(time.Hour*5))); left != 3*time.Minute {
+		t.Fatalf("a later policy deadline does not extend an earlier one; got %s", left)
+	}
+}

@@ -159,14 +159,14 @@ func (tp *testPolicy) Now() time.Time {
 	return tp.now
 }
 
-// deadline returns a context whose deadline is `remaining` after the fake now;
-// the real deadline is an hour away, so test speed never matters.
+// deadline returns a context whose deadline is `remaining` after the fake now,
+// on the policy's clock; test speed never matters.
 func (tp *testPolicy) deadline(remaining time.Duration) (context.Context, context.CancelFunc) {
-	real := time.Now().Add(time.Hour)
+	at := time.Now().Add(time.Hour)
 	tp.mu.Lock()
-	tp.now = real.Add(-remaining)
+	tp.now = at.Add(-remaining)
 	tp.mu.Unlock()
-	return context.WithDeadline(context.Background(), real)
+	return context.WithCancel(reqpolicy.WithDeadline(context.Background(), at))
 }
 
 func (tp *testPolicy) log() string {
