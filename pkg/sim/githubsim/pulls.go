@@ -29,6 +29,8 @@ type PullRequestSpec struct {
 	BaseRef string
 	BaseSHA string
 	Labels  []string
+	// Files are the paths the pull request changes; empty lists one README.md change.
+	Files []string
 }
 
 type pull struct {
@@ -264,6 +266,42 @@ func (s *Server) getPullRequest(c *call) error {
 		return notFound("pull request %s", describe(rp, int(n)))
 	}
 	c.writeJSON(http.StatusOK, s.pullJSON(c, rp, p))
+	return nil
+}
+
+// fileJSON is one entry of GET /repos/{owner}/{repo}/pulls/{n}/files.
+type fileJSON struct {
+	SHA       string `json:"sha"`
+	Filename  string `json:"filename"`
+	Status    string `json:"status"`
+	Additions int    `json:"additions"`
+	Deletions int    `json:"deletions"`
+	Changes   int    `json:"changes"`
+}
+
+// listPullRequestFiles serves the changed files of a pull request, paginated.
+func (s *Server) listPullRequestFiles(c *call) error {
+	rp, err := c.repo()
+	if err != nil {
+		return err
+	}
+	n, err := pathInt(c, "pull_number")
+	if err != nil {
+		return err
+	}
+	p, ok := rp.pulls[int(n)]
+	if !ok {
+		return notFound("pull request %s", describe(rp, int(n)))
+	}
+	files := p.Files
+	if len(files) == 0 {
+		files = []string{"README.md"}
+	}
+	out := make([]fileJSON, 0, len(files))
+	for _, f := range files {
+		out = append(out, fileJSON{SHA: p.HeadSHA, Filename: f, Status: "modified", Additions: 1, Deletions: 1, Changes: 2})
+	}
+	c.writeJSON(http.StatusOK, paginate(c, out))
 	return nil
 }
 

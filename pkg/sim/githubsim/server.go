@@ -378,6 +378,7 @@ func (s *Server) routes() {
 	s.handle("GET /repos/{owner}/{repo}/commits/{ref...}", authToken, s.listCheckRunsForRef)
 
 	s.handle("GET /repos/{owner}/{repo}/pulls/{pull_number}", authToken, s.getPullRequest)
+	s.handle("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", authToken, s.listPullRequestFiles)
 	s.handle("GET /repos/{owner}/{repo}/issues/{issue_number}/comments", authToken, s.listIssueComments)
 	s.handle("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", authToken, s.createIssueComment)
 	s.handle("GET /repos/{owner}/{repo}/collaborators/{username}/permission", authToken, s.getPermission)
