@@ -17,10 +17,13 @@ const MaxOutputBytes = 65535
 
 // PodEvidence describes the accepted pod that ran the GPU tests.
 type PodEvidence struct {
-	ID             string
-	GPU            string
-	Tier           string
-	PricePerHour   float64
+	ID           string
+	GPU          string
+	Tier         string
+	PricePerHour float64
+	// PriceUnknown says no hourly price was captured; the gate shows
+	// "unknown" rather than a made-up $0.00.
+	PriceUnknown   bool
 	StartupSeconds int
 	Attempts       int
 	// CostMarkdown is the cost report, appended to the check's text.
@@ -145,7 +148,11 @@ func describe(e Evidence) (title, summary string) {
 
 func writePod(b *strings.Builder, p *PodEvidence) {
 	fmt.Fprintf(b, "| accepted pod | GPU | tier | $/h | startup | attempts |\n|---|---|---|---|---|---|\n")
-	fmt.Fprintf(b, "| `%s` | %s | %s | %.2f | %d s | %d |\n", p.ID, p.GPU, p.Tier, p.PricePerHour, p.StartupSeconds, p.Attempts)
+	price := fmt.Sprintf("%.2f", p.PricePerHour)
+	if p.PriceUnknown {
+		price = "unknown"
+	}
+	fmt.Fprintf(b, "| `%s` | %s | %s | %s | %d s | %d |\n", p.ID, p.GPU, p.Tier, price, p.StartupSeconds, p.Attempts)
 }
 
 func orDefault(s, def string) string {

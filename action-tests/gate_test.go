@@ -1,0 +1,323 @@
+package actiontests
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-github/v66/github"
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/sim/cloud"
+	"github.com/org/runpod-gpu/pkg/sim/githubsim"
+	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
+)
+
+// gateMovedMergeSHA is the PR's merge ref after its base moved.
+var gateMovedMergeSHA = strings.Repeat("c", 40)
+
+// authorizeStep is the authorize action for PR pr, triggered by actor.
+func (s *simulated) authorizeStep(pr int, actor string) step {
+	env := s.runnerEnv()
+	env["GITHUB_ACTOR"], env["GITHUB_TRIGGERING_ACTOR"] = actor, actor
+	return step{
+		action: "authorize", workspace: s.workspace, env: env,
+		inputs: map[string]string{
+			"github-token": cloud.GitHubToken, "pr-number": itoa(pr), "expected-head-sha": headSHA,
+			"gate-app-id": itoa(int(cloud.AppID)),
+		},
+	}
+}
+
+// gateStep is the gate action for PR pr with the given inputs on top of the credentials.
+func (s *simulated) gateStep(pr int, inputs map[string]string) step {
+	all := map[string]string{"github-token": cloud.GitHubToken, "pr-number": itoa(pr)}
+	for k, v := range inputs {
+		all[k] = v
+	}
+	return step{action: "gate", workspace: s.workspace, env: s.runnerEnv(), inputs: all}
+}
+
+// gateChecks reads the gates on head back through the simulated GitHub's API, oldest first.
+func (s *simulated) gateChecks(t *testing.T, head string) []*github.CheckRun {
+	t.Helper()
+	gh, err := ghapi.New(context.Background(), ghapi.Options{BaseURL: s.GitHubURL, Token: cloud.GitHubToken, Owner: cloud.Owner, Repo: cloud.RepoName})
+	assert.NilError(t, err)
+	runs, err := gh.ListCheckRunsForRef(context.Background(), head, gate.DefaultCheckName, 0)
+	assert.NilError(t, err)
+	return runs
+}
+
+// gateRunOK runs a step that must succeed and leak nothing.
+func gateRunOK(t *testing.T, s *simulated, st step) stepResult {
+	t.Helper()
+	res := runStep(t, st)
+	assert.Assert(t, res.exitCode == 0, "%s exited %d:\n%s", st.action, res.exitCode, res.stdout)
+	assertNoSecrets(t, s, res)
+	return res
+}
+
+// gatePaidTrigger runs one trigger of the paid path for pr as a workflow would:
+// authorize, provision at the authorized tested ref, then the gate from the
+// GPU job's success and the accepted pod's outputs.
+func gatePaidTrigger(t *testing.T, s *simulated, pr int) (authorized, provisioned, published stepResult) {
+	t.Helper()
+	authorized = gateRunOK(t, s, s.authorizeStep(pr, "bob"))
+	assert.Assert(t, is.Equal(authorized.outputs["decision"], "run"), authorized.stdout)
+	pst := s.provisionStep(pr)
+	pst.inputs["tested-ref"] = authorized.outputs["tested-ref"]
+	provisioned = gateRunOK(t, s, pst)
+	assert.Assert(t, is.Equal(provisioned.outputs["paid-path"], "paid"))
+	p := provisioned.outputs
+	published = gateRunOK(t, s, s.gateStep(pr, map[string]string{
+		"decision": authorized.outputs["decision"], "gpu-job-result": "success",
+		"head-sha": authorized.outputs["head-sha"], "tested-ref": authorized.outputs["tested-ref"],
+		"pod-id": p["pod-id"], "gpu-type": p["gpu-type"], "tier": p["tier"], "price-per-hour": p["price-per-hour"],
+		"startup-seconds": p["startup-seconds"], "attempts": p["attempts"],
+	}))
+	return authorized, provisioned, published
+}
+
+func TestGatePublishesEachKind(t *testing.T) {
+	s := startCloud(t, testMarket(), runpodsim.Faults{}, fastConfig)
+	pr := s.openPR(t)
+	assert.NilError(t, os.WriteFile(filepath.Join(s.workspace, "cost.md"), []byte("## Cost\n\n| stage | seconds |\n"), 0o644))
+	pod := map[string]string{"pod-id": "pod7h9k2m4n6p", "gpu-type": a4000, "tier": "ampere", "price-per-hour": "0.25",
+		"startup-seconds": "41", "attempts": "2", "cost-report-path": "cost.md"}
+	earlier := "https://github.com/org/gpu-project/runs/1"
+	tests := []struct {
+		kind           gate.Kind
+		inputs         map[string]string
+		withPod        bool
+		wantConclusion string
+		wantSummary    []string
+		wantText       string
+	}{
+		{kind: gate.KindPaid, withPod: true, wantConclusion: "success",
+			wantSummary: []string{"`pod7h9k2m4n6p`", a4000, "| ampere | 0.25 | 41 s | 2 |"}, wantText: "## Cost"},
+		{kind: gate.KindReused, inputs: map[string]string{"reused-check-url": earlier}, wantConclusion: "success",
+			wantSummary: []string{"No pod was paid for", "Evidence: " + earlier}},
+		{kind: gate.KindFailed, withPod: true, inputs: map[string]string{"reason": "tests exited 1"}, wantConclusion: "failure",
+			wantSummary: []string{"Reason: tests exited 1", "`pod7h9k2m4n6p`", "gh run rerun 9100 --failed"}, wantText: "## Cost"},
+		{kind: gate.KindNotRequired, inputs: map[string]string{"reason": "PR #1 changes 1 file(s), none under the configured GPU paths"},
+			wantConclusion: "success", wantSummary: []string{"none under the configured GPU paths"}},
+		{kind: gate.KindSkipped, inputs: map[string]string{"reason": "the PR is a draft"}, wantConclusion: "neutral",
+			wantSummary: []string{"the PR is a draft"}},
+	}
+	outputs := map[gate.Kind]map[string]string{}
+	for _, tc := range tests {
+		inputs := map[string]string{"kind": string(tc.kind), "head-sha": headSHA, "tested-ref": mergeSHA}
+		for k, v := range tc.inputs {
+			inputs[k] = v
+		}
+		if tc.withPod {
+			for k, v := range pod {
+				inputs[k] = v
+			}
+		}
+		res := gateRunOK(t, s, s.gateStep(pr, inputs))
+		assert.Check(t, is.Equal(res.outputs["kind"], string(tc.kind)))
+		assert.Check(t, is.Contains(res.summary, "Published **"+string(tc.kind)+"**"))
+		outputs[tc.kind] = res.outputs
+	}
+
+	checks := s.gateChecks(t, headSHA)
+	assert.Assert(t, is.Len(checks, len(tests)))
+	byExternalID := map[string]*github.CheckRun{}
+	for _, c := range checks {
+		byExternalID[c.GetExternalID()] = c
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.kind), func(t *testing.T) {
+			want, err := gate.FormatExternalID(mergeSHA, tc.kind)
+			assert.NilError(t, err)
+			c := byExternalID[want]
+			assert.Assert(t, c != nil, "no gate with external_id %s", want)
+			assert.Check(t, is.Equal(c.GetName(), gate.DefaultCheckName))
+			assert.Check(t, is.Equal(c.GetStatus(), "completed"))
+			assert.Check(t, is.Equal(c.GetConclusion(), tc.wantConclusion))
+			assert.Check(t, is.Equal(c.GetDetailsURL(), "https://github.com/"+cloud.Repository+"/actions/runs/9100/attempts/1"))
+			assert.Check(t, is.Equal(outputs[tc.kind]["external-id"], want))
+			assert.Check(t, is.Equal(outputs[tc.kind]["check-run-url"], c.GetHTMLURL()))
+			assert.Check(t, is.Equal(outputs[tc.kind]["check-run-id"], itoa(int(c.GetID()))))
+			for _, part := range tc.wantSummary {
+				assert.Check(t, is.Contains(c.GetOutput().GetSummary(), part))
+			}
+			if tc.kind != gate.KindFailed {
+				assert.Check(t, !strings.Contains(c.GetOutput().GetSummary(), "gh run rerun"), "only a failure asks for a re-run")
+			}
+			assert.Check(t, is.Contains(c.GetOutput().GetText(), tc.wantText))
+		})
+	}
+}
+
+func TestGateRefusesBadRequests(t *testing.T) {
+	s := startCloud(t, testMarket(), runpodsim.Faults{}, fastConfig)
+	pr := s.openPR(t)
+	tests := []struct {
+		name    string
+		inputs  map[string]string
+		wantErr string
+	}{
+		{name: "local gates belong to the relay", inputs: map[string]string{"kind": "local"}, wantErr: `input kind = "local"`},
+		{name: "paid without its pod", inputs: map[string]string{"decision": "run", "gpu-job-result": "success"}, wantErr: "input pod-id is empty"},
+		{name: "no decision", inputs: map[string]string{"gpu-job-result": "success"}, wantErr: "input decision is empty"},
+		{name: "bad price", inputs: map[string]string{"kind": "paid", "pod-id": "p1", "price-per-hour": "NaN"}, wantErr: `input price-per-hour = "NaN"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			inputs := map[string]string{"head-sha": headSHA, "tested-ref": mergeSHA}
+			for k, v := range tc.inputs {
+				inputs[k] = v
+			}
+			res := runStep(t, s.gateStep(pr, inputs))
+			assert.Check(t, is.Equal(res.exitCode, 1))
+			assert.Check(t, is.Contains(res.stdout, tc.wantErr))
+		})
+	}
+	assert.Check(t, is.Len(s.gateChecks(t, headSHA), 0), "nothing published")
+}
+
+func TestGateDuplicateTriggerPaysOnce(t *testing.T) {
+	s := startCloud(t, testMarket(testHost("h1", a4000, true), testHost("h2", a4000, true)), runpodsim.Faults{}, fastConfig)
+	pr := s.openPR(t)
+	_, _, first := gatePaidTrigger(t, s, pr)
+	wantPaid, err := gate.FormatExternalID(mergeSHA, gate.KindPaid)
+	assert.NilError(t, err)
+	assert.Equal(t, first.outputs["external-id"], wantPaid)
+
+	// The same trigger delivered again, in another workflow run.
+	s.runID = 9101
+	again := gateRunOK(t, s, s.authorizeStep(pr, "bob"))
+	assert.Equal(t, again.outputs["decision"], "reuse", again.stdout)
+	assert.Equal(t, again.outputs["reused-check-url"], first.outputs["check-run-url"])
+	assert.Check(t, is.Contains(again.summary, "**Decision: reuse**"))
+	// Had the workflow gone on to provision, the provisioner's own lookup would also pay nothing.
+	provisioned := gateRunOK(t, s, s.provisionStep(pr))
+	assert.Check(t, is.Equal(provisioned.outputs["paid-path"], "reused"))
+	reused := gateRunOK(t, s, s.gateStep(pr, map[string]string{
+		"decision": again.outputs["decision"], "gpu-job-result": "skipped", "reused-check-url": again.outputs["reused-check-url"],
+		"head-sha": again.outputs["head-sha"], "tested-ref": again.outputs["tested-ref"],
+	}))
+
+	assert.Check(t, is.Len(s.RunPod.Pods(), 1), "exactly one pod was ever created")
+	checks := s.gateChecks(t, headSHA)
+	assert.Assert(t, is.Len(checks, 2))
+	wantReused, err := gate.FormatExternalID(mergeSHA, gate.KindReused)
+	assert.NilError(t, err)
+	var second *github.CheckRun
+	for _, c := range checks {
+		if c.GetExternalID() == wantReused {
+			second = c
+		}
+	}
+	assert.Assert(t, second != nil, "no %s gate", wantReused)
+	assert.Check(t, is.Equal(reused.outputs["external-id"], wantReused))
+	assert.Check(t, is.Equal(second.GetConclusion(), "success"))
+	assert.Check(t, is.Contains(second.GetOutput().GetSummary(), "Evidence: "+first.outputs["check-run-url"]), "the reused gate links the paid one")
+	assert.Check(t, is.Contains(second.GetDetailsURL(), "/actions/runs/9101/"))
+}
+
+func TestGateMovedBasePaysAgain(t *testing.T) {
+	s := startCloud(t, testMarket(testHost("h1", a4000, true), testHost("h2", a4000, true)), runpodsim.Faults{}, fastConfig)
+	pr := s.openPR(t)
+	gatePaidTrigger(t, s, pr)
+	assert.NilError(t, s.GitHub.UpdatePullRequest(cloud.Repository, pr, func(p *githubsim.PullRequestSpec) {
+		p.BaseSHA, p.MergeCommitSHA = strings.Repeat("e", 40), gateMovedMergeSHA
+	}))
+
+	s.runID = 9101
+	authorized, _, published := gatePaidTrigger(t, s, pr)
+	assert.Check(t, is.Equal(authorized.outputs["tested-ref"], gateMovedMergeSHA))
+	assert.Check(t, is.Len(s.RunPod.Pods(), 2), "a new merge ref is new code: it pays again")
+	want, err := gate.FormatExternalID(gateMovedMergeSHA, gate.KindPaid)
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(published.outputs["external-id"], want))
+	assert.Check(t, is.Len(s.gateChecks(t, headSHA), 2))
+}
+
+func TestGateLabelledPRPublishesNothing(t *testing.T) {
+	s := startCloud(t, testMarket(), runpodsim.Faults{}, fastConfig)
+	labelled, err := s.GitHub.AddPullRequest(cloud.Repository, githubsim.PullRequestSpec{Author: "alice", HeadSHA: headSHA, HeadRef: "feature",
+		MergeCommitSHA: mergeSHA, Labels: []string{gate.LocalLabel}})
+	assert.NilError(t, err)
+	authorized := gateRunOK(t, s, s.authorizeStep(labelled, "bob"))
+	assert.Check(t, is.Equal(authorized.outputs["decision"], "skip"))
+	assert.Check(t, is.Equal(authorized.outputs["gate-kind"], ""), "a labelled PR's skip publishes nothing")
+	assert.Check(t, is.Contains(authorized.outputs["reason"], "labelled gpu-validated-locally"))
+	res := gateRunOK(t, s, s.gateStep(labelled, map[string]string{
+		"decision": "skip", "gate-kind": authorized.outputs["gate-kind"], "head-sha": authorized.outputs["head-sha"],
+	}))
+	assert.Check(t, is.Equal(res.outputs["kind"], ""))
+	assert.Check(t, is.Contains(res.summary, "No gate published"))
+
+	// The label added after authorize said run: the gate re-reads it and still publishes nothing.
+	s.runID = 9101
+	late := strings.Repeat("f", 40)
+	pr, err := s.GitHub.AddPullRequest(cloud.Repository, githubsim.PullRequestSpec{Author: "alice", HeadSHA: late, HeadRef: "late", MergeCommitSHA: mergeSHA})
+	assert.NilError(t, err)
+	st := s.authorizeStep(pr, "bob")
+	st.inputs["expected-head-sha"] = late
+	assert.Equal(t, gateRunOK(t, s, st).outputs["decision"], "run")
+	assert.NilError(t, s.GitHub.UpdatePullRequest(cloud.Repository, pr, func(p *githubsim.PullRequestSpec) { p.Labels = []string{gate.LocalLabel} }))
+	res = gateRunOK(t, s, s.gateStep(pr, map[string]string{
+		"decision": "run", "gpu-job-result": "success", "head-sha": late, "tested-ref": mergeSHA, "pod-id": "pod7h9k2m4n6p",
+	}))
+	assert.Check(t, is.Equal(res.outputs["check-run-url"], ""))
+	assert.Check(t, is.Contains(res.stdout, "the local relay publishes the gate"))
+
+	assert.Check(t, is.Len(s.gateChecks(t, headSHA), 0))
+	assert.Check(t, is.Len(s.gateChecks(t, late), 0))
+}
+
+func TestAuthorizeRefusesEndToEnd(t *testing.T) {
+	tests := []struct {
+		name    string
+		spec    githubsim.PullRequestSpec
+		actor   string
+		wantLog string
+	}{
+		{name: "fork", spec: githubsim.PullRequestSpec{Author: "alice", HeadRepo: "mallory/gpu-project"}, actor: "bob",
+			wantLog: `comes from "mallory/gpu-project"`},
+		{name: "author with write", spec: githubsim.PullRequestSpec{Author: "carol"}, actor: "bob", wantLog: `PR author carol has role "write"`},
+		{name: "actor with read", spec: githubsim.PullRequestSpec{Author: "alice"}, actor: "erin", wantLog: `triggering actor erin has role "read"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startCloud(t, testMarket(testHost("h1", a4000, true)), runpodsim.Faults{}, fastConfig)
+			spec := tc.spec
+			spec.HeadSHA, spec.HeadRef, spec.MergeCommitSHA = headSHA, "feature", mergeSHA
+			pr, err := s.GitHub.AddPullRequest(cloud.Repository, spec)
+			assert.NilError(t, err)
+			res := runStep(t, s.authorizeStep(pr, tc.actor))
+			assert.Check(t, is.Equal(res.exitCode, 1))
+			assert.Check(t, is.Contains(res.stdout, "::error::GPU run refused: "))
+			assert.Check(t, is.Contains(res.stdout, tc.wantLog))
+			assert.Check(t, is.Contains(res.summary, "**Refused**"))
+			assert.Check(t, is.Equal(res.outputs["decision"], ""), "no decision a later job could act on")
+			assert.Check(t, is.Len(s.RunPod.Requests(), 0), "nothing spent: RunPod never called")
+			assert.Check(t, is.Len(s.RunPod.Pods(), 0))
+			assertNoSecrets(t, s, res)
+		})
+	}
+}
+
+func TestAuthorizeManualValidation(t *testing.T) {
+	s := startCloud(t, testMarket(), runpodsim.Faults{}, fastConfig)
+	st := s.authorizeStep(0, "bob")
+	st.inputs["dispatch-sha"] = mergeSHA
+	res := gateRunOK(t, s, st)
+	assert.Check(t, is.Equal(res.outputs["decision"], "run"))
+	assert.Check(t, is.Equal(res.outputs["tested-ref"], mergeSHA))
+	assert.Check(t, is.Equal(res.outputs["head-sha"], mergeSHA))
+
+	st.inputs["dispatch-sha"] = "main"
+	res = runStep(t, st)
+	assert.Check(t, is.Equal(res.exitCode, 1))
+	assert.Check(t, is.Contains(res.stdout, `manual validation needs a resolved commit SHA, got "main"`))
+}

@@ -1,0 +1,87 @@
+// Command authorize is the job before any spend: it decides whether this
+// trigger runs the paid GPU path, reuses an earlier gate for the same tested
+// ref, or skips, and refuses (non-zero exit) triggers that must not spend.
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+
+	"github.com/org/runpod-gpu/pkg/actionio"
+	"github.com/org/runpod-gpu/pkg/actionkit"
+	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/gate"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	io := actionio.New(os.Stdout, os.Getenv, nil)
+	err := run(ctx, io)
+	stop()
+	if err != nil {
+		io.Errorf("%v", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, io *actionio.IO) error {
+	cfg, err := config.Load(or(io.Input("config-path"), config.DefaultPath))
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	pr, err := io.Int("pr-number", 0, 0, math.MaxInt32)
+	if err != nil {
+		return err
+	}
+	appID, err := io.Int(actionkit.InputAppID, 0, 0, 1<<53)
+	if err != nil {
+		return err
+	}
+	gateApp, err := io.Int("gate-app-id", appID, 0, 1<<53) // gates count only from our own App by default
+	if err != nil {
+		return err
+	}
+	gh, err := actionkit.GitHub(ctx, io, "")
+	if err != nil {
+		return err
+	}
+	isGPUPath := cfg.IsGPUPath
+	if slices.Equal(cfg.GPUPaths, []string{"**"}) {
+		isGPUPath = nil // every path needs the GPU: no need to list the PR's files
+	}
+	a, authErr := gate.Authorize(ctx, gh, gate.AuthorizeRequest{
+		Repository: io.Getenv("GITHUB_REPOSITORY"), PRNumber: int(pr),
+		ExpectedHeadSHA: io.Input("expected-head-sha"), DispatchSHA: or(io.Input("dispatch-sha"), io.Getenv("GITHUB_SHA")),
+		Actor:     or(io.Getenv("GITHUB_TRIGGERING_ACTOR"), io.Getenv("GITHUB_ACTOR")),
+		IsGPUPath: isGPUPath,
+		Reuse:     gate.ReuseQuery{CheckName: io.Input("check-name"), AppID: gateApp},
+	})
+	if err := io.AddSummary(a.Summary(authErr)); err != nil {
+		io.Warningf("job summary: %v", err)
+	}
+	if authErr != nil {
+		return authErr // nothing may be spent: no outputs, so no later job can mistake this for a decision
+	}
+	io.Infof("decision: %s (%s)", a.Outcome, a.Reason)
+	outputs := a.Outputs()
+	//runpod-gpu:outputs decision,reason,tested-ref,head-sha,gate-kind,reused-check-url
+	for _, name := range slices.Sorted(maps.Keys(outputs)) {
+		if err := io.SetOutput(name, outputs[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,56 @@
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Outputs are the authorize action's outputs, by name.
+func (a Authorization) Outputs() map[string]string {
+	return map[string]string{
+		"decision":         string(a.Outcome),
+		"reason":           a.Reason,
+		"tested-ref":       a.TestedRef,
+		"head-sha":         a.HeadSHA,
+		"gate-kind":        string(a.Kind),
+		"reused-check-url": a.ReusedCheckURL,
+	}
+}
+
+// Summary renders the authorize job summary: what was decided and why, or,
+// when err is Authorize's error, why nothing may be spent.
+func (a Authorization) Summary(err error) string {
+	var b strings.Builder
+	b.WriteString("## GPU run authorization\n\n")
+	var refused *RefusedError
+	switch {
+	case errors.As(err, &refused):
+		fmt.Fprintf(&b, "**Refused**: %s.\n\nNothing was spent: no pod is created for this trigger.\n", refused.Reason)
+		return b.String()
+	case err != nil:
+		fmt.Fprintf(&b, "**Not authorized**: the trigger could not be verified (%v).\n\nNothing was spent; re-run the job once GitHub answers.\n", err)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "**Decision: %s** — %s.\n\n", a.Outcome, a.Reason)
+	b.WriteString("| | |\n|---|---|\n")
+	fmt.Fprintf(&b, "| tested ref | %s |\n| head | %s |\n", code(a.TestedRef), code(a.HeadSHA))
+	switch a.Outcome {
+	case OutcomeReuse:
+		fmt.Fprintf(&b, "| earlier gate | %s |\n", a.ReusedCheckURL)
+	case OutcomeSkip:
+		gate := "none (nothing is published)"
+		if a.Kind != "" {
+			gate = code(string(a.Kind))
+		}
+		fmt.Fprintf(&b, "| gate to publish | %s |\n", gate)
+	}
+	return b.String()
+}
+
+func code(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return "`" + s + "`"
+}

@@ -1,0 +1,219 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/go-github/v66/github"
+)
+
+// JobResult is a job's result as a workflow sees it in needs.<job>.result.
+type JobResult string
+
+// The results GitHub reports for a finished job.
+const (
+	JobSuccess   JobResult = "success"
+	JobFailure   JobResult = "failure"
+	JobCancelled JobResult = "cancelled"
+	JobSkipped   JobResult = "skipped"
+)
+
+// RequestError names the request field, spelled as the gate action's input,
+// that is wrong, its value and what is expected.
+type RequestError struct {
+	Input, Value, Expected string
+}
+
+func (e *RequestError) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("input %s is empty: want %s", e.Input, e.Expected)
+	}
+	return fmt.Sprintf("input %s = %q: want %s", e.Input, e.Value, e.Expected)
+}
+
+// Publisher is what Conclude reads and writes on GitHub. *ghapi.Client has it.
+type Publisher interface {
+	GetPullRequest(ctx context.Context, number int) (*github.PullRequest, error)
+	CheckRunCreator
+}
+
+// ConcludeRequest says how a workflow run ended. Its fields mirror the gate
+// action's inputs, and errors name those inputs.
+type ConcludeRequest struct {
+	// PRNumber > 0 makes Conclude re-read the PR's labels right before
+	// publishing: a PR labelled LocalLabel gets no gate from the paid workflow.
+	PRNumber int
+	// Kind, when set, is published as it is. When empty, the kind is derived
+	// from Decision, SkipKind and GPUJobResult (see ResolveKind).
+	Kind Kind
+	// Decision is the authorize step's decision output.
+	Decision Outcome
+	// SkipKind is the authorize step's gate-kind output: what a skip publishes.
+	SkipKind Kind
+	// GPUJobResult is needs.<GPU test job>.result.
+	GPUJobResult JobResult
+	// Evidence is what the gate states; Conclude fills in its Kind.
+	Evidence Evidence
+}
+
+// Concluded is what Conclude did.
+type Concluded struct {
+	// Kind is the gate published; empty when nothing was.
+	Kind Kind
+	// Reason says why this kind was chosen, or why nothing was published.
+	Reason string
+	// CheckRun is the published gate; nil when nothing was published.
+	CheckRun *github.CheckRun
+}
+
+// ResolveKind chooses the gate to publish; an empty kind with a nil error
+// means publish nothing. An explicit Kind wins; otherwise:
+//
+//	decision reuse                         → reused
+//	decision skip                          → SkipKind (empty: nothing)
+//	decision run, GPU job success          → paid
+//	decision run, GPU job failure          → failed
+//	decision run, GPU job cancelled        → failed
+//	decision run, GPU job skipped          → reused when ReusedCheckURL is set
+//	                                         (provision found an earlier gate), else failed
+//
+// A run that did not succeed is never published as a success: the gate fails closed.
+func (r ConcludeRequest) ResolveKind() (kind Kind, reason string, err error) {
+	if r.Kind != "" {
+		if err := publishable("kind", r.Kind); err != nil {
+			return "", "", err
+		}
+		return r.Kind, "kind " + string(r.Kind) + " was given", nil
+	}
+	switch r.Decision {
+	case OutcomeReuse:
+		return KindReused, "authorize found an earlier passing gate for this tested ref", nil
+	case OutcomeSkip:
+		if r.SkipKind == "" {
+			return "", "authorize skipped the paid path, and this skip publishes no gate", nil
+		}
+		if err := publishable("gate-kind", r.SkipKind); err != nil {
+			return "", "", err
+		}
+		return r.SkipKind, "authorize skipped the paid path", nil
+	case OutcomeRun:
+	case "":
+		return "", "", &RequestError{Input: "decision", Expected: "run, reuse or skip (the authorize step's decision output), or set kind"}
+	default:
+		return "", "", &RequestError{Input: "decision", Value: string(r.Decision), Expected: "run, reuse or skip"}
+	}
+	switch r.GPUJobResult {
+	case JobSuccess:
+		return KindPaid, "the GPU test job succeeded", nil
+	case JobFailure:
+		return KindFailed, "the GPU test job failed", nil
+	case JobCancelled:
+		return KindFailed, "the GPU test job was cancelled", nil
+	case JobSkipped:
+		if r.Evidence.ReusedCheckURL != "" {
+			return KindReused, "provision found an earlier passing gate for this tested ref", nil
+		}
+		return KindFailed, "the GPU test job was skipped: provisioning did not hand it a runner", nil
+	case "":
+		return "", "", &RequestError{Input: "gpu-job-result", Expected: "the GPU test job's result (needs.<job>.result) when decision is run"}
+	default:
+		return "", "", &RequestError{Input: "gpu-job-result", Value: string(r.GPUJobResult), Expected: "success, failure, cancelled or skipped"}
+	}
+}
+
+// publishable accepts every kind but local: only the relay, which verifies a
+// maintainer's SHA-bound evidence, may publish a local gate.
+func publishable(input string, k Kind) error {
+	if k == KindLocal {
+		return &RequestError{Input: input, Value: string(k),
+			Expected: "paid, reused, failed, not-required or skipped (local gates come from the local-gate relay, which verifies the evidence)"}
+	}
+	if !k.Known() {
+		return &RequestError{Input: input, Value: string(k), Expected: "one of " + kindList()}
+	}
+	return nil
+}
+
+// Conclude publishes the gate that ends a workflow run: it resolves the kind,
+// checks the evidence that kind needs, re-reads the PR's label and publishes.
+// For a PR labelled LocalLabel it publishes nothing, because the local relay
+// owns the gate then and the paid workflow must never override it; a failed
+// re-read publishes nothing either and is an error.
+func Conclude(ctx context.Context, gh Publisher, r ConcludeRequest) (Concluded, error) {
+	kind, reason, err := r.ResolveKind()
+	if err != nil {
+		return Concluded{}, err
+	}
+	if kind == "" {
+		return Concluded{Reason: reason}, nil
+	}
+	e := r.Evidence
+	switch {
+	case !refRE.MatchString(e.HeadSHA):
+		return Concluded{}, &RequestError{Input: "head-sha", Value: e.HeadSHA, Expected: "the full commit SHA the gate is attached to (authorize's head-sha output)"}
+	case !refRE.MatchString(e.TestedRef):
+		return Concluded{}, &RequestError{Input: "tested-ref", Value: e.TestedRef, Expected: "the full commit SHA that was tested (authorize's tested-ref output)"}
+	case kind == KindPaid && e.Pod == nil:
+		return Concluded{}, &RequestError{Input: "pod-id", Expected: "the accepted pod's id (the provision step's pod-id output): a paid gate names its evidence"}
+	case kind == KindReused && e.ReusedCheckURL == "":
+		return Concluded{}, &RequestError{Input: "reused-check-url", Expected: "the earlier gate's URL (authorize's or provision's reused-check-url output): a reused gate links its evidence"}
+	}
+	if r.PRNumber > 0 {
+		pr, err := gh.GetPullRequest(ctx, r.PRNumber)
+		if err != nil {
+			return Concluded{}, fmt.Errorf("re-read PR #%d for the %s label (nothing published, so a local gate cannot be overridden): %w",
+				r.PRNumber, LocalLabel, err)
+		}
+		if hasLabel(pr, LocalLabel) {
+			return Concluded{Reason: fmt.Sprintf("PR #%d is labelled %s: the local relay publishes the gate", r.PRNumber, LocalLabel)}, nil
+		}
+	}
+	e.Kind = kind
+	switch {
+	case r.Kind != "": // an explicit kind states only the reason given with it
+	case kind == KindFailed:
+		// The job's result is the fact; a given reason adds detail to it.
+		e.Reason = joinNonEmpty(reason, e.Reason)
+	case e.Reason == "":
+		e.Reason = reason
+	}
+	run, err := Publish(ctx, gh, e)
+	if err != nil {
+		return Concluded{}, err
+	}
+	return Concluded{Kind: kind, Reason: reason, CheckRun: run}, nil
+}
+
+// Summary renders the gate job's summary: what was published and why.
+func (c Concluded) Summary() string {
+	var b strings.Builder
+	b.WriteString("## CI GPU gate\n\n")
+	if c.CheckRun == nil {
+		fmt.Fprintf(&b, "No gate published: %s.\n", c.Reason)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "Published **%s** as [%s](%s) (conclusion %s): %s.\n\n",
+		c.Kind, c.CheckRun.GetName(), c.CheckRun.GetHTMLURL(), c.CheckRun.GetConclusion(), c.Reason)
+	fmt.Fprintf(&b, "external_id: `%s`\n", c.CheckRun.GetExternalID())
+	return b.String()
+}
+
+func hasLabel(pr *github.PullRequest, name string) bool {
+	for _, l := range pr.Labels {
+		if strings.EqualFold(l.GetName(), name) {
+			return true
+		}
+	}
+	return false
+}
+
+func joinNonEmpty(parts ...string) string {
+	var keep []string
+	for _, p := range parts {
+		if p != "" {
+			keep = append(keep, p)
+		}
+	}
+	return strings.Join(keep, ": ")
+}

@@ -1,0 +1,232 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-github/v66/github"
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+	"gotest.tools/v3/golden"
+
+	"github.com/org/runpod-gpu/pkg/ghapi"
+)
+
+// fakePublisher serves one PR and records the check runs it is asked to create.
+type fakePublisher struct {
+	pr      *github.PullRequest
+	readErr error
+	reads   int
+	created []ghapi.CheckRunInput
+}
+
+func (f *fakePublisher) GetPullRequest(context.Context, int) (*github.PullRequest, error) {
+	f.reads++
+	return f.pr, f.readErr
+}
+
+func (f *fakePublisher) CreateCheckRun(_ context.Context, in ghapi.CheckRunInput) (*github.CheckRun, error) {
+	f.created = append(f.created, in)
+	id := int64(500 + len(f.created))
+	return &github.CheckRun{ID: github.Int64(id), Name: github.String(in.Name), ExternalID: github.String(in.ExternalID),
+		Conclusion: github.String(in.Conclusion), HTMLURL: github.String(fmt.Sprintf("https://github.com/o/r/runs/%d", id))}, nil
+}
+
+func TestResolveKind(t *testing.T) {
+	tests := []struct {
+		name       string
+		req        ConcludeRequest
+		wantKind   Kind
+		wantReason string
+		wantErr    string
+	}{
+		{name: "explicit kind wins", req: ConcludeRequest{Kind: KindNotRequired, Decision: OutcomeRun, GPUJobResult: JobFailure}, wantKind: KindNotRequired},
+		{name: "explicit local refused", req: ConcludeRequest{Kind: KindLocal}, wantErr: `input kind = "local": want paid, reused, failed, not-required or skipped (local gates come from the local-gate relay`},
+		{name: "explicit unknown refused", req: ConcludeRequest{Kind: "free"}, wantErr: `input kind = "free": want one of paid, reused`},
+		{name: "reuse", req: ConcludeRequest{Decision: OutcomeReuse, GPUJobResult: JobSkipped}, wantKind: KindReused, wantReason: "authorize found an earlier passing gate"},
+		{name: "skip publishing not-required", req: ConcludeRequest{Decision: OutcomeSkip, SkipKind: KindNotRequired}, wantKind: KindNotRequired},
+		{name: "skip publishing nothing", req: ConcludeRequest{Decision: OutcomeSkip}, wantReason: "publishes no gate"},
+		{name: "skip with local kind refused", req: ConcludeRequest{Decision: OutcomeSkip, SkipKind: KindLocal}, wantErr: `input gate-kind = "local"`},
+		{name: "run succeeded", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobSuccess}, wantKind: KindPaid, wantReason: "succeeded"},
+		{name: "run failed", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobFailure}, wantKind: KindFailed, wantReason: "failed"},
+		{name: "run cancelled fails closed", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobCancelled}, wantKind: KindFailed, wantReason: "cancelled"},
+		{name: "GPU job skipped after provision reused", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobSkipped,
+			Evidence: Evidence{ReusedCheckURL: "https://github.com/o/r/runs/99"}}, wantKind: KindReused, wantReason: "provision found"},
+		{name: "GPU job skipped without a runner fails closed", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobSkipped},
+			wantKind: KindFailed, wantReason: "did not hand it a runner"},
+		{name: "run without a job result", req: ConcludeRequest{Decision: OutcomeRun}, wantErr: "input gpu-job-result is empty: want the GPU test job's result"},
+		{name: "run with an odd job result", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: "neutral"}, wantErr: `input gpu-job-result = "neutral": want success, failure, cancelled or skipped`},
+		{name: "no decision and no kind", req: ConcludeRequest{GPUJobResult: JobSuccess}, wantErr: "input decision is empty: want run, reuse or skip"},
+		{name: "unknown decision", req: ConcludeRequest{Decision: "maybe"}, wantErr: `input decision = "maybe": want run, reuse or skip`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			kind, reason, err := tc.req.ResolveKind()
+			if tc.wantErr != "" {
+				assert.ErrorContains(t, err, tc.wantErr)
+				var reqErr *RequestError
+				assert.Check(t, errors.As(err, &reqErr), "a bad request is a *RequestError")
+				return
+			}
+			assert.NilError(t, err)
+			assert.Equal(t, kind, tc.wantKind)
+			assert.Check(t, is.Contains(reason, tc.wantReason))
+		})
+	}
+}
+
+func TestConclude(t *testing.T) {
+	pod := &PodEvidence{ID: "pod7h9k2m4n6p", GPU: "NVIDIA RTX A4000", Tier: "ampere", PricePerHour: 0.25, StartupSeconds: 40, Attempts: 1}
+	labelled := pullRequest(func(p *github.PullRequest) {
+		p.Labels = []*github.Label{{Name: github.String("GPU-Validated-Locally")}}
+	})
+	tests := []struct {
+		name        string
+		req         ConcludeRequest
+		gh          *fakePublisher
+		wantKind    Kind
+		wantExtID   string
+		wantSummary []string
+		wantNothing string // reason when nothing is published
+		wantErr     string
+		wantReads   int
+	}{
+		{name: "paid names the pod", req: ConcludeRequest{PRNumber: 7, Decision: OutcomeRun, GPUJobResult: JobSuccess, Evidence: Evidence{Pod: pod}},
+			wantKind: KindPaid, wantExtID: ExternalIDPrefix + merge + ":paid", wantSummary: []string{"`pod7h9k2m4n6p`", "| 0.25 |"}, wantReads: 1},
+		{name: "failed gives the job result, the detail and the re-run command",
+			req:      ConcludeRequest{PRNumber: 7, Decision: OutcomeRun, GPUJobResult: JobFailure, Evidence: Evidence{Pod: pod, Reason: "tests exited 1"}},
+			wantKind: KindFailed, wantExtID: ExternalIDPrefix + merge + ":failed",
+			wantSummary: []string{"Reason: the GPU test job failed: tests exited 1", "gh run rerun 9100 --failed"}, wantReads: 1},
+		{name: "an explicit failed states only the reason given", req: ConcludeRequest{Kind: KindFailed, Evidence: Evidence{Reason: "tests exited 1"}},
+			wantKind: KindFailed, wantSummary: []string{"Tested ref: `" + merge + "` (on head `" + head + "`)\n\nReason: tests exited 1\n"}},
+		{name: "reused links the earlier gate", req: ConcludeRequest{PRNumber: 7, Decision: OutcomeReuse, Evidence: Evidence{ReusedCheckURL: "https://github.com/o/r/runs/99"}},
+			wantKind: KindReused, wantExtID: ExternalIDPrefix + merge + ":reused", wantSummary: []string{"Evidence: https://github.com/o/r/runs/99"}, wantReads: 1},
+		{name: "not-required keeps authorize's reason", req: ConcludeRequest{PRNumber: 7, Decision: OutcomeSkip, SkipKind: KindNotRequired,
+			Evidence: Evidence{Reason: "PR #7 changes 2 file(s), none under the configured GPU paths"}},
+			wantKind: KindNotRequired, wantSummary: []string{"none under the configured GPU paths"}, wantReads: 1},
+		{name: "unknown price is shown unknown", req: ConcludeRequest{Kind: KindPaid, Evidence: Evidence{Pod: &PodEvidence{ID: "p", PriceUnknown: true}}},
+			wantKind: KindPaid, wantSummary: []string{"| unknown |"}},
+		{name: "manual validation does not read a PR", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobSuccess, Evidence: Evidence{Pod: pod}},
+			wantKind: KindPaid},
+		{name: "labelled PR gets nothing", req: ConcludeRequest{PRNumber: 7, Decision: OutcomeRun, GPUJobResult: JobSuccess, Evidence: Evidence{Pod: pod}},
+			gh: &fakePublisher{pr: labelled}, wantNothing: "labelled gpu-validated-locally: the local relay publishes the gate", wantReads: 1},
+		{name: "skip without a kind reads nothing and publishes nothing", req: ConcludeRequest{PRNumber: 7, Decision: OutcomeSkip},
+			wantNothing: "publishes no gate"},
+		{name: "unreadable PR publishes nothing", req: ConcludeRequest{PRNumber: 7, Kind: KindFailed},
+			gh: &fakePublisher{readErr: errors.New("502 Bad Gateway")}, wantErr: "re-read PR #7 for the gpu-validated-locally label (nothing published", wantReads: 1},
+		{name: "paid without a pod", req: ConcludeRequest{PRNumber: 7, Decision: OutcomeRun, GPUJobResult: JobSuccess},
+			wantErr: "input pod-id is empty: want the accepted pod's id"},
+		{name: "reused without the earlier gate", req: ConcludeRequest{Kind: KindReused}, wantErr: "input reused-check-url is empty"},
+		{name: "tested ref not a SHA", req: ConcludeRequest{Kind: KindFailed, Evidence: Evidence{TestedRef: "main"}}, wantErr: `input tested-ref = "main": want the full commit SHA`},
+		{name: "head not a SHA", req: ConcludeRequest{Kind: KindFailed, Evidence: Evidence{HeadSHA: "HEAD"}}, wantErr: `input head-sha = "HEAD"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			gh := tc.gh
+			if gh == nil {
+				gh = &fakePublisher{pr: pullRequest()}
+			}
+			req := tc.req
+			if req.Evidence.HeadSHA == "" {
+				req.Evidence.HeadSHA = head
+			}
+			if req.Evidence.TestedRef == "" {
+				req.Evidence.TestedRef = merge
+			}
+			req.Evidence.RunID, req.Evidence.RunURL = 9100, "https://github.com/o/r/actions/runs/9100/attempts/1"
+			done, err := Conclude(context.Background(), gh, req)
+			assert.Check(t, is.Equal(gh.reads, tc.wantReads), "PR reads")
+			if tc.wantErr != "" {
+				assert.ErrorContains(t, err, tc.wantErr)
+				assert.Check(t, is.Len(gh.created, 0), "nothing published on error")
+				return
+			}
+			assert.NilError(t, err)
+			if tc.wantNothing != "" {
+				assert.Check(t, is.Len(gh.created, 0))
+				assert.Check(t, done.CheckRun == nil && done.Kind == "")
+				assert.Check(t, is.Contains(done.Reason, tc.wantNothing))
+				return
+			}
+			assert.Assert(t, is.Len(gh.created, 1))
+			in := gh.created[0]
+			assert.Equal(t, done.Kind, tc.wantKind)
+			assert.Equal(t, in.ExternalID, ExternalIDPrefix+merge+":"+string(tc.wantKind))
+			assert.Equal(t, done.CheckRun.GetExternalID(), in.ExternalID)
+			assert.Equal(t, in.HeadSHA, head)
+			for _, want := range tc.wantSummary {
+				assert.Check(t, is.Contains(in.Summary, want))
+			}
+		})
+	}
+}
+
+func TestConcludedSummaryGolden(t *testing.T) {
+	published := Concluded{Kind: KindReused, Reason: "authorize found an earlier passing gate for this tested ref",
+		CheckRun: &github.CheckRun{Name: github.String(DefaultCheckName), HTMLURL: github.String("https://github.com/o/r/runs/501"),
+			Conclusion: github.String("success"), ExternalID: github.String(ExternalIDPrefix + merge + ":reused")}}
+	nothing := Concluded{Reason: "PR #7 is labelled gpu-validated-locally: the local relay publishes the gate"}
+	golden.Assert(t, published.Summary()+"\n"+nothing.Summary(), "conclude-summary.golden")
+}
+
+func TestAuthorizationReport(t *testing.T) {
+	cases := []struct {
+		name string
+		a    Authorization
+		err  error
+	}{
+		{name: "run", a: Authorization{Outcome: OutcomeRun, TestedRef: merge, HeadSHA: head, Reason: "no earlier gate for tested ref " + merge + ": running the paid path"}},
+		{name: "reuse", a: Authorization{Outcome: OutcomeReuse, TestedRef: merge, HeadSHA: head, Reason: "gate 99 already passed tested ref " + merge + " (paid): reusing it",
+			ReusedCheckURL: "https://github.com/o/r/runs/99", ReusedCheckID: 99}},
+		{name: "skip-not-required", a: Authorization{Outcome: OutcomeSkip, Kind: KindNotRequired, TestedRef: merge, HeadSHA: head, Reason: "PR #7 changes 1 file(s), none under the configured GPU paths"}},
+		{name: "skip-label", a: Authorization{Outcome: OutcomeSkip, HeadSHA: head, Reason: "PR #7 is labelled gpu-validated-locally: the local relay publishes the gate"}},
+		{name: "refused", err: refuse(`PR #7 comes from "mallory/gpu-project", not from o/r (forks never run on paid GPUs)`)},
+		{name: "github-error", err: errors.New("read PR #7: 502 Bad Gateway")},
+	}
+	var all string
+	for _, tc := range cases {
+		all += "=== " + tc.name + "\n" + tc.a.Summary(tc.err) + "\n"
+		if tc.err == nil {
+			out := tc.a.Outputs()
+			assert.Check(t, is.Len(out, 6))
+			assert.Check(t, is.Equal(out["decision"], string(tc.a.Outcome)))
+			assert.Check(t, is.Equal(out["gate-kind"], string(tc.a.Kind)))
+			assert.Check(t, is.Equal(out["tested-ref"], tc.a.TestedRef))
+			assert.Check(t, is.Equal(out["reused-check-url"], tc.a.ReusedCheckURL))
+		}
+	}
+	golden.Assert(t, all, "authorize-summary.golden")
+}
+
+// FuzzResolveKind feeds the gate action's inputs as a workflow could set them:
+// whatever they are, a derived gate is never a success for a run whose GPU job
+// did not succeed, and never a local gate.
+func FuzzResolveKind(f *testing.F) {
+	f.Add("", "run", "", "success", "")
+	f.Add("", "run", "", "skipped", "https://github.com/o/r/runs/1")
+	f.Add("", "skip", "not-required", "", "")
+	f.Add("local", "", "", "", "")
+	f.Fuzz(func(t *testing.T, kind, decision, skipKind, result, reusedURL string) {
+		r := ConcludeRequest{Kind: Kind(kind), Decision: Outcome(decision), SkipKind: Kind(skipKind), GPUJobResult: JobResult(result),
+			Evidence: Evidence{ReusedCheckURL: reusedURL}}
+		got, _, err := r.ResolveKind()
+		if err != nil {
+			var reqErr *RequestError
+			if !errors.As(err, &reqErr) {
+				t.Fatalf("error %v is not a *RequestError", err)
+			}
+			return
+		}
+		if got == KindLocal || (got != "" && !got.Known()) {
+			t.Fatalf("resolved %q", got)
+		}
+		if kind == "" && r.Decision == OutcomeRun && r.GPUJobResult != JobSuccess && got == KindPaid {
+			t.Fatalf("GPU job %q published as paid", result)
+		}
+		if kind == "" && r.Decision == OutcomeRun && got == KindReused && reusedURL == "" {
+			t.Fatal("reused without the earlier gate")
+		}
+	})
+}
