@@ -1,0 +1,75 @@
+// Command reap is the scheduled orphan reaper: it reclaims this repository's
+// pods whose workflow run is over, superseded or past the lifetime backstop,
+// and writes a decision record for upload. A manual dispatch is a dry run
+// unless execute is true.
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/org/runpod-gpu/pkg/actionio"
+	"github.com/org/runpod-gpu/pkg/actionkit"
+	"github.com/org/runpod-gpu/pkg/lifecycle"
+	"github.com/org/runpod-gpu/pkg/reap"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	io := actionio.New(os.Stdout, os.Getenv, nil)
+	err := run(ctx, io)
+	stop()
+	if err != nil {
+		io.Errorf("%v", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, io *actionio.IO) error {
+	execute, err := io.Bool("execute", false)
+	if err != nil {
+		return err
+	}
+	owner, repo, err := actionkit.Repository(io)
+	if err != nil {
+		return err
+	}
+	rp, policy, err := actionkit.RunPod(io)
+	if err != nil {
+		return err
+	}
+	gh, err := actionkit.GitHub(ctx, io, "")
+	if err != nil {
+		return err
+	}
+	event := io.Getenv("GITHUB_EVENT_NAME")
+	sweeper := &reap.Sweeper{Pods: rp, GitHub: gh, Deleter: &lifecycle.Deleter{Pods: rp, Policy: policy, Logf: io.Infof}, Logf: io.Infof}
+	rec, sweepErr := sweeper.Sweep(ctx, reap.Request{
+		Scope:   reap.Scope{Repository: owner + "/" + repo, Workflows: io.Lines("workflows")},
+		Execute: reap.ShouldExecute(event, execute), Event: event,
+	})
+
+	path := io.Input("record-path")
+	if path == "" {
+		path = reap.DefaultRecordPath
+	}
+	// The record and summary are written whatever happened: they are the evidence.
+	errs := []error{sweepErr, rec.WriteFile(path)}
+	for _, out := range [][2]string{
+		{"decision-record", path},
+		{"execute", strconv.FormatBool(rec.Execute)},
+		{"reclaim-pod-ids", strings.Join(rec.PodIDs(reap.DecisionReclaim), ",")},
+		{"error-pod-ids", strings.Join(rec.PodIDs(reap.DecisionError), ",")},
+	} {
+		errs = append(errs, io.SetOutput(out[0], out[1]))
+	}
+	if err := io.AddSummary(rec.Markdown()); err != nil {
+		io.Warningf("job summary: %v", err)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,186 @@
+package reap
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/wire"
+)
+
+// RecordVersion is the version of the decision record's JSON shape.
+const RecordVersion = 1
+
+// DefaultRecordPath is where the action writes the record, relative to the
+// workspace so that a later upload-artifact step finds it (a container
+// action sees the workspace, not the runner's temporary directory).
+const DefaultRecordPath = "runpod-gpu-reap-record.json"
+
+// maxSummaryRows bounds the job summary's table; the record has every pod.
+const maxSummaryRows = 200
+
+// Record is the decision record of one sweep, written for upload as an
+// artifact: the independent evidence of what the reaper did. It holds pod
+// and run identity, decisions, deletion times and cost estimates — never a
+// pod's environment or any credential.
+type Record struct {
+	Version    int       `json:"version"`
+	CheckedAt  time.Time `json:"checkedAt"`
+	Execute    bool      `json:"execute"`
+	Event      string    `json:"event,omitempty"`
+	Repository string    `json:"repository"`
+	// Error is why the sweep could not decide at all (e.g. the listing failed).
+	Error string      `json:"error,omitempty"`
+	Pods  []PodRecord `json:"pods"`
+}
+
+// PodRecord is the decision about one listed pod and what came of it.
+type PodRecord struct {
+	PodID  string `json:"podId"`
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	// RunID and Attempt are the owning run attempt; 0 for pods that are not
+	// provably this repository's (their tags are not repeated here).
+	RunID    int64    `json:"runId,omitempty"`
+	Attempt  int      `json:"attempt,omitempty"`
+	Decision Decision `json:"decision"`
+	Reason   Reason   `json:"reason"`
+	Detail   string   `json:"detail,omitempty"`
+	// AgeSeconds is the pod's age at CheckedAt, measured from AgeFrom; null when unknown.
+	AgeSeconds *int64   `json:"ageSeconds"`
+	AgeFrom    AgeBasis `json:"ageFrom,omitempty"`
+	// DeletedAt is the confirmed deletion; null in a dry run or when unconfirmed.
+	DeletedAt wire.Time `json:"deletedAt"`
+	// DeleteError is why a reclaim's deletion was not confirmed.
+	DeleteError string `json:"deleteError,omitempty"`
+	// Cost is the reclaimed pod's estimated cost, after confirmed deletion.
+	Cost *cost.Report `json:"cost,omitempty"`
+	// RunCancellation says what happened to the owning run after a lifetime
+	// reclaim: cancelled, or why it was not.
+	RunCancellation string `json:"runCancellation,omitempty"`
+	// CancelError is why cancelling the owning run failed.
+	CancelError string `json:"cancelError,omitempty"`
+}
+
+// Failed reports whether the pod makes the sweep fail: undecidable, or a
+// reclaim or cancellation that did not complete.
+func (p PodRecord) Failed() bool {
+	return p.Decision == DecisionError || p.DeleteError != "" || p.CancelError != ""
+}
+
+func newPodRecord(v PodView, verdict Verdict, now time.Time) PodRecord {
+	rec := PodRecord{PodID: v.ID, Name: v.Name, Status: string(v.Status), Decision: verdict.Decision, Reason: verdict.Reason, Detail: verdict.Detail}
+	if v.Foreign == "" {
+		rec.RunID, rec.Attempt = v.Tags.RunID, v.Tags.Attempt
+	}
+	if age, basis := v.Age(now); basis != AgeUnknown {
+		seconds := int64(age / time.Second)
+		rec.AgeSeconds, rec.AgeFrom = &seconds, basis
+	}
+	return rec
+}
+
+// Count returns how many pods got decision d.
+func (r *Record) Count(d Decision) int {
+	n := 0
+	for _, p := range r.Pods {
+		if p.Decision == d {
+			n++
+		}
+	}
+	return n
+}
+
+// PodIDs returns the ids of the pods that got decision d, in listing order.
+func (r *Record) PodIDs(d Decision) []string {
+	var ids []string
+	for _, p := range r.Pods {
+		if p.Decision == d {
+			ids = append(ids, p.PodID)
+		}
+	}
+	return ids
+}
+
+// JSON renders the record, indented, with a final newline.
+func (r *Record) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("reap: encode decision record: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// WriteFile writes the record's JSON to path.
+func (r *Record) WriteFile(path string) error {
+	b, err := r.JSON()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("reap: write decision record: %w", err)
+	}
+	return nil
+}
+
+// Markdown renders the record for the job summary.
+func (r *Record) Markdown() string {
+	var b strings.Builder
+	mode := "dry run — nothing deleted; dispatch with execute: true to reclaim"
+	if r.Execute {
+		mode = "executed"
+	}
+	fmt.Fprintf(&b, "### RunPod reaper (%s)\n\n", mode)
+	fmt.Fprintf(&b, "Checked at %s: %d pod(s) listed — %d reclaim, %d keep, %d skip-foreign, %d error.\n\n",
+		r.CheckedAt.UTC().Format(time.RFC3339), len(r.Pods), r.Count(DecisionReclaim), r.Count(DecisionKeep),
+		r.Count(DecisionSkipForeign), r.Count(DecisionError))
+	if r.Error != "" {
+		fmt.Fprintf(&b, "**Sweep failed, nothing was decided:** %s\n\n", cell(r.Error))
+	}
+	if len(r.Pods) == 0 {
+		return b.String()
+	}
+	b.WriteString("| Pod | Name | Run | Attempt | Decision | Reason | Deleted at | Estimated cost | Run cancellation |\n")
+	b.WriteString("|---|---|---:|---:|---|---|---|---:|---|\n")
+	for i, p := range r.Pods {
+		if i == maxSummaryRows {
+			fmt.Fprintf(&b, "\n%d more pod(s) are in the decision record.\n", len(r.Pods)-i)
+			break
+		}
+		run, attempt, deleted, dollars := "", "", "", ""
+		if p.RunID > 0 {
+			run, attempt = fmt.Sprint(p.RunID), fmt.Sprint(p.Attempt)
+		}
+		if t, ok := p.DeletedAt.Get(); ok {
+			deleted = t.Format(time.RFC3339)
+		} else if p.DeleteError != "" {
+			deleted = "**unconfirmed:** " + p.DeleteError
+		}
+		if p.Cost != nil {
+			dollars = p.Cost.Dollars().String()
+		}
+		cancellation := p.RunCancellation
+		if p.CancelError != "" {
+			cancellation = "**failed:** " + p.CancelError
+		}
+		reason := string(p.Reason)
+		if p.Detail != "" {
+			reason += ": " + p.Detail
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(p.PodID), cell(p.Name), run, attempt,
+			p.Decision, cell(reason), cell(deleted), dollars, cell(cancellation))
+	}
+	if r.Count(DecisionReclaim) > 0 && r.Execute {
+		b.WriteString("\n> " + cost.Disclaimer + "\n")
+	}
+	return b.String()
+}
+
+// cell makes outside text safe inside one Markdown table cell.
+func cell(s string) string {
+	s = strings.ReplaceAll(strings.Join(strings.Fields(s), " "), "|", `\|`)
+	return strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(s)
+}
