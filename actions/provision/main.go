@@ -69,7 +69,10 @@ func run(ctx context.Context, io *actionio.IO) error {
 		Reuse:          gate.ReuseQuery{CheckName: io.Input("check-name"), AppID: gateApp},
 		KeepFailedPods: keep,
 		ProofURL:       or(io.Input("proof-url"), defaultProofURL), ProofSHA256: or(io.Input("proof-sha256"), defaultProofSHA256),
+		RunnerDir: io.Input("runner-dir"), // where the pod image keeps run.sh; empty: the official image's
 	})
+	// Outputs is a map, so its names are listed for the action.yml consistency test (action-tests).
+	//runpod-gpu:outputs paid-path,reused-check-url,image,attempts,rejected-cost-usd,retained-pod-ids,runner-label,gpu-type,candidate,tier,price-per-hour,startup-seconds,started-at,pod-id
 	outputs := res.Outputs()
 	keys := make([]string, 0, len(outputs))
 	for k := range outputs {

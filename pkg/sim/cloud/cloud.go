@@ -2,6 +2,12 @@
 // simulated RunPod and GitHub, a container registry and the proof download
 // server, each on its own loopback port, sharing one clock. Tests, the
 // action-tests, the demo and the benchmarks all start it the same way.
+//
+// Pods run in one of two modes. In model mode (the default) ProofModel decides
+// each pod from its host profile, with no processes, on any clock. In process
+// mode ProcessHosts runs each pod's real startup script as a child process
+// against stand-ins for nvidia-smi, the CUDA driver and the runner, with the
+// real CUDA smoke proof downloaded from the proof server; it runs on the real clock.
 package cloud
 
 import (
@@ -39,10 +45,31 @@ const (
 // RunnerImageDigest is what the simulated registry answers for RunnerImage.
 var RunnerImageDigest = "sha256:" + strings.Repeat("5e", 32)
 
+// Mode says how a simulated cloud runs pod containers.
+type Mode int
+
+const (
+	// ModeModel decides each pod from its host profile (ProofModel): no
+	// processes, any clock, fast enough for large benchmarks.
+	ModeModel Mode = iota
+	// ModeProcess runs each pod's real startup script as a child process
+	// (ProcessHosts) against stand-ins, with the real CUDA smoke proof served
+	// from ProofURL. It runs on the real clock: real processes cannot follow
+	// virtual time, so give it fast host timings (BootSeconds, provisioning delay).
+	ModeProcess
+)
+
+// ErrProcessClock is returned by Start for ModeProcess with a clock other than simclock.Real.
+var ErrProcessClock = errors.New("cloud: process mode runs on the real clock (simclock.Real): real processes cannot follow virtual time")
+
 // Options configure a simulated cloud. The zero value is a virtual-clock,
 // model-mode cloud on the default market.
 type Options struct {
 	Seed uint64
+	// Mode picks model (default) or process containers; Hosts, when set, overrides both.
+	Mode Mode
+	// ProcessDir is the parent of process mode's temporary directory; "" means the system's.
+	ProcessDir string
 	// Clock drives every simulator; nil means a Virtual clock at Start.
 	Clock simclock.Clock
 	// Start is the virtual clock's start; zero means time.Now().
@@ -51,7 +78,8 @@ type Options struct {
 	Faults runpodsim.Faults
 	// Hosts runs pod containers; nil means the model-mode ProofModel.
 	Hosts runpodsim.HostRunner
-	// ProofBinary is served at ProofURL; nil serves a placeholder (model mode never runs it).
+	// ProofBinary is served at ProofURL; nil serves a placeholder in model mode
+	// (which never runs it) and the real proof, built by ProofBinary(), in process mode.
 	ProofBinary []byte
 	// PageSize makes the simulated RunPod paginate pod lists.
 	PageSize int
@@ -68,6 +96,9 @@ type Cloud struct {
 	RunPod *runpodsim.Server
 	GitHub *githubsim.Server
 	Model  *ProofModel // set in model mode
+	// Processes runs the pods in process mode: its RunnerDir and WorkDir are
+	// what startup scripts rendered for this cloud must use, its Log a pod's output.
+	Processes *ProcessHosts
 
 	RunPodURL, GitHubURL, RegistryURL, ProofURL string
 	ProofSHA256                                 string
@@ -78,6 +109,9 @@ type Cloud struct {
 // Start builds and serves a simulated cloud on loopback.
 func Start(o Options) (*Cloud, error) {
 	c := &Cloud{Clock: o.Clock}
+	if o.Mode == ModeProcess && o.Hosts == nil {
+		return startProcessMode(o)
+	}
 	if c.Clock == nil {
 		start := o.Start
 		if start.IsZero() {
@@ -165,8 +199,41 @@ func (c *Cloud) seedGitHub() error {
 	return err
 }
 
-// Close stops every server and container.
+// startProcessMode starts a ModeProcess cloud: real clock, ProcessHosts, the real proof.
+func startProcessMode(o Options) (*Cloud, error) {
+	if o.Clock == nil {
+		o.Clock = simclock.Real{}
+	}
+	if _, ok := o.Clock.(simclock.Real); !ok {
+		return nil, ErrProcessClock
+	}
+	if o.ProofBinary == nil {
+		proof, err := ProofBinary()
+		if err != nil {
+			return nil, err
+		}
+		o.ProofBinary = proof
+	}
+	hosts, err := NewProcessHosts(o.ProcessDir)
+	if err != nil {
+		return nil, err
+	}
+	o.Hosts = hosts
+	c, err := Start(o)
+	if err != nil {
+		_ = hosts.Close()
+		return nil, err
+	}
+	c.Processes = hosts
+	return c, nil
+}
+
+// Close stops every container, then every server.
 func (c *Cloud) Close() {
+	if c.Processes != nil {
+		// Containers first: a stopped runner tells the simulated GitHub it left.
+		_ = c.Processes.Close()
+	}
 	for _, s := range c.servers {
 		s.Close()
 	}

@@ -1,0 +1,44 @@
+#!/bin/bash
+# Stand-in for the GitHub Actions runner's run.sh in a simulated pod. Like the
+# real runner started with --jitconfig, it connects to GitHub with the
+# single-use JIT config and then stays up until the container is stopped. The
+# encoded config is base64 JSON whose connect_url names the simulated GitHub's
+# runner endpoint. On SIGTERM it disconnects, as a runner that loses its host
+# would appear offline.
+set -euo pipefail
+
+if [ "$#" -ne 2 ] || [ "$1" != "--jitconfig" ]; then
+  echo "run.sh: usage: run.sh --jitconfig <encoded JIT config>" >&2
+  exit 2
+fi
+jit_config=$2
+# Base64 only, so it is safe to place inside a JSON string below.
+if ! [[ $jit_config =~ ^[A-Za-z0-9+/=]+$ ]]; then
+  echo "run.sh: the JIT config is not base64" >&2
+  exit 2
+fi
+connect_url=$(printf '%s' "$jit_config" | base64 -d 2>/dev/null | sed -n 's/.*"connect_url":"\([^"]*\)".*/\1/p')
+if [ -z "$connect_url" ]; then
+  echo "run.sh: the JIT config names no connect_url" >&2
+  exit 2
+fi
+
+# The config goes to curl on stdin, never on a command line others can read.
+post() {
+  printf '{"jit_config":"%s"}' "$jit_config" |
+    curl -fsS --max-time 10 -H 'Content-Type: application/json' --data-binary @- -o /dev/null "$1"
+}
+
+disconnect() {
+  post "${connect_url%/connect}/disconnect" || true
+  exit 143
+}
+trap disconnect TERM INT
+
+post "$connect_url"
+echo "√ Connected to GitHub"
+echo "Listening for Jobs"
+while :; do
+  sleep 3600 &
+  wait $! || true
+done
