@@ -20,6 +20,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/lifecycle"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/plan"
+	"github.com/org/runpod-gpu/pkg/reap"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
@@ -126,7 +127,10 @@ type Result struct {
 	Accepted       *Accepted
 	Attempts       []cost.Attempt
 	RetainedPodIDs []string
-	Warnings       []string
+	// RetentionArtifact names the artifact the workflow uploads when pods were
+	// kept for debugging; the reaper reads the kept ids from this name.
+	RetentionArtifact string
+	Warnings          []string
 }
 
 // RejectedCost sums what rejected candidates cost (unknown parts stay unknown).
@@ -193,6 +197,13 @@ func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
 	r := &run{deps: deps, req: req, cfg: req.Config, live: map[string]bool{},
 		deleter: &lifecycle.Deleter{Pods: deps.RunPod, Policy: deps.Policy, Logf: deps.Observer.Logf}}
 	res, err := r.provision(ctx)
+	if ids := r.res.RetainedPodIDs; len(ids) > 0 && ctx.Err() == nil {
+		name, nerr := reap.FormatRetentionName(r.req.Owner.RunID, r.req.Owner.Attempt, ids)
+		if nerr != nil {
+			r.logf("warning: retention record: %v (the kept pods stay reclaimable by the reaper)", nerr)
+		}
+		r.res.RetentionArtifact, res.RetentionArtifact = name, name
+	}
 	if ctx.Err() != nil {
 		r.deleteAllCreated()
 		if err == nil {

@@ -21,19 +21,20 @@ func (r Result) Outputs() map[string]string {
 		rejected += "+unknown"
 	}
 	out := map[string]string{
-		"paid-path":         string(r.Decision),
-		"reused-check-url":  r.ReusedCheckURL,
-		"image":             r.Image,
-		"attempts":          strconv.Itoa(len(r.Attempts)),
-		"rejected-cost-usd": rejected,
-		"retained-pod-ids":  strings.Join(r.RetainedPodIDs, ","),
-		"runner-label":      "",
-		"gpu-type":          "",
-		"candidate":         "",
-		"tier":              "",
-		"price-per-hour":    "",
-		"startup-seconds":   "",
-		"started-at":        "",
+		"paid-path":               string(r.Decision),
+		"reused-check-url":        r.ReusedCheckURL,
+		"image":                   r.Image,
+		"attempts":                strconv.Itoa(len(r.Attempts)),
+		"rejected-cost-usd":       rejected,
+		"retained-pod-ids":        strings.Join(r.RetainedPodIDs, ","),
+		"retention-artifact-name": r.RetentionArtifact,
+		"runner-label":            "",
+		"gpu-type":                "",
+		"candidate":               "",
+		"tier":                    "",
+		"price-per-hour":          "",
+		"startup-seconds":         "",
+		"started-at":              "",
 	}
 	if a := r.Accepted; a != nil {
 		out["pod-id"], out["runner-label"], out["gpu-type"] = a.PodID, a.RunnerLabel, a.GPU
