@@ -86,6 +86,14 @@ func (r *IO) Input(name string) string {
 	return r.action.GetInput(name)
 }
 
+// InputOr returns the input, or def when it is empty.
+func (r *IO) InputOr(name, def string) string {
+	if v := r.Input(name); v != "" {
+		return v
+	}
+	return def
+}
+
 // RequiredInput returns a non-empty input or an error naming it.
 func (r *IO) RequiredInput(name string) (string, error) {
 	v := r.Input(name)

@@ -7,11 +7,15 @@ package actionkit
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
+	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
@@ -120,4 +124,31 @@ func CurrentRun(io *actionio.IO) (Run, error) {
 	}
 	r.Workflow = path
 	return r, nil
+}
+
+// Main is every action's main: it cancels the context on SIGINT/SIGTERM (so
+// cleanup paths run), connects the action to the runner, and exits 1 with an
+// error annotation when run fails.
+func Main(run func(ctx context.Context, io *actionio.IO) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	io := actionio.New(os.Stdout, os.Getenv, nil)
+	err := run(ctx, io)
+	stop()
+	if err != nil {
+		io.Errorf("%v", err)
+		os.Exit(1)
+	}
+}
+
+// InputConfigPath names the config file input every action that reads the config takes.
+const InputConfigPath = "config-path"
+
+// Config loads the repository's runpod-gpu configuration from config-path
+// (default config.DefaultPath), strictly validated, before any API call.
+func Config(io *actionio.IO) (*config.Config, error) {
+	cfg, err := config.Load(io.InputOr(InputConfigPath, config.DefaultPath))
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return cfg, nil
 }
