@@ -1,0 +1,209 @@
+package actiontests
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+	"gotest.tools/v3/golden"
+
+	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/ownership"
+	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/sim/cloud"
+	"github.com/org/runpod-gpu/pkg/sim/githubsim"
+	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
+)
+
+// cleanupMarket has room for several pods at once.
+func cleanupMarket() *runpodsim.Market {
+	m := testMarket(testHost("h1", a4000, true))
+	m.Hosts[0].GPUCount = 8
+	return m
+}
+
+// cleanupStep is the cleanup action for the pods of run runID, with the provision outputs given.
+func (s *simulated) cleanupStep(runID int64, provision map[string]string) step {
+	env := s.runnerEnv()
+	env["GITHUB_RUN_ID"] = itoa(int(runID))
+	env["GITHUB_EVENT_NAME"] = "pull_request"
+	inputs := map[string]string{
+		"runpod-api-key": cloud.RunPodKey, "runpod-api-url": s.RunPodURL, "github-token": cloud.GitHubToken,
+		"tested-ref": mergeSHA, "pr-number": "7",
+	}
+	for _, k := range []string{"pod-id", "retained-pod-ids", "price-per-hour", "started-at", "gpu-type", "tier", "runner-label"} {
+		inputs[k] = provision[k]
+	}
+	return step{action: "cleanup", workspace: s.workspace, env: env, inputs: inputs}
+}
+
+// cleanupLaunch creates a pod the way provision tags it, without a runner (its proof fails and it exits).
+func (s *simulated) cleanupLaunch(t *testing.T, runID int64, attempt, candidate int) string {
+	t.Helper()
+	tags := ownership.Tags{Repository: cloud.Repository, Workflow: cloud.Workflow, RunID: runID, Attempt: attempt, Candidate: candidate}
+	pod, err := runpod.New(s.RunPodURL, cloud.RunPodKey).CreatePod(context.Background(), runpod.CreatePodRequest{
+		Name: tags.PodName(), Image: cloud.RunnerImage, GPU: &runpod.CreateGPU{ID: a4000, Count: 1}, Env: tags.Env(),
+	})
+	assert.NilError(t, err)
+	return pod.ID
+}
+
+func (s *simulated) cleanupStatus(t *testing.T, id string) string {
+	t.Helper()
+	for _, p := range s.RunPod.Pods() {
+		if p.ID == id {
+			return p.Status
+		}
+	}
+	t.Fatalf("no pod %s", id)
+	return ""
+}
+
+// cleanupSecondsRE and friends hide the real-time second counts of a cost report.
+var (
+	cleanupSecondsRE = regexp.MustCompile(`\b\d+ s\b`)
+	cleanupBoldRE    = regexp.MustCompile(`\*\*\d+\*\*`)
+	cleanupPaidRE    = regexp.MustCompile(`\| Paid seconds \| \d+ \|`)
+)
+
+func cleanupNormalize(s string, sim *simulated) string {
+	s = normalize(s, sim)
+	s = cleanupPaidRE.ReplaceAllLiteralString(s, "| Paid seconds | N |")
+	s = cleanupBoldRE.ReplaceAllLiteralString(s, "**N**")
+	return cleanupSecondsRE.ReplaceAllLiteralString(s, "N s")
+}
+
+// The whole path: provision accepts a pod, the GPU job runs on it, cleanup
+// deletes it and reports its paid window by stage from the job's steps.
+func TestCleanupDeletesTheAcceptedPodAndReportsStages(t *testing.T) {
+	s := startCloud(t, cleanupMarket(), runpodsim.Faults{}, fastConfig)
+	pr := s.openPR(t)
+	// The GPU job waits (status "waiting") so no runner takes it before it is shown finished below.
+	runID, err := s.GitHub.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: cloud.Repository, WorkflowPath: cloud.Workflow, Event: "pull_request",
+		HeadSHA: headSHA, PullRequests: []int{pr}, Jobs: []githubsim.JobSpec{{Name: "gpu-tests", Status: "waiting"}}})
+	assert.NilError(t, err)
+	prov := s.provisionStep(pr)
+	prov.env["GITHUB_RUN_ID"] = itoa(int(runID))
+	provisioned := runStep(t, prov)
+	assert.Equal(t, provisioned.exitCode, 0, provisioned.stdout)
+	podID, label := provisioned.outputs["pod-id"], provisioned.outputs["runner-label"]
+
+	// The GPU job ran on the pod's runner between the pod's start and now: set up, tested, finished.
+	var started time.Time
+	for _, p := range s.RunPod.Pods() {
+		if p.ID == podID {
+			started = p.StartedAt
+		}
+	}
+	span := time.Since(started)
+	at := func(fifths int) time.Time { return started.Add(span * time.Duration(fifths) / 5) }
+	jobs, err := s.GitHub.Jobs(cloud.Repository, runID, 1)
+	assert.NilError(t, err)
+	assert.NilError(t, s.GitHub.SetJob(cloud.Repository, jobs[0].ID, githubsim.JobSpec{
+		Name: "gpu-tests", Labels: []string{label}, RunnerName: label, Status: "completed", Conclusion: "success",
+		StartedAt: at(1), CompletedAt: at(4),
+		Steps: []githubsim.StepSpec{
+			{Name: "Set up job", Status: "completed", Conclusion: "success", StartedAt: at(1), CompletedAt: at(2)},
+			{Name: "Run GPU tests", Status: "completed", Conclusion: "success", StartedAt: at(2), CompletedAt: at(3)},
+			{Name: "Complete job", Status: "completed", Conclusion: "success", StartedAt: at(3), CompletedAt: at(4)},
+		},
+	}))
+
+	res := runStep(t, s.cleanupStep(runID, provisioned.outputs))
+	assert.Equal(t, res.exitCode, 0, res.stdout)
+	assert.Equal(t, s.cleanupStatus(t, podID), runpodsim.StatusTerminated)
+	assert.Equal(t, res.outputs["deleted-pod-ids"], podID)
+	assert.Equal(t, res.outputs["remaining-pod-ids"], "")
+	assert.Equal(t, res.outputs["cost-artifact-name"], cost.ArtifactName(runID, 1))
+	assert.Check(t, res.outputs["cost-usd"] != "unknown", "start and price are known: %s", res.outputs["cost-usd"])
+	assert.Check(t, is.Contains(res.summary, "| tests | Run GPU tests |"), "the stage breakdown comes from the job's steps")
+	assert.Check(t, is.Contains(res.stdout, cost.LinePrefix+"cost {"), "a structured cost line for the history")
+
+	data, err := os.ReadFile(filepath.Join(s.workspace, res.outputs["cost-artifact-path"]))
+	assert.NilError(t, err)
+	artifact, err := cost.ParseArtifact(data)
+	assert.NilError(t, err)
+	assert.Equal(t, artifact.Run, cost.Run{Repository: cloud.Repository, ID: runID, Attempt: 1, TestedRef: mergeSHA, Trigger: cost.TriggerAutomatic, PRNumber: 7})
+	assert.Equal(t, artifact.Report.PodID, podID)
+	assertNoSecrets(t, s, res)
+	golden.Assert(t, cleanupNormalize(res.summary, s), "cleanup-accepted-summary.golden")
+}
+
+func TestCleanupPodAlreadyGone(t *testing.T) {
+	s := startCloud(t, cleanupMarket(), runpodsim.Faults{}, fastConfig)
+	id := s.cleanupLaunch(t, s.runID, 1, 1)
+	assert.NilError(t, runpod.New(s.RunPodURL, cloud.RunPodKey).DeletePod(context.Background(), id))
+
+	started := time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
+	res := runStep(t, s.cleanupStep(s.runID, map[string]string{"pod-id": id, "price-per-hour": "0.25", "started-at": started}))
+	assert.Equal(t, res.exitCode, 0, res.stdout)
+	assert.Equal(t, res.outputs["deleted-pod-ids"], id)
+	assert.Check(t, is.Contains(res.summary, "| already gone |"))
+	assert.Check(t, is.Contains(res.summary, "$0.25/h (provision snapshot)"), "the snapshot prices the pod")
+	assert.Check(t, res.outputs["cost-usd"] != "unknown")
+}
+
+func TestCleanupDeletesUntrackedPodsOfThisAttemptOnly(t *testing.T) {
+	s := startCloud(t, cleanupMarket(), runpodsim.Faults{}, fastConfig)
+	tracked := s.cleanupLaunch(t, s.runID, 1, 2)
+	untracked := s.cleanupLaunch(t, s.runID, 1, 1) // provision was killed before publishing it
+	otherRun := s.cleanupLaunch(t, s.runID+1, 1, 1)
+	otherAttempt := s.cleanupLaunch(t, s.runID, 2, 1)
+
+	res := runStep(t, s.cleanupStep(s.runID, map[string]string{"pod-id": tracked}))
+	assert.Equal(t, res.exitCode, 0, res.stdout)
+	assert.Equal(t, res.outputs["deleted-pod-ids"], tracked+","+untracked)
+	for _, id := range []string{tracked, untracked} {
+		assert.Check(t, is.Equal(s.cleanupStatus(t, id), runpodsim.StatusTerminated))
+	}
+	for _, id := range []string{otherRun, otherAttempt} {
+		assert.Check(t, s.cleanupStatus(t, id) != runpodsim.StatusTerminated, "pod %s belongs to another run attempt", id)
+	}
+	assert.Check(t, is.Contains(res.summary, "run attempt tags (never published)"))
+	assert.Check(t, is.Contains(res.summary, "untracked: provision never published this pod"))
+}
+
+// The pre-delete read fails (the 5 s bound itself is tested on virtual time in
+// pkg/cleanup): the pod is still deleted and the report uses the snapshot.
+func TestCleanupPreDeleteReadFailureFallsBackToTheSnapshot(t *testing.T) {
+	getFails := runpodsim.ServerErrorFault{Match: runpodsim.Match{Route: "GET /v2/pods/{id}"}, When: runpodsim.Trigger{First: 1}, Status: 503}
+	s := startCloud(t, cleanupMarket(), runpodsim.Faults{ServerErrors: []runpodsim.ServerErrorFault{getFails}}, fastConfig)
+	id := s.cleanupLaunch(t, s.runID, 1, 1)
+
+	started := time.Now().Add(-90 * time.Second).UTC().Format(time.RFC3339)
+	res := runStep(t, s.cleanupStep(s.runID, map[string]string{"pod-id": id, "price-per-hour": "0.25", "started-at": started, "gpu-type": a4000}))
+	assert.Equal(t, res.exitCode, 0, res.stdout)
+	assert.Equal(t, s.cleanupStatus(t, id), runpodsim.StatusTerminated)
+	assert.Check(t, is.Contains(res.summary, "Pod record before deletion unavailable"))
+	assert.Check(t, is.Contains(res.summary, "| Price | $0.25/h (provision snapshot) |"))
+	assert.Check(t, is.Contains(res.summary, "| Paid window | "+started+" → "))
+}
+
+func TestCleanupWithoutSnapshotSaysUnknown(t *testing.T) {
+	getFails := runpodsim.ServerErrorFault{Match: runpodsim.Match{Route: "GET /v2/pods/{id}"}, When: runpodsim.Trigger{First: 1}, Status: 503}
+	s := startCloud(t, cleanupMarket(), runpodsim.Faults{ServerErrors: []runpodsim.ServerErrorFault{getFails}}, fastConfig)
+	id := s.cleanupLaunch(t, s.runID, 1, 1)
+	res := runStep(t, s.cleanupStep(s.runID, map[string]string{"pod-id": id, "price-per-hour": "cheap"}))
+	assert.Equal(t, res.exitCode, 0, res.stdout)
+	assert.Equal(t, s.cleanupStatus(t, id), runpodsim.StatusTerminated)
+	assert.Check(t, is.Contains(res.stdout, `input price-per-hour = "cheap": want a positive number`), "a bad report input warns")
+	assert.Equal(t, res.outputs["cost-usd"], "unknown")
+	assert.Equal(t, res.outputs["paid-seconds"], "unknown")
+}
+
+func TestCleanupUnconfirmedDeletionFailsAndNamesThePod(t *testing.T) {
+	s := startCloud(t, cleanupMarket(), runpodsim.Faults{DeleteFailures: runpodsim.DeleteFault{FailFirst: 100, Status: 403}}, fastConfig)
+	id := s.cleanupLaunch(t, s.runID, 1, 1)
+	res := runStep(t, s.cleanupStep(s.runID, map[string]string{"pod-id": id}))
+	assert.Equal(t, res.exitCode, 1)
+	assert.Equal(t, res.outputs["remaining-pod-ids"], id)
+	assert.Check(t, is.Contains(res.summary, "may still be billing:** `"+id+"`"))
+	assert.Check(t, is.Contains(res.stdout, "::error::pods of this run attempt may still be billing: "+id))
+	assert.Check(t, strings.Contains(res.stdout, cost.LinePrefix+"cost {"), "the report still runs after a failed deletion")
+}

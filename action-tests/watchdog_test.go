@@ -1,0 +1,149 @@
+package actiontests
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+	"gotest.tools/v3/poll"
+
+	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/sim/cloud"
+	"github.com/org/runpod-gpu/pkg/sim/githubsim"
+	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
+)
+
+// watchdogSetupBudget is short enough to expire within a real-time test.
+const watchdogSetupBudget = 4 * time.Second
+
+const watchdogConfig = fastConfig + "setup_budget_seconds: 4\nlifetime_seconds: 120\n"
+
+// watchdogRun is a provisioned pod whose GPU job has been taken by its runner
+// and is stuck in setup.
+type watchdogRun struct {
+	*simulated
+	runID int64
+	pr    int
+	podID string
+	prov  stepResult
+}
+
+func watchdogProvision(t *testing.T, configYAML string) *watchdogRun {
+	t.Helper()
+	s := startCloud(t, testMarket(testHost("h1", a4000, true)), runpodsim.Faults{}, configYAML)
+	pr := s.openPR(t)
+	runID, err := s.GitHub.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: cloud.Repository, WorkflowPath: cloud.Workflow, Event: "pull_request",
+		HeadSHA: headSHA, PullRequests: []int{pr}, Jobs: []githubsim.JobSpec{{Name: "gpu-tests", Status: "waiting"}}})
+	assert.NilError(t, err)
+	st := s.provisionStep(pr)
+	st.env["GITHUB_RUN_ID"] = itoa(int(runID))
+	prov := runStep(t, st)
+	assert.Equal(t, prov.exitCode, 0, prov.stdout)
+
+	label := prov.outputs["runner-label"]
+	jobs, err := s.GitHub.Jobs(cloud.Repository, runID, 1)
+	assert.NilError(t, err)
+	now := time.Now()
+	assert.NilError(t, s.GitHub.SetJob(cloud.Repository, jobs[0].ID, githubsim.JobSpec{
+		Name: "gpu-tests", Labels: []string{label}, RunnerName: label, Status: "in_progress", StartedAt: now,
+		Steps: []githubsim.StepSpec{
+			{Name: "Set up job", Status: "in_progress", StartedAt: now},
+			{Name: "Run GPU tests", Status: "queued"},
+		},
+	}))
+	return &watchdogRun{simulated: s, runID: runID, pr: pr, podID: prov.outputs["pod-id"], prov: prov}
+}
+
+func (w *watchdogRun) step() step {
+	env := w.runnerEnv()
+	env["GITHUB_RUN_ID"] = itoa(int(w.runID))
+	inputs := map[string]string{
+		"runpod-api-key": cloud.RunPodKey, "runpod-api-url": w.RunPodURL, "github-token": cloud.GitHubToken,
+		"pr-number": itoa(w.pr), "expected-head-sha": headSHA, "poll-seconds": "1",
+	}
+	for _, k := range []string{"pod-id", "runner-label", "price-per-hour", "gpu-type", "tier"} {
+		inputs[k] = w.prov.outputs[k]
+	}
+	return step{action: "watchdog", workspace: w.workspace, env: env, inputs: inputs}
+}
+
+func (w *watchdogRun) pod(t *testing.T) (status string, started, ended time.Time) {
+	t.Helper()
+	for _, p := range w.RunPod.Pods() {
+		if p.ID == w.podID {
+			return p.Status, p.StartedAt, p.TerminatedAt
+		}
+	}
+	t.Fatalf("no pod %s", w.podID)
+	return "", time.Time{}, time.Time{}
+}
+
+func TestWatchdogSetupDeadlineDeletesThePodThenCancelsTheRun(t *testing.T) {
+	w := watchdogProvision(t, watchdogConfig)
+	res := runStep(t, w.step())
+	assert.Equal(t, res.exitCode, 1, res.stdout)
+	assert.Equal(t, res.outputs["outcome"], "setup-expired")
+	assert.Equal(t, res.outputs["pod-deleted"], "true")
+	assert.Equal(t, res.outputs["run-cancelled"], "true")
+
+	status, started, ended := w.pod(t)
+	assert.Equal(t, status, runpodsim.StatusTerminated)
+	lived := ended.Sub(started)
+	assert.Check(t, lived >= watchdogSetupBudget && lived < watchdogSetupBudget+3*time.Second, "deleted at the setup deadline, lived %s", lived)
+	cancels := w.GitHub.Cancellations()
+	assert.Assert(t, is.Len(cancels, 1))
+	assert.Equal(t, cancels[0].RunID, w.runID)
+	assert.Check(t, !cancels[0].At.Before(ended), "the run is cancelled after the deletion is confirmed")
+	assert.Check(t, is.Contains(res.stdout, "setup budget of 4s expired"))
+	assert.Check(t, is.Contains(res.stdout, cost.LinePrefix+"cost {"), "the interrupted pod's cost is logged")
+	assert.Check(t, is.Contains(res.summary, "### RunPod GPU cost (estimate)"))
+	assertNoSecrets(t, w.simulated, res)
+}
+
+func TestWatchdogHeadMovedDeletesThePodThenCancelsTheRun(t *testing.T) {
+	w := watchdogProvision(t, fastConfig)
+	st := w.step()
+	const prPath = "/repos/*/*/pulls/*"
+	readBefore := w.GitHub.CountRequests("GET", prPath) // provision reads it too
+	st.started = func(*os.Process) {
+		go func() {
+			// Let the watch begin on an open PR, then move its head.
+			poll.WaitOn(t, func(poll.LogT) poll.Result {
+				if w.GitHub.CountRequests("GET", prPath) > readBefore {
+					return poll.Success()
+				}
+				return poll.Continue("the watchdog has not read the PR yet")
+			}, poll.WithTimeout(30*time.Second), poll.WithDelay(50*time.Millisecond))
+			_ = w.GitHub.UpdatePullRequest(cloud.Repository, w.pr, func(p *githubsim.PullRequestSpec) { p.HeadSHA = strings.Repeat("d", 40) })
+		}()
+	}
+	res := runStep(t, st)
+	assert.Equal(t, res.exitCode, 0, res.stdout)
+	assert.Equal(t, res.outputs["outcome"], "obsolete")
+	assert.Equal(t, res.outputs["run-cancelled"], "true")
+	status, _, ended := w.pod(t)
+	assert.Equal(t, status, runpodsim.StatusTerminated)
+	cancels := w.GitHub.Cancellations()
+	assert.Assert(t, is.Len(cancels, 1))
+	assert.Check(t, !cancels[0].At.Before(ended))
+	assert.Check(t, is.Contains(res.stdout, "head moved from "+headSHA))
+}
+
+func TestWatchdogWithoutPodHasNothingToWatch(t *testing.T) {
+	s := startCloud(t, testMarket(testHost("h1", a4000, true)), runpodsim.Faults{}, fastConfig)
+	st := (&watchdogRun{simulated: s, runID: s.runID}).step()
+	res := runStep(t, st)
+	assert.Equal(t, res.exitCode, 0, res.stdout)
+	assert.Equal(t, res.outputs["outcome"], "no-pod")
+	assert.Check(t, is.Len(s.RunPod.Requests(), 0), "no RunPod call without a pod")
+}
+
+func TestWatchdogBadConfigNamesTheKey(t *testing.T) {
+	s := startCloud(t, testMarket(testHost("h1", a4000, true)), runpodsim.Faults{}, fastConfig+"setup_budget_seconds: 0\n")
+	res := runStep(t, (&watchdogRun{simulated: s, runID: s.runID}).step())
+	assert.Equal(t, res.exitCode, 1)
+	assert.Check(t, is.Contains(res.stdout, "setup_budget_seconds"))
+}

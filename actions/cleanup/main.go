@@ -1,0 +1,96 @@
+// Command cleanup is the cleanup-runpod action (if: always()): it deletes the
+// run attempt's pods — the published one and any provision never published —
+// and then reports what the accepted pod cost.
+package main
+
+import (
+	"context"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"syscall"
+
+	"github.com/org/runpod-gpu/pkg/actionio"
+	"github.com/org/runpod-gpu/pkg/actionkit"
+	"github.com/org/runpod-gpu/pkg/cleanup"
+	"github.com/org/runpod-gpu/pkg/cost"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	io := actionio.New(os.Stdout, os.Getenv, nil)
+	err := run(ctx, io)
+	stop()
+	if err != nil {
+		io.Errorf("%v", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, io *actionio.IO) error {
+	rp, policy, err := actionkit.RunPod(io)
+	if err != nil {
+		return err
+	}
+	current, err := actionkit.CurrentRun(io)
+	if err != nil {
+		return err
+	}
+	// Inputs that only feed the report never stop a deletion: they warn and read as unknown.
+	pr, err := io.Int("pr-number", 0, 0, math.MaxInt32)
+	if err != nil {
+		io.Warningf("%v; the cost artifact records no pull request", err)
+	}
+	snapshot, err := cleanup.ParseSnapshot(io.Input("price-per-hour"), io.Input("started-at"), io.Input("gpu-type"), io.Input("tier"))
+	if err != nil {
+		io.Warningf("%v; the cost report treats it as unknown", err)
+	}
+	deps := cleanup.Deps{RunPod: rp, Policy: policy, Logf: io.Infof}
+	if gh, err := actionkit.GitHub(ctx, io, ""); err != nil {
+		io.Warningf("GitHub client: %v; the stage breakdown will be unknown", err)
+	} else {
+		deps.Jobs = gh
+	}
+
+	res, runErr := cleanup.Run(ctx, deps, cleanup.Request{
+		PodID: io.Input("pod-id"), RetainedPodIDs: cleanup.ParseIDs(io.Input("retained-pod-ids")),
+		Run: cost.Run{Repository: current.Repository, ID: current.ID, Attempt: current.Attempt, TestedRef: io.Input("tested-ref"),
+			Trigger: cleanup.TriggerOf(io.Getenv("GITHUB_EVENT_NAME")), PRNumber: int(pr)},
+		Snapshot: snapshot, RunnerLabel: io.Input("runner-label"), TestStep: io.Input("test-step-name"),
+	})
+	io.Infof("%s", cost.CostLine(res.Report).Format())
+
+	// Outputs is a map, so its names are listed for the action.yml consistency test (action-tests).
+	//runpod-gpu:outputs deleted-pod-ids,remaining-pod-ids,kept-pod-ids,paid-seconds,cost-usd,cost-artifact-name,cost-artifact-path
+	outputs := res.Outputs()
+	dir := or(io.Input("artifact-dir"), cleanup.DefaultArtifactDir)
+	if _, err := cleanup.WriteArtifact(filepath.Join(or(io.Getenv("GITHUB_WORKSPACE"), "."), dir), res.Artifact()); err != nil {
+		io.Warningf("%v", err)
+	} else {
+		// Relative to the workspace, which is where upload-artifact resolves it outside this container.
+		outputs["cost-artifact-path"] = filepath.Join(dir, cost.ArtifactFileName)
+	}
+	keys := make([]string, 0, len(outputs))
+	for k := range outputs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := io.SetOutput(k, outputs[k]); err != nil {
+			io.Warningf("%v", err)
+		}
+	}
+	if err := io.AddSummary(res.Summary(runErr)); err != nil {
+		io.Warningf("job summary: %v", err)
+	}
+	return runErr
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,99 @@
+// Command watchdog is the setup-watchdog action: on a hosted runner beside the
+// GPU job it bounds the accepted pod's setup and lifetime, deletes it when the
+// job ends, a bound expires or the pull request becomes obsolete, and cancels
+// an obsolete run only after the deletion is confirmed.
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/org/runpod-gpu/pkg/actionio"
+	"github.com/org/runpod-gpu/pkg/actionkit"
+	"github.com/org/runpod-gpu/pkg/cleanup"
+	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/watchdog"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	io := actionio.New(os.Stdout, os.Getenv, nil)
+	err := run(ctx, io)
+	stop()
+	if err != nil {
+		io.Errorf("%v", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, io *actionio.IO) error {
+	cfg, err := config.Load(or(io.Input("config-path"), config.DefaultPath))
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	pr, err := io.Int("pr-number", 0, 0, math.MaxInt32)
+	if err != nil {
+		return err
+	}
+	poll, err := io.Duration("poll-seconds", watchdog.DefaultPoll, time.Second, time.Hour)
+	if err != nil {
+		return err
+	}
+	snapshot, err := cleanup.ParseSnapshot(io.Input("price-per-hour"), "", io.Input("gpu-type"), io.Input("tier"))
+	if err != nil {
+		io.Warningf("%v; the cost report treats it as unknown", err)
+	}
+	rp, policy, err := actionkit.RunPod(io)
+	if err != nil {
+		return err
+	}
+	gh, err := actionkit.GitHub(ctx, io, "")
+	if err != nil {
+		return err
+	}
+	current, err := actionkit.CurrentRun(io)
+	if err != nil {
+		return err
+	}
+
+	res, runErr := watchdog.Run(ctx, watchdog.Deps{Pods: rp, GitHub: gh, Policy: policy, Logf: io.Infof}, watchdog.Request{
+		PodID: io.Input("pod-id"), RunID: current.ID, Attempt: current.Attempt,
+		RunnerLabel: io.Input("runner-label"), TestStep: io.Input("test-step-name"),
+		PRNumber: int(pr), ExpectedHeadSHA: io.Input("expected-head-sha"),
+		SetupBudget: cfg.SetupBudget(), Lifetime: cfg.Lifetime(), Poll: poll, Snapshot: snapshot,
+	})
+	if res.Report != nil {
+		io.Infof("%s", cost.CostLine(*res.Report).Format())
+	}
+	// Outputs is a map, so its names are listed for the action.yml consistency test (action-tests).
+	//runpod-gpu:outputs outcome,pod-deleted,run-cancelled,tests-started
+	outputs := res.Outputs()
+	keys := make([]string, 0, len(outputs))
+	for k := range outputs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := io.SetOutput(k, outputs[k]); err != nil {
+			io.Warningf("%v", err)
+		}
+	}
+	if err := io.AddSummary(res.Summary(runErr)); err != nil {
+		io.Warningf("job summary: %v", err)
+	}
+	return runErr
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

@@ -1,0 +1,316 @@
+// Package cleanup ends a run attempt's GPU spend: it captures the accepted
+// pod's record for cost within a fixed bound, deletes that pod and every other
+// pod tagged with the same run attempt, and only then reports what the pod
+// cost. Reporting can never prevent or delay deletion, and deletion is
+// idempotent: a pod that is already gone is success.
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v66/github"
+
+	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/lifecycle"
+	"github.com/org/runpod-gpu/pkg/ownership"
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/wire"
+)
+
+// Bounds of the best-effort reads around deletion.
+const (
+	// CaptureBound bounds the pre-delete read of the pod record (SPEC §2.4).
+	CaptureBound = 5 * time.Second
+	// JobsBound bounds the read of the GPU job's steps for the stage breakdown.
+	JobsBound = 30 * time.Second
+)
+
+// DefaultTestStep names the GPU job's real test step when none is given.
+const DefaultTestStep = "Run GPU tests"
+
+// RunPod is the part of the RunPod client cleanup uses.
+type RunPod interface {
+	GetPod(ctx context.Context, id string) (*runpod.Pod, error)
+	ListPods(ctx context.Context, q runpod.ListPodsQuery) ([]runpod.Pod, error)
+	DeletePod(ctx context.Context, id string) error
+}
+
+// Jobs reads the jobs of one workflow run attempt (ghapi.Client does).
+type Jobs interface {
+	ListAttemptJobs(ctx context.Context, runID int64, attempt int) ([]*github.WorkflowJob, error)
+}
+
+// Deps are the services cleanup uses. RunPod is required. Policy supplies the
+// clock and the cooldown shared with the RunPod client (nil: a fresh default
+// policy); Jobs may be nil, which only costs the stage breakdown.
+type Deps struct {
+	RunPod RunPod
+	Jobs   Jobs
+	Policy *reqpolicy.Policy
+	// Logf receives progress lines; nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// Request describes one cleanup.
+type Request struct {
+	// PodID is provision's pod-id output; empty when provision never published one.
+	PodID string
+	// RetainedPodIDs are rejected pods provision kept for inspection (keep-failed-pods);
+	// they are left alone. An accepted pod is deleted even in debug mode.
+	RetainedPodIDs []string
+	// Run identifies the run attempt whose pods are deleted and whose cost artifact this is.
+	Run cost.Run
+	// Snapshot is provision's startup snapshot, the fallback for the cost report.
+	Snapshot Snapshot
+	// RunnerLabel is the GPU job's runner (provision's runner-label output).
+	RunnerLabel string
+	// TestStep names the GPU job's real test step; empty means DefaultTestStep.
+	TestStep string
+}
+
+// Deletion is what happened to one pod.
+type Deletion struct {
+	PodID string
+	// Tracked is true for the request's pod, false for one found by its tags.
+	Tracked bool
+	// AlreadyGone means the pod was deleted before cleanup ran.
+	AlreadyGone bool
+	// DeletedAt is the confirmation time; zero when deletion is unconfirmed.
+	DeletedAt time.Time
+	// Err is why deletion is unconfirmed; nil when confirmed.
+	Err error
+}
+
+// Confirmed reports whether the pod is known to be gone.
+func (d Deletion) Confirmed() bool { return d.Err == nil }
+
+// Result is what a cleanup did; it is complete even when Run returns an error.
+type Result struct {
+	Run       cost.Run
+	Deletions []Deletion
+	// Kept are retained debug pods of this attempt that were left alone.
+	Kept []string
+	// Report is the accepted pod's cost, built after every deletion.
+	Report cost.Report
+}
+
+// Remaining lists the pods whose deletion is unconfirmed: they may still bill.
+func (r Result) Remaining() []string {
+	var ids []string
+	for _, d := range r.Deletions {
+		if !d.Confirmed() {
+			ids = append(ids, d.PodID)
+		}
+	}
+	return ids
+}
+
+// Deleted lists the pods whose deletion is confirmed, including those already gone.
+func (r Result) Deleted() []string {
+	var ids []string
+	for _, d := range r.Deletions {
+		if d.Confirmed() {
+			ids = append(ids, d.PodID)
+		}
+	}
+	return ids
+}
+
+// Artifact is the cost artifact cleanup writes for the run attempt.
+func (r Result) Artifact() cost.Artifact {
+	return cost.Artifact{Run: r.Run, Action: "cleanup", Report: r.Report}
+}
+
+// Sentinel errors; test for them with errors.Is.
+var (
+	// ErrPodsRemain matches a *RemainingError: some pod's deletion is unconfirmed.
+	ErrPodsRemain = errors.New("pods of this run attempt may still be billing")
+	// ErrUntrackedUnchecked means the pod listing failed, so pods of this run
+	// attempt that provision never published may remain.
+	ErrUntrackedUnchecked = errors.New("untracked pods of this run attempt could not be checked")
+	// ErrCaptureTimeout means the pre-delete read did not answer within CaptureBound.
+	ErrCaptureTimeout = errors.New("pod record not read within the capture bound")
+)
+
+// RemainingError names every pod whose deletion could not be confirmed.
+type RemainingError struct {
+	PodIDs []string
+	Errs   []error // one per pod, each matching lifecycle.ErrUnconfirmed
+}
+
+// Error names the pods that may still bill.
+func (e *RemainingError) Error() string {
+	return fmt.Sprintf("%v: %s (delete them by hand; the reaper also retries)", ErrPodsRemain, strings.Join(e.PodIDs, ", "))
+}
+
+// Is makes errors.Is(err, ErrPodsRemain) hold.
+func (e *RemainingError) Is(target error) bool { return target == ErrPodsRemain }
+
+// Unwrap exposes each pod's deletion error.
+func (e *RemainingError) Unwrap() []error { return e.Errs }
+
+// Run captures the pod record, deletes the request's pod and every other pod
+// of the run attempt, then builds the cost report. It returns a
+// *RemainingError when a deletion is unconfirmed and an ErrUntrackedUnchecked
+// error when the pod listing failed; the Result is complete either way.
+func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
+	if deps.RunPod == nil {
+		return Result{Run: req.Run}, errors.New("cleanup: Deps.RunPod is required")
+	}
+	if deps.Policy == nil {
+		deps.Policy = reqpolicy.New()
+	}
+	c := &cleaner{deps: deps, req: req}
+	res := Result{Run: req.Run}
+	retained := func(id string) bool { return slices.Contains(req.RetainedPodIDs, id) }
+
+	evidence := Evidence{PodID: req.PodID, Snapshot: req.Snapshot, TestStep: req.TestStep}
+	switch {
+	case req.PodID == "":
+		c.logf("no pod id was published: looking for pods of run %d attempt %d by their tags", req.Run.ID, req.Run.Attempt)
+	case retained(req.PodID):
+		c.logf("pod %s was retained for inspection (keep-failed-pods): leaving it", req.PodID)
+		res.Kept = append(res.Kept, req.PodID)
+		evidence.PodID = ""
+	default:
+		evidence.Record, evidence.RecordErr = c.capture(ctx, req.PodID)
+		d := c.delete(ctx, req.PodID, true)
+		d.AlreadyGone = gone(evidence.Record, evidence.RecordErr)
+		evidence.AlreadyGone = d.AlreadyGone
+		if d.Confirmed() {
+			evidence.DeletedAt = wire.KnownTime(d.DeletedAt)
+		}
+		res.Deletions = append(res.Deletions, d)
+	}
+
+	var errs []error
+	untracked, err := c.untracked(ctx)
+	if err != nil {
+		c.logf("%v", err)
+		errs = append(errs, err)
+	}
+	for _, p := range untracked {
+		if retained(p.pod.ID) {
+			res.Kept = append(res.Kept, p.pod.ID)
+			continue
+		}
+		c.logf("pod %s (%s) is tagged with this run attempt but was never published: deleting it", p.pod.ID, p.pod.Name)
+		d := c.delete(ctx, p.pod.ID, false)
+		res.Deletions = append(res.Deletions, d)
+		evidence.Untracked = append(evidence.Untracked, UntrackedPod{Pod: p.pod, Candidate: p.tags.Candidate, DeletedAt: d.DeletedAt})
+	}
+
+	// Reporting comes last: nothing it does can hold up a deletion.
+	if evidence.PodID != "" {
+		evidence.Job, evidence.JobErr = c.gpuJob(ctx)
+	}
+	res.Report = BuildReport(evidence)
+
+	if remaining := res.Remaining(); len(remaining) > 0 {
+		rerr := &RemainingError{PodIDs: remaining}
+		for _, d := range res.Deletions {
+			if !d.Confirmed() {
+				rerr.Errs = append(rerr.Errs, d.Err)
+			}
+		}
+		errs = append([]error{rerr}, errs...)
+	}
+	return res, errors.Join(errs...)
+}
+
+type cleaner struct {
+	deps Deps
+	req  Request
+}
+
+// capture reads the pod record once, within CaptureBound on the policy's
+// clock. An answer that arrives after the bound is discarded, so the bound
+// holds on any clock; deletion follows either way.
+func (c *cleaner) capture(ctx context.Context, id string) (*runpod.Pod, error) {
+	deadline := c.deps.Policy.Now().Add(CaptureBound)
+	cctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	pod, err := c.deps.RunPod.GetPod(reqpolicy.WithAttemptLimit(cctx, 1), id)
+	switch {
+	case err == nil && c.deps.Policy.Now().After(deadline):
+		err = fmt.Errorf("%w: answered after %s", ErrCaptureTimeout, CaptureBound)
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, reqpolicy.ErrWaitExceedsDeadline):
+		err = fmt.Errorf("%w (%s): %w", ErrCaptureTimeout, CaptureBound, err)
+	}
+	if err != nil {
+		c.logf("pod %s: record before deletion unavailable: %v", id, err)
+		return nil, err
+	}
+	return pod, nil
+}
+
+// gone reports whether the pre-delete read showed the pod already deleted.
+func gone(pod *runpod.Pod, err error) bool {
+	return errors.Is(err, runpod.ErrNotFound) || (err == nil && pod.Status == runpod.PodTerminated)
+}
+
+func (c *cleaner) delete(ctx context.Context, id string, tracked bool) Deletion {
+	deleter := &lifecycle.Deleter{Pods: c.deps.RunPod, Policy: c.deps.Policy, Logf: c.deps.Logf}
+	at, err := deleter.Delete(ctx, id)
+	return Deletion{PodID: id, Tracked: tracked, DeletedAt: at, Err: err}
+}
+
+type taggedPod struct {
+	pod  runpod.Pod
+	tags ownership.Tags
+}
+
+// untracked lists every live pod whose ownership tags name this run attempt,
+// other than the request's pod (a provision step killed before it published
+// its id leaves such a pod). Untagged and foreign pods are never touched.
+func (c *cleaner) untracked(ctx context.Context) ([]taggedPod, error) {
+	pods, err := c.deps.RunPod.ListPods(ctx, runpod.ListPodsQuery{})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUntrackedUnchecked, err)
+	}
+	var out []taggedPod
+	for _, p := range pods {
+		if p.ID == c.req.PodID || p.Status == runpod.PodTerminated {
+			continue
+		}
+		tags, err := ownership.FromPod(p.Name, p.Env)
+		if err != nil || !tags.SameAttempt(c.req.Run.Repository, c.req.Run.ID, c.req.Run.Attempt) {
+			continue
+		}
+		out = append(out, taggedPod{pod: p, tags: tags})
+	}
+	return out, nil
+}
+
+// gpuJob finds the GPU job of the run attempt by its runner label, within JobsBound.
+func (c *cleaner) gpuJob(ctx context.Context) (*github.WorkflowJob, error) {
+	switch {
+	case c.deps.Jobs == nil:
+		return nil, errors.New("no GitHub credentials to read the GPU job's steps")
+	case c.req.RunnerLabel == "":
+		return nil, errors.New("no runner label to find the GPU job by")
+	}
+	jctx, cancel := context.WithDeadline(ctx, c.deps.Policy.Now().Add(JobsBound))
+	defer cancel()
+	jobs, err := c.deps.Jobs.ListAttemptJobs(jctx, c.req.Run.ID, c.req.Run.Attempt)
+	if err != nil {
+		return nil, err
+	}
+	job := FindGPUJob(jobs, c.req.RunnerLabel)
+	if job == nil {
+		return nil, fmt.Errorf("no job of run %d attempt %d ran on runner %s", c.req.Run.ID, c.req.Run.Attempt, c.req.RunnerLabel)
+	}
+	return job, nil
+}
+
+func (c *cleaner) logf(format string, args ...any) {
+	if c.deps.Logf != nil {
+		c.deps.Logf(format, args...)
+	}
+}

@@ -1,0 +1,267 @@
+package cleanup
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v66/github"
+
+	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/wire"
+)
+
+// Snapshot is what provision captured while the accepted pod ran (its
+// price-per-hour, started-at, gpu-type and tier outputs): the fallback when
+// the pod record cannot be read before deletion.
+type Snapshot struct {
+	Price     cost.Price
+	StartedAt wire.Time
+	GPU       string
+	Tier      string
+}
+
+// SnapshotSource names where snapshot figures come from in reports.
+const SnapshotSource = "provision snapshot"
+
+// ErrBadSnapshot means a snapshot value is not what provision writes.
+var ErrBadSnapshot = errors.New("unusable startup snapshot value")
+
+// ParseSnapshot reads provision's outputs as given to cleanup or the watchdog.
+// Empty values are unknown. A malformed value is unknown too and reported in
+// the error (wrapping ErrBadSnapshot, naming the input), so a caller can warn
+// and carry on: a bad report input must never stop a deletion.
+func ParseSnapshot(pricePerHour, startedAt, gpu, tier string) (Snapshot, error) {
+	s := Snapshot{GPU: gpu, Tier: tier, Price: cost.Price{Source: SnapshotSource + " has no price"}}
+	var errs []error
+	if pricePerHour != "" {
+		v, err := strconv.ParseFloat(pricePerHour, 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			errs = append(errs, fmt.Errorf("%w: input price-per-hour = %q: want a positive number of USD per hour", ErrBadSnapshot, pricePerHour))
+		} else {
+			s.Price = cost.KnownPrice(v, SnapshotSource)
+		}
+	}
+	if startedAt != "" {
+		t, err := wire.ParseTime(startedAt)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%w: input started-at = %q: want an RFC 3339 time", ErrBadSnapshot, startedAt))
+		} else {
+			s.StartedAt = wire.KnownTime(t)
+		}
+	}
+	return s, errors.Join(errs...)
+}
+
+// ParseIDs splits a comma-separated list of pod ids (provision's
+// created-pod-ids and retained-pod-ids outputs), dropping blanks and repeats.
+func ParseIDs(list string) []string {
+	var ids []string
+	for _, id := range strings.Split(list, ",") {
+		if id = strings.TrimSpace(id); id != "" && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// UntrackedPod is a pod of the run attempt that provision never published,
+// found by its ownership tags and deleted.
+type UntrackedPod struct {
+	Pod       runpod.Pod // as the listing showed it, before deletion
+	Candidate int        // its candidate number from the tags
+	DeletedAt time.Time  // zero when deletion is unconfirmed
+}
+
+// Evidence is everything a cost report is built from; every part is optional.
+type Evidence struct {
+	// PodID is the accepted pod; empty when there is none to report.
+	PodID string
+	// Record is the pod as read before deletion; nil with RecordErr when unavailable.
+	Record    *runpod.Pod
+	RecordErr error
+	Snapshot  Snapshot
+	// DeletedAt is the confirmed deletion; unknown when unconfirmed.
+	DeletedAt wire.Time
+	// AlreadyGone means the pod was deleted before this deletion confirmed it.
+	AlreadyGone bool
+	// Job is the GPU job that ran on the pod; nil with JobErr when unknown.
+	Job      *github.WorkflowJob
+	JobErr   error
+	TestStep string
+	// Untracked pods are reported with the rejected candidates: paid, never tested.
+	Untracked []UntrackedPod
+}
+
+// BuildReport turns the evidence into a cost report. The start and price come
+// from the pod record read before deletion, else from the startup snapshot,
+// else stay unknown; the stage breakdown is added when the GPU job is known
+// and consistent with the window, and otherwise a note says why it is missing.
+func BuildReport(e Evidence) cost.Report {
+	r := cost.Report{PodID: e.PodID, GPU: e.Snapshot.GPU, Tier: e.Snapshot.Tier, Window: cost.Window{End: e.DeletedAt}}
+	for _, u := range e.Untracked {
+		r.Rejected = append(r.Rejected, untrackedAttempt(u))
+	}
+	if e.PodID == "" {
+		return r
+	}
+
+	recordPrice := cost.Price{Source: "pod record unavailable"}
+	if rec := e.Record; rec != nil {
+		r.Window.Start = rec.StartedAt
+		recordPrice = cost.KnownPrice(float64(rec.Cost), "v2 cost before deletion")
+		if rec.GPU != nil && rec.GPU.ID != "" {
+			r.GPU = rec.GPU.ID
+		}
+	} else {
+		r.Notes = append(r.Notes, fmt.Sprintf("Pod record before deletion unavailable (%v): start and price fall back to the %s.", e.RecordErr, SnapshotSource))
+	}
+	if !r.Window.Start.Known() && e.Snapshot.StartedAt.Known() {
+		r.Window.Start = e.Snapshot.StartedAt
+		if e.Record != nil {
+			r.Notes = append(r.Notes, "The pod record had no provider start time: the start comes from the "+SnapshotSource+".")
+		}
+	}
+	r.Price = cost.FirstKnown(recordPrice, e.Snapshot.Price,
+		cost.Price{Source: "neither the pod record nor the " + SnapshotSource + " had a price"})
+	if e.AlreadyGone {
+		r.Notes = append(r.Notes, "The pod was already gone when it was checked: the window ends at that confirmation, so its length is an upper bound.")
+	}
+	r.Stages, r.Notes = stages(r.Window, e, r.Notes)
+	return r
+}
+
+// stages computes the breakdown, or explains in a note why there is none.
+func stages(w cost.Window, e Evidence, notes []string) ([]cost.Stage, []string) {
+	if e.Job == nil {
+		why := "the GPU job is unknown"
+		if e.JobErr != nil {
+			why = e.JobErr.Error()
+		}
+		return nil, append(notes, "Stage breakdown unknown: "+why+".")
+	}
+	testStep := e.TestStep
+	if testStep == "" {
+		testStep = DefaultTestStep
+	}
+	job := JobTimeline(e.Job)
+	if start, ok := w.Start.Get(); ok {
+		job = withinSecondOf(job, start)
+	}
+	got, err := cost.Stages(w, job, cost.TestStepNamed(testStep))
+	if err != nil {
+		return nil, append(notes, fmt.Sprintf("Stage breakdown unknown: %v.", err))
+	}
+	if !slices.ContainsFunc(got, func(s cost.Stage) bool { return s.Kind == cost.StageTests }) {
+		notes = append(notes, fmt.Sprintf("The GPU job never ran its test step %q.", testStep))
+	}
+	return got, notes
+}
+
+// withinSecondOf moves job and step times that lie less than a second before
+// the pod's start up to it: GitHub reports whole seconds, RunPod fractions, so
+// a job that starts in the pod's first second can read as starting before it.
+func withinSecondOf(job cost.Job, start time.Time) cost.Job {
+	lift := func(w wire.Time) wire.Time {
+		if t, ok := w.Get(); ok && t.Before(start) && start.Sub(t) < time.Second {
+			return wire.KnownTime(start)
+		}
+		return w
+	}
+	job.Started, job.Completed = lift(job.Started), lift(job.Completed)
+	steps := make([]cost.Step, len(job.Steps))
+	for i, s := range job.Steps {
+		steps[i] = cost.Step{Name: s.Name, Started: lift(s.Started), Completed: lift(s.Completed)}
+	}
+	job.Steps = steps
+	return job
+}
+
+// untrackedAttempt reports an untracked pod the way rejected candidates are
+// reported: paid seconds from its start to its deletion, at its listed price.
+func untrackedAttempt(u UntrackedPod) cost.Attempt {
+	a := cost.Attempt{
+		Number: max(u.Candidate, 1), Candidate: fmt.Sprintf("c%d", u.Candidate), PodID: u.Pod.ID,
+		Price:   cost.KnownPrice(float64(u.Pod.Cost), "v2 cost in the pod listing"),
+		Outcome: cost.OutcomeFailed,
+		Reason:  "untracked: provision never published this pod; deleted by cleanup",
+	}
+	if u.Pod.GPU != nil {
+		a.GPU = u.Pod.GPU.ID
+	}
+	if u.DeletedAt.IsZero() {
+		a.Reason = "untracked: provision never published this pod; deletion unconfirmed"
+	}
+	a.Seconds = cost.Window{Start: u.Pod.StartedAt, End: knownIf(u.DeletedAt)}.Seconds()
+	return a
+}
+
+func knownIf(t time.Time) wire.Time {
+	if t.IsZero() {
+		return wire.Time{}
+	}
+	return wire.KnownTime(t)
+}
+
+// FindGPUJob returns the job that ran (or waits to run) on the runner with
+// this label: by runner name once a runner took it, else by its runs-on
+// labels. It returns nil when there is none or the label is empty.
+func FindGPUJob(jobs []*github.WorkflowJob, runnerLabel string) *github.WorkflowJob {
+	if runnerLabel == "" {
+		return nil
+	}
+	for _, j := range jobs {
+		if j != nil && j.GetRunnerName() == runnerLabel {
+			return j
+		}
+	}
+	for _, j := range jobs {
+		if j != nil && j.GetRunnerName() == "" && slices.ContainsFunc(j.Labels, func(l string) bool { return strings.EqualFold(l, runnerLabel) }) {
+			return j
+		}
+	}
+	return nil
+}
+
+// JobTimeline converts a GitHub job into the times cost.Stages reads. A
+// queued job has not started (GitHub shows its creation as started_at); a
+// skipped step never ran; a step still running has no end yet.
+func JobTimeline(j *github.WorkflowJob) cost.Job {
+	var out cost.Job
+	if j == nil {
+		return out
+	}
+	if j.GetStatus() != "queued" && j.GetStatus() != "waiting" {
+		out.Started = stamp(j.StartedAt)
+	}
+	if j.GetStatus() == "completed" {
+		out.Completed = stamp(j.CompletedAt)
+	}
+	for _, s := range j.Steps {
+		if s == nil {
+			continue
+		}
+		step := cost.Step{Name: s.GetName()}
+		if s.GetConclusion() != "skipped" && s.GetStatus() != "queued" && s.GetStatus() != "pending" {
+			step.Started = stamp(s.StartedAt)
+			if s.GetStatus() == "completed" {
+				step.Completed = stamp(s.CompletedAt)
+			}
+		}
+		out.Steps = append(out.Steps, step)
+	}
+	return out
+}
+
+// stamp turns an optional GitHub timestamp into a wire.Time; absent and zero are unknown.
+func stamp(t *github.Timestamp) wire.Time {
+	if t == nil || t.IsZero() {
+		return wire.Time{}
+	}
+	return wire.KnownTime(t.Time)
+}

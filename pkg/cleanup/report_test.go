@@ -1,0 +1,239 @@
+package cleanup
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-github/v66/github"
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/wire"
+)
+
+var t0 = time.Date(2026, 9, 23, 8, 48, 28, 0, time.UTC)
+
+func at(sec int) wire.Time { return wire.KnownTime(t0.Add(time.Duration(sec) * time.Second)) }
+
+func ts(sec int) *github.Timestamp {
+	return &github.Timestamp{Time: t0.Add(time.Duration(sec) * time.Second)}
+}
+
+func TestBuildReport(t *testing.T) {
+	running := &runpod.Pod{ID: "p1", Status: runpod.PodRunning, Cost: 0.44, StartedAt: at(0), GPU: &runpod.PodGPU{ID: "NVIDIA L4"}}
+	exited := &runpod.Pod{ID: "p1", Status: runpod.PodExited, Cost: 0, StartedAt: at(0)}
+	notStarted := &runpod.Pod{ID: "p1", Status: runpod.PodExited, Cost: 0.44}
+	snapshot := Snapshot{Price: cost.KnownPrice(0.40, SnapshotSource), StartedAt: at(5), GPU: "NVIDIA L4", Tier: "ada"}
+	tests := []struct {
+		name        string
+		evidence    Evidence
+		wantStart   wire.Time
+		wantPrice   string
+		wantSeconds string
+		wantNote    string
+	}{
+		{name: "record wins", evidence: Evidence{PodID: "p1", Record: running, Snapshot: snapshot, DeletedAt: at(600)},
+			wantStart: at(0), wantPrice: "$0.44/h (v2 cost before deletion)", wantSeconds: "600"},
+		{name: "exited record reads cost 0: snapshot price", evidence: Evidence{PodID: "p1", Record: exited, Snapshot: snapshot, DeletedAt: at(600)},
+			wantStart: at(0), wantPrice: "$0.40/h (provision snapshot)", wantSeconds: "600"},
+		{name: "record without start: snapshot start", evidence: Evidence{PodID: "p1", Record: notStarted, Snapshot: snapshot, DeletedAt: at(600)},
+			wantStart: at(5), wantPrice: "$0.44/h (v2 cost before deletion)", wantSeconds: "595", wantNote: "had no provider start time"},
+		{name: "no record: snapshot", evidence: Evidence{PodID: "p1", RecordErr: ErrCaptureTimeout, Snapshot: snapshot, DeletedAt: at(600)},
+			wantStart: at(5), wantPrice: "$0.40/h (provision snapshot)", wantSeconds: "595", wantNote: "unavailable (pod record not read within the capture bound)"},
+		{name: "no record, no snapshot: unknown", evidence: Evidence{PodID: "p1", RecordErr: ErrCaptureTimeout, DeletedAt: at(600)},
+			wantPrice: "unknown (neither the pod record nor the provision snapshot had a price)", wantSeconds: "unknown"},
+		{name: "unconfirmed deletion", evidence: Evidence{PodID: "p1", Record: running},
+			wantStart: at(0), wantPrice: "$0.44/h (v2 cost before deletion)", wantSeconds: "unknown"},
+		{name: "already gone", evidence: Evidence{PodID: "p1", RecordErr: runpod.ErrNotFound, AlreadyGone: true, Snapshot: snapshot, DeletedAt: at(600)},
+			wantStart: at(5), wantPrice: "$0.40/h (provision snapshot)", wantSeconds: "595", wantNote: "length is an upper bound"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := BuildReport(tc.evidence)
+			assert.NilError(t, r.Validate())
+			assert.Equal(t, r.Window.Start, tc.wantStart)
+			assert.Equal(t, r.Price.String(), tc.wantPrice)
+			assert.Equal(t, r.Window.Seconds().String(), tc.wantSeconds)
+			if tc.wantNote != "" {
+				assert.Check(t, is.Contains(strings.Join(r.Notes, "\n"), tc.wantNote))
+			}
+		})
+	}
+}
+
+func TestBuildReportStages(t *testing.T) {
+	record := &runpod.Pod{Cost: 0.36, StartedAt: at(0)}
+	job := func(steps ...*github.TaskStep) *github.WorkflowJob {
+		return &github.WorkflowJob{Status: github.String("completed"), StartedAt: ts(60), CompletedAt: ts(400), Steps: steps}
+	}
+	step := func(name string, from, to int) *github.TaskStep {
+		return &github.TaskStep{Name: github.String(name), Status: github.String("completed"), Conclusion: github.String("success"), StartedAt: ts(from), CompletedAt: ts(to)}
+	}
+	tests := []struct {
+		name       string
+		job        *github.WorkflowJob
+		jobErr     error
+		testStep   string
+		wantStages string
+		wantNote   string
+	}{
+		{name: "default test step", job: job(step("Set up job", 60, 100), step(DefaultTestStep, 100, 390), step("Post", 390, 400)),
+			wantStages: "startup 60, setup 40, tests 290, cleanup 10, cleanup 200, overhead 0"},
+		{name: "named test step", testStep: "Run CUDA tests from archive",
+			job:        job(step("Set up job", 60, 100), step("Run CUDA tests from archive", 100, 390)),
+			wantStages: "startup 60, setup 40, tests 290, cleanup 210, overhead 0"},
+		{name: "tests never ran", job: job(step("Set up job", 60, 100)),
+			wantStages: "startup 60, setup 40, cleanup 500, overhead 0", wantNote: `never ran its test step "Run GPU tests"`},
+		{name: "job unreadable", jobErr: errors.New("list jobs: 502 Bad Gateway"), wantNote: "Stage breakdown unknown: list jobs: 502 Bad Gateway."},
+		{name: "job before the pod started", job: &github.WorkflowJob{Status: github.String("completed"), StartedAt: ts(-5), CompletedAt: ts(30)},
+			wantNote: "Stage breakdown unknown: job"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := BuildReport(Evidence{PodID: "p", Record: record, DeletedAt: at(600), Job: tc.job, JobErr: tc.jobErr, TestStep: tc.testStep})
+			assert.NilError(t, r.Validate())
+			var got []string
+			for _, s := range r.Stages {
+				got = append(got, string(s.Kind)+" "+strconv.FormatInt(s.Seconds, 10))
+			}
+			assert.Equal(t, strings.Join(got, ", "), tc.wantStages)
+			if tc.wantNote != "" {
+				assert.Check(t, is.Contains(strings.Join(r.Notes, "\n"), tc.wantNote))
+			}
+		})
+	}
+}
+
+func TestJobTimeline(t *testing.T) {
+	queued := &github.WorkflowJob{Status: github.String("queued"), StartedAt: ts(0)}
+	assert.Check(t, !JobTimeline(queued).Started.Known(), "a queued job's started_at is its creation")
+	assert.Check(t, !JobTimeline(nil).Started.Known())
+
+	running := &github.WorkflowJob{Status: github.String("in_progress"), StartedAt: ts(10), Steps: []*github.TaskStep{
+		{Name: github.String("Set up job"), Status: github.String("completed"), Conclusion: github.String("success"), StartedAt: ts(10), CompletedAt: ts(20)},
+		{Name: github.String("Run GPU tests"), Status: github.String("in_progress"), StartedAt: ts(20), CompletedAt: ts(20)},
+		{Name: github.String("Skipped"), Status: github.String("completed"), Conclusion: github.String("skipped"), StartedAt: ts(20), CompletedAt: ts(20)},
+		{Name: github.String("Later"), Status: github.String("queued")},
+		nil,
+	}}
+	got := JobTimeline(running)
+	assert.Equal(t, got.Started, at(10))
+	assert.Check(t, !got.Completed.Known())
+	assert.Assert(t, is.Len(got.Steps, 4))
+	assert.Equal(t, got.Steps[0].Completed, at(20))
+	assert.Check(t, got.Steps[1].Started.Known() && !got.Steps[1].Completed.Known(), "a running step has no end yet")
+	assert.Check(t, !got.Steps[2].Started.Known(), "a skipped step never ran")
+	assert.Check(t, !got.Steps[3].Started.Known())
+}
+
+func TestFindGPUJob(t *testing.T) {
+	build := &github.WorkflowJob{ID: github.Int64(1), Labels: []string{"ubuntu-latest"}, RunnerName: github.String("GitHub Actions 2")}
+	queued := &github.WorkflowJob{ID: github.Int64(2), Labels: []string{"runpod-gpu-9-1-c2"}}
+	ran := &github.WorkflowJob{ID: github.Int64(3), Labels: []string{"runpod-gpu-9-1-c1"}, RunnerName: github.String("runpod-gpu-9-1-c1")}
+	jobs := []*github.WorkflowJob{nil, build, queued, ran}
+	tests := []struct {
+		label  string
+		wantID int64
+	}{
+		{label: "runpod-gpu-9-1-c1", wantID: 3},
+		{label: "RUNPOD-GPU-9-1-C2", wantID: 2},
+		{label: "runpod-gpu-9-1-c3"},
+		{label: ""},
+	}
+	for _, tc := range tests {
+		got := FindGPUJob(jobs, tc.label)
+		assert.Equal(t, got.GetID(), tc.wantID, "label %q", tc.label)
+	}
+}
+
+func TestParseSnapshot(t *testing.T) {
+	tests := []struct {
+		name, price, started string
+		wantPrice            string
+		wantStart            wire.Time
+		wantErr              string
+	}{
+		{name: "both", price: "0.74", started: "2026-09-23T08:48:28Z", wantPrice: "$0.74/h (provision snapshot)", wantStart: at(0)},
+		{name: "go layout start", started: "2026-09-23 08:48:28 +0000 UTC", wantPrice: "unknown (provision snapshot has no price)", wantStart: at(0)},
+		{name: "empty", wantPrice: "unknown (provision snapshot has no price)"},
+		{name: "bad price", price: "$0.74", wantPrice: "unknown (provision snapshot has no price)",
+			wantErr: `input price-per-hour = "$0.74": want a positive number of USD per hour`},
+		{name: "zero price", price: "0", wantPrice: "unknown (provision snapshot has no price)", wantErr: "price-per-hour"},
+		{name: "nan price", price: "NaN", wantPrice: "unknown (provision snapshot has no price)", wantErr: "price-per-hour"},
+		{name: "bad start keeps the price", price: "0.5", started: "yesterday", wantPrice: "$0.50/h (provision snapshot)",
+			wantErr: `input started-at = "yesterday": want an RFC 3339 time`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseSnapshot(tc.price, tc.started, "NVIDIA L4", "ada")
+			if tc.wantErr != "" {
+				assert.ErrorContains(t, err, tc.wantErr)
+				assert.Check(t, errors.Is(err, ErrBadSnapshot))
+			} else {
+				assert.NilError(t, err)
+			}
+			assert.Equal(t, got.Price.String(), tc.wantPrice)
+			assert.Equal(t, got.StartedAt, tc.wantStart)
+			assert.Equal(t, got.GPU, "NVIDIA L4")
+		})
+	}
+}
+
+func TestParseIDs(t *testing.T) {
+	assert.DeepEqual(t, ParseIDs(" a1, b2,,a1 ,c3"), []string{"a1", "b2", "c3"})
+	assert.Check(t, is.Len(ParseIDs(""), 0))
+}
+
+func FuzzParseSnapshot(f *testing.F) {
+	f.Add("0.74", "2026-09-23T08:48:28Z")
+	f.Add("1e400", "2026-09-23 08:48:28.204 +0000 UTC")
+	f.Add("-1", "")
+	f.Fuzz(func(t *testing.T, price, started string) {
+		s, err := ParseSnapshot(price, started, "", "")
+		if s.Price.Known && (s.Price.PerHour <= 0 || price == "") {
+			t.Fatalf("price %q read as %v", price, s.Price)
+		}
+		if err != nil && !errors.Is(err, ErrBadSnapshot) {
+			t.Fatalf("error %v does not match ErrBadSnapshot", err)
+		}
+		if err == nil && ((price != "" && !s.Price.Known) || (started != "" && !s.StartedAt.Known())) {
+			t.Fatalf("%q, %q: no error, yet a value was dropped", price, started)
+		}
+	})
+}
+
+func FuzzParseIDs(f *testing.F) {
+	f.Add("a1,b2, c3")
+	f.Fuzz(func(t *testing.T, list string) {
+		ids := ParseIDs(list)
+		seen := map[string]bool{}
+		for _, id := range ids {
+			if id == "" || strings.ContainsAny(id, ",") || strings.TrimSpace(id) != id || seen[id] {
+				t.Fatalf("ParseIDs(%q) = %q", list, ids)
+			}
+			seen[id] = true
+		}
+	})
+}
+
+// GitHub's whole seconds against RunPod's fractions: a job in the pod's first
+// second is in the window, a job a full second earlier is not.
+func TestBuildReportGitHubSecondPrecision(t *testing.T) {
+	record := &runpod.Pod{Cost: 0.36, StartedAt: wire.KnownTime(t0.Add(400 * time.Millisecond))}
+	sameSecond := &github.WorkflowJob{Status: github.String("completed"), StartedAt: ts(0), CompletedAt: ts(0), Steps: []*github.TaskStep{
+		{Name: github.String(DefaultTestStep), Status: github.String("completed"), Conclusion: github.String("success"), StartedAt: ts(0), CompletedAt: ts(0)},
+	}}
+	r := BuildReport(Evidence{PodID: "p", Record: record, DeletedAt: at(10), Job: sameSecond})
+	assert.NilError(t, r.Validate())
+	assert.Check(t, len(r.Stages) > 0, "notes: %v", r.Notes)
+
+	earlier := &github.WorkflowJob{Status: github.String("completed"), StartedAt: ts(-1), CompletedAt: ts(5)}
+	r = BuildReport(Evidence{PodID: "p", Record: record, DeletedAt: at(10), Job: earlier})
+	assert.Check(t, is.Len(r.Stages, 0))
+	assert.Check(t, is.Contains(strings.Join(r.Notes, "\n"), "starts before the paid window"))
+}

@@ -1,0 +1,116 @@
+package cleanup
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/org/runpod-gpu/pkg/cost"
+)
+
+// DefaultArtifactDir is where, under the workspace, the cost artifact file is
+// written for a later upload-artifact step.
+const DefaultArtifactDir = "runpod-gpu-cost"
+
+// Outputs are the action outputs of a cleanup: what was deleted, what may
+// still bill, and the accepted pod's paid seconds and dollars ("unknown" when
+// the evidence does not show them).
+func (r Result) Outputs() map[string]string {
+	return map[string]string{
+		"deleted-pod-ids":    strings.Join(r.Deleted(), ","),
+		"remaining-pod-ids":  strings.Join(r.Remaining(), ","),
+		"kept-pod-ids":       strings.Join(r.Kept, ","),
+		"paid-seconds":       r.Report.Window.Seconds().String(),
+		"cost-usd":           dollars(r.Report.Dollars()),
+		"cost-artifact-name": cost.ArtifactName(r.Run.ID, r.Run.Attempt),
+	}
+}
+
+func dollars(m cost.Money) string {
+	if !m.Known {
+		return "unknown"
+	}
+	return strconv.FormatFloat(m.USD, 'f', 4, 64)
+}
+
+// Summary renders the job summary: every pod's fate, the pods that may still
+// bill (named first, so nobody misses them), and the cost report.
+func (r Result) Summary(runErr error) string {
+	var b strings.Builder
+	b.WriteString("## RunPod GPU cleanup\n\n")
+	if remaining := r.Remaining(); len(remaining) > 0 {
+		fmt.Fprintf(&b, "> [!CAUTION]\n> **Deletion unconfirmed — these pods may still be billing:** %s\n>\n"+
+			"> Delete them in the RunPod console; the scheduled reaper retries too.\n\n", code(remaining))
+	}
+	if len(r.Deletions) == 0 {
+		b.WriteString("No pod of this run attempt needed deleting.\n\n")
+	} else {
+		b.WriteString("| Pod | Found by | Outcome |\n|---|---|---|\n")
+		for _, d := range r.Deletions {
+			found := "pod-id input"
+			if !d.Tracked {
+				found = "run attempt tags (never published)"
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", d.PodID, found, outcome(d))
+		}
+		b.WriteString("\n")
+	}
+	if len(r.Kept) > 0 {
+		fmt.Fprintf(&b, "**Kept for inspection (keep-failed-pods, still billing):** %s\n\n", code(r.Kept))
+	}
+	if runErr != nil {
+		fmt.Fprintf(&b, "**Cleanup failed:** %s\n\n", oneLine(runErr.Error()))
+	}
+	b.WriteString(r.Report.Markdown())
+	return b.String()
+}
+
+func outcome(d Deletion) string {
+	switch {
+	case !d.Confirmed():
+		return "**unconfirmed** — " + strings.ReplaceAll(oneLine(d.Err.Error()), "|", `\|`)
+	case d.AlreadyGone:
+		return "already gone"
+	default:
+		return "deleted"
+	}
+}
+
+func code(ids []string) string {
+	quoted := make([]string, len(ids))
+	for i, id := range ids {
+		quoted[i] = "`" + id + "`"
+	}
+	return strings.Join(quoted, ", ")
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// WriteArtifact writes the cost artifact file into dir (created if needed) and
+// returns its path, for an upload-artifact step named by cost.ArtifactName.
+func WriteArtifact(dir string, a cost.Artifact) (string, error) {
+	data, err := json.MarshalIndent(a, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("cost artifact: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("cost artifact: %w", err)
+	}
+	path := filepath.Join(dir, cost.ArtifactFileName)
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return "", fmt.Errorf("cost artifact: %w", err)
+	}
+	return path, nil
+}
+
+// TriggerOf classifies the run for the cost history: a workflow_dispatch is a
+// manual confirmation, every other event an automatic run.
+func TriggerOf(eventName string) cost.Trigger {
+	if eventName == "workflow_dispatch" {
+		return cost.TriggerManual
+	}
+	return cost.TriggerAutomatic
+}

@@ -1,0 +1,496 @@
+// Package watchdog bounds an accepted pod from a hosted runner beside the GPU
+// job (SPEC §2.5): from the pod's provider start to the start of the real test
+// step (the setup budget) and over its whole life (the lifetime). It polls the
+// run attempt's jobs and the pull request, deletes the pod when a bound
+// expires, the GPU job ends or the pull request becomes obsolete, and cancels
+// the run only after the deletion is confirmed — never a newer attempt.
+//
+// The watch is a plain loop over small interfaces with an injected clock and
+// sleeper, so tests run it on virtual time. A failed observation changes
+// nothing: it neither disarms nor extends a deadline, and an unknown pull
+// request state never means obsolete.
+package watchdog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/go-github/v66/github"
+
+	"github.com/org/runpod-gpu/pkg/cleanup"
+	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/lifecycle"
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/wire"
+)
+
+// Defaults of a Request's zero fields.
+const (
+	DefaultSetupBudget    = 900 * time.Second
+	DefaultLifetime       = 3600 * time.Second
+	DefaultPoll           = 30 * time.Second
+	DefaultRequestTimeout = 15 * time.Second
+)
+
+// GitHub is the part of the GitHub client the watchdog uses.
+type GitHub interface {
+	ListAttemptJobs(ctx context.Context, runID int64, attempt int) ([]*github.WorkflowJob, error)
+	GetPullRequest(ctx context.Context, number int) (*github.PullRequest, error)
+	GetWorkflowRun(ctx context.Context, runID int64) (*github.WorkflowRun, error)
+	CancelWorkflowRun(ctx context.Context, runID int64) error
+}
+
+// Deps are the services a watch uses. Policy is the RunPod client's (deletion
+// shares its cooldown); Clock and Sleep drive the loop and default to the
+// policy's clock and a real, cancellable sleep.
+type Deps struct {
+	Pods   lifecycle.PodAPI
+	GitHub GitHub
+	Policy *reqpolicy.Policy
+	Clock  reqpolicy.Clock
+	Sleep  reqpolicy.Sleeper
+	// Logf receives progress lines; nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// Request describes one watch.
+type Request struct {
+	PodID   string
+	RunID   int64
+	Attempt int
+	// RunnerLabel finds the GPU job (provision's runner-label output).
+	RunnerLabel string
+	// TestStep names the real test step; empty means cleanup.DefaultTestStep.
+	TestStep string
+	// PRNumber > 0 enables the obsolescence check against ExpectedHeadSHA
+	// (empty: only a closed pull request is obsolete).
+	PRNumber        int
+	ExpectedHeadSHA string
+	// SetupBudget, Lifetime and Poll default to the constants above; RequestTimeout bounds each observation.
+	SetupBudget, Lifetime, Poll, RequestTimeout time.Duration
+	// Snapshot is provision's startup snapshot, the price fallback of the cost report.
+	Snapshot cleanup.Snapshot
+}
+
+// Outcome is how a watch ended.
+type Outcome string
+
+// Outcomes.
+const (
+	OutcomeNoPod           Outcome = "no-pod"                 // no pod id: nothing to watch
+	OutcomePodGone         Outcome = "pod-gone"               // the pod was deleted before the watch began
+	OutcomeJobFinished     Outcome = "job-finished"           // the GPU job completed after its tests started
+	OutcomeNoTests         Outcome = "job-ended-before-tests" // the GPU job completed without reaching its tests
+	OutcomeSetupExpired    Outcome = "setup-expired"          // the test step had not started within the setup budget
+	OutcomeLifetimeExpired Outcome = "lifetime-expired"       // the pod outlived the lifetime
+	OutcomeObsolete        Outcome = "obsolete"               // the pull request closed or its head moved
+	OutcomeStartUnknown    Outcome = "start-unreadable"       // the pod's provider start could not be read
+	OutcomeInterrupted     Outcome = "interrupted"            // the watch itself was cancelled
+)
+
+// early reports whether the outcome ends the pod before its job did, so its
+// cost is an interrupted run's evidence and the run is cancelled.
+func (o Outcome) early() bool {
+	switch o {
+	case OutcomeSetupExpired, OutcomeLifetimeExpired, OutcomeObsolete, OutcomeStartUnknown:
+		return true
+	}
+	return false
+}
+
+// Cancel is what became of the run's cancellation.
+type Cancel struct {
+	Requested bool   // the cancel request was accepted
+	Skipped   string // why no cancel was sent ("" when sent or not wanted)
+	Err       error  // the cancel could not be sent or was refused
+}
+
+// Result is what a watch did; it is complete even when Run returns an error.
+type Result struct {
+	Outcome   Outcome
+	Reason    string
+	PodID     string
+	StartedAt wire.Time // the pod's provider start
+	// TestsStarted is true once the real test step was seen running.
+	TestsStarted bool
+	// Deleted is true when the watch confirmed the pod's deletion (at DeletedAt).
+	Deleted   bool
+	DeletedAt time.Time
+	Cancel    Cancel
+	// Report is the interrupted pod's cost, from the metadata the watch held;
+	// nil unless the watch ended the pod early.
+	Report *cost.Report
+}
+
+// Sentinel errors; test for them with errors.Is.
+var (
+	// ErrDeadline matches a *DeadlineError: a bound expired and the pod was deleted.
+	ErrDeadline = errors.New("watchdog deadline expired")
+	// ErrStartUnreadable means the pod's provider start could not be read, so no bound could be set.
+	ErrStartUnreadable = errors.New("pod start metadata unreadable")
+	// ErrCancel means the obsolete run could not be cancelled.
+	ErrCancel = errors.New("workflow run not cancelled")
+	// ErrInvalidRequest means a Request field is out of range.
+	ErrInvalidRequest = errors.New("invalid watchdog request")
+)
+
+// DeadlineError names the bound that expired.
+type DeadlineError struct {
+	Which    string // "setup" or "lifetime"
+	Budget   time.Duration
+	Started  time.Time
+	Deadline time.Time
+}
+
+// Error names the bound, its length and when it ran out.
+func (e *DeadlineError) Error() string {
+	return fmt.Sprintf("%s budget of %s from the pod's start (%s) expired at %s", e.Which, e.Budget,
+		e.Started.UTC().Format(time.RFC3339), e.Deadline.UTC().Format(time.RFC3339))
+}
+
+// Is makes errors.Is(err, ErrDeadline) hold.
+func (e *DeadlineError) Is(target error) bool { return target == ErrDeadline }
+
+// Run watches the pod until its GPU job ends, a bound expires or the pull
+// request becomes obsolete, and deletes it in every one of those cases. It
+// fails for an expired bound, an unreadable start, an unconfirmed deletion
+// (lifecycle.ErrUnconfirmed) and a cancel that could not be sent.
+func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
+	w, err := newWatch(deps, req)
+	if err != nil {
+		return Result{}, err
+	}
+	if req.PodID == "" {
+		return Result{Outcome: OutcomeNoPod, Reason: "no pod was accepted: nothing to watch"}, nil
+	}
+	return w.run(ctx)
+}
+
+type watch struct {
+	deps  Deps
+	req   Request
+	clock reqpolicy.Clock
+	sleep reqpolicy.Sleeper
+
+	record   *runpod.Pod         // the pod as read when the watch began
+	lastJob  *github.WorkflowJob // the GPU job as last observed
+	started  time.Time
+	setupAt  time.Time
+	lifeAt   time.Time
+	tests    bool
+	jobsErr  bool // the last job observation failed (log once per streak)
+	prErr    bool
+	jobFound bool
+}
+
+func newWatch(deps Deps, req Request) (*watch, error) {
+	if deps.Pods == nil || deps.GitHub == nil || deps.Policy == nil {
+		return nil, fmt.Errorf("%w: Pods, GitHub and Policy are required", ErrInvalidRequest)
+	}
+	req.SetupBudget = orDefault(req.SetupBudget, DefaultSetupBudget)
+	req.Lifetime = orDefault(req.Lifetime, DefaultLifetime)
+	req.Poll = orDefault(req.Poll, DefaultPoll)
+	req.RequestTimeout = orDefault(req.RequestTimeout, DefaultRequestTimeout)
+	if req.TestStep == "" {
+		req.TestStep = cleanup.DefaultTestStep
+	}
+	switch {
+	case req.RunID <= 0 || req.Attempt <= 0:
+		return nil, fmt.Errorf("%w: run %d attempt %d: want positive numbers", ErrInvalidRequest, req.RunID, req.Attempt)
+	case req.SetupBudget > req.Lifetime:
+		return nil, fmt.Errorf("%w: setup budget %s exceeds the lifetime %s", ErrInvalidRequest, req.SetupBudget, req.Lifetime)
+	case req.PRNumber < 0:
+		return nil, fmt.Errorf("%w: pull request number %d: want 0 (none) or more", ErrInvalidRequest, req.PRNumber)
+	}
+	w := &watch{deps: deps, req: req, clock: deps.Clock, sleep: deps.Sleep}
+	if w.clock == nil {
+		w.clock = deps.Policy
+	}
+	if w.sleep == nil {
+		w.sleep = reqpolicy.SleepContext
+	}
+	return w, nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+func (w *watch) run(ctx context.Context) (Result, error) {
+	if res, done, err := w.begin(ctx); done {
+		return res, err
+	}
+	w.logf("pod %s started %s: setup deadline %s (%s), lifetime deadline %s (%s); polling every %s",
+		w.req.PodID, stampOf(w.started), stampOf(w.setupAt), w.req.SetupBudget, stampOf(w.lifeAt), w.req.Lifetime, w.req.Poll)
+	for {
+		if outcome, why := w.observe(ctx); outcome != "" {
+			return w.finish(ctx, outcome, why)
+		}
+		now := w.clock.Now()
+		switch {
+		case !now.Before(w.lifeAt):
+			return w.finish(ctx, OutcomeLifetimeExpired, fmt.Sprintf("lifetime of %s from the pod's start expired", w.req.Lifetime))
+		case !w.tests && !now.Before(w.setupAt):
+			return w.finish(ctx, OutcomeSetupExpired, fmt.Sprintf("setup budget of %s expired before the test step %q started", w.req.SetupBudget, w.req.TestStep))
+		}
+		// Sleep to the next poll, or exactly to the next deadline if sooner.
+		wait := min(w.req.Poll, w.nextDeadline().Sub(now))
+		if err := w.sleep(ctx, wait); err != nil {
+			res := w.result(OutcomeInterrupted, "the watch was cancelled: "+err.Error())
+			return res, err
+		}
+	}
+}
+
+// begin reads the pod's provider start, from which both bounds run. An
+// unreadable start is deleted at once: an unbounded pod is the one thing the
+// watchdog exists to prevent.
+func (w *watch) begin(ctx context.Context) (res Result, done bool, err error) {
+	rctx, cancel := context.WithDeadline(ctx, w.clock.Now().Add(w.req.RequestTimeout))
+	pod, readErr := w.deps.Pods.GetPod(rctx, w.req.PodID)
+	cancel()
+	switch {
+	case errors.Is(readErr, runpod.ErrNotFound) || (readErr == nil && pod.Status == runpod.PodTerminated):
+		w.logf("pod %s was already deleted: nothing to watch", w.req.PodID)
+		return w.result(OutcomePodGone, fmt.Sprintf("pod %s was already deleted", w.req.PodID)), true, nil
+	case readErr != nil:
+		res, err = w.finish(ctx, OutcomeStartUnknown, fmt.Sprintf("reading pod %s failed: %v", w.req.PodID, readErr))
+		return res, true, err
+	case !pod.StartedAt.Known():
+		w.record = pod
+		res, err = w.finish(ctx, OutcomeStartUnknown, fmt.Sprintf("pod %s (%s) has no provider start time", w.req.PodID, pod.Status))
+		return res, true, err
+	}
+	w.record = pod
+	w.started, _ = pod.StartedAt.Get()
+	w.setupAt = w.started.Add(w.req.SetupBudget)
+	w.lifeAt = w.started.Add(w.req.Lifetime)
+	return Result{}, false, nil
+}
+
+func (w *watch) nextDeadline() time.Time {
+	if w.tests {
+		return w.lifeAt
+	}
+	return w.setupAt
+}
+
+// observe reads the pull request and the GPU job. It returns an outcome when
+// the pod must go now; failed reads only log, so they neither disarm nor
+// extend anything.
+func (w *watch) observe(ctx context.Context) (Outcome, string) {
+	if why, obsolete := w.prObsolete(ctx); obsolete {
+		return OutcomeObsolete, why
+	}
+	job, err := w.gpuJob(ctx)
+	if err != nil {
+		if !w.jobsErr {
+			w.logf("GPU job progress unknown (%v): the deadlines stand", err)
+		}
+		w.jobsErr = true
+		return "", ""
+	}
+	if w.jobsErr {
+		w.logf("GPU job progress readable again")
+	}
+	w.jobsErr = false
+	if job == nil {
+		if !w.jobFound {
+			w.logf("no job of run %d attempt %d is for runner %s yet", w.req.RunID, w.req.Attempt, w.req.RunnerLabel)
+		}
+		return "", ""
+	}
+	w.lastJob = job
+	if !w.jobFound {
+		w.jobFound = true
+		w.logf("GPU job %q found (%s)", job.GetName(), job.GetStatus())
+	}
+	if !w.tests && testsStarted(job, w.req.TestStep) {
+		w.tests = true
+		w.logf("test step %q started: setup deadline disarmed; the lifetime deadline %s still holds", w.req.TestStep, stampOf(w.lifeAt))
+	}
+	if job.GetStatus() == "completed" {
+		if w.tests {
+			return OutcomeJobFinished, fmt.Sprintf("GPU job finished (%s)", job.GetConclusion())
+		}
+		return OutcomeNoTests, fmt.Sprintf("GPU job ended (%s) before its test step %q started", job.GetConclusion(), w.req.TestStep)
+	}
+	return "", ""
+}
+
+// testsStarted reports whether the real test step is running or has run.
+func testsStarted(job *github.WorkflowJob, name string) bool {
+	for _, s := range job.Steps {
+		if s.GetName() != name || s.GetConclusion() == "skipped" {
+			continue
+		}
+		if st := s.GetStatus(); st == "in_progress" || st == "completed" {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *watch) gpuJob(ctx context.Context) (*github.WorkflowJob, error) {
+	rctx, cancel := context.WithDeadline(ctx, w.clock.Now().Add(w.req.RequestTimeout))
+	defer cancel()
+	jobs, err := w.deps.GitHub.ListAttemptJobs(rctx, w.req.RunID, w.req.Attempt)
+	if err != nil {
+		return nil, err
+	}
+	return cleanup.FindGPUJob(jobs, w.req.RunnerLabel), nil
+}
+
+// prObsolete reports a closed pull request or a moved head. Any failure to
+// read it is unknown, which is never obsolete.
+func (w *watch) prObsolete(ctx context.Context) (string, bool) {
+	if w.req.PRNumber <= 0 {
+		return "", false
+	}
+	rctx, cancel := context.WithDeadline(ctx, w.clock.Now().Add(w.req.RequestTimeout))
+	defer cancel()
+	pr, err := w.deps.GitHub.GetPullRequest(rctx, w.req.PRNumber)
+	if err != nil || pr == nil {
+		if !w.prErr {
+			w.logf("pull request #%d state unknown (%v): not treated as obsolete", w.req.PRNumber, err)
+		}
+		w.prErr = true
+		return "", false
+	}
+	w.prErr = false
+	switch head := pr.GetHead().GetSHA(); {
+	case pr.GetState() != "open":
+		return fmt.Sprintf("pull request #%d is %s", w.req.PRNumber, pr.GetState()), true
+	case w.req.ExpectedHeadSHA != "" && head != "" && head != w.req.ExpectedHeadSHA:
+		return fmt.Sprintf("pull request #%d head moved from %s to %s", w.req.PRNumber, w.req.ExpectedHeadSHA, head), true
+	}
+	return "", false
+}
+
+// finish deletes the pod, logs an early end's cost from the metadata already
+// held, and only after a confirmed deletion cancels the run when the end was early.
+func (w *watch) finish(ctx context.Context, outcome Outcome, why string) (Result, error) {
+	w.logf("%s: %s: deleting pod %s", outcome, why, w.req.PodID)
+	res := w.result(outcome, why)
+	deleter := &lifecycle.Deleter{Pods: w.deps.Pods, Policy: w.deps.Policy, Logf: w.deps.Logf}
+	at, delErr := deleter.Delete(ctx, w.req.PodID)
+	if delErr == nil {
+		res.Deleted, res.DeletedAt = true, at
+	}
+	if outcome.early() {
+		report := w.report(res)
+		res.Report = &report
+		switch {
+		case delErr != nil:
+			res.Cancel.Skipped = "the pod's deletion is unconfirmed; cancelling only follows a confirmed deletion"
+		case outcome == OutcomeStartUnknown:
+			// Nothing says the run is wrong, only that its pod could not be bounded.
+		default:
+			res.Cancel = w.cancelRun(ctx)
+		}
+	}
+	return res, errors.Join(delErr, w.failure(res))
+}
+
+func (w *watch) result(outcome Outcome, why string) Result {
+	res := Result{Outcome: outcome, Reason: why, PodID: w.req.PodID, TestsStarted: w.tests}
+	if !w.started.IsZero() {
+		res.StartedAt = wire.KnownTime(w.started)
+	}
+	return res
+}
+
+// failure is the error a finished watch reports besides a deletion error.
+func (w *watch) failure(res Result) error {
+	var errs []error
+	switch res.Outcome {
+	case OutcomeSetupExpired:
+		errs = append(errs, &DeadlineError{Which: "setup", Budget: w.req.SetupBudget, Started: w.started, Deadline: w.setupAt})
+	case OutcomeLifetimeExpired:
+		errs = append(errs, &DeadlineError{Which: "lifetime", Budget: w.req.Lifetime, Started: w.started, Deadline: w.lifeAt})
+	case OutcomeStartUnknown:
+		errs = append(errs, fmt.Errorf("%w: %s; the pod was deleted rather than left unbounded", ErrStartUnreadable, res.Reason))
+	}
+	if res.Cancel.Err != nil {
+		errs = append(errs, res.Cancel.Err)
+	}
+	return errors.Join(errs...)
+}
+
+// report is the interrupted pod's cost from the record read at the start and
+// the job as last observed; nothing is read again.
+func (w *watch) report(res Result) cost.Report {
+	e := cleanup.Evidence{PodID: w.req.PodID, Record: w.record, Snapshot: w.req.Snapshot, Job: w.lastJob, TestStep: w.req.TestStep}
+	if w.record == nil {
+		e.RecordErr = errors.New("the pod record could not be read")
+	}
+	if w.lastJob == nil {
+		e.JobErr = errors.New("the GPU job was never observed")
+	}
+	if res.Deleted {
+		e.DeletedAt = wire.KnownTime(res.DeletedAt)
+	}
+	r := cleanup.BuildReport(e)
+	r.Notes = append(r.Notes, fmt.Sprintf("The watchdog ended this pod early (%s): %s.", res.Outcome, res.Reason))
+	return r
+}
+
+// cancelRun cancels the run attempt the pod served — after checking it is
+// still that attempt and still running, so a newer attempt is never cancelled.
+// A 409 (already completed) re-reads the run to say what happened.
+func (w *watch) cancelRun(ctx context.Context) Cancel {
+	rctx, cancel := context.WithDeadline(ctx, w.clock.Now().Add(w.req.RequestTimeout))
+	defer cancel()
+	run, err := w.deps.GitHub.GetWorkflowRun(rctx, w.req.RunID)
+	if err != nil {
+		return Cancel{Err: fmt.Errorf("%w: reading run %d before cancelling it failed: %w", ErrCancel, w.req.RunID, err)}
+	}
+	if why := w.notOurs(run); why != "" {
+		w.logf("not cancelling: %s", why)
+		return Cancel{Skipped: why}
+	}
+	err = w.deps.GitHub.CancelWorkflowRun(rctx, w.req.RunID)
+	if err == nil {
+		w.logf("cancelled workflow run %d attempt %d", w.req.RunID, w.req.Attempt)
+		return Cancel{Requested: true}
+	}
+	if errors.Is(err, ghapi.ErrRunCompleted) {
+		again, rerr := w.deps.GitHub.GetWorkflowRun(rctx, w.req.RunID)
+		if rerr == nil {
+			if why := w.notOurs(again); why != "" {
+				w.logf("cancel answered 409; not cancelling: %s", why)
+				return Cancel{Skipped: why}
+			}
+			err = fmt.Errorf("%w; re-read shows attempt %d %s", err, again.GetRunAttempt(), again.GetStatus())
+		} else {
+			err = errors.Join(err, rerr)
+		}
+	}
+	return Cancel{Err: fmt.Errorf("%w: run %d: %w", ErrCancel, w.req.RunID, err)}
+}
+
+// notOurs says why the run must not be cancelled, or "" when it may.
+func (w *watch) notOurs(run *github.WorkflowRun) string {
+	switch {
+	case run.GetRunAttempt() != w.req.Attempt:
+		return fmt.Sprintf("run %d is at attempt %d, not this attempt %d: a newer attempt is never cancelled", w.req.RunID, run.GetRunAttempt(), w.req.Attempt)
+	case run.GetStatus() == "completed":
+		return fmt.Sprintf("run %d attempt %d already completed (%s)", w.req.RunID, w.req.Attempt, run.GetConclusion())
+	}
+	return ""
+}
+
+func stampOf(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func (w *watch) logf(format string, args ...any) {
+	if w.deps.Logf != nil {
+		w.deps.Logf(format, args...)
+	}
+}
