@@ -234,7 +234,7 @@ type cleaner struct {
 // holds on any clock; deletion follows either way.
 func (c *cleaner) capture(ctx context.Context, id string) (*runpod.Pod, error) {
 	deadline := c.deps.Policy.Now().Add(CaptureBound)
-	cctx, cancel := context.WithDeadline(ctx, deadline)
+	cctx, cancel := reqpolicy.Bound(ctx, c.deps.Policy, CaptureBound)
 	defer cancel()
 	pod, err := c.deps.RunPod.GetPod(reqpolicy.WithAttemptLimit(cctx, 1), id)
 	switch {
@@ -296,7 +296,7 @@ func (c *cleaner) gpuJob(ctx context.Context) (*github.WorkflowJob, error) {
 	case c.req.RunnerLabel == "":
 		return nil, errors.New("no runner label to find the GPU job by")
 	}
-	jctx, cancel := context.WithDeadline(ctx, c.deps.Policy.Now().Add(JobsBound))
+	jctx, cancel := reqpolicy.Bound(ctx, c.deps.Policy, JobsBound)
 	defer cancel()
 	jobs, err := c.deps.Jobs.ListAttemptJobs(jctx, c.req.Run.ID, c.req.Run.Attempt)
 	if err != nil {

@@ -13,8 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/go-github/v66/github"
-
+	"github.com/org/runpod-gpu/pkg/cleanup"
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/gate"
@@ -183,8 +182,7 @@ func (w *world) trigger(ctx context.Context, n int) (provision.Result, error) {
 		return res, w.publish(ctx, gate.Evidence{Kind: gate.KindReused, HeadSHA: headSHA, TestedRef: auth.TestedRef,
 			ReusedCheckURL: res.ReusedCheckURL, RunID: runID})
 	}
-	job, err := w.gpuJob(ctx, runID, res.Accepted.RunnerLabel)
-	if err != nil {
+	if err := w.gpuJob(ctx, runID, res.Accepted.RunnerLabel); err != nil {
 		return res, err
 	}
 	a := res.Accepted
@@ -192,7 +190,7 @@ func (w *world) trigger(ctx context.Context, n int) (provision.Result, error) {
 		Pod: &gate.PodEvidence{ID: a.PodID, GPU: a.GPU, Tier: a.Tier, PricePerHour: a.Price.PerHour, StartupSeconds: int(a.StartupSeconds), Attempts: len(res.Attempts)}}); err != nil {
 		return res, err
 	}
-	return res, w.cleanup(ctx, res, job)
+	return res, w.cleanup(ctx, runID, auth.TestedRef, res)
 }
 
 // gpuSteps are the simulated GPU job's steps and how long each takes.
@@ -205,13 +203,13 @@ var gpuSteps = []githubsim.StepSpec{
 // gpuJob points the run's GPU job at the accepted runner's label; the simulated
 // GitHub hands it to that runner and plays its steps on the clock. The job is
 // then read back through the API, as the cleanup job reads it.
-func (w *world) gpuJob(ctx context.Context, runID int64, label string) (cost.Job, error) {
+func (w *world) gpuJob(ctx context.Context, runID int64, label string) error {
 	jobs, err := w.cloud.GitHub.Jobs(cloud.Repository, runID, 1)
 	if err != nil || len(jobs) != 1 {
-		return cost.Job{}, fmt.Errorf("GPU job of run %d: %v", runID, err)
+		return fmt.Errorf("GPU job of run %d: %v", runID, err)
 	}
 	if err := w.cloud.GitHub.SetJob(cloud.Repository, jobs[0].ID, githubsim.JobSpec{Name: "gpu-tests", Labels: []string{label}, Steps: gpuSteps}); err != nil {
-		return cost.Job{}, err
+		return err
 	}
 	var total time.Duration
 	for _, st := range gpuSteps {
@@ -220,24 +218,14 @@ func (w *world) gpuJob(ctx context.Context, runID int64, label string) (cost.Job
 	w.clock.Advance(total + 20*time.Second) // the tests run; cleanup is queued behind them
 	read, err := w.gh.ListAttemptJobs(ctx, runID, 1)
 	if err != nil || len(read) != 1 {
-		return cost.Job{}, fmt.Errorf("read GPU job: %v", err)
+		return fmt.Errorf("read GPU job: %v", err)
 	}
 	j := read[0]
-	out := cost.Job{Started: known(j.StartedAt), Completed: known(j.CompletedAt)}
 	fmt.Fprintf(w.out, "\n## gpu-tests\n\nRan on runner `%s`: %s.\n\n| step | took |\n|---|---|\n", j.GetRunnerName(), j.GetConclusion())
 	for _, st := range j.Steps {
-		out.Steps = append(out.Steps, cost.Step{Name: st.GetName(), Started: known(st.StartedAt), Completed: known(st.CompletedAt)})
 		fmt.Fprintf(w.out, "| %s | %s |\n", st.GetName(), st.GetCompletedAt().Sub(st.GetStartedAt().Time))
 	}
-	return out, nil
-}
-
-// known converts a GitHub timestamp; nil stays unknown.
-func known(ts *github.Timestamp) wire.Time {
-	if ts == nil || ts.IsZero() {
-		return wire.Time{}
-	}
-	return wire.KnownTime(ts.Time)
+	return nil
 }
 
 // publish creates the gate check and prints what it says.
@@ -252,31 +240,17 @@ func (w *world) publish(ctx context.Context, e gate.Evidence) error {
 	return nil
 }
 
-// cleanup deletes the accepted pod and prints the cost report.
-func (w *world) cleanup(ctx context.Context, res provision.Result, job cost.Job) error {
+// cleanup runs the cleanup job: delete the accepted pod (and any other pod
+// of this run attempt), then report the paid window by stage.
+func (w *world) cleanup(ctx context.Context, runID int64, testedRef string, res provision.Result) error {
 	a := res.Accepted
-	deleted, err := (&lifecycle.Deleter{Pods: w.rp, Policy: w.policy}).Delete(ctx, a.PodID)
-	if err != nil {
-		return err
-	}
-	window := cost.Window{Start: wire.KnownTime(a.StartedAt), End: wire.KnownTime(deleted)}
-	stages, err := cost.Stages(window, job, cost.TestStepNamed(testStep))
-	report := cost.Report{PodID: a.PodID, GPU: a.GPU, Tier: a.Tier, Price: a.Price, Window: window, Stages: stages, Rejected: rejected(res)}
-	if err != nil {
-		report.Notes = append(report.Notes, "stage breakdown unavailable: "+err.Error())
-	}
-	fmt.Fprintf(w.out, "\n## cleanup\n\nDeleted pod `%s` at %s.\n\n%s", a.PodID, deleted.Format(time.RFC3339), report.Markdown())
-	return nil
-}
-
-func rejected(res provision.Result) []cost.Attempt {
-	var out []cost.Attempt
-	for _, a := range res.Attempts {
-		if a.Outcome == cost.OutcomeRejected {
-			out = append(out, a)
-		}
-	}
-	return out
+	out, err := cleanup.Run(ctx, cleanup.Deps{RunPod: w.rp, Jobs: w.gh, Policy: w.policy}, cleanup.Request{
+		PodID: a.PodID, RunnerLabel: a.RunnerLabel, TestStep: testStep,
+		Run:      cost.Run{Repository: cloud.Repository, ID: runID, Attempt: 1, TestedRef: testedRef, Trigger: cost.TriggerAutomatic, PRNumber: w.pr},
+		Snapshot: cleanup.Snapshot{Price: a.Price, StartedAt: wire.KnownTime(a.StartedAt), GPU: a.GPU, Tier: a.Tier},
+	})
+	fmt.Fprintf(w.out, "\n## cleanup\n\n%s", out.Summary(err))
+	return err
 }
 
 // printer collects provision's log lines (the demo prints summaries only).

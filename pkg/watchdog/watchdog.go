@@ -253,7 +253,7 @@ func (w *watch) run(ctx context.Context) (Result, error) {
 // unreadable start is deleted at once: an unbounded pod is the one thing the
 // watchdog exists to prevent.
 func (w *watch) begin(ctx context.Context) (res Result, done bool, err error) {
-	rctx, cancel := context.WithDeadline(ctx, w.clock.Now().Add(w.req.RequestTimeout))
+	rctx, cancel := reqpolicy.Bound(ctx, w.clock, w.req.RequestTimeout)
 	pod, readErr := w.deps.Pods.GetPod(rctx, w.req.PodID)
 	cancel()
 	switch {
@@ -339,7 +339,7 @@ func testsStarted(job *github.WorkflowJob, name string) bool {
 }
 
 func (w *watch) gpuJob(ctx context.Context) (*github.WorkflowJob, error) {
-	rctx, cancel := context.WithDeadline(ctx, w.clock.Now().Add(w.req.RequestTimeout))
+	rctx, cancel := reqpolicy.Bound(ctx, w.clock, w.req.RequestTimeout)
 	defer cancel()
 	jobs, err := w.deps.GitHub.ListAttemptJobs(rctx, w.req.RunID, w.req.Attempt)
 	if err != nil {
@@ -354,7 +354,7 @@ func (w *watch) prObsolete(ctx context.Context) (string, bool) {
 	if w.req.PRNumber <= 0 {
 		return "", false
 	}
-	rctx, cancel := context.WithDeadline(ctx, w.clock.Now().Add(w.req.RequestTimeout))
+	rctx, cancel := reqpolicy.Bound(ctx, w.clock, w.req.RequestTimeout)
 	defer cancel()
 	pr, err := w.deps.GitHub.GetPullRequest(rctx, w.req.PRNumber)
 	if err != nil || pr == nil {
@@ -446,7 +446,7 @@ func (w *watch) report(res Result) cost.Report {
 // still that attempt and still running, so a newer attempt is never cancelled.
 // A 409 (already completed) re-reads the run to say what happened.
 func (w *watch) cancelRun(ctx context.Context) Cancel {
-	rctx, cancel := context.WithDeadline(ctx, w.clock.Now().Add(w.req.RequestTimeout))
+	rctx, cancel := reqpolicy.Bound(ctx, w.clock, w.req.RequestTimeout)
 	defer cancel()
 	run, err := w.deps.GitHub.GetWorkflowRun(rctx, w.req.RunID)
 	if err != nil {
