@@ -1,0 +1,61 @@
+// Command cost-history is the cost history action: from a scheduled
+// workflow it collects the GPU workflow's attempts of a date range into an
+// evidence directory and reports what their pods cost, as a JSON file and as
+// the job summary.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/org/runpod-gpu/pkg/actionio"
+	"github.com/org/runpod-gpu/pkg/actionkit"
+	"github.com/org/runpod-gpu/pkg/history"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	io := actionio.New(os.Stdout, os.Getenv, nil)
+	err := run(ctx, io)
+	stop()
+	if err != nil {
+		io.Errorf("%v", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, io *actionio.IO) error {
+	rng, err := history.ParseRangeOr(io.Input("since"), io.Input("until"), history.LastFullDays(time.Now(), history.DefaultDays))
+	if err != nil {
+		return err
+	}
+	gh, err := actionkit.GitHub(ctx, io, "")
+	if err != nil {
+		return err
+	}
+	dir := io.Input("directory")
+	if dir == "" {
+		dir = filepath.Join(or(io.Getenv("RUNNER_TEMP"), os.TempDir()), "runpod-gpu-history")
+	}
+	res, err := history.Run(ctx, history.Options{Dir: dir, Range: &rng, GitHub: gh, Workflow: io.Input("workflow"), Logf: io.Infof})
+	if err != nil {
+		return err
+	}
+	for _, out := range [][2]string{{"report-json", res.JSONPath}, {"report-markdown", res.MarkdownPath}} {
+		if err := io.SetOutput(out[0], out[1]); err != nil {
+			return err
+		}
+	}
+	return io.AddSummary(res.Report.Markdown())
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

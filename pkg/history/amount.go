@@ -1,0 +1,65 @@
+package history
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/org/runpod-gpu/pkg/cost"
+)
+
+// Amount is a sum of estimated dollar amounts some of which may be unknown:
+// the total is then unknown, and Known says how much it is at least.
+type Amount struct {
+	Known   float64 // the sum of the known amounts
+	Unknown int     // how many amounts are unknown
+}
+
+// Add adds one amount.
+func (a *Amount) Add(m cost.Money) {
+	if m.Known {
+		a.Known += m.USD
+	} else {
+		a.Unknown++
+	}
+}
+
+// Plus adds another sum.
+func (a *Amount) Plus(b Amount) {
+	a.Known += b.Known
+	a.Unknown += b.Unknown
+}
+
+// Total is the sum, unknown when any amount is.
+func (a Amount) Total() cost.Money {
+	if a.Unknown > 0 {
+		return cost.Money{}
+	}
+	return cost.KnownMoney(a.Known)
+}
+
+// String renders "$1.2345", or "unknown (at least $1.2345; 2 unknown)".
+func (a Amount) String() string {
+	if a.Unknown == 0 {
+		return cost.KnownMoney(a.Known).String()
+	}
+	return fmt.Sprintf("unknown (at least %s; %d unknown)", cost.KnownMoney(a.Known), a.Unknown)
+}
+
+// MarshalJSON writes {"usd": total or null, "knownUsd": n, "unknown": n}:
+// a reader never sees a missing amount as zero.
+func (a Amount) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		USD      cost.Money `json:"usd"`
+		KnownUSD float64    `json:"knownUsd"`
+		Unknown  int        `json:"unknown"`
+	}{a.Total(), roundUSD(a.Known), a.Unknown})
+}
+
+// roundUSD rounds to micro-dollars, as cost.Money does, so sums print
+// without float noise.
+func roundUSD(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+// chartValue renders a known sum for a Mermaid chart.
+func chartValue(v float64) string { return strconv.FormatFloat(roundUSD(v), 'f', -1, 64) }

@@ -1,0 +1,348 @@
+package history
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/wire"
+)
+
+// Source is the evidence a pod's cost was read from. Better evidence wins:
+// the cost artifact, then a cost log line, then an attempt log line, then an
+// estimate from the log's timestamps; a pod only the gate marker shows has
+// an unknown cost.
+type Source string
+
+// Sources, best first.
+const (
+	SourceArtifact    Source = "artifact"     // the cost artifact cleanup or the watchdog uploaded
+	SourceCostLine    Source = "cost-line"    // a runpod-gpu::cost log line
+	SourceAttemptLine Source = "attempt-line" // a runpod-gpu::attempt log line: a rejected pod's paid seconds
+	SourceLogWindow   Source = "log-window"   // an accepted pod's window estimated from log timestamps
+	SourceGate        Source = "gate"         // only the paid gate's marker shows that a pod ran
+)
+
+// Decision says what an attempt did about the paid path.
+type Decision string
+
+// Decisions.
+const (
+	DecisionPaid    Decision = "paid"    // the paid path ran
+	DecisionReused  Decision = "reused"  // an earlier gate for the tested ref was reused; no pod
+	DecisionNone    Decision = "none"    // complete evidence shows no GPU work (not required, skipped, …)
+	DecisionUnknown Decision = "unknown" // the evidence needed to tell is missing
+)
+
+// Pod is one pod an attempt paid for, with its cost from the best evidence.
+type Pod struct {
+	ID        string       `json:"podId"`
+	GPU       string       `json:"gpu"`
+	Candidate string       `json:"candidate"`
+	Tier      string       `json:"tier"`
+	Outcome   cost.Outcome `json:"outcome"`
+	Reason    string       `json:"reason,omitempty"`
+	Price     cost.Price   `json:"price"`
+	Seconds   cost.Seconds `json:"seconds"`
+	Dollars   cost.Money   `json:"dollars"`
+	Source    Source       `json:"source"`
+	Stages    []cost.Stage `json:"stages"`
+	// DuplicateOf names the attempt that already counted this pod id; the
+	// pod is then left out of every total.
+	DuplicateOf string   `json:"duplicateOf,omitempty"`
+	Notes       []string `json:"notes"`
+}
+
+// Attempt is one workflow run attempt as its saved evidence shows it.
+type Attempt struct {
+	RunID      int64        `json:"runId"`
+	Attempt    int          `json:"runAttempt"`
+	Repository string       `json:"repository"`
+	Event      string       `json:"event"`
+	Trigger    cost.Trigger `json:"trigger"`
+	TestedRef  string       `json:"testedRef"` // "" when no evidence names it
+	PRNumber   int          `json:"prNumber"`
+	CreatedAt  time.Time    `json:"createdAt"`
+	StartedAt  time.Time    `json:"startedAt"`
+	Status     string       `json:"status"`
+	Conclusion string       `json:"conclusion"`
+	URL        string       `json:"url"`
+	Decision   Decision     `json:"decision"`
+	Gate       gate.Kind    `json:"gate"` // the kind of the last gate marker in the logs; "" when none
+	// EvidenceComplete is false while a download is missing: the attempt's
+	// GPU work and cost may then be partly or wholly unknown.
+	EvidenceComplete bool     `json:"evidenceComplete"`
+	Pods             []Pod    `json:"pods"`
+	Notes            []string `json:"notes"`    // what is unknown, and why
+	Warnings         []string `json:"warnings"` // evidence that was odd: duplicates, malformed lines
+}
+
+// Key returns the attempt's key.
+func (a Attempt) Key() AttemptKey { return AttemptKey{RunID: a.RunID, Attempt: a.Attempt} }
+
+// name is how reports refer to the attempt.
+func (a Attempt) name() string { return fmt.Sprintf("run %d attempt %d", a.RunID, a.Attempt) }
+
+// Spend sums the attempt's pods, leaving out duplicates.
+func (a Attempt) Spend() Amount {
+	var sum Amount
+	for _, p := range a.Pods {
+		if p.DuplicateOf == "" {
+			sum.Add(p.Dollars)
+		}
+	}
+	return sum
+}
+
+// readAttempt reads one attempt's saved evidence.
+func readAttempt(st store, rec AttemptRecord) Attempt {
+	a := Attempt{
+		RunID: rec.RunID, Attempt: rec.Attempt, Repository: rec.Repository, Event: rec.Event,
+		CreatedAt: rec.CreatedAt, StartedAt: rec.StartedAt, Status: rec.Status, Conclusion: rec.Conclusion,
+		URL: rec.URL, Pods: []Pod{}, Notes: []string{}, Warnings: []string{},
+	}
+	if len(rec.PullRequests) > 0 {
+		a.PRNumber = rec.PullRequests[0]
+	}
+	a.EvidenceComplete = rec.Final()
+
+	var logs logScan
+	logsRead := false
+	if rec.Logs.State == StateComplete {
+		data, err := st.readFile(rec.Key(), logsFile)
+		if err == nil {
+			logs, err = scanLogs(data)
+		}
+		if err != nil {
+			a.note("logs unreadable (%v): its GPU work and cost are unknown", err)
+			a.EvidenceComplete = false
+		} else {
+			logsRead = true
+		}
+	} else {
+		a.note("logs not downloaded (%s): its GPU work and cost are unknown until a collection downloads them", describeDownload(rec.Logs))
+	}
+	for _, p := range logs.problems {
+		a.warn("log: %s", p)
+	}
+	if logs.skipped > 0 {
+		a.warn("log: %d more malformed structured lines", logs.skipped)
+	}
+
+	var artifacts []cost.Artifact
+	if rec.ArtifactList.State != StateComplete {
+		a.note("cost artifacts not listed (%s): the cost artifact may be missing", describeDownload(rec.ArtifactList))
+	}
+	for _, f := range rec.Artifacts {
+		if f.State != StateComplete {
+			a.note("cost artifact %s not downloaded (%s)", f.Name, describeDownload(f.Download))
+			continue
+		}
+		data, err := st.readFile(rec.Key(), f.fileName())
+		var art cost.Artifact
+		if err == nil {
+			art, err = readArtifact(data)
+		}
+		if err != nil {
+			a.warn("cost artifact %s unreadable: %v", f.Name, err)
+			continue
+		}
+		if art.Run.ID != rec.RunID || art.Run.Attempt != rec.Attempt {
+			a.warn("cost artifact %s names run %d attempt %d: counted here, where it was uploaded", f.Name, art.Run.ID, art.Run.Attempt)
+		}
+		artifacts = append(artifacts, art)
+	}
+
+	a.identify(rec, artifacts, logs)
+	a.Pods = mergePods(&a, artifacts, logs)
+	a.decide(logsRead, logs)
+	return a
+}
+
+// identify sets the trigger and tested ref: the cost artifact says them; else
+// the event and the gate marker do.
+func (a *Attempt) identify(rec AttemptRecord, artifacts []cost.Artifact, logs logScan) {
+	a.Trigger = cost.TriggerAutomatic
+	if rec.Event == "workflow_dispatch" {
+		a.Trigger = cost.TriggerManual
+	}
+	if len(logs.gates) > 0 {
+		last := logs.gates[len(logs.gates)-1]
+		a.TestedRef, a.Gate = last.TestedRef, last.Kind
+	}
+	if len(artifacts) == 0 {
+		return
+	}
+	run := artifacts[0].Run // the first artifact speaks for the attempt
+	a.Trigger = run.Trigger
+	if run.TestedRef != "" {
+		a.TestedRef = run.TestedRef
+	}
+	if run.PRNumber > 0 {
+		a.PRNumber = run.PRNumber
+	}
+}
+
+// decide classifies the attempt from its pods and gate marker.
+func (a *Attempt) decide(logsRead bool, logs logScan) {
+	gpuWork := len(a.Pods) > 0 || len(logs.attempts) > 0 || len(logs.reports) > 0
+	switch {
+	case gpuWork:
+		a.Decision = DecisionPaid
+	case a.Gate == gate.KindReused:
+		a.Decision = DecisionReused
+	case a.Gate == gate.KindPaid:
+		// A pod ran the tests, but nothing else shows it: it is counted,
+		// with its GPU and cost unknown, rather than left out as free.
+		a.Decision = DecisionPaid
+		a.Pods = append(a.Pods, Pod{Outcome: cost.OutcomeAccepted, Source: SourceGate, Stages: []cost.Stage{},
+			Notes: []string{"the gate says a pod ran the tests, but no pod evidence was found: its GPU and cost are unknown"}})
+	case !logsRead:
+		a.Decision = DecisionUnknown
+	default:
+		a.Decision = DecisionNone
+	}
+	if a.Decision == DecisionPaid && !logsRead {
+		a.note("without logs, rejected candidates missing from the cost artifact are unknown")
+	}
+}
+
+func (a *Attempt) note(format string, args ...any) {
+	a.Notes = append(a.Notes, fmt.Sprintf(format, args...))
+}
+
+func (a *Attempt) warn(format string, args ...any) {
+	a.Warnings = append(a.Warnings, fmt.Sprintf(format, args...))
+}
+
+func describeDownload(d Download) string {
+	if d.Error == "" {
+		return string(d.State)
+	}
+	return string(d.State) + ": " + d.Error
+}
+
+// mergePods combines an attempt's evidence into one row per pod. Evidence
+// is taken best source first; a pod seen again from a worse source only
+// fills in what the better one lacks (the candidate name, say). The same pod
+// twice from one source is a duplicate (a duplicated log line, or cleanup and
+// the watchdog both reporting): counted once, with a warning.
+func mergePods(a *Attempt, artifacts []cost.Artifact, logs logScan) []Pod {
+	var evidence []Pod
+	for _, art := range artifacts {
+		evidence = append(evidence, reportPods(art.Report, SourceArtifact)...)
+	}
+	for _, r := range logs.reports {
+		evidence = append(evidence, reportPods(r, SourceCostLine)...)
+	}
+	for _, l := range logs.attempts {
+		if l.PodID != "" { // without a pod nothing was paid
+			evidence = append(evidence, attemptPod(l, logs.last))
+		}
+	}
+
+	pods := []Pod{}
+	index := map[string]int{}
+	seen := map[string]int{} // pod key and source → times seen
+	for _, p := range evidence {
+		key := p.ID
+		if key == "" {
+			// An accepted pod reported without an id cannot be matched.
+			key = fmt.Sprintf("#%d", len(pods))
+		}
+		if seen[key+" "+string(p.Source)]++; seen[key+" "+string(p.Source)] == 2 {
+			a.warn("pod %s appears more than once as %s evidence (a duplicated log line, or both watchdog and cleanup reporting): counted once", p.ID, p.Source)
+		}
+		i, known := index[key]
+		switch {
+		case !known:
+			index[key] = len(pods)
+			pods = append(pods, p)
+		case pods[i].Source == p.Source && !pods[i].Dollars.Known && p.Dollars.Known:
+			pods[i] = p // of two reports of one pod, the one with a known cost
+		default:
+			pods[i] = fillIdentity(pods[i], p)
+		}
+	}
+	return pods
+}
+
+// reportPods turns a cost report into pod evidence: the accepted pod and
+// each rejected candidate.
+func reportPods(r cost.Report, src Source) []Pod {
+	var pods []Pod
+	if r.PodID != "" || r.Window.Start.Known() || r.Window.End.Known() {
+		p := Pod{ID: r.PodID, GPU: r.GPU, Tier: r.Tier, Outcome: cost.OutcomeAccepted, Price: r.Price,
+			Seconds: r.Window.Seconds(), Dollars: r.Dollars(), Source: src, Stages: append([]cost.Stage{}, r.Stages...), Notes: []string{}}
+		if !r.Window.Start.Known() {
+			p.Notes = append(p.Notes, "paid window start unknown (createdAt is never used for cost)")
+		}
+		if !r.Window.End.Known() {
+			p.Notes = append(p.Notes, "deletion not confirmed: the paid window has no end and the pod may have kept billing")
+		}
+		if !r.Price.Known {
+			p.Notes = append(p.Notes, fmt.Sprintf("hourly price unknown (%s)", r.Price.Source))
+		}
+		pods = append(pods, p)
+	}
+	for _, att := range r.Rejected {
+		if att.PodID == "" {
+			continue
+		}
+		pods = append(pods, attemptPodOf(att, src))
+	}
+	return pods
+}
+
+// attemptPod is a pod known from its attempt line. A rejected pod's line
+// holds its paid seconds; an accepted pod's holds only its startup seconds,
+// so its window is estimated from the log: the line's time less the startup
+// seconds, to the attempt's last log line.
+func attemptPod(l loggedAttempt, lastLog wire.Time) Pod {
+	p := attemptPodOf(l.Attempt, SourceAttemptLine)
+	if l.Outcome != cost.OutcomeAccepted {
+		return p
+	}
+	p.Seconds, p.Dollars = cost.Seconds{}, cost.Money{}
+	at, okAt := l.at.Get()
+	last, okLast := lastLog.Get()
+	if !okAt || !okLast || !l.Seconds.Known {
+		p.Notes = append(p.Notes, "no cost report, and the log has no timestamps to estimate the paid window from: cost unknown")
+		return p
+	}
+	start := at.Add(-time.Duration(l.Seconds.N) * time.Second)
+	window := cost.Window{Start: wire.KnownTime(start), End: wire.KnownTime(later(last, at))}
+	p.Source, p.Seconds, p.Dollars = SourceLogWindow, window.Seconds(), cost.Dollars(window, p.Price)
+	p.Notes = append(p.Notes, "no cost report: the paid window is estimated from log timestamps "+
+		"(accepted-attempt line less its startup seconds, to the attempt's last log line); deletion is not evidenced, so it may have cost more")
+	return p
+}
+
+func attemptPodOf(att cost.Attempt, src Source) Pod {
+	p := Pod{ID: att.PodID, GPU: att.GPU, Candidate: att.Candidate, Outcome: att.Outcome, Reason: att.Reason,
+		Price: att.Price, Seconds: att.Seconds, Dollars: att.Dollars(), Source: src, Stages: []cost.Stage{}, Notes: []string{}}
+	if !p.Dollars.Known {
+		p.Notes = append(p.Notes, fmt.Sprintf("cost unknown (paid seconds %s, price %s)", att.Seconds, att.Price))
+	}
+	return p
+}
+
+// fillIdentity completes a pod's names from worse evidence of the same pod.
+func fillIdentity(p, other Pod) Pod {
+	for _, f := range []struct{ dst, src *string }{
+		{&p.GPU, &other.GPU}, {&p.Candidate, &other.Candidate}, {&p.Tier, &other.Tier}, {&p.Reason, &other.Reason},
+	} {
+		if *f.dst == "" {
+			*f.dst = *f.src
+		}
+	}
+	return p
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

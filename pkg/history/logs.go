@@ -1,0 +1,226 @@
+package history
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/wire"
+)
+
+const (
+	// maxLogBytes bounds what is read, decompressed, from one attempt's logs.
+	maxLogBytes = 256 << 20
+	// maxLineBytes bounds one log line; a longer one ends that file's scan.
+	maxLineBytes = 1 << 20
+	// maxProblems bounds the malformed-line messages kept per attempt.
+	maxProblems = 10
+)
+
+// loggedAttempt is a runpod-gpu::attempt line and when it was logged.
+type loggedAttempt struct {
+	cost.Attempt
+	at wire.Time
+}
+
+// logScan is what an attempt's logs say.
+type logScan struct {
+	attempts []loggedAttempt
+	reports  []cost.Report
+	gates    []gate.ExternalID // gate markers, in log order
+	last     wire.Time         // the latest log timestamp
+	problems []string          // malformed structured lines and unreadable files
+	skipped  int               // problems beyond maxProblems
+}
+
+// scanLogs reads a GitHub logs archive. The archive holds each job's log as
+// "<n>_<job>.txt" and, in a "<job>/" folder, the same lines again step by
+// step; the step files are read only for a job without its own file, so no
+// line is counted twice.
+func scanLogs(data []byte) (logScan, error) {
+	var s logScan
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return s, fmt.Errorf("logs archive: %w", err)
+	}
+	budget := int64(maxLogBytes)
+	for _, f := range jobLogFiles(zr.File) {
+		rc, err := f.Open()
+		if err != nil {
+			s.problem("%s: %v", f.Name, err)
+			continue
+		}
+		n, err := s.scanFile(f.Name, io.LimitReader(rc, budget))
+		rc.Close()
+		budget -= n
+		if err != nil {
+			s.problem("%s: %v", f.Name, err)
+		}
+		if budget <= 0 {
+			s.problem("logs larger than %d bytes: the rest is not read", maxLogBytes)
+			break
+		}
+	}
+	return s, nil
+}
+
+// jobFileRE matches a job's own log file, "<n>_<job>.txt".
+var jobFileRE = regexp.MustCompile(`^[0-9]+_(.+)\.txt$`)
+
+// jobLogFiles picks the files to read, in name order: top-level job logs,
+// and step logs of jobs that have no top-level file.
+func jobLogFiles(files []*zip.File) []*zip.File {
+	jobs := map[string]bool{}
+	for _, f := range files {
+		if m := jobFileRE.FindStringSubmatch(f.Name); m != nil && !strings.Contains(f.Name, "/") {
+			jobs[m[1]] = true
+		}
+	}
+	var keep []*zip.File
+	for _, f := range files {
+		if f.FileInfo().IsDir() {
+			continue
+		}
+		if folder, _, nested := strings.Cut(f.Name, "/"); nested && jobs[folder] {
+			continue
+		}
+		keep = append(keep, f)
+	}
+	slices.SortFunc(keep, func(a, b *zip.File) int { return strings.Compare(a.Name, b.Name) })
+	return keep
+}
+
+// scanFile reads one log file line by line and returns the bytes it read.
+func (s *logScan) scanFile(name string, r io.Reader) (int64, error) {
+	counted := &countingReader{r: r}
+	sc := bufio.NewScanner(counted)
+	sc.Buffer(make([]byte, 0, 4<<10), maxLineBytes) // grows for long lines
+	for n := 1; sc.Scan(); n++ {
+		s.scanLine(name, n, sc.Text())
+	}
+	err := sc.Err()
+	if errors.Is(err, bufio.ErrTooLong) {
+		err = fmt.Errorf("a line longer than %d bytes: the rest of the file is not read", maxLineBytes)
+	}
+	return counted.n, err
+}
+
+func (s *logScan) scanLine(file string, n int, text string) {
+	at, rest := splitStamp(text)
+	if t, ok := at.Get(); ok {
+		if last, known := s.last.Get(); !known || t.After(last) {
+			s.last = at
+		}
+	}
+	if !strings.Contains(rest, cost.LinePrefix) {
+		if strings.Contains(rest, gate.ExternalIDPrefix) {
+			s.gates = append(s.gates, gateMarkers(rest)...)
+		}
+		return
+	}
+	line, ok, err := cost.ParseLine(rest)
+	switch {
+	case ok && err != nil:
+		s.problem("%s line %d: %v", file, n, err)
+	case ok && line.Kind == cost.LineAttempt:
+		s.attempts = append(s.attempts, loggedAttempt{Attempt: line.Attempt, at: at})
+	case ok && line.Kind == cost.LineCost:
+		s.reports = append(s.reports, line.Cost)
+	case strings.Contains(rest, gate.ExternalIDPrefix):
+		s.gates = append(s.gates, gateMarkers(rest)...)
+	}
+}
+
+func (s *logScan) problem(format string, args ...any) {
+	if len(s.problems) >= maxProblems {
+		s.skipped++
+		return
+	}
+	s.problems = append(s.problems, fmt.Sprintf(format, args...))
+}
+
+// splitStamp cuts the timestamp GitHub puts before every log line.
+func splitStamp(text string) (wire.Time, string) {
+	text = strings.TrimRight(text, "\r")
+	first, rest, found := strings.Cut(text, " ")
+	// Only a token that starts like a date is worth parsing.
+	if !found || len(first) < len("2006-01-02") || first[0] < '0' || first[0] > '9' {
+		return wire.Time{}, text
+	}
+	t, err := wire.ParseTime(first)
+	if err != nil {
+		return wire.Time{}, text
+	}
+	return wire.KnownTime(t), rest
+}
+
+// gateMarkers finds the gate markers (external_id, defined by pkg/gate) a
+// log line names, e.g. the gate action's "published runpod-gpu-gate:v1:<sha>:reused (…)".
+func gateMarkers(text string) []gate.ExternalID {
+	var ids []gate.ExternalID
+	for rest := text; ; {
+		i := strings.Index(rest, gate.ExternalIDPrefix)
+		if i < 0 {
+			return ids
+		}
+		rest = rest[i:]
+		end := strings.IndexFunc(rest, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == ':' || r == '-')
+		})
+		token := rest
+		if end >= 0 {
+			token = rest[:end]
+		}
+		if id, err := gate.ParseExternalID(strings.TrimRight(token, ":-")); err == nil {
+			ids = append(ids, id)
+		}
+		rest = rest[len(gate.ExternalIDPrefix):]
+	}
+}
+
+// readArtifact reads the cost artifact file out of an artifact's archive.
+func readArtifact(data []byte) (cost.Artifact, error) {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return cost.Artifact{}, fmt.Errorf("archive: %w", err)
+	}
+	for _, f := range zr.File {
+		if path.Base(f.Name) != cost.ArtifactFileName {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return cost.Artifact{}, fmt.Errorf("%s: %w", f.Name, err)
+		}
+		body, err := io.ReadAll(io.LimitReader(rc, maxArtifactBytes+1))
+		rc.Close()
+		if err != nil {
+			return cost.Artifact{}, fmt.Errorf("%s: %w", f.Name, err)
+		}
+		if len(body) > maxArtifactBytes {
+			return cost.Artifact{}, fmt.Errorf("%s: more than %d bytes", f.Name, maxArtifactBytes)
+		}
+		return cost.ParseArtifact(body)
+	}
+	return cost.Artifact{}, fmt.Errorf("archive has no %s", cost.ArtifactFileName)
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}

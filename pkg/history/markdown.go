@@ -1,0 +1,243 @@
+package history
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+const (
+	// maxListed bounds the unknowns and warnings the Markdown lists; the
+	// JSON report has all of them.
+	maxListed = 50
+	// maxAttemptRows bounds the attempt table, keeping a job summary well
+	// under GitHub's 1 MiB.
+	maxAttemptRows = 200
+)
+
+// Markdown renders the report for a job summary or a file. GitHub renders
+// the Mermaid charts.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	b.WriteString("## RunPod GPU cost history\n\n")
+	b.WriteString("> " + r.Disclaimer + "\n\n")
+	if r.Totals.Attempts == 0 {
+		b.WriteString("No workflow attempts in the saved evidence.\n")
+		return b.String()
+	}
+	r.writeTotals(&b)
+	r.writeGPUs(&b)
+	r.writeWeeks(&b)
+	r.writeTriggers(&b)
+	r.writeReused(&b)
+	r.writeStages(&b)
+	writeList(&b, "Unknowns", r.Unknowns)
+	writeList(&b, "Warnings", r.Warnings)
+	r.writeAttempts(&b)
+	return b.String()
+}
+
+func (r *Report) writeTotals(b *strings.Builder) {
+	t := r.Totals
+	fmt.Fprintf(b, "%s to %s (UTC): %d workflow attempts.\n\n", r.FirstDay, r.LastDay, t.Attempts)
+	attempts := fmt.Sprintf("%d paid, %d reused an earlier gate, %d without GPU work, %d unknown (evidence missing)",
+		t.Paid, t.Reused, t.NoGPUWork, t.UnknownAttempts)
+	pods := fmt.Sprintf("%d: %d accepted, %d rejected; %d with unknown cost", t.Pods, t.Accepted, t.Rejected, t.UnknownCostPods)
+	if t.Duplicates > 0 {
+		pods += fmt.Sprintf("; %d duplicate rows counted once", t.Duplicates)
+	}
+	b.WriteString("| | |\n|---|---|\n")
+	for _, row := range [][2]string{
+		{"Attempts", attempts},
+		{"Attempts with a download still missing (retried by the next collection)", fmt.Sprint(t.Incomplete)},
+		{"Pods", pods},
+		{"Spend", t.Spend.String()},
+		{"Accepted pods", t.AcceptedSpend.String()},
+		{"Rejected candidates", t.RejectedSpend.String()},
+	} {
+		fmt.Fprintf(b, "| %s | %s |\n", row[0], row[1])
+	}
+	b.WriteString("\n")
+}
+
+func (r *Report) writeGPUs(b *strings.Builder) {
+	b.WriteString("### Spend per GPU\n\n")
+	if len(r.GPUs) == 0 {
+		b.WriteString("No pods.\n\n")
+		return
+	}
+	b.WriteString("| GPU | Pods | Accepted | Rejected | Unknown-cost pods | Spend | Rejected spend | Spend per accepted pod |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	labels, values := make([]string, 0, len(r.GPUs)), make([]float64, 0, len(r.GPUs))
+	unknown := 0
+	for _, g := range r.GPUs {
+		perPod := "n/a (none accepted)"
+		if g.SpendPerAcceptedPod != nil {
+			perPod = g.SpendPerAcceptedPod.String()
+		}
+		fmt.Fprintf(b, "| %s | %d | %d | %d | %d | %s | %s | %s |\n", cell(g.GPU), g.Pods, g.Accepted, g.Rejected,
+			g.UnknownCostPods, g.Spend, g.RejectedSpend, perPod)
+		labels, values = append(labels, strings.TrimPrefix(g.GPU, "NVIDIA ")), append(values, g.Spend.Known)
+		unknown += g.UnknownCostPods
+	}
+	b.WriteString("\nSpend per accepted pod divides all of a GPU's spend, rejected candidates included, by its accepted pods.\n\n")
+	writeChart(b, "Known spend per GPU (USD)", labels, values, unknown)
+}
+
+func (r *Report) writeWeeks(b *strings.Builder) {
+	b.WriteString("### Spend per week\n\n")
+	b.WriteString("| Week | Attempts | Pods | Spend |\n|---|---:|---:|---:|\n")
+	labels, values := make([]string, 0, len(r.Weeks)), make([]float64, 0, len(r.Weeks))
+	unknown := 0
+	for _, w := range r.Weeks {
+		fmt.Fprintf(b, "| %s | %d | %d | %s |\n", w.Week, w.Attempts, w.Pods, w.Spend)
+		labels, values = append(labels, w.Week), append(values, w.Spend.Known)
+		unknown += w.Spend.Unknown
+	}
+	b.WriteString("\n")
+	writeChart(b, "Known spend per week (USD)", labels, values, unknown)
+}
+
+func (r *Report) writeTriggers(b *strings.Builder) {
+	b.WriteString("### Automatic runs and manual confirmations\n\n")
+	b.WriteString("| Paid attempts | Attempts | Tested refs | Spend |\n|---|---:|---:|---:|\n")
+	tr := r.Triggers
+	type row struct {
+		name  string
+		group TriggerGroup
+	}
+	rows := []row{
+		{"Automatic, first run of a tested ref", tr.AutomaticFirst},
+		{"Automatic, repeat of a tested ref already run", tr.AutomaticRepeat},
+		{"Manual confirmation", tr.Manual},
+	}
+	if tr.UnknownRef.Attempts > 0 {
+		rows = append(rows, row{"Automatic, tested ref unknown", tr.UnknownRef})
+	}
+	for _, r := range rows {
+		fmt.Fprintf(b, "| %s | %d | %d | %s |\n", r.name, r.group.Attempts, r.group.TestedRefs, r.group.Spend)
+	}
+	b.WriteString("\n#### Tested refs the paid path ran for more than once\n\n")
+	if len(r.RepeatedRefs) == 0 {
+		b.WriteString("None.\n\n")
+		return
+	}
+	b.WriteString("| Tested ref | Automatic | Manual | Reused | Spend |\n|---|---:|---:|---:|---:|\n")
+	for _, s := range r.RepeatedRefs {
+		fmt.Fprintf(b, "| `%s` | %d | %d | %d | %s |\n", shortRef(s.TestedRef), s.Automatic, s.Manual, s.Reused, s.Spend)
+	}
+	b.WriteString("\n")
+}
+
+func (r *Report) writeReused(b *strings.Builder) {
+	b.WriteString("### Reused gates\n\n")
+	if len(r.ReusedGates) == 0 {
+		b.WriteString("No attempt reused an earlier gate.\n\n")
+		return
+	}
+	fmt.Fprintf(b, "%d attempts reused an earlier gate for their tested ref and created no pod.\n\n", len(r.ReusedGates))
+	b.WriteString("| Attempt | Day | Tested ref |\n|---|---|---|\n")
+	for _, g := range r.ReusedGates {
+		fmt.Fprintf(b, "| %s | %s | `%s` |\n", attemptLink(g.RunID, g.Attempt, g.URL), g.Day, shortRef(g.TestedRef))
+	}
+	b.WriteString("\n")
+}
+
+func (r *Report) writeStages(b *strings.Builder) {
+	b.WriteString("### Paid time by stage (accepted pods)\n\n")
+	s := r.Stages
+	if s.Pods == 0 {
+		fmt.Fprintf(b, "No accepted pod has a stage breakdown (%d accepted pods without one).\n\n", s.AcceptedWithout)
+		return
+	}
+	b.WriteString("| Stage | Seconds | Spend |\n|---|---:|---:|\n")
+	for _, k := range s.Kinds {
+		fmt.Fprintf(b, "| %s | %d | %s |\n", k.Kind, k.Seconds, k.Spend)
+	}
+	fmt.Fprintf(b, "\n%d accepted pods have a stage breakdown; %d have none and are in no row.\n\n", s.Pods, s.AcceptedWithout)
+}
+
+func (r *Report) writeAttempts(b *strings.Builder) {
+	fmt.Fprintf(b, "<details><summary>Attempts (%d)</summary>\n\n", len(r.Attempts))
+	b.WriteString("| Attempt | Day | Trigger | Tested ref | Decision | Pods | Spend | Evidence |\n|---|---|---|---|---|---:|---:|---|\n")
+	for i, a := range r.Attempts {
+		if i == maxAttemptRows {
+			fmt.Fprintf(b, "\n… and %d more in the JSON report.\n", len(r.Attempts)-maxAttemptRows)
+			break
+		}
+		evidence := "complete"
+		if !a.EvidenceComplete {
+			evidence = "incomplete"
+		}
+		ref := "unknown"
+		if a.TestedRef != "" {
+			ref = "`" + shortRef(a.TestedRef) + "`"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %d | %s | %s |\n", attemptLink(a.RunID, a.Attempt, a.URL),
+			a.when().UTC().Format(time.DateOnly), a.Trigger, ref, a.Decision, len(a.Pods), a.Spend(), evidence)
+	}
+	b.WriteString("\n</details>\n")
+}
+
+// writeChart draws a Mermaid bar chart of known amounts.
+func writeChart(b *strings.Builder, title string, labels []string, values []float64, unknown int) {
+	if len(values) == 0 {
+		return
+	}
+	quoted := make([]string, len(labels))
+	for i, l := range labels {
+		quoted[i] = `"` + chartLabel(l) + `"`
+	}
+	numbers := make([]string, len(values))
+	for i, v := range values {
+		numbers[i] = chartValue(v)
+	}
+	fmt.Fprintf(b, "```mermaid\nxychart-beta\n    title %q\n    x-axis [%s]\n    y-axis \"USD\"\n    bar [%s]\n```\n\n",
+		title, strings.Join(quoted, ", "), strings.Join(numbers, ", "))
+	if unknown > 0 {
+		fmt.Fprintf(b, "The chart shows known amounts only; %d unknown amount(s) are not in it.\n\n", unknown)
+	}
+}
+
+func writeList(b *strings.Builder, title string, items []string) {
+	fmt.Fprintf(b, "### %s\n\n", title)
+	if len(items) == 0 {
+		b.WriteString("None.\n\n")
+		return
+	}
+	for i, item := range items {
+		if i == maxListed {
+			fmt.Fprintf(b, "- … and %d more in the JSON report.\n", len(items)-maxListed)
+			break
+		}
+		b.WriteString("- " + cell(item) + "\n")
+	}
+	b.WriteString("\n")
+}
+
+func attemptLink(runID int64, attempt int, url string) string {
+	text := fmt.Sprintf("%d/%d", runID, attempt)
+	if !strings.HasPrefix(url, "https://") {
+		return text
+	}
+	return "[" + text + "](" + url + ")"
+}
+
+// shortRef shows a commit SHA as GitHub does in lists.
+func shortRef(ref string) string {
+	if len(ref) > 12 {
+		return ref[:12]
+	}
+	return ref
+}
+
+// cell makes outside text safe in one Markdown table cell or list item.
+func cell(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// chartLabel keeps a label from ending the Mermaid string or list it is in.
+func chartLabel(s string) string {
+	return strings.Join(strings.Fields(strings.NewReplacer(`"`, "", "[", "(", "]", ")").Replace(s)), " ")
+}

@@ -1,0 +1,156 @@
+package history
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// The report files Run writes into the evidence directory.
+const (
+	JSONReportFile     = "report.json"
+	MarkdownReportFile = "report.md"
+)
+
+// Options configure Run.
+type Options struct {
+	// Dir is the evidence directory; it must lie outside any git working tree.
+	Dir string
+	// Range selects the attempts by their run's creation day and is collected
+	// first; nil regenerates the report from every saved attempt, offline.
+	Range *Range
+	// GitHub is the client collection uses; required with a Range.
+	GitHub   GitHub
+	Workflow string // workflow file name; "" means DefaultWorkflow
+	Logf     func(format string, args ...any)
+}
+
+// Result is what Run produced.
+type Result struct {
+	Report       *Report
+	JSONPath     string
+	MarkdownPath string
+	Collected    *CollectStats // nil for an offline regeneration
+}
+
+// Run is the cost history's one entry point: with a range it collects the
+// range's evidence and reports on it; without one it reports on the saved
+// evidence with no network access. The reports are written into the evidence
+// directory as JSONReportFile and MarkdownReportFile.
+func Run(ctx context.Context, o Options) (Result, error) {
+	if o.Dir == "" {
+		return Result{}, errors.New("evidence directory: empty; want a directory outside the repository")
+	}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return Result{}, fmt.Errorf("evidence directory %q: %w", o.Dir, err)
+	}
+	if err := CheckOutsideRepository(dir); err != nil {
+		return Result{}, err
+	}
+	workflow, err := workflowFile(o.Workflow)
+	if err != nil {
+		return Result{}, err
+	}
+	logf := o.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+
+	var res Result
+	if o.Range != nil {
+		if o.GitHub == nil {
+			return Result{}, errors.New("collecting needs a GitHub client")
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return Result{}, fmt.Errorf("evidence directory: %w", err)
+		}
+		c := &Collector{GitHub: o.GitHub, Dir: dir, Workflow: workflow, Logf: logf}
+		stats, err := c.Collect(ctx, *o.Range)
+		if err != nil {
+			return Result{}, err
+		}
+		res.Collected = &stats
+		logf("collected %s: %d runs, %d attempts (%d already saved, %d now complete, %d to retry next time), %d searches",
+			o.Range, stats.Runs, stats.Attempts, stats.Cached, stats.Complete, stats.Incomplete, stats.Searches)
+	} else if keys, err := (store{dir: dir}).keys(); err != nil || len(keys) == 0 {
+		return Result{}, fmt.Errorf("%w in %s: collect with a date range first", ErrNoEvidence, dir)
+	}
+
+	report, err := Summarize(dir, o.Range)
+	if err != nil {
+		return Result{}, err
+	}
+	data, err := json.MarshalIndent(report, "", "  ")
+	if err != nil {
+		return Result{}, err
+	}
+	res.Report = report
+	res.JSONPath, res.MarkdownPath = filepath.Join(dir, JSONReportFile), filepath.Join(dir, MarkdownReportFile)
+	if err := writeAtomic(res.JSONPath, append(data, '\n')); err != nil {
+		return Result{}, err
+	}
+	if err := writeAtomic(res.MarkdownPath, []byte(report.Markdown())); err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// workflowFileRE is a workflow file name, which goes into an API path.
+var workflowFileRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+\.ya?ml$`)
+
+// workflowFile accepts a workflow file name, or its path in the repository.
+func workflowFile(name string) (string, error) {
+	if name == "" {
+		return DefaultWorkflow, nil
+	}
+	base := strings.TrimPrefix(name, ".github/workflows/")
+	if !workflowFileRE.MatchString(base) {
+		return "", fmt.Errorf("workflow %q: want a workflow file name such as %s", name, DefaultWorkflow)
+	}
+	return base, nil
+}
+
+// CheckOutsideRepository refuses a directory inside a git working tree: the
+// evidence holds whole workflow logs, which must not end up in a commit.
+func CheckOutsideRepository(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return fmt.Errorf("%w: %s is inside %s; choose a directory outside it, e.g. under the temp directory", ErrInsideRepository, abs, d)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("evidence directory %s: %w", abs, err)
+		}
+		if filepath.Dir(d) == d {
+			return nil
+		}
+	}
+}
+
+// writeAtomic replaces a file so that a reader never sees half of it.
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}
