@@ -19,15 +19,18 @@ type callStats struct {
 }
 
 // provisionMany runs provision n times in one model-mode cloud (each with its
-// own run id) and returns per-run call statistics.
+// own run id) and returns per-run call statistics. The simulators' request
+// logs are read once at the end and split by each run's window of virtual
+// time, so measuring does not grow with n.
 func provisionMany(tb testing.TB, n int) []callStats {
 	tb.Helper()
-	var stats []callStats
 	s := newScenario(tb, cloud.Options{Market: market(host("h1", a4000), host("h2", a4000))}, nil)
 	rp := runpod.New(s.cloud.RunPodURL, cloud.RunPodKey)
+	type window struct{ from, to time.Time }
+	windows := make([]window, 0, n)
+	stats := make([]callStats, 0, n)
 	for i := 0; i < n; i++ {
 		s.req.Owner.RunID = int64(100000 + i)
-		rpBefore, ghBefore := len(s.cloud.RunPod.Requests()), len(s.cloud.GitHub.Requests())
 		created := s.clock.Now()
 		res, err := Run(context.Background(), s.deps, s.req)
 		if err != nil || res.Accepted == nil {
@@ -36,23 +39,48 @@ func provisionMany(tb testing.TB, n int) []callStats {
 		accepted := s.clock.Now()
 		// The model's runner connects ProofTime after the container started.
 		online := res.Accepted.StartedAt.Add(s.cloud.Model.ProofTime)
-		st := callStats{runpodCalls: len(s.cloud.RunPod.Requests()) - rpBefore, githubCalls: len(s.cloud.GitHub.Requests()) - ghBefore,
-			detection: accepted.Sub(online), watched: accepted.Sub(created), minReadGap: time.Hour}
-		var last time.Time
-		for _, r := range s.cloud.RunPod.Requests()[rpBefore:] {
-			if r.Route != "GET /v2/pods/{id}" {
-				continue
-			}
-			if st.podReads++; !last.IsZero() {
-				st.minReadGap = min(st.minReadGap, r.At.Sub(last))
-			}
-			last = r.At
-		}
-		stats = append(stats, st)
-		if err := rp.DeletePod(context.Background(), res.Accepted.PodID); err != nil { // the cleanup job's part
+		stats = append(stats, callStats{detection: accepted.Sub(online), watched: accepted.Sub(created), minReadGap: time.Hour})
+		windows = append(windows, window{created, accepted})
+		s.clock.Advance(time.Second) // the cleanup job's delete falls outside the run's window
+		if err := rp.DeletePod(context.Background(), res.Accepted.PodID); err != nil {
 			tb.Fatal(err)
 		}
 		s.obs.lines = s.obs.lines[:0]
+	}
+	// Requests arrive in time order; walk them once alongside the windows.
+	in := func(at time.Time, w int) int {
+		for w < len(windows) && at.After(windows[w].to) {
+			w++
+		}
+		if w < len(windows) && !at.Before(windows[w].from) {
+			return w
+		}
+		return -1
+	}
+	last := make([]time.Time, n)
+	w := 0
+	for _, r := range s.cloud.RunPod.Requests() {
+		k := in(r.At, w)
+		if k < 0 {
+			continue
+		}
+		w = k
+		st := &stats[k]
+		st.runpodCalls++
+		if r.Route != "GET /v2/pods/{id}" {
+			continue
+		}
+		if st.podReads++; !last[k].IsZero() {
+			st.minReadGap = min(st.minReadGap, r.At.Sub(last[k]))
+		}
+		last[k] = r.At
+	}
+	w = 0
+	for _, r := range s.cloud.GitHub.Requests() {
+		if k := in(r.At, w); k >= 0 {
+			w = k
+			stats[k].githubCalls++
+		}
 	}
 	return stats
 }
