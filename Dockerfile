@@ -1,0 +1,53 @@
+# One image for every runpod-gpu action. Each actions/<name>/main.go becomes the static
+# executable /<name>, and every actions/<name>/action.yml picks its binary with
+# `entrypoint: /<name>`. The image also carries the pod-side CUDA proof, /cuda-smoke, with
+# /cuda-smoke.sha256: the release publishes exactly these bytes as release assets, and the
+# provision binary embeds their URL and SHA-256 so a pod can verify what it downloads.
+#
+# GitHub runs Docker actions as root with the workspace as the working directory, so the
+# final stage sets neither USER nor WORKDIR.
+
+# golang:1.26.8-bookworm, pinned by the digest public Dockerfiles record for that tag; the
+# digest was not re-checked against the registry (no registry access where this was written).
+ARG GO_IMAGE=golang:1.26.8-bookworm@sha256:dc9ad6c05acc7a88e5b71bde60a5fe3bd4b9f0db209011711b464107438a8107
+
+# Build on the builder's own platform and cross-compile: every binary is pure Go.
+FROM --platform=$BUILDPLATFORM ${GO_IMAGE} AS build
+# Set by BuildKit from --platform (declared without a value so BuildKit fills them in).
+ARG TARGETOS
+ARG TARGETARCH
+# VERSION is the release tag (v1.2.3); it names the User-Agent and the proof's release URL.
+ARG VERSION=dev
+ARG REPOSITORY=org/runpod-gpu
+ARG PROOF_URL=https://github.com/${REPOSITORY}/releases/download/${VERSION}/cuda-smoke
+
+COPY go.mod go.sum /src/
+RUN go -C /src mod download
+COPY . /src
+
+# The proof runs on RunPod's x86-64 pods whatever platform this image is for, so it is always
+# linux/amd64. It is cgo-free but dynamically linked on purpose: purego loads libcuda.so.1
+# through the system's dynamic loader at run time.
+RUN CGO_ENABLED=0 GOOS=linux GOARCH=amd64 \
+      go build -C /src -trimpath -buildvcs=false -ldflags "-s -w" -o /out/cuda-smoke ./pkg/smoke/cmd/cuda-smoke \
+ && cd /out && sha256sum cuda-smoke > cuda-smoke.sha256
+
+# Every action directory with a main.go is built; a new action needs no change here.
+RUN set -eu; \
+    proof_sha256=$(cut -d' ' -f1 /out/cuda-smoke.sha256); \
+    for main in /src/actions/*/main.go; do \
+      name=$(basename "$(dirname "$main")"); \
+      CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
+        go build -C /src -trimpath -buildvcs=false \
+          -ldflags "-s -w -X github.com/org/runpod-gpu/pkg/reqpolicy.Version=${VERSION} -X main.defaultProofURL=${PROOF_URL} -X main.defaultProofSHA256=${proof_sha256}" \
+          -o "/out/$name" "./actions/$name"; \
+    done; \
+    mkdir -m 1777 /out/tmp; \
+    cp /usr/local/go/lib/time/zoneinfo.zip /out/zoneinfo.zip
+
+FROM scratch
+# HTTPS to RunPod, GitHub and the registry needs the CA bundle; /tmp and the time zone
+# database are what a Go program expects from an operating system image.
+COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+COPY --from=build /out/ /
+ENV ZONEINFO=/zoneinfo.zip

@@ -1,0 +1,994 @@
+package actiontests
+
+// Every actions/<name>/action.yml is checked against its action's Go code: the
+// metadata GitHub and the image need, and — statically, from the Go syntax of
+// the action's main package and the module packages it hands its actionio.IO to
+// — that the inputs it declares are exactly the inputs the code reads and the
+// outputs exactly those it writes.
+//
+// What the analysis follows: calls of the IO's input methods (Input, InputOr,
+// RequiredInput, SecretInput, Bool, Int, Duration, Lines: every method of
+// actionio.IO whose first parameter is `name`) and SetOutput whose
+// first argument is a string constant (a literal, a constant of the package or
+// of a module package, a concatenation of those, or element i of the row a
+// `for _, row := range [][N]string{…}` loop is on); package-level functions the
+// IO is passed to (so actionkit.RunPod(io) counts as reading runpod-api-key and
+// runpod-api-url); and the methods of a type whose field is set to the IO in a
+// composite literal (provision.ActionObserver's pod-id output).
+//
+// What it cannot follow must be declared in the action's main package:
+//
+//	//runpod-gpu:outputs a,b,c   the outputs written with a computed name (a map's keys)
+//	//runpod-gpu:inputs a,b      the inputs read with a computed name
+//
+// An IO handed to anything else (a method call, a variable, a return value)
+// needs both directives, since that code may read and write anything.
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+	"gotest.tools/v3/fs"
+)
+
+const (
+	metaModule       = "github.com/org/runpod-gpu"
+	metaActionIOPath = metaModule + "/pkg/actionio"
+	metaOutputsTag   = "//runpod-gpu:outputs"
+	metaInputsTag    = "//runpod-gpu:inputs"
+)
+
+// metaRepoRoot is the repository root, seen from this package's directory.
+const metaRepoRoot = ".."
+
+// metaImageRE is the published image: the placeholder tag in the tree, the
+// digest once the release has pinned it.
+var metaImageRE = regexp.MustCompile(`^docker://ghcr\.io/org/runpod-gpu(:v1|@sha256:[0-9a-f]{64})$`)
+
+// metaBrandingColors are the colours GitHub's metadata syntax accepts.
+var metaBrandingColors = []string{"white", "black", "yellow", "blue", "green", "orange", "red", "purple", "gray-dark"}
+
+// metaActionYML is the action metadata this suite writes. It is decoded
+// strictly, so a misspelt key is a problem rather than a silently ignored line.
+type metaActionYML struct {
+	Name        string                `yaml:"name"`
+	Description string                `yaml:"description"`
+	Author      string                `yaml:"author"`
+	Branding    metaBranding          `yaml:"branding"`
+	Inputs      map[string]metaInput  `yaml:"inputs"`
+	Outputs     map[string]metaOutput `yaml:"outputs"`
+	Runs        metaRuns              `yaml:"runs"`
+}
+
+type metaBranding struct {
+	Icon  string `yaml:"icon"`
+	Color string `yaml:"color"`
+}
+
+type metaInput struct {
+	Description        string  `yaml:"description"`
+	Required           bool    `yaml:"required"`
+	Default            *string `yaml:"default"`
+	DeprecationMessage string  `yaml:"deprecationMessage"`
+}
+
+type metaOutput struct {
+	Description string `yaml:"description"`
+}
+
+type metaRuns struct {
+	Using          string            `yaml:"using"`
+	Image          string            `yaml:"image"`
+	Entrypoint     string            `yaml:"entrypoint"`
+	Args           []string          `yaml:"args"`
+	Env            map[string]string `yaml:"env"`
+	PreEntrypoint  string            `yaml:"pre-entrypoint"`
+	PostEntrypoint string            `yaml:"post-entrypoint"`
+}
+
+// metaLoadActionYML decodes an action.yml strictly.
+func metaLoadActionYML(data []byte) (metaActionYML, error) {
+	var a metaActionYML
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&a); err != nil {
+		return metaActionYML{}, err
+	}
+	return a, nil
+}
+
+// metaActionDirs lists the actions that have an action.yml; an action still
+// being written (no action.yml yet) is not checked.
+func metaActionDirs(t *testing.T) []string {
+	t.Helper()
+	matches, err := filepath.Glob(filepath.Join(metaRepoRoot, "actions", "*", "action.yml"))
+	assert.NilError(t, err)
+	var names []string
+	for _, m := range matches {
+		names = append(names, filepath.Base(filepath.Dir(m)))
+	}
+	assert.Assert(t, len(names) > 0, "no actions/*/action.yml found")
+	return names
+}
+
+// metaCheckMetadata lists what an action.yml lacks for GitHub and for this suite.
+func metaCheckMetadata(dir string, a metaActionYML) []string {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if strings.TrimSpace(a.Name) == "" {
+		add("name is missing")
+	}
+	if strings.TrimSpace(a.Description) == "" {
+		add("description is missing")
+	}
+	if a.Branding.Icon == "" {
+		add("branding.icon is missing")
+	}
+	if !slices.Contains(metaBrandingColors, a.Branding.Color) {
+		add("branding.color %q: want one of %s", a.Branding.Color, strings.Join(metaBrandingColors, ", "))
+	}
+	for _, name := range metaSortedKeys(a.Inputs) {
+		in := a.Inputs[name]
+		if strings.TrimSpace(in.Description) == "" {
+			add("input %q has no description", name)
+		}
+		if !in.Required && in.Default == nil {
+			add("input %q is optional but declares no default", name)
+		}
+	}
+	for _, name := range metaSortedKeys(a.Outputs) {
+		if strings.TrimSpace(a.Outputs[name].Description) == "" {
+			add("output %q has no description", name)
+		}
+	}
+	if a.Runs.Using != "docker" {
+		add("runs.using %q: want docker (every action is a binary in the one image)", a.Runs.Using)
+	}
+	if !metaImageRE.MatchString(a.Runs.Image) {
+		add("runs.image %q: want docker://ghcr.io/org/runpod-gpu:v1 (the release pins @sha256:…)", a.Runs.Image)
+	}
+	if want := "/" + dir; a.Runs.Entrypoint != want {
+		add("runs.entrypoint %q: want %q, where the Dockerfile installs actions/%s", a.Runs.Entrypoint, want, dir)
+	}
+	return problems
+}
+
+// metaCompare lists the differences between what action.yml declares and what
+// the code reads and writes.
+func metaCompare(a metaActionYML, use *metaCodeUse) []string {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	compare := func(kind, verbs, past, tag string, declared map[string]bool, used map[string]string, listed map[string]bool, dynamic []string) {
+		for _, name := range metaSortedKeys(declared) {
+			if _, ok := used[name]; !ok && !listed[name] {
+				add("%s %q is declared in action.yml but the code never %s it", kind, name, verbs)
+			}
+		}
+		for _, name := range metaSortedKeys(used) {
+			if !declared[name] {
+				add("%s %q is %s at %s but action.yml does not declare it", kind, name, past, used[name])
+			}
+		}
+		for _, name := range metaSortedKeys(listed) {
+			if !declared[name] {
+				add("%s %q is listed in %s but action.yml does not declare it", kind, name, tag)
+			}
+		}
+		if listed == nil {
+			for _, pos := range dynamic {
+				add("%s: the %s name is not a constant; list the names in a %s comment in the action's main package", pos, kind, tag)
+			}
+		}
+	}
+	inputs, outputs := map[string]bool{}, map[string]bool{}
+	for name := range a.Inputs {
+		inputs[name] = true
+	}
+	for name := range a.Outputs {
+		outputs[name] = true
+	}
+	compare("input", "reads", "read", metaInputsTag, inputs, use.inputs, use.listedInputs, use.dynamicInputs)
+	compare("output", "writes", "written", metaOutputsTag, outputs, use.outputs, use.listedOutputs, use.dynamicOutputs)
+	if use.listedInputs == nil || use.listedOutputs == nil {
+		for _, e := range use.escapes {
+			add("%s; pass it to a package-level function, or declare both %s and %s", e, metaInputsTag, metaOutputsTag)
+		}
+	}
+	return problems
+}
+
+func metaSortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// metaCodeUse is what an action's code does with its actionio.IO.
+type metaCodeUse struct {
+	inputs, outputs               map[string]string // name → where it is first used
+	dynamicInputs, dynamicOutputs []string          // calls whose name is not a constant
+	escapes                       []string          // the IO handed to code the analysis cannot follow
+	listedInputs, listedOutputs   map[string]bool   // from the directives; nil when absent
+}
+
+// metaPkg is one parsed package of the module.
+type metaPkg struct {
+	files   []*ast.File
+	consts  map[string]metaDecl[ast.Expr]
+	funcs   map[string]metaDecl[*ast.FuncDecl]
+	methods map[string][]metaDecl[*ast.FuncDecl] // by receiver type name
+}
+
+// metaDecl is a declaration with the file it is in (for that file's imports).
+type metaDecl[T any] struct {
+	node T
+	file *ast.File
+}
+
+// metaAnalyzer follows an action's IO through the module's packages.
+type metaAnalyzer struct {
+	root    string // repository root
+	fset    *token.FileSet
+	pkgs    map[string]*metaPkg
+	scanned map[string]bool
+	use     *metaCodeUse
+	// ioMethods maps the IO's named-input and named-output methods to "input" or "output".
+	ioMethods map[string]string
+	err       error
+}
+
+// metaAnalyzeAction reads the Go code of the action in dir, resolving module
+// packages under root.
+func metaAnalyzeAction(root, dir string) (*metaCodeUse, error) {
+	a := &metaAnalyzer{
+		root: root, fset: token.NewFileSet(), pkgs: map[string]*metaPkg{}, scanned: map[string]bool{},
+		use: &metaCodeUse{inputs: map[string]string{}, outputs: map[string]string{}},
+	}
+	main := a.load(dir)
+	if a.err != nil {
+		return nil, a.err
+	}
+	if len(main.files) == 0 {
+		return nil, fmt.Errorf("%s: no Go files", dir)
+	}
+	for _, f := range main.files {
+		for _, group := range f.Comments {
+			for _, c := range group.List {
+				a.directive(c.Text)
+			}
+		}
+	}
+	for _, name := range metaSortedKeys(main.funcs) {
+		a.scanFunc(main, main.funcs[name], "", nil)
+	}
+	for _, typ := range metaSortedKeys(main.methods) {
+		for _, m := range main.methods[typ] {
+			a.scanFunc(main, m, typ, nil)
+		}
+	}
+	return a.use, a.err
+}
+
+// directive records the names a //runpod-gpu:inputs or :outputs comment lists.
+func (a *metaAnalyzer) directive(text string) {
+	for tag, dst := range map[string]*map[string]bool{metaInputsTag: &a.use.listedInputs, metaOutputsTag: &a.use.listedOutputs} {
+		rest, ok := strings.CutPrefix(text, tag)
+		if !ok || (rest != "" && rest[0] != ' ') {
+			continue
+		}
+		if *dst == nil {
+			*dst = map[string]bool{}
+		}
+		for _, name := range strings.FieldsFunc(rest, func(r rune) bool { return r == ',' || r == ' ' }) {
+			(*dst)[name] = true
+		}
+	}
+}
+
+// load parses the non-test Go files of the package in dir (once).
+func (a *metaAnalyzer) load(dir string) *metaPkg {
+	if p, ok := a.pkgs[dir]; ok {
+		return p
+	}
+	p := &metaPkg{consts: map[string]metaDecl[ast.Expr]{}, funcs: map[string]metaDecl[*ast.FuncDecl]{}, methods: map[string][]metaDecl[*ast.FuncDecl]{}}
+	a.pkgs[dir] = p
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil && a.err == nil {
+		a.err = err
+	}
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(a.fset, path, nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			if a.err == nil {
+				a.err = err
+			}
+			continue
+		}
+		p.files = append(p.files, f)
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					p.funcs[d.Name.Name] = metaDecl[*ast.FuncDecl]{d, f}
+				} else if typ := metaRecvType(d.Recv.List[0].Type); typ != "" {
+					p.methods[typ] = append(p.methods[typ], metaDecl[*ast.FuncDecl]{d, f})
+				}
+			case *ast.GenDecl:
+				if d.Tok != token.CONST {
+					continue
+				}
+				for _, spec := range d.Specs {
+					vs := spec.(*ast.ValueSpec)
+					for i, name := range vs.Names {
+						if i < len(vs.Values) {
+							p.consts[name.Name] = metaDecl[ast.Expr]{vs.Values[i], f}
+						}
+					}
+				}
+			}
+		}
+	}
+	return p
+}
+
+// metaRecvType names a method's receiver type: T for T, *T, T[K] and *T[K].
+func metaRecvType(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.StarExpr:
+		return metaRecvType(e.X)
+	case *ast.IndexExpr:
+		return metaRecvType(e.X)
+	case *ast.IndexListExpr:
+		return metaRecvType(e.X)
+	case *ast.Ident:
+		return e.Name
+	}
+	return ""
+}
+
+// modulePkg returns the module package a file imports under name, or nil.
+func (a *metaAnalyzer) modulePkg(f *ast.File, name string) *metaPkg {
+	for _, imp := range f.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		local := path[strings.LastIndex(path, "/")+1:]
+		if imp.Name != nil {
+			local = imp.Name.Name
+		}
+		if local != name {
+			continue
+		}
+		rest, ok := strings.CutPrefix(path, metaModule+"/")
+		if !ok {
+			return nil
+		}
+		return a.load(filepath.Join(a.root, filepath.FromSlash(rest)))
+	}
+	return nil
+}
+
+// isIOType reports whether e is *actionio.IO in file f.
+func isIOType(f *ast.File, e ast.Expr) bool {
+	star, ok := e.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := star.X.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "IO" {
+		return false
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	return ok && metaImportPath(f, pkg.Name) == metaActionIOPath
+}
+
+func metaImportPath(f *ast.File, name string) string {
+	for _, imp := range f.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		local := path[strings.LastIndex(path, "/")+1:]
+		if imp.Name != nil {
+			local = imp.Name.Name
+		}
+		if local == name {
+			return path
+		}
+	}
+	return ""
+}
+
+// metaScope is what is known inside one function: which names hold the IO.
+type metaScope struct {
+	pkg      *metaPkg
+	file     *ast.File
+	ioVars   map[string]bool
+	recv     string          // the receiver's name, in a method
+	ioFields map[string]bool // the receiver's fields that hold the IO
+	ranges   map[string]*ast.CompositeLit
+}
+
+func (s *metaScope) isIO(e ast.Expr) bool {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		return s.ioVars[e.Name]
+	case *ast.SelectorExpr:
+		id, ok := e.X.(*ast.Ident)
+		return ok && s.recv != "" && id.Name == s.recv && s.ioFields[e.Sel.Name]
+	}
+	return false
+}
+
+// scanFunc scans one function or method (of type recvType, whose ioFields hold the IO).
+func (a *metaAnalyzer) scanFunc(p *metaPkg, d metaDecl[*ast.FuncDecl], recvType string, ioFields map[string]bool) {
+	key := fmt.Sprintf("%p.%s.%s.%v", p, recvType, d.node.Name.Name, metaSortedKeys(ioFields))
+	if a.scanned[key] || d.node.Body == nil {
+		return
+	}
+	a.scanned[key] = true
+	s := &metaScope{pkg: p, file: d.file, ioVars: map[string]bool{}, ioFields: ioFields, ranges: map[string]*ast.CompositeLit{}}
+	for _, field := range d.node.Type.Params.List {
+		if isIOType(d.file, field.Type) {
+			for _, n := range field.Names {
+				s.ioVars[n.Name] = true
+			}
+		}
+	}
+	if d.node.Recv != nil && len(d.node.Recv.List[0].Names) > 0 {
+		s.recv = d.node.Recv.List[0].Names[0].Name
+	}
+	a.scanBody(s, d.node.Body)
+}
+
+// metaIOMethods classifies the IO's methods that take an input or output
+// name, read from pkg/actionio itself so that a new input method is followed
+// without a change here: a method whose first parameter is `name` reads that
+// input, except SetOutput, which writes that output.
+func (a *metaAnalyzer) metaIOMethods() map[string]string {
+	if a.ioMethods != nil {
+		return a.ioMethods
+	}
+	a.ioMethods = map[string]string{}
+	p := a.load(filepath.Join(a.root, "pkg", "actionio"))
+	for _, m := range p.methods["IO"] {
+		params := m.node.Type.Params.List
+		if len(params) == 0 || len(params[0].Names) == 0 || params[0].Names[0].Name != "name" {
+			continue
+		}
+		a.ioMethods[m.node.Name.Name] = "input"
+		if m.node.Name.Name == "SetOutput" {
+			a.ioMethods[m.node.Name.Name] = "output"
+		}
+	}
+	return a.ioMethods
+}
+
+func (a *metaAnalyzer) scanBody(s *metaScope, body *ast.BlockStmt) {
+	handled := map[ast.Node]bool{}
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt: // io := actionio.New(…)
+			if len(n.Rhs) == 1 && a.isNewIO(s, n.Rhs[0]) {
+				for _, lhs := range n.Lhs {
+					if id, ok := lhs.(*ast.Ident); ok {
+						s.ioVars[id.Name], handled[id] = true, true
+					}
+				}
+			}
+		case *ast.ValueSpec: // var io = actionio.New(…)
+			if len(n.Values) == 1 && a.isNewIO(s, n.Values[0]) {
+				for _, id := range n.Names {
+					s.ioVars[id.Name], handled[id] = true, true
+				}
+			}
+		case *ast.RangeStmt: // for _, row := range [][2]string{{"name", …}, …}
+			if id, ok := n.Value.(*ast.Ident); ok {
+				if lit, ok := ast.Unparen(n.X).(*ast.CompositeLit); ok {
+					s.ranges[id.Name] = lit
+				}
+			}
+		case *ast.FuncLit:
+			for _, field := range n.Type.Params.List {
+				for _, id := range field.Names {
+					handled[id] = true
+					if isIOType(s.file, field.Type) {
+						s.ioVars[id.Name] = true
+					}
+				}
+			}
+		case *ast.CallExpr:
+			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && s.isIO(sel.X) {
+				handled[ast.Unparen(sel.X)] = true
+				a.ioCall(s, sel.Sel.Name, n)
+			}
+			for _, arg := range n.Args {
+				if s.isIO(arg) {
+					handled[ast.Unparen(arg)] = true
+					a.follow(s, n)
+				}
+			}
+		case *ast.CompositeLit:
+			for _, el := range n.Elts {
+				kv, ok := el.(*ast.KeyValueExpr)
+				if !ok {
+					continue
+				}
+				handled[kv.Key] = true // a field name, never the IO itself
+				if s.isIO(kv.Value) {
+					handled[ast.Unparen(kv.Value)] = true
+					a.followField(s, n, kv)
+				}
+			}
+		case *ast.SelectorExpr:
+			handled[n.Sel] = true
+			if x := ast.Unparen(n.X); s.isIO(x) && !handled[x] { // a method value such as Logf: io.Infof
+				handled[x] = true
+				if a.metaIOMethods()[n.Sel.Name] != "" {
+					a.escape(n, "the IO's "+n.Sel.Name+" is used as a value the check cannot follow")
+				}
+			}
+			if s.isIO(n) && !handled[n] {
+				a.escape(n, "the IO is used in a way the check cannot follow")
+			}
+		case *ast.Ident:
+			if s.isIO(n) && !handled[n] {
+				a.escape(n, "the IO is used in a way the check cannot follow")
+			}
+		}
+		return true
+	})
+}
+
+func (a *metaAnalyzer) isNewIO(s *metaScope, e ast.Expr) bool {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "New" {
+		return false
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	return ok && metaImportPath(s.file, pkg.Name) == metaActionIOPath
+}
+
+func (a *metaAnalyzer) escape(n ast.Node, what string) {
+	a.use.escapes = append(a.use.escapes, fmt.Sprintf("%s: %s", a.pos(n), what))
+}
+
+// pos is a node's position relative to the repository (or the file's base name
+// outside it), for messages.
+func (a *metaAnalyzer) pos(n ast.Node) string {
+	p := a.fset.Position(n.Pos())
+	name := filepath.Base(p.Filename)
+	if abs, err := filepath.Abs(a.root); err == nil {
+		if file, err := filepath.Abs(p.Filename); err == nil {
+			if rel, err := filepath.Rel(abs, file); err == nil && !strings.HasPrefix(rel, "..") {
+				name = filepath.ToSlash(rel)
+			}
+		}
+	}
+	return fmt.Sprintf("%s:%d", name, p.Line)
+}
+
+// ioCall records a call of one of the IO's methods.
+func (a *metaAnalyzer) ioCall(s *metaScope, method string, call *ast.CallExpr) {
+	var used map[string]string
+	var dynamic *[]string
+	switch a.metaIOMethods()[method] {
+	case "input":
+		used, dynamic = a.use.inputs, &a.use.dynamicInputs
+	case "output":
+		used, dynamic = a.use.outputs, &a.use.dynamicOutputs
+	default:
+		return
+	}
+	if len(call.Args) == 0 {
+		return
+	}
+	names, ok := a.names(s.pkg, s.file, s.ranges, call.Args[0])
+	if !ok {
+		*dynamic = append(*dynamic, a.pos(call))
+		return
+	}
+	for _, name := range names {
+		if _, seen := used[name]; !seen {
+			used[name] = a.pos(call)
+		}
+	}
+}
+
+// names evaluates a constant string expression; a range row's element gives
+// one name per row.
+func (a *metaAnalyzer) names(p *metaPkg, f *ast.File, ranges map[string]*ast.CompositeLit, e ast.Expr) ([]string, bool) {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.BasicLit:
+		if e.Kind != token.STRING {
+			return nil, false
+		}
+		s, err := strconv.Unquote(e.Value)
+		return []string{s}, err == nil
+	case *ast.Ident:
+		if c, ok := p.consts[e.Name]; ok {
+			return a.names(p, c.file, nil, c.node)
+		}
+	case *ast.SelectorExpr:
+		if id, ok := e.X.(*ast.Ident); ok {
+			if other := a.modulePkg(f, id.Name); other != nil {
+				if c, ok := other.consts[e.Sel.Name]; ok {
+					return a.names(other, c.file, nil, c.node)
+				}
+			}
+		}
+	case *ast.BinaryExpr:
+		if e.Op != token.ADD {
+			return nil, false
+		}
+		x, okX := a.names(p, f, nil, e.X)
+		y, okY := a.names(p, f, nil, e.Y)
+		if okX && okY && len(x) == 1 && len(y) == 1 {
+			return []string{x[0] + y[0]}, true
+		}
+	case *ast.IndexExpr:
+		row, ok := e.X.(*ast.Ident)
+		idx, okIdx := e.Index.(*ast.BasicLit)
+		lit := ranges[row.Name]
+		if !ok || !okIdx || idx.Kind != token.INT || lit == nil {
+			return nil, false
+		}
+		i, err := strconv.Atoi(idx.Value)
+		if err != nil {
+			return nil, false
+		}
+		var out []string
+		for _, el := range lit.Elts {
+			rowLit, ok := el.(*ast.CompositeLit)
+			if !ok || i >= len(rowLit.Elts) {
+				return nil, false
+			}
+			names, ok := a.names(p, f, nil, rowLit.Elts[i])
+			if !ok {
+				return nil, false
+			}
+			out = append(out, names...)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// follow scans the package-level function the IO is passed to.
+func (a *metaAnalyzer) follow(s *metaScope, call *ast.CallExpr) {
+	switch fun := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		if d, ok := s.pkg.funcs[fun.Name]; ok {
+			a.scanFunc(s.pkg, d, "", nil)
+			return
+		}
+	case *ast.SelectorExpr:
+		if id, ok := fun.X.(*ast.Ident); ok && !s.ioVars[id.Name] {
+			if p := a.modulePkg(s.file, id.Name); p != nil {
+				if d, ok := p.funcs[fun.Sel.Name]; ok {
+					a.scanFunc(p, d, "", nil)
+					return
+				}
+			}
+		}
+	}
+	a.escape(call, "the IO is passed to a call the check cannot follow")
+}
+
+// followField scans the methods of a type whose field is set to the IO.
+func (a *metaAnalyzer) followField(s *metaScope, lit *ast.CompositeLit, kv *ast.KeyValueExpr) {
+	field, ok := kv.Key.(*ast.Ident)
+	var p *metaPkg
+	var typ string
+	switch t := lit.Type.(type) {
+	case *ast.Ident:
+		p, typ = s.pkg, t.Name
+	case *ast.SelectorExpr:
+		if id, ok := t.X.(*ast.Ident); ok {
+			p, typ = a.modulePkg(s.file, id.Name), t.Sel.Name
+		}
+	}
+	if !ok || p == nil {
+		a.escape(kv, "the IO is stored in a value the check cannot follow")
+		return
+	}
+	for _, m := range p.methods[typ] {
+		a.scanFunc(p, m, typ, map[string]bool{field.Name: true})
+	}
+}
+
+// TestMetaActionMetadata checks every action.yml in the repository: its
+// metadata, and that its inputs and outputs are exactly those its code uses.
+func TestMetaActionMetadata(t *testing.T) {
+	for _, name := range metaActionDirs(t) {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(metaRepoRoot, "actions", name)
+			data, err := os.ReadFile(filepath.Join(dir, "action.yml"))
+			assert.NilError(t, err)
+			action, err := metaLoadActionYML(data)
+			assert.NilError(t, err, "actions/%s/action.yml", name)
+			use, err := metaAnalyzeAction(metaRepoRoot, dir)
+			assert.NilError(t, err)
+			problems := append(metaCheckMetadata(name, action), metaCompare(action, use)...)
+			assert.Check(t, len(problems) == 0, "actions/%s:\n  %s", name, strings.Join(problems, "\n  "))
+		})
+	}
+}
+
+// TestMetaProvisionOutputsThroughObserver proves the analysis follows the IO
+// into a package: provision's pod-id is written only by provision.ActionObserver.
+func TestMetaProvisionOutputsThroughObserver(t *testing.T) {
+	use, err := metaAnalyzeAction(metaRepoRoot, filepath.Join(metaRepoRoot, "actions", "provision"))
+	assert.NilError(t, err)
+	for _, name := range []string{"pod-id", "created-pod-ids"} {
+		assert.Check(t, strings.HasPrefix(use.outputs[name], "pkg/provision/"), "output %s written at %q", name, use.outputs[name])
+	}
+	for _, name := range []string{"runpod-api-key", "runpod-api-url", "app-private-key"} {
+		assert.Check(t, strings.HasPrefix(use.inputs[name], "pkg/actionkit/"), "input %s read at %q", name, use.inputs[name])
+	}
+}
+
+// TestMetaIOMethodsFromActionio pins the derivation of the IO's input and
+// output methods: if actionio's parameter naming changed, nothing would be found.
+func TestMetaIOMethodsFromActionio(t *testing.T) {
+	a := &metaAnalyzer{root: metaRepoRoot, fset: token.NewFileSet(), pkgs: map[string]*metaPkg{}}
+	methods := a.metaIOMethods()
+	assert.NilError(t, a.err)
+	for _, m := range []string{"Input", "InputOr", "RequiredInput", "SecretInput", "Bool", "Int", "Duration", "Lines"} {
+		assert.Check(t, is.Equal(methods[m], "input"), m)
+	}
+	assert.Check(t, is.Equal(methods["SetOutput"], "output"))
+	for _, m := range []string{"Getenv", "Mask", "AddSummary", "Infof"} {
+		assert.Check(t, is.Equal(methods[m], ""), m)
+	}
+}
+
+// metaFixtureYML is a consistent action.yml for metaFixtureMain; cases edit it.
+const metaFixtureYML = `name: fixture
+description: A fixture action.
+branding: {icon: cpu, color: purple}
+inputs:
+  pr-number: {description: The PR., required: false, default: "0"}
+outputs:
+  result: {description: The result.}
+runs:
+  using: docker
+  image: docker://ghcr.io/org/runpod-gpu:v1
+  entrypoint: /fixture
+`
+
+// metaFixtureMain wraps a run body in an action main package.
+func metaFixtureMain(imports, body string) string {
+	return `package main
+
+import (
+	"os"
+
+	"github.com/org/runpod-gpu/pkg/actionio"
+` + imports + `
+)
+
+func main() {
+	io := actionio.New(os.Stdout, os.Getenv, nil)
+	if err := run(io); err != nil {
+		os.Exit(1)
+	}
+}
+
+func run(io *actionio.IO) error {
+` + body + `
+	return nil
+}
+`
+}
+
+// TestMetaConsistencyDetectsMismatches plants each kind of mismatch in an
+// in-memory action and checks that exactly it is reported.
+func TestMetaConsistencyDetectsMismatches(t *testing.T) {
+	const readPR = `	if _, err := io.Int("pr-number", 0, 0, 1<<31); err != nil {
+		return err
+	}
+`
+	const writeResult = `	_ = io.SetOutput("result", "ok")
+`
+	tests := []struct {
+		name      string
+		yml       string
+		imports   string
+		body      string
+		wantProbs []string // each is contained in the problem at the same index
+	}{
+		{name: "consistent", yml: metaFixtureYML, body: readPR + writeResult},
+		{
+			name:      "declared input never read",
+			yml:       strings.Replace(metaFixtureYML, "inputs:\n", "inputs:\n  unused: {description: Never read., required: false, default: \"\"}\n", 1),
+			body:      readPR + writeResult,
+			wantProbs: []string{`input "unused" is declared in action.yml but the code never reads it`},
+		},
+		{
+			name:      "input read but not declared",
+			yml:       metaFixtureYML,
+			body:      readPR + writeResult + "\t_, _ = io.Bool(\"keep-failed-pods\", false)\n",
+			wantProbs: []string{`input "keep-failed-pods" is read at main.go:`},
+		},
+		{
+			name:      "output written but not declared",
+			yml:       metaFixtureYML,
+			body:      readPR + writeResult + "\t_ = io.SetOutput(\"extra\", \"x\")\n",
+			wantProbs: []string{`output "extra" is written at main.go:`},
+		},
+		{
+			name:      "declared output never written",
+			yml:       metaFixtureYML,
+			body:      readPR,
+			wantProbs: []string{`output "result" is declared in action.yml but the code never writes it`},
+		},
+		{
+			name:      "credentials read inside actionkit",
+			yml:       strings.Replace(metaFixtureYML, "inputs:\n", "inputs:\n  runpod-api-key: {description: Key., required: true}\n", 1),
+			imports:   "\t\"github.com/org/runpod-gpu/pkg/actionkit\"",
+			body:      readPR + writeResult + "\t_, _, _ = actionkit.RunPod(io)\n",
+			wantProbs: []string{`input "runpod-api-url" is read at pkg/actionkit/actionkit.go:`},
+		},
+		{
+			name:    "constant of another module package",
+			yml:     strings.Replace(metaFixtureYML, "inputs:\n", "inputs:\n  sha: {description: SHA., required: true}\n", 1),
+			imports: "\t\"github.com/org/runpod-gpu/pkg/localgate\"",
+			body:    readPR + writeResult + "\t_ = io.Input(localgate.InputSHA)\n",
+		},
+		{
+			name:      "names from the rows of a range",
+			yml:       metaFixtureYML,
+			body:      readPR + "\tfor _, out := range [][2]string{{\"result\", \"ok\"}, {\"other\", \"x\"}} {\n\t\t_ = io.SetOutput(out[0], out[1])\n\t}\n",
+			wantProbs: []string{`output "other" is written at main.go:`},
+		},
+		{
+			name: "computed output name without the directive",
+			yml:  metaFixtureYML,
+			body: readPR + "\tfor k, v := range map[string]string{\"result\": \"ok\"} {\n\t\t_ = io.SetOutput(k, v)\n\t}\n",
+			wantProbs: []string{
+				`output "result" is declared in action.yml but the code never writes it`,
+				`the output name is not a constant; list the names in a //runpod-gpu:outputs comment`,
+			},
+		},
+		{
+			name: "computed output name listed by the directive",
+			yml:  metaFixtureYML,
+			body: readPR + "\t//runpod-gpu:outputs result\n\tfor k, v := range map[string]string{\"result\": \"ok\"} {\n\t\t_ = io.SetOutput(k, v)\n\t}\n",
+		},
+		{
+			name:      "directive lists an undeclared output",
+			yml:       metaFixtureYML,
+			body:      readPR + writeResult + "\t//runpod-gpu:outputs result,stale\n",
+			wantProbs: []string{`output "stale" is listed in //runpod-gpu:outputs but action.yml does not declare it`},
+		},
+		{
+			name:      "outputs written by a package's observer",
+			yml:       strings.Replace(metaFixtureYML, "outputs:\n", "outputs:\n  pod-id: {description: Pod.}\n", 1),
+			imports:   "\t\"github.com/org/runpod-gpu/pkg/provision\"",
+			body:      readPR + writeResult + "\tobserver := provision.ActionObserver(io)\n\tobserver.PodCreated(\"p1\")\n",
+			wantProbs: []string{`output "created-pod-ids" is written at pkg/provision/`},
+		},
+		{
+			name: "a log method as a value",
+			yml:  metaFixtureYML,
+			body: readPR + writeResult + "\tlogf := io.Infof\n\tlogf(\"done\")\n",
+		},
+		{
+			name:      "SetOutput as a value",
+			yml:       metaFixtureYML,
+			body:      readPR + writeResult + "\tset := io.SetOutput\n\t_ = set(\"result\", \"ok\")\n",
+			wantProbs: []string{`the IO's SetOutput is used as a value the check cannot follow`},
+		},
+		{
+			name:      "IO handed to a method",
+			yml:       metaFixtureYML,
+			body:      readPR + writeResult + "\tvar sink struct{ Use func(*actionio.IO) }\n\tsink.Use(io)\n",
+			wantProbs: []string{`the IO is passed to a call the check cannot follow; pass it to a package-level function`},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := fs.NewDir(t, "meta-action",
+				fs.WithFile("action.yml", tc.yml),
+				fs.WithFile("main.go", metaFixtureMain(tc.imports, tc.body)))
+			action, err := metaLoadActionYML([]byte(tc.yml))
+			assert.NilError(t, err)
+			use, err := metaAnalyzeAction(metaRepoRoot, dir.Path())
+			assert.NilError(t, err)
+			problems := append(metaCheckMetadata("fixture", action), metaCompare(action, use)...)
+			assert.Equal(t, len(problems), len(tc.wantProbs), "problems:\n  %s", strings.Join(problems, "\n  "))
+			for i, want := range tc.wantProbs {
+				assert.Check(t, is.Contains(problems[i], want))
+			}
+		})
+	}
+}
+
+// TestMetaMetadataDetectsProblems plants each metadata mistake and checks that
+// it is reported.
+func TestMetaMetadataDetectsProblems(t *testing.T) {
+	tests := []struct {
+		name    string
+		edit    func(string) string
+		wantErr string // from decoding
+		want    []string
+	}{
+		{name: "valid", edit: func(s string) string { return s }},
+		{
+			name: "entrypoint of another binary",
+			edit: func(s string) string { return strings.Replace(s, "entrypoint: /fixture", "entrypoint: /provision", 1) },
+			want: []string{`runs.entrypoint "/provision": want "/fixture"`},
+		},
+		{
+			name: "not a docker action",
+			edit: func(s string) string {
+				return strings.Replace(strings.Replace(s, "using: docker", "using: node20", 1), "image: docker://ghcr.io/org/runpod-gpu:v1", "image: Dockerfile", 1)
+			},
+			want: []string{`runs.using "node20": want docker`, `runs.image "Dockerfile": want docker://ghcr.io/org/runpod-gpu:v1`},
+		},
+		{
+			name: "image pinned by digest",
+			edit: func(s string) string {
+				return strings.Replace(s, ":v1", "@sha256:"+strings.Repeat("ab", 32), 1)
+			},
+		},
+		{
+			name: "undocumented input and output, optional input without default",
+			edit: func(s string) string {
+				s = strings.Replace(s, "{description: The PR., required: false, default: \"0\"}", "{required: false}", 1)
+				return strings.Replace(s, "{description: The result.}", "{description: \"\"}", 1)
+			},
+			want: []string{`input "pr-number" has no description`, `input "pr-number" is optional but declares no default`, `output "result" has no description`},
+		},
+		{
+			name: "missing branding and description",
+			edit: func(s string) string {
+				s = strings.Replace(s, "description: A fixture action.\n", "", 1)
+				return strings.Replace(s, "branding: {icon: cpu, color: purple}\n", "", 1)
+			},
+			want: []string{"description is missing", "branding.icon is missing", `branding.color "": want one of`},
+		},
+		{
+			name: "misspelt key",
+			edit: func(s string) string {
+				return strings.Replace(s, "description: A fixture action.", "descripton: A fixture action.", 1)
+			},
+			wantErr: "field descripton not found",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			action, err := metaLoadActionYML([]byte(tc.edit(metaFixtureYML)))
+			if tc.wantErr != "" {
+				assert.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			assert.NilError(t, err)
+			problems := metaCheckMetadata("fixture", action)
+			assert.Equal(t, len(problems), len(tc.want), "problems:\n  %s", strings.Join(problems, "\n  "))
+			for i, want := range tc.want {
+				assert.Check(t, is.Contains(problems[i], want))
+			}
+		})
+	}
+}
