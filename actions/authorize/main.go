@@ -5,35 +5,21 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"math"
-	"os"
-	"os/signal"
 	"slices"
-	"syscall"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
-	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/gate"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	io := actionio.New(os.Stdout, os.Getenv, nil)
-	err := run(ctx, io)
-	stop()
-	if err != nil {
-		io.Errorf("%v", err)
-		os.Exit(1)
-	}
-}
+func main() { actionkit.Main(run) }
 
 func run(ctx context.Context, io *actionio.IO) error {
-	cfg, err := config.Load(or(io.Input("config-path"), config.DefaultPath))
+	cfg, err := actionkit.Config(io)
 	if err != nil {
-		return fmt.Errorf("config: %w", err)
+		return err
 	}
 	pr, err := io.Int("pr-number", 0, 0, math.MaxInt32)
 	if err != nil {
@@ -57,7 +43,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 	}
 	a, authErr := gate.Authorize(ctx, gh, gate.AuthorizeRequest{
 		Repository: io.Getenv("GITHUB_REPOSITORY"), PRNumber: int(pr),
-		ExpectedHeadSHA: io.Input("expected-head-sha"), DispatchSHA: or(io.Input("dispatch-sha"), io.Getenv("GITHUB_SHA")),
+		ExpectedHeadSHA: io.Input("expected-head-sha"), DispatchSHA: io.InputOr("dispatch-sha", io.Getenv("GITHUB_SHA")),
 		Actor:     or(io.Getenv("GITHUB_TRIGGERING_ACTOR"), io.Getenv("GITHUB_ACTOR")),
 		IsGPUPath: isGPUPath,
 		Reuse:     gate.ReuseQuery{CheckName: io.Input("check-name"), AppID: gateApp},

@@ -6,11 +6,8 @@ package main
 import (
 	"context"
 	"math"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"sort"
-	"syscall"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
@@ -18,16 +15,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/cost"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	io := actionio.New(os.Stdout, os.Getenv, nil)
-	err := run(ctx, io)
-	stop()
-	if err != nil {
-		io.Errorf("%v", err)
-		os.Exit(1)
-	}
-}
+func main() { actionkit.Main(run) }
 
 func run(ctx context.Context, io *actionio.IO) error {
 	rp, policy, err := actionkit.RunPod(io)
@@ -65,7 +53,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 	// Outputs is a map, so its names are listed for the action.yml consistency test (action-tests).
 	//runpod-gpu:outputs deleted-pod-ids,remaining-pod-ids,kept-pod-ids,paid-seconds,cost-usd,cost-artifact-name,cost-artifact-path
 	outputs := res.Outputs()
-	dir := or(io.Input("artifact-dir"), cleanup.DefaultArtifactDir)
+	dir := io.InputOr("artifact-dir", cleanup.DefaultArtifactDir)
 	if _, err := cleanup.WriteArtifact(filepath.Join(or(io.Getenv("GITHUB_WORKSPACE"), "."), dir), res.Artifact()); err != nil {
 		io.Warningf("%v", err)
 	} else {

@@ -7,9 +7,7 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
@@ -17,16 +15,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/history"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	io := actionio.New(os.Stdout, os.Getenv, nil)
-	err := run(ctx, io)
-	stop()
-	if err != nil {
-		io.Errorf("%v", err)
-		os.Exit(1)
-	}
-}
+func main() { actionkit.Main(run) }
 
 func run(ctx context.Context, io *actionio.IO) error {
 	rng, err := history.ParseRangeOr(io.Input("since"), io.Input("until"), history.LastFullDays(time.Now(), history.DefaultDays))

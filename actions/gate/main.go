@@ -7,25 +7,14 @@ import (
 	"context"
 	"math"
 	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
 	"github.com/org/runpod-gpu/pkg/gate"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	io := actionio.New(os.Stdout, os.Getenv, nil)
-	err := run(ctx, io)
-	stop()
-	if err != nil {
-		io.Errorf("%v", err)
-		os.Exit(1)
-	}
-}
+func main() { actionkit.Main(run) }
 
 func run(ctx context.Context, io *actionio.IO) error {
 	pr, err := io.Int("pr-number", 0, 0, math.MaxInt32)

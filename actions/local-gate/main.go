@@ -8,27 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
+	"github.com/org/runpod-gpu/pkg/actionkit"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/localgate"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	io := actionio.New(os.Stdout, actionio.Env(), nil)
-	err := run(ctx, io)
-	stop()
-	if err != nil {
-		io.Errorf("%v", err)
-		os.Exit(1)
-	}
-}
+func main() { actionkit.Main(run) }
 
 func run(ctx context.Context, io *actionio.IO) error {
 	token := io.SecretInput("github-token")

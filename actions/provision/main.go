@@ -4,15 +4,10 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/signal"
 	"sort"
-	"syscall"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
-	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/gate"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/ownership"
@@ -23,20 +18,12 @@ import (
 // Set by the release build (-ldflags -X): the proof binary shipped with this version.
 var defaultProofURL, defaultProofSHA256 string
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	io := actionio.New(os.Stdout, os.Getenv, nil)
-	if err := run(ctx, io); err != nil {
-		io.Errorf("%v", err)
-		os.Exit(1)
-	}
-}
+func main() { actionkit.Main(run) }
 
 func run(ctx context.Context, io *actionio.IO) error {
-	cfg, err := config.Load(or(io.Input("config-path"), config.DefaultPath))
+	cfg, err := actionkit.Config(io)
 	if err != nil {
-		return fmt.Errorf("config: %w", err)
+		return err
 	}
 	pr, err1 := io.Int("pr-number", 0, 0, 1<<31)
 	group, err2 := io.Int("runner-group-id", 1, 1, 1<<53)
@@ -46,7 +33,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err := firstErr(err1, err2, err3, err4, err5); err != nil {
 		return err
 	}
-	scope := ghapi.Scope(or(io.Input("runner-scope"), string(ghapi.ScopeRepo)))
+	scope := ghapi.Scope(io.InputOr("runner-scope", string(ghapi.ScopeRepo)))
 	rp, policy, err := actionkit.RunPod(io)
 	if err != nil {
 		return err
@@ -63,12 +50,12 @@ func run(ctx context.Context, io *actionio.IO) error {
 		RunPod: rp, GitHub: gh, Policy: policy, Observer: provision.ActionObserver(io),
 		Images: &registry.Resolver{APIURL: io.Input("registry-api-url")},
 	}, provision.Request{
-		Config: cfg, LabelPrefix: or(io.Input("runner-label-prefix"), "runpod-gpu"), RunnerGroupID: group, Scope: scope,
+		Config: cfg, LabelPrefix: io.InputOr("runner-label-prefix", "runpod-gpu"), RunnerGroupID: group, Scope: scope,
 		Owner:    ownership.Tags{Repository: current.Repository, Workflow: current.Workflow, RunID: current.ID, Attempt: current.Attempt},
 		PRNumber: int(pr), ExpectedHeadSHA: io.Input("expected-head-sha"), TestedRef: io.Input("tested-ref"),
 		Reuse:          gate.ReuseQuery{CheckName: io.Input("check-name"), AppID: gateApp},
 		KeepFailedPods: keep,
-		ProofURL:       or(io.Input("proof-url"), defaultProofURL), ProofSHA256: or(io.Input("proof-sha256"), defaultProofSHA256),
+		ProofURL:       io.InputOr("proof-url", defaultProofURL), ProofSHA256: io.InputOr("proof-sha256", defaultProofSHA256),
 		RunnerDir: io.Input("runner-dir"), // where the pod image keeps run.sh; empty: the official image's
 	})
 	// Outputs is a map, so its names are listed for the action.yml consistency test (action-tests).
@@ -88,13 +75,6 @@ func run(ctx context.Context, io *actionio.IO) error {
 		io.Warningf("job summary: %v", err)
 	}
 	return runErr
-}
-
-func or(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }
 
 func firstErr(errs ...error) error {

@@ -6,37 +6,23 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"math"
-	"os"
-	"os/signal"
 	"sort"
-	"syscall"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
 	"github.com/org/runpod-gpu/pkg/cleanup"
-	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/watchdog"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	io := actionio.New(os.Stdout, os.Getenv, nil)
-	err := run(ctx, io)
-	stop()
-	if err != nil {
-		io.Errorf("%v", err)
-		os.Exit(1)
-	}
-}
+func main() { actionkit.Main(run) }
 
 func run(ctx context.Context, io *actionio.IO) error {
-	cfg, err := config.Load(or(io.Input("config-path"), config.DefaultPath))
+	cfg, err := actionkit.Config(io)
 	if err != nil {
-		return fmt.Errorf("config: %w", err)
+		return err
 	}
 	pr, err := io.Int("pr-number", 0, 0, math.MaxInt32)
 	if err != nil {
@@ -89,11 +75,4 @@ func run(ctx context.Context, io *actionio.IO) error {
 		io.Warningf("job summary: %v", err)
 	}
 	return runErr
-}
-
-func or(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }

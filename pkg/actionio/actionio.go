@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -267,6 +266,3 @@ func (w *redactingWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-
-// Env returns os.Getenv; a seam so mains stay one line.
-func Env() func(string) string { return os.Getenv }
