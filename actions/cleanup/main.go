@@ -7,7 +7,6 @@ import (
 	"context"
 	"math"
 	"path/filepath"
-	"sort"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
@@ -60,15 +59,8 @@ func run(ctx context.Context, io *actionio.IO) error {
 		// Relative to the workspace, which is where upload-artifact resolves it outside this container.
 		outputs["cost-artifact-path"] = filepath.Join(dir, cost.ArtifactFileName)
 	}
-	keys := make([]string, 0, len(outputs))
-	for k := range outputs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if err := io.SetOutput(k, outputs[k]); err != nil {
-			io.Warningf("%v", err)
-		}
+	if err := io.SetOutputs(outputs); err != nil {
+		io.Warningf("%v", err)
 	}
 	if err := io.AddSummary(res.Summary(runErr)); err != nil {
 		io.Warningf("job summary: %v", err)

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"sort"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
@@ -61,15 +60,8 @@ func run(ctx context.Context, io *actionio.IO) error {
 	// Outputs is a map, so its names are listed for the action.yml consistency test (action-tests).
 	//runpod-gpu:outputs paid-path,reused-check-url,image,attempts,rejected-cost-usd,retained-pod-ids,retention-artifact-name,runner-label,gpu-type,candidate,tier,price-per-hour,startup-seconds,started-at,pod-id
 	outputs := res.Outputs()
-	keys := make([]string, 0, len(outputs))
-	for k := range outputs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if err := io.SetOutput(k, outputs[k]); err != nil {
-			runErr = firstErr(runErr, err)
-		}
+	if err := io.SetOutputs(outputs); err != nil {
+		runErr = firstErr(runErr, err)
 	}
 	if err := io.AddSummary(res.Summary(runErr)); err != nil {
 		io.Warningf("job summary: %v", err)

@@ -7,7 +7,6 @@ package main
 import (
 	"context"
 	"math"
-	"sort"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
@@ -61,15 +60,8 @@ func run(ctx context.Context, io *actionio.IO) error {
 	// Outputs is a map, so its names are listed for the action.yml consistency test (action-tests).
 	//runpod-gpu:outputs outcome,pod-deleted,run-cancelled,tests-started
 	outputs := res.Outputs()
-	keys := make([]string, 0, len(outputs))
-	for k := range outputs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if err := io.SetOutput(k, outputs[k]); err != nil {
-			io.Warningf("%v", err)
-		}
+	if err := io.SetOutputs(outputs); err != nil {
+		io.Warningf("%v", err)
 	}
 	if err := io.AddSummary(res.Summary(runErr)); err != nil {
 		io.Warningf("job summary: %v", err)

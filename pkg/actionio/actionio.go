@@ -190,6 +190,23 @@ func (r *IO) SetOutput(name, value string) (err error) {
 	return nil
 }
 
+// SetOutputs writes every output of a map in name order (so logs and output
+// files are stable); it writes all it can and returns the failures joined.
+// An action writing outputs this way lists their names in a
+// //runpod-gpu:outputs directive for the action.yml consistency test.
+func (r *IO) SetOutputs(outputs map[string]string) error {
+	names := make([]string, 0, len(outputs))
+	for k := range outputs {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var errs []error
+	for _, k := range names {
+		errs = append(errs, r.SetOutput(k, outputs[k]))
+	}
+	return errors.Join(errs...)
+}
+
 // AddSummary appends Markdown to the job summary, redacted, and stops at
 // MaxSummaryBytes with a note rather than letting GitHub drop the whole summary.
 func (r *IO) AddSummary(markdown string) (err error) {

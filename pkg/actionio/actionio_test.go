@@ -107,3 +107,13 @@ func TestSummaryIsRedactedAndCapped(t *testing.T) {
 	delete(r.env, "GITHUB_STEP_SUMMARY")
 	assert.ErrorContains(t, r.io.AddSummary("x"), "GITHUB_STEP_SUMMARY is not set")
 }
+
+func TestSetOutputsWritesInNameOrderAndReportsEachFailure(t *testing.T) {
+	r := newRunner(t, nil)
+	err := r.io.SetOutputs(map[string]string{"b": "2", "a": "1", "bad": "x\ny", "c": "3"})
+	assert.ErrorContains(t, err, "output bad")
+	out := r.file(t, "GITHUB_OUTPUT")
+	ia, ib, ic := strings.Index(out, "a<<"), strings.Index(out, "b<<"), strings.Index(out, "c<<")
+	assert.Check(t, ia >= 0 && ia < ib && ib < ic, "outputs in name order:\n%s", out)
+	assert.DeepEqual(t, r.io.OutputsSet(), []string{"a", "b", "c"})
+}
