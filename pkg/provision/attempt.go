@@ -48,9 +48,11 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 	pod, err := r.create(ctx, c, label, jit)
 	switch {
 	case errors.Is(err, runpod.ErrCapacity):
+		r.removeRunner(ctx, jit)
 		done(cost.OutcomeNoCapacity, "no capacity: "+err.Error())
 		return outcomeNoCapacity, nil
 	case errors.Is(err, errNotCreated):
+		r.removeRunner(ctx, jit)
 		done(cost.OutcomeFailed, err.Error())
 		return outcomeNoCapacity, nil
 	case err != nil:
@@ -95,6 +97,7 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		}
 		delete(r.live, pod.ID)
 		end = deletedAt
+		r.removeRunner(ctx, jit) // its pod is gone: nothing can use the registration
 	}
 	rec.Seconds = secondsBetween(w.start, end)
 	done(cost.OutcomeRejected, w.reason)
@@ -105,6 +108,18 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		return 0, ctx.Err()
 	}
 	return outcomeStartupFailure, nil
+}
+
+// removeRunner removes the registration of a runner no pod will ever run, so
+// the runner list does not fill with offline leftovers until GitHub expires
+// them a day later. Best effort: a failure is logged, never fatal.
+func (r *run) removeRunner(ctx context.Context, jit *ghapi.JITConfig) {
+	if jit == nil || jit.RunnerID == 0 {
+		return
+	}
+	if err := r.deps.GitHub.DeleteRunner(context.WithoutCancel(ctx), jit.RunnerID, r.req.Scope); err != nil {
+		r.logf("runner %s: could not remove its registration (GitHub drops it within a day): %v", jit.Name, err)
+	}
 }
 
 // secondsBetween is the paid time of a pod; unknown when it never started.

@@ -232,6 +232,13 @@ func TestCapacityFailureMovesOnWithoutCounting(t *testing.T) {
 			assert.Check(t, a.PodID == "", "no pod for a capacity failure")
 		}
 	}
+	// Only the accepted attempt's runner is still registered: the capacity
+	// failures' and the rejected pod's registrations were removed at once.
+	var names []string
+	for _, rn := range s.cloud.GitHub.Runners() {
+		names = append(names, rn.Name)
+	}
+	assert.DeepEqual(t, names, []string{res.Accepted.RunnerLabel})
 }
 
 func TestTwoNeverOnlinePodsStopEarly(t *testing.T) {
