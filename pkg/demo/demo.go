@@ -249,7 +249,7 @@ func (w *world) cleanup(ctx context.Context, runID int64, testedRef string, res 
 		Run:      cost.Run{Repository: cloud.Repository, ID: runID, Attempt: 1, TestedRef: testedRef, Trigger: cost.TriggerAutomatic, PRNumber: w.pr},
 		Snapshot: cleanup.Snapshot{Price: a.Price, StartedAt: wire.KnownTime(a.StartedAt), GPU: a.GPU, Tier: a.Tier},
 	})
-	fmt.Fprintf(w.out, "\n## cleanup\n\n%s", out.Summary(err))
+	fmt.Fprintf(w.out, "\n%s", out.Summary(err))
 	return err
 }
 

@@ -29,7 +29,7 @@ func TestDemoPrintsEveryStage(t *testing.T) {
 		"## gpu-tests",                           // the simulated GPU job ran on the JIT runner
 		"| Run GPU tests |",                      //
 		":paid`)",                                // the gate says paid
-		"## cleanup",                             // the pod is deleted
+		"## RunPod GPU cleanup",                  // the pod is deleted
 		"#### Paid window by stage",              // with the cost report
 		"Estimates, not invoices",                //
 		"Decision: **reuse**",                    // the duplicate trigger
