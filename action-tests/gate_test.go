@@ -321,3 +321,33 @@ func TestAuthorizeManualValidation(t *testing.T) {
 	assert.Check(t, is.Equal(res.exitCode, 1))
 	assert.Check(t, is.Contains(res.stdout, `manual validation needs a resolved commit SHA, got "main"`))
 }
+
+// A change touching none of the configured GPU paths spends nothing: authorize
+// skips with the not-required gate, and the gate action publishes it.
+func TestGateDocsOnlyChangeIsNotRequired(t *testing.T) {
+	s := startCloud(t, testMarket(testHost("h1", a4000, true)), runpodsim.Faults{}, fastConfig+"gpu_paths: [\"src/**\", \"CMakeLists.txt\"]\n")
+	pr, err := s.GitHub.AddPullRequest(cloud.Repository, githubsim.PullRequestSpec{Author: "alice", HeadSHA: headSHA, HeadRef: "docs",
+		MergeCommitSHA: mergeSHA, Files: []string{"README.md", "docs/guide.md"}})
+	assert.NilError(t, err)
+	authorized := gateRunOK(t, s, s.authorizeStep(pr, "bob"))
+	assert.Check(t, is.Equal(authorized.outputs["decision"], "skip"))
+	assert.Check(t, is.Equal(authorized.outputs["gate-kind"], string(gate.KindNotRequired)))
+	assert.Check(t, is.Contains(authorized.outputs["reason"], "none under the configured GPU paths"))
+	res := gateRunOK(t, s, s.gateStep(pr, map[string]string{
+		"decision": "skip", "gate-kind": authorized.outputs["gate-kind"], "head-sha": authorized.outputs["head-sha"],
+		"tested-ref": authorized.outputs["tested-ref"],
+	}))
+	assert.Check(t, is.Equal(res.outputs["kind"], string(gate.KindNotRequired)))
+	checks := s.gateChecks(t, headSHA)
+	assert.Assert(t, is.Len(checks, 1))
+	assert.Check(t, is.Equal(checks[0].GetConclusion(), "success"))
+	assert.Check(t, is.Equal(checks[0].GetExternalID(), gate.ExternalIDPrefix+mergeSHA+":not-required"))
+	assert.Check(t, is.Len(s.RunPod.Pods(), 0), "nothing was spent")
+
+	// The same PR touching a GPU path runs.
+	assert.NilError(t, s.GitHub.UpdatePullRequest(cloud.Repository, pr, func(p *githubsim.PullRequestSpec) {
+		p.Files = []string{"docs/guide.md", "src/kernels/reduce.cu"}
+	}))
+	s.runID++
+	assert.Check(t, is.Equal(gateRunOK(t, s, s.authorizeStep(pr, "bob")).outputs["decision"], "run"))
+}
