@@ -357,3 +357,19 @@ func countRoute(s *scenario, route string) int {
 	}
 	return n
 }
+
+// A reviewed GPU id the catalog does not know (a typo) must not silently
+// shrink the allowlist: it is tried as a static candidate and the job summary
+// warns about it.
+func TestUnknownGPUIDIsWarnedInTheSummary(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, func(c *config.Config) {
+		c.GPUTiers = []config.GPUTier{{Name: "ampere", GPUIDs: []string{a4000}}, {Name: "typo", GPUIDs: []string{"NVIDIA RTX A4O00"}}}
+		c.MaxPriceCandidates = 1
+	})
+	res, err := s.run(t)
+	assert.NilError(t, err)
+	summary := res.Summary(err)
+	assert.Check(t, is.Contains(summary, `> [!WARNING]`))
+	assert.Check(t, is.Contains(summary, `GPU id "NVIDIA RTX A4O00" in gpu_tiers is not in the RunPod catalog (a typo?)`))
+	assert.Check(t, is.Contains(res.Plan.Table(), "NVIDIA RTX A4O00"), "still planned as a static candidate")
+}
