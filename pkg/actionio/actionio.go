@@ -40,10 +40,8 @@ type IO struct {
 	out      io.Writer
 	redactor *reqpolicy.Redactor
 
-	mu          sync.Mutex
-	summaryLen  int
-	inputsRead  map[string]bool
-	outputsSent map[string]bool
+	mu         sync.Mutex
+	summaryLen int
 }
 
 // New returns an IO writing log lines to out and reading the environment
@@ -53,7 +51,7 @@ func New(out io.Writer, getenv func(string) string, redactor *reqpolicy.Redactor
 	if redactor == nil {
 		redactor = reqpolicy.NewRedactor()
 	}
-	r := &IO{getenv: getenv, out: out, redactor: redactor, inputsRead: map[string]bool{}, outputsSent: map[string]bool{}}
+	r := &IO{getenv: getenv, out: out, redactor: redactor}
 	r.action = githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(&redactingWriter{io: r}))
 	r.masker = githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(out))
 	return r
@@ -79,9 +77,6 @@ func (e *InputError) Error() string {
 
 // Input returns the trimmed input exactly as named in action.yml.
 func (r *IO) Input(name string) string {
-	r.mu.Lock()
-	r.inputsRead[name] = true
-	r.mu.Unlock()
 	return r.action.GetInput(name)
 }
 
@@ -184,9 +179,6 @@ func (r *IO) SetOutput(name, value string) (err error) {
 		}
 	}()
 	r.action.SetOutput(name, value)
-	r.mu.Lock()
-	r.outputsSent[name] = true
-	r.mu.Unlock()
 	return nil
 }
 
@@ -256,23 +248,6 @@ func (r *IO) Group(title string) { r.action.Group(title) }
 
 // EndGroup ends the current log group.
 func (r *IO) EndGroup() { r.action.EndGroup() }
-
-// InputsRead lists the inputs the action read, sorted (for consistency tests).
-func (r *IO) InputsRead() []string { return r.keys(r.inputsRead) }
-
-// OutputsSet lists the outputs the action wrote, sorted.
-func (r *IO) OutputsSet() []string { return r.keys(r.outputsSent) }
-
-func (r *IO) keys(m map[string]bool) []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
 
 // redactingWriter passes every log byte through the redactor on its way out.
 type redactingWriter struct{ io *IO }

@@ -69,7 +69,6 @@ func TestInputs(t *testing.T) {
 	key := r.io.SecretInput("runpod-api-key")
 	assert.Equal(t, key, "rpa_SECRET")
 	r.io.Infof("calling RunPod with %s", key)
-	assert.DeepEqual(t, r.io.InputsRead(), []string{"absent", "attempts", "bad-bool", "keep-failed-pods", "labels", "missing", "pr-number", "runpod-api-key", "timeout-seconds"})
 	golden.Assert(t, r.stdout.String(), "inputs.golden")
 }
 
@@ -84,7 +83,7 @@ func TestSetOutputRefusesInjection(t *testing.T) {
 	assert.Check(t, is.Contains(out, "pod-id<<"))
 	assert.Check(t, !strings.Contains(out, "reused"))
 	assert.Check(t, !strings.Contains(out, "ghs_tok"))
-	assert.DeepEqual(t, r.io.OutputsSet(), []string{"pod-id"})
+	assert.Check(t, is.Equal(strings.Count(out, "<<"), 1), "only pod-id was written:\n%s", out)
 
 	delete(r.env, "GITHUB_OUTPUT")
 	assert.ErrorContains(t, r.io.SetOutput("pod-id", "x"), "GITHUB_OUTPUT is not set")
@@ -115,5 +114,6 @@ func TestSetOutputsWritesInNameOrderAndReportsEachFailure(t *testing.T) {
 	out := r.file(t, "GITHUB_OUTPUT")
 	ia, ib, ic := strings.Index(out, "a<<"), strings.Index(out, "b<<"), strings.Index(out, "c<<")
 	assert.Check(t, ia >= 0 && ia < ib && ib < ic, "outputs in name order:\n%s", out)
-	assert.DeepEqual(t, r.io.OutputsSet(), []string{"a", "b", "c"})
+	assert.Check(t, !strings.Contains(out, "bad<<"), "a refused value writes nothing")
+	assert.Check(t, is.Equal(strings.Count(out, "<<"), 3))
 }

@@ -41,7 +41,6 @@ type Tags struct {
 var (
 	repoRE     = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
 	workflowRE = regexp.MustCompile(`^\.github/workflows/[A-Za-z0-9_./-]+\.ya?ml$`)
-	nameRE     = regexp.MustCompile(`^` + NamePrefix + `-([0-9]+)-([0-9]+)-c([0-9]+)$`)
 )
 
 // Validate checks every tag is well formed.
@@ -112,7 +111,3 @@ func FromPod(name string, env map[string]string) (Tags, error) {
 func (t Tags) SameAttempt(repository string, runID int64, attempt int) bool {
 	return strings.EqualFold(t.Repository, repository) && t.RunID == runID && t.Attempt == attempt
 }
-
-// LooksOwned reports whether a pod name has this suite's shape, before its
-// tags are checked; used to count foreign pods separately in reports.
-func LooksOwned(name string) bool { return nameRE.MatchString(name) }

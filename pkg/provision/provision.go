@@ -286,22 +286,15 @@ func (r *run) provision(ctx context.Context) (Result, error) {
 // fail wraps a sentinel with what the rejected candidates cost.
 func (r *run) fail(sentinel error, detail string) error {
 	e := &RunError{Err: sentinel, Detail: detail}
-	total := 0.0
+	e.Dollars, e.Unknown = r.res.RejectedCost()
 	for _, a := range r.res.Attempts {
-		if a.Outcome != cost.OutcomeRejected {
-			continue
-		}
-		e.Rejected++
-		if a.Seconds.Known {
-			e.Seconds += a.Seconds.N
-		}
-		if d := a.Dollars(); d.Known {
-			total += d.USD
-		} else {
-			e.Unknown++
+		if a.Outcome == cost.OutcomeRejected {
+			e.Rejected++
+			if a.Seconds.Known {
+				e.Seconds += a.Seconds.N
+			}
 		}
 	}
-	e.Dollars = cost.KnownMoney(total)
 	return e
 }
 

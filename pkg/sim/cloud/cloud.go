@@ -238,13 +238,3 @@ func (c *Cloud) Close() {
 		s.Close()
 	}
 }
-
-// Advance moves a virtual clock forward; it is an error on a real clock.
-func (c *Cloud) Advance(d time.Duration) error {
-	v, ok := c.Clock.(*simclock.Virtual)
-	if !ok {
-		return errors.New("cloud: Advance needs a virtual clock")
-	}
-	v.Advance(d)
-	return nil
-}
