@@ -32,6 +32,10 @@ type Faults struct {
 	// after their container starts, while they stay RUNNING.
 	LoseRuntime      Trigger
 	RuntimeLostAfter time.Duration
+	// Rewrites replace the answer of handled requests (the request takes
+	// effect) with another body: a wrong-but-valid answer, a missing field, a
+	// truncated or non-JSON body, as a faulty edge or API would send.
+	Rewrites []RewriteFault
 }
 
 // Match selects requests by their route: "METHOD /path/pattern" as the
@@ -100,6 +104,17 @@ type LostCreateFault struct {
 	DropConnection bool
 }
 
+// RewriteFault rewrites the answers it hits after the request was handled.
+// Body receives the status and JSON body the simulator would have sent and
+// returns the body to send instead (sent as is, with the same Content-Type);
+// Status, when set, replaces the status.
+type RewriteFault struct {
+	Match
+	When   Trigger
+	Status int
+	Body   func(status int, body []byte) []byte
+}
+
 // DeleteFault makes deletion fail for a while.
 type DeleteFault struct {
 	FailFirst int // failing attempts per pod
@@ -116,6 +131,7 @@ const (
 	streamLoseRuntime
 	streamPlacement
 	streamPodID
+	streamRewrite
 )
 
 func stream(kind, index int) uint64 { return uint64(kind)<<16 | uint64(index) }

@@ -253,3 +253,30 @@ func TestSameSeedSameOutcome(t *testing.T) {
 		assert.Assert(t, strings.Contains(first, want), "the scenario exercises %q:\n%s", want, first)
 	}
 }
+
+func TestRewriteFaultReplacesTheAnswerAfterTheRequestTookEffect(t *testing.T) {
+	s := newSim(t, runpodsim.WithMarket(smallMarket(healthyHost("h1"), healthyHost("h2"))), runpodsim.WithFaults(runpodsim.Faults{
+		Rewrites: []runpodsim.RewriteFault{{
+			Match: runpodsim.Match{Route: "POST /v2/pods"}, When: runpodsim.Trigger{Nth: []int{1}},
+			Body: func(status int, body []byte) []byte {
+				assert.Equal(t, status, http.StatusCreated)
+				assert.Assert(t, strings.Contains(string(body), `"name":"rewritten"`), "the handler's answer is passed in: %s", body)
+				return []byte(`{}`)
+			},
+		}},
+	}))
+	req, err := http.NewRequest(http.MethodPost, s.url+"/v2/pods", strings.NewReader(mustJSON(t, podRequest("rewritten", a40))))
+	assert.NilError(t, err)
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	resp, err := http.DefaultClient.Do(req)
+	assert.NilError(t, err)
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.NilError(t, err)
+	assert.Equal(t, resp.StatusCode, http.StatusCreated)
+	assert.Equal(t, string(got), `{}`)
+	assert.Equal(t, len(s.list("").Pods), 1, "the create took effect although its answer was rewritten")
+
+	// The trigger hit only the first create: the second is answered as usual.
+	assert.Equal(t, s.mustCreate(podRequest("plain", a40)).Name, "plain")
+}

@@ -206,7 +206,8 @@ type response struct {
 	body    any // marshalled as JSON; nil for no body
 	problem *problem
 	header  http.Header
-	created bool // a pod was created: LostCreates may apply
+	created bool   // a pod was created: LostCreates may apply
+	raw     []byte // when set, sent as the body as it is (a rewritten answer)
 }
 
 type handler func(r *http.Request, body []byte, now time.Time) response
@@ -302,7 +303,45 @@ func (s *Server) respond(r *http.Request, methods map[string]handler, route stri
 	if resp.created && s.loseCreate(&resp) {
 		return resp, false
 	}
+	s.rewrite(route, &resp)
 	return resp, true
+}
+
+// rewrite applies the first Rewrites fault that hits route to a handled answer.
+func (s *Server) rewrite(route string, resp *response) {
+	for i, rw := range s.cfg.faults.Rewrites {
+		if !s.hit(rw.Match, rw.When, stream(streamRewrite, i), route) {
+			continue
+		}
+		status, body := resp.status, encodeBody(*resp)
+		if rw.Status != 0 {
+			status = rw.Status
+		}
+		if rw.Body != nil {
+			body = rw.Body(resp.status, body)
+		}
+		resp.status, resp.raw = status, body
+		if resp.raw == nil {
+			resp.raw = []byte{}
+		}
+		return
+	}
+}
+
+// encodeBody is the JSON an answer would carry (nil when it has none).
+func encodeBody(resp response) []byte {
+	var v any = resp.body
+	if resp.problem != nil {
+		v = resp.problem
+	}
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 func allowed(methods map[string]handler) string {
@@ -446,6 +485,12 @@ func write(w http.ResponseWriter, resp response) {
 	contentType, v := "application/json", resp.body
 	if resp.problem != nil {
 		contentType, v = "application/problem+json", resp.problem
+	}
+	if resp.raw != nil {
+		w.Header().Set("Content-Type", contentType)
+		w.WriteHeader(resp.status)
+		_, _ = w.Write(resp.raw)
+		return
 	}
 	if v == nil {
 		w.WriteHeader(resp.status)
