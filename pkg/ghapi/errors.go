@@ -30,6 +30,9 @@ var (
 	// ErrSearchCapped matches a filtered workflow-run listing whose matches exceed
 	// the 1,000 results GitHub returns for one filtered search.
 	ErrSearchCapped = errors.New("more results than a filtered GitHub search returns")
+	// ErrUnusableAnswer matches a success answer that lacks what a decision
+	// needs or describes another object (e.g. a pull request with no state).
+	ErrUnusableAnswer = errors.New("unusable answer")
 )
 
 // Error is the error every Client method returns for a failed API call. Its

@@ -8,8 +8,9 @@ import (
 )
 
 // GetPullRequest reads pull request number. A missing PR fails with an error
-// matching ErrNotFound; callers deciding obsolescence should treat any other
-// failure as "unknown", not "closed".
+// matching ErrNotFound; an answer without a known state and head SHA, or for
+// another number, fails with ErrUnusableAnswer. Callers deciding obsolescence
+// treat any failure but ErrNotFound as "unknown", not "closed".
 func (c *Client) GetPullRequest(ctx context.Context, number int) (*github.PullRequest, error) {
 	if number <= 0 {
 		return nil, fmt.Errorf("ghapi: pull request number is %d; want a positive number", number)
@@ -17,6 +18,16 @@ func (c *Client) GetPullRequest(ctx context.Context, number int) (*github.PullRe
 	pr, _, err := c.gh.PullRequests.Get(ctx, c.owner, c.repo, number)
 	if err != nil {
 		return nil, c.fail(fmt.Sprintf("get pull request #%d", number), err, nil)
+	}
+	// An empty state would read as "not open", i.e. obsolete: a decision that
+	// deletes a paid pod must never rest on an answer that does not say so.
+	switch {
+	case pr.GetNumber() != number:
+		return nil, fmt.Errorf("ghapi: get pull request #%d: the answer describes #%d: %w", number, pr.GetNumber(), ErrUnusableAnswer)
+	case pr.GetState() != "open" && pr.GetState() != "closed":
+		return nil, fmt.Errorf("ghapi: get pull request #%d: state %q; want open or closed: %w", number, pr.GetState(), ErrUnusableAnswer)
+	case pr.GetHead().GetSHA() == "":
+		return nil, fmt.Errorf("ghapi: get pull request #%d: the answer has no head SHA: %w", number, ErrUnusableAnswer)
 	}
 	return pr, nil
 }

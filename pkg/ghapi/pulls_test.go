@@ -2,6 +2,7 @@ package ghapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -20,6 +21,33 @@ func TestGetPullRequest(t *testing.T) {
 	assert.Equal(t, pr.GetHead().GetRepo().GetFork(), false)
 	assert.Equal(t, pr.Labels[0].GetName(), "gpu-validated-locally")
 	assert.Equal(t, pr.GetMergeCommitSHA(), "0123456789abcdef0123456789abcdef01234567")
+}
+
+func TestGetPullRequestRefusesUnusableAnswers(t *testing.T) {
+	tests := []struct {
+		name    string
+		body    string
+		wantErr string
+	}{
+		{name: "empty object", body: `{}`, wantErr: "ghapi: get pull request #7: the answer describes #0: unusable answer"},
+		{name: "no state", body: `{"number":7,"head":{"sha":"0123456789abcdef0123456789abcdef01234567"}}`, wantErr: `state ""; want open or closed`},
+		{name: "unknown state", body: `{"number":7,"state":"merged?","head":{"sha":"0123456789abcdef0123456789abcdef01234567"}}`, wantErr: `state "merged?"; want open or closed`},
+		{name: "no head", body: `{"number":7,"state":"open"}`, wantErr: "the answer has no head SHA"},
+		{name: "another pull request", body: `{"number":8,"state":"closed","head":{"sha":"0123456789abcdef0123456789abcdef01234567"}}`, wantErr: "the answer describes #8"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newTestEnv(t)
+			env.fake.on("GET", "repos/acme/widgets/pulls/7", respond(http.StatusOK, tc.body))
+
+			pr, err := env.client.GetPullRequest(context.Background(), 7)
+
+			assert.Check(t, pr == nil)
+			assert.Check(t, is.ErrorContains(err, tc.wantErr))
+			assert.Check(t, errors.Is(err, ErrUnusableAnswer))
+			assert.Check(t, !errors.Is(err, ErrNotFound), "an unusable answer is unknown, never a missing PR")
+		})
+	}
 }
 
 func TestGetPullRequestRejectsBadNumber(t *testing.T) {

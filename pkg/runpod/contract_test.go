@@ -44,9 +44,13 @@ func buildableCreateRequests() map[string]CreatePodRequest {
 func TestEveryBuildableRequestMatchesTheContract(t *testing.T) {
 	ctx := context.Background()
 	fake := newFake(t)
-	fake.handle("POST /v2/pods", func(w http.ResponseWriter, r *http.Request) { writeRaw(w, 201, `{"id":"p"}`) })
+	fake.handle("POST /v2/pods", func(w http.ResponseWriter, r *http.Request) {
+		var sent struct{ Name string }
+		_ = json.NewDecoder(r.Body).Decode(&sent)
+		writeJSON(w, 201, map[string]string{"id": "p", "name": sent.Name}) // the create answer echoes the pod's name
+	})
 	fake.handle("POST /v2/pods/{id}/action", func(w http.ResponseWriter, r *http.Request) { writeRaw(w, 200, `{"id":"p"}`) })
-	fake.answer("GET /v2/pods/{id}", 200, `{"id":"p"}`)
+	fake.answer("GET /v2/pods/{id}", 200, `{"id":"p1"}`)
 	fake.answer("GET /v2/pods", 200, `{"pods":[]}`)
 	fake.answer("DELETE /v2/pods/{id}", 204, "")
 	fake.answer("GET /v2/catalog/gpus", 200, `{"gpus":[]}`)

@@ -31,6 +31,7 @@ const (
 	KindMalformedResponse                    // a success answer that does not decode
 	KindWaitExceedsDeadline                  // the policy needed a pause longer than the caller's deadline
 	KindPageBound                            // ListPods read its page bound and the server had more
+	KindUnusableRecord                       // a success answer that does not describe the pod asked for (another id, no id, another name)
 )
 
 var kindNames = [...]string{
@@ -49,6 +50,7 @@ var kindNames = [...]string{
 	KindMalformedResponse:   "malformed response",
 	KindWaitExceedsDeadline: "wait exceeds deadline",
 	KindPageBound:           "page bound exceeded",
+	KindUnusableRecord:      "unusable record",
 }
 
 // String names the kind, e.g. "capacity".
@@ -75,6 +77,7 @@ var (
 	ErrTransport           = errors.New("runpod: transport error")
 	ErrMalformedResponse   = errors.New("runpod: malformed response")
 	ErrPageBound           = errors.New("runpod: page bound exceeded")
+	ErrUnusableRecord      = errors.New("runpod: unusable record")
 )
 
 var kindSentinels = map[ErrorKind]error{
@@ -92,6 +95,7 @@ var kindSentinels = map[ErrorKind]error{
 	KindTransport:           ErrTransport,
 	KindMalformedResponse:   ErrMalformedResponse,
 	KindPageBound:           ErrPageBound,
+	KindUnusableRecord:      ErrUnusableRecord,
 }
 
 // APIError is every failure the client returns: an error answer decoded from

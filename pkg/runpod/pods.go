@@ -234,6 +234,14 @@ func (c *Client) CreatePod(ctx context.Context, r CreatePodRequest) (*Pod, error
 	if err := c.getJSON(ctx, call{op: op, method: http.MethodPost, path: "/v2/pods", body: r, create: true}, &pod); err != nil {
 		return nil, err
 	}
+	// A 2xx that names no pod, or another pod, cannot be tracked or deleted:
+	// the pod it created (if any) must be found by its unique name instead.
+	switch {
+	case strings.TrimSpace(pod.ID) == "":
+		return nil, c.unusable(op, "the answer names no pod id")
+	case pod.Name != r.Name:
+		return nil, c.unusable(op, fmt.Sprintf("the answer describes pod %q named %q, not the requested name", pod.ID, pod.Name))
+	}
 	return &pod, nil
 }
 
@@ -247,7 +255,16 @@ func (c *Client) GetPod(ctx context.Context, id string) (*Pod, error) {
 	if err := c.getJSON(ctx, call{op: op, method: http.MethodGet, path: "/v2/pods/" + url.PathEscape(id)}, &pod); err != nil {
 		return nil, err
 	}
+	// Another pod's record would be priced, timed and judged as this one.
+	if pod.ID != id {
+		return nil, c.unusable(op, fmt.Sprintf("the answer describes pod %q", pod.ID))
+	}
 	return &pod, nil
+}
+
+// unusable is a decoded success answer that does not describe what was asked for.
+func (c *Client) unusable(op, detail string) *APIError {
+	return &APIError{Op: op, Title: "unusable record", Detail: clip(c.redact(detail)), Kind: KindUnusableRecord, redactor: c.policy.Redactor()}
 }
 
 // DeletePod terminates and deletes a pod (DELETE /v2/pods/{id}). ErrNotFound

@@ -176,6 +176,7 @@ func TestCreatePod(t *testing.T) {
 	fake.handle("POST /v2/pods", func(w http.ResponseWriter, r *http.Request) {
 		assert.Check(t, json.NewDecoder(r.Body).Decode(&sent))
 		pod := examplePod(t, "newpod")
+		pod["name"] = sent.Name
 		pod["status"], pod["startedAt"], pod["runtime"] = "PROVISIONING", nil, nil
 		writeJSON(w, http.StatusCreated, pod)
 	})
@@ -308,6 +309,55 @@ func TestMalformedSuccessAnswers(t *testing.T) {
 
 			assert.ErrorContains(t, err, tc.wantErr)
 			assert.Check(t, errors.Is(err, ErrMalformedResponse))
+		})
+	}
+}
+
+func TestUnusableRecords(t *testing.T) {
+	createReq := CreatePodRequest{Name: "rg-1-1-c1", Image: "img@sha256:abc", GPU: &CreateGPU{ID: "NVIDIA L40S", Count: 1}}
+	tests := []struct {
+		name    string
+		route   string
+		answer  func(t *testing.T) any
+		call    func(c *Client) error
+		wantErr string
+	}{
+		{
+			name: "get answers another pod's record", route: "GET /v2/pods/{id}",
+			answer:  func(t *testing.T) any { return examplePod(t, "other") },
+			call:    func(c *Client) error { _, err := c.GetPod(context.Background(), "p1"); return err },
+			wantErr: `runpod: get pod p1: unusable record: the answer describes pod "other" (unusable record)`,
+		},
+		{
+			name: "create answers {}", route: "POST /v2/pods",
+			answer:  func(*testing.T) any { return map[string]any{} },
+			call:    func(c *Client) error { _, err := c.CreatePod(context.Background(), createReq); return err },
+			wantErr: `runpod: create pod "rg-1-1-c1": unusable record: the answer names no pod id (unusable record)`,
+		},
+		{
+			name: "create answers another pod's name", route: "POST /v2/pods",
+			answer: func(t *testing.T) any {
+				p := examplePod(t, "p9")
+				p["name"] = "rg-1-1-c2"
+				return p
+			},
+			call:    func(c *Client) error { _, err := c.CreatePod(context.Background(), createReq); return err },
+			wantErr: `the answer describes pod "p9" named "rg-1-1-c2", not the requested name`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := newFake(t)
+			fake.handle(tc.route, func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, tc.answer(t)) })
+			client, _ := fake.client()
+
+			err := tc.call(client)
+
+			assert.ErrorContains(t, err, tc.wantErr)
+			assert.Check(t, errors.Is(err, ErrUnusableRecord))
+			var apiErr *APIError
+			assert.Assert(t, errors.As(err, &apiErr))
+			assert.Equal(t, apiErr.Kind, KindUnusableRecord)
 		})
 	}
 }
