@@ -68,6 +68,7 @@ var invalidCases = []struct {
 	{file: "sha-unquoted-number", wantKey: "nvrtc.full.sha256", wantLine: 8},
 	{file: "spend-zero", wantKey: "max_run_spend_usd", wantLine: 5},
 	{file: "string-for-list", wantKey: "clouds", wantLine: 5},
+	{file: "timeout-overflow", wantKey: "startup_timeout_seconds", wantLine: 5},
 	{file: "timeout-zero", wantKey: "startup_timeout_seconds", wantLine: 5},
 	{file: "unknown-cloud", wantKey: "clouds[0]", wantLine: 5},
 	{file: "unknown-key", wantKey: "max_attempts", wantLine: 5},

@@ -58,6 +58,12 @@ const (
 	MaxMinVRAMGB = 1024
 	// MaxLifetimeSeconds matches the reaper, which reclaims any pod older than 2 hours.
 	MaxLifetimeSeconds = 7200
+	// MaxStartupTimeoutSeconds caps one candidate's paid boot: an hour is far
+	// past any healthy start, and a bound keeps every duration and the
+	// worst-case spend finite (a huge value once overflowed time.Duration).
+	MaxStartupTimeoutSeconds = 3600
+	// MaxCreateDeadlineSeconds caps one create call, retries and reconciliation included.
+	MaxCreateDeadlineSeconds = 600
 	// MinVolumeSizeGB is RunPod's floor for a persistent mount.
 	MinVolumeSizeGB = 10
 	// maxValueRunes keeps echoed values short in messages.
@@ -305,12 +311,12 @@ func (v *validator) attempts(c *Config) {
 
 func (v *validator) timing(c *Config) {
 	timeout := c.StartupTimeoutSeconds
-	v.intAtLeast("startup_timeout_seconds", timeout, 1)
+	v.intRange("startup_timeout_seconds", timeout, 1, MaxStartupTimeoutSeconds)
 	if poll := c.StartupPollSeconds; poll < 1 || (timeout >= 1 && poll >= timeout) {
 		v.add("startup_poll_seconds", strconv.Itoa(poll),
 			fmt.Sprintf("a positive integer below startup_timeout_seconds (%d)", timeout))
 	}
-	v.intAtLeast("create_deadline_seconds", c.CreateDeadlineSeconds, 1)
+	v.intRange("create_deadline_seconds", c.CreateDeadlineSeconds, 1, MaxCreateDeadlineSeconds)
 	lifetime := c.LifetimeSeconds
 	v.intRange("lifetime_seconds", lifetime, 1, MaxLifetimeSeconds)
 	if budget := c.SetupBudgetSeconds; budget < 1 || (lifetime >= 1 && budget > lifetime) {

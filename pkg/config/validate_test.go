@@ -86,12 +86,17 @@ func TestValidate(t *testing.T) {
 		{name: "long value is shortened", mutate: func(c *Config) { c.Image = strings.Repeat("x", 300) },
 			wantErr: `image: got "` + strings.Repeat("x", 80) + `…", want ` + imageForm},
 		{name: "poll and timeout both broken", mutate: func(c *Config) { c.StartupTimeoutSeconds, c.StartupPollSeconds = 0, 0 },
-			wantErr: "startup_timeout_seconds: got 0, want an integer of at least 1\n" +
+			wantErr: "startup_timeout_seconds: got 0, want an integer from 1 to 3600\n" +
 				"startup_poll_seconds: got 0, want a positive integer below startup_timeout_seconds (0)"},
 		{name: "disk zero", mutate: func(c *Config) { c.DiskGB = 0 },
 			wantErr: "disk_gb: got 0, want an integer of at least 1"},
 		{name: "create deadline zero", mutate: func(c *Config) { c.CreateDeadlineSeconds = 0 },
-			wantErr: "create_deadline_seconds: got 0, want an integer of at least 1"},
+			wantErr: "create_deadline_seconds: got 0, want an integer from 1 to 600"},
+		{name: "create deadline over ten minutes", mutate: func(c *Config) { c.CreateDeadlineSeconds = 601 },
+			wantErr: "create_deadline_seconds: got 601, want an integer from 1 to 600"},
+		{name: "startup timeout that overflows a duration", mutate: func(c *Config) { c.StartupTimeoutSeconds = 1 << 40 },
+			wantErr: "startup_timeout_seconds: got 1099511627776, want an integer from 1 to 3600"},
+		{name: "startup timeout of an hour is the limit", mutate: func(c *Config) { c.StartupTimeoutSeconds = 3600 }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
