@@ -29,7 +29,9 @@ func run(ctx context.Context, io *actionio.IO) error {
 	keep, err3 := io.Bool("keep-failed-pods", false)
 	appID, err4 := io.Int(actionkit.InputAppID, 0, 0, 1<<53)
 	gateApp, err5 := io.Int("gate-app-id", appID, 0, 1<<53) // gates count only from our own App by default
-	if err := firstErr(err1, err2, err3, err4, err5); err != nil {
+	head, err6 := io.SHA("expected-head-sha", pr > 0)       // authorize's pinned head, also for a manual dispatch
+	tested, err7 := io.SHA("tested-ref", false)
+	if err := firstErr(err1, err2, err3, err4, err5, err6, err7); err != nil {
 		return err
 	}
 	scope := ghapi.Scope(io.InputOr("runner-scope", string(ghapi.ScopeRepo)))
@@ -51,7 +53,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 	}, provision.Request{
 		Config: cfg, LabelPrefix: io.InputOr("runner-label-prefix", "runpod-gpu"), RunnerGroupID: group, Scope: scope,
 		Owner:    ownership.Tags{Repository: current.Repository, Workflow: current.Workflow, RunID: current.ID, Attempt: current.Attempt},
-		PRNumber: int(pr), ExpectedHeadSHA: io.Input("expected-head-sha"), TestedRef: io.Input("tested-ref"),
+		PRNumber: int(pr), ExpectedHeadSHA: head, TestedRef: tested,
 		Reuse:          gate.ReuseQuery{CheckName: io.Input("check-name"), AppID: gateApp},
 		KeepFailedPods: keep,
 		ProofURL:       io.InputOr("proof-url", defaultProofURL), ProofSHA256: io.InputOr("proof-sha256", defaultProofSHA256),

@@ -144,6 +144,34 @@ func (r *IO) Int(name string, def, min, max int64) (int64, error) {
 	return n, nil
 }
 
+// SHA reads a full commit SHA (40 lower-case hex digits). An empty input is
+// "" when optional and an error when required: a SHA that decides what is
+// tested or deleted is never guessed or shortened.
+func (r *IO) SHA(name string, required bool) (string, error) {
+	v := r.Input(name)
+	switch {
+	case v == "" && !required:
+		return "", nil
+	case v == "":
+		return "", &InputError{Input: name, Expected: "a 40-character hexadecimal commit SHA (the input is required)"}
+	case !isFullSHA(v):
+		return "", &InputError{Input: name, Value: v, Expected: "a 40-character lower-case hexadecimal commit SHA"}
+	}
+	return v, nil
+}
+
+func isFullSHA(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // Duration reads whole seconds in [min, max], or def when empty.
 func (r *IO) Duration(name string, def, min, max time.Duration) (time.Duration, error) {
 	n, err := r.Int(name, int64(def/time.Second), int64(min/time.Second), int64(max/time.Second))

@@ -72,6 +72,36 @@ func TestInputs(t *testing.T) {
 	golden.Assert(t, r.stdout.String(), "inputs.golden")
 }
 
+func TestSHA(t *testing.T) {
+	full := strings.Repeat("0a", 20)
+	tests := []struct {
+		name, value string
+		required    bool
+		want        string
+		wantErr     string
+	}{
+		{name: "full SHA", value: full, want: full},
+		{name: "empty optional", value: ""},
+		{name: "empty required", value: "", required: true, wantErr: "input sha: a 40-character hexadecimal commit SHA (the input is required)"},
+		{name: "short", value: "0a0a0a0", wantErr: `input sha = "0a0a0a0": want a 40-character lower-case hexadecimal commit SHA`},
+		{name: "upper case", value: strings.ToUpper(full), wantErr: "want a 40-character lower-case hexadecimal commit SHA"},
+		{name: "a branch name", value: "refs/heads/main", wantErr: `input sha = "refs/heads/main"`},
+		{name: "41 digits", value: full + "0", wantErr: "want a 40-character"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRunner(t, map[string]string{"sha": tc.value})
+			got, err := r.io.SHA("sha", tc.required)
+			if tc.wantErr != "" {
+				assert.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			assert.NilError(t, err)
+			assert.Equal(t, got, tc.want)
+		})
+	}
+}
+
 func TestSetOutputRefusesInjection(t *testing.T) {
 	r := newRunner(t, map[string]string{"token": "ghs_tok"})
 	r.io.SecretInput("token")

@@ -105,6 +105,11 @@ func (d *Deleter) Delete(ctx context.Context, podID string) (time.Time, error) {
 			return fail(n-1, "budget exhausted", lastErr)
 		}
 		rctx, rcancel := context.WithTimeout(ctx, min(perRequest, remaining))
+		if n == 1 {
+			// A pod bills every second: the first DELETE goes out even while a
+			// cooldown longer than the budget (a huge Retry-After) is in force.
+			rctx = reqpolicy.Urgent(rctx)
+		}
 		err := d.Pods.DeletePod(rctx, podID)
 		rcancel()
 		switch {

@@ -166,6 +166,21 @@ func TestDeleteBudgetExhaustedNamesThePod(t *testing.T) {
 	assert.Check(t, f.clock.Now().Sub(start) < DefaultDeleteBudget, "no sleeping past the budget")
 }
 
+func TestDeleteGoesOutAtOnceUnderACooldownLongerThanTheBudget(t *testing.T) {
+	// An observation answered 429 + Retry-After 1000 s just before the
+	// rejection: waiting would keep the pod billing for 1000 s, or leave it.
+	f := newFixture(t, runpodsim.Faults{}, 0)
+	f.policy.Cooldown().Extend(f.clock.Now().Add(1000 * time.Second))
+	start := f.clock.Now()
+
+	at, err := f.deleter.Delete(context.Background(), f.podID)
+
+	assert.NilError(t, err)
+	assert.Equal(t, at, start, "deleted at once, not after the cooldown")
+	assert.Check(t, f.gone(t))
+	assert.Equal(t, f.count(deleteRoute), 1)
+}
+
 func TestDeleteLostResponseCheckedWithGetAfterCooldown(t *testing.T) {
 	f := newFixture(t, runpodsim.Faults{}, 1)
 	_, err := f.deleter.Delete(context.Background(), f.podID)

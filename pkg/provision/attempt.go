@@ -23,6 +23,7 @@ const (
 	outcomeAccepted       outcome = iota
 	outcomeStartupFailure         // created, never online: counts toward the early stop
 	outcomeNoCapacity             // nothing created, nothing paid
+	outcomeLocal                  // the PR was labelled for local validation meanwhile: stop, nothing more paid
 )
 
 // attempt tries one candidate. A returned error stops the whole run.
@@ -60,8 +61,9 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		return 0, r.fail(ErrStopped, err.Error())
 	}
 	rec.PodID = pod.ID
+	createdAt := r.now()
 
-	w := r.watch(ctx, pod, label)
+	w := r.watch(ctx, pod, c, label)
 	if !w.start.IsZero() {
 		rec.Price = cost.FirstKnown(w.price, listPrice)
 	}
@@ -79,8 +81,9 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 	}
 
 	// Rejected: delete at once (bounded), unless the pod is kept for debugging.
-	// A pod made obsolete by the PR is deleted even in debug mode.
-	keep := r.req.KeepFailedPods && !w.obsolete && ctx.Err() == nil
+	// A pod made obsolete by the PR (or by local validation), or one that is
+	// not the GPU that was reviewed, is deleted even in debug mode.
+	keep := r.req.KeepFailedPods && !w.obsolete && !w.local && !w.wrongGPU && ctx.Err() == nil
 	end := r.now()
 	if keep {
 		r.res.RetainedPodIDs = append(r.res.RetainedPodIDs, pod.ID)
@@ -100,11 +103,16 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		r.removeRunner(ctx, jit) // its pod is gone: nothing can use the registration
 	}
 	rec.Seconds = secondsBetween(w.start, end)
+	// The ceiling's bound counts from creation (not the provider start) at the
+	// highest price known for the pod.
+	r.spentBound += max(rec.Price.PerHour, listPrice.PerHour) * end.Sub(createdAt).Hours()
 	done(cost.OutcomeRejected, w.reason)
-	if w.obsolete {
+	switch {
+	case w.obsolete:
 		return 0, r.fail(ErrObsolete, w.reason)
-	}
-	if ctx.Err() != nil {
+	case w.local:
+		return outcomeLocal, nil
+	case ctx.Err() != nil:
 		return 0, ctx.Err()
 	}
 	return outcomeStartupFailure, nil
@@ -117,7 +125,9 @@ func (r *run) removeRunner(ctx context.Context, jit *ghapi.JITConfig) {
 	if jit == nil || jit.RunnerID == 0 {
 		return
 	}
-	if err := r.deps.GitHub.DeleteRunner(context.WithoutCancel(ctx), jit.RunnerID, r.req.Scope); err != nil {
+	rctx, cancel := r.bound(context.WithoutCancel(ctx), RunnerRemovalBudget)
+	defer cancel()
+	if err := r.deps.GitHub.DeleteRunner(rctx, jit.RunnerID, r.req.Scope); err != nil {
 		r.logf("runner %s: could not remove its registration (GitHub drops it within a day): %v", jit.Name, err)
 	}
 }
@@ -141,6 +151,8 @@ func orDash(s string) string {
 // 409 or a lost answer a runner of that name may exist without us holding its
 // config: if one does and is idle, it is removed before one informed re-mint.
 func (r *run) mintJIT(ctx context.Context, name string) (*ghapi.JITConfig, error) {
+	ctx, cancel := r.bound(ctx, JITBudget)
+	defer cancel()
 	req := ghapi.JITRequest{Name: name, Labels: []string{name}, RunnerGroupID: r.req.RunnerGroupID, Scope: r.req.Scope}
 	jit, err := r.deps.GitHub.GenerateJITConfig(ctx, req)
 	if err == nil || ctx.Err() != nil {
@@ -197,58 +209,163 @@ func (r *run) create(ctx context.Context, c plan.Candidate, label string, jit *g
 		body.Mounts = &runpod.Mounts{Persistent: &runpod.PersistentMount{Size: v.SizeGB, Path: v.Path}}
 	}
 
-	deadline := r.now().Add(r.cfg.CreateDeadline())
-	cctx, cancel := context.WithTimeout(reqpolicy.WithDeadline(ctx, deadline), r.cfg.CreateDeadline())
+	// Everything about this create — the POST, a 429's wait, reconciliation
+	// and one informed retry — fits create_deadline_seconds.
+	cctx, cancel := r.bound(ctx, r.cfg.CreateDeadline())
 	defer cancel()
-	for tries := 1; ; tries++ {
+	retried := false
+	for {
 		pod, err := r.deps.RunPod.CreatePod(cctx, body)
 		switch {
 		case err == nil:
 			r.track(pod.ID)
+			if retried {
+				// An eventually-listed first create could surface now: never two live pods for one candidate.
+				r.adoptDuplicates(cctx, body.Name, pod.ID)
+			}
 			return pod, nil
+		case ctx.Err() != nil:
+			// Cancelled (SIGTERM) while the create was in flight: it may have
+			// happened. Find it on a fresh, bounded context so Run deletes it.
+			r.reconcileAfterCancel(body.Name)
+			return nil, fmt.Errorf("create of %s interrupted: %w", body.Name, ctx.Err())
 		case errors.Is(err, runpod.ErrCapacity):
 			return nil, err
 		case errors.Is(err, runpod.ErrInsufficientBalance):
 			return nil, fmt.Errorf("RunPod balance too low; no candidate can start: %w", err)
-		case errors.Is(err, runpod.ErrRateLimited) && tries == 1:
+		case errors.Is(err, reqpolicy.ErrWaitExceedsDeadline):
+			// The policy refuses to send a POST it would have to hold past the
+			// deadline (the shared cooldown): certainly nothing was created.
+			return nil, fmt.Errorf("%w: create of %s not sent: %v", errNotCreated, body.Name, err)
+		case errors.Is(err, runpod.ErrRateLimited) && !retried:
+			// A 429 certainly created nothing: wait out its Retry-After (the
+			// shared cooldown) and send once more, if that fits the deadline.
+			retried = true
 			if werr := r.deps.Policy.Wait(cctx, 0, "create after 429"); werr != nil {
-				return nil, fmt.Errorf("%w: create of %s rate limited and the wait does not fit the create deadline: %v", errNotCreated, body.Name, werr)
+				return nil, fmt.Errorf("%w: create of %s rate limited and the wait does not fit create_deadline_seconds %d: %v", errNotCreated, body.Name, r.cfg.CreateDeadlineSeconds, werr)
 			}
-			continue
-		case errors.Is(err, runpod.ErrTransport) || errors.Is(err, runpod.ErrServer) || errors.Is(err, context.DeadlineExceeded):
+		case uncertainCreate(err):
 			r.logf("create of %s: %v; reconciling by name before anything else", body.Name, err)
-			return r.reconcile(ctx, body.Name, deadline, err)
+			rctx := cctx
+			if cctx.Err() != nil { // the create used up the deadline in wall time: a short one of its own
+				var rcancel context.CancelFunc
+				rctx, rcancel = r.bound(ctx, 2*lifecycle.DefaultRequestTimeout)
+				defer rcancel()
+			}
+			found, rerr := r.reconcile(rctx, body.Name)
+			switch {
+			case found != nil:
+				return found, nil
+			case rerr != nil:
+				return nil, fmt.Errorf("create of %s: %v; the pod list could not be read (%v), so it may exist: stopping rather than risk a second pod", body.Name, err, rerr)
+			case retried:
+				return nil, fmt.Errorf("%w: create of %s failed twice (%v) and no pod of that name exists", errNotCreated, body.Name, err)
+			}
+			// Certainly not created: one informed retry of the same candidate,
+			// if the shared cooldown leaves time for it.
+			retried = true
+			if werr := r.deps.Policy.Wait(cctx, 0, "create retry after reconciliation"); werr != nil {
+				return nil, fmt.Errorf("%w: create of %s: %v; no pod of that name exists and no retry fits create_deadline_seconds %d", errNotCreated, body.Name, err, r.cfg.CreateDeadlineSeconds)
+			}
+			r.logf("create of %s: no pod of that name exists; one informed retry", body.Name)
 		default:
 			return nil, fmt.Errorf("create pod %s: %w", body.Name, err)
 		}
 	}
 }
 
-// reconcile looks for a pod created despite a lost answer, polling the list
-// until the create deadline (a new pod may appear in the list late).
-func (r *run) reconcile(ctx context.Context, name string, deadline time.Time, cause error) (*runpod.Pod, error) {
-	for {
-		pods, err := r.deps.RunPod.ListPods(ctx, runpod.ListPodsQuery{})
-		if err == nil {
-			for i := range pods {
-				if pods[i].Name == name {
-					r.logf("reconciled: pod %s exists as %s", name, pods[i].ID)
-					r.track(pods[i].ID)
-					return &pods[i], nil
-				}
-			}
-		}
-		wait := r.cfg.StartupPoll()
-		if r.now().Add(wait).After(deadline) {
-			if err != nil {
-				return nil, fmt.Errorf("create of %s: %v; the pod list could not be read (%v), so it may exist: stopping rather than risk a second pod", name, cause, err)
-			}
-			return nil, fmt.Errorf("%w: create of %s: %v; no pod of that name appeared by the create deadline", errNotCreated, name, cause)
-		}
-		if werr := r.deps.Policy.Wait(ctx, wait, "reconcile poll"); werr != nil {
-			return nil, fmt.Errorf("create of %s: %v; reconcile interrupted: %v", name, cause, werr)
+// uncertainCreate reports whether a create's failure leaves it unknown if the
+// pod exists: a lost or 5xx answer, an expired deadline, or a 2xx that does not
+// name a usable pod.
+func uncertainCreate(err error) bool {
+	for _, e := range []error{runpod.ErrTransport, runpod.ErrServer, runpod.ErrMalformedResponse, runpod.ErrUnusableRecord,
+		runpod.ErrUnexpected, context.DeadlineExceeded} {
+		if errors.Is(err, e) {
+			return true
 		}
 	}
+	return false
+}
+
+// Reconciliation reads the pod list a few times with backoff: a new pod can
+// reach the list a little after its create.
+var reconcileWaits = []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second}
+
+// reconcile finds the pods named name (the run-unique pod name) and tracks
+// every one. It returns the first, or nil when none appeared in a few reads;
+// an error means the list could not be read, so a pod may exist.
+func (r *run) reconcile(ctx context.Context, name string) (*runpod.Pod, error) {
+	var lastErr error
+	for i := 0; ; i++ {
+		pods, err := r.deps.RunPod.ListPods(ctx, runpod.ListPodsQuery{})
+		lastErr = err
+		if err == nil {
+			if found := r.adopt(pods, name, ""); len(found) > 0 {
+				return found[0], nil
+			}
+		}
+		if i == len(reconcileWaits) {
+			return nil, lastErr
+		}
+		if werr := r.deps.Policy.Wait(ctx, reconcileWaits[i], "reconcile by name"); werr != nil {
+			if err != nil {
+				return nil, errors.Join(err, werr)
+			}
+			return nil, nil // the reads that fitted found nothing
+		}
+	}
+}
+
+// adopt tracks every live pod named name other than except (and not yet
+// tracked), and returns them.
+func (r *run) adopt(pods []runpod.Pod, name, except string) []*runpod.Pod {
+	var found []*runpod.Pod
+	for i := range pods {
+		p := &pods[i]
+		if p.Name != name || p.ID == "" || p.ID == except || p.Status == runpod.PodTerminated || r.live[p.ID] {
+			continue
+		}
+		r.logf("reconciled: pod %s exists as %s", name, p.ID)
+		r.track(p.ID)
+		found = append(found, p)
+	}
+	return found
+}
+
+// adoptDuplicates deletes any other pod of the same name that a retried create
+// left behind (one list read; a pod it cannot delete stays tracked, so
+// cancellation and the cleanup job's tag sweep still delete it).
+func (r *run) adoptDuplicates(ctx context.Context, name, keep string) {
+	pods, err := r.deps.RunPod.ListPods(ctx, runpod.ListPodsQuery{})
+	if err != nil {
+		r.logf("create of %s: could not check for a duplicate after the retry (%v); the cleanup job's tag sweep covers it", name, err)
+		return
+	}
+	for _, dup := range r.adopt(pods, name, keep) {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lifecycle.DefaultDeleteBudget+10*time.Second)
+		if _, derr := r.deleter.Delete(dctx, dup.ID); derr == nil {
+			delete(r.live, dup.ID)
+			r.logf("pod %s: a duplicate of %s left by the first create; deleted", dup.ID, name)
+		}
+		cancel()
+	}
+}
+
+// reconcileAfterCancel looks for a pod whose create was in flight when the run
+// was cancelled, on a fresh context bounded by CancelReconcileBudget, and
+// tracks it so Run's cancellation path deletes it.
+func (r *run) reconcileAfterCancel(name string) {
+	ctx, cancel := r.bound(context.Background(), CancelReconcileBudget)
+	defer cancel()
+	for i := 0; i < 2; i++ {
+		if pods, err := r.deps.RunPod.ListPods(ctx, runpod.ListPodsQuery{}); err == nil && len(r.adopt(pods, name, "")) > 0 {
+			return
+		}
+		if r.deps.Policy.Wait(ctx, 2*time.Second, "reconcile after cancellation") != nil {
+			break
+		}
+	}
+	r.logf("cancelled during the create of %s: no pod of that name found within %s; the cleanup job's tag sweep is the backstop", name, CancelReconcileBudget)
 }
 
 // track records and publishes a created pod at once.

@@ -102,6 +102,26 @@ type Decision string
 const (
 	DecisionPaid   Decision = "paid"
 	DecisionReused Decision = "reused"
+	// DecisionSkipped: the PR carries gpu-validated-locally; a maintainer's
+	// own GPU stands in for the pod, so nothing is (further) paid.
+	DecisionSkipped Decision = "skipped"
+)
+
+// Deadlines of the outside calls a run makes besides the startup watch (whose
+// calls fit the candidate's startup budget) and the create (create_deadline).
+// Each is measured on the policy's clock and, as a backstop, in wall time, so
+// a stalled answer can never hold the global paid lock until the step timeout.
+const (
+	ReuseLookupBudget   = 60 * time.Second // the gate reuse lookup (fails open)
+	ImageResolveBudget  = 90 * time.Second // the runner image's digest
+	CatalogBudget       = 60 * time.Second // the catalog reads (fall back to static candidates)
+	PRReadBudget        = 30 * time.Second // one PR read before a create (unknown on failure)
+	JITBudget           = 60 * time.Second // minting one runner config
+	RunnerRemovalBudget = 30 * time.Second // removing an unused runner registration
+	// CancelReconcileBudget bounds the by-name search for a pod whose create
+	// was in flight when the run was cancelled: GitHub kills the step seconds
+	// after SIGINT, and the deletion must still fit.
+	CancelReconcileBudget = 8 * time.Second
 )
 
 // Accepted describes the pod that passed.
@@ -189,6 +209,9 @@ type run struct {
 	res     Result
 	created []string        // every pod this invocation created, in order
 	live    map[string]bool // created pods not yet confirmed deleted (and not handed over)
+	// spentBound is an upper bound of what rejected pods cost: each one's
+	// highest known hourly price from its creation to its confirmed deletion.
+	spentBound float64
 }
 
 // Run provisions one pod. On ctx cancellation (SIGTERM) it deletes every pod
@@ -227,11 +250,16 @@ func (r *run) provision(ctx context.Context) (Result, error) {
 	if err := r.startupParams().Validate(); err != nil {
 		return r.res, err
 	}
+	if err := r.req.validateSHAs(); err != nil {
+		return r.res, err
+	}
 	// The paid path is decided right before any spend; the lookup fails open.
 	if r.req.TestedRef != "" && r.req.PRNumber > 0 {
 		q := r.req.Reuse
 		q.HeadSHA, q.TestedRef = r.req.ExpectedHeadSHA, r.req.TestedRef
-		d := gate.DecideReuse(ctx, r.deps.GitHub, q)
+		rctx, cancel := r.bound(ctx, ReuseLookupBudget)
+		d := gate.DecideReuse(rctx, r.deps.GitHub, q)
+		cancel()
 		r.logf("paid-path decision: %s", d.Reason)
 		if d.Reuse {
 			r.res.Decision, r.res.ReusedCheckURL = DecisionReused, d.CheckURL
@@ -240,28 +268,38 @@ func (r *run) provision(ctx context.Context) (Result, error) {
 	}
 	r.res.Decision = DecisionPaid
 
-	image, err := r.deps.Images.Resolve(ctx, r.cfg.Image)
+	ictx, cancel := r.bound(ctx, ImageResolveBudget)
+	image, err := r.deps.Images.Resolve(ictx, r.cfg.Image)
+	cancel()
 	if err != nil {
 		return r.res, fmt.Errorf("runner image: %w (no GPU was allocated)", err)
 	}
 	r.res.Image = image
 	r.logf("runner image: %s", image)
 
-	r.res.Plan = r.plan(ctx)
+	pctx, cancel := r.bound(ctx, CatalogBudget)
+	r.res.Plan = r.plan(pctx)
+	cancel()
 	r.res.WorstCase = r.res.Plan.WorstCase(r.cfg.StartupTimeout(), r.cfg.Lifetime())
 	r.res.Warnings = append(r.res.Warnings, r.res.Plan.Warnings...)
 	for _, w := range r.res.Plan.Warnings {
 		r.logf("warning: %s", w)
 	}
-	r.logf("plan (%d candidates, worst-case spend %s):\n%s", len(r.res.Plan.Candidates), r.res.WorstCase, r.res.Plan.Table())
+	r.logf("plan (%d candidates, worst-case spend %s%s):\n%s", len(r.res.Plan.Candidates), r.res.WorstCase, r.ceilingNote(), r.res.Plan.Table())
 	if len(r.res.Plan.Candidates) == 0 {
 		return r.res, r.fail(ErrExhausted, "the plan has no candidate")
 	}
 
 	consecutive := 0
 	for _, c := range r.res.Plan.Candidates {
-		if err := r.checkPR(ctx); err != nil {
-			return r.res, err
+		// The PR (state, head and labels) is re-read right before each create.
+		switch verdict, why := r.readPR(ctx); verdict {
+		case prObsolete:
+			return r.res, r.fail(ErrObsolete, why)
+		case prLocal:
+			r.logf("%s: no pod is created", why)
+			r.res.Decision = DecisionSkipped
+			return r.res, nil
 		}
 		if err := r.checkCeiling(c); err != nil {
 			return r.res, err
@@ -271,6 +309,9 @@ func (r *run) provision(ctx context.Context) (Result, error) {
 			return r.res, err
 		}
 		switch out {
+		case outcomeLocal:
+			r.res.Decision = DecisionSkipped
+			return r.res, nil
 		case outcomeAccepted:
 			return r.res, nil
 		case outcomeStartupFailure:
@@ -298,48 +339,115 @@ func (r *run) fail(sentinel error, detail string) error {
 	return e
 }
 
-// checkPR stops before spending on an obsolete PR. Unknown state (an API
-// error) never means obsolete.
-func (r *run) checkPR(ctx context.Context) error {
-	obsolete, why := r.prObsolete(ctx)
-	if obsolete {
-		return r.fail(ErrObsolete, why)
-	}
-	return nil
-}
+// prVerdict is what one read of the PR says about spending on it.
+type prVerdict int
 
-func (r *run) prObsolete(ctx context.Context) (bool, string) {
+const (
+	prCurrent  prVerdict = iota // open at the expected head: go on
+	prUnknown                   // unreadable: go on (unknown never means obsolete)
+	prObsolete                  // closed, or its head moved
+	prLocal                     // labelled gpu-validated-locally: a maintainer's GPU stands in
+)
+
+// readPR reads the PR once, within PRReadBudget (and ctx's own deadline). Any
+// failure, an unusable answer included, is unknown and never obsolete.
+func (r *run) readPR(ctx context.Context) (prVerdict, string) {
 	if r.req.PRNumber <= 0 {
-		return false, ""
+		return prCurrent, ""
 	}
+	ctx, cancel := r.bound(ctx, PRReadBudget)
+	defer cancel()
 	pr, err := r.deps.GitHub.GetPullRequest(ctx, r.req.PRNumber)
 	if err != nil {
 		r.logf("PR #%d state unknown (%v): carrying on", r.req.PRNumber, err)
-		return false, ""
+		return prUnknown, ""
 	}
-	if pr.GetState() != "open" {
-		return true, fmt.Sprintf("PR #%d is %s", r.req.PRNumber, pr.GetState())
+	switch state := pr.GetState(); {
+	case state == "closed":
+		return prObsolete, fmt.Sprintf("PR #%d is closed", r.req.PRNumber)
+	case state != "open":
+		r.logf("PR #%d state %q unknown: carrying on", r.req.PRNumber, state)
+		return prUnknown, ""
 	}
-	if head := pr.GetHead().GetSHA(); r.req.ExpectedHeadSHA != "" && head != r.req.ExpectedHeadSHA {
-		return true, fmt.Sprintf("PR #%d head moved from %s to %s", r.req.PRNumber, r.req.ExpectedHeadSHA, head)
+	if head := pr.GetHead().GetSHA(); head != r.req.ExpectedHeadSHA {
+		return prObsolete, fmt.Sprintf("PR #%d head moved from %s to %s", r.req.PRNumber, r.req.ExpectedHeadSHA, head)
 	}
-	return false, ""
+	for _, l := range pr.Labels {
+		if l.GetName() == gate.LocalLabel {
+			return prLocal, fmt.Sprintf("PR #%d carries %s: a maintainer validates it on their own GPU", r.req.PRNumber, gate.LocalLabel)
+		}
+	}
+	return prCurrent, ""
 }
 
-// checkCeiling refuses a candidate whose worst case would pass the spend ceiling.
+// checkCeiling refuses a create that could bring the run past
+// max_run_spend_usd: what rejected pods cost (an upper bound) plus this
+// candidate kept for its whole startup budget and then, accepted, for the
+// accepted pod's lifetime bound. Later candidates are checked in turn before
+// their own create, with what was really spent by then, so the run as a whole
+// never passes the ceiling.
 func (r *run) checkCeiling(c plan.Candidate) error {
 	ceiling, ok := r.cfg.SpendCeiling()
 	if !ok {
 		return nil
 	}
-	spent, _ := r.res.RejectedCost()
 	if !c.PriceKnown {
-		return r.fail(ErrStopped, fmt.Sprintf("candidate %s has no known price and max_run_spend_usd is set", c.Name))
+		return r.fail(ErrStopped, fmt.Sprintf("candidate %s (%s) has no known price and max_run_spend_usd is set; no pod was created for it", c.Name, c.GPUID))
 	}
-	if next := spent.USD + c.PricePerHour*r.cfg.StartupTimeout().Hours(); next > ceiling {
-		return r.fail(ErrStopped, fmt.Sprintf("candidate %s could bring the run to $%.4f, above max_run_spend_usd $%.2f", c.Name, next, ceiling))
+	worst := r.spentBound + CandidateWorstCase(c.PricePerHour, r.cfg.StartupTimeout(), r.cfg.Lifetime())
+	if worst > ceiling {
+		return r.fail(ErrStopped, fmt.Sprintf("max_run_spend_usd $%.2f: creating candidate %s (%s at $%.2f/h) could bring the run to $%.4f "+
+			"(rejected pods $%.4f + startup_timeout_seconds %d + lifetime_seconds %d at its price); no pod was created for it",
+			ceiling, c.Name, c.GPUID, c.PricePerHour, worst, r.spentBound, r.cfg.StartupTimeoutSeconds, r.cfg.LifetimeSeconds))
 	}
 	return nil
+}
+
+// CandidateWorstCase is the most one pod at pricePerHour can cost: its whole
+// startup budget, then accepted and kept for its whole lifetime bound.
+func CandidateWorstCase(pricePerHour float64, startupTimeout, lifetime time.Duration) float64 {
+	return pricePerHour * (startupTimeout + lifetime).Hours()
+}
+
+// ceilingNote says how the ceiling bounds the printed worst case.
+func (r *run) ceilingNote() string {
+	ceiling, ok := r.cfg.SpendCeiling()
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("; max_run_spend_usd $%.2f: no create that could pass it is made", ceiling)
+}
+
+// bound limits a call to d on the policy's clock (and in wall time).
+func (r *run) bound(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return reqpolicy.Bound(ctx, r.deps.Policy, d)
+}
+
+// validateSHAs checks the commit SHAs that decide obsolescence and reuse: a
+// PR run must name the head it authorized (a manual dispatch gets it from
+// authorize), and every SHA given is a full 40-digit hex SHA.
+func (q Request) validateSHAs() error {
+	if q.PRNumber > 0 && q.ExpectedHeadSHA == "" {
+		return fmt.Errorf("expected head SHA: empty for PR #%d; want authorize's pinned head-sha output (40 hex digits), so a moved head is detected", q.PRNumber)
+	}
+	for _, f := range []struct{ name, value string }{{"expected head SHA", q.ExpectedHeadSHA}, {"tested ref", q.TestedRef}} {
+		if f.value != "" && !fullSHA(f.value) {
+			return fmt.Errorf("%s: got %q; want a full commit SHA of 40 lower-case hex digits", f.name, f.value)
+		}
+	}
+	return nil
+}
+
+func fullSHA(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // runnerLabel is the attempt's unique label and runner name.

@@ -59,6 +59,8 @@ func (r Result) Summary(runErr error) string {
 	case r.Decision == DecisionReused:
 		fmt.Fprintf(&b, "**Reused**: this tested ref already passed. No pod was created.\n\nEvidence: %s\n", r.ReusedCheckURL)
 		return b.String()
+	case r.Decision == DecisionSkipped:
+		b.WriteString("**Skipped**: the pull request carries `gpu-validated-locally`; a maintainer's own GPU stands in, and no further pod is paid for.\n\n")
 	case r.Accepted != nil:
 		a := r.Accepted
 		fmt.Fprintf(&b, "**Accepted** `%s` on **%s** (%s, tier %s) at **%s**, runner label `%s`, online %d s after the pod started, after %d attempt(s).\n\n",

@@ -2,10 +2,13 @@ package provision
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/plan"
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
 
@@ -13,7 +16,9 @@ import (
 type watchResult struct {
 	accepted   bool
 	acceptedAt time.Time
-	obsolete   bool
+	obsolete   bool // the PR closed or its head moved
+	local      bool // the PR was labelled for local validation
+	wrongGPU   bool // RunPod placed another GPU than the reviewed one requested
 	reason     string
 	start      time.Time  // provider start (startedAt), zero when never seen
 	price      cost.Price // hourly cost captured while RUNNING
@@ -22,11 +27,16 @@ type watchResult struct {
 // watch polls the pod every startup_poll_seconds until it is accepted or
 // rejected. The pod status comes first; the runner registry is read only after
 // a live RUNNING observation. Unknown or malformed observations back off and
-// never count as death or health; the startup timeout runs from creation.
-func (r *run) watch(ctx context.Context, pod *runpod.Pod, label string) watchResult {
+// never count as death or health. Every call and every wait of the watch fits
+// the candidate's startup budget (startup_timeout_seconds from creation): a
+// pause that does not fit — a long Retry-After, the shared cooldown — ends the
+// candidate instead of extending it.
+func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, label string) watchResult {
 	var w watchResult
-	created := r.now()
-	deadline := created.Add(r.cfg.StartupTimeout())
+	budget := r.cfg.StartupTimeout()
+	deadline := r.now().Add(budget)
+	wctx, cancel := r.bound(ctx, budget)
+	defer cancel()
 	poll := r.cfg.StartupPoll()
 	runtimeSeen := false
 	for {
@@ -34,54 +44,90 @@ func (r *run) watch(ctx context.Context, pod *runpod.Pod, label string) watchRes
 			w.reason = "cancelled"
 			return w
 		}
-		if obsolete, why := r.prObsolete(ctx); obsolete {
+		switch verdict, why := r.readPR(wctx); verdict {
+		case prObsolete:
 			w.obsolete, w.reason = true, why
 			return w
+		case prLocal:
+			w.local, w.reason = true, why
+			return w
 		}
-		p, err := r.deps.RunPod.GetPod(ctx, pod.ID)
+		p, err := r.deps.RunPod.GetPod(wctx, pod.ID)
 		switch {
+		case err != nil && errors.Is(err, reqpolicy.ErrWaitExceedsDeadline):
+			w.reason = fmt.Sprintf("pod %s: a required pause does not fit the rest of startup_timeout_seconds %d (%v)", pod.ID, r.cfg.StartupTimeoutSeconds, err)
+			return w
 		case err != nil:
 			r.logf("pod %s: observation failed (%v): backing off, not counted", pod.ID, err)
 		default:
 			if t, ok := p.StartedAt.Get(); ok && w.start.IsZero() {
 				w.start = t
 			}
+			if why := r.wrongGPU(p, c); why != "" {
+				w.wrongGPU, w.reason = true, why
+				return w
+			}
 			switch {
 			case p.Status.Ended():
 				w.reason = fmt.Sprintf("pod %s while starting (the CUDA smoke proof or the runner failed)", p.Status)
 				return w
-			case p.Status == runpod.PodRunning && p.Runtime != nil:
+			case p.Status == runpod.PodRunning && p.Runtime != nil && p.GPU != nil:
 				runtimeSeen = true
 				if c := float64(p.Cost); c > 0 {
 					w.price = cost.KnownPrice(c, "v2 cost while running")
 				}
-				online, rerr := r.runnerOnline(ctx, label)
+				online, rerr := r.runnerOnline(wctx, label)
 				if rerr != nil {
 					r.logf("runner %s: registry unreadable (%v): not counted", label, rerr)
 				} else if online {
 					w.accepted, w.acceptedAt = true, r.now()
 					return w
 				}
+			case p.Status == runpod.PodRunning && p.Runtime != nil:
+				runtimeSeen = true
+				r.logf("pod %s: RUNNING without its GPU in the record: not counted", pod.ID)
 			case runtimeSeen && p.Runtime == nil:
 				w.reason = fmt.Sprintf("pod runtime lost after boot (status %s)", p.Status)
 				return w
 			}
 		}
 		now := r.now()
-		if !now.Before(deadline) {
+		if !now.Before(deadline) || wctx.Err() != nil {
 			w.reason = fmt.Sprintf("runner %s not online within startup_timeout_seconds %d", label, r.cfg.StartupTimeoutSeconds)
 			return w
 		}
+		// The poll never sleeps past the deadline; a cooldown that does not
+		// fit the rest of the budget ends the candidate (a *WaitError).
 		wait := min(poll, deadline.Sub(now))
-		if err := r.deps.Policy.Wait(ctx, wait, "startup poll"); err != nil {
-			if ctx.Err() != nil {
+		if err := r.deps.Policy.Wait(wctx, wait, "startup poll"); err != nil {
+			switch {
+			case ctx.Err() != nil:
 				w.reason = "cancelled"
-			} else {
-				w.reason = fmt.Sprintf("startup watch ended: %v", err)
+			case errors.Is(err, reqpolicy.ErrWaitExceedsDeadline) && wait < deadline.Sub(now):
+				w.reason = fmt.Sprintf("startup watch ended: %v (startup_timeout_seconds %d)", err, r.cfg.StartupTimeoutSeconds)
+			default:
+				w.reason = fmt.Sprintf("runner %s not online within startup_timeout_seconds %d", label, r.cfg.StartupTimeoutSeconds)
 			}
 			return w
 		}
 	}
+}
+
+// wrongGPU says why an observed pod is not the GPU the candidate requested
+// (the reviewed allowlist is the boundary, also against a misplacement), or ""
+// when its GPU matches or is not reported yet.
+func (r *run) wrongGPU(p *runpod.Pod, c plan.Candidate) string {
+	if p.GPU == nil || p.GPU.ID == "" {
+		return ""
+	}
+	count := p.GPU.Count
+	if count == 0 {
+		count = 1 // RunPod's default count
+	}
+	if p.GPU.ID != c.GPUID || count != r.cfg.GPUCount {
+		return fmt.Sprintf("RunPod gave %s x%d for a request of %s x%d: not the reviewed GPU", p.GPU.ID, count, c.GPUID, r.cfg.GPUCount)
+	}
+	return ""
 }
 
 // runnerOnline looks the attempt's runner up by its unique name and checks it

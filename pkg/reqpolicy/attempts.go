@@ -61,3 +61,19 @@ func (p *Policy) Remaining(ctx context.Context) (time.Duration, bool) {
 func Bound(ctx context.Context, clock Clock, d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(WithDeadline(ctx, clock.Now().Add(d)), d)
 }
+
+type urgentKey struct{}
+
+// Urgent marks ctx so that the first attempt of its requests goes out at once
+// when the shared cooldown is longer than their deadline allows, instead of
+// failing unsent. Use it only for requests that stop spending — deleting a
+// billing pod — where an answer of 429 costs nothing and waiting costs money.
+// A cooldown that fits the deadline is still waited out, and retries obey it.
+func Urgent(ctx context.Context) context.Context {
+	return context.WithValue(ctx, urgentKey{}, true)
+}
+
+func urgent(ctx context.Context) bool {
+	u, _ := ctx.Value(urgentKey{}).(bool)
+	return u
+}

@@ -184,12 +184,18 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	for attempt := 1; ; attempt++ {
 		if cd := p.cooldown.Remaining(p.clock.Now()); cd > 0 {
-			if attempt == 1 { // later attempts already logged their own pause
-				p.log("%s: waiting %s for the shared cooldown", target, cd)
-			}
-			if err := p.pause(ctx, cd, "shared cooldown", 0); err != nil {
-				closeBody(req)
-				return nil, err
+			remaining, bounded := p.Remaining(ctx)
+			switch {
+			case attempt == 1 && urgent(ctx) && bounded && cd >= remaining:
+				p.log("%s: the shared cooldown (%s) does not fit the deadline; sent at once (urgent)", target, cd)
+			default:
+				if attempt == 1 { // later attempts already logged their own pause
+					p.log("%s: waiting %s for the shared cooldown", target, cd)
+				}
+				if err := p.pause(ctx, cd, "shared cooldown", 0); err != nil {
+					closeBody(req)
+					return nil, err
+				}
 			}
 		}
 		out, err := prepare(req, attempt)

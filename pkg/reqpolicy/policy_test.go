@@ -247,6 +247,47 @@ func TestCooldownIsSharedAcrossCalls(t *testing.T) {
 	assert.Check(t, is.Contains(h.log(), "GET https://api.example.test/v2/pods/abc: waiting 30s for the shared cooldown"))
 }
 
+func TestUrgentRequestGoesOutWhenTheCooldownDoesNotFit(t *testing.T) {
+	tests := []struct {
+		name      string
+		urgent    bool
+		cooldown  time.Duration
+		remaining time.Duration
+		wantSent  int
+		wantWaits []time.Duration
+		wantErr   string
+	}{
+		{name: "urgent, cooldown past the deadline: sent at once", urgent: true, cooldown: 1000 * time.Second, remaining: 180 * time.Second, wantSent: 1},
+		{name: "urgent, cooldown that fits: waited out", urgent: true, cooldown: 30 * time.Second, remaining: 180 * time.Second, wantSent: 1, wantWaits: []time.Duration{30 * time.Second}},
+		{name: "not urgent, cooldown past the deadline: fails unsent", cooldown: 1000 * time.Second, remaining: 180 * time.Second, wantErr: "exceeds the remaining deadline"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness()
+			ctx, cancel := h.withFakeDeadline(tc.remaining)
+			defer cancel()
+			if tc.urgent {
+				ctx = Urgent(ctx)
+			}
+			next := h.script(step{status: 204})
+			h.policy.Cooldown().Extend(h.clock.Now().Add(tc.cooldown))
+
+			req, err := http.NewRequestWithContext(ctx, http.MethodDelete, "https://api.example.test/v2/pods/abc", nil)
+			assert.NilError(t, err)
+			resp, err := h.policy.Transport(next).RoundTrip(req)
+
+			if tc.wantErr != "" {
+				assert.ErrorContains(t, err, tc.wantErr)
+			} else {
+				assert.NilError(t, err)
+				assert.Equal(t, resp.StatusCode, 204)
+			}
+			assert.Equal(t, next.count(), tc.wantSent)
+			assert.DeepEqual(t, h.sleeps.waits, tc.wantWaits)
+		})
+	}
+}
+
 func TestNonIdempotentRequestsAreSentOnce(t *testing.T) {
 	tests := []struct {
 		name         string
