@@ -367,6 +367,24 @@ func TestMetaGPULaneInvariants(t *testing.T) {
 	assert.Check(t, slices.Contains(metaNeeds(wf.Jobs["gate"]), "gpu-tests"), "the gate waits for the GPU job")
 }
 
+// The head SHA that decides obsolescence is the one authorize pinned: a
+// manual dispatch has no head-sha input, and an empty one never sees a moved
+// head (issue 13, point 7).
+func TestMetaPaidJobsGetThePinnedHead(t *testing.T) {
+	wf := metaParseWorkflow(t, "gpu-lane.yml", metaWorkflowFiles(t)["gpu-lane.yml"])
+	for _, job := range []string{"provision", "watchdog"} {
+		found := false
+		for _, st := range wf.Jobs[job].Steps {
+			if head, ok := st.With["expected-head-sha"]; ok {
+				found = true
+				assert.Check(t, is.Equal(head, "${{ needs.authorize.outputs.head-sha }}"), "job %s step %q", job, st.Name)
+			}
+		}
+		assert.Check(t, found, "job %s passes no expected-head-sha", job)
+		assert.Check(t, slices.Contains(metaNeeds(wf.Jobs[job]), "authorize"), "job %s must need authorize for its pinned head", job)
+	}
+}
+
 func metaNeeds(j metaJob) []string {
 	switch n := j.Needs.(type) {
 	case string:
