@@ -223,6 +223,11 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
+// run polls until the pod must go. Each poll reads the GPU job first, then the
+// pull request, and checks the deadlines against the clock before and after
+// each read. No read may run past a due deadline, and the pull request read
+// (one attempt, no retries) may not run into the next poll, so a failing pull
+// request read can neither hide the GPU job's progress nor delay a deletion.
 func (w *watch) run(ctx context.Context) (Result, error) {
 	if res, done, err := w.begin(ctx); done {
 		return res, err
@@ -230,23 +235,56 @@ func (w *watch) run(ctx context.Context) (Result, error) {
 	w.logf("pod %s started %s: setup deadline %s (%s), lifetime deadline %s (%s); polling every %s",
 		w.req.PodID, stampOf(w.started), stampOf(w.setupAt), w.req.SetupBudget, stampOf(w.lifeAt), w.req.Lifetime, w.req.Poll)
 	for {
-		if outcome, why := w.observe(ctx); outcome != "" {
+		next := w.clock.Now().Add(w.req.Poll)
+		if outcome, why := w.poll(ctx, next); outcome != "" {
 			return w.finish(ctx, outcome, why)
 		}
-		now := w.clock.Now()
-		switch {
-		case !now.Before(w.lifeAt):
-			return w.finish(ctx, OutcomeLifetimeExpired, fmt.Sprintf("lifetime of %s from the pod's start expired", w.req.Lifetime))
-		case !w.tests && !now.Before(w.setupAt):
-			return w.finish(ctx, OutcomeSetupExpired, fmt.Sprintf("setup budget of %s expired before the test step %q started", w.req.SetupBudget, w.req.TestStep))
-		}
 		// Sleep to the next poll, or exactly to the next deadline if sooner.
-		wait := min(w.req.Poll, w.nextDeadline().Sub(now))
-		if err := w.sleep(ctx, wait); err != nil {
+		wake := next
+		if d := w.nextDeadline(); d.Before(wake) {
+			wake = d
+		}
+		if err := w.sleep(ctx, wake.Sub(w.clock.Now())); err != nil {
 			res := w.result(OutcomeInterrupted, "the watch was cancelled: "+err.Error())
 			return res, err
 		}
 	}
+}
+
+// poll is one round of observation; next is when the following one begins. It
+// returns an outcome when the pod must go now.
+func (w *watch) poll(ctx context.Context, next time.Time) (Outcome, string) {
+	// The lifetime admits no last look. A due setup deadline does: the jobs read
+	// below may show that the tests started, and is bounded by one poll.
+	if outcome, why := w.due(true); outcome != "" {
+		return outcome, why
+	}
+	if outcome, why := w.observeJob(ctx, min(w.req.RequestTimeout, w.req.Poll, w.lifeAt.Sub(w.clock.Now()))); outcome != "" {
+		return outcome, why
+	}
+	if outcome, why := w.due(false); outcome != "" {
+		return outcome, why
+	}
+	now := w.clock.Now()
+	if budget := min(w.req.RequestTimeout, next.Sub(now), w.nextDeadline().Sub(now)); budget > 0 {
+		if why, obsolete := w.prObsolete(ctx, budget); obsolete {
+			return OutcomeObsolete, why
+		}
+	}
+	return w.due(false)
+}
+
+// due returns the outcome of a deadline the clock has reached, or "". With
+// lifetimeOnly it checks the lifetime alone.
+func (w *watch) due(lifetimeOnly bool) (Outcome, string) {
+	now := w.clock.Now()
+	switch {
+	case !now.Before(w.lifeAt):
+		return OutcomeLifetimeExpired, fmt.Sprintf("lifetime of %s from the pod's start expired", w.req.Lifetime)
+	case !lifetimeOnly && !w.tests && !now.Before(w.setupAt):
+		return OutcomeSetupExpired, fmt.Sprintf("setup budget of %s expired before the test step %q started", w.req.SetupBudget, w.req.TestStep)
+	}
+	return "", ""
 }
 
 // begin reads the pod's provider start, from which both bounds run. An
@@ -282,14 +320,11 @@ func (w *watch) nextDeadline() time.Time {
 	return w.setupAt
 }
 
-// observe reads the pull request and the GPU job. It returns an outcome when
-// the pod must go now; failed reads only log, so they neither disarm nor
-// extend anything.
-func (w *watch) observe(ctx context.Context) (Outcome, string) {
-	if why, obsolete := w.prObsolete(ctx); obsolete {
-		return OutcomeObsolete, why
-	}
-	job, err := w.gpuJob(ctx)
+// observeJob reads the GPU job within budget. It returns an outcome when the
+// pod must go now; a failed read only logs, so it neither disarms nor extends
+// anything.
+func (w *watch) observeJob(ctx context.Context, budget time.Duration) (Outcome, string) {
+	job, err := w.gpuJob(ctx, budget)
 	if err != nil {
 		if !w.jobsErr {
 			w.logf("GPU job progress unknown (%v): the deadlines stand", err)
@@ -338,8 +373,8 @@ func testsStarted(job *github.WorkflowJob, name string) bool {
 	return false
 }
 
-func (w *watch) gpuJob(ctx context.Context) (*github.WorkflowJob, error) {
-	rctx, cancel := reqpolicy.Bound(ctx, w.clock, w.req.RequestTimeout)
+func (w *watch) gpuJob(ctx context.Context, budget time.Duration) (*github.WorkflowJob, error) {
+	rctx, cancel := reqpolicy.Bound(ctx, w.clock, budget)
 	defer cancel()
 	jobs, err := w.deps.GitHub.ListAttemptJobs(rctx, w.req.RunID, w.req.Attempt)
 	if err != nil {
@@ -349,12 +384,14 @@ func (w *watch) gpuJob(ctx context.Context) (*github.WorkflowJob, error) {
 }
 
 // prObsolete reports a closed pull request or a moved head. Any failure to
-// read it is unknown, which is never obsolete.
-func (w *watch) prObsolete(ctx context.Context) (string, bool) {
+// read it is unknown, which is never obsolete. The read is one attempt within
+// budget: the next poll is its retry, so its backoff cannot push the shared
+// GitHub cooldown past the next jobs read.
+func (w *watch) prObsolete(ctx context.Context, budget time.Duration) (string, bool) {
 	if w.req.PRNumber <= 0 {
 		return "", false
 	}
-	rctx, cancel := reqpolicy.Bound(ctx, w.clock, w.req.RequestTimeout)
+	rctx, cancel := reqpolicy.Bound(reqpolicy.WithAttemptLimit(ctx, 1), w.clock, budget)
 	defer cancel()
 	pr, err := w.deps.GitHub.GetPullRequest(rctx, w.req.PRNumber)
 	if err != nil || pr == nil {

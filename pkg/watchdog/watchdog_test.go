@@ -59,6 +59,22 @@ func TestRun(t *testing.T) {
 			wantOutcome: OutcomeLifetimeExpired, wantCancel: "requested", wantErrIs: []error{ErrDeadline}, wantTests: true, wantPaid: "3600",
 		},
 		{
+			name: "tests start in the last poll before the setup deadline: the last look disarms it",
+			setup: func(h *harness) {
+				h.gh.jobs = func(since time.Duration) ([]*github.WorkflowJob, error) {
+					switch {
+					case since < 959*time.Second: // one second before the setup deadline
+						return job("in_progress", ""), nil
+					case since < 1200*time.Second:
+						return job("in_progress", "in_progress"), nil
+					}
+					return job("completed", "completed"), nil
+				}
+			},
+			wantJournal: "+20m0s DELETE pod0watched001",
+			wantOutcome: OutcomeJobFinished, wantTests: true,
+		},
+		{
 			name: "progress API down: the deadline is not extended",
 			setup: func(h *harness) {
 				h.gh.jobs = func(since time.Duration) ([]*github.WorkflowJob, error) {
