@@ -411,8 +411,9 @@ func (w *watch) prObsolete(ctx context.Context, budget time.Duration) (string, b
 	return "", false
 }
 
-// finish deletes the pod, logs an early end's cost from the metadata already
-// held, and only after a confirmed deletion cancels the run when the end was early.
+// finish deletes the pod, logs an early end's cost line (cost.CostLine) from
+// the metadata already held, and only then, after a confirmed deletion,
+// cancels the run when the end was early.
 func (w *watch) finish(ctx context.Context, outcome Outcome, why string) (Result, error) {
 	w.logf("%s: %s: deleting pod %s", outcome, why, w.req.PodID)
 	res := w.result(outcome, why)
@@ -422,8 +423,11 @@ func (w *watch) finish(ctx context.Context, outcome Outcome, why string) (Result
 		res.Deleted, res.DeletedAt = true, at
 	}
 	if outcome.early() {
+		// The cost goes to the log before the run is cancelled: the cancel can
+		// end this very job, and the interrupted run's evidence must survive it.
 		report := w.report(res)
 		res.Report = &report
+		w.logf("%s", cost.CostLine(report).Format())
 		switch {
 		case delErr != nil:
 			res.Cancel.Skipped = "the pod's deletion is unconfirmed; cancelling only follows a confirmed deletion"
@@ -493,6 +497,7 @@ func (w *watch) cancelRun(ctx context.Context) Cancel {
 		w.logf("not cancelling: %s", why)
 		return Cancel{Skipped: why}
 	}
+	w.logf("requesting cancellation of workflow run %d attempt %d", w.req.RunID, w.req.Attempt)
 	err = w.deps.GitHub.CancelWorkflowRun(rctx, w.req.RunID)
 	if err == nil {
 		w.logf("cancelled workflow run %d attempt %d", w.req.RunID, w.req.Attempt)

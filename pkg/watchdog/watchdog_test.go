@@ -13,6 +13,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/golden"
 
+	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
@@ -340,6 +341,43 @@ func TestRunRejectsBadRequests(t *testing.T) {
 			assert.ErrorContains(t, err, tc.wantErr)
 			assert.Check(t, errors.Is(err, ErrInvalidRequest))
 			assert.Equal(t, h.j.String(), "")
+		})
+	}
+}
+
+func TestRunLogsTheCostBeforeRequestingCancellation(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(h *harness)
+		want  string
+	}{
+		{
+			name:  "setup expired",
+			setup: func(h *harness) { h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) { return job("queued", ""), nil } },
+			want:  "+16m0s DELETE pod0watched001\n+16m0s LOG cost\n+16m0s GET run 9100\n+16m0s CANCEL run 9100",
+		},
+		{
+			name:  "obsolete",
+			setup: func(h *harness) { h.gh.pr = func(time.Duration) (*github.PullRequest, error) { return openPR(movedSHA), nil } },
+			want:  "+1m15s DELETE pod0watched001\n+1m15s LOG cost\n+1m15s GET run 9100\n+1m15s CANCEL run 9100",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			tc.setup(h)
+			policy := reqpolicy.New(reqpolicy.WithClock(h.clock), reqpolicy.WithSleeper(h.clock.Sleep))
+			var costLine string
+			logf := func(format string, args ...any) {
+				if line := fmt.Sprintf(format, args...); strings.HasPrefix(line, cost.LinePrefix+"cost ") {
+					costLine = line
+					h.j.add("LOG cost")
+				}
+			}
+			res, _ := Run(context.Background(), Deps{Pods: h.pods, GitHub: h.gh, Policy: policy, Clock: h.clock, Sleep: h.clock.Sleep, Logf: logf}, h.req)
+			assert.Equal(t, h.j.String(), tc.want)
+			assert.Assert(t, res.Report != nil)
+			assert.Equal(t, costLine, cost.CostLine(*res.Report).Format(), "the logged line is the reported cost")
 		})
 	}
 }
