@@ -394,21 +394,45 @@ func (w *watch) prObsolete(ctx context.Context, budget time.Duration) (string, b
 	rctx, cancel := reqpolicy.Bound(reqpolicy.WithAttemptLimit(ctx, 1), w.clock, budget)
 	defer cancel()
 	pr, err := w.deps.GitHub.GetPullRequest(rctx, w.req.PRNumber)
-	if err != nil || pr == nil {
+	if err == nil {
+		err = usablePullRequest(pr, w.req.PRNumber)
+	}
+	if err != nil {
 		if !w.prErr {
 			w.logf("pull request #%d state unknown (%v): not treated as obsolete", w.req.PRNumber, err)
 		}
 		w.prErr = true
 		return "", false
 	}
+	if w.prErr {
+		w.logf("pull request #%d state readable again", w.req.PRNumber)
+	}
 	w.prErr = false
 	switch head := pr.GetHead().GetSHA(); {
-	case pr.GetState() != "open":
-		return fmt.Sprintf("pull request #%d is %s", w.req.PRNumber, pr.GetState()), true
-	case w.req.ExpectedHeadSHA != "" && head != "" && head != w.req.ExpectedHeadSHA:
+	case pr.GetState() == "closed":
+		return fmt.Sprintf("pull request #%d is closed", w.req.PRNumber), true
+	case w.req.ExpectedHeadSHA != "" && head != w.req.ExpectedHeadSHA:
 		return fmt.Sprintf("pull request #%d head moved from %s to %s", w.req.PRNumber, w.req.ExpectedHeadSHA, head), true
 	}
 	return "", false
+}
+
+// usablePullRequest rejects an answer that does not say, for this pull request,
+// whether it is open and at which head: deleting a paid pod and cancelling a
+// run must rest on an answer that says so, not on a missing field read as
+// "not open" or "moved". ghapi checks the same; the watch does not rely on it.
+func usablePullRequest(pr *github.PullRequest, number int) error {
+	switch {
+	case pr == nil:
+		return fmt.Errorf("pull request #%d: no answer: %w", number, ghapi.ErrUnusableAnswer)
+	case pr.GetNumber() != number:
+		return fmt.Errorf("pull request #%d: the answer describes #%d: %w", number, pr.GetNumber(), ghapi.ErrUnusableAnswer)
+	case pr.GetState() != "open" && pr.GetState() != "closed":
+		return fmt.Errorf("pull request #%d: state %q; want open or closed: %w", number, pr.GetState(), ghapi.ErrUnusableAnswer)
+	case pr.GetHead().GetSHA() == "":
+		return fmt.Errorf("pull request #%d: the answer has no head SHA: %w", number, ghapi.ErrUnusableAnswer)
+	}
+	return nil
 }
 
 // finish deletes the pod, logs an early end's cost line (cost.CostLine) from

@@ -352,14 +352,18 @@ func TestRunLogsTheCostBeforeRequestingCancellation(t *testing.T) {
 		want  string
 	}{
 		{
-			name:  "setup expired",
-			setup: func(h *harness) { h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) { return job("queued", ""), nil } },
-			want:  "+16m0s DELETE pod0watched001\n+16m0s LOG cost\n+16m0s GET run 9100\n+16m0s CANCEL run 9100",
+			name: "setup expired",
+			setup: func(h *harness) {
+				h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) { return job("queued", ""), nil }
+			},
+			want: "+16m0s DELETE pod0watched001\n+16m0s LOG cost\n+16m0s GET run 9100\n+16m0s CANCEL run 9100",
 		},
 		{
-			name:  "obsolete",
-			setup: func(h *harness) { h.gh.pr = func(time.Duration) (*github.PullRequest, error) { return openPR(movedSHA), nil } },
-			want:  "+1m15s DELETE pod0watched001\n+1m15s LOG cost\n+1m15s GET run 9100\n+1m15s CANCEL run 9100",
+			name: "obsolete",
+			setup: func(h *harness) {
+				h.gh.pr = func(time.Duration) (*github.PullRequest, error) { return openPR(movedSHA), nil }
+			},
+			want: "+1m15s DELETE pod0watched001\n+1m15s LOG cost\n+1m15s GET run 9100\n+1m15s CANCEL run 9100",
 		},
 	}
 	for _, tc := range tests {
@@ -378,6 +382,53 @@ func TestRunLogsTheCostBeforeRequestingCancellation(t *testing.T) {
 			assert.Equal(t, h.j.String(), tc.want)
 			assert.Assert(t, res.Report != nil)
 			assert.Equal(t, costLine, cost.CostLine(*res.Report).Format(), "the logged line is the reported cost")
+		})
+	}
+}
+
+func TestRunUnusablePullRequestAnswerIsNeverObsolete(t *testing.T) {
+	closedAnswer := func(mutate func(*github.PullRequest)) func(time.Duration) (*github.PullRequest, error) {
+		return func(time.Duration) (*github.PullRequest, error) {
+			pr := openPR(movedSHA) // would be obsolete if it were trusted
+			pr.State = github.String("closed")
+			mutate(pr)
+			return pr, nil
+		}
+	}
+	tests := []struct {
+		name string
+		pr   func(time.Duration) (*github.PullRequest, error)
+	}{
+		{name: "empty answer", pr: func(time.Duration) (*github.PullRequest, error) { return &github.PullRequest{}, nil }},
+		{name: "no answer", pr: func(time.Duration) (*github.PullRequest, error) { return nil, nil }},
+		{name: "no state", pr: closedAnswer(func(pr *github.PullRequest) { pr.State = nil })},
+		{name: "unknown state", pr: closedAnswer(func(pr *github.PullRequest) { pr.State = github.String("merged") })},
+		{name: "no head", pr: closedAnswer(func(pr *github.PullRequest) { pr.Head = nil })},
+		{name: "empty head sha", pr: closedAnswer(func(pr *github.PullRequest) { pr.Head.SHA = github.String("") })},
+		{name: "another pull request", pr: closedAnswer(func(pr *github.PullRequest) { pr.Number = github.Int(43) })},
+		{name: "no number", pr: closedAnswer(func(pr *github.PullRequest) { pr.Number = nil })},
+		{name: "ghapi's unusable answer", pr: func(time.Duration) (*github.PullRequest, error) {
+			return nil, fmt.Errorf("ghapi: get pull request #42: state \"\"; want open or closed: %w", ghapi.ErrUnusableAnswer)
+		}},
+		{name: "not found", pr: func(time.Duration) (*github.PullRequest, error) {
+			return nil, fmt.Errorf("get pull request #42: 404: %w", ghapi.ErrNotFound)
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.gh.pr = tc.pr
+			h.gh.jobs = func(since time.Duration) ([]*github.WorkflowJob, error) {
+				if since < 400*time.Second {
+					return job("in_progress", "in_progress"), nil
+				}
+				return job("completed", "completed"), nil
+			}
+			res, err := h.run()
+			assert.NilError(t, err)
+			assert.Equal(t, res.Outcome, OutcomeJobFinished, "log:\n%s", strings.Join(h.logs, "\n"))
+			assert.Equal(t, h.j.String(), "+6m45s DELETE pod0watched001", "deleted when the job ended, never cancelled")
+			assert.Check(t, is.Contains(strings.Join(h.logs, "\n"), "pull request #42 state unknown"))
 		})
 	}
 }
