@@ -81,3 +81,24 @@ func checkJobsReadEveryPoll(t *testing.T, s *simulatedWatch) {
 	}
 	assert.Check(t, reads > 1, "the GPU job was read %d times", reads)
 }
+
+func TestSimulatedCancelWaitsOutTheCooldownOfFailingReads(t *testing.T) {
+	for _, jitter := range jitters {
+		t.Run(fmt.Sprintf("jitter %.1f", jitter), func(t *testing.T) {
+			// The job never reaches its tests and every progress read fails: the
+			// retried reads leave a long cooldown when the setup deadline comes.
+			s := startSimulatedWatchWithJitter(t, jitter, true, githubsim.StepSpec{Name: "Set up job", Duration: time.Hour})
+			s.cloud.GitHub.AddFault(githubsim.Fault{Kind: githubsim.FaultServerError, Status: http.StatusServiceUnavailable,
+				Method: http.MethodGet, Path: "/repos/*/*/actions/runs/*/attempts/*/jobs"})
+			s.cloud.GitHub.AddFault(prReadsFail)
+			res, err := Run(context.Background(), s.deps, s.req)
+			assert.Check(t, errors.Is(err, ErrDeadline), "%v", err)
+			assert.Check(t, !errors.Is(err, ErrCancel), "%v", err)
+			assert.Equal(t, res.Outcome, OutcomeSetupExpired)
+			_, started, ended := s.pod(t)
+			assert.Check(t, ended.Sub(started) >= s.req.SetupBudget && ended.Sub(started) <= s.req.SetupBudget+s.req.Poll, "lived %s", ended.Sub(started))
+			assert.Check(t, res.Cancel.Requested, "%+v", res.Cancel)
+			assert.Check(t, is.Len(s.cloud.GitHub.Cancellations(), 1))
+		})
+	}
+}

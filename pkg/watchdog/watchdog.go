@@ -295,12 +295,24 @@ func (w *watch) begin(ctx context.Context) (res Result, done bool, err error) {
 	pod, readErr := w.deps.Pods.GetPod(rctx, w.req.PodID)
 	cancel()
 	switch {
-	case errors.Is(readErr, runpod.ErrNotFound) || (readErr == nil && pod.Status == runpod.PodTerminated):
+	case errors.Is(readErr, runpod.ErrNotFound):
 		w.logf("pod %s was already deleted: nothing to watch", w.req.PodID)
 		return w.result(OutcomePodGone, fmt.Sprintf("pod %s was already deleted", w.req.PodID)), true, nil
 	case readErr != nil:
 		res, err = w.finish(ctx, OutcomeStartUnknown, fmt.Sprintf("reading pod %s failed: %v", w.req.PodID, readErr))
 		return res, true, err
+	case pod == nil || pod.ID != w.req.PodID:
+		// Another pod's record would bound and price this pod by that pod's
+		// start, or call it deleted when only the other one is.
+		other := "no record"
+		if pod != nil {
+			other = fmt.Sprintf("the record of pod %q", pod.ID)
+		}
+		res, err = w.finish(ctx, OutcomeStartUnknown, fmt.Sprintf("reading pod %s answered %s: unusable", w.req.PodID, other))
+		return res, true, err
+	case pod.Status == runpod.PodTerminated:
+		w.logf("pod %s was already deleted: nothing to watch", w.req.PodID)
+		return w.result(OutcomePodGone, fmt.Sprintf("pod %s was already deleted", w.req.PodID)), true, nil
 	case !pod.StartedAt.Known():
 		w.record = pod
 		res, err = w.finish(ctx, OutcomeStartUnknown, fmt.Sprintf("pod %s (%s) has no provider start time", w.req.PodID, pod.Status))
@@ -380,7 +392,13 @@ func (w *watch) gpuJob(ctx context.Context, budget time.Duration) (*github.Workf
 	if err != nil {
 		return nil, err
 	}
-	return cleanup.FindGPUJob(jobs, w.req.RunnerLabel), nil
+	job := cleanup.FindGPUJob(jobs, w.req.RunnerLabel)
+	// A job of another run or attempt must neither disarm nor end anything.
+	if job != nil && ((job.RunID != nil && job.GetRunID() != w.req.RunID) || (job.RunAttempt != nil && int(job.GetRunAttempt()) != w.req.Attempt)) {
+		return nil, fmt.Errorf("the job for runner %s belongs to run %d attempt %d, not run %d attempt %d: %w",
+			w.req.RunnerLabel, job.GetRunID(), job.GetRunAttempt(), w.req.RunID, w.req.Attempt, ghapi.ErrUnusableAnswer)
+	}
+	return job, nil
 }
 
 // prObsolete reports a closed pull request or a moved head. Any failure to
@@ -514,6 +532,9 @@ func (w *watch) cancelRun(ctx context.Context) Cancel {
 	rctx, cancel := reqpolicy.Bound(ctx, w.clock, w.req.RequestTimeout)
 	defer cancel()
 	run, err := w.deps.GitHub.GetWorkflowRun(rctx, w.req.RunID)
+	if err == nil {
+		err = w.usableRun(run)
+	}
 	if err != nil {
 		return Cancel{Err: fmt.Errorf("%w: reading run %d before cancelling it failed: %w", ErrCancel, w.req.RunID, err)}
 	}
@@ -530,6 +551,9 @@ func (w *watch) cancelRun(ctx context.Context) Cancel {
 	if errors.Is(err, ghapi.ErrRunCompleted) {
 		again, rerr := w.deps.GitHub.GetWorkflowRun(rctx, w.req.RunID)
 		if rerr == nil {
+			rerr = w.usableRun(again)
+		}
+		if rerr == nil {
 			if why := w.notOurs(again); why != "" {
 				w.logf("cancel answered 409; not cancelling: %s", why)
 				return Cancel{Skipped: why}
@@ -540,6 +564,20 @@ func (w *watch) cancelRun(ctx context.Context) Cancel {
 		}
 	}
 	return Cancel{Err: fmt.Errorf("%w: run %d: %w", ErrCancel, w.req.RunID, err)}
+}
+
+// usableRun rejects a run answer that does not say which run, attempt and
+// status it describes: whether to cancel must not rest on a missing field.
+func (w *watch) usableRun(run *github.WorkflowRun) error {
+	switch {
+	case run == nil:
+		return fmt.Errorf("no answer: %w", ghapi.ErrUnusableAnswer)
+	case run.GetID() != w.req.RunID:
+		return fmt.Errorf("the answer describes run %d: %w", run.GetID(), ghapi.ErrUnusableAnswer)
+	case run.GetRunAttempt() <= 0 || run.GetStatus() == "":
+		return fmt.Errorf("the answer has attempt %d and status %q; want both: %w", run.GetRunAttempt(), run.GetStatus(), ghapi.ErrUnusableAnswer)
+	}
+	return nil
 }
 
 // notOurs says why the run must not be cancelled, or "" when it may.

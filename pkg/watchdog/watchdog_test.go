@@ -155,6 +155,64 @@ func TestRun(t *testing.T) {
 			wantOutcome: OutcomeStartUnknown, wantErrIs: []error{ErrStartUnreadable}, wantPaid: "unknown",
 		},
 		{
+			name:        "another pod's record: deleted and failed",
+			setup:       func(h *harness) { h.pods.record.ID = "pod0other00001" },
+			wantJournal: "+1m15s DELETE pod0watched001",
+			wantOutcome: OutcomeStartUnknown, wantErrIs: []error{ErrStartUnreadable}, wantPaid: "unknown",
+		},
+		{
+			name: "another pod's terminated record does not mean this one is gone",
+			setup: func(h *harness) {
+				h.pods.record.ID, h.pods.record.Status = "pod0other00001", runpod.PodTerminated
+			},
+			wantJournal: "+1m15s DELETE pod0watched001",
+			wantOutcome: OutcomeStartUnknown, wantErrIs: []error{ErrStartUnreadable}, wantPaid: "unknown",
+		},
+		{
+			name: "a job of another run neither disarms nor ends anything",
+			setup: func(h *harness) {
+				h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) {
+					jobs := job("in_progress", "in_progress")
+					jobs[1].RunID = github.Int64(runID + 1)
+					return jobs, nil
+				}
+			},
+			wantJournal: "+16m0s DELETE pod0watched001\n+16m0s GET run 9100\n+16m0s CANCEL run 9100",
+			wantOutcome: OutcomeSetupExpired, wantCancel: "requested", wantErrIs: []error{ErrDeadline}, wantPaid: "900",
+		},
+		{
+			name: "a job of another attempt neither disarms nor ends anything",
+			setup: func(h *harness) {
+				h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) {
+					jobs := job("completed", "completed")
+					jobs[1].RunID, jobs[1].RunAttempt = github.Int64(runID), github.Int64(2)
+					return jobs, nil
+				}
+			},
+			wantJournal: "+16m0s DELETE pod0watched001\n+16m0s GET run 9100\n+16m0s CANCEL run 9100",
+			wantOutcome: OutcomeSetupExpired, wantCancel: "requested", wantErrIs: []error{ErrDeadline}, wantPaid: "900",
+		},
+		{
+			name: "a run answer for another run is not cancelled on",
+			setup: func(h *harness) {
+				h.gh.pr = func(time.Duration) (*github.PullRequest, error) { return openPR(movedSHA), nil }
+				other := workflowRun(1, "in_progress", "")
+				other.ID = github.Int64(runID + 1)
+				h.gh.runs = []*github.WorkflowRun{other}
+			},
+			wantJournal: "+1m15s DELETE pod0watched001\n+1m15s GET run 9100",
+			wantOutcome: OutcomeObsolete, wantCancel: "error: the answer describes run 9101", wantErrIs: []error{ErrCancel, ghapi.ErrUnusableAnswer}, wantPaid: "15",
+		},
+		{
+			name: "a run answer without a status is not cancelled on",
+			setup: func(h *harness) {
+				h.gh.pr = func(time.Duration) (*github.PullRequest, error) { return openPR(movedSHA), nil }
+				h.gh.runs = []*github.WorkflowRun{workflowRun(1, "", "")}
+			},
+			wantJournal: "+1m15s DELETE pod0watched001\n+1m15s GET run 9100",
+			wantOutcome: OutcomeObsolete, wantCancel: "error: status \"\"", wantErrIs: []error{ErrCancel, ghapi.ErrUnusableAnswer}, wantPaid: "15",
+		},
+		{
 			name:        "pod already gone: nothing to do",
 			setup:       func(h *harness) { h.pods.getErr = fmt.Errorf("get pod %s: %w", podID, runpod.ErrNotFound) },
 			wantOutcome: OutcomePodGone,
