@@ -8,7 +8,9 @@
 // The watch is a plain loop over small interfaces with an injected clock and
 // sleeper, so tests run it on virtual time. A failed observation changes
 // nothing: it neither disarms nor extends a deadline, and an unknown pull
-// request state never means obsolete.
+// request state never means obsolete. The GPU job is read first in every poll
+// and no read may run past a due deadline, so other reads failing can neither
+// hide the job's progress nor delay a deletion.
 package watchdog
 
 import (
