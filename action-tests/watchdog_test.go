@@ -98,7 +98,10 @@ func TestWatchdogSetupDeadlineDeletesThePodThenCancelsTheRun(t *testing.T) {
 	assert.Equal(t, cancels[0].RunID, w.runID)
 	assert.Check(t, !cancels[0].At.Before(ended), "the run is cancelled after the deletion is confirmed")
 	assert.Check(t, is.Contains(res.stdout, "setup budget of 4s expired"))
-	assert.Check(t, is.Contains(res.stdout, cost.LinePrefix+"cost {"), "the interrupted pod's cost is logged")
+	costAt, cancelAt := strings.Index(res.stdout, cost.LinePrefix+"cost {"), strings.Index(res.stdout, "requesting cancellation of workflow run")
+	assert.Check(t, costAt >= 0, "the interrupted pod's cost is logged")
+	assert.Check(t, cancelAt > costAt, "the cost is logged before the cancel is requested (the cancel can end this job):\n%s", res.stdout)
+	assert.Check(t, is.Equal(strings.Count(res.stdout, cost.LinePrefix+"cost {"), 1), "one cost line")
 	assert.Check(t, is.Contains(res.summary, "### RunPod GPU cost (estimate)"))
 	assertNoSecrets(t, w.simulated, res)
 }

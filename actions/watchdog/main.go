@@ -12,7 +12,6 @@ import (
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
 	"github.com/org/runpod-gpu/pkg/cleanup"
-	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/watchdog"
 )
 
@@ -54,9 +53,8 @@ func run(ctx context.Context, io *actionio.IO) error {
 		PRNumber: int(pr), ExpectedHeadSHA: io.Input("expected-head-sha"),
 		SetupBudget: cfg.SetupBudget(), Lifetime: cfg.Lifetime(), Poll: poll, Snapshot: snapshot,
 	})
-	if res.Report != nil {
-		io.Infof("%s", cost.CostLine(*res.Report).Format())
-	}
+	// The watch logged an interrupted pod's cost line itself, before it asked
+	// for the run's cancellation (which can end this job).
 	// Outputs is a map, so its names are listed for the action.yml consistency test (action-tests).
 	//runpod-gpu:outputs outcome,pod-deleted,run-cancelled,tests-started
 	outputs := res.Outputs()

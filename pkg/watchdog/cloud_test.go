@@ -35,6 +35,13 @@ type simulatedWatch struct {
 
 func startSimulatedWatch(t *testing.T, withRunner bool, steps ...githubsim.StepSpec) *simulatedWatch {
 	t.Helper()
+	return startSimulatedWatchWithJitter(t, 0.5, withRunner, steps...)
+}
+
+// startSimulatedWatchWithJitter fixes the GitHub policy's backoff jitter, which
+// decides how far a run of failures pushes the shared cooldown.
+func startSimulatedWatchWithJitter(t *testing.T, jitter float64, withRunner bool, steps ...githubsim.StepSpec) *simulatedWatch {
+	t.Helper()
 	ctx := context.Background()
 	c, err := cloud.Start(cloud.Options{Start: epoch})
 	assert.NilError(t, err)
@@ -42,7 +49,8 @@ func startSimulatedWatch(t *testing.T, withRunner bool, steps ...githubsim.StepS
 	clock := c.Clock.(*simclock.Virtual)
 	rpPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep), reqpolicy.WithJitter(func() float64 { return 0.5 }))
 	gh, err := ghapi.New(ctx, ghapi.Options{BaseURL: c.GitHubURL, Token: cloud.GitHubToken, Owner: cloud.Owner, Repo: cloud.RepoName,
-		Policy: reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep))})
+		Policy: reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep), reqpolicy.WithJitter(func() float64 { return jitter }),
+			reqpolicy.WithClassifier(ghapi.RateLimitClassifier(clock)))})
 	assert.NilError(t, err)
 	rp := runpod.New(c.RunPodURL, cloud.RunPodKey, runpod.WithPolicy(rpPolicy))
 

@@ -122,7 +122,7 @@ func (f *fakeGitHub) CancelWorkflowRun(_ context.Context, id int64) error {
 }
 
 func openPR(head string) *github.PullRequest {
-	return &github.PullRequest{State: github.String("open"), Head: &github.PullRequestBranch{SHA: github.String(head)}}
+	return &github.PullRequest{Number: github.Int(42), State: github.String("open"), Head: &github.PullRequestBranch{SHA: github.String(head)}}
 }
 
 func workflowRun(attempt int, status, conclusion string) *github.WorkflowRun {

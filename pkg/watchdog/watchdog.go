@@ -8,7 +8,9 @@
 // The watch is a plain loop over small interfaces with an injected clock and
 // sleeper, so tests run it on virtual time. A failed observation changes
 // nothing: it neither disarms nor extends a deadline, and an unknown pull
-// request state never means obsolete.
+// request state never means obsolete. The GPU job is read first in every poll
+// and no read may run past a due deadline, so other reads failing can neither
+// hide the job's progress nor delay a deletion.
 package watchdog
 
 import (
@@ -223,6 +225,11 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
+// run polls until the pod must go. Each poll reads the GPU job first, then the
+// pull request, and checks the deadlines against the clock before and after
+// each read. No read may run past a due deadline, and the pull request read
+// (one attempt, no retries) may not run into the next poll, so a failing pull
+// request read can neither hide the GPU job's progress nor delay a deletion.
 func (w *watch) run(ctx context.Context) (Result, error) {
 	if res, done, err := w.begin(ctx); done {
 		return res, err
@@ -230,23 +237,56 @@ func (w *watch) run(ctx context.Context) (Result, error) {
 	w.logf("pod %s started %s: setup deadline %s (%s), lifetime deadline %s (%s); polling every %s",
 		w.req.PodID, stampOf(w.started), stampOf(w.setupAt), w.req.SetupBudget, stampOf(w.lifeAt), w.req.Lifetime, w.req.Poll)
 	for {
-		if outcome, why := w.observe(ctx); outcome != "" {
+		next := w.clock.Now().Add(w.req.Poll)
+		if outcome, why := w.poll(ctx, next); outcome != "" {
 			return w.finish(ctx, outcome, why)
 		}
-		now := w.clock.Now()
-		switch {
-		case !now.Before(w.lifeAt):
-			return w.finish(ctx, OutcomeLifetimeExpired, fmt.Sprintf("lifetime of %s from the pod's start expired", w.req.Lifetime))
-		case !w.tests && !now.Before(w.setupAt):
-			return w.finish(ctx, OutcomeSetupExpired, fmt.Sprintf("setup budget of %s expired before the test step %q started", w.req.SetupBudget, w.req.TestStep))
-		}
 		// Sleep to the next poll, or exactly to the next deadline if sooner.
-		wait := min(w.req.Poll, w.nextDeadline().Sub(now))
-		if err := w.sleep(ctx, wait); err != nil {
+		wake := next
+		if d := w.nextDeadline(); d.Before(wake) {
+			wake = d
+		}
+		if err := w.sleep(ctx, wake.Sub(w.clock.Now())); err != nil {
 			res := w.result(OutcomeInterrupted, "the watch was cancelled: "+err.Error())
 			return res, err
 		}
 	}
+}
+
+// poll is one round of observation; next is when the following one begins. It
+// returns an outcome when the pod must go now.
+func (w *watch) poll(ctx context.Context, next time.Time) (Outcome, string) {
+	// The lifetime admits no last look. A due setup deadline does: the jobs read
+	// below may show that the tests started, and is bounded by one poll.
+	if outcome, why := w.due(true); outcome != "" {
+		return outcome, why
+	}
+	if outcome, why := w.observeJob(ctx, min(w.req.RequestTimeout, w.req.Poll, w.lifeAt.Sub(w.clock.Now()))); outcome != "" {
+		return outcome, why
+	}
+	if outcome, why := w.due(false); outcome != "" {
+		return outcome, why
+	}
+	now := w.clock.Now()
+	if budget := min(w.req.RequestTimeout, next.Sub(now), w.nextDeadline().Sub(now)); budget > 0 {
+		if why, obsolete := w.prObsolete(ctx, budget); obsolete {
+			return OutcomeObsolete, why
+		}
+	}
+	return w.due(false)
+}
+
+// due returns the outcome of a deadline the clock has reached, or "". With
+// lifetimeOnly it checks the lifetime alone.
+func (w *watch) due(lifetimeOnly bool) (Outcome, string) {
+	now := w.clock.Now()
+	switch {
+	case !now.Before(w.lifeAt):
+		return OutcomeLifetimeExpired, fmt.Sprintf("lifetime of %s from the pod's start expired", w.req.Lifetime)
+	case !lifetimeOnly && !w.tests && !now.Before(w.setupAt):
+		return OutcomeSetupExpired, fmt.Sprintf("setup budget of %s expired before the test step %q started", w.req.SetupBudget, w.req.TestStep)
+	}
+	return "", ""
 }
 
 // begin reads the pod's provider start, from which both bounds run. An
@@ -257,12 +297,24 @@ func (w *watch) begin(ctx context.Context) (res Result, done bool, err error) {
 	pod, readErr := w.deps.Pods.GetPod(rctx, w.req.PodID)
 	cancel()
 	switch {
-	case errors.Is(readErr, runpod.ErrNotFound) || (readErr == nil && pod.Status == runpod.PodTerminated):
+	case errors.Is(readErr, runpod.ErrNotFound):
 		w.logf("pod %s was already deleted: nothing to watch", w.req.PodID)
 		return w.result(OutcomePodGone, fmt.Sprintf("pod %s was already deleted", w.req.PodID)), true, nil
 	case readErr != nil:
 		res, err = w.finish(ctx, OutcomeStartUnknown, fmt.Sprintf("reading pod %s failed: %v", w.req.PodID, readErr))
 		return res, true, err
+	case pod == nil || pod.ID != w.req.PodID:
+		// Another pod's record would bound and price this pod by that pod's
+		// start, or call it deleted when only the other one is.
+		other := "no record"
+		if pod != nil {
+			other = fmt.Sprintf("the record of pod %q", pod.ID)
+		}
+		res, err = w.finish(ctx, OutcomeStartUnknown, fmt.Sprintf("reading pod %s answered %s: unusable", w.req.PodID, other))
+		return res, true, err
+	case pod.Status == runpod.PodTerminated:
+		w.logf("pod %s was already deleted: nothing to watch", w.req.PodID)
+		return w.result(OutcomePodGone, fmt.Sprintf("pod %s was already deleted", w.req.PodID)), true, nil
 	case !pod.StartedAt.Known():
 		w.record = pod
 		res, err = w.finish(ctx, OutcomeStartUnknown, fmt.Sprintf("pod %s (%s) has no provider start time", w.req.PodID, pod.Status))
@@ -282,14 +334,11 @@ func (w *watch) nextDeadline() time.Time {
 	return w.setupAt
 }
 
-// observe reads the pull request and the GPU job. It returns an outcome when
-// the pod must go now; failed reads only log, so they neither disarm nor
-// extend anything.
-func (w *watch) observe(ctx context.Context) (Outcome, string) {
-	if why, obsolete := w.prObsolete(ctx); obsolete {
-		return OutcomeObsolete, why
-	}
-	job, err := w.gpuJob(ctx)
+// observeJob reads the GPU job within budget. It returns an outcome when the
+// pod must go now; a failed read only logs, so it neither disarms nor extends
+// anything.
+func (w *watch) observeJob(ctx context.Context, budget time.Duration) (Outcome, string) {
+	job, err := w.gpuJob(ctx, budget)
 	if err != nil {
 		if !w.jobsErr {
 			w.logf("GPU job progress unknown (%v): the deadlines stand", err)
@@ -338,44 +387,77 @@ func testsStarted(job *github.WorkflowJob, name string) bool {
 	return false
 }
 
-func (w *watch) gpuJob(ctx context.Context) (*github.WorkflowJob, error) {
-	rctx, cancel := reqpolicy.Bound(ctx, w.clock, w.req.RequestTimeout)
+func (w *watch) gpuJob(ctx context.Context, budget time.Duration) (*github.WorkflowJob, error) {
+	rctx, cancel := reqpolicy.Bound(ctx, w.clock, budget)
 	defer cancel()
 	jobs, err := w.deps.GitHub.ListAttemptJobs(rctx, w.req.RunID, w.req.Attempt)
 	if err != nil {
 		return nil, err
 	}
-	return cleanup.FindGPUJob(jobs, w.req.RunnerLabel), nil
+	job := cleanup.FindGPUJob(jobs, w.req.RunnerLabel)
+	// A job of another run or attempt must neither disarm nor end anything.
+	if job != nil && ((job.RunID != nil && job.GetRunID() != w.req.RunID) || (job.RunAttempt != nil && int(job.GetRunAttempt()) != w.req.Attempt)) {
+		return nil, fmt.Errorf("the job for runner %s belongs to run %d attempt %d, not run %d attempt %d: %w",
+			w.req.RunnerLabel, job.GetRunID(), job.GetRunAttempt(), w.req.RunID, w.req.Attempt, ghapi.ErrUnusableAnswer)
+	}
+	return job, nil
 }
 
 // prObsolete reports a closed pull request or a moved head. Any failure to
-// read it is unknown, which is never obsolete.
-func (w *watch) prObsolete(ctx context.Context) (string, bool) {
+// read it is unknown, which is never obsolete. The read is one attempt within
+// budget: the next poll is its retry, so its backoff cannot push the shared
+// GitHub cooldown past the next jobs read.
+func (w *watch) prObsolete(ctx context.Context, budget time.Duration) (string, bool) {
 	if w.req.PRNumber <= 0 {
 		return "", false
 	}
-	rctx, cancel := reqpolicy.Bound(ctx, w.clock, w.req.RequestTimeout)
+	rctx, cancel := reqpolicy.Bound(reqpolicy.WithAttemptLimit(ctx, 1), w.clock, budget)
 	defer cancel()
 	pr, err := w.deps.GitHub.GetPullRequest(rctx, w.req.PRNumber)
-	if err != nil || pr == nil {
+	if err == nil {
+		err = usablePullRequest(pr, w.req.PRNumber)
+	}
+	if err != nil {
 		if !w.prErr {
 			w.logf("pull request #%d state unknown (%v): not treated as obsolete", w.req.PRNumber, err)
 		}
 		w.prErr = true
 		return "", false
 	}
+	if w.prErr {
+		w.logf("pull request #%d state readable again", w.req.PRNumber)
+	}
 	w.prErr = false
 	switch head := pr.GetHead().GetSHA(); {
-	case pr.GetState() != "open":
-		return fmt.Sprintf("pull request #%d is %s", w.req.PRNumber, pr.GetState()), true
-	case w.req.ExpectedHeadSHA != "" && head != "" && head != w.req.ExpectedHeadSHA:
+	case pr.GetState() == "closed":
+		return fmt.Sprintf("pull request #%d is closed", w.req.PRNumber), true
+	case w.req.ExpectedHeadSHA != "" && head != w.req.ExpectedHeadSHA:
 		return fmt.Sprintf("pull request #%d head moved from %s to %s", w.req.PRNumber, w.req.ExpectedHeadSHA, head), true
 	}
 	return "", false
 }
 
-// finish deletes the pod, logs an early end's cost from the metadata already
-// held, and only after a confirmed deletion cancels the run when the end was early.
+// usablePullRequest rejects an answer that does not say, for this pull request,
+// whether it is open and at which head: deleting a paid pod and cancelling a
+// run must rest on an answer that says so, not on a missing field read as
+// "not open" or "moved". ghapi checks the same; the watch does not rely on it.
+func usablePullRequest(pr *github.PullRequest, number int) error {
+	switch {
+	case pr == nil:
+		return fmt.Errorf("pull request #%d: no answer: %w", number, ghapi.ErrUnusableAnswer)
+	case pr.GetNumber() != number:
+		return fmt.Errorf("pull request #%d: the answer describes #%d: %w", number, pr.GetNumber(), ghapi.ErrUnusableAnswer)
+	case pr.GetState() != "open" && pr.GetState() != "closed":
+		return fmt.Errorf("pull request #%d: state %q; want open or closed: %w", number, pr.GetState(), ghapi.ErrUnusableAnswer)
+	case pr.GetHead().GetSHA() == "":
+		return fmt.Errorf("pull request #%d: the answer has no head SHA: %w", number, ghapi.ErrUnusableAnswer)
+	}
+	return nil
+}
+
+// finish deletes the pod, logs an early end's cost line (cost.CostLine) from
+// the metadata already held, and only then, after a confirmed deletion,
+// cancels the run when the end was early.
 func (w *watch) finish(ctx context.Context, outcome Outcome, why string) (Result, error) {
 	w.logf("%s: %s: deleting pod %s", outcome, why, w.req.PodID)
 	res := w.result(outcome, why)
@@ -385,8 +467,11 @@ func (w *watch) finish(ctx context.Context, outcome Outcome, why string) (Result
 		res.Deleted, res.DeletedAt = true, at
 	}
 	if outcome.early() {
+		// The cost goes to the log before the run is cancelled: the cancel can
+		// end this very job, and the interrupted run's evidence must survive it.
 		report := w.report(res)
 		res.Report = &report
+		w.logf("%s", cost.CostLine(report).Format())
 		switch {
 		case delErr != nil:
 			res.Cancel.Skipped = "the pod's deletion is unconfirmed; cancelling only follows a confirmed deletion"
@@ -449,6 +534,9 @@ func (w *watch) cancelRun(ctx context.Context) Cancel {
 	rctx, cancel := reqpolicy.Bound(ctx, w.clock, w.req.RequestTimeout)
 	defer cancel()
 	run, err := w.deps.GitHub.GetWorkflowRun(rctx, w.req.RunID)
+	if err == nil {
+		err = w.usableRun(run)
+	}
 	if err != nil {
 		return Cancel{Err: fmt.Errorf("%w: reading run %d before cancelling it failed: %w", ErrCancel, w.req.RunID, err)}
 	}
@@ -456,6 +544,7 @@ func (w *watch) cancelRun(ctx context.Context) Cancel {
 		w.logf("not cancelling: %s", why)
 		return Cancel{Skipped: why}
 	}
+	w.logf("requesting cancellation of workflow run %d attempt %d", w.req.RunID, w.req.Attempt)
 	err = w.deps.GitHub.CancelWorkflowRun(rctx, w.req.RunID)
 	if err == nil {
 		w.logf("cancelled workflow run %d attempt %d", w.req.RunID, w.req.Attempt)
@@ -463,6 +552,9 @@ func (w *watch) cancelRun(ctx context.Context) Cancel {
 	}
 	if errors.Is(err, ghapi.ErrRunCompleted) {
 		again, rerr := w.deps.GitHub.GetWorkflowRun(rctx, w.req.RunID)
+		if rerr == nil {
+			rerr = w.usableRun(again)
+		}
 		if rerr == nil {
 			if why := w.notOurs(again); why != "" {
 				w.logf("cancel answered 409; not cancelling: %s", why)
@@ -474,6 +566,20 @@ func (w *watch) cancelRun(ctx context.Context) Cancel {
 		}
 	}
 	return Cancel{Err: fmt.Errorf("%w: run %d: %w", ErrCancel, w.req.RunID, err)}
+}
+
+// usableRun rejects a run answer that does not say which run, attempt and
+// status it describes: whether to cancel must not rest on a missing field.
+func (w *watch) usableRun(run *github.WorkflowRun) error {
+	switch {
+	case run == nil:
+		return fmt.Errorf("no answer: %w", ghapi.ErrUnusableAnswer)
+	case run.GetID() != w.req.RunID:
+		return fmt.Errorf("the answer describes run %d: %w", run.GetID(), ghapi.ErrUnusableAnswer)
+	case run.GetRunAttempt() <= 0 || run.GetStatus() == "":
+		return fmt.Errorf("the answer has attempt %d and status %q; want both: %w", run.GetRunAttempt(), run.GetStatus(), ghapi.ErrUnusableAnswer)
+	}
+	return nil
 }
 
 // notOurs says why the run must not be cancelled, or "" when it may.

@@ -13,6 +13,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/golden"
 
+	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
@@ -57,6 +58,22 @@ func TestRun(t *testing.T) {
 			},
 			wantJournal: "+1h1m0s DELETE pod0watched001\n+1h1m0s GET run 9100\n+1h1m0s CANCEL run 9100",
 			wantOutcome: OutcomeLifetimeExpired, wantCancel: "requested", wantErrIs: []error{ErrDeadline}, wantTests: true, wantPaid: "3600",
+		},
+		{
+			name: "tests start in the last poll before the setup deadline: the last look disarms it",
+			setup: func(h *harness) {
+				h.gh.jobs = func(since time.Duration) ([]*github.WorkflowJob, error) {
+					switch {
+					case since < 959*time.Second: // one second before the setup deadline
+						return job("in_progress", ""), nil
+					case since < 1200*time.Second:
+						return job("in_progress", "in_progress"), nil
+					}
+					return job("completed", "completed"), nil
+				}
+			},
+			wantJournal: "+20m0s DELETE pod0watched001",
+			wantOutcome: OutcomeJobFinished, wantTests: true,
 		},
 		{
 			name: "progress API down: the deadline is not extended",
@@ -136,6 +153,64 @@ func TestRun(t *testing.T) {
 			setup:       func(h *harness) { h.pods.record.StartedAt = wire.Time{} },
 			wantJournal: "+1m15s DELETE pod0watched001",
 			wantOutcome: OutcomeStartUnknown, wantErrIs: []error{ErrStartUnreadable}, wantPaid: "unknown",
+		},
+		{
+			name:        "another pod's record: deleted and failed",
+			setup:       func(h *harness) { h.pods.record.ID = "pod0other00001" },
+			wantJournal: "+1m15s DELETE pod0watched001",
+			wantOutcome: OutcomeStartUnknown, wantErrIs: []error{ErrStartUnreadable}, wantPaid: "unknown",
+		},
+		{
+			name: "another pod's terminated record does not mean this one is gone",
+			setup: func(h *harness) {
+				h.pods.record.ID, h.pods.record.Status = "pod0other00001", runpod.PodTerminated
+			},
+			wantJournal: "+1m15s DELETE pod0watched001",
+			wantOutcome: OutcomeStartUnknown, wantErrIs: []error{ErrStartUnreadable}, wantPaid: "unknown",
+		},
+		{
+			name: "a job of another run neither disarms nor ends anything",
+			setup: func(h *harness) {
+				h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) {
+					jobs := job("in_progress", "in_progress")
+					jobs[1].RunID = github.Int64(runID + 1)
+					return jobs, nil
+				}
+			},
+			wantJournal: "+16m0s DELETE pod0watched001\n+16m0s GET run 9100\n+16m0s CANCEL run 9100",
+			wantOutcome: OutcomeSetupExpired, wantCancel: "requested", wantErrIs: []error{ErrDeadline}, wantPaid: "900",
+		},
+		{
+			name: "a job of another attempt neither disarms nor ends anything",
+			setup: func(h *harness) {
+				h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) {
+					jobs := job("completed", "completed")
+					jobs[1].RunID, jobs[1].RunAttempt = github.Int64(runID), github.Int64(2)
+					return jobs, nil
+				}
+			},
+			wantJournal: "+16m0s DELETE pod0watched001\n+16m0s GET run 9100\n+16m0s CANCEL run 9100",
+			wantOutcome: OutcomeSetupExpired, wantCancel: "requested", wantErrIs: []error{ErrDeadline}, wantPaid: "900",
+		},
+		{
+			name: "a run answer for another run is not cancelled on",
+			setup: func(h *harness) {
+				h.gh.pr = func(time.Duration) (*github.PullRequest, error) { return openPR(movedSHA), nil }
+				other := workflowRun(1, "in_progress", "")
+				other.ID = github.Int64(runID + 1)
+				h.gh.runs = []*github.WorkflowRun{other}
+			},
+			wantJournal: "+1m15s DELETE pod0watched001\n+1m15s GET run 9100",
+			wantOutcome: OutcomeObsolete, wantCancel: "error: the answer describes run 9101", wantErrIs: []error{ErrCancel, ghapi.ErrUnusableAnswer}, wantPaid: "15",
+		},
+		{
+			name: "a run answer without a status is not cancelled on",
+			setup: func(h *harness) {
+				h.gh.pr = func(time.Duration) (*github.PullRequest, error) { return openPR(movedSHA), nil }
+				h.gh.runs = []*github.WorkflowRun{workflowRun(1, "", "")}
+			},
+			wantJournal: "+1m15s DELETE pod0watched001\n+1m15s GET run 9100",
+			wantOutcome: OutcomeObsolete, wantCancel: "error: status \"\"", wantErrIs: []error{ErrCancel, ghapi.ErrUnusableAnswer}, wantPaid: "15",
 		},
 		{
 			name:        "pod already gone: nothing to do",
@@ -324,6 +399,94 @@ func TestRunRejectsBadRequests(t *testing.T) {
 			assert.ErrorContains(t, err, tc.wantErr)
 			assert.Check(t, errors.Is(err, ErrInvalidRequest))
 			assert.Equal(t, h.j.String(), "")
+		})
+	}
+}
+
+func TestRunLogsTheCostBeforeRequestingCancellation(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(h *harness)
+		want  string
+	}{
+		{
+			name: "setup expired",
+			setup: func(h *harness) {
+				h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) { return job("queued", ""), nil }
+			},
+			want: "+16m0s DELETE pod0watched001\n+16m0s LOG cost\n+16m0s GET run 9100\n+16m0s CANCEL run 9100",
+		},
+		{
+			name: "obsolete",
+			setup: func(h *harness) {
+				h.gh.pr = func(time.Duration) (*github.PullRequest, error) { return openPR(movedSHA), nil }
+			},
+			want: "+1m15s DELETE pod0watched001\n+1m15s LOG cost\n+1m15s GET run 9100\n+1m15s CANCEL run 9100",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			tc.setup(h)
+			policy := reqpolicy.New(reqpolicy.WithClock(h.clock), reqpolicy.WithSleeper(h.clock.Sleep))
+			var costLine string
+			logf := func(format string, args ...any) {
+				if line := fmt.Sprintf(format, args...); strings.HasPrefix(line, cost.LinePrefix+"cost ") {
+					costLine = line
+					h.j.add("LOG cost")
+				}
+			}
+			res, _ := Run(context.Background(), Deps{Pods: h.pods, GitHub: h.gh, Policy: policy, Clock: h.clock, Sleep: h.clock.Sleep, Logf: logf}, h.req)
+			assert.Equal(t, h.j.String(), tc.want)
+			assert.Assert(t, res.Report != nil)
+			assert.Equal(t, costLine, cost.CostLine(*res.Report).Format(), "the logged line is the reported cost")
+		})
+	}
+}
+
+func TestRunUnusablePullRequestAnswerIsNeverObsolete(t *testing.T) {
+	closedAnswer := func(mutate func(*github.PullRequest)) func(time.Duration) (*github.PullRequest, error) {
+		return func(time.Duration) (*github.PullRequest, error) {
+			pr := openPR(movedSHA) // would be obsolete if it were trusted
+			pr.State = github.String("closed")
+			mutate(pr)
+			return pr, nil
+		}
+	}
+	tests := []struct {
+		name string
+		pr   func(time.Duration) (*github.PullRequest, error)
+	}{
+		{name: "empty answer", pr: func(time.Duration) (*github.PullRequest, error) { return &github.PullRequest{}, nil }},
+		{name: "no answer", pr: func(time.Duration) (*github.PullRequest, error) { return nil, nil }},
+		{name: "no state", pr: closedAnswer(func(pr *github.PullRequest) { pr.State = nil })},
+		{name: "unknown state", pr: closedAnswer(func(pr *github.PullRequest) { pr.State = github.String("merged") })},
+		{name: "no head", pr: closedAnswer(func(pr *github.PullRequest) { pr.Head = nil })},
+		{name: "empty head sha", pr: closedAnswer(func(pr *github.PullRequest) { pr.Head.SHA = github.String("") })},
+		{name: "another pull request", pr: closedAnswer(func(pr *github.PullRequest) { pr.Number = github.Int(43) })},
+		{name: "no number", pr: closedAnswer(func(pr *github.PullRequest) { pr.Number = nil })},
+		{name: "ghapi's unusable answer", pr: func(time.Duration) (*github.PullRequest, error) {
+			return nil, fmt.Errorf("ghapi: get pull request #42: state \"\"; want open or closed: %w", ghapi.ErrUnusableAnswer)
+		}},
+		{name: "not found", pr: func(time.Duration) (*github.PullRequest, error) {
+			return nil, fmt.Errorf("get pull request #42: 404: %w", ghapi.ErrNotFound)
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.gh.pr = tc.pr
+			h.gh.jobs = func(since time.Duration) ([]*github.WorkflowJob, error) {
+				if since < 400*time.Second {
+					return job("in_progress", "in_progress"), nil
+				}
+				return job("completed", "completed"), nil
+			}
+			res, err := h.run()
+			assert.NilError(t, err)
+			assert.Equal(t, res.Outcome, OutcomeJobFinished, "log:\n%s", strings.Join(h.logs, "\n"))
+			assert.Equal(t, h.j.String(), "+6m45s DELETE pod0watched001", "deleted when the job ended, never cancelled")
+			assert.Check(t, is.Contains(strings.Join(h.logs, "\n"), "pull request #42 state unknown"))
 		})
 	}
 }

@@ -102,6 +102,7 @@ type Server struct {
 	artifacts     []*artifact
 	blobs         map[string]*blob
 	faults        []*faultRule
+	rewrites      []*rewriteRule // see rewrites.go
 	requests      []Request
 	dispatches    []Dispatch
 	cancellations []Cancellation
@@ -244,6 +245,7 @@ func (s *Server) handle(pattern string, mode authMode, h handler) {
 			c.fail(newError(http.StatusRequestEntityTooLarge, ErrInvalid, "Request body too large"))
 		default:
 			s.serve(c, mode, h)
+			s.rewriteAnswer(c)
 		}
 		s.requests = append(s.requests, Request{
 			Method: r.Method, Path: loggedPath(r), Query: r.URL.RawQuery,
