@@ -64,6 +64,14 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 	createdAt := r.now()
 
 	w := r.watch(ctx, pod, c, label)
+	if r.retriedCreate {
+		// A first create whose answer was lost may reach the pod list late;
+		// by the end of the watch it shows: never two live pods for one candidate.
+		r.retriedCreate = false
+		dctx, cancel := r.bound(context.WithoutCancel(ctx), CatalogBudget)
+		r.adoptDuplicates(dctx, pod.Name, pod.ID)
+		cancel()
+	}
 	if !w.start.IsZero() {
 		rec.Price = cost.FirstKnown(w.price, listPrice)
 	}
@@ -219,10 +227,7 @@ func (r *run) create(ctx context.Context, c plan.Candidate, label string, jit *g
 		switch {
 		case err == nil:
 			r.track(pod.ID)
-			if retried {
-				// An eventually-listed first create could surface now: never two live pods for one candidate.
-				r.adoptDuplicates(cctx, body.Name, pod.ID)
-			}
+			r.retriedCreate = retried // checked for a late-listed duplicate after the watch
 			return pod, nil
 		case ctx.Err() != nil:
 			// Cancelled (SIGTERM) while the create was in flight: it may have

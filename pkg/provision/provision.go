@@ -212,6 +212,8 @@ type run struct {
 	// spentBound is an upper bound of what rejected pods cost: each one's
 	// highest known hourly price from its creation to its confirmed deletion.
 	spentBound float64
+	// retriedCreate is set when the current candidate's pod came from a retried create.
+	retriedCreate bool
 }
 
 // Run provisions one pod. On ctx cancellation (SIGTERM) it deletes every pod
