@@ -26,6 +26,11 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
+	// The head authorize pinned (provision refused the same value if it was malformed).
+	head, err := io.SHA("expected-head-sha", pr > 0)
+	if err != nil {
+		return err
+	}
 	poll, err := io.Duration("poll-seconds", watchdog.DefaultPoll, time.Second, time.Hour)
 	if err != nil {
 		return err
@@ -50,7 +55,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 	res, runErr := watchdog.Run(ctx, watchdog.Deps{Pods: rp, GitHub: gh, Policy: policy, Logf: io.Infof}, watchdog.Request{
 		PodID: io.Input("pod-id"), RunID: current.ID, Attempt: current.Attempt,
 		RunnerLabel: io.Input("runner-label"), TestStep: io.Input("test-step-name"),
-		PRNumber: int(pr), ExpectedHeadSHA: io.Input("expected-head-sha"),
+		PRNumber: int(pr), ExpectedHeadSHA: head,
 		SetupBudget: cfg.SetupBudget(), Lifetime: cfg.Lifetime(), Poll: poll, Snapshot: snapshot,
 	})
 	// The watch logged an interrupted pod's cost line itself, before it asked
