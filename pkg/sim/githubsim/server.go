@@ -102,6 +102,7 @@ type Server struct {
 	artifacts     []*artifact
 	blobs         map[string]*blob
 	faults        []*faultRule
+	rewrites      []*rewriteRule
 	requests      []Request
 	dispatches    []Dispatch
 	cancellations []Cancellation
@@ -292,6 +293,7 @@ func (s *Server) serve(c *call, mode authMode, h handler) {
 	if err := h(c); err != nil {
 		c.fail(err)
 	}
+	s.rewriteAnswer(c)
 }
 
 func apiURL(r *http.Request) string {
