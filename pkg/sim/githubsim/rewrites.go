@@ -2,33 +2,30 @@ package githubsim
 
 import "path"
 
-// Rewrite replaces the answer of requests the simulation handled: the
-// request took effect, and the client receives another body (and status).
-// It models a wrong-but-valid answer, such as another run's record for
-// GET …/actions/runs/{id}, that a client must not take at face value.
-// Faults, authentication failures and rate limits are answered before a
-// handler runs and are never rewritten.
+// Rewrite replaces the answer of matching requests after the simulation
+// handled them, so the request takes effect but its caller sees another
+// answer: a wrong-but-valid document such as a pull request without a state.
+// Only successful (2xx) answers are rewritten; faults and errors pass as they are.
 type Rewrite struct {
 	// Method matches the request method; empty matches any.
 	Method string
-	// Path matches the URL path in path.Match syntax ("/repos/*/*/actions/runs/*"); empty matches any.
+	// Path matches the URL path in path.Match syntax; empty matches any.
 	Path string
-	// Skip lets this many matching answers through before the rule starts rewriting them.
+	// Skip lets this many matching answers through before the rule rewrites.
 	Skip int
-	// Times is how many answers the rule rewrites; 0 means every matching answer.
+	// Times is how many answers the rule rewrites; 0 means every matching one.
 	Times int
 	// Status, when set, replaces the answer's status.
 	Status int
-	// Body receives the status and body the simulation answered and returns
-	// the body to send instead (as is, with the same headers); nil keeps the body.
-	// It runs under the server's lock: it must not call the server.
+	// Body receives the status and body the simulator would have sent and
+	// returns the body to send instead (same headers).
 	Body func(status int, body []byte) []byte
 }
 
 type rewriteRule struct {
 	Rewrite
-	seen    int
-	applied int
+	seen      int
+	rewritten int
 }
 
 // AddRewrite installs a rewrite rule; the first rule that fires rewrites an answer.
@@ -38,27 +35,29 @@ func (s *Server) AddRewrite(r Rewrite) {
 	s.rewrites = append(s.rewrites, &rewriteRule{Rewrite: r})
 }
 
-// rewriteAnswer applies the first rewrite rule that fires to c's handled answer.
+// rewriteAnswer applies the first rewrite rule that fires to c's answer; the
+// caller holds s.mu.
 func (s *Server) rewriteAnswer(c *call) {
-	for _, rw := range s.rewrites {
-		if rw.Method != "" && rw.Method != c.r.Method {
+	if c.status < 200 || c.status > 299 {
+		return
+	}
+	for _, r := range s.rewrites {
+		if r.Method != "" && r.Method != c.r.Method {
 			continue
 		}
-		if rw.Path != "" {
-			if ok, _ := path.Match(rw.Path, c.r.URL.Path); !ok {
-				continue
-			}
-		}
-		rw.seen++
-		if rw.seen <= rw.Skip || (rw.Times > 0 && rw.applied >= rw.Times) {
+		if ok, _ := path.Match(r.Path, c.r.URL.Path); r.Path != "" && !ok {
 			continue
 		}
-		rw.applied++
-		if rw.Body != nil {
-			c.out = rw.Body(c.status, c.out)
+		r.seen++
+		if r.seen <= r.Skip || (r.Times > 0 && r.rewritten >= r.Times) {
+			continue
 		}
-		if rw.Status != 0 {
-			c.status = rw.Status
+		r.rewritten++
+		if r.Body != nil {
+			c.out = r.Body(c.status, c.out)
+		}
+		if r.Status != 0 {
+			c.status = r.Status
 		}
 		return
 	}

@@ -2,41 +2,40 @@ package githubsim
 
 import (
 	"net/http"
-	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
 )
 
-func TestRewriteReplacesAHandledAnswer(t *testing.T) {
+func TestRewriteReplacesMatchingSuccessfulAnswers(t *testing.T) {
 	f := newFixture(t)
-	first, err := f.srv.AddWorkflowRun(WorkflowRunSpec{Repo: repoName, WorkflowPath: ".github/workflows/gpu.yml", Status: "in_progress"})
+	_, err := f.srv.AddPullRequest(repoName, PullRequestSpec{HeadRef: "x", HeadSHA: sha('a')})
 	assert.NilError(t, err)
-	second, err := f.srv.AddWorkflowRun(WorkflowRunSpec{Repo: repoName, WorkflowPath: ".github/workflows/gpu.yml", Status: "queued"})
-	assert.NilError(t, err)
-	// The second run's record, as the simulation answers it, stands in for the first's.
-	var other map[string]any
-	_, err = f.raw(t, f.app, "GET", "repos/octo/gpu-lib/actions/runs/"+itoa(second), nil, &other)
-	assert.NilError(t, err)
-	f.srv.AddRewrite(Rewrite{Method: "GET", Path: "/repos/*/*/actions/runs/" + itoa(first), Skip: 1, Times: 1,
+	f.srv.AddRewrite(Rewrite{Method: "GET", Path: "/repos/*/*/pulls/*", Skip: 1, Times: 2,
 		Body: func(status int, body []byte) []byte {
-			assert.Equal(t, status, http.StatusOK)
-			assert.Assert(t, strings.Contains(string(body), `"id":`+itoa(first)), "the handler's answer is passed in: %s", body)
-			return []byte(`{"id":` + itoa(second) + `,"status":"queued"}`)
+			assert.Check(t, status == http.StatusOK && len(body) > 2, "the rule sees the handled answer")
+			return []byte(`{}`)
 		}})
+	f.srv.AddFault(Fault{Kind: FaultServerError, Method: "GET", Path: "/repos/*/*/pulls/*", Skip: 3, Times: 1, Status: 503})
 
-	var ids []int64
-	for range 3 {
-		run, resp, err := f.app.Actions.GetWorkflowRunByID(ctx, "octo", "gpu-lib", first)
-		assert.NilError(t, err)
-		assert.Equal(t, resp.StatusCode, http.StatusOK)
-		ids = append(ids, run.GetID())
+	var states []string
+	for range 5 {
+		pr, resp, _ := f.app.PullRequests.Get(ctx, "octo", "gpu-lib", 1)
+		states = append(states, http.StatusText(resp.StatusCode)+":"+pr.GetState())
 	}
-	assert.DeepEqual(t, ids, []int64{first, second, first})
+	assert.DeepEqual(t, states, []string{"OK:open", "OK:", "OK:", "Service Unavailable:", "OK:open"})
 
-	f.srv.AddRewrite(Rewrite{Path: "/repos/*/*/actions/runs/" + itoa(second), Status: http.StatusNotFound})
-	_, resp, err := f.app.Actions.GetWorkflowRunByID(ctx, "octo", "gpu-lib", second)
-	assert.Check(t, err != nil)
-	assert.Equal(t, resp.StatusCode, http.StatusNotFound)
-	assert.Equal(t, other["id"], float64(second), "read before any rule: the simulation's own record")
+	_, _, err = f.app.Repositories.GetPermissionLevel(ctx, "octo", "gpu-lib", "octo")
+	assert.NilError(t, err, "other paths are untouched")
+}
+
+func TestRewriteCanReplaceTheStatus(t *testing.T) {
+	f := newFixture(t)
+	_, err := f.srv.AddPullRequest(repoName, PullRequestSpec{HeadRef: "x", HeadSHA: sha('a')})
+	assert.NilError(t, err)
+	f.srv.AddRewrite(Rewrite{Path: prPath, Status: http.StatusNonAuthoritativeInfo})
+	_, resp, err := f.app.PullRequests.Get(ctx, "octo", "gpu-lib", 1)
+	assert.NilError(t, err)
+	assert.Equal(t, resp.StatusCode, http.StatusNonAuthoritativeInfo)
+	assert.Equal(t, f.srv.Requests()[0].Status, http.StatusNonAuthoritativeInfo, "the request log records what was sent")
 }

@@ -102,7 +102,7 @@ type Server struct {
 	artifacts     []*artifact
 	blobs         map[string]*blob
 	faults        []*faultRule
-	rewrites      []*rewriteRule
+	rewrites      []*rewriteRule // see rewrites.go
 	requests      []Request
 	dispatches    []Dispatch
 	cancellations []Cancellation
@@ -245,6 +245,7 @@ func (s *Server) handle(pattern string, mode authMode, h handler) {
 			c.fail(newError(http.StatusRequestEntityTooLarge, ErrInvalid, "Request body too large"))
 		default:
 			s.serve(c, mode, h)
+			s.rewriteAnswer(c)
 		}
 		s.requests = append(s.requests, Request{
 			Method: r.Method, Path: loggedPath(r), Query: r.URL.RawQuery,
@@ -293,7 +294,6 @@ func (s *Server) serve(c *call, mode authMode, h handler) {
 	if err := h(c); err != nil {
 		c.fail(err)
 	}
-	s.rewriteAnswer(c)
 }
 
 func apiURL(r *http.Request) string {
