@@ -9,6 +9,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
@@ -20,6 +21,12 @@ func main() { actionkit.Main(run) }
 
 func run(ctx context.Context, io *actionio.IO) error {
 	execute, err := io.Bool("execute", false)
+	if err != nil {
+		return err
+	}
+	// Whole hours: a debug pod is kept for inspection at most this long, then reclaimed.
+	capHours, err := io.Int("retention-cap-hours", int64(reap.DefaultRetentionCap/time.Hour),
+		int64(reap.MinRetentionCap/time.Hour), int64(reap.MaxRetentionCap/time.Hour))
 	if err != nil {
 		return err
 	}
@@ -40,6 +47,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 	rec, sweepErr := sweeper.Sweep(ctx, reap.Request{
 		Scope:   reap.Scope{Repository: owner + "/" + repo, Workflows: io.Lines("workflows")},
 		Execute: reap.ShouldExecute(event, execute), Event: event,
+		RetentionCap: time.Duration(capHours) * time.Hour,
 	})
 
 	path := io.Input("record-path")

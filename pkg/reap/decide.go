@@ -22,8 +22,15 @@ const (
 	// run's own cleanup before the reaper reclaims it.
 	CompletedGrace = 5 * time.Minute
 	// MaxLifetime is the backstop: a pod active longer than this is reclaimed
-	// whatever its run says.
+	// whatever its run says, and whether or not the run could be read.
 	MaxLifetime = 2 * time.Hour
+	// DefaultRetentionCap is how long a debug-retained pod (keep-failed) is
+	// kept at most: past it the pod is reclaimed although a record retains it.
+	DefaultRetentionCap = 24 * time.Hour
+	// MinRetentionCap and MaxRetentionCap bound a configured retention cap:
+	// at least an hour to inspect, at most 30 days of paying for an idle pod.
+	MinRetentionCap = time.Hour
+	MaxRetentionCap = 30 * 24 * time.Hour
 )
 
 // Decision is what a sweep does with one pod.
@@ -51,7 +58,6 @@ const (
 	ReasonNameDisagrees    Reason = "name-disagrees"      // the name is not the tags' pod name
 	ReasonOtherRepository  Reason = "other-repository"    // tagged for another repository
 	ReasonOtherWorkflow    Reason = "workflow-not-reaped" // a workflow outside Scope.Workflows
-	ReasonRunMismatch      Reason = "run-mismatch"        // the run's repository, path or attempts disagree with the tags
 )
 
 // Reasons for reclaim.
@@ -59,6 +65,8 @@ const (
 	ReasonAttemptSuperseded Reason = "attempt-superseded"
 	ReasonRunCompleted      Reason = "run-completed"
 	ReasonLifetime          Reason = "lifetime-exceeded"
+	// ReasonRetentionCap reclaims a debug-retained pod kept past the retention cap.
+	ReasonRetentionCap Reason = "retention-cap-exceeded"
 )
 
 // Reasons for keep.
@@ -67,6 +75,10 @@ const (
 	ReasonRunCompletedRecently Reason = "run-completed-recently"
 	ReasonRetained             Reason = "retained-for-debug"
 	ReasonTerminated           Reason = "already-terminated"
+	// ReasonRunMismatch: the run answer names another run, repository or
+	// workflow, or fewer attempts than the tags; it is not trusted, and the
+	// pod is left to the age backstop.
+	ReasonRunMismatch Reason = "run-mismatch"
 )
 
 // Reasons for error.
@@ -177,6 +189,7 @@ func (p PodView) Age(now time.Time) (time.Duration, AgeBasis) {
 
 // RunInfo is what the sweep read about an owning workflow run.
 type RunInfo struct {
+	ID            int64  // the run the answer describes, which need not be the one asked for
 	Repository    string // owner/name the run belongs to
 	Workflow      string // the run's workflow path
 	LatestAttempt int
@@ -193,7 +206,7 @@ func (r RunInfo) Completed() bool { return r.Status == "completed" }
 // its latest attempt).
 func RunInfoFrom(run *github.WorkflowRun) RunInfo {
 	info := RunInfo{
-		Repository: run.GetRepository().GetFullName(), LatestAttempt: run.GetRunAttempt(), Status: run.GetStatus(),
+		ID: run.GetID(), Repository: run.GetRepository().GetFullName(), LatestAttempt: run.GetRunAttempt(), Status: run.GetStatus(),
 		// A run's path may carry a ref ("….yml@refs/heads/main"); the tags hold the path alone.
 		Workflow: strings.SplitN(run.GetPath(), "@", 2)[0],
 	}
@@ -201,6 +214,28 @@ func RunInfoFrom(run *github.WorkflowRun) RunInfo {
 		info.UpdatedAt = wire.KnownTime(t.Time)
 	}
 	return info
+}
+
+// Mismatch says how the run answer disagrees with the pod's tags: another
+// run id, repository or workflow, or fewer attempts than the tags name; ""
+// when it describes the tags' run. A mismatching answer (GitHub or a proxy
+// answering for another run) says nothing about the pod's run.
+func (r RunInfo) Mismatch(t ownership.Tags) string {
+	switch {
+	case r.ID != t.RunID || !strings.EqualFold(r.Repository, t.Repository) || r.Workflow != t.Workflow:
+		return fmt.Sprintf("asked for run %d of %s %s, GitHub answered with run %d of %s %s",
+			t.RunID, t.Repository, t.Workflow, r.ID, orUnknown(r.Repository), orUnknown(r.Workflow))
+	case t.Attempt > r.LatestAttempt:
+		return fmt.Sprintf("run %d has %d attempt(s); the tags name attempt %d", t.RunID, r.LatestAttempt, t.Attempt)
+	}
+	return ""
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }
 
 // RetentionLookup is what the sweep read about a run's retention records.
@@ -212,6 +247,9 @@ type RetentionLookup struct {
 // Facts are everything a sweep's decisions depend on besides the pods.
 type Facts struct {
 	Now time.Time
+	// RetentionCap bounds how long a retention record keeps a pod; zero means
+	// DefaultRetentionCap.
+	RetentionCap time.Duration
 	// Runs holds the lookups of owning runs, by run id.
 	Runs map[int64]RunInfo
 	// Retained holds the retention records of runs, by run id; it is needed
@@ -235,29 +273,61 @@ func NeedsRetention(p PodView, f Facts) bool {
 }
 
 // Decide is the reaper's rule book: a pure function of a pod and the facts.
-// Pods outside the scope are skipped; unreadable facts are errors; an owned
-// pod is reclaimed when its attempt was superseded, its run completed at
-// least CompletedGrace ago, or it has been active longer than MaxLifetime —
-// unless a retention record of its attempt names it.
+// Pods outside the scope are skipped. An owned pod active longer than
+// MaxLifetime is reclaimed before its run is consulted; otherwise unreadable
+// run facts are errors, an answer about another run is not trusted (the pod
+// waits for the backstop), and the pod is reclaimed when its attempt was
+// superseded or its run completed at least CompletedGrace ago. A reclaimable
+// keep-failed pod that a retention record names is kept — until it has been
+// active longer than the retention cap.
 func Decide(p PodView, f Facts) Verdict {
 	v := decideByRun(p, f)
 	if v.Decision != DecisionReclaim || !p.Tags.KeepFailed {
 		return v
 	}
+	limit := f.retentionCap()
+	age, basis := p.Age(f.Now)
+	pastCap := basis != AgeUnknown && age > limit
+	capDetail := fmt.Sprintf("active %s (since %s), past the %s retention cap", round(age), basis, limit)
 	// Only a pod its run chose to keep can be retained: accepted pods are never recorded.
 	lookup, ok := f.Retained[p.Tags.RunID]
 	switch {
+	case pastCap && (!ok || lookup.Err != nil):
+		// Retained or not, the pod is reclaimable: records that cannot be read change nothing.
+		return Verdict{DecisionReclaim, ReasonRetentionCap, capDetail + "; retention records unread, reclaimable either way"}
 	case !ok:
 		return Verdict{DecisionError, ReasonFactsMissing, fmt.Sprintf("retention records of run %d were not read", p.Tags.RunID)}
 	case lookup.Err != nil:
 		return Verdict{DecisionError, ReasonRetentionLookupFailed, lookup.Err.Error()}
 	}
 	for _, r := range lookup.Records {
-		if r.Retains(p.Tags.RunID, p.Tags.Attempt, p.ID) {
-			return Verdict{DecisionKeep, ReasonRetained, fmt.Sprintf("kept for inspection by run %d attempt %d (would be %s)", r.RunID, r.Attempt, v.Reason)}
+		if !r.Retains(p.Tags.RunID, p.Tags.Attempt, p.ID) {
+			continue
 		}
+		by := fmt.Sprintf("kept for inspection by run %d attempt %d", r.RunID, r.Attempt)
+		switch {
+		case pastCap:
+			return Verdict{DecisionReclaim, ReasonRetentionCap, fmt.Sprintf("%s, %s", by, capDetail)}
+		case basis == AgeUnknown:
+			return Verdict{DecisionKeep, ReasonRetained, fmt.Sprintf("%s; age unknown, so the %s retention cap cannot apply (would be %s)", by, limit, v.Reason)}
+		}
+		return Verdict{DecisionKeep, ReasonRetained, fmt.Sprintf("%s until the %s retention cap, %s left (would be %s)", by, limit, round(limit-age), v.Reason)}
 	}
 	return v
+}
+
+// retentionCap is the configured cap, or the default.
+func (f Facts) retentionCap() time.Duration {
+	if f.RetentionCap <= 0 {
+		return DefaultRetentionCap
+	}
+	return f.RetentionCap
+}
+
+// pastBackstop reports whether p has been active longer than MaxLifetime.
+func pastBackstop(p PodView, now time.Time) (time.Duration, AgeBasis, bool) {
+	age, basis := p.Age(now)
+	return age, basis, basis != AgeUnknown && age > MaxLifetime
 }
 
 // decideByRun applies every rule but retention.
@@ -268,6 +338,11 @@ func decideByRun(p PodView, f Facts) Verdict {
 	if p.Status == runpod.PodTerminated {
 		return Verdict{DecisionKeep, ReasonTerminated, "already deleted"}
 	}
+	// The backstop comes first: no run answer — missing, failed, 404 or
+	// about another run — can keep a pod alive past it.
+	if age, basis, over := pastBackstop(p, f.Now); over {
+		return Verdict{DecisionReclaim, ReasonLifetime, fmt.Sprintf("active %s (since %s), over the %s backstop", round(age), basis, MaxLifetime)}
+	}
 	t := p.Tags
 	run, ok := f.Runs[t.RunID]
 	switch {
@@ -275,25 +350,20 @@ func decideByRun(p PodView, f Facts) Verdict {
 		return Verdict{DecisionError, ReasonFactsMissing, fmt.Sprintf("run %d was not read", t.RunID)}
 	case errors.Is(run.Err, ghapi.ErrNotFound):
 		return Verdict{DecisionError, ReasonRunNotFound,
-			fmt.Sprintf("run %d is not in this repository, was deleted, or the token cannot read Actions", t.RunID)}
+			fmt.Sprintf("run %d is not in this repository, was deleted, or the token cannot read Actions; the pod is reclaimed once active over the %s backstop", t.RunID, MaxLifetime)}
 	case run.Err != nil:
 		return Verdict{DecisionError, ReasonRunLookupFailed, run.Err.Error()}
-	case !strings.EqualFold(run.Repository, t.Repository) || run.Workflow != t.Workflow:
-		return Verdict{DecisionSkipForeign, ReasonRunMismatch,
-			fmt.Sprintf("run %d is %s %s, not the workflow the pod's tags name", t.RunID, run.Repository, run.Workflow)}
-	case t.Attempt > run.LatestAttempt:
-		return Verdict{DecisionSkipForeign, ReasonRunMismatch,
-			fmt.Sprintf("run %d has %d attempt(s); the tags name attempt %d", t.RunID, run.LatestAttempt, t.Attempt)}
-	case t.Attempt < run.LatestAttempt:
-		return Verdict{DecisionReclaim, ReasonAttemptSuperseded,
-			fmt.Sprintf("run %d is at attempt %d", t.RunID, run.LatestAttempt)}
+	}
+	if mismatch := run.Mismatch(t); mismatch != "" {
+		return Verdict{DecisionKeep, ReasonRunMismatch,
+			fmt.Sprintf("%s: the answer is not trusted; the pod is left to the %s backstop", mismatch, MaxLifetime)}
+	}
+	if t.Attempt < run.LatestAttempt {
+		return Verdict{DecisionReclaim, ReasonAttemptSuperseded, fmt.Sprintf("run %d is at attempt %d", t.RunID, run.LatestAttempt)}
 	}
 	completedAt, completionKnown := run.UpdatedAt.Get()
 	if run.Completed() && completionKnown && f.Now.Sub(completedAt) >= CompletedGrace {
 		return Verdict{DecisionReclaim, ReasonRunCompleted, "run completed " + ago(f.Now.Sub(completedAt))}
-	}
-	if age, basis := p.Age(f.Now); basis != AgeUnknown && age > MaxLifetime {
-		return Verdict{DecisionReclaim, ReasonLifetime, fmt.Sprintf("active %s (since %s), over the %s backstop", round(age), basis, MaxLifetime)}
 	}
 	if run.Completed() {
 		when := "at an unknown time"

@@ -46,7 +46,7 @@ func ownedPod(tags ownership.Tags, age time.Duration) runpod.Pod {
 }
 
 func runInfo(status string, attempt int, updatedAgo time.Duration) RunInfo {
-	return RunInfo{Repository: testRepo, Workflow: testWorkflow, LatestAttempt: attempt, Status: status,
+	return RunInfo{ID: testRun, Repository: testRepo, Workflow: testWorkflow, LatestAttempt: attempt, Status: status,
 		UpdatedAt: wire.KnownTime(decisionNow.Add(-updatedAgo))}
 }
 
@@ -59,6 +59,7 @@ func TestDecide(t *testing.T) {
 		scope     Scope
 		run       *RunInfo // nil: the run was never looked up
 		retention *RetentionLookup
+		cap       time.Duration // the retention cap; zero: the default
 		want      Verdict
 	}{
 		// Reclaim rules.
@@ -104,7 +105,45 @@ func TestDecide(t *testing.T) {
 		// Retention.
 		{name: "retained debug pod is kept", pod: func() runpod.Pod { return ownedPod(keepFailed(testTags()), time.Hour) },
 			run: ptr(runInfo("completed", 1, time.Hour)), retention: &retainedRecord,
-			want: Verdict{DecisionKeep, ReasonRetained, "kept for inspection by run 9001 attempt 1 (would be run-completed)"}},
+			want: Verdict{DecisionKeep, ReasonRetained, "kept for inspection by run 9001 attempt 1 until the 24h0m0s retention cap, 23h0m0s left (would be run-completed)"}},
+		{name: "retained debug pod past the backstop is kept", pod: func() runpod.Pod { return ownedPod(keepFailed(testTags()), 5*time.Hour) },
+			run: ptr(runInfo("completed", 1, time.Hour)), retention: &retainedRecord,
+			want: Verdict{DecisionKeep, ReasonRetained, "kept for inspection by run 9001 attempt 1 until the 24h0m0s retention cap, 19h0m0s left (would be lifetime-exceeded)"}},
+		{name: "retained exactly the cap is kept", pod: func() runpod.Pod { return ownedPod(keepFailed(testTags()), DefaultRetentionCap) },
+			retention: &retainedRecord,
+			want:      Verdict{DecisionKeep, ReasonRetained, "kept for inspection by run 9001 attempt 1 until the 24h0m0s retention cap, 0s left (would be lifetime-exceeded)"}},
+		{name: "retained past the default cap is reclaimed", pod: func() runpod.Pod { return ownedPod(keepFailed(testTags()), DefaultRetentionCap+time.Second) },
+			retention: &retainedRecord,
+			want: Verdict{DecisionReclaim, ReasonRetentionCap,
+				"kept for inspection by run 9001 attempt 1, active 24h0m1s (since startedAt), past the 24h0m0s retention cap"}},
+		{name: "retained past a configured cap is reclaimed", pod: func() runpod.Pod { return ownedPod(keepFailed(testTags()), 90*time.Minute) },
+			run: ptr(runInfo("completed", 1, time.Hour)), retention: &retainedRecord, cap: time.Hour,
+			want: Verdict{DecisionReclaim, ReasonRetentionCap,
+				"kept for inspection by run 9001 attempt 1, active 1h30m0s (since startedAt), past the 1h0m0s retention cap"}},
+		{name: "retained, never started: the cap counts from createdAt", pod: func() runpod.Pod {
+			p := ownedPod(keepFailed(testTags()), 0)
+			p.Status, p.StartedAt, p.CreatedAt = runpod.PodExited, wire.Time{}, wire.KnownTime(decisionNow.Add(-30*time.Hour))
+			return p
+		}, retention: &retainedRecord,
+			want: Verdict{DecisionReclaim, ReasonRetentionCap,
+				"kept for inspection by run 9001 attempt 1, active 30h0m0s (since createdAt), past the 24h0m0s retention cap"}},
+		{name: "retained with no timestamps: the cap cannot apply", pod: func() runpod.Pod {
+			p := ownedPod(keepFailed(testTags()), 0)
+			p.StartedAt, p.CreatedAt = wire.Time{}, wire.Time{}
+			return p
+		}, run: ptr(runInfo("completed", 1, time.Hour)), retention: &retainedRecord,
+			want: Verdict{DecisionKeep, ReasonRetained,
+				"kept for inspection by run 9001 attempt 1; age unknown, so the 24h0m0s retention cap cannot apply (would be run-completed)"}},
+		{name: "retention records unreadable past the cap: reclaimed either way", pod: func() runpod.Pod { return ownedPod(keepFailed(testTags()), 25*time.Hour) },
+			retention: &RetentionLookup{Err: errors.New("list artifacts: 502")},
+			want: Verdict{DecisionReclaim, ReasonRetentionCap,
+				"active 25h0m0s (since startedAt), past the 24h0m0s retention cap; retention records unread, reclaimable either way"}},
+		{name: "keep-failed pod past the cap that no record names", pod: func() runpod.Pod {
+			tags := keepFailed(testTags())
+			tags.Candidate = 2
+			return ownedPod(tags, 25*time.Hour)
+		}, retention: &retainedRecord,
+			want: Verdict{DecisionReclaim, ReasonLifetime, "active 25h0m0s (since startedAt), over the 2h0m0s backstop"}},
 		{name: "record of another attempt does not retain", pod: func() runpod.Pod {
 			tags := keepFailed(testTags())
 			tags.Attempt = 2
@@ -131,28 +170,59 @@ func TestDecide(t *testing.T) {
 			want: Verdict{DecisionKeep, ReasonRunActive, "run is in_progress"}},
 
 		// Run facts.
-		{name: "run lookup failed", pod: func() runpod.Pod { return ownedPod(testTags(), 3*time.Hour) },
+		{name: "run lookup failed", pod: func() runpod.Pod { return ownedPod(testTags(), 30*time.Minute) },
 			run:  &RunInfo{Err: errors.New("get workflow run 9001: 500 Server Error")},
 			want: Verdict{DecisionError, ReasonRunLookupFailed, "get workflow run 9001: 500 Server Error"}},
-		{name: "run not found", pod: func() runpod.Pod { return ownedPod(testTags(), 3*time.Hour) },
+		{name: "run lookup failed past the backstop", pod: func() runpod.Pod { return ownedPod(testTags(), 3*time.Hour) },
+			run:  &RunInfo{Err: errors.New("get workflow run 9001: 500 Server Error")},
+			want: Verdict{DecisionReclaim, ReasonLifetime, "active 3h0m0s (since startedAt), over the 2h0m0s backstop"}},
+		{name: "run not found", pod: func() runpod.Pod { return ownedPod(testTags(), 30*time.Minute) },
+			run: &RunInfo{Err: notFound},
+			want: Verdict{DecisionError, ReasonRunNotFound,
+				"run 9001 is not in this repository, was deleted, or the token cannot read Actions; the pod is reclaimed once active over the 2h0m0s backstop"}},
+		{name: "run not found past the backstop", pod: func() runpod.Pod { return ownedPod(testTags(), MaxLifetime+time.Second) },
 			run:  &RunInfo{Err: notFound},
-			want: Verdict{DecisionError, ReasonRunNotFound, "run 9001 is not in this repository, was deleted, or the token cannot read Actions"}},
-		{name: "run never read", pod: func() runpod.Pod { return ownedPod(testTags(), 3*time.Hour) },
+			want: Verdict{DecisionReclaim, ReasonLifetime, "active 2h0m1s (since startedAt), over the 2h0m0s backstop"}},
+		{name: "run not found, never started, past the backstop", pod: func() runpod.Pod {
+			p := ownedPod(testTags(), 0)
+			p.Status, p.StartedAt, p.CreatedAt = runpod.PodProvisioning, wire.Time{}, wire.KnownTime(decisionNow.Add(-3*time.Hour))
+			return p
+		}, run: &RunInfo{Err: notFound},
+			want: Verdict{DecisionReclaim, ReasonLifetime, "active 3h0m0s (since createdAt), over the 2h0m0s backstop"}},
+		{name: "run never read", pod: func() runpod.Pod { return ownedPod(testTags(), 30*time.Minute) },
 			want: Verdict{DecisionError, ReasonFactsMissing, "run 9001 was not read"}},
-		{name: "run of another workflow path", pod: func() runpod.Pod { return ownedPod(testTags(), 3*time.Hour) },
-			run: &RunInfo{Repository: testRepo, Workflow: ".github/workflows/other.yml", LatestAttempt: 1, Status: "completed"},
-			want: Verdict{DecisionSkipForeign, ReasonRunMismatch,
-				"run 9001 is org/gpu-project .github/workflows/other.yml, not the workflow the pod's tags name"}},
-		{name: "run of another repository", pod: func() runpod.Pod { return ownedPod(testTags(), 3*time.Hour) },
-			run: &RunInfo{Repository: "org/other", Workflow: testWorkflow, LatestAttempt: 1, Status: "completed"},
-			want: Verdict{DecisionSkipForeign, ReasonRunMismatch,
-				"run 9001 is org/other .github/workflows/runpod-gpu.yml, not the workflow the pod's tags name"}},
+		{name: "past the backstop the run is not needed", pod: func() runpod.Pod { return ownedPod(testTags(), 3*time.Hour) },
+			want: Verdict{DecisionReclaim, ReasonLifetime, "active 3h0m0s (since startedAt), over the 2h0m0s backstop"}},
+		{name: "answer about another run is not trusted", pod: func() runpod.Pod { return ownedPod(testTags(), 30*time.Minute) },
+			run: &RunInfo{ID: 4242, Repository: testRepo, Workflow: testWorkflow, LatestAttempt: 2, Status: "completed",
+				UpdatedAt: wire.KnownTime(decisionNow.Add(-time.Hour))},
+			want: Verdict{DecisionKeep, ReasonRunMismatch,
+				"asked for run 9001 of org/gpu-project .github/workflows/runpod-gpu.yml, GitHub answered with run 4242 of org/gpu-project .github/workflows/runpod-gpu.yml: the answer is not trusted; the pod is left to the 2h0m0s backstop"}},
+		{name: "answer naming no run is not trusted", pod: func() runpod.Pod { return ownedPod(testTags(), 30*time.Minute) },
+			run: &RunInfo{Status: "completed", UpdatedAt: wire.KnownTime(decisionNow.Add(-time.Hour))},
+			want: Verdict{DecisionKeep, ReasonRunMismatch,
+				"asked for run 9001 of org/gpu-project .github/workflows/runpod-gpu.yml, GitHub answered with run 0 of (none) (none): the answer is not trusted; the pod is left to the 2h0m0s backstop"}},
+		{name: "answer about another run past the backstop", pod: func() runpod.Pod { return ownedPod(testTags(), 3*time.Hour) },
+			run:  &RunInfo{ID: 4242, Repository: testRepo, Workflow: testWorkflow, LatestAttempt: 1, Status: "in_progress"},
+			want: Verdict{DecisionReclaim, ReasonLifetime, "active 3h0m0s (since startedAt), over the 2h0m0s backstop"}},
+		{name: "run of another workflow path", pod: func() runpod.Pod { return ownedPod(testTags(), 30*time.Minute) },
+			run: &RunInfo{ID: testRun, Repository: testRepo, Workflow: ".github/workflows/other.yml", LatestAttempt: 1, Status: "completed",
+				UpdatedAt: wire.KnownTime(decisionNow.Add(-time.Hour))},
+			want: Verdict{DecisionKeep, ReasonRunMismatch,
+				"asked for run 9001 of org/gpu-project .github/workflows/runpod-gpu.yml, GitHub answered with run 9001 of org/gpu-project .github/workflows/other.yml: the answer is not trusted; the pod is left to the 2h0m0s backstop"}},
+		{name: "run of another repository", pod: func() runpod.Pod { return ownedPod(testTags(), 30*time.Minute) },
+			run: &RunInfo{ID: testRun, Repository: "org/other", Workflow: testWorkflow, LatestAttempt: 2, Status: "completed"},
+			want: Verdict{DecisionKeep, ReasonRunMismatch,
+				"asked for run 9001 of org/gpu-project .github/workflows/runpod-gpu.yml, GitHub answered with run 9001 of org/other .github/workflows/runpod-gpu.yml: the answer is not trusted; the pod is left to the 2h0m0s backstop"}},
+		{name: "run repository compared case-insensitively", pod: func() runpod.Pod { return ownedPod(testTags(), 30*time.Minute) },
+			run:  &RunInfo{ID: testRun, Repository: "Org/GPU-Project", Workflow: testWorkflow, LatestAttempt: 1, Status: "in_progress"},
+			want: Verdict{DecisionKeep, ReasonRunActive, "run is in_progress"}},
 		{name: "attempt the run does not have", pod: func() runpod.Pod {
 			tags := testTags()
 			tags.Attempt = 3
-			return ownedPod(tags, 3*time.Hour)
-		}, run: ptr(runInfo("in_progress", 2, 0)),
-			want: Verdict{DecisionSkipForeign, ReasonRunMismatch, "run 9001 has 2 attempt(s); the tags name attempt 3"}},
+			return ownedPod(tags, 30*time.Minute)
+		}, run: ptr(runInfo("completed", 2, time.Hour)),
+			want: Verdict{DecisionKeep, ReasonRunMismatch, "run 9001 has 2 attempt(s); the tags name attempt 3: the answer is not trusted; the pod is left to the 2h0m0s backstop"}},
 
 		// Ownership failures.
 		{name: "foreign repository", pod: func() runpod.Pod {
@@ -192,7 +262,7 @@ func TestDecide(t *testing.T) {
 			if tc.scope.Repository != "" {
 				scope = tc.scope
 			}
-			facts := Facts{Now: decisionNow, Runs: map[int64]RunInfo{}, Retained: map[int64]RetentionLookup{}}
+			facts := Facts{Now: decisionNow, RetentionCap: tc.cap, Runs: map[int64]RunInfo{}, Retained: map[int64]RetentionLookup{}}
 			if tc.run != nil {
 				facts.Runs[testRun] = *tc.run
 			}
@@ -225,13 +295,13 @@ func TestViewDropsTheEnvironment(t *testing.T) {
 func TestRunInfoFrom(t *testing.T) {
 	updated := decisionNow.Add(-time.Hour)
 	got := RunInfoFrom(&github.WorkflowRun{
-		Path: github.String(testWorkflow + "@refs/heads/main"), RunAttempt: github.Int(3), Status: github.String("completed"),
+		ID: github.Int64(testRun), Path: github.String(testWorkflow + "@refs/heads/main"), RunAttempt: github.Int(3), Status: github.String("completed"),
 		UpdatedAt: &github.Timestamp{Time: updated}, Repository: &github.Repository{FullName: github.String(testRepo)},
 	})
 	completedAt, known := got.UpdatedAt.Get()
 	assert.Check(t, known && completedAt.Equal(updated))
 	got.UpdatedAt = wire.Time{}
-	assert.DeepEqual(t, got, RunInfo{Repository: testRepo, Workflow: testWorkflow, LatestAttempt: 3, Status: "completed"},
+	assert.DeepEqual(t, got, RunInfo{ID: testRun, Repository: testRepo, Workflow: testWorkflow, LatestAttempt: 3, Status: "completed"},
 		cmpopts.IgnoreUnexported(wire.Time{}))
 	assert.Check(t, got.Completed())
 	assert.Check(t, is.Equal(RunInfoFrom(&github.WorkflowRun{}).UpdatedAt.Known(), false), "no updated_at stays unknown")

@@ -67,6 +67,9 @@ type Request struct {
 	Execute bool
 	// Event is the triggering event, recorded for the reader.
 	Event string
+	// RetentionCap bounds how long a retention record keeps a debug pod;
+	// zero means DefaultRetentionCap.
+	RetentionCap time.Duration
 }
 
 // ShouldExecute is the dry-run rule: a scheduled sweep always executes; any
@@ -126,6 +129,7 @@ func (s *Sweeper) Sweep(ctx context.Context, req Request) (*Record, error) {
 		views[i] = View(p, req.Scope)
 	}
 	facts := s.gather(ctx, views, now)
+	facts.RetentionCap = req.RetentionCap
 
 	cancelled := map[int64]string{} // run id → outcome, so a run is cancelled once
 	for _, v := range views {
@@ -140,13 +144,14 @@ func (s *Sweeper) Sweep(ctx context.Context, req Request) (*Record, error) {
 	return rec, incomplete(rec)
 }
 
-// gather reads the owning run of every pod in scope, then the retention
-// records of the runs whose keep-failed pods would be reclaimed. Each run is
-// read once per sweep, so API calls grow with runs, not pods.
+// gather reads the owning run of every pod in scope that is not past the
+// backstop (no run answer changes that decision), then the retention records
+// of the runs whose keep-failed pods would be reclaimed. Each run is read
+// once per sweep, so API calls grow with runs, not pods.
 func (s *Sweeper) gather(ctx context.Context, views []PodView, now time.Time) Facts {
 	facts := Facts{Now: now, Runs: map[int64]RunInfo{}, Retained: map[int64]RetentionLookup{}}
 	for _, v := range views {
-		if v.Foreign != "" || v.Status == runpod.PodTerminated {
+		if _, _, over := pastBackstop(v, now); v.Foreign != "" || v.Status == runpod.PodTerminated || over {
 			continue
 		}
 		if _, done := facts.Runs[v.Tags.RunID]; !done {
@@ -173,12 +178,20 @@ func (s *Sweeper) lookupRun(ctx context.Context, runID int64) RunInfo {
 
 // lookupRetention reads the retention records among a run's artifacts.
 // Expired artifacts no longer record anything: such a pod is reclaimable.
+// A listing with an artifact of another run (or of no named run) is not this
+// run's listing: its lack of a record proves nothing, so the lookup fails.
 func (s *Sweeper) lookupRetention(ctx context.Context, runID int64) RetentionLookup {
 	ctx, cancel := s.lookupContext(ctx)
 	defer cancel()
 	artifacts, err := s.GitHub.ListRunArtifacts(ctx, runID)
 	if err != nil {
 		return RetentionLookup{Err: err}
+	}
+	for _, a := range artifacts {
+		if got := a.GetWorkflowRun().GetID(); got != runID {
+			return RetentionLookup{Err: fmt.Errorf("list artifacts of run %d: artifact %d belongs to run %d; the answer is not this run's and is not trusted",
+				runID, a.GetID(), got)}
+		}
 	}
 	var lookup RetentionLookup
 	for _, a := range artifacts {
@@ -246,16 +259,25 @@ func (s *Sweeper) reclaim(ctx context.Context, v PodView, pr *PodRecord, cancell
 	s.logf("run %d: %s", v.Tags.RunID, pr.RunCancellation)
 }
 
-// cancelRun re-reads the run (the sweep's copy may be minutes old) and
-// cancels it only while the pod's attempt is still its latest and running.
+// cancelRun re-reads the run (the sweep's copy may be minutes old, and a pod
+// past the backstop was decided without it) and cancels it only while that
+// answer is about the pod's run and its attempt is still the latest and running.
 func (s *Sweeper) cancelRun(ctx context.Context, v PodView) (string, error) {
 	lctx, cancel := s.lookupContext(ctx)
 	defer cancel()
 	run, err := s.GitHub.GetWorkflowRun(lctx, v.Tags.RunID)
-	if err != nil {
+	switch {
+	case errors.Is(err, ghapi.ErrNotFound):
+		// Nothing this token can see is left to cancel.
+		return fmt.Sprintf("not cancelled: run %d was not found", v.Tags.RunID), nil
+	case err != nil:
 		return "", err
 	}
 	info := RunInfoFrom(run)
+	if mismatch := info.Mismatch(v.Tags); mismatch != "" {
+		// Another run's state cannot show that the pod's attempt is still the latest.
+		return "", fmt.Errorf("run %d not cancelled: %s; the answer is not trusted", v.Tags.RunID, mismatch)
+	}
 	switch {
 	case info.LatestAttempt != v.Tags.Attempt:
 		return fmt.Sprintf("not cancelled: attempt %d is newer than the pod's attempt %d", info.LatestAttempt, v.Tags.Attempt), nil
