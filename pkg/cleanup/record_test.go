@@ -246,4 +246,6 @@ func TestRunUsesOnlyTheGPUJobOfThisRunAttempt(t *testing.T) {
 // fixedJobs answers every job listing with the same jobs.
 type fixedJobs []*github.WorkflowJob
 
-func (f fixedJobs) ListAttemptJobs(context.Context, int64, int) ([]*github.WorkflowJob, error) { return f, nil }
+func (f fixedJobs) ListAttemptJobs(context.Context, int64, int) ([]*github.WorkflowJob, error) {
+	return f, nil
+}
