@@ -131,6 +131,7 @@ func TestCleanupDeletesTheAcceptedPodAndReportsStages(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Equal(t, artifact.Run, cost.Run{Repository: cloud.Repository, ID: runID, Attempt: 1, TestedRef: mergeSHA, Trigger: cost.TriggerAutomatic, PRNumber: 7})
 	assert.Equal(t, artifact.Report.PodID, podID)
+	assert.Equal(t, artifact.Report.JobConclusion, cost.ConclusionSuccess, "the history can tell a paid success from a paid failure")
 	assertNoSecrets(t, s, res)
 	golden.Assert(t, cleanupNormalize(res.summary, s), "cleanup-accepted-summary.golden")
 }

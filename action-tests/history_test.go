@@ -31,6 +31,9 @@ type historyWorld struct {
 	url       string
 	temp      string
 	workspace string
+	// conclusion is the GPU job conclusion the next runs' cost reports carry;
+	// "" writes none, as cleanup did before reports carried it.
+	conclusion cost.Conclusion
 }
 
 func historyStart(t *testing.T) *historyWorld {
@@ -57,7 +60,7 @@ func (w *historyWorld) run(t *testing.T, created time.Time, podPrefix string) (i
 	start := created.Add(2 * time.Minute)
 	report := cost.Report{PodID: podPrefix + "acc", GPU: "NVIDIA L4", Tier: "full", Price: cost.KnownPrice(0.36, "v2 cost"),
 		Window:   cost.Window{Start: wire.KnownTime(start), End: wire.KnownTime(start.Add(10 * time.Minute))},
-		Rejected: []cost.Attempt{rejected}}
+		Rejected: []cost.Attempt{rejected}, JobConclusion: w.conclusion}
 	stamp := created.Format(time.RFC3339Nano)
 	publish = func() {
 		assert.NilError(t, w.gh.SetRunLogs(historyRepo, id, 1, map[string]string{

@@ -34,7 +34,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		io.Warningf("%v; the cost report treats it as unknown", err)
 	}
-	deps := cleanup.Deps{RunPod: rp, Policy: policy, Logf: io.Infof}
+	deps := cleanup.Deps{RunPod: rp, Policy: policy, Logf: io.Infof, Warnf: io.Warningf}
 	if gh, err := actionkit.GitHub(ctx, io, ""); err != nil {
 		io.Warningf("GitHub client: %v; the stage breakdown will be unknown", err)
 	} else {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,6 +56,10 @@ type Deps struct {
 	Policy *reqpolicy.Policy
 	// Logf receives progress lines; nil discards them.
 	Logf func(format string, args ...any)
+	// Warnf receives what a reader must not miss, such as a pod record the
+	// cost report could not use (the action prints a ::warning::); nil sends
+	// it to Logf.
+	Warnf func(format string, args ...any)
 }
 
 // Request describes one cleanup.
@@ -231,7 +236,10 @@ type cleaner struct {
 
 // capture reads the pod record once, within CaptureBound on the policy's
 // clock. An answer that arrives after the bound is discarded, so the bound
-// holds on any clock; deletion follows either way.
+// holds on any clock; so is a record that does not describe this pod of this
+// run attempt, which would otherwise be priced and timed as ours. Deletion
+// follows either way; an unreadable or unusable record is a warning that
+// names the pod, since the report then rests on the startup snapshot.
 func (c *cleaner) capture(ctx context.Context, id string) (*runpod.Pod, error) {
 	deadline := c.deps.Policy.Now().Add(CaptureBound)
 	cctx, cancel := reqpolicy.Bound(ctx, c.deps.Policy, CaptureBound)
@@ -240,14 +248,67 @@ func (c *cleaner) capture(ctx context.Context, id string) (*runpod.Pod, error) {
 	switch {
 	case err == nil && c.deps.Policy.Now().After(deadline):
 		err = fmt.Errorf("%w: answered after %s", ErrCaptureTimeout, CaptureBound)
+	case err == nil:
+		err = CheckRecord(pod, id, c.req.Run)
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, reqpolicy.ErrWaitExceedsDeadline):
 		err = fmt.Errorf("%w (%s): %w", ErrCaptureTimeout, CaptureBound, err)
 	}
-	if err != nil {
-		c.logf("pod %s: record before deletion unavailable: %v", id, err)
+	switch {
+	case errors.Is(err, runpod.ErrNotFound):
+		// Already gone is the idempotent case, not an unreadable record.
+		c.logf("pod %s: already gone before deletion: %v", id, err)
+		return nil, err
+	case err != nil:
+		c.warnf("pod %s: record before deletion unreadable or unusable, so the cost report falls back to the %s: %v", id, SnapshotSource, err)
 		return nil, err
 	}
 	return pod, nil
+}
+
+// CheckRecord reports, as an error matching runpod.ErrUnusableRecord, a pod
+// record that does not describe pod id of this run attempt: another id, or a
+// name (and, when the record shows them, ownership tags) of another run or
+// attempt. Such an answer — a stale cache, a mixed-up edge — would be priced
+// and timed as this pod. A run without an id (a caller that does not know
+// it) checks the id only.
+func CheckRecord(pod *runpod.Pod, id string, run cost.Run) error {
+	if pod == nil {
+		return fmt.Errorf("%w: pod %s: no record", runpod.ErrUnusableRecord, id)
+	}
+	if pod.ID != id {
+		return fmt.Errorf("%w: pod %s: the record describes pod %q", runpod.ErrUnusableRecord, id, pod.ID)
+	}
+	if run.ID == 0 {
+		return nil
+	}
+	want := fmt.Sprintf("%s-%d-%d-c<N>", ownership.NamePrefix, run.ID, run.Attempt)
+	if !nameOfAttempt(pod.Name, run.ID, run.Attempt) {
+		return fmt.Errorf("%w: pod %s: the record is named %q, not %s of run %d attempt %d",
+			runpod.ErrUnusableRecord, id, pod.Name, want, run.ID, run.Attempt)
+	}
+	if _, tagged := pod.Env[ownership.EnvOwner]; !tagged {
+		return nil // the name alone identifies it; the API may leave the env out
+	}
+	tags, err := ownership.FromPod(pod.Name, pod.Env)
+	if err == nil && !tags.SameAttempt(run.Repository, run.ID, run.Attempt) {
+		err = fmt.Errorf("its tags name %s run %d attempt %d", tags.Repository, tags.RunID, tags.Attempt)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: pod %s: the record's ownership tags do not name %s run %d attempt %d: %v",
+			runpod.ErrUnusableRecord, id, run.Repository, run.ID, run.Attempt, err)
+	}
+	return nil
+}
+
+// nameOfAttempt reports whether name is ownership's pod name
+// rgpu-<run>-<attempt>-c<N> (N ≥ 1) for this run attempt.
+func nameOfAttempt(name string, runID int64, attempt int) bool {
+	n, ok := strings.CutPrefix(name, fmt.Sprintf("%s-%d-%d-c", ownership.NamePrefix, runID, attempt))
+	if !ok || n == "" || n[0] == '0' {
+		return false
+	}
+	candidate, err := strconv.Atoi(n)
+	return err == nil && candidate > 0
 }
 
 // gone reports whether the pre-delete read showed the pod already deleted.
@@ -268,13 +329,17 @@ type taggedPod struct {
 
 // untracked lists every live pod whose ownership tags name this run attempt,
 // other than the request's pod (a provision step killed before it published
-// its id leaves such a pod). Untagged and foreign pods are never touched.
+// its id leaves such a pod), each once. Untagged and foreign pods are never
+// touched. A tagged entry without an id is returned as an
+// ErrUntrackedUnchecked error next to the pods that can be deleted.
 func (c *cleaner) untracked(ctx context.Context) ([]taggedPod, error) {
 	pods, err := c.deps.RunPod.ListPods(ctx, runpod.ListPodsQuery{})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUntrackedUnchecked, err)
 	}
 	var out []taggedPod
+	var noID []string
+	seen := map[string]bool{}
 	for _, p := range pods {
 		if p.ID == c.req.PodID || p.Status == runpod.PodTerminated {
 			continue
@@ -283,7 +348,22 @@ func (c *cleaner) untracked(ctx context.Context) ([]taggedPod, error) {
 		if err != nil || !tags.SameAttempt(c.req.Run.Repository, c.req.Run.ID, c.req.Run.Attempt) {
 			continue
 		}
+		// An entry without an id cannot be deleted (DELETE /v2/pods/ names no
+		// pod), and one listed twice is one pod: deleting and pricing it twice
+		// would double its cost in the report.
+		if strings.TrimSpace(p.ID) == "" {
+			noID = append(noID, p.Name)
+			continue
+		}
+		if seen[p.ID] {
+			continue
+		}
+		seen[p.ID] = true
 		out = append(out, taggedPod{pod: p, tags: tags})
+	}
+	if len(noID) > 0 {
+		return out, fmt.Errorf("%w: the pod listing shows %s, tagged with this run attempt, without an id (delete it in the RunPod console)",
+			ErrUntrackedUnchecked, strings.Join(noID, ", "))
 	}
 	return out, nil
 }
@@ -302,6 +382,11 @@ func (c *cleaner) gpuJob(ctx context.Context) (*github.WorkflowJob, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Only jobs of this run attempt: another run's job on a runner of the same
+	// label would lend its steps and conclusion to this pod's report.
+	jobs = slices.DeleteFunc(slices.Clone(jobs), func(j *github.WorkflowJob) bool {
+		return j == nil || j.GetRunID() != c.req.Run.ID || (j.RunAttempt != nil && j.GetRunAttempt() != int64(c.req.Run.Attempt))
+	})
 	job := FindGPUJob(jobs, c.req.RunnerLabel)
 	if job == nil {
 		return nil, fmt.Errorf("no job of run %d attempt %d ran on runner %s", c.req.Run.ID, c.req.Run.Attempt, c.req.RunnerLabel)
@@ -313,4 +398,12 @@ func (c *cleaner) logf(format string, args ...any) {
 	if c.deps.Logf != nil {
 		c.deps.Logf(format, args...)
 	}
+}
+
+func (c *cleaner) warnf(format string, args ...any) {
+	if c.deps.Warnf != nil {
+		c.deps.Warnf(format, args...)
+		return
+	}
+	c.logf(format, args...)
 }

@@ -150,7 +150,7 @@ func TestRunCaptureBoundFallsBackToTheSnapshot(t *testing.T) {
 	assert.Equal(t, r.Price.Source, SnapshotSource)
 	assert.Check(t, r.Dollars().Known)
 	assert.Check(t, is.Contains(strings.Join(r.Notes, "\n"), ErrCaptureTimeout.Error()))
-	assert.Check(t, is.Contains(strings.Join(s.log.all, "\n"), "record before deletion unavailable"))
+	assert.Check(t, is.Contains(strings.Join(s.log.all, "\n"), "pod "+id+": record before deletion unreadable or unusable"))
 }
 
 func TestRunCaptureFailureWithoutSnapshotIsUnknown(t *testing.T) {

@@ -99,9 +99,11 @@ type Evidence struct {
 }
 
 // BuildReport turns the evidence into a cost report. The start and price come
-// from the pod record read before deletion, else from the startup snapshot,
-// else stay unknown; the stage breakdown is added when the GPU job is known
-// and consistent with the window, and otherwise a note says why it is missing.
+// from the pod record read before deletion (only when it describes PodID),
+// else from the startup snapshot, else stay unknown; the stage breakdown is
+// added when the GPU job is known and consistent with the window, and
+// otherwise a note says why it is missing. The GPU job's conclusion comes
+// from Job: unknown when the job is unknown or has not completed.
 func BuildReport(e Evidence) cost.Report {
 	r := cost.Report{PodID: e.PodID, GPU: e.Snapshot.GPU, Tier: e.Snapshot.Tier, Window: cost.Window{End: e.DeletedAt}}
 	for _, u := range e.Untracked {
@@ -109,6 +111,11 @@ func BuildReport(e Evidence) cost.Report {
 	}
 	if e.PodID == "" {
 		return r
+	}
+	r.JobConclusion = jobConclusion(e.Job)
+	if e.Record != nil && e.Record.ID != e.PodID {
+		// Another pod's record would be priced and timed as this one.
+		e.Record, e.RecordErr = nil, CheckRecord(e.Record, e.PodID, cost.Run{})
 	}
 
 	recordPrice := cost.Price{Source: "pod record unavailable"}
@@ -206,6 +213,14 @@ func knownIf(t time.Time) wire.Time {
 		return wire.Time{}
 	}
 	return wire.KnownTime(t)
+}
+
+// jobConclusion is how the GPU job ended, as far as job shows it.
+func jobConclusion(job *github.WorkflowJob) cost.Conclusion {
+	if job == nil {
+		return cost.ConclusionUnknown
+	}
+	return cost.JobConclusion(job.GetStatus(), job.GetConclusion())
 }
 
 // FindGPUJob returns the job that ran (or waits to run) on the runner with

@@ -28,6 +28,7 @@ func TestBuildReport(t *testing.T) {
 	running := &runpod.Pod{ID: "p1", Status: runpod.PodRunning, Cost: 0.44, StartedAt: at(0), GPU: &runpod.PodGPU{ID: "NVIDIA L4"}}
 	exited := &runpod.Pod{ID: "p1", Status: runpod.PodExited, Cost: 0, StartedAt: at(0)}
 	notStarted := &runpod.Pod{ID: "p1", Status: runpod.PodExited, Cost: 0.44}
+	otherPod := &runpod.Pod{ID: "p9", Status: runpod.PodRunning, Cost: 0.10, StartedAt: at(-28_900_000)}
 	snapshot := Snapshot{Price: cost.KnownPrice(0.40, SnapshotSource), StartedAt: at(5), GPU: "NVIDIA L4", Tier: "ada"}
 	tests := []struct {
 		name        string
@@ -51,6 +52,10 @@ func TestBuildReport(t *testing.T) {
 			wantStart: at(0), wantPrice: "$0.44/h (v2 cost before deletion)", wantSeconds: "unknown"},
 		{name: "already gone", evidence: Evidence{PodID: "p1", RecordErr: runpod.ErrNotFound, AlreadyGone: true, Snapshot: snapshot, DeletedAt: at(600)},
 			wantStart: at(5), wantPrice: "$0.40/h (provision snapshot)", wantSeconds: "595", wantNote: "length is an upper bound"},
+		// The watchdog passes the record it holds: another pod's (started ~334 days
+		// earlier) would be priced at ~28.9 M seconds.
+		{name: "another pod's record: snapshot", evidence: Evidence{PodID: "p1", Record: otherPod, Snapshot: snapshot, DeletedAt: at(600)},
+			wantStart: at(5), wantPrice: "$0.40/h (provision snapshot)", wantSeconds: "595", wantNote: `the record describes pod "p9"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -67,7 +72,7 @@ func TestBuildReport(t *testing.T) {
 }
 
 func TestBuildReportStages(t *testing.T) {
-	record := &runpod.Pod{Cost: 0.36, StartedAt: at(0)}
+	record := &runpod.Pod{ID: "p", Cost: 0.36, StartedAt: at(0)}
 	job := func(steps ...*github.TaskStep) *github.WorkflowJob {
 		return &github.WorkflowJob{Status: github.String("completed"), StartedAt: ts(60), CompletedAt: ts(400), Steps: steps}
 	}
@@ -224,7 +229,7 @@ func FuzzParseIDs(f *testing.F) {
 // GitHub's whole seconds against RunPod's fractions: a job in the pod's first
 // second is in the window, a job a full second earlier is not.
 func TestBuildReportGitHubSecondPrecision(t *testing.T) {
-	record := &runpod.Pod{Cost: 0.36, StartedAt: wire.KnownTime(t0.Add(400 * time.Millisecond))}
+	record := &runpod.Pod{ID: "p", Cost: 0.36, StartedAt: wire.KnownTime(t0.Add(400 * time.Millisecond))}
 	sameSecond := &github.WorkflowJob{Status: github.String("completed"), StartedAt: ts(0), CompletedAt: ts(0), Steps: []*github.TaskStep{
 		{Name: github.String(DefaultTestStep), Status: github.String("completed"), Conclusion: github.String("success"), StartedAt: ts(0), CompletedAt: ts(0)},
 	}}
@@ -236,4 +241,42 @@ func TestBuildReportGitHubSecondPrecision(t *testing.T) {
 	r = BuildReport(Evidence{PodID: "p", Record: record, DeletedAt: at(10), Job: earlier})
 	assert.Check(t, is.Len(r.Stages, 0))
 	assert.Check(t, is.Contains(strings.Join(r.Notes, "\n"), "starts before the paid window"))
+}
+
+// The report carries how the GPU job ended, so the cost history can tell a
+// paid failure from a paid success; a job not finished or not found is unknown.
+func TestBuildReportJobConclusion(t *testing.T) {
+	job := func(status, conclusion string) *github.WorkflowJob {
+		j := &github.WorkflowJob{Status: github.String(status)}
+		if conclusion != "" {
+			j.Conclusion = github.String(conclusion)
+		}
+		return j
+	}
+	tests := []struct {
+		name  string
+		podID string
+		job   *github.WorkflowJob
+		want  cost.Conclusion
+	}{
+		{name: "success", podID: "p", job: job("completed", "success"), want: cost.ConclusionSuccess},
+		{name: "failure", podID: "p", job: job("completed", "failure"), want: cost.ConclusionFailure},
+		{name: "timed out is a failure", podID: "p", job: job("completed", "timed_out"), want: cost.ConclusionFailure},
+		{name: "cancelled", podID: "p", job: job("completed", "cancelled"), want: cost.ConclusionCancelled},
+		{name: "skipped", podID: "p", job: job("completed", "skipped"), want: cost.ConclusionSkipped},
+		{name: "still running (the watchdog ended it)", podID: "p", job: job("in_progress", ""), want: cost.ConclusionUnknown},
+		{name: "job unknown", podID: "p", want: cost.ConclusionUnknown},
+		{name: "no accepted pod: not stated", want: ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := Evidence{PodID: tc.podID, Job: tc.job}
+			if tc.job == nil {
+				e.JobErr = errors.New("not found")
+			}
+			r := BuildReport(e)
+			assert.Equal(t, r.JobConclusion, tc.want)
+			assert.Equal(t, r.Conclusion(), tc.want.OrUnknown())
+		})
+	}
 }

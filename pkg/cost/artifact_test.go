@@ -13,11 +13,13 @@ import (
 )
 
 func testArtifact(t *testing.T) Artifact {
+	report := acceptedReport(t)
+	report.JobConclusion = ConclusionFailure
 	return Artifact{
 		Run: Run{Repository: "org/app", ID: 9001, Attempt: 2, TestedRef: "0123456789abcdef0123456789abcdef01234567",
 			Trigger: TriggerAutomatic, PRNumber: 42},
 		Action: "cleanup",
-		Report: acceptedReport(t),
+		Report: report,
 	}
 }
 

@@ -24,7 +24,14 @@ type Report struct {
 	Stages   []Stage   // from Stages; empty when the breakdown is unavailable
 	Rejected []Attempt // rejected candidates, reported separately from the accepted pod
 	Notes    []string  // caller's remarks, e.g. why the breakdown is missing
+	// JobConclusion is how the GPU job on the accepted pod ended; "" when the
+	// writer does not say (the reaper knows no job), which reads back as unknown.
+	JobConclusion Conclusion
 }
+
+// Conclusion is how the GPU job on the accepted pod ended; unknown when the
+// report does not say (an older artifact, a reaper's report).
+func (r Report) Conclusion() Conclusion { return r.JobConclusion.OrUnknown() }
 
 // Dollars estimates the accepted pod's cost; unknown when its window or price is.
 func (r Report) Dollars() Money { return Dollars(r.Window, r.Price) }
@@ -67,6 +74,10 @@ func (r Report) accepted() bool {
 func (r Report) Validate() error {
 	if err := r.Window.Validate(); err != nil {
 		return fieldErr("window", err)
+	}
+	if r.JobConclusion != "" && !r.JobConclusion.Valid() {
+		return fieldErr("jobConclusion", invalid("%q: want %s, %s, %s, %s or %s", r.JobConclusion, ConclusionSuccess,
+			ConclusionFailure, ConclusionCancelled, ConclusionSkipped, ConclusionUnknown))
 	}
 	for i, s := range r.Stages {
 		key := fmt.Sprintf("stages[%d]", i)
@@ -250,6 +261,7 @@ type (
 		RejectedDollars Money      `json:"rejectedDollars"`
 		TotalDollars    Money      `json:"totalDollars"`
 		Notes           []string   `json:"notes"`
+		JobConclusion   Conclusion `json:"jobConclusion,omitempty"`
 	}
 	windowOut struct {
 		Start   wire.Time `json:"start"`
@@ -269,6 +281,8 @@ type (
 		Stages   []stageIn `json:"stages"`
 		Rejected []Attempt `json:"rejected"`
 		Notes    []string  `json:"notes"`
+		// JobConclusion is absent from artifacts written before reports carried it.
+		JobConclusion Conclusion `json:"jobConclusion"`
 	}
 	windowIn Window
 	stageIn  Stage
@@ -285,7 +299,7 @@ func (r Report) MarshalJSON() ([]byte, error) {
 		Dollars:  r.Dollars(),
 		Stages:   make([]stageOut, 0, len(r.Stages)),
 		Rejected: r.Rejected, RejectedDollars: r.RejectedDollars(), TotalDollars: r.Total(),
-		Notes: r.Notes,
+		Notes: r.Notes, JobConclusion: r.JobConclusion,
 	}
 	for _, s := range r.Stages {
 		out.Stages = append(out.Stages, stageOut{Stage: s, Dollars: KnownSeconds(s.Seconds).At(r.Price)})
@@ -308,6 +322,7 @@ func (r *Report) UnmarshalJSON(b []byte) error {
 	out := Report{
 		PodID: in.PodID, GPU: in.GPU, Tier: in.Tier, Price: in.Price,
 		Window: Window(in.Window), Rejected: in.Rejected, Notes: in.Notes,
+		JobConclusion: in.JobConclusion,
 	}
 	for _, s := range in.Stages {
 		out.Stages = append(out.Stages, Stage(s))

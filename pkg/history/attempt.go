@@ -69,7 +69,10 @@ type Attempt struct {
 	Conclusion string       `json:"conclusion"`
 	URL        string       `json:"url"`
 	Decision   Decision     `json:"decision"`
-	Gate       gate.Kind    `json:"gate"` // the kind of the last gate marker in the logs; "" when none
+	// JobConclusion is how the GPU job ended, from the cost evidence; unknown
+	// when no cost report says (one written before reports carried it, or none).
+	JobConclusion cost.Conclusion `json:"jobConclusion"`
+	Gate          gate.Kind       `json:"gate"` // the kind of the last gate marker in the logs; "" when none
 	// EvidenceComplete is false while a download is missing: the attempt's
 	// GPU work and cost may then be partly or wholly unknown.
 	EvidenceComplete bool     `json:"evidenceComplete"`
@@ -155,6 +158,7 @@ func readAttempt(st store, rec AttemptRecord) Attempt {
 	}
 
 	a.identify(rec, artifacts, logs)
+	a.JobConclusion = jobConclusion(artifacts, logs.reports)
 	a.Pods = mergePods(&a, artifacts, logs)
 	a.decide(logsRead, logs)
 	return a
@@ -182,6 +186,24 @@ func (a *Attempt) identify(rec AttemptRecord, artifacts []cost.Artifact, logs lo
 	if run.PRNumber > 0 {
 		a.PRNumber = run.PRNumber
 	}
+}
+
+// jobConclusion is how the attempt's GPU job ended: the first cost report
+// that knows it, artifacts first. The watchdog may report while the job still
+// runs (unknown) and cleanup after it ended, so a known conclusion wins over
+// an unknown one whichever came first.
+func jobConclusion(artifacts []cost.Artifact, reports []cost.Report) cost.Conclusion {
+	for _, a := range artifacts {
+		if c := a.Report.Conclusion(); c != cost.ConclusionUnknown {
+			return c
+		}
+	}
+	for _, r := range reports {
+		if c := r.Conclusion(); c != cost.ConclusionUnknown {
+			return c
+		}
+	}
+	return cost.ConclusionUnknown
 }
 
 // decide classifies the attempt from its pods and gate marker.

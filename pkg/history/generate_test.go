@@ -128,13 +128,14 @@ type simRun struct {
 	rerun       bool          // a second attempt after this one, with passing tests
 	gap         time.Duration // time since the previous run
 	testMinutes int           // how long the tests run; 0 means 5
+	oldCleanup  bool          // a cleanup from before cost reports carried the GPU job's conclusion
 }
 
 // evidenceRuns are the generated workflow runs, in order: a few dozen runs
 // over three weeks with rejected candidates, repeats, reused gates, manual
 // confirmations, a missing deletion and a duplicated log line.
 var evidenceRuns = []simRun{
-	{pr: 1, rev: 1, gap: 2 * time.Hour},
+	{pr: 1, rev: 1, gap: 2 * time.Hour, oldCleanup: true},
 	{pr: 2, rev: 1, gap: 5 * time.Hour, testMinutes: 7},
 	{pr: 1, rev: 2, gap: 9 * time.Hour},
 	{pr: 3, rev: 1, gap: 11 * time.Hour, testsFail: true, rerun: true},
@@ -416,6 +417,13 @@ func (w *evidenceWorld) cleanupJob(log, gpuLog *jobLog, r simRun, res provision.
 	}
 	if acc := res.Accepted; acc != nil {
 		report.PodID, report.GPU, report.Tier = acc.PodID, acc.GPU, acc.Tier
+		switch {
+		case r.oldCleanup: // states no conclusion, as artifacts written before it was added
+		case r.testsFail:
+			report.JobConclusion = cost.ConclusionFailure
+		default:
+			report.JobConclusion = cost.ConclusionSuccess
+		}
 		pod, err := w.rp.GetPod(context.Background(), acc.PodID)
 		assert.NilError(w.t, err)
 		report.Price = cost.FirstKnown(cost.KnownPrice(float64(pod.Cost), "v2 cost"), acc.Price)

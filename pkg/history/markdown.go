@@ -29,6 +29,7 @@ func (r *Report) Markdown() string {
 	r.writeGPUs(&b)
 	r.writeWeeks(&b)
 	r.writeTriggers(&b)
+	r.writeConclusions(&b)
 	r.writeReused(&b)
 	r.writeStages(&b)
 	writeList(&b, "Unknowns", r.Unknowns)
@@ -129,6 +130,16 @@ func (r *Report) writeTriggers(b *strings.Builder) {
 	b.WriteString("\n")
 }
 
+func (r *Report) writeConclusions(b *strings.Builder) {
+	b.WriteString("### Paid attempts by GPU job conclusion\n\n")
+	b.WriteString("| GPU job | Paid attempts | Pods | Spend |\n|---|---:|---:|---:|\n")
+	for _, g := range r.Conclusions {
+		fmt.Fprintf(b, "| %s | %d | %d | %s |\n", g.Conclusion, g.Attempts, g.Pods, g.Spend)
+	}
+	b.WriteString("\nSpend includes each attempt's rejected candidates. Unknown: no cost report says how the GPU job ended " +
+		"(one written before reports carried it, none at all, or a job that had not finished).\n\n")
+}
+
 func (r *Report) writeReused(b *strings.Builder) {
 	b.WriteString("### Reused gates\n\n")
 	if len(r.ReusedGates) == 0 {
@@ -159,7 +170,7 @@ func (r *Report) writeStages(b *strings.Builder) {
 
 func (r *Report) writeAttempts(b *strings.Builder) {
 	fmt.Fprintf(b, "<details><summary>Attempts (%d)</summary>\n\n", len(r.Attempts))
-	b.WriteString("| Attempt | Day | Trigger | Tested ref | Decision | Pods | Spend | Evidence |\n|---|---|---|---|---|---:|---:|---|\n")
+	b.WriteString("| Attempt | Day | Trigger | Tested ref | Decision | GPU job | Pods | Spend | Evidence |\n|---|---|---|---|---|---|---:|---:|---|\n")
 	for i, a := range r.Attempts {
 		if i == maxAttemptRows {
 			fmt.Fprintf(b, "\n… and %d more in the JSON report.\n", len(r.Attempts)-maxAttemptRows)
@@ -173,8 +184,12 @@ func (r *Report) writeAttempts(b *strings.Builder) {
 		if a.TestedRef != "" {
 			ref = "`" + shortRef(a.TestedRef) + "`"
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %d | %s | %s |\n", attemptLink(a.RunID, a.Attempt, a.URL),
-			a.when().UTC().Format(time.DateOnly), a.Trigger, ref, a.Decision, len(a.Pods), a.Spend(), evidence)
+		job := "n/a"
+		if a.Decision == DecisionPaid {
+			job = string(a.JobConclusion.OrUnknown())
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %d | %s | %s |\n", attemptLink(a.RunID, a.Attempt, a.URL),
+			a.when().UTC().Format(time.DateOnly), a.Trigger, ref, a.Decision, cell(job), len(a.Pods), a.Spend(), evidence)
 	}
 	b.WriteString("\n</details>\n")
 }

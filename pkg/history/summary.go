@@ -20,20 +20,21 @@ const unknownGPU = "unknown GPU"
 // Report is the cost history of a set of workflow attempts. Sums that
 // include an unknown amount are unknown (see Amount), never zero.
 type Report struct {
-	Schema       string        `json:"schema"`
-	Disclaimer   string        `json:"disclaimer"`
-	FirstDay     string        `json:"firstDay"` // UTC date of the earliest attempt; "" when none
-	LastDay      string        `json:"lastDay"`
-	Totals       Totals        `json:"totals"`
-	GPUs         []GPUSummary  `json:"gpus"` // by known spend, largest first
-	Triggers     Triggers      `json:"triggers"`
-	RepeatedRefs []RefSummary  `json:"repeatedRefs"` // tested refs the paid path ran for more than once
-	ReusedGates  []ReusedGate  `json:"reusedGates"`
-	Stages       StageTotals   `json:"stages"`
-	Weeks        []WeekSummary `json:"weeks"`
-	Unknowns     []string      `json:"unknowns"` // every figure the evidence could not give, and why
-	Warnings     []string      `json:"warnings"` // odd evidence: duplicates, malformed lines, unreadable files
-	Attempts     []Attempt     `json:"attempts"`
+	Schema       string            `json:"schema"`
+	Disclaimer   string            `json:"disclaimer"`
+	FirstDay     string            `json:"firstDay"` // UTC date of the earliest attempt; "" when none
+	LastDay      string            `json:"lastDay"`
+	Totals       Totals            `json:"totals"`
+	GPUs         []GPUSummary      `json:"gpus"` // by known spend, largest first
+	Triggers     Triggers          `json:"triggers"`
+	RepeatedRefs []RefSummary      `json:"repeatedRefs"` // tested refs the paid path ran for more than once
+	ReusedGates  []ReusedGate      `json:"reusedGates"`
+	Conclusions  []ConclusionGroup `json:"conclusions"` // paid attempts by the GPU job's conclusion, every conclusion listed
+	Stages       StageTotals       `json:"stages"`
+	Weeks        []WeekSummary     `json:"weeks"`
+	Unknowns     []string          `json:"unknowns"` // every figure the evidence could not give, and why
+	Warnings     []string          `json:"warnings"` // odd evidence: duplicates, malformed lines, unreadable files
+	Attempts     []Attempt         `json:"attempts"`
 }
 
 // Totals counts attempts and pods and sums their spend.
@@ -92,6 +93,15 @@ type RefSummary struct {
 	Manual    int    `json:"manual"`    // paid manual confirmations
 	Reused    int    `json:"reused"`    // attempts that reused an earlier gate
 	Spend     Amount `json:"spend"`
+}
+
+// ConclusionGroup is the paid attempts whose GPU job ended one way: it tells
+// a paid failure from a paid success.
+type ConclusionGroup struct {
+	Conclusion cost.Conclusion `json:"conclusion"`
+	Attempts   int             `json:"attempts"`
+	Pods       int             `json:"pods"`  // counted pods, rejected candidates included
+	Spend      Amount          `json:"spend"` // all the attempts' pods, rejected candidates included
 }
 
 // ReusedGate is an attempt that reused an earlier gate instead of paying.
@@ -200,6 +210,7 @@ func summarize(attempts []Attempt, problems []string) *Report {
 	r.count()
 	r.byGPU()
 	r.byTrigger()
+	r.byConclusion()
 	r.byStage()
 	r.byWeek()
 	r.explain(problems)
@@ -386,6 +397,31 @@ func (r *Report) byTrigger() {
 	slices.SortFunc(r.RepeatedRefs, func(a, b RefSummary) int {
 		return cmp.Or(cmp.Compare(b.Automatic+b.Manual, a.Automatic+a.Manual), cmp.Compare(a.TestedRef, b.TestedRef))
 	})
+}
+
+// byConclusion sums the paid attempts by how their GPU job ended.
+func (r *Report) byConclusion() {
+	r.Conclusions = make([]ConclusionGroup, len(cost.Conclusions))
+	for i, c := range cost.Conclusions {
+		r.Conclusions[i].Conclusion = c
+	}
+	for _, a := range r.Attempts {
+		if a.Decision != DecisionPaid {
+			continue
+		}
+		i := slices.Index(cost.Conclusions, a.JobConclusion.OrUnknown())
+		if i < 0 { // not a conclusion this version knows: never dropped from the sums
+			i = slices.Index(cost.Conclusions, cost.ConclusionUnknown)
+		}
+		g := &r.Conclusions[i]
+		g.Attempts++
+		for _, p := range a.Pods {
+			if p.DuplicateOf == "" {
+				g.Pods++
+			}
+		}
+		g.Spend.Plus(a.Spend())
+	}
 }
 
 func (r *Report) byStage() {
