@@ -19,17 +19,28 @@ func (c *Client) GetPullRequest(ctx context.Context, number int) (*github.PullRe
 	if err != nil {
 		return nil, c.fail(fmt.Sprintf("get pull request #%d", number), err, nil)
 	}
-	// An empty state would read as "not open", i.e. obsolete: a decision that
-	// deletes a paid pod must never rest on an answer that does not say so.
-	switch {
-	case pr.GetNumber() != number:
-		return nil, fmt.Errorf("ghapi: get pull request #%d: the answer describes #%d: %w", number, pr.GetNumber(), ErrUnusableAnswer)
-	case pr.GetState() != "open" && pr.GetState() != "closed":
-		return nil, fmt.Errorf("ghapi: get pull request #%d: state %q; want open or closed: %w", number, pr.GetState(), ErrUnusableAnswer)
-	case pr.GetHead().GetSHA() == "":
-		return nil, fmt.Errorf("ghapi: get pull request #%d: the answer has no head SHA: %w", number, ErrUnusableAnswer)
+	if err := UsablePullRequest(pr, number); err != nil {
+		return nil, fmt.Errorf("ghapi: get %w", err)
 	}
 	return pr, nil
+}
+
+// UsablePullRequest checks that an answer says, for pull request number,
+// whether it is open and at which head. An empty state would read as "not
+// open", i.e. obsolete: deleting a paid pod or cancelling a run must never
+// rest on an answer that does not say so. Failures match ErrUnusableAnswer.
+func UsablePullRequest(pr *github.PullRequest, number int) error {
+	switch {
+	case pr == nil:
+		return fmt.Errorf("pull request #%d: no answer: %w", number, ErrUnusableAnswer)
+	case pr.GetNumber() != number:
+		return fmt.Errorf("pull request #%d: the answer describes #%d: %w", number, pr.GetNumber(), ErrUnusableAnswer)
+	case pr.GetState() != "open" && pr.GetState() != "closed":
+		return fmt.Errorf("pull request #%d: state %q; want open or closed: %w", number, pr.GetState(), ErrUnusableAnswer)
+	case pr.GetHead().GetSHA() == "":
+		return fmt.Errorf("pull request #%d: the answer has no head SHA: %w", number, ErrUnusableAnswer)
+	}
+	return nil
 }
 
 // maxPullRequestFiles is GitHub's cap on the files listing of one pull request.

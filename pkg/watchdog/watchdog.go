@@ -415,7 +415,7 @@ func (w *watch) prObsolete(ctx context.Context, budget time.Duration) (string, b
 	defer cancel()
 	pr, err := w.deps.GitHub.GetPullRequest(rctx, w.req.PRNumber)
 	if err == nil {
-		err = usablePullRequest(pr, w.req.PRNumber)
+		err = ghapi.UsablePullRequest(pr, w.req.PRNumber) // the watch does not rely on the client having checked
 	}
 	if err != nil {
 		if !w.prErr {
@@ -435,24 +435,6 @@ func (w *watch) prObsolete(ctx context.Context, budget time.Duration) (string, b
 		return fmt.Sprintf("pull request #%d head moved from %s to %s", w.req.PRNumber, w.req.ExpectedHeadSHA, head), true
 	}
 	return "", false
-}
-
-// usablePullRequest rejects an answer that does not say, for this pull request,
-// whether it is open and at which head: deleting a paid pod and cancelling a
-// run must rest on an answer that says so, not on a missing field read as
-// "not open" or "moved". ghapi checks the same; the watch does not rely on it.
-func usablePullRequest(pr *github.PullRequest, number int) error {
-	switch {
-	case pr == nil:
-		return fmt.Errorf("pull request #%d: no answer: %w", number, ghapi.ErrUnusableAnswer)
-	case pr.GetNumber() != number:
-		return fmt.Errorf("pull request #%d: the answer describes #%d: %w", number, pr.GetNumber(), ghapi.ErrUnusableAnswer)
-	case pr.GetState() != "open" && pr.GetState() != "closed":
-		return fmt.Errorf("pull request #%d: state %q; want open or closed: %w", number, pr.GetState(), ghapi.ErrUnusableAnswer)
-	case pr.GetHead().GetSHA() == "":
-		return fmt.Errorf("pull request #%d: the answer has no head SHA: %w", number, ghapi.ErrUnusableAnswer)
-	}
-	return nil
 }
 
 // finish deletes the pod, logs an early end's cost line (cost.CostLine) from
