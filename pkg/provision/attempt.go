@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/config"
@@ -222,18 +223,29 @@ func (r *run) create(ctx context.Context, c plan.Candidate, label string, jit *g
 	cctx, cancel := r.bound(ctx, r.cfg.CreateDeadline())
 	defer cancel()
 	retried := false
+	uncertain := false // an earlier POST of this name may have created a pod
 	for {
 		pod, err := r.deps.RunPod.CreatePod(cctx, body)
 		switch {
 		case err == nil:
 			r.track(pod.ID)
-			r.retriedCreate = retried // checked for a late-listed duplicate after the watch
+			r.retriedCreate = uncertain // checked for a late-listed duplicate after the watch
 			return pod, nil
 		case ctx.Err() != nil:
 			// Cancelled (SIGTERM) while the create was in flight: it may have
 			// happened. Find it on a fresh, bounded context so Run deletes it.
 			r.reconcileAfterCancel(body.Name)
 			return nil, fmt.Errorf("create of %s interrupted: %w", body.Name, ctx.Err())
+		case errors.Is(err, runpod.ErrCapacity) && uncertain:
+			// The informed retry found no capacity: the first POST may hold
+			// the machine and reach the pod list late. Keep looking until the
+			// create deadline before moving on.
+			r.logf("create of %s: the retry found no capacity; the first create may have taken it: reading the pod list until the create deadline", body.Name)
+			if found := r.reconcileUntilDeadline(cctx, body.Name); found != nil {
+				return found, nil
+			}
+			r.uncertain = append(r.uncertain, body.Name)
+			return nil, err
 		case errors.Is(err, runpod.ErrCapacity):
 			return nil, err
 		case errors.Is(err, runpod.ErrInsufficientBalance):
@@ -250,6 +262,7 @@ func (r *run) create(ctx context.Context, c plan.Candidate, label string, jit *g
 				return nil, fmt.Errorf("%w: create of %s rate limited and the wait does not fit create_deadline_seconds %d: %v", errNotCreated, body.Name, r.cfg.CreateDeadlineSeconds, werr)
 			}
 		case uncertainCreate(err):
+			uncertain = true
 			r.logf("create of %s: %v; reconciling by name before anything else", body.Name, err)
 			rctx := cctx
 			if cctx.Err() != nil { // the create used up the deadline in wall time: a short one of its own
@@ -264,12 +277,14 @@ func (r *run) create(ctx context.Context, c plan.Candidate, label string, jit *g
 			case rerr != nil:
 				return nil, fmt.Errorf("create of %s: %v; the pod list could not be read (%v), so it may exist: stopping rather than risk a second pod", body.Name, err, rerr)
 			case retried:
+				r.uncertain = append(r.uncertain, body.Name)
 				return nil, fmt.Errorf("%w: create of %s failed twice (%v) and no pod of that name exists", errNotCreated, body.Name, err)
 			}
 			// Certainly not created: one informed retry of the same candidate,
 			// if the shared cooldown leaves time for it.
 			retried = true
 			if werr := r.deps.Policy.Wait(cctx, 0, "create retry after reconciliation"); werr != nil {
+				r.uncertain = append(r.uncertain, body.Name)
 				return nil, fmt.Errorf("%w: create of %s: %v; no pod of that name exists and no retry fits create_deadline_seconds %d", errNotCreated, body.Name, err, r.cfg.CreateDeadlineSeconds)
 			}
 			r.logf("create of %s: no pod of that name exists; one informed retry", body.Name)
@@ -317,6 +332,52 @@ func (r *run) reconcile(ctx context.Context, name string) (*runpod.Pod, error) {
 				return nil, errors.Join(err, werr)
 			}
 			return nil, nil // the reads that fitted found nothing
+		}
+	}
+}
+
+// reconcileUntilDeadline reads the pod list every startup poll until ctx's
+// deadline, for a pod named name that may be listed late.
+func (r *run) reconcileUntilDeadline(ctx context.Context, name string) *runpod.Pod {
+	for {
+		if pods, err := r.deps.RunPod.ListPods(ctx, runpod.ListPodsQuery{}); err == nil {
+			if found := r.adopt(pods, name, ""); len(found) > 0 {
+				return found[0]
+			}
+		}
+		if r.deps.Policy.Wait(ctx, r.cfg.StartupPoll(), "reconcile by name") != nil {
+			return nil
+		}
+	}
+}
+
+// sweepUncertain is the last look for pods whose create stayed uncertain (no
+// pod of the name found in time): one list read on a fresh bounded context;
+// any such pod still alive is tracked and deleted, never left billing
+// untracked until the cleanup job.
+func (r *run) sweepUncertain(ctx context.Context) {
+	if len(r.uncertain) == 0 {
+		return
+	}
+	sctx, cancel := r.bound(context.WithoutCancel(ctx), CancelReconcileBudget+lifecycle.DefaultDeleteBudget)
+	defer cancel()
+	pods, err := r.deps.RunPod.ListPods(sctx, runpod.ListPodsQuery{})
+	if err != nil {
+		r.logf("warning: could not check for pods of uncertain creates (%s): %v; the cleanup job's tag sweep covers them", strings.Join(r.uncertain, ", "), err)
+		return
+	}
+	accepted := "" // handed over to the GPU job: never touched here
+	if r.res.Accepted != nil {
+		accepted = r.res.Accepted.PodID
+	}
+	for _, name := range r.uncertain {
+		for _, p := range r.adopt(pods, name, accepted) {
+			if _, derr := r.deleter.Delete(sctx, p.ID); derr != nil {
+				r.logf("warning: pod %s of an uncertain create: %v", p.ID, derr)
+				continue
+			}
+			delete(r.live, p.ID)
+			r.logf("pod %s of an uncertain create of %s was listed late; deleted", p.ID, name)
 		}
 	}
 }

@@ -320,3 +320,26 @@ func TestPRAnswerWithoutStateIsUnknownNotObsolete(t *testing.T) {
 	assert.Assert(t, res.Accepted != nil, "an unknown state never stops the run")
 	assert.Check(t, is.Contains(s.obs.log(), "state unknown"))
 }
+
+// A lost create whose pod is listed only after the create deadline: the run
+// moves on, and its last look before returning finds and deletes that pod.
+func TestPodOfAnUncertainCreateListedAfterTheDeadlineIsDeleted(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a5000)),
+		Faults: runpodsim.Faults{
+			LostCreates:  []runpodsim.LostCreateFault{{When: runpodsim.Trigger{Nth: []int{1}}, Status: 502}},
+			ListingDelay: 90 * time.Second,
+		}}, nil)
+
+	res, err := s.run(t)
+
+	assert.NilError(t, err)
+	assert.Equal(t, res.Accepted.GPU, a5000)
+	var alive []string // from the simulator's own state: the list hides young pods
+	for _, p := range s.cloud.RunPod.Pods() {
+		if p.Status != runpodsim.StatusTerminated {
+			alive = append(alive, p.ID)
+		}
+	}
+	assert.DeepEqual(t, alive, []string{res.Accepted.PodID})
+	assert.Check(t, is.Contains(s.obs.log(), "of an uncertain create of rgpu-7001-1-c1 was listed late; deleted"))
+}

@@ -212,6 +212,8 @@ type run struct {
 	// spentBound is an upper bound of what rejected pods cost: each one's
 	// highest known hourly price from its creation to its confirmed deletion.
 	spentBound float64
+	// uncertain names pods whose create may have happened but was never found.
+	uncertain []string
 	// retriedCreate is set when the current candidate's pod came from a retried create.
 	retriedCreate bool
 }
@@ -222,6 +224,7 @@ func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
 	r := &run{deps: deps, req: req, cfg: req.Config, live: map[string]bool{},
 		deleter: &lifecycle.Deleter{Pods: deps.RunPod, Policy: deps.Policy, Logf: deps.Observer.Logf}}
 	res, err := r.provision(ctx)
+	r.sweepUncertain(ctx)
 	if ids := r.res.RetainedPodIDs; len(ids) > 0 && ctx.Err() == nil {
 		name, nerr := reap.FormatRetentionName(r.req.Owner.RunID, r.req.Owner.Attempt, ids)
 		if nerr != nil {
