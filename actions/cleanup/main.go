@@ -30,6 +30,10 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		io.Warningf("%v; the cost artifact records no pull request", err)
 	}
+	tested, err := io.SHA("tested-ref", false)
+	if err != nil {
+		io.Warningf("%v; the cost artifact records no tested ref", err)
+	}
 	snapshot, err := cleanup.ParseSnapshot(io.Input("price-per-hour"), io.Input("started-at"), io.Input("gpu-type"), io.Input("tier"))
 	if err != nil {
 		io.Warningf("%v; the cost report treats it as unknown", err)
@@ -43,7 +47,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 
 	res, runErr := cleanup.Run(ctx, deps, cleanup.Request{
 		PodID: io.Input("pod-id"), RetainedPodIDs: cleanup.ParseIDs(io.Input("retained-pod-ids")),
-		Run: cost.Run{Repository: current.Repository, ID: current.ID, Attempt: current.Attempt, TestedRef: io.Input("tested-ref"),
+		Run: cost.Run{Repository: current.Repository, ID: current.ID, Attempt: current.Attempt, TestedRef: tested,
 			Trigger: cleanup.TriggerOf(io.Getenv("GITHUB_EVENT_NAME")), PRNumber: int(pr)},
 		Snapshot: snapshot, RunnerLabel: io.Input("runner-label"), TestStep: io.Input("test-step-name"),
 	})

@@ -21,6 +21,14 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
+	head, err := io.SHA("head-sha", false) // Conclude says when a published gate needs it
+	if err != nil {
+		return err
+	}
+	tested, err := io.SHA("tested-ref", false)
+	if err != nil {
+		return err
+	}
 	pod, err := podEvidence(io)
 	if err != nil {
 		return err
@@ -38,7 +46,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 		Decision: gate.Outcome(io.Input("decision")), SkipKind: gate.Kind(io.Input("gate-kind")),
 		GPUJobResult: gate.JobResult(io.Input("gpu-job-result")),
 		Evidence: gate.Evidence{
-			HeadSHA: io.Input("head-sha"), TestedRef: io.Input("tested-ref"), CheckName: io.Input("check-name"),
+			HeadSHA: head, TestedRef: tested, CheckName: io.Input("check-name"),
 			Reason: io.Input("reason"), Pod: pod, ReusedCheckURL: io.Input("reused-check-url"),
 			RunID: current.ID, RunURL: current.URL(),
 		},
