@@ -51,8 +51,8 @@ func TestProvisionRefusesAHeadThatIsNotAFullSHA(t *testing.T) {
 	t.Parallel()
 	s := startCloud(t, testMarket(testHost("h1", a4000, true)), runpodsim.Faults{}, fastConfig)
 	tests := []struct{ head, wantErr string }{
-		{head: "abc1234", wantErr: `input expected-head-sha = "abc1234": want a 40-character lower-case hexadecimal commit SHA`},
-		{head: "", wantErr: "input expected-head-sha: a 40-character hexadecimal commit SHA (the input is required)"},
+		{head: "abc1234", wantErr: `input expected-head-sha = "abc1234": want a full commit SHA (40 lower-case hex digits, or 64 in a SHA-256 repository)`},
+		{head: "", wantErr: "input expected-head-sha: a full commit SHA (40 lower-case hex digits, or 64 in a SHA-256 repository) (the input is required)"},
 	}
 	pr := s.openPR(t)
 	for _, tc := range tests {

@@ -18,8 +18,8 @@ func TestGateRefusesAMalformedSHA(t *testing.T) {
 	s := startCloud(t, testMarket(), runpodsim.Faults{}, fastConfig)
 	pr := s.openPR(t)
 	tests := []struct{ input, value, wantErr string }{
-		{input: "head-sha", value: "feature", wantErr: `input head-sha = "feature": want a 40-character lower-case hexadecimal commit SHA`},
-		{input: "tested-ref", value: mergeSHA[:12], wantErr: `input tested-ref = "` + mergeSHA[:12] + `": want a 40-character`},
+		{input: "head-sha", value: "feature", wantErr: `input head-sha = "feature": want a full commit SHA (40 lower-case hex digits, or 64 in a SHA-256 repository)`},
+		{input: "tested-ref", value: mergeSHA[:12], wantErr: `input tested-ref = "` + mergeSHA[:12] + `": want a full commit SHA`},
 	}
 	for _, tc := range tests {
 		inputs := map[string]string{"kind": "paid", "head-sha": headSHA, "tested-ref": mergeSHA, "gpu-job-result": "success"}
@@ -43,6 +43,6 @@ func TestCleanupDeletesDespiteAMalformedTestedRef(t *testing.T) {
 	res := runStep(t, st)
 
 	assert.Equal(t, res.exitCode, 0, res.stdout)
-	assert.Check(t, is.Contains(res.stdout, `::warning::input tested-ref = "not-a-sha": want a 40-character lower-case hexadecimal commit SHA; the cost artifact records no tested ref`))
+	assert.Check(t, is.Contains(res.stdout, `::warning::input tested-ref = "not-a-sha": want a full commit SHA (40 lower-case hex digits, or 64 in a SHA-256 repository); the cost artifact records no tested ref`))
 	assert.Equal(t, s.cleanupStatus(t, id), runpodsim.StatusTerminated)
 }

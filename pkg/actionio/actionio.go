@@ -22,6 +22,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/wire"
 )
 
 // fileCommandDelimiter is the fixed heredoc delimiter go-githubactions writes;
@@ -144,32 +145,23 @@ func (r *IO) Int(name string, def, min, max int64) (int64, error) {
 	return n, nil
 }
 
-// SHA reads a full commit SHA (40 lower-case hex digits). An empty input is
-// "" when optional and an error when required: a SHA that decides what is
-// tested or deleted is never guessed or shortened.
+// SHAForm is what a commit SHA input must be.
+const SHAForm = "a full commit SHA (40 lower-case hex digits, or 64 in a SHA-256 repository)"
+
+// SHA reads a full commit SHA (wire.IsCommitSHA). An empty input is "" when
+// optional and an error when required: a SHA that decides what is tested or
+// deleted is never guessed or shortened.
 func (r *IO) SHA(name string, required bool) (string, error) {
 	v := r.Input(name)
 	switch {
 	case v == "" && !required:
 		return "", nil
 	case v == "":
-		return "", &InputError{Input: name, Expected: "a 40-character hexadecimal commit SHA (the input is required)"}
-	case !isFullSHA(v):
-		return "", &InputError{Input: name, Value: v, Expected: "a 40-character lower-case hexadecimal commit SHA"}
+		return "", &InputError{Input: name, Expected: SHAForm + " (the input is required)"}
+	case !wire.IsCommitSHA(v):
+		return "", &InputError{Input: name, Value: v, Expected: SHAForm}
 	}
 	return v, nil
-}
-
-func isFullSHA(s string) bool {
-	if len(s) != 40 {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // Duration reads whole seconds in [min, max], or def when empty.

@@ -82,11 +82,11 @@ func TestSHA(t *testing.T) {
 	}{
 		{name: "full SHA", value: full, want: full},
 		{name: "empty optional", value: ""},
-		{name: "empty required", value: "", required: true, wantErr: "input sha: a 40-character hexadecimal commit SHA (the input is required)"},
-		{name: "short", value: "0a0a0a0", wantErr: `input sha = "0a0a0a0": want a 40-character lower-case hexadecimal commit SHA`},
-		{name: "upper case", value: strings.ToUpper(full), wantErr: "want a 40-character lower-case hexadecimal commit SHA"},
+		{name: "empty required", value: "", required: true, wantErr: "input sha: a full commit SHA (40 lower-case hex digits, or 64 in a SHA-256 repository) (the input is required)"},
+		{name: "short", value: "0a0a0a0", wantErr: `input sha = "0a0a0a0": want a full commit SHA (40 lower-case hex digits, or 64 in a SHA-256 repository)`},
+		{name: "upper case", value: strings.ToUpper(full), wantErr: "want a full commit SHA (40 lower-case hex digits, or 64 in a SHA-256 repository)"},
 		{name: "a branch name", value: "refs/heads/main", wantErr: `input sha = "refs/heads/main"`},
-		{name: "41 digits", value: full + "0", wantErr: "want a 40-character"},
+		{name: "41 digits", value: full + "0", wantErr: "want a full commit SHA"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

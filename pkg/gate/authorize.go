@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v66/github"
+
+	"github.com/org/runpod-gpu/pkg/wire"
 )
 
 // LocalLabel marks a PR a maintainer validated on a local GPU: every paid job
@@ -93,7 +95,7 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 		return Authorization{}, err
 	}
 	if req.PRNumber == 0 {
-		if !refRE.MatchString(req.DispatchSHA) {
+		if !wire.IsCommitSHA(req.DispatchSHA) {
 			return Authorization{}, refuse("manual validation needs a resolved commit SHA, got %q", req.DispatchSHA)
 		}
 		// A manual confirmation is paid for deliberately: it never reuses.
@@ -127,7 +129,7 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 		}
 	}
 	tested := first.GetMergeCommitSHA()
-	if !refRE.MatchString(tested) {
+	if !wire.IsCommitSHA(tested) {
 		return Authorization{}, refuse("PR #%d has no merge commit to pin (GitHub has not computed it, or the PR conflicts); re-run later", req.PRNumber)
 	}
 

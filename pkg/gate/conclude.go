@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v66/github"
+
+	"github.com/org/runpod-gpu/pkg/wire"
 )
 
 // JobResult is a job's result as a workflow sees it in needs.<job>.result.
@@ -150,9 +152,9 @@ func Conclude(ctx context.Context, gh Publisher, r ConcludeRequest) (Concluded, 
 	}
 	e := r.Evidence
 	switch {
-	case !refRE.MatchString(e.HeadSHA):
+	case !wire.IsCommitSHA(e.HeadSHA):
 		return Concluded{}, &RequestError{Input: "head-sha", Value: e.HeadSHA, Expected: "the full commit SHA the gate is attached to (authorize's head-sha output)"}
-	case !refRE.MatchString(e.TestedRef):
+	case !wire.IsCommitSHA(e.TestedRef):
 		return Concluded{}, &RequestError{Input: "tested-ref", Value: e.TestedRef, Expected: "the full commit SHA that was tested (authorize's tested-ref output)"}
 	case kind == KindPaid && e.Pod == nil:
 		return Concluded{}, &RequestError{Input: "pod-id", Expected: "the accepted pod's id (the provision step's pod-id output): a paid gate names its evidence"}

@@ -8,8 +8,9 @@ package gate
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/org/runpod-gpu/pkg/wire"
 )
 
 // Kind is the outcome a gate records.
@@ -51,9 +52,6 @@ const (
 // DefaultCheckName is the check run name branch protection requires.
 const DefaultCheckName = "CI GPU gate"
 
-// refRE accepts a tested ref: a commit SHA (40 or 64 hex digits, as GitHub uses).
-var refRE = regexp.MustCompile(`^(?:[0-9a-f]{40}|[0-9a-f]{64})$`)
-
 // ExternalID is a parsed gate marker.
 type ExternalID struct {
 	TestedRef string
@@ -67,7 +65,7 @@ func (id ExternalID) String() string {
 
 // Validate checks the ref is a full commit SHA and the kind is known.
 func (id ExternalID) Validate() error {
-	if !refRE.MatchString(id.TestedRef) {
+	if !wire.IsCommitSHA(id.TestedRef) {
 		return fmt.Errorf("gate external_id: tested ref %q: want a full lowercase commit SHA", id.TestedRef)
 	}
 	if !id.Kind.Known() {
@@ -105,7 +103,7 @@ func ParseExternalID(s string) (ExternalID, error) {
 
 // LocalExternalID is the relay's marker for a locally validated commit.
 func LocalExternalID(sha string) (string, error) {
-	if !refRE.MatchString(sha) {
+	if !wire.IsCommitSHA(sha) {
 		return "", fmt.Errorf("local gate: sha %q: want a full lowercase commit SHA", sha)
 	}
 	return LocalIDPrefix + sha, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/wire"
 )
 
 // MaxOutputBytes is GitHub's limit on a check run's output summary and text.
@@ -73,7 +74,7 @@ func Content(e Evidence) (ghapi.CheckRunInput, error) {
 	if err != nil {
 		return ghapi.CheckRunInput{}, err
 	}
-	if !refRE.MatchString(e.HeadSHA) {
+	if !wire.IsCommitSHA(e.HeadSHA) {
 		return ghapi.CheckRunInput{}, fmt.Errorf("gate: head SHA %q: want a full lowercase commit SHA", e.HeadSHA)
 	}
 	switch {

@@ -6,6 +6,8 @@ import (
 	"sort"
 
 	"github.com/google/go-github/v66/github"
+
+	"github.com/org/runpod-gpu/pkg/wire"
 )
 
 // DefaultMaxPages bounds the check-run listing (100 a page). GitHub keeps at
@@ -49,7 +51,7 @@ func DecideReuse(ctx context.Context, lister CheckRunLister, q ReuseQuery) (d De
 	if lister == nil {
 		return Decision{Reason: "no GitHub client for the reuse lookup: running the paid path"}
 	}
-	if !refRE.MatchString(q.TestedRef) || !refRE.MatchString(q.HeadSHA) {
+	if !wire.IsCommitSHA(q.TestedRef) || !wire.IsCommitSHA(q.HeadSHA) {
 		return Decision{Reason: fmt.Sprintf("tested ref %q or head %q is not a commit SHA: running the paid path", q.TestedRef, q.HeadSHA)}
 	}
 	name := q.CheckName

@@ -8,6 +8,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/org/runpod-gpu/pkg/wire"
 )
 
 // Marker parts: "<!-- runpod-gpu local-gpu-gate:v1 sha=<sha> -->". The version
@@ -25,8 +27,6 @@ const MaxDuration = 1000 * time.Hour
 const maxFieldBytes = 2000
 
 var (
-	// shaRE is a full commit SHA as GitHub shows it (SHA-1 or SHA-256 repositories).
-	shaRE       = regexp.MustCompile(`^(?:[0-9a-f]{40}|[0-9a-f]{64})$`)
 	digestRE    = regexp.MustCompile(`^[0-9a-f]{64}$`)
 	cudaRE      = regexp.MustCompile(`^[0-9]{1,3}\.[0-9]{1,3}$`)
 	evidenceKey = []string{keyGPU, keyDriver, keyCUDA, keyDuration, keyLogDigest, keyCommand}
@@ -58,7 +58,7 @@ func ParseMarker(line string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("marker %q does not end with %q", clipText(line), markerSuffix)
 	}
-	if !shaRE.MatchString(sha) {
+	if !wire.IsCommitSHA(sha) {
 		return "", fmt.Errorf("marker sha %q: want a full lowercase commit SHA", clipText(sha))
 	}
 	return sha, nil
@@ -77,7 +77,7 @@ type Evidence struct {
 
 // Validate checks every field is present and safe to put on one Markdown line.
 func (e Evidence) Validate() error {
-	if !shaRE.MatchString(e.SHA) {
+	if !wire.IsCommitSHA(e.SHA) {
 		return fmt.Errorf("evidence sha %q: want a full lowercase commit SHA", clipText(e.SHA))
 	}
 	for _, f := range []struct{ key, value string }{

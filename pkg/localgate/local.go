@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v66/github"
+
+	"github.com/org/runpod-gpu/pkg/wire"
 )
 
 // DefaultWorkflow is the relay workflow's file name.
@@ -237,7 +239,7 @@ func cleanHead(ctx context.Context, opts LocalOptions) (string, error) {
 		return "", refuse(CheckLocalCommit, "the worktree %s has no commit at HEAD: %v", opts.RepoDir, err)
 	}
 	sha := strings.TrimSpace(head)
-	if !shaRE.MatchString(sha) {
+	if !wire.IsCommitSHA(sha) {
 		return "", refuse(CheckLocalCommit, "git rev-parse HEAD printed %q; want a commit SHA", clipText(sha))
 	}
 	return sha, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/gate"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/wire"
 )
 
 // The relay workflow's dispatch inputs (and the relay action's inputs), as
@@ -145,7 +146,7 @@ func (req RelayRequest) validate() error {
 		return refuse(CheckRequest, "repository %q: want owner/name", clipText(req.Repository))
 	case req.PRNumber <= 0:
 		return refuse(CheckRequest, "%s %d: want a pull request number", InputPRNumber, req.PRNumber)
-	case !shaRE.MatchString(req.SHA):
+	case !wire.IsCommitSHA(req.SHA):
 		return refuse(CheckRequest, "%s %q: want a full lowercase commit SHA", InputSHA, clipText(req.SHA))
 	case req.CommentID <= 0:
 		return refuse(CheckRequest, "%s %d: want the evidence comment's id", InputCommentID, req.CommentID)

@@ -271,9 +271,9 @@ func TestCommitSHAsAreValidatedBeforeAnyCall(t *testing.T) {
 		wantErr string
 	}{
 		{name: "PR without its head", mutate: func(r *Request) { r.ExpectedHeadSHA = "" },
-			wantErr: "expected head SHA: empty for PR #1; want authorize's pinned head-sha output"},
+			wantErr: "expected head SHA: empty for PR #1; want authorize's pinned head-sha output (a full commit SHA)"},
 		{name: "short head", mutate: func(r *Request) { r.ExpectedHeadSHA = "abc1234" },
-			wantErr: `expected head SHA: got "abc1234"; want a full commit SHA of 40 lower-case hex digits`},
+			wantErr: `expected head SHA: got "abc1234"; want a full commit SHA (40 lower-case hex digits`},
 		{name: "tested ref as a branch", mutate: func(r *Request) { r.TestedRef = "refs/heads/main" },
 			wantErr: `tested ref: got "refs/heads/main"; want a full commit SHA`},
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/reap"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/wire"
 )
 
 // RunPod is the part of the RunPod client provisioning uses.
@@ -430,29 +431,17 @@ func (r *run) bound(ctx context.Context, d time.Duration) (context.Context, cont
 
 // validateSHAs checks the commit SHAs that decide obsolescence and reuse: a
 // PR run must name the head it authorized (a manual dispatch gets it from
-// authorize), and every SHA given is a full 40-digit hex SHA.
+// authorize), and every SHA given is a full commit SHA.
 func (q Request) validateSHAs() error {
 	if q.PRNumber > 0 && q.ExpectedHeadSHA == "" {
-		return fmt.Errorf("expected head SHA: empty for PR #%d; want authorize's pinned head-sha output (40 hex digits), so a moved head is detected", q.PRNumber)
+		return fmt.Errorf("expected head SHA: empty for PR #%d; want authorize's pinned head-sha output (a full commit SHA), so a moved head is detected", q.PRNumber)
 	}
 	for _, f := range []struct{ name, value string }{{"expected head SHA", q.ExpectedHeadSHA}, {"tested ref", q.TestedRef}} {
-		if f.value != "" && !fullSHA(f.value) {
-			return fmt.Errorf("%s: got %q; want a full commit SHA of 40 lower-case hex digits", f.name, f.value)
+		if f.value != "" && !wire.IsCommitSHA(f.value) {
+			return fmt.Errorf("%s: got %q; want a full commit SHA (40 lower-case hex digits, or 64 in a SHA-256 repository)", f.name, f.value)
 		}
 	}
 	return nil
-}
-
-func fullSHA(s string) bool {
-	if len(s) != 40 {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // runnerLabel is the attempt's unique label and runner name.

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -145,4 +146,24 @@ func FuzzFloat(f *testing.F) {
 		var v Float
 		_ = json.Unmarshal([]byte(s), &v) // must never panic
 	})
+}
+
+func TestIsCommitSHA(t *testing.T) {
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{strings.Repeat("0a", 20), true},
+		{strings.Repeat("f", 64), true},
+		{"", false},
+		{"abc1234", false},
+		{strings.Repeat("A", 40), false},
+		{strings.Repeat("g", 40), false},
+		{strings.Repeat("a", 41), false},
+		{strings.Repeat("a", 39) + "\n", false},
+		{"refs/heads/main", false},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, IsCommitSHA(tc.in), tc.want, "%q", tc.in)
+	}
 }
