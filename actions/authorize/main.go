@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
@@ -33,6 +34,12 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
+	// Each GitHub read gets this long, retries and waits included, so a stalled
+	// answer ends the job unauthorized instead of at the step timeout.
+	readTimeout, err := io.Int("github-timeout-seconds", int64(gate.DefaultReadTimeout/time.Second), 1, 600)
+	if err != nil {
+		return err
+	}
 	gh, err := actionkit.GitHub(ctx, io, "")
 	if err != nil {
 		return err
@@ -44,9 +51,10 @@ func run(ctx context.Context, io *actionio.IO) error {
 	a, authErr := gate.Authorize(ctx, gh, gate.AuthorizeRequest{
 		Repository: io.Getenv("GITHUB_REPOSITORY"), PRNumber: int(pr),
 		ExpectedHeadSHA: io.Input("expected-head-sha"), DispatchSHA: io.InputOr("dispatch-sha", io.Getenv("GITHUB_SHA")),
-		Actor:     or(io.Getenv("GITHUB_TRIGGERING_ACTOR"), io.Getenv("GITHUB_ACTOR")),
-		IsGPUPath: isGPUPath,
-		Reuse:     gate.ReuseQuery{CheckName: io.Input("check-name"), AppID: gateApp},
+		Actor:       or(io.Getenv("GITHUB_TRIGGERING_ACTOR"), io.Getenv("GITHUB_ACTOR")),
+		IsGPUPath:   isGPUPath,
+		Reuse:       gate.ReuseQuery{CheckName: io.Input("check-name"), AppID: gateApp},
+		ReadTimeout: time.Duration(readTimeout) * time.Second,
 	})
 	if err := io.AddSummary(a.Summary(authErr)); err != nil {
 		io.Warningf("job summary: %v", err)

@@ -49,7 +49,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 	}
 	res, runErr := provision.Run(ctx, provision.Deps{
 		RunPod: rp, GitHub: gh, Policy: policy, Observer: provision.ActionObserver(io),
-		Images: &registry.Resolver{APIURL: io.Input("registry-api-url")},
+		Images: &registry.Resolver{APIURL: io.Input("registry-api-url"), Logf: func(s string) { io.Infof("%s", s) }},
 	}, provision.Request{
 		Config: cfg, LabelPrefix: io.InputOr("runner-label-prefix", "runpod-gpu"), RunnerGroupID: group, Scope: scope,
 		Owner:    ownership.Tags{Repository: current.Repository, Workflow: current.Workflow, RunID: current.ID, Attempt: current.Attempt},

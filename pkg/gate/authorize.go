@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/go-github/v66/github"
 
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -25,6 +27,11 @@ const (
 	OutcomeReuse Outcome = "reuse" // publish a reused gate; no pod
 	OutcomeSkip  Outcome = "skip"  // no pod; publish Kind unless it is empty
 )
+
+// DefaultReadTimeout bounds each GitHub read of Authorize (retries and waits
+// included) when AuthorizeRequest.ReadTimeout is 0. A stalled GitHub answer
+// then ends authorize unauthorized within a minute, not at the step timeout.
+const DefaultReadTimeout = 60 * time.Second
 
 // PullRequests is what Authorize reads from GitHub. *ghapi.Client has it.
 type PullRequests interface {
@@ -51,6 +58,12 @@ type AuthorizeRequest struct {
 	IsGPUPath func(path string) bool
 	// Reuse configures the reuse lookup (check name, app id, page bound).
 	Reuse ReuseQuery
+	// ReadTimeout bounds each GitHub read (roles, PR, files, reuse lookup),
+	// retries and rate-limit waits included; 0 means DefaultReadTimeout.
+	ReadTimeout time.Duration
+	// Clock is the GitHub client's policy clock, on which read deadlines are
+	// set (reqpolicy.Bound) so that virtual time is honoured; nil is the wall clock.
+	Clock reqpolicy.Clock
 }
 
 // Authorization is the answer: what to do and why, pinned to a tested ref.
@@ -91,7 +104,17 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 	if req.PRNumber < 0 {
 		return Authorization{}, refuse("pull request number %d: want 0 (manual) or a PR number", req.PRNumber)
 	}
-	if err := checkRole(ctx, gh, "triggering actor", req.Actor); err != nil {
+	if req.ReadTimeout < 0 {
+		return Authorization{}, fmt.Errorf("read timeout %s: want 0 (default %s) or more", req.ReadTimeout, DefaultReadTimeout)
+	}
+	rd := reads{ctx: ctx, clock: req.Clock, limit: req.ReadTimeout}
+	if rd.clock == nil {
+		rd.clock = wallClock{}
+	}
+	if rd.limit == 0 {
+		rd.limit = DefaultReadTimeout
+	}
+	if err := checkRole(rd, gh, "triggering actor", req.Actor); err != nil {
 		return Authorization{}, err
 	}
 	if req.PRNumber == 0 {
@@ -103,9 +126,12 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 			Reason: "manual validation of " + req.DispatchSHA}, nil
 	}
 
-	first, err := gh.GetPullRequest(ctx, req.PRNumber)
-	if err != nil {
-		return Authorization{}, fmt.Errorf("read PR #%d: %w", req.PRNumber, err)
+	var first *github.PullRequest
+	if err := rd.do(fmt.Sprintf("read PR #%d", req.PRNumber), func(ctx context.Context) (err error) {
+		first, err = gh.GetPullRequest(ctx, req.PRNumber)
+		return err
+	}); err != nil {
+		return Authorization{}, err
 	}
 	head := first.GetHead().GetSHA()
 	skip := func(kind Kind, format string, args ...any) (Authorization, error) {
@@ -120,7 +146,7 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 	if req.ExpectedHeadSHA != "" && head != req.ExpectedHeadSHA {
 		return skip("", "PR #%d head moved from %s to %s: this trigger is obsolete", req.PRNumber, req.ExpectedHeadSHA, head)
 	}
-	if err := checkRole(ctx, gh, "PR author", first.GetUser().GetLogin()); err != nil {
+	if err := checkRole(rd, gh, "PR author", first.GetUser().GetLogin()); err != nil {
 		return Authorization{}, err
 	}
 	for _, l := range first.Labels {
@@ -134,9 +160,12 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 	}
 
 	if req.IsGPUPath != nil {
-		files, err := gh.ListPullRequestFiles(ctx, req.PRNumber)
-		if err != nil {
-			return Authorization{}, fmt.Errorf("list files of PR #%d: %w", req.PRNumber, err)
+		var files []string
+		if err := rd.do(fmt.Sprintf("list files of PR #%d", req.PRNumber), func(ctx context.Context) (err error) {
+			files, err = gh.ListPullRequestFiles(ctx, req.PRNumber)
+			return err
+		}); err != nil {
+			return Authorization{}, err
 		}
 		if !slices.ContainsFunc(files, req.IsGPUPath) {
 			a, _ := skip(KindNotRequired, "PR #%d changes %d file(s), none under the configured GPU paths", req.PRNumber, len(files))
@@ -146,9 +175,12 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 	}
 
 	// Read the PR again: what we authorized must still be what will be tested.
-	second, err := gh.GetPullRequest(ctx, req.PRNumber)
-	if err != nil {
-		return Authorization{}, fmt.Errorf("re-read PR #%d: %w", req.PRNumber, err)
+	var second *github.PullRequest
+	if err := rd.do(fmt.Sprintf("re-read PR #%d", req.PRNumber), func(ctx context.Context) (err error) {
+		second, err = gh.GetPullRequest(ctx, req.PRNumber)
+		return err
+	}); err != nil {
+		return Authorization{}, err
 	}
 	if second.GetState() != "open" || second.GetHead().GetSHA() != head ||
 		second.GetBase().GetSHA() != first.GetBase().GetSHA() || second.GetMergeCommitSHA() != tested {
@@ -157,7 +189,13 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 
 	q := req.Reuse
 	q.HeadSHA, q.TestedRef = head, tested
-	d := DecideReuse(ctx, gh, q)
+	// The lookup fails open toward running, so a stalled one must end too:
+	// within its bound, as "run".
+	var d Decision
+	_ = rd.do("reuse lookup", func(ctx context.Context) error {
+		d = DecideReuse(ctx, gh, q)
+		return nil
+	})
 	a := Authorization{Outcome: OutcomeRun, TestedRef: tested, HeadSHA: head, Reason: d.Reason}
 	if d.Reuse {
 		a.Outcome, a.ReusedCheckURL, a.ReusedCheckID = OutcomeReuse, d.CheckURL, d.CheckID
@@ -165,16 +203,51 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 	return a, nil
 }
 
-func checkRole(ctx context.Context, gh PullRequests, who, user string) error {
+func checkRole(rd reads, gh PullRequests, who, user string) error {
 	if user == "" {
 		return refuse("the %s is unknown", who)
 	}
-	role, err := gh.PermissionRole(ctx, user)
-	if err != nil {
-		return fmt.Errorf("read the role of %s %s: %w", who, user, err)
+	var role string
+	if err := rd.do(fmt.Sprintf("read the role of %s %s", who, user), func(ctx context.Context) (err error) {
+		role, err = gh.PermissionRole(ctx, user)
+		return err
+	}); err != nil {
+		return err
 	}
 	if !privilegedRoles[role] {
 		return refuse("%s %s has role %q; paid GPU runs need admin or maintain", who, user, role)
 	}
 	return nil
 }
+
+// reads gives each GitHub read of one Authorize its own deadline.
+type reads struct {
+	ctx   context.Context
+	clock reqpolicy.Clock
+	limit time.Duration
+}
+
+// do runs one read under reqpolicy.Bound and, when it fails, says what was
+// read and, for a deadline, which bound ended it: the summary tells the user
+// that nothing was spent and the job can be re-run.
+func (r reads) do(what string, read func(context.Context) error) error {
+	ctx, cancel := reqpolicy.Bound(r.ctx, r.clock, r.limit)
+	defer cancel()
+	err := read(ctx)
+	switch {
+	case err == nil:
+		return nil
+	case r.ctx.Err() != nil:
+		return fmt.Errorf("%s: cancelled: %w", what, err)
+	case errors.Is(err, reqpolicy.ErrWaitExceedsDeadline):
+		return fmt.Errorf("%s: GitHub asks for a pause that does not fit the %s read deadline: %w", what, r.limit, err)
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s: GitHub did not answer within the %s read deadline: %w", what, r.limit, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// wallClock is the real clock, for callers that give no Clock.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }

@@ -3,14 +3,18 @@ package gate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-github/v66/github"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
 )
 
 const repo = "org/gpu-project"
@@ -157,4 +161,157 @@ func gpuPaths(t *testing.T, globs ...string) func(string) bool {
 	cfg := config.Default()
 	cfg.GPUPaths = globs
 	return cfg.IsGPUPath
+}
+
+// stallingGitHub is fakeGitHub whose n-th call (from 1) of one method stalls
+// until its context ends, as a hung GitHub connection does, and which records
+// how long each call had left before its deadline.
+type stallingGitHub struct {
+	fakeGitHub
+	stall   string // method name; "" stalls nothing
+	nth     int
+	mu      sync.Mutex
+	calls   map[string]int
+	budgets map[string][]time.Duration // method → time left at each call (-1: no deadline)
+}
+
+func (s *stallingGitHub) enter(ctx context.Context, method string) error {
+	s.mu.Lock()
+	if s.calls == nil {
+		s.calls, s.budgets = map[string]int{}, map[string][]time.Duration{}
+	}
+	s.calls[method]++
+	left := time.Duration(-1)
+	if d, ok := ctx.Deadline(); ok {
+		left = time.Until(d)
+	}
+	s.budgets[method] = append(s.budgets[method], left)
+	stall := method == s.stall && s.calls[method] == s.nth
+	s.mu.Unlock()
+	if stall {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return nil
+}
+
+func (s *stallingGitHub) GetPullRequest(ctx context.Context, n int) (*github.PullRequest, error) {
+	if err := s.enter(ctx, "GetPullRequest"); err != nil {
+		return nil, err
+	}
+	return s.fakeGitHub.GetPullRequest(ctx, n)
+}
+func (s *stallingGitHub) ListPullRequestFiles(ctx context.Context, n int) ([]string, error) {
+	if err := s.enter(ctx, "ListPullRequestFiles"); err != nil {
+		return nil, err
+	}
+	return s.fakeGitHub.ListPullRequestFiles(ctx, n)
+}
+func (s *stallingGitHub) PermissionRole(ctx context.Context, user string) (string, error) {
+	if err := s.enter(ctx, "PermissionRole"); err != nil {
+		return "", err
+	}
+	return s.fakeGitHub.PermissionRole(ctx, user)
+}
+func (s *stallingGitHub) ListCheckRunsForRef(ctx context.Context, sha, name string, pages int) ([]*github.CheckRun, error) {
+	if err := s.enter(ctx, "ListCheckRunsForRef"); err != nil {
+		return nil, err
+	}
+	return s.fakeGitHub.ListCheckRunsForRef(ctx, sha, name, pages)
+}
+
+// TestAuthorizeBoundsEveryRead stalls each GitHub read in turn: authorize must
+// end within the read's deadline, unauthorized (nothing may be spent), with an
+// error naming the read, except the reuse lookup, which fails open to "run".
+func TestAuthorizeBoundsEveryRead(t *testing.T) {
+	const limit = 50 * time.Millisecond
+	tests := []struct {
+		stall       string
+		nth         int
+		wantErr     string
+		wantOutcome Outcome
+	}{
+		{stall: "PermissionRole", nth: 1, wantErr: "read the role of triggering actor bob: GitHub did not answer within the 50ms read deadline"},
+		{stall: "GetPullRequest", nth: 1, wantErr: "read PR #7: GitHub did not answer within the 50ms read deadline"},
+		{stall: "PermissionRole", nth: 2, wantErr: "read the role of PR author alice: GitHub did not answer within the 50ms read deadline"},
+		{stall: "ListPullRequestFiles", nth: 1, wantErr: "list files of PR #7: GitHub did not answer within the 50ms read deadline"},
+		{stall: "GetPullRequest", nth: 2, wantErr: "re-read PR #7: GitHub did not answer within the 50ms read deadline"},
+		{stall: "ListCheckRunsForRef", nth: 1, wantOutcome: OutcomeRun},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s#%d", tc.stall, tc.nth), func(t *testing.T) {
+			f := &stallingGitHub{fakeGitHub: fakeGitHub{prs: []*github.PullRequest{pullRequest()},
+				roles: map[string]string{"alice": "maintain", "bob": "admin"}, files: []string{"src/a.cu"}}, stall: tc.stall, nth: tc.nth}
+			// A guard far above the bound: Authorize, not this context, must end a stall.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			start := time.Now()
+			a, err := Authorize(ctx, f, AuthorizeRequest{Repository: repo, PRNumber: 7, ExpectedHeadSHA: head, Actor: "bob",
+				IsGPUPath: gpuPaths(t, "src/**"), ReadTimeout: limit})
+			assert.Check(t, time.Since(start) < 10*time.Second, "authorize took %s", time.Since(start))
+			if tc.wantErr != "" {
+				assert.ErrorContains(t, err, tc.wantErr)
+				assert.Check(t, errors.Is(err, context.DeadlineExceeded))
+				assert.Check(t, !errors.Is(err, ErrRefused), "a stall is not a refusal: the job can be re-run")
+				assert.Check(t, is.Equal(a.Outcome, Outcome("")), "no decision, so no later job spends")
+				return
+			}
+			assert.NilError(t, err)
+			assert.Check(t, is.Equal(a.Outcome, tc.wantOutcome))
+			assert.Check(t, is.Contains(a.Reason, "reuse lookup failed"))
+		})
+	}
+}
+
+// TestAuthorizeEveryReadHasADeadline checks, without waiting, that every read
+// of a full authorization carries a deadline no later than ReadTimeout (the
+// default when it is 0).
+func TestAuthorizeEveryReadHasADeadline(t *testing.T) {
+	for _, limit := range []time.Duration{0, 5 * time.Second} {
+		f := &stallingGitHub{fakeGitHub: fakeGitHub{prs: []*github.PullRequest{pullRequest()},
+			roles: map[string]string{"alice": "maintain", "bob": "admin"}, files: []string{"src/a.cu"}}}
+		a, err := Authorize(context.Background(), f, AuthorizeRequest{Repository: repo, PRNumber: 7, ExpectedHeadSHA: head, Actor: "bob",
+			IsGPUPath: gpuPaths(t, "src/**"), ReadTimeout: limit})
+		assert.NilError(t, err)
+		assert.Equal(t, a.Outcome, OutcomeRun)
+		want := limit
+		if want == 0 {
+			want = DefaultReadTimeout
+		}
+		assert.DeepEqual(t, f.calls, map[string]int{"PermissionRole": 2, "GetPullRequest": 2, "ListPullRequestFiles": 1, "ListCheckRunsForRef": 1})
+		for method, budgets := range f.budgets {
+			for i, left := range budgets {
+				assert.Check(t, left > 0 && left <= want, "%s call %d: %s left before its deadline; want (0, %s]", method, i+1, left, want)
+			}
+		}
+	}
+}
+
+// TestAuthorizeReadErrors says which bound ended a read, or that the run was cancelled.
+func TestAuthorizeReadErrors(t *testing.T) {
+	wait := &reqpolicy.WaitError{Wait: 10 * time.Minute, Remaining: 40 * time.Second, Reason: "Retry-After after 403 Forbidden", Status: 403}
+	tests := []struct {
+		name    string
+		err     error
+		cancel  bool
+		wantErr string
+	}{
+		{name: "rate limit wait past the deadline", err: wait,
+			wantErr: "read PR #7: GitHub asks for a pause that does not fit the 1m0s read deadline: wait 10m0s (Retry-After after 403 Forbidden)"},
+		{name: "plain error", err: errors.New("502 Bad Gateway"), wantErr: "read PR #7: 502 Bad Gateway"},
+		{name: "cancelled run", err: context.Canceled, cancel: true, wantErr: "read PR #7: cancelled"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.cancel {
+				cancel()
+			}
+			f := &fakeGitHub{roles: map[string]string{"bob": "admin"}, err: tc.err}
+			_, err := Authorize(ctx, f, AuthorizeRequest{Repository: repo, PRNumber: 7, Actor: "bob"})
+			assert.ErrorContains(t, err, tc.wantErr)
+			assert.Check(t, !errors.Is(err, ErrRefused))
+		})
+	}
 }

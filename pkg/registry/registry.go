@@ -13,6 +13,10 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
+	"time"
+
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
 )
 
 // manifestAccept lists the manifest kinds a multi-arch runner image may have.
@@ -80,15 +84,81 @@ func (r Reference) String() string {
 	return s
 }
 
-// Resolver resolves tags to digests.
+// Defaults of a Resolver whose bounds are zero.
+const (
+	// DefaultTimeout bounds one resolution in all: token and manifest reads,
+	// retries and every wait between them. Provision holds no pod yet, but it
+	// holds the run's place in line for a GPU; a registry that does not answer
+	// must end the run with a clear error, not at the step timeout.
+	DefaultTimeout = 60 * time.Second
+	// DefaultAttemptTimeout bounds the wait for one answer, so that one
+	// stalled connection is retried inside the resolution's deadline instead
+	// of using all of it.
+	DefaultAttemptTimeout = 20 * time.Second
+)
+
+// Resolver resolves tags to digests. The zero value (with APIURL set or not)
+// is ready to use: it builds its own request policy on first use.
 type Resolver struct {
-	HTTP *http.Client
 	// APIURL overrides https://<host> (tests, mirrors); empty uses the image's host.
 	APIURL string
+	// Transport is the bottom transport under the policy; nil uses
+	// http.DefaultTransport.
+	Transport http.RoundTripper
+	// Policy is the request policy (backoff, Retry-After, cooldown, bounded
+	// attempts, clock). nil builds one for this Resolver that logs to Logf.
+	// Give the registry its own Policy, not RunPod's: a registry 429 must not
+	// pause RunPod calls.
+	Policy *reqpolicy.Policy
+	// Timeout bounds one Resolve, measured on the Policy's clock and in wall
+	// time (reqpolicy.Bound); 0 means DefaultTimeout.
+	Timeout time.Duration
+	// AttemptTimeout bounds one request's wait for its answer (wall time);
+	// 0 means DefaultAttemptTimeout.
+	AttemptTimeout time.Duration
+	// Logf receives the default Policy's retry and give-up lines; unused when
+	// Policy is set (that Policy has its own logger).
+	Logf func(string)
+
+	once   sync.Once
+	client *http.Client
+	policy *reqpolicy.Policy
+}
+
+// setup builds the client once: attempt bound → policy → bottom transport.
+func (r *Resolver) setup() {
+	r.once.Do(func() {
+		r.policy = r.Policy
+		if r.policy == nil {
+			opts := []reqpolicy.Option{}
+			if r.Logf != nil {
+				opts = append(opts, reqpolicy.WithLogger(r.Logf))
+			}
+			r.policy = reqpolicy.New(opts...)
+		}
+		bottom := r.Transport
+		if bottom == nil {
+			bottom = http.DefaultTransport
+		}
+		attempt := r.AttemptTimeout
+		if attempt <= 0 {
+			attempt = DefaultAttemptTimeout
+		}
+		r.client = &http.Client{Transport: r.policy.Transport(&attemptBound{next: bottom, d: attempt})}
+	})
+}
+
+func (r *Resolver) timeout() time.Duration {
+	if r.Timeout > 0 {
+		return r.Timeout
+	}
+	return DefaultTimeout
 }
 
 // Resolve returns ref pinned to its current digest. An already pinned reference
-// is returned as is, without a request.
+// is returned as is, without a request. Every error names the image and the
+// registry; a registry that does not answer within Timeout (or asks, through
+// Retry-After, for a pause that does not fit it) fails the resolution at once.
 func (r *Resolver) Resolve(ctx context.Context, image string) (string, error) {
 	ref, err := Parse(image)
 	if err != nil {
@@ -97,40 +167,65 @@ func (r *Resolver) Resolve(ctx context.Context, image string) (string, error) {
 	if ref.Digest != "" {
 		return ref.String(), nil
 	}
+	r.setup()
 	base := r.APIURL
 	if base == "" {
 		base = "https://" + ref.Host
 	}
-	manifest := strings.TrimRight(base, "/") + "/v2/" + ref.Repository + "/manifests/" + ref.Tag
-	resp, err := r.head(ctx, manifest, "")
+	base = strings.TrimRight(base, "/")
+	limit := r.timeout()
+	rctx, cancel := reqpolicy.Bound(ctx, r.policy, limit)
+	defer cancel()
+	digest, err := r.resolve(rctx, base, ref)
 	if err != nil {
-		return "", fmt.Errorf("resolve %s: %w", image, err)
-	}
-	if resp.StatusCode == http.StatusUnauthorized {
-		token, terr := r.token(ctx, resp.Header.Get("WWW-Authenticate"), ref)
-		if terr != nil {
-			return "", fmt.Errorf("resolve %s: %w", image, terr)
-		}
-		if resp, err = r.head(ctx, manifest, token); err != nil {
-			return "", fmt.Errorf("resolve %s: %w", image, err)
-		}
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("resolve %s: registry answered %s", image, resp.Status)
-	}
-	digest := resp.Header.Get("Docker-Content-Digest")
-	if !digestRE.MatchString(digest) {
-		return "", fmt.Errorf("resolve %s: registry sent no usable Docker-Content-Digest (%q)", image, digest)
+		return "", r.explain(ctx, rctx, image, base, limit, err)
 	}
 	ref.Digest = digest
 	return ref.String(), nil
 }
 
-func (r *Resolver) client() *http.Client {
-	if r.HTTP != nil {
-		return r.HTTP
+// explain names the image and registry in err and says, for a deadline,
+// which bound ended the resolution.
+func (r *Resolver) explain(parent, bounded context.Context, image, base string, limit time.Duration, err error) error {
+	shown := base
+	if u, perr := url.Parse(base); perr == nil {
+		shown = u.Redacted() // a mirror URL may carry user:password
 	}
-	return http.DefaultClient
+	prefix := fmt.Sprintf("resolve %s at registry %s", image, r.policy.Redactor().Redact(shown))
+	switch {
+	case parent.Err() != nil:
+		return fmt.Errorf("%s: cancelled: %w", prefix, err)
+	case errors.Is(err, reqpolicy.ErrWaitExceedsDeadline):
+		return fmt.Errorf("%s: the registry asks for a pause that does not fit the %s resolution deadline: %w", prefix, limit, err)
+	case bounded.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s: no answer within the %s resolution deadline: %w", prefix, limit, err)
+	}
+	return fmt.Errorf("%s: %w", prefix, err)
+}
+
+func (r *Resolver) resolve(ctx context.Context, base string, ref Reference) (string, error) {
+	manifest := base + "/v2/" + ref.Repository + "/manifests/" + ref.Tag
+	resp, err := r.head(ctx, manifest, "")
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		token, terr := r.token(ctx, resp.Header.Get("WWW-Authenticate"), ref)
+		if terr != nil {
+			return "", terr
+		}
+		if resp, err = r.head(ctx, manifest, token); err != nil {
+			return "", err
+		}
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("registry answered %s", resp.Status)
+	}
+	digest := resp.Header.Get("Docker-Content-Digest")
+	if !digestRE.MatchString(digest) {
+		return "", fmt.Errorf("registry sent no usable Docker-Content-Digest (%q)", digest)
+	}
+	return digest, nil
 }
 
 func (r *Resolver) head(ctx context.Context, target, token string) (*http.Response, error) {
@@ -142,7 +237,7 @@ func (r *Resolver) head(ctx context.Context, target, token string) (*http.Respon
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := r.client().Do(req)
+	resp, err := r.client.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +270,7 @@ func (r *Resolver) token(ctx context.Context, challenge string, ref Reference) (
 	if err != nil {
 		return "", err
 	}
-	resp, err := r.client().Do(req)
+	resp, err := r.client.Do(req)
 	if err != nil {
 		return "", fmt.Errorf("registry token: %w", err)
 	}

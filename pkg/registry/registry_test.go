@@ -2,12 +2,18 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
 )
 
 var digest = "sha256:" + strings.Repeat("ab", 32)
@@ -27,8 +33,12 @@ func TestResolve(t *testing.T) {
 
 	_, err = r.Resolve(context.Background(), "ghcr.io/actions/missing:latest")
 	assert.ErrorContains(t, err, "registry answered 404")
-	_, err = (&Resolver{APIURL: "http://127.0.0.1:1"}).Resolve(context.Background(), "ghcr.io/actions/actions-runner:latest")
-	assert.ErrorContains(t, err, "resolve ghcr.io/actions/actions-runner:latest")
+	// A refused connection is retried like any transport error; the fake
+	// clock's sleeper makes the backoff cost nothing.
+	clock := &fakeClock{now: time.Now()}
+	noWait := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper((&sleeps{clock: clock}).sleep))
+	_, err = (&Resolver{APIURL: "http://127.0.0.1:1", Policy: noWait}).Resolve(context.Background(), "ghcr.io/actions/actions-runner:latest")
+	assert.ErrorContains(t, err, "resolve ghcr.io/actions/actions-runner:latest at registry http://127.0.0.1:1: ")
 }
 
 func TestResolveRejectsDigestlessAnswer(t *testing.T) {
@@ -79,4 +89,166 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("%q accepted with shell metacharacters", s)
 		}
 	})
+}
+
+// fakeClock moves only when the recording sleeper sleeps, so waits cost no time.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// sleeps records the policy's waits and advances the clock instead of sleeping.
+type sleeps struct {
+	clock *fakeClock
+	mu    sync.Mutex
+	waits []time.Duration
+}
+
+func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	s.waits = append(s.waits, d)
+	s.mu.Unlock()
+	s.clock.mu.Lock()
+	s.clock.now = s.clock.now.Add(d)
+	s.clock.mu.Unlock()
+	return ctx.Err()
+}
+
+// answer is what the scripted registry does with one request: stall (hold it
+// until the client gives up), or answer status with headers; a zero answer
+// serves the real Handler.
+type answer struct {
+	stall  bool
+	status int
+	header map[string]string
+}
+
+// TestResolveBoundsEveryRequest drives the resolver through the request policy
+// against a loopback registry whose answers are scripted per request.
+func TestResolveBoundsEveryRequest(t *testing.T) {
+	const image = "ghcr.io/actions/actions-runner:latest"
+	tests := []struct {
+		name           string
+		answers        []answer // by request, in order; past the end, the real Handler answers
+		timeout        time.Duration
+		attemptTimeout time.Duration
+		wantErr        []string
+		wantRequests   int
+		wantWaits      []time.Duration
+	}{
+		{
+			name: "a stalled registry ends the resolution at its deadline", answers: []answer{{stall: true}},
+			timeout: 200 * time.Millisecond, wantRequests: 1,
+			wantErr: []string{"resolve " + image + " at registry http://127.0.0.1:", "no answer within the 200ms resolution deadline"},
+		},
+		{
+			name: "a stalled attempt is retried inside the deadline", answers: []answer{{stall: true}},
+			attemptTimeout: 50 * time.Millisecond, wantRequests: 4, wantWaits: []time.Duration{time.Second},
+		},
+		{
+			name: "Retry-After beyond the deadline fails at once", answers: []answer{{status: 429, header: map[string]string{"Retry-After": "1000"}}},
+			wantRequests: 1, wantErr: []string{"resolve " + image + " at registry http://127.0.0.1:", "does not fit the 1m0s resolution deadline", "Retry-After after 429"},
+		},
+		{
+			name: "Retry-After on the token realm beyond the deadline fails at once", answers: []answer{{}, {status: 429, header: map[string]string{"Retry-After": "120"}}},
+			wantRequests: 2, wantErr: []string{"registry token", "Retry-After after 429"},
+		},
+		{
+			name: "a transient 503 is retried", answers: []answer{{status: 503}},
+			wantRequests: 4, wantWaits: []time.Duration{time.Second},
+		},
+		{
+			name: "Retry-After within the deadline is waited out", answers: []answer{{status: 429, header: map[string]string{"Retry-After": "7"}}},
+			wantRequests: 4, wantWaits: []time.Duration{7 * time.Second},
+		},
+		{
+			name: "a registry that keeps failing is given up on", answers: []answer{{status: 503}, {status: 503}, {status: 503}, {status: 503}, {status: 503}},
+			wantRequests: 5, wantWaits: []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second},
+			wantErr: []string{"resolve " + image + " at registry http://127.0.0.1:", "registry answered 503"},
+		},
+		{
+			name: "a missing image is an error at once", answers: []answer{{status: 404}},
+			wantRequests: 1, wantErr: []string{"registry answered 404"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			real := Handler(map[string]string{"actions/actions-runner:latest": digest})
+			var mu sync.Mutex
+			requests := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				n := requests
+				requests++
+				mu.Unlock()
+				if n >= len(tc.answers) || !tc.answers[n].stall && tc.answers[n].status == 0 {
+					real.ServeHTTP(w, r)
+					return
+				}
+				a := tc.answers[n]
+				if a.stall {
+					select { // hold the request until the client gives up
+					case <-r.Context().Done():
+					case <-release:
+					}
+					return
+				}
+				for k, v := range a.header {
+					w.Header().Set(k, v)
+				}
+				w.WriteHeader(a.status)
+			}))
+			defer srv.Close()
+			defer close(release)
+			clock := &fakeClock{now: time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)}
+			rec := &sleeps{clock: clock}
+			policy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(rec.sleep), reqpolicy.WithJitter(func() float64 { return 1 }))
+			r := &Resolver{APIURL: srv.URL, Policy: policy, Timeout: tc.timeout, AttemptTimeout: tc.attemptTimeout}
+			// A guard far above every bound under test: the resolver, not
+			// this context, must end a stall.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+
+			start := time.Now()
+			got, err := r.Resolve(ctx, image)
+			elapsed := time.Since(start)
+
+			if len(tc.wantErr) == 0 {
+				assert.NilError(t, err)
+				assert.Equal(t, got, image+"@"+digest)
+			} else {
+				assert.Assert(t, err != nil, "resolved to %s", got)
+				for _, want := range tc.wantErr {
+					assert.Check(t, is.Contains(err.Error(), want))
+				}
+			}
+			assert.Check(t, elapsed < 10*time.Second, "resolution took %s", elapsed)
+			mu.Lock()
+			assert.Check(t, is.Equal(requests, tc.wantRequests))
+			mu.Unlock()
+			assert.Check(t, is.DeepEqual(rec.waits, tc.wantWaits))
+		})
+	}
+}
+
+// TestResolveCancelled says a cancelled run is a cancellation, not a stalled registry.
+func TestResolveCancelled(t *testing.T) {
+	started := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		started <- struct{}{}
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-started; cancel() }() // the run is cancelled while the registry stalls
+	_, err := (&Resolver{APIURL: srv.URL}).Resolve(ctx, "ghcr.io/a/b:1")
+	assert.ErrorContains(t, err, "resolve ghcr.io/a/b:1 at registry "+srv.URL+": cancelled")
+	assert.Check(t, errors.Is(err, context.Canceled))
 }
