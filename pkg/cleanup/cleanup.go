@@ -30,6 +30,8 @@ const (
 	CaptureBound = 5 * time.Second
 	// JobsBound bounds the read of the GPU job's steps for the stage breakdown.
 	JobsBound = 30 * time.Second
+	// ListBound bounds the listing that finds this run's untracked pods.
+	ListBound = 60 * time.Second
 )
 
 // DefaultTestStep names the GPU job's real test step when none is given.
@@ -333,7 +335,9 @@ type taggedPod struct {
 // touched. A tagged entry without an id is returned as an
 // ErrUntrackedUnchecked error next to the pods that can be deleted.
 func (c *cleaner) untracked(ctx context.Context) ([]taggedPod, error) {
-	pods, err := c.deps.RunPod.ListPods(ctx, runpod.ListPodsQuery{})
+	lctx, cancel := reqpolicy.Bound(ctx, c.deps.Policy, ListBound)
+	defer cancel()
+	pods, err := c.deps.RunPod.ListPods(lctx, runpod.ListPodsQuery{})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUntrackedUnchecked, err)
 	}

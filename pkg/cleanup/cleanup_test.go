@@ -259,3 +259,37 @@ func TestRunNeedsRunPod(t *testing.T) {
 	_, err := Run(context.Background(), Deps{}, Request{PodID: "p"})
 	assert.ErrorContains(t, err, "Deps.RunPod is required")
 }
+
+// stalledListing stands for a listing that hangs until its context ends: it
+// records the context's deadline and answers as that deadline would. The
+// other calls go to the simulator.
+type stalledListing struct {
+	RunPod
+	deadline *time.Time
+}
+
+func (s stalledListing) ListPods(ctx context.Context, _ runpod.ListPodsQuery) ([]runpod.Pod, error) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return nil, errors.New("no deadline: this would hang until the step timeout")
+	}
+	*s.deadline = dl
+	return nil, context.DeadlineExceeded
+}
+
+// The sweep for untracked pods has a deadline (ListBound): a stalled listing
+// costs at most that, and the tracked pod is deleted anyway.
+func TestRunStalledListingIsBounded(t *testing.T) {
+	s := newScene(t, runpodsim.Faults{})
+	id := s.launch(t, s.tags(1), false)
+	deps := s.deps()
+	var deadline time.Time
+	deps.RunPod = stalledListing{RunPod: s.rp, deadline: &deadline}
+	start := time.Now()
+
+	_, err := Run(context.Background(), deps, s.request(id))
+
+	assert.Check(t, !deadline.IsZero() && deadline.Sub(start) <= ListBound+time.Second, "listing deadline %s after the start", deadline.Sub(start))
+	assert.Check(t, errors.Is(err, ErrUntrackedUnchecked), "got %v", err)
+	assert.Equal(t, s.status(t, id), runpodsim.StatusTerminated)
+}

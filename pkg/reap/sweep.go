@@ -20,6 +20,9 @@ import (
 const (
 	DefaultLookupTimeout  = 60 * time.Second
 	DefaultLookupAttempts = 2
+	// ListPodsTimeout bounds the whole paginated pod listing: a stalled page
+	// fails the sweep visibly (nothing decided) instead of holding the job.
+	ListPodsTimeout = 3 * time.Minute
 )
 
 // PodLister lists every pod of the account (runpod.Client).
@@ -119,7 +122,9 @@ func (s *Sweeper) Sweep(ctx context.Context, req Request) (*Record, error) {
 	now := s.now()
 	rec := &Record{Version: RecordVersion, CheckedAt: now, Execute: req.Execute, Event: req.Event, Repository: req.Repository, Pods: []PodRecord{}}
 	// Decisions come only from complete lists: ListPods fails rather than return part of one.
-	pods, err := s.Pods.ListPods(ctx, runpod.ListPodsQuery{})
+	lctx, cancel := context.WithTimeout(ctx, ListPodsTimeout)
+	pods, err := s.Pods.ListPods(lctx, runpod.ListPodsQuery{})
+	cancel()
 	if err != nil {
 		rec.Error = err.Error()
 		return rec, fmt.Errorf("reap: list pods (nothing was decided): %w", err)

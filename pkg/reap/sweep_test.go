@@ -283,3 +283,33 @@ func assertNoPlanted(t *testing.T, w *world, rec *Record) {
 		assert.Check(t, !strings.Contains(string(b), key), "record names env key %s", key)
 	}
 }
+
+// deadlineLister records the deadline of the listing's context and stalls
+// until it expires, as a hung RunPod edge would.
+type deadlineLister struct{ deadline *time.Time }
+
+func (d deadlineLister) ListPods(ctx context.Context, _ runpod.ListPodsQuery) ([]runpod.Pod, error) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return nil, errors.New("the listing has no deadline")
+	}
+	*d.deadline = dl
+	return nil, context.DeadlineExceeded
+}
+
+// A stalled listing ends the sweep within ListPodsTimeout (issue 13, point 1:
+// every outside call has a deadline), with nothing decided.
+func TestSweepListingHasADeadline(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	var deadline time.Time
+	w.sweeper.Pods = deadlineLister{deadline: &deadline}
+	start := time.Now()
+
+	rec, err := w.sweeper.Sweep(context.Background(), Request{Scope: Scope{Repository: cloud.Repository}, Execute: true})
+	end := time.Now()
+
+	assert.Check(t, errors.Is(err, context.DeadlineExceeded), "got %v", err)
+	assert.Check(t, !deadline.Before(start.Add(ListPodsTimeout)) && !deadline.After(end.Add(ListPodsTimeout)),
+		"the deadline is ListPodsTimeout after the listing began: %s after the start", deadline.Sub(start))
+	assert.Check(t, is.Len(rec.Pods, 0))
+}
