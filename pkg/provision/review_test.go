@@ -197,7 +197,7 @@ func TestReviewAcceptedPodOfARetriedCreateRunsItsOwnRunner(t *testing.T) {
 
 // Issue 13, point 9: an unreadable answer is unknown, never obsolete. An open
 // PR answer that carries no head SHA says nothing about the head: the run goes
-// on (it is not "head moved to ''").
+// on (it is not "head moved to ”").
 func TestReviewOpenPRAnswerWithoutAHeadIsUnknownNotObsolete(t *testing.T) {
 	stub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
