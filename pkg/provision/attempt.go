@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -92,7 +93,7 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 	// Rejected: delete at once (bounded), unless the pod is kept for debugging.
 	// A pod made obsolete by the PR (or by local validation), or one that is
 	// not the GPU that was reviewed, is deleted even in debug mode.
-	keep := r.req.KeepFailedPods && !w.obsolete && !w.local && !w.wrongGPU && ctx.Err() == nil
+	keep := r.req.KeepFailedPods && !w.obsolete && !w.local && !w.wrongGPU && !w.overSpend && ctx.Err() == nil
 	end := r.now()
 	if keep {
 		r.res.RetainedPodIDs = append(r.res.RetainedPodIDs, pod.ID)
@@ -189,7 +190,7 @@ var errNotCreated = errors.New("no pod was created")
 // reconciled by the pod's unique name before anything else; it is never
 // silently re-sent. A 429 (certainly not created) waits out the cooldown and
 // is sent once more within the create deadline.
-func (r *run) create(ctx context.Context, c plan.Candidate, label string, jit *ghapi.JITConfig) (*runpod.Pod, error) {
+func (r *run) create(ctx context.Context, c plan.Candidate, label string, jit *ghapi.JITConfig) (created *runpod.Pod, _ error) {
 	tags := r.req.Owner
 	tags.Candidate, tags.KeepFailed = c.N, r.req.KeepFailedPods
 	params := r.startupParams()
@@ -224,6 +225,15 @@ func (r *run) create(ctx context.Context, c plan.Candidate, label string, jit *g
 	defer cancel()
 	retried := false
 	uncertain := false // an earlier POST of this name may have created a pod
+	defer func() {
+		// However the create ends without a pod in hand — a second failure,
+		// a 429 or refusal on the retry, an unreadable list, cancellation —
+		// a POST that may have made one leaves its name to the run's last
+		// look (sweepUncertain), never to the cleanup job alone.
+		if uncertain && created == nil {
+			r.uncertain = append(r.uncertain, body.Name)
+		}
+	}()
 	for {
 		pod, err := r.deps.RunPod.CreatePod(cctx, body)
 		switch {
@@ -234,6 +244,7 @@ func (r *run) create(ctx context.Context, c plan.Candidate, label string, jit *g
 		case ctx.Err() != nil:
 			// Cancelled (SIGTERM) while the create was in flight: it may have
 			// happened. Find it on a fresh, bounded context so Run deletes it.
+			uncertain = true
 			r.reconcileAfterCancel(body.Name)
 			return nil, fmt.Errorf("create of %s interrupted: %w", body.Name, ctx.Err())
 		case errors.Is(err, runpod.ErrCapacity) && uncertain:
@@ -244,7 +255,6 @@ func (r *run) create(ctx context.Context, c plan.Candidate, label string, jit *g
 			if found := r.reconcileUntilDeadline(cctx, body.Name); found != nil {
 				return found, nil
 			}
-			r.uncertain = append(r.uncertain, body.Name)
 			return nil, err
 		case errors.Is(err, runpod.ErrCapacity):
 			return nil, err
@@ -273,18 +283,24 @@ func (r *run) create(ctx context.Context, c plan.Candidate, label string, jit *g
 			found, rerr := r.reconcile(rctx, body.Name)
 			switch {
 			case found != nil:
+				// After a retry both POSTs may have made a pod, sharing the
+				// runner config: the other one is looked for during the watch.
+				r.retriedCreate = retried
 				return found, nil
+			case ctx.Err() != nil:
+				// Cancelled (SIGTERM) during the reconciliation: look once more
+				// on a fresh, bounded context so Run deletes what exists.
+				r.reconcileAfterCancel(body.Name)
+				return nil, fmt.Errorf("create of %s interrupted during its reconciliation: %w", body.Name, ctx.Err())
 			case rerr != nil:
 				return nil, fmt.Errorf("create of %s: %v; the pod list could not be read (%v), so it may exist: stopping rather than risk a second pod", body.Name, err, rerr)
 			case retried:
-				r.uncertain = append(r.uncertain, body.Name)
 				return nil, fmt.Errorf("%w: create of %s failed twice (%v) and no pod of that name exists", errNotCreated, body.Name, err)
 			}
 			// Certainly not created: one informed retry of the same candidate,
 			// if the shared cooldown leaves time for it.
 			retried = true
 			if werr := r.deps.Policy.Wait(cctx, 0, "create retry after reconciliation"); werr != nil {
-				r.uncertain = append(r.uncertain, body.Name)
 				return nil, fmt.Errorf("%w: create of %s: %v; no pod of that name exists and no retry fits create_deadline_seconds %d", errNotCreated, body.Name, err, r.cfg.CreateDeadlineSeconds)
 			}
 			r.logf("create of %s: no pod of that name exists; one informed retry", body.Name)
@@ -407,8 +423,51 @@ func (r *run) adoptDuplicates(ctx context.Context, name, keep string) {
 		r.logf("create of %s: could not check for a duplicate after the retry (%v); the cleanup job's tag sweep covers it", name, err)
 		return
 	}
-	for _, dup := range r.adopt(pods, name, keep) {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lifecycle.DefaultDeleteBudget+10*time.Second)
+	r.deleteDuplicates(r.duplicates(pods, name, keep), name)
+}
+
+// dropDuplicates is one look during the watch for the other pod of a retried
+// create. found reports that one was listed (and deleted); why is non-empty
+// when the attempt's runner was already online (or could not be read) by
+// then: it may be the duplicate's, so the candidate cannot be accepted.
+func (r *run) dropDuplicates(ctx context.Context, name, keep, label string) (found bool, why string) {
+	pods, err := r.deps.RunPod.ListPods(ctx, runpod.ListPodsQuery{})
+	if err != nil {
+		r.logf("create of %s: duplicate check failed (%v): looking again at the next poll", name, err)
+		return false, ""
+	}
+	dups := r.duplicates(pods, name, keep)
+	if len(dups) == 0 {
+		return false, ""
+	}
+	online, rerr := r.runnerOnline(ctx, label)
+	r.deleteDuplicates(dups, name)
+	if online || rerr != nil {
+		return true, fmt.Sprintf("a duplicate pod of %s (from the first create) was listed after runner %s could have come online on it: "+
+			"which pod runs the runner is unknown, so neither is accepted", name, label)
+	}
+	return true, ""
+}
+
+// duplicates returns the live pods named name other than keep, tracking any
+// not yet tracked (a pod already tracked is included: it is still billing).
+func (r *run) duplicates(pods []runpod.Pod, name, keep string) []*runpod.Pod {
+	dups := r.adopt(pods, name, keep)
+	for i := range pods {
+		p := &pods[i]
+		if p.Name == name && p.ID != keep && p.Status != runpod.PodTerminated && r.live[p.ID] && !slices.ContainsFunc(dups, func(d *runpod.Pod) bool { return d.ID == p.ID }) {
+			dups = append(dups, p)
+		}
+	}
+	return dups
+}
+
+// deleteDuplicates deletes each duplicate at once, on a fresh context: the
+// caller's may be cancelled or carry a shorter budget (the watch's) than a
+// deletion's own.
+func (r *run) deleteDuplicates(dups []*runpod.Pod, name string) {
+	for _, dup := range dups {
+		dctx, cancel := context.WithTimeout(context.Background(), lifecycle.DefaultDeleteBudget+10*time.Second)
 		if _, derr := r.deleter.Delete(dctx, dup.ID); derr == nil {
 			delete(r.live, dup.ID)
 			r.logf("pod %s: a duplicate of %s left by the first create; deleted", dup.ID, name)

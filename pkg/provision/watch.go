@@ -19,6 +19,7 @@ type watchResult struct {
 	obsolete   bool // the PR closed or its head moved
 	local      bool // the PR was labelled for local validation
 	wrongGPU   bool // RunPod placed another GPU than the reviewed one requested
+	overSpend  bool // the price RunPod bills could take the run past max_run_spend_usd
 	reason     string
 	start      time.Time  // provider start (startedAt), zero when never seen
 	price      cost.Price // hourly cost captured while RUNNING
@@ -43,6 +44,18 @@ func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, labe
 		if ctx.Err() != nil {
 			w.reason = "cancelled"
 			return w
+		}
+		if r.retriedCreate {
+			// Both POSTs of a retried create may have made a pod, sharing the
+			// one runner config: the other is deleted as soon as it is listed,
+			// before its runner can stand in for this pod's.
+			if found, why := r.dropDuplicates(wctx, pod.Name, pod.ID, label); found {
+				r.retriedCreate = false
+				if why != "" {
+					w.reason = why
+					return w
+				}
+			}
 		}
 		switch verdict, why := r.readPR(wctx); verdict {
 		case prObsolete:
@@ -71,10 +84,14 @@ func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, labe
 			case p.Status.Ended():
 				w.reason = fmt.Sprintf("pod %s while starting (the CUDA smoke proof or the runner failed)", p.Status)
 				return w
-			case p.Status == runpod.PodRunning && p.Runtime != nil && p.GPU != nil:
+			case p.Status == runpod.PodRunning && p.Runtime != nil && p.GPU != nil && p.GPU.ID != "":
 				runtimeSeen = true
 				if c := float64(p.Cost); c > 0 {
 					w.price = cost.KnownPrice(c, "v2 cost while running")
+				}
+				if why := r.overCeiling(c, w.price); why != "" {
+					w.overSpend, w.reason = true, why
+					return w
 				}
 				online, rerr := r.runnerOnline(wctx, label)
 				if rerr != nil {
@@ -85,7 +102,7 @@ func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, labe
 				}
 			case p.Status == runpod.PodRunning && p.Runtime != nil:
 				runtimeSeen = true
-				r.logf("pod %s: RUNNING without its GPU in the record: not counted", pod.ID)
+				r.logf("pod %s: RUNNING without its GPU id in the record: not counted", pod.ID)
 			case runtimeSeen && p.Runtime == nil:
 				w.reason = fmt.Sprintf("pod runtime lost after boot (status %s)", p.Status)
 				return w
@@ -146,4 +163,23 @@ func (r *run) runnerOnline(ctx context.Context, label string) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// overCeiling says why a running pod billed at price (RunPod's own figure)
+// could take the run past max_run_spend_usd, or "" when it cannot or no
+// ceiling is set. The check before the create used the catalog price; the
+// same bound is applied again with the higher of the two, so a pod billing
+// above its catalog price is never accepted past the ceiling.
+func (r *run) overCeiling(c plan.Candidate, price cost.Price) string {
+	ceiling, ok := r.cfg.SpendCeiling()
+	if !ok || !price.Known || price.PerHour <= c.PricePerHour {
+		return ""
+	}
+	worst := r.spentBound + CandidateWorstCase(price.PerHour, r.cfg.StartupTimeout(), r.cfg.Lifetime())
+	if worst <= ceiling {
+		return ""
+	}
+	return fmt.Sprintf("max_run_spend_usd $%.2f: RunPod bills this pod at $%.4f/h (catalog $%.2f/h), which could bring the run to $%.4f "+
+		"(rejected pods $%.4f + startup_timeout_seconds %d + lifetime_seconds %d at that price): not accepted",
+		ceiling, price.PerHour, c.PricePerHour, worst, r.spentBound, r.cfg.StartupTimeoutSeconds, r.cfg.LifetimeSeconds)
 }
