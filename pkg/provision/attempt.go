@@ -48,6 +48,8 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		done(cost.OutcomeFailed, "JIT runner config: "+err.Error())
 		return 0, r.fail(ErrStopped, fmt.Sprintf("could not mint a runner config for %s: %v", label, err))
 	}
+	postAt := r.now() // no pod of this candidate exists before its first POST
+	r.current = currentAttempt{postAt: postAt, price: listPrice.PerHour}
 	pod, err := r.create(ctx, c, label, jit)
 	switch {
 	case errors.Is(err, runpod.ErrCapacity):
@@ -63,9 +65,9 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		return 0, r.fail(ErrStopped, err.Error())
 	}
 	rec.PodID = pod.ID
-	createdAt := r.now()
+	createdAt := postAt
 
-	w := r.watch(ctx, pod, c, label)
+	w := r.watch(ctx, pod, c, label, createdAt)
 	if r.retriedCreate {
 		// A first create whose answer was lost may reach the pod list late;
 		// by the end of the watch it shows: never two live pods for one candidate.
@@ -468,8 +470,10 @@ func (r *run) duplicates(pods []runpod.Pod, name, keep string) []*runpod.Pod {
 func (r *run) deleteDuplicates(dups []*runpod.Pod, name string) {
 	for _, dup := range dups {
 		dctx, cancel := context.WithTimeout(context.Background(), lifecycle.DefaultDeleteBudget+10*time.Second)
-		if _, derr := r.deleter.Delete(dctx, dup.ID); derr == nil {
+		if at, derr := r.deleter.Delete(dctx, dup.ID); derr == nil {
 			delete(r.live, dup.ID)
+			// It billed too: the ceiling's bound counts it from the candidate's first POST.
+			r.spentBound += max(r.current.price, float64(dup.Cost)) * at.Sub(r.current.postAt).Hours()
 			r.logf("pod %s: a duplicate of %s left by the first create; deleted", dup.ID, name)
 		}
 		cancel()

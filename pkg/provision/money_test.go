@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -360,4 +361,57 @@ func listReadsBeforeSecondCreate(s *scenario) int {
 		}
 	}
 	return n
+}
+
+// The startup budget runs from the first POST, also for a pod found by
+// reconciliation long after it: it was billing since its create.
+func TestStartupBudgetOfAReconciledPodRunsFromItsCreate(t *testing.T) {
+	neverBoots := func(h *runpodsim.HostProfile) { h.BootSeconds = 100000 }
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, neverBoots)),
+		Faults: runpodsim.Faults{
+			LostCreates:  []runpodsim.LostCreateFault{{When: runpodsim.Trigger{Nth: []int{1}}, Status: 502}},
+			ListingDelay: 40 * time.Second,
+		}}, func(c *config.Config) {
+		c.GPUTiers = []config.GPUTier{{Name: "ampere", GPUIDs: []string{a4000}}}
+		c.MaxPriceCandidates, c.MaxProvisionAttempts = 1, 2
+	})
+	start := s.clock.Now()
+
+	res, err := s.run(t)
+
+	assert.Check(t, err != nil)
+	assert.Check(t, is.Contains(s.obs.log(), "reconciled: pod rgpu-7001-1-c1 exists"), "found late, by the create-deadline search")
+	pods := s.cloud.RunPod.Pods()
+	assert.Assert(t, is.Len(pods, 1))
+	assert.Equal(t, pods[0].Status, runpodsim.StatusTerminated)
+	lived := pods[0].TerminatedAt.Sub(start)
+	assert.Check(t, lived <= 425*time.Second, "deleted %s after its create: past startup_timeout_seconds 420", lived)
+	assert.Check(t, is.Len(res.Attempts, 1))
+}
+
+// What the ceiling counts as spent bounds what RunPod billed for every pod
+// of the run, the duplicate of a retried create included.
+func TestCeilingCountsADuplicatePodsSpend(t *testing.T) {
+	ceiling := 0.30 // the A4000 fits ($0.2792); the A5000 after it never does ($0.3015)
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, oldPTX), host("h2", a4000, oldPTX), host("h3", a5000)),
+		Faults: runpodsim.Faults{
+			LostCreates:  []runpodsim.LostCreateFault{{When: runpodsim.Trigger{Nth: []int{1}}, Status: 502}},
+			ListingDelay: 20 * time.Second,
+		}}, func(c *config.Config) { c.MaxRunSpendUSD = &ceiling })
+
+	_, err := s.run(t)
+
+	assert.Assert(t, errors.Is(err, ErrStopped), "got %v", err)
+	var counted float64
+	_, scanErr := fmt.Sscanf(err.Error()[strings.Index(err.Error(), "(rejected pods $"):], "(rejected pods $%f", &counted)
+	assert.NilError(t, scanErr, err.Error())
+	billed := 0.0
+	pods := s.cloud.RunPod.Pods()
+	assert.Assert(t, is.Len(pods, 2), "the first create and its retry")
+	for _, p := range pods {
+		b, berr := s.cloud.RunPod.Bill(p.ID)
+		assert.NilError(t, berr)
+		billed += b.Dollars
+	}
+	assert.Check(t, counted >= billed-0.00005, "the ceiling counted $%.4f of $%.4f billed", counted, billed)
 }

@@ -213,6 +213,8 @@ type run struct {
 	// spentBound is an upper bound of what rejected pods cost: each one's
 	// highest known hourly price from its creation to its confirmed deletion.
 	spentBound float64
+	// current is the candidate being tried, for costs found on the side (duplicates).
+	current currentAttempt
 	// uncertain names pods whose create may have happened but was never found.
 	uncertain []string
 	// retriedCreate is set when the current candidate's pod came from a retried create.
@@ -343,6 +345,12 @@ func (r *run) fail(sentinel error, detail string) error {
 		}
 	}
 	return e
+}
+
+// currentAttempt is what the ceiling needs of the candidate being tried.
+type currentAttempt struct {
+	postAt time.Time // its first POST: no pod of it is older
+	price  float64   // its catalog price per hour (0 when unknown)
 }
 
 // prVerdict is what one read of the PR says about spending on it.

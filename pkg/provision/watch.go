@@ -32,11 +32,12 @@ type watchResult struct {
 // the candidate's startup budget (startup_timeout_seconds from creation): a
 // pause that does not fit — a long Retry-After, the shared cooldown — ends the
 // candidate instead of extending it.
-func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, label string) watchResult {
+func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, label string, created time.Time) watchResult {
 	var w watchResult
-	budget := r.cfg.StartupTimeout()
-	deadline := r.now().Add(budget)
-	wctx, cancel := r.bound(ctx, budget)
+	// The budget runs from the first POST: a reconciled pod may have been
+	// billing since then, and no pod of the candidate can be older.
+	deadline := created.Add(r.cfg.StartupTimeout())
+	wctx, cancel := r.bound(ctx, max(deadline.Sub(r.now()), 0))
 	defer cancel()
 	poll := r.cfg.StartupPoll()
 	runtimeSeen := false
