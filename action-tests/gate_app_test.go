@@ -24,13 +24,14 @@ const actionsToken = "ghs_SimulatedWorkflowToken0123456789ab"
 // with checks: write could install.
 const forgerApp = 999
 
-// startTokenModeCloud is startCloud whose simulated GitHub also accepts actionsToken.
-func startTokenModeCloud(t *testing.T, market *runpodsim.Market) *simulated {
+// startTokenModeCloud is startCloud whose simulated GitHub also accepts
+// actionsToken, and takes ghOpts.
+func startTokenModeCloud(t *testing.T, market *runpodsim.Market, ghOpts ...githubsim.Option) *simulated {
 	t.Helper()
 	c, err := cloud.Start(cloud.Options{
 		Clock: simclock.Real{}, Market: market,
 		RunPodOptions: []runpodsim.Option{runpodsim.WithProvisioningDelay(200 * time.Millisecond)},
-		GitHubOptions: []githubsim.Option{githubsim.WithToken(actionsToken, githubsim.ActionsIdentity())},
+		GitHubOptions: append([]githubsim.Option{githubsim.WithToken(actionsToken, githubsim.ActionsIdentity())}, ghOpts...),
 	})
 	assert.NilError(t, err)
 	t.Cleanup(c.Close)
