@@ -30,10 +30,13 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
-	gateApp, err := io.Int("gate-app-id", appID, 0, 1<<53) // gates count only from our own App by default
+	// Gates count only from the app named, else our App, else GitHub Actions
+	// (token mode); never from any app, so 0 is refused rather than widened.
+	gateApp, err := io.Int("gate-app-id", 0, 1, 1<<53)
 	if err != nil {
 		return err
 	}
+	gateApp = gate.TrustedGateApp(gateApp, appID)
 	// Each GitHub read gets this long, retries and waits included, so a stalled
 	// answer ends the job unauthorized instead of at the step timeout.
 	readTimeout, err := io.Int("github-timeout-seconds", int64(gate.DefaultReadTimeout/time.Second), 1, 600)

@@ -1,6 +1,7 @@
 // Command local-gate is the relay of a maintainer's local GPU validation: it
-// re-verifies the dispatched evidence and publishes the CI GPU gate. It holds
-// only the workflow's token and runs no pull-request code.
+// re-verifies the dispatched evidence and publishes the CI GPU gate, as the
+// App when app-id is given, else with the workflow's token. It runs no
+// pull-request code.
 package main
 
 import (
@@ -13,17 +14,12 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
-	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/localgate"
 )
 
 func main() { actionkit.Main(run) }
 
 func run(ctx context.Context, io *actionio.IO) error {
-	token := io.SecretInput("github-token")
-	if token == "" {
-		return &actionio.InputError{Input: "github-token", Expected: "a token that can create check runs (default: github.token)"}
-	}
 	pr, err := io.Int(localgate.InputPRNumber, 0, 1, math.MaxInt32)
 	if err != nil {
 		return err
@@ -33,8 +29,10 @@ func run(ctx context.Context, io *actionio.IO) error {
 		return err
 	}
 	repository := io.Getenv("GITHUB_REPOSITORY")
-	owner, name, _ := strings.Cut(repository, "/")
-	gh, err := ghapi.New(ctx, ghapi.Options{BaseURL: io.Getenv("GITHUB_API_URL"), Token: token, Owner: owner, Repo: name})
+	// With app-id the gate is published as the App, so a check branch
+	// protection binds to the App can be satisfied by a local validation;
+	// without it, github-token publishes as GitHub Actions.
+	gh, err := actionkit.GitHub(ctx, io, "")
 	if err != nil {
 		return err
 	}

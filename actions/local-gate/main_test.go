@@ -3,6 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"net/http/httptest"
 	"os"
@@ -37,12 +41,13 @@ type runner struct {
 
 // newRunner sets up a labelled PR with a maintainer's evidence comment and
 // the environment of a relay run dispatched by that maintainer.
-func newRunner(t *testing.T) *runner {
+// opts are passed to the simulated GitHub last.
+func newRunner(t *testing.T, opts ...githubsim.Option) *runner {
 	t.Helper()
-	srv := githubsim.New(
+	srv := githubsim.New(append([]githubsim.Option{
 		githubsim.WithClock(githubsim.NewManualClock(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))),
 		githubsim.WithToken(token, githubsim.ActionsIdentity()),
-	)
+	}, opts...)...)
 	assert.NilError(t, srv.AddRepo(githubsim.Repo{Owner: "octo", Name: "gpu-lib"}))
 	assert.NilError(t, srv.SetRole(repoFull, "maint", "maintain"))
 	assert.NilError(t, srv.SetRole(repoFull, "writer", "write"))
@@ -129,7 +134,9 @@ func TestRelayBadInputs(t *testing.T) {
 	tests := []struct {
 		name, key, value, wantErr string
 	}{
-		{"no token", "INPUT_GITHUB-TOKEN", "", "input github-token: a token that can create check runs"},
+		{"no token", "INPUT_GITHUB-TOKEN", "", "input github-token: a token, or app-id with app-installation-id and app-private-key"},
+		{"App without its key", "INPUT_APP-ID", "901", "input app-installation-id: the App's installation id"},
+		{"App id not a number", "INPUT_APP-ID", "my-app", `input app-id = "my-app": want an integer from 0 to`},
 		{"PR number not a number", "INPUT_PR-NUMBER", "12a", `input pr-number = "12a": want an integer from 1 to`},
 		{"negative comment id", "INPUT_COMMENT-ID", "-4", `input comment-id = "-4": want an integer from 1 to`},
 		{"missing sha", "INPUT_SHA", "", `local GPU gate refused (request): sha "": want a full lowercase commit SHA`},
@@ -143,4 +150,59 @@ func TestRelayBadInputs(t *testing.T) {
 			assert.Check(t, is.Len(r.srv.CheckRuns(repoFull, headSHA), 0))
 		})
 	}
+}
+
+// The relay publishes as the App when app-id is given, so a gate check that
+// branch protection binds to the App can come from a local validation; without
+// it the workflow token publishes as GitHub Actions.
+func TestRelayPublishesAsTheConfiguredApp(t *testing.T) {
+	const (
+		appID          = 901
+		installationID = 4242
+	)
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	assert.NilError(t, err)
+	keyPEM := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
+	app := githubsim.WithApp(githubsim.App{ID: appID, Slug: "gpu-gate", PublicKey: &key.PublicKey, InstallationID: installationID})
+	tests := []struct {
+		name    string
+		inputs  map[string]string
+		wantApp int64
+	}{
+		{name: "workflow token publishes as GitHub Actions", wantApp: githubsim.ActionsAppID},
+		{name: "App inputs publish as the App", wantApp: appID, inputs: map[string]string{
+			"INPUT_APP-ID": strconv.Itoa(appID), "INPUT_APP-INSTALLATION-ID": strconv.Itoa(installationID), "INPUT_APP-PRIVATE-KEY": keyPEM,
+		}},
+		{name: "App without the workflow token", wantApp: appID, inputs: map[string]string{
+			"INPUT_GITHUB-TOKEN": "", "INPUT_APP-ID": strconv.Itoa(appID), "INPUT_APP-INSTALLATION-ID": strconv.Itoa(installationID),
+			"INPUT_APP-PRIVATE-KEY": keyPEM,
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRunner(t, app)
+			for k, v := range tc.inputs {
+				r.env[k] = v
+			}
+			assert.NilError(t, r.run(t))
+			runs := r.srv.CheckRuns(repoFull, headSHA)
+			assert.Assert(t, is.Len(runs, 1))
+			assert.Check(t, is.Equal(runs[0].AppID, tc.wantApp))
+			assert.Check(t, is.Equal(runs[0].ExternalID, "local-gpu-gate:v1:"+headSHA))
+			log := withoutMaskCommands(r.stdout.String()) + r.file(t, "GITHUB_OUTPUT") + r.file(t, "GITHUB_STEP_SUMMARY")
+			assert.Check(t, !strings.Contains(log, "PRIVATE KEY"), "the App's key leaked")
+			assert.Check(t, !strings.Contains(log, token), "the token leaked")
+		})
+	}
+}
+
+// withoutMaskCommands drops ::add-mask:: lines, which the runner consumes and never logs.
+func withoutMaskCommands(log string) string {
+	var keep []string
+	for _, l := range strings.Split(log, "\n") {
+		if !strings.HasPrefix(l, "::add-mask::") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }

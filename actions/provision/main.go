@@ -28,8 +28,8 @@ func run(ctx context.Context, io *actionio.IO) error {
 	group, err2 := io.Int("runner-group-id", 1, 1, 1<<53)
 	keep, err3 := io.Bool("keep-failed-pods", false)
 	appID, err4 := io.Int(actionkit.InputAppID, 0, 0, 1<<53)
-	gateApp, err5 := io.Int("gate-app-id", appID, 0, 1<<53) // gates count only from our own App by default
-	head, err6 := io.SHA("expected-head-sha", pr > 0)       // authorize's pinned head, also for a manual dispatch
+	gateApp, err5 := io.Int("gate-app-id", 0, 1, 1<<53) // 0 never means any app: see gate.TrustedGateApp
+	head, err6 := io.SHA("expected-head-sha", pr > 0)   // authorize's pinned head, also for a manual dispatch
 	tested, err7 := io.SHA("tested-ref", false)
 	if err := firstErr(err1, err2, err3, err4, err5, err6, err7); err != nil {
 		return err
@@ -54,7 +54,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 		Config: cfg, LabelPrefix: io.InputOr("runner-label-prefix", "runpod-gpu"), RunnerGroupID: group, Scope: scope,
 		Owner:    ownership.Tags{Repository: current.Repository, Workflow: current.Workflow, RunID: current.ID, Attempt: current.Attempt},
 		PRNumber: int(pr), ExpectedHeadSHA: head, TestedRef: tested,
-		Reuse:          gate.ReuseQuery{CheckName: io.Input("check-name"), AppID: gateApp},
+		Reuse:          gate.ReuseQuery{CheckName: io.Input("check-name"), AppID: gate.TrustedGateApp(gateApp, appID)},
 		KeepFailedPods: keep,
 		ProofURL:       io.InputOr("proof-url", defaultProofURL), ProofSHA256: io.InputOr("proof-sha256", defaultProofSHA256),
 		RunnerDir: io.Input("runner-dir"), // where the pod image keeps run.sh; empty: the official image's

@@ -20,13 +20,34 @@ type CheckRunLister interface {
 	ListCheckRunsForRef(ctx context.Context, ref, name string, maxPages int) ([]*github.CheckRun, error)
 }
 
+// GitHubActionsAppID is the GitHub Actions app: every check run a workflow's
+// GITHUB_TOKEN creates is published as it, so token mode trusts its gates.
+const GitHubActionsAppID int64 = 15368
+
+// TrustedGateApp is the app whose gates count for reuse: gateAppID when the
+// workflow names one, else the App the action authenticates as (appID), else
+// GitHub Actions, which is who github.token publishes as. It never answers 0:
+// a gate from an app nobody named could come from anyone with checks: write.
+func TrustedGateApp(gateAppID, appID int64) int64 {
+	switch {
+	case gateAppID > 0:
+		return gateAppID
+	case appID > 0:
+		return appID
+	default:
+		return GitHubActionsAppID
+	}
+}
+
 // ReuseQuery says which gate would count.
 type ReuseQuery struct {
 	HeadSHA   string // the PR head the gates are published on
 	TestedRef string // the pinned merge SHA (or the dispatched SHA)
 	CheckName string // default DefaultCheckName
-	AppID     int64  // only gates from this app count; 0 accepts any app (documented weaker mode)
-	MaxPages  int    // default DefaultMaxPages
+	// AppID is the only app whose gates count; 0 means GitHubActionsAppID
+	// (token mode), never "any app". See TrustedGateApp.
+	AppID    int64
+	MaxPages int // default DefaultMaxPages
 }
 
 // Decision is the answer of the reuse lookup.
@@ -54,6 +75,10 @@ func DecideReuse(ctx context.Context, lister CheckRunLister, q ReuseQuery) (d De
 	if !wire.IsCommitSHA(q.TestedRef) || !wire.IsCommitSHA(q.HeadSHA) {
 		return Decision{Reason: fmt.Sprintf("tested ref %q or head %q is not a commit SHA: running the paid path", q.TestedRef, q.HeadSHA)}
 	}
+	if q.AppID < 0 {
+		return Decision{Reason: fmt.Sprintf("gate app id %d is not an app id: running the paid path", q.AppID)}
+	}
+	q.AppID = TrustedGateApp(q.AppID, 0)
 	name := q.CheckName
 	if name == "" {
 		name = DefaultCheckName
@@ -81,7 +106,7 @@ func decide(runs []*github.CheckRun, name string, q ReuseQuery) Decision {
 		if r == nil || r.GetName() != name || r.GetStatus() != "completed" || r.CompletedAt == nil {
 			continue
 		}
-		if q.AppID != 0 && r.GetApp().GetID() != q.AppID {
+		if r.GetApp().GetID() != q.AppID {
 			continue // another app could be anyone with checks: write
 		}
 		id, err := ParseExternalID(r.GetExternalID())

@@ -1,0 +1,79 @@
+package actiontests
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/localgate"
+	"github.com/org/runpod-gpu/pkg/sim/cloud"
+	"github.com/org/runpod-gpu/pkg/sim/githubsim"
+)
+
+// The local relay publishes through the App when one is configured, so a gate
+// check that branch protection binds to the App (as the README advises) can
+// be satisfied by a local validation; without one it publishes as GitHub Actions.
+func TestLocalRelayPublishesAsTheConfiguredApp(t *testing.T) {
+	const (
+		gateApp        = 5150
+		installationID = 77
+	)
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	assert.NilError(t, err)
+	keyPEM := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
+	// The runner always passes the default github.token too; the App wins.
+	appInputs := map[string]string{"github-token": actionsToken, "app-id": itoa(gateApp), "app-installation-id": itoa(installationID), "app-private-key": keyPEM}
+	tests := []struct {
+		name    string
+		inputs  map[string]string
+		wantApp int64
+	}{
+		{name: "workflow token publishes as GitHub Actions", inputs: map[string]string{"github-token": actionsToken},
+			wantApp: githubsim.ActionsAppID},
+		{name: "App inputs publish as the App", inputs: appInputs, wantApp: gateApp},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := startTokenModeCloud(t, testMarket(),
+				githubsim.WithApp(githubsim.App{ID: gateApp, Slug: "gpu-gate", PublicKey: &key.PublicKey, InstallationID: installationID}))
+			pr, err := s.GitHub.AddPullRequest(cloud.Repository, githubsim.PullRequestSpec{Author: "alice", HeadSHA: headSHA, HeadRef: "feature",
+				MergeCommitSHA: mergeSHA, Labels: []string{gate.LocalLabel}})
+			assert.NilError(t, err)
+			body, err := localgate.Evidence{SHA: headSHA, GPUName: "NVIDIA GeForce RTX 4090", Driver: "550.54.14", CUDAVersion: "12.4",
+				Duration: 5 * time.Minute, LogSHA256: strings.Repeat("d", 64), Command: "make gpu-test"}.Comment()
+			assert.NilError(t, err)
+			comment, err := s.GitHub.AddIssueComment(cloud.Repository, pr, cloud.MaintainerBob, body)
+			assert.NilError(t, err)
+
+			env := s.runnerEnv()
+			env["GITHUB_ACTOR"], env["GITHUB_REF"] = cloud.MaintainerBob, "refs/heads/main"
+			inputs := map[string]string{"pr-number": itoa(pr), "sha": headSHA, "comment-id": itoa(int(comment)), "check-name": gate.DefaultCheckName}
+			for k, v := range tc.inputs {
+				inputs[k] = v
+			}
+			res := runStep(t, step{action: "local-gate", workspace: s.workspace, env: env, inputs: inputs})
+			assert.Assert(t, res.exitCode == 0, res.stdout)
+
+			runs := s.GitHub.CheckRuns(cloud.Repository, headSHA)
+			assert.Assert(t, is.Len(runs, 1))
+			assert.Check(t, is.Equal(runs[0].AppID, tc.wantApp))
+			assert.Check(t, is.Equal(runs[0].ExternalID, gate.LocalIDPrefix+headSHA))
+			assert.Check(t, is.Equal(res.outputs["check-run-id"], itoa(int(runs[0].ID))))
+			for _, leaked := range []string{actionsToken, "PRIVATE KEY"} {
+				assert.Check(t, !strings.Contains(withoutMasks(res.stdout)+res.summary, leaked), "a credential leaked")
+				for k, v := range res.outputs {
+					assert.Check(t, !strings.Contains(v, leaked), "output %s leaks a credential", k)
+				}
+			}
+		})
+	}
+}
