@@ -84,7 +84,7 @@ func (w *historyWorld) step(inputs map[string]string) step {
 		in[k] = v
 	}
 	return step{action: "cost-history", inputs: in, workspace: w.workspace, env: map[string]string{
-		"GITHUB_API_URL": w.url, "GITHUB_REPOSITORY": historyRepo, "RUNNER_TEMP": w.temp,
+		"GITHUB_API_URL": w.url, "GITHUB_REPOSITORY": historyRepo, "RUNNER_TEMP": w.temp, "GITHUB_WORKSPACE": w.workspace,
 		"GITHUB_RUN_ID": "77", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_EVENT_NAME": "schedule",
 	}}
 }
