@@ -14,6 +14,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/history"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
@@ -53,7 +54,7 @@ func historyStart(t *testing.T) *historyWorld {
 func (w *historyWorld) run(t *testing.T, created time.Time, podPrefix string) (id int64, publish func()) {
 	t.Helper()
 	id, err := w.gh.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: historyRepo, WorkflowPath: historyWorkflow,
-		Event: "pull_request", CreatedAt: created, Status: "completed", Conclusion: "success"})
+		Event: "pull_request", CreatedAt: created, Status: "completed", Conclusion: "success", Jobs: historyLaneJobs(created)})
 	assert.NilError(t, err)
 	rejected := cost.Attempt{Number: 1, Candidate: "live-1", GPU: "NVIDIA RTX A4000", PodID: podPrefix + "rej",
 		Price: cost.KnownPrice(0.25, "v2 cost"), Outcome: cost.OutcomeRejected, Reason: "SMOKE FAIL", Seconds: cost.KnownSeconds(144)}
@@ -64,8 +65,8 @@ func (w *historyWorld) run(t *testing.T, created time.Time, podPrefix string) (i
 	stamp := created.Format(time.RFC3339Nano)
 	publish = func() {
 		assert.NilError(t, w.gh.SetRunLogs(historyRepo, id, 1, map[string]string{
-			"0_provision.txt": stamp + " " + cost.AttemptLine(rejected).Format() + "\n",
-			"2_cleanup.txt":   stamp + " " + cost.CostLine(report).Format() + "\n",
+			historyLogFile(0, history.JobProvision): stamp + " " + cost.AttemptLine(rejected).Format() + "\n",
+			historyLogFile(2, history.JobCleanup):   stamp + " " + cost.CostLine(report).Format() + "\n",
 		}))
 	}
 	body, err := json.Marshal(cost.Artifact{Run: cost.Run{Repository: historyRepo, ID: id, Attempt: 1,
@@ -83,7 +84,7 @@ func (w *historyWorld) step(inputs map[string]string) step {
 		in[k] = v
 	}
 	return step{action: "cost-history", inputs: in, workspace: w.workspace, env: map[string]string{
-		"GITHUB_API_URL": w.url, "GITHUB_REPOSITORY": historyRepo, "RUNNER_TEMP": w.temp,
+		"GITHUB_API_URL": w.url, "GITHUB_REPOSITORY": historyRepo, "RUNNER_TEMP": w.temp, "GITHUB_WORKSPACE": w.workspace,
 		"GITHUB_RUN_ID": "77", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_EVENT_NAME": "schedule",
 	}}
 }

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"math"
 	"path/filepath"
 
@@ -38,6 +39,10 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		io.Warningf("%v; the cost report treats it as unknown", err)
 	}
+	// The artifact directory must lie inside the workspace (upload-artifact
+	// reads it from there); a bad one never stops the deletion, but fails the
+	// step after it, with no artifact written.
+	artifactDir, dirErr := io.PathInput("artifact-dir", cleanup.DefaultArtifactDir, actionio.RootWorkspace)
 	deps := cleanup.Deps{RunPod: rp, Policy: policy, Logf: io.Infof, Warnf: io.Warningf}
 	if gh, err := actionkit.GitHub(ctx, io, ""); err != nil {
 		io.Warningf("GitHub client: %v; the stage breakdown will be unknown", err)
@@ -56,12 +61,15 @@ func run(ctx context.Context, io *actionio.IO) error {
 	// Outputs is a map, so its names are listed for the action.yml consistency test (action-tests).
 	//runpod-gpu:outputs deleted-pod-ids,remaining-pod-ids,kept-pod-ids,paid-seconds,cost-usd,cost-artifact-name,cost-artifact-path
 	outputs := res.Outputs()
-	dir := io.InputOr("artifact-dir", cleanup.DefaultArtifactDir)
-	if _, err := cleanup.WriteArtifact(filepath.Join(or(io.Getenv("GITHUB_WORKSPACE"), "."), dir), res.Artifact()); err != nil {
+	if dirErr != nil {
+		runErr = errors.Join(runErr, dirErr)
+	} else if _, err := cleanup.WriteArtifact(artifactDir, res.Artifact()); err != nil {
+		io.Warningf("%v", err)
+	} else if rel, err := io.WorkspaceRelative(artifactDir); err != nil {
 		io.Warningf("%v", err)
 	} else {
 		// Relative to the workspace, which is where upload-artifact resolves it outside this container.
-		outputs["cost-artifact-path"] = filepath.Join(dir, cost.ArtifactFileName)
+		outputs["cost-artifact-path"] = filepath.Join(rel, cost.ArtifactFileName)
 	}
 	if err := io.SetOutputs(outputs); err != nil {
 		io.Warningf("%v", err)
@@ -70,11 +78,4 @@ func run(ctx context.Context, io *actionio.IO) error {
 		io.Warningf("job summary: %v", err)
 	}
 	return runErr
-}
-
-func or(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }

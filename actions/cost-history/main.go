@@ -26,9 +26,13 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
-	dir := io.Input("directory")
-	if dir == "" {
-		dir = filepath.Join(or(io.Getenv("RUNNER_TEMP"), os.TempDir()), "runpod-gpu-history")
+	// The evidence goes to the runner's temp dir by default; any directory
+	// given must lie there, in HOME (/github/home, as action.yml advises) or
+	// in the workspace, never elsewhere on the runner.
+	def := filepath.Join(or(io.Getenv(actionio.RootTemp), os.TempDir()), "runpod-gpu-history")
+	dir, err := io.PathInput("directory", def, actionio.RootTemp, "HOME", actionio.RootWorkspace)
+	if err != nil {
+		return err
 	}
 	res, err := history.Run(ctx, history.Options{Dir: dir, Range: &rng, GitHub: gh, Workflow: io.Input("workflow"), Logf: io.Infof})
 	if err != nil {

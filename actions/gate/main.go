@@ -96,12 +96,19 @@ func podEvidence(io *actionio.IO) (*gate.PodEvidence, error) {
 			return nil, &actionio.InputError{Input: "price-per-hour", Value: io.Input("price-per-hour"), Expected: "a non-negative price in USD (the provision step's output), or empty when unknown"}
 		}
 	}
-	if path := io.Input("cost-report-path"); path != "" {
+	if io.Input("cost-report-path") != "" {
+		// The report goes into a check run anyone with read access sees: only
+		// a file of this job's workspace or temp dir, never /etc/passwd or a
+		// link to it, and redacted.
+		path, err := io.PathInput("cost-report-path", "", actionio.RootWorkspace, actionio.RootTemp)
+		if err != nil {
+			return nil, err
+		}
 		report, err := os.ReadFile(path)
 		if err != nil {
 			io.Warningf("cost-report-path: %v; the gate is published without the cost report", err)
 		}
-		pod.CostMarkdown = string(report)
+		pod.CostMarkdown = io.Redactor().Redact(string(report))
 	}
 	return pod, nil
 }

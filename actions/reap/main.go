@@ -30,6 +30,16 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
+	// The record is written where the input says: only inside the workspace,
+	// where the upload step reads it, never over a file elsewhere.
+	path, err := io.PathInput("record-path", reap.DefaultRecordPath, actionio.RootWorkspace)
+	if err != nil {
+		return err
+	}
+	relPath, err := io.WorkspaceRelative(path)
+	if err != nil {
+		return err
+	}
 	owner, repo, err := actionkit.Repository(io)
 	if err != nil {
 		return err
@@ -50,14 +60,10 @@ func run(ctx context.Context, io *actionio.IO) error {
 		RetentionCap: time.Duration(capHours) * time.Hour,
 	})
 
-	path := io.Input("record-path")
-	if path == "" {
-		path = reap.DefaultRecordPath
-	}
 	// The record and summary are written whatever happened: they are the evidence.
 	errs := []error{sweepErr, rec.WriteFile(path)}
 	for _, out := range [][2]string{
-		{"decision-record", path},
+		{"decision-record", relPath},
 		{"execute", strconv.FormatBool(rec.Execute)},
 		{"reclaim-pod-ids", strings.Join(rec.PodIDs(reap.DecisionReclaim), ",")},
 		{"error-pod-ids", strings.Join(rec.PodIDs(reap.DecisionError), ",")},

@@ -51,7 +51,8 @@ func GitHub(ctx context.Context, io *actionio.IO, org string) (*ghapi.Client, er
 	}
 	opts := ghapi.Options{BaseURL: io.Getenv("GITHUB_API_URL"), Owner: owner, Repo: repo, Org: org,
 		Policy: reqpolicy.New(reqpolicy.WithRedactor(io.Redactor()), reqpolicy.WithLogger(func(s string) { io.Infof("%s", s) }),
-			reqpolicy.WithClassifier(ghapi.RateLimitClassifier(wallClock{})))}
+			reqpolicy.WithClassifier(ghapi.RateLimitClassifier(wallClock{}))),
+		OnSecret: io.Mask} // minted installation tokens and JIT configs: ::add-mask:: before any use
 	appID, err := io.Int(InputAppID, 0, 0, 1<<53)
 	if err != nil {
 		return nil, err

@@ -41,6 +41,9 @@ var (
 // CreateCheckRun creates a check run with one POST (never retried: a repeat
 // would publish a second check).
 func (c *Client) CreateCheckRun(ctx context.Context, in CheckRunInput) (*github.CheckRun, error) {
+	// A check run is public to everyone who can read the repository: no
+	// secret the client knows goes into its text.
+	in.Title, in.Summary, in.Text = c.redactor.Redact(in.Title), c.redactor.Redact(in.Summary), c.redactor.Redact(in.Text)
 	opts, err := in.options()
 	if err != nil {
 		return nil, err

@@ -55,6 +55,11 @@ type Options struct {
 	// MaxDownloadBytes bounds each log or artifact download; 0 means
 	// DefaultMaxDownloadBytes.
 	MaxDownloadBytes int64
+	// OnSecret, when set, is called with each secret the client comes to hold
+	// (a minted installation token, a JIT runner config) before the client
+	// uses or returns it: an action masks it in the runner's log there
+	// (actionio.IO.Mask), so no later line can show it.
+	OnSecret func(secret string)
 }
 
 // AppAuth holds GitHub App installation credentials.
@@ -79,6 +84,7 @@ type Client struct {
 	owner, repo, org string
 	policy           *reqpolicy.Policy
 	redactor         *reqpolicy.Redactor
+	onSecret         func(string)
 	maxDownload      int64
 }
 
@@ -110,6 +116,7 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 		org:         opts.Org,
 		policy:      policy,
 		redactor:    policy.Redactor(),
+		onSecret:    opts.OnSecret,
 		maxDownload: opts.MaxDownloadBytes,
 	}
 	if c.maxDownload == 0 {
@@ -124,7 +131,7 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 
 	// Below the auth layer: no credential leaves the API host, and tokens the
 	// App mints are known to the redactor before anyone can log them.
-	guarded := &hostGuard{host: base.Host, next: &tokenCapture{redactor: c.redactor, next: retrying}}
+	guarded := &hostGuard{host: base.Host, next: &tokenCapture{learn: c.learnSecret, next: retrying}}
 	auth, err := authTransport(opts, base, guarded, c.redactor)
 	if err != nil {
 		return nil, err
@@ -139,6 +146,15 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 	}
 	c.storage = &http.Client{Transport: retrying, CheckRedirect: limitRedirects}
 	return c, nil
+}
+
+// learnSecret registers a secret the client now holds: with the redactor,
+// and through OnSecret, before anything can use or print it.
+func (c *Client) learnSecret(secret string) {
+	c.redactor.Add(secret)
+	if c.onSecret != nil {
+		c.onSecret(secret)
+	}
 }
 
 // Redactor returns the redactor holding every secret this client has seen

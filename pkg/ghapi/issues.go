@@ -35,6 +35,7 @@ func (c *Client) CreateIssueComment(ctx context.Context, number int, body string
 	if body == "" {
 		return nil, fmt.Errorf("ghapi: comment on #%d: body is empty", number)
 	}
+	body = c.redactor.Redact(body) // a comment is public: no secret the client knows goes into it
 	comment, _, err := c.gh.Issues.CreateComment(ctx, c.owner, c.repo, number, &github.IssueComment{Body: github.String(body)})
 	if err != nil {
 		return nil, c.fail(fmt.Sprintf("comment on #%d", number), err, nil)

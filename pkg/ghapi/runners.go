@@ -62,7 +62,7 @@ func (j JITConfig) GoString() string { return j.String() }
 // returning *RunnerExistsError (errors.Is ErrRunnerExists), so the caller
 // decides; after any other failure the runner may still have been
 // registered, so look it up before reusing the name. The encoded config is
-// added to the redactor before it is returned.
+// added to the redactor, and passed to Options.OnSecret, before it is returned.
 func (c *Client) GenerateJITConfig(ctx context.Context, req JITRequest) (*JITConfig, error) {
 	scope, err := c.checkScope(req.Scope)
 	if err != nil {
@@ -102,7 +102,7 @@ func (c *Client) GenerateJITConfig(ctx context.Context, req JITRequest) (*JITCon
 	if encoded == "" {
 		return nil, c.fail(op, errors.New("GitHub's answer has no encoded_jit_config"), nil)
 	}
-	c.redactor.Add(encoded)
+	c.learnSecret(encoded)
 	name := minted.GetRunner().GetName()
 	if name == "" {
 		name = req.Name

@@ -41,12 +41,13 @@ func (t *hostGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 // maxTokenResponse bounds how much of an access-token answer is read.
 const maxTokenResponse = 1 << 20
 
-// tokenCapture adds each installation token GitHub mints to the redactor, and
-// lets the request policy retry the mint: a repeated token POST only mints
+// tokenCapture hands each installation token GitHub mints to learn (the
+// redactor and the runner's mask) before ghinstallation can use it, and lets
+// the request policy retry the mint: a repeated token POST only mints
 // another short-lived token, unlike other POSTs.
 type tokenCapture struct {
-	redactor *reqpolicy.Redactor
-	next     http.RoundTripper
+	learn func(secret string)
+	next  http.RoundTripper
 }
 
 func (t *tokenCapture) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -68,7 +69,7 @@ func (t *tokenCapture) RoundTrip(req *http.Request) (*http.Response, error) {
 		Token string `json:"token"`
 	}
 	if json.Unmarshal(body, &minted) == nil && minted.Token != "" {
-		t.redactor.Add(minted.Token)
+		t.learn(minted.Token)
 	}
 	return resp, nil
 }

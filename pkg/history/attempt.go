@@ -110,12 +110,32 @@ func readAttempt(st store, rec AttemptRecord) Attempt {
 	}
 	a.EvidenceComplete = rec.Final()
 
+	// Only the lane's own jobs' logs are read; until the jobs are known, none.
+	trust, jobsKnown := jobTrust{}, false
+	if rec.Jobs.State == StateComplete {
+		data, err := st.readFile(rec.Key(), jobsFile)
+		var jobs []JobInfo
+		if err == nil {
+			jobs, err = parseJobs(data)
+		}
+		if err != nil {
+			a.note("jobs unreadable (%v): no log line is trusted, so its GPU work and cost are unknown", err)
+			a.EvidenceComplete = false
+		}
+		trust, jobsKnown = newJobTrust(jobs), err == nil
+	} else {
+		a.note("jobs not listed (%s): no log line is trusted until a collection lists them", describeDownload(rec.Jobs))
+	}
+
 	var logs logScan
 	logsRead := false
-	if rec.Logs.State == StateComplete {
+	switch {
+	case rec.Logs.State == StateComplete && !jobsKnown:
+		// Noted above: without the jobs, the logs say nothing trustworthy.
+	case rec.Logs.State == StateComplete:
 		data, err := st.readFile(rec.Key(), logsFile)
 		if err == nil {
-			logs, err = scanLogs(data)
+			logs, err = scanLogs(data, trust.trusts)
 		}
 		if err != nil {
 			a.note("logs unreadable (%v): its GPU work and cost are unknown", err)
@@ -123,7 +143,7 @@ func readAttempt(st store, rec AttemptRecord) Attempt {
 		} else {
 			logsRead = true
 		}
-	} else {
+	default:
 		a.note("logs not downloaded (%s): its GPU work and cost are unknown until a collection downloads them", describeDownload(rec.Logs))
 	}
 	for _, p := range logs.problems {
@@ -239,6 +259,9 @@ func (a *Attempt) warn(format string, args ...any) {
 }
 
 func describeDownload(d Download) string {
+	if d.State == "" {
+		return "not collected yet"
+	}
 	if d.Error == "" {
 		return string(d.State)
 	}

@@ -78,7 +78,7 @@ func TestEvidencePrecedence(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			saved := savedAttempt{rec: completedAttempt(7, 1, "pull_request", t0),
-				logs: map[string]string{"0_provision.txt": logText(t0, tc.logs...)}}
+				logs: map[string]string{provisionLog: logText(t0, tc.logs...)}}
 			if tc.artifact != nil {
 				saved.artifacts = []cost.Artifact{artifactOf(7, 1, cost.TriggerAutomatic, refA, *tc.artifact)}
 			}
@@ -127,28 +127,28 @@ func TestAttemptDecisionAndIdentity(t *testing.T) {
 	}{
 		{
 			name: "a reused gate", event: "pull_request",
-			logs:         map[string]string{"3_gate.txt": logText(t0, reusedLine)},
+			logs:         map[string]string{gateLog: logText(t0, reusedLine)},
 			wantDecision: DecisionReused, wantTrigger: cost.TriggerAutomatic, wantRef: refB,
 		},
 		{
 			name: "no GPU work", event: "pull_request",
-			logs:         map[string]string{"3_gate.txt": logText(t0, "published "+gate.ExternalIDPrefix+refA+":not-required (x): no GPU path")},
+			logs:         map[string]string{gateLog: logText(t0, "published "+gate.ExternalIDPrefix+refA+":not-required (x): no GPU path")},
 			wantDecision: DecisionNone, wantTrigger: cost.TriggerAutomatic, wantRef: refA,
 		},
 		{
 			name: "a dispatch is a manual confirmation", event: "workflow_dispatch",
-			logs:         map[string]string{"0_provision.txt": logText(t0, cost.AttemptLine(rejectedAttempt(1, "p", "G", 0.2, 10)).Format())},
+			logs:         map[string]string{provisionLog: logText(t0, cost.AttemptLine(rejectedAttempt(1, "p", "G", 0.2, 10)).Format())},
 			wantDecision: DecisionPaid, wantTrigger: cost.TriggerManual, wantPods: 1,
 		},
 		{
 			name: "the artifact names trigger and ref", event: "workflow_dispatch",
-			logs:         map[string]string{"3_gate.txt": logText(t0, reusedLine)},
+			logs:         map[string]string{gateLog: logText(t0, reusedLine)},
 			artifact:     ptr(artifactOf(7, 1, cost.TriggerAutomatic, refA, acceptedReport("p", "G", 0.2, t0, 60))),
 			wantDecision: DecisionPaid, wantTrigger: cost.TriggerAutomatic, wantRef: refA, wantPods: 1,
 		},
 		{
 			name: "a paid gate without pod evidence counts a pod of unknown cost", event: "pull_request",
-			logs:         map[string]string{"3_gate.txt": logText(t0, "published "+gate.ExternalIDPrefix+refA+":paid (x): passed")},
+			logs:         map[string]string{gateLog: logText(t0, "published "+gate.ExternalIDPrefix+refA+":paid (x): passed")},
 			wantDecision: DecisionPaid, wantTrigger: cost.TriggerAutomatic, wantRef: refA, wantPods: 1,
 		},
 		{

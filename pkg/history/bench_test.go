@@ -59,10 +59,10 @@ func writeBenchEvidence(b *testing.B, dir string, n int) {
 		report := acceptedReport(accepted.PodID, accepted.GPU, 0.43, at.Add(time.Minute), 400+i%600, rejected)
 		marker, _ := gate.FormatExternalID(ref, gate.KindPaid)
 		logs := map[string]string{
-			"0_provision.txt": logText(at, "plan (3 candidates)", cost.AttemptLine(rejected).Format(), cost.AttemptLine(accepted).Format()),
-			"1_gpu-tests.txt": logText(at.Add(2*time.Minute), append([]string{"##[group]Run GPU tests"}, noise(40)...)...),
-			"2_cleanup.txt":   logText(at.Add(12*time.Minute), "pod deleted", cost.CostLine(report).Format()),
-			"3_gate.txt":      logText(at.Add(13*time.Minute), "published "+marker+" (https://github.com/org/app/runs/1): ok"),
+			provisionLog: logText(at, "plan (3 candidates)", cost.AttemptLine(rejected).Format(), cost.AttemptLine(accepted).Format()),
+			gpuLog:       logText(at.Add(2*time.Minute), append([]string{"##[group]Run GPU tests"}, noise(40)...)...),
+			cleanupLog:   logText(at.Add(12*time.Minute), "pod deleted", cost.CostLine(report).Format()),
+			gateLog:      logText(at.Add(13*time.Minute), "published "+marker+" (https://github.com/org/app/runs/1): ok"),
 		}
 		rec := completedAttempt(runID, 1, "pull_request", at)
 		rec.Schema = recordSchema

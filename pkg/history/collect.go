@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -35,6 +36,7 @@ type GitHub interface {
 	ListWorkflowRuns(ctx context.Context, workflowFile string, filter ghapi.ListRunsFilter, maxPages int) ([]*github.WorkflowRun, error)
 	GetWorkflowRunAttempt(ctx context.Context, runID int64, attempt int) (*github.WorkflowRun, error)
 	DownloadRunLogs(ctx context.Context, runID int64, attempt int) ([]byte, error)
+	ListAttemptJobs(ctx context.Context, runID int64, attempt int) ([]*github.WorkflowJob, error)
 	ListRunArtifacts(ctx context.Context, runID int64) ([]*github.Artifact, error)
 	DownloadArtifact(ctx context.Context, artifactID int64) ([]byte, error)
 }
@@ -188,7 +190,7 @@ func (s *collection) attempt(ctx context.Context, k AttemptKey, run *github.Work
 			rec = recordOf(run, k.Attempt)
 			rec.Status, rec.Conclusion = "", ""
 			rec.Logs = Download{State: StateFailed, Error: "attempt details: " + describeFailure(err)}
-			rec.ArtifactList = Download{State: StateFailed, Error: rec.Logs.Error}
+			rec.Jobs, rec.ArtifactList = rec.Logs, rec.Logs
 			return s.finish(rec)
 		default:
 			s.logf("run %d attempt %d: %v: retried next time", k.RunID, k.Attempt, err)
@@ -198,7 +200,7 @@ func (s *collection) attempt(ctx context.Context, k AttemptKey, run *github.Work
 	}
 	fresh := recordOf(run, k.Attempt)
 	if saved {
-		fresh.Logs, fresh.ArtifactList, fresh.Artifacts = rec.Logs, rec.ArtifactList, rec.Artifacts
+		fresh.Logs, fresh.Jobs, fresh.ArtifactList, fresh.Artifacts = rec.Logs, rec.Jobs, rec.ArtifactList, rec.Artifacts
 	}
 	rec = fresh
 	if rec.Status != "completed" {
@@ -207,12 +209,18 @@ func (s *collection) attempt(ctx context.Context, k AttemptKey, run *github.Work
 		if rec.Logs.State != StateComplete {
 			rec.Logs = pending
 		}
+		if rec.Jobs.State != StateComplete {
+			rec.Jobs = pending
+		}
 		if rec.ArtifactList.State != StateComplete {
 			rec.ArtifactList = pending
 		}
 		return s.finish(rec)
 	}
 	if err := s.fetchLogs(ctx, &rec); err != nil {
+		return err
+	}
+	if err := s.fetchJobs(ctx, &rec); err != nil {
 		return err
 	}
 	if err := s.fetchArtifacts(ctx, &rec); err != nil {
@@ -251,6 +259,29 @@ func (s *collection) fetchLogs(ctx context.Context, rec *AttemptRecord) error {
 		return err
 	}
 	rec.Logs = Download{State: StateComplete}
+	return nil
+}
+
+// fetchJobs saves the attempt's jobs: they tell the lane's own jobs, whose
+// logs are read, from the GPU job, which runs the pull request's code.
+func (s *collection) fetchJobs(ctx context.Context, rec *AttemptRecord) error {
+	if rec.Jobs.State == StateComplete {
+		return nil
+	}
+	jobs, err := s.GitHub.ListAttemptJobs(ctx, rec.RunID, rec.Attempt)
+	if err != nil {
+		rec.Jobs = Download{State: StateFailed, Error: describeFailure(err)}
+		s.logf("run %d attempt %d: jobs: %s: retried next time", rec.RunID, rec.Attempt, rec.Jobs.Error)
+		return nil
+	}
+	data, err := json.MarshalIndent(jobInfos(jobs), "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := s.store.writeFile(rec.Key(), jobsFile, append(data, '\n')); err != nil {
+		return err
+	}
+	rec.Jobs = Download{State: StateComplete}
 	return nil
 }
 

@@ -56,7 +56,7 @@ func newSimGitHub(t *testing.T) *simGitHub {
 func (g *simGitHub) addRun(t *testing.T, created time.Time, event, status string) int64 {
 	t.Helper()
 	spec := githubsim.WorkflowRunSpec{Repo: simRepo, WorkflowPath: simWorkflow, Event: event, CreatedAt: created,
-		Status: "completed", Conclusion: "success"}
+		Status: "completed", Conclusion: "success", Jobs: simLaneJobs()}
 	if status != "" {
 		spec.Status, spec.Conclusion = status, ""
 	}
@@ -65,9 +65,19 @@ func (g *simGitHub) addRun(t *testing.T, created time.Time, event, status string
 	return id
 }
 
+// simLaneJobs are the lane's jobs as the simulated GitHub lists them.
+func simLaneJobs() []githubsim.JobSpec {
+	var specs []githubsim.JobSpec
+	for _, j := range laneJobs() {
+		specs = append(specs, githubsim.JobSpec{Name: j.Name, Labels: j.Labels, RunnerName: j.RunnerName,
+			Status: "completed", Conclusion: "success", StartedAt: t0, CompletedAt: t0})
+	}
+	return specs
+}
+
 func (g *simGitHub) setLogs(t *testing.T, runID int64, attempt int, lines ...string) {
 	t.Helper()
-	assert.NilError(t, g.srv.SetRunLogs(simRepo, runID, attempt, map[string]string{"0_provision.txt": logText(t0, lines...)}))
+	assert.NilError(t, g.srv.SetRunLogs(simRepo, runID, attempt, map[string]string{provisionLog: logText(t0, lines...)}))
 }
 
 func (g *simGitHub) addCostArtifact(t *testing.T, runID int64, attempt int, r cost.Report, expires time.Time) {
@@ -90,7 +100,7 @@ func TestCollectRetriesFailedDownloadsAndRegeneratesOffline(t *testing.T) {
 	runA := g.addRun(t, date(2026, 10, 6).Add(10*time.Hour), "pull_request", "")
 	g.setLogs(t, runA, 1, cost.AttemptLine(rejected).Format())
 	g.addCostArtifact(t, runA, 1, cost.Report{Rejected: []cost.Attempt{rejected}}, g.clock.Now().Add(-time.Hour))
-	_, err := g.srv.RerunWorkflowRun(simRepo, runA, nil)
+	_, err := g.srv.RerunWorkflowRun(simRepo, runA, simLaneJobs())
 	assert.NilError(t, err)
 	assert.NilError(t, g.srv.SetRunStatus(simRepo, runA, "completed", "success"))
 	g.setLogs(t, runA, 2, cost.CostLine(accepted).Format())

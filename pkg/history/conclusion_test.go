@@ -55,7 +55,7 @@ func TestAttemptJobConclusion(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			saved := savedAttempt{rec: completedAttempt(7, 1, "pull_request", t0),
-				logs: map[string]string{"0_provision.txt": logText(t0, tc.logs...)}, artifacts: tc.artifacts}
+				logs: map[string]string{provisionLog: logText(t0, tc.logs...)}, artifacts: tc.artifacts}
 			writeSaved(t, dir, saved)
 			a := readSaved(t, dir, saved.rec.Key())
 			assert.Equal(t, a.Decision, DecisionPaid)

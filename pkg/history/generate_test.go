@@ -256,6 +256,7 @@ func (w *evidenceWorld) run(r simRun) {
 		spec.Event, spec.HeadBranch, spec.HeadSHA, spec.PullRequests = "workflow_dispatch", "", "", nil
 		number = 0
 	}
+	spec.Jobs = w.laneJobSpecs()
 	runID, err := w.cloud.GitHub.AddWorkflowRun(spec)
 	assert.NilError(w.t, err)
 	w.attempt(r, runID, 1, number, head, merge)
@@ -263,7 +264,7 @@ func (w *evidenceWorld) run(r simRun) {
 		return
 	}
 	w.clock.Advance(40 * time.Minute)
-	_, err = w.cloud.GitHub.RerunWorkflowRun(cloud.Repository, runID, nil)
+	_, err = w.cloud.GitHub.RerunWorkflowRun(cloud.Repository, runID, w.laneJobSpecs())
 	assert.NilError(w.t, err)
 	again := r
 	again.testsFail, again.rerun = false, false
@@ -532,14 +533,37 @@ func (l *jobLog) text() string {
 	return b.String()
 }
 
+// jobNames are the jobs' names in gpu-lane.yml, as GitHub lists them for a
+// caller job "gpu" calling the lane.
+var jobNames = map[string]string{"provision": "gpu / " + JobProvision, "gpu-tests": "gpu / GPU tests",
+	"cleanup": "gpu / " + JobCleanup, "gate": "gpu / " + JobGate}
+
+// laneJobSpecs are an attempt's jobs as GitHub lists them: the GPU job on
+// the pod's runner label, the others on hosted runners.
+func (w *evidenceWorld) laneJobSpecs() []githubsim.JobSpec {
+	now := w.clock.Now()
+	var specs []githubsim.JobSpec
+	for _, key := range []string{"provision", "gpu-tests", "cleanup", "gate"} {
+		labels, runner := []string{"ubuntu-latest"}, "GitHub Actions 2"
+		if key == "gpu-tests" {
+			labels, runner = []string{"runpod-gpu-label"}, "runpod-gpu-label"
+		}
+		specs = append(specs, githubsim.JobSpec{Name: jobNames[key], Labels: labels, RunnerName: runner,
+			Status: "completed", Conclusion: "success", StartedAt: now, CompletedAt: now})
+	}
+	return specs
+}
+
 // archive lays the job logs out as GitHub's logs archive does: one file per
-// job and the same lines again, per step, in a folder named after the job.
+// job and the same lines again, per step, in a folder named after the job;
+// the "/" of a called workflow's job name is not in the file name.
 func archive(logs map[string]*jobLog) map[string]string {
 	files := map[string]string{}
-	for i, name := range []string{"provision", "gpu-tests", "cleanup", "gate"} {
-		if l := logs[name]; l != nil {
+	for i, key := range []string{"provision", "gpu-tests", "cleanup", "gate"} {
+		if l := logs[key]; l != nil {
+			name := strings.ReplaceAll(jobNames[key], "/", "")
 			files[fmt.Sprintf("%d_%s.txt", i, name)] = l.text()
-			files[fmt.Sprintf("%s/1_Run %s.txt", name, name)] = l.text()
+			files[fmt.Sprintf("%s/1_Run %s.txt", name, key)] = l.text()
 		}
 	}
 	return files

@@ -23,7 +23,27 @@ var t0 = time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC)
 type savedAttempt struct {
 	rec       AttemptRecord
 	logs      map[string]string // archive files; nil saves no logs (a failed download)
+	jobs      []JobInfo         // the attempt's jobs; nil saves laneJobs()
 	artifacts []cost.Artifact
+}
+
+// Archive file names of the lane's jobs, as GitHub names them.
+const (
+	provisionLog = "0_" + JobProvision + ".txt"
+	gpuLog       = "1_GPU tests.txt"
+	cleanupLog   = "2_" + JobCleanup + ".txt"
+	gateLog      = "3_" + JobGate + ".txt"
+)
+
+// laneJobs are the jobs of one attempt of gpu-lane.yml: the GPU job on the
+// pod's runner, the others on hosted runners.
+func laneJobs() []JobInfo {
+	hosted := func(id int64, name string) JobInfo {
+		return JobInfo{ID: id, Name: name, Labels: []string{"ubuntu-latest"}, RunnerName: "GitHub Actions 1", Steps: []string{"Set up job"}}
+	}
+	return []JobInfo{hosted(1, JobAuthorize), hosted(2, JobProvision), hosted(3, JobWatchdog),
+		{ID: 4, Name: "GPU tests", Labels: []string{"runpod-gpu-1-1-c1"}, RunnerName: "runpod-gpu-1-1-c1", Steps: []string{"Set up job", DefaultTestStep}},
+		hosted(5, JobGate), hosted(6, JobCleanup)}
 }
 
 // completedAttempt is the record of a completed attempt with final downloads.
@@ -32,7 +52,7 @@ func completedAttempt(runID int64, attempt int, event string, created time.Time)
 		Repository: "org/app", Workflow: ".github/workflows/" + DefaultWorkflow, RunID: runID, Attempt: attempt,
 		Event: event, HeadSHA: strings.Repeat("a", 40), PullRequests: []int{}, CreatedAt: created, StartedAt: created,
 		Status: "completed", Conclusion: "success", URL: fmt.Sprintf("https://github.com/org/app/actions/runs/%d/attempts/%d", runID, attempt),
-		Logs: Download{State: StateComplete}, ArtifactList: Download{State: StateComplete},
+		Logs: Download{State: StateComplete}, Jobs: Download{State: StateComplete}, ArtifactList: Download{State: StateComplete},
 	}
 }
 
@@ -46,6 +66,15 @@ func writeSaved(t testing.TB, dir string, attempts ...savedAttempt) {
 			assert.NilError(t, st.writeFile(rec.Key(), logsFile, zipOf(t, a.logs)))
 		} else if rec.Logs.State == StateComplete {
 			rec.Logs = Download{State: StateFailed, Error: "HTTP 502 Bad Gateway"}
+		}
+		if rec.Jobs.State == StateComplete {
+			jobs := a.jobs
+			if jobs == nil {
+				jobs = laneJobs()
+			}
+			data, err := json.Marshal(jobs)
+			assert.NilError(t, err)
+			assert.NilError(t, st.writeFile(rec.Key(), jobsFile, data))
 		}
 		for i, art := range a.artifacts {
 			body, err := json.Marshal(art)

@@ -40,20 +40,31 @@ type logScan struct {
 	last     wire.Time         // the latest log timestamp
 	problems []string          // malformed structured lines and unreadable files
 	skipped  int               // problems beyond maxProblems
+	ignored  []string          // jobs whose logs were not read: not the lane's own
 }
 
 // scanLogs reads a GitHub logs archive. The archive holds each job's log as
 // "<n>_<job>.txt" and, in a "<job>/" folder, the same lines again step by
 // step; the step files are read only for a job without its own file, so no
-// line is counted twice.
-func scanLogs(data []byte) (logScan, error) {
+// line is counted twice. Only the files of jobs trusted reports true for are
+// read: any other job (the GPU job runs the pull request's code) could print
+// fake cost lines and gate markers.
+func scanLogs(data []byte, trusted func(job string) bool) (logScan, error) {
 	var s logScan
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
 		return s, fmt.Errorf("logs archive: %w", err)
 	}
 	budget := int64(maxLogBytes)
+	ignored := map[string]bool{}
 	for _, f := range jobLogFiles(zr.File) {
+		if job := archiveJob(f.Name); !trusted(job) {
+			if !ignored[job] {
+				ignored[job] = true
+				s.ignored = append(s.ignored, job)
+			}
+			continue
+		}
 		rc, err := f.Open()
 		if err != nil {
 			s.problem("%s: %v", f.Name, err)
@@ -75,6 +86,18 @@ func scanLogs(data []byte) (logScan, error) {
 
 // jobFileRE matches a job's own log file, "<n>_<job>.txt".
 var jobFileRE = regexp.MustCompile(`^[0-9]+_(.+)\.txt$`)
+
+// archiveJob is the job a file of the archive belongs to: the folder of a
+// step file, the "<job>" of "<n>_<job>.txt", else "" (no job is trusted).
+func archiveJob(name string) string {
+	if folder, _, nested := strings.Cut(name, "/"); nested {
+		return folder
+	}
+	if m := jobFileRE.FindStringSubmatch(name); m != nil {
+		return m[1]
+	}
+	return ""
+}
 
 // jobLogFiles picks the files to read, in name order: top-level job logs,
 // and step logs of jobs that have no top-level file.

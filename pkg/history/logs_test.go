@@ -23,41 +23,41 @@ func TestScanLogsReadsEachLineOnce(t *testing.T) {
 		{
 			name: "a job file and its step files hold the same lines",
 			files: map[string]string{
-				"0_provision.txt":                   logText(t0, "start", line),
-				"provision/2_Provision GPU pod.txt": logText(t0, line),
+				provisionLog:                      logText(t0, "start", line),
+				JobProvision + "/2_Provision.txt": logText(t0, line),
 			},
 			wantAttempts: 1,
 		},
 		{
 			name:         "step files of a job without a job file are read",
-			files:        map[string]string{"provision/2_Provision GPU pod.txt": logText(t0, line)},
+			files:        map[string]string{JobProvision + "/2_Provision.txt": logText(t0, line)},
 			wantAttempts: 1,
 		},
 		{
 			name:         "two jobs",
-			files:        map[string]string{"0_provision.txt": logText(t0, line), "1_again.txt": logText(t0, line)},
+			files:        map[string]string{provisionLog: logText(t0, line), "1_again.txt": logText(t0, line)},
 			wantAttempts: 2,
 		},
 		{
 			name: "malformed and unknown structured lines are problems, not evidence",
-			files: map[string]string{"0_provision.txt": logText(t0,
+			files: map[string]string{provisionLog: logText(t0,
 				`runpod-gpu::attempt {"attempt":0}`, `runpod-gpu::bill {}`, "ordinary", line)},
 			wantAttempts: 1,
 			wantProblems: []string{
-				`0_provision.txt line 1: log line runpod-gpu::attempt: key "attempt": invalid value: 0: want an attempt number of 1 or more`,
-				`0_provision.txt line 2: log line: unknown structured log line kind "bill": want attempt or cost`,
+				`0_Provision a GPU.txt line 1: log line runpod-gpu::attempt: key "attempt": invalid value: 0: want an attempt number of 1 or more`,
+				`0_Provision a GPU.txt line 2: log line: unknown structured log line kind "bill": want attempt or cost`,
 			},
 		},
 		{
 			name:         "a line too long ends the file's scan",
-			files:        map[string]string{"0_provision.txt": logText(t0, line, strings.Repeat("x", maxLineBytes+1), line)},
+			files:        map[string]string{provisionLog: logText(t0, line, strings.Repeat("x", maxLineBytes+1), line)},
 			wantAttempts: 1,
-			wantProblems: []string{"0_provision.txt: a line longer than 1048576 bytes: the rest of the file is not read"},
+			wantProblems: []string{"0_Provision a GPU.txt: a line longer than 1048576 bytes: the rest of the file is not read"},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := scanLogs(zipOf(t, tc.files))
+			s, err := scanLogs(zipOf(t, tc.files), trustAll)
 			assert.NilError(t, err)
 			assert.Check(t, is.Len(s.attempts, tc.wantAttempts))
 			assert.Check(t, is.DeepEqual(s.problems, tc.wantProblems))
@@ -66,9 +66,12 @@ func TestScanLogsReadsEachLineOnce(t *testing.T) {
 			}
 		})
 	}
-	_, err := scanLogs([]byte("not a zip"))
+	_, err := scanLogs([]byte("not a zip"), trustAll)
 	assert.ErrorContains(t, err, "logs archive")
 }
+
+// trustAll trusts every job: these tests are about reading lines.
+func trustAll(string) bool { return true }
 
 func TestGateMarkers(t *testing.T) {
 	tests := []struct {
@@ -131,7 +134,7 @@ func FuzzScanLogs(f *testing.F) {
 	f.Add("2026-10-07T12:00:00Z published runpod-gpu-gate:v1:" + refA + ":paid (x)\n")
 	f.Add("runpod-gpu::cost {\"window\":{\"start\":\"x\"}}\r\n\x00")
 	f.Fuzz(func(t *testing.T, text string) {
-		s, err := scanLogs(zipOf(t, map[string]string{"0_job.txt": text}))
+		s, err := scanLogs(zipOf(t, map[string]string{"0_job.txt": text}), trustAll)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,7 +16,8 @@ import (
 
 // Evidence directory layout: one folder per workflow run attempt,
 // attempts/<run id>-<attempt>/, holding attempt.json (the record below),
-// logs.zip and artifact-<id>.zip as GitHub served them.
+// logs.zip and artifact-<id>.zip as GitHub served them, and jobs.json, the
+// attempt's jobs (which say whose logs are trusted).
 const (
 	attemptsFolder = "attempts"
 	recordFile     = "attempt.json"
@@ -93,9 +94,12 @@ type AttemptRecord struct {
 	Status       string    `json:"status"`
 	Conclusion   string    `json:"conclusion"`
 	URL          string    `json:"url"` // the attempt's page
-	// Logs is the state of logs.zip; ArtifactList of the listing that found
-	// the cost artifacts; Artifacts of each artifact found.
+	// Logs is the state of logs.zip; Jobs of jobs.json; ArtifactList of the
+	// listing that found the cost artifacts; Artifacts of each artifact found.
+	// A record saved before jobs were listed has no Jobs state: not final, so
+	// the next collection lists them.
 	Logs         Download       `json:"logs"`
+	Jobs         Download       `json:"jobs"`
 	ArtifactList Download       `json:"artifactList"`
 	Artifacts    []ArtifactFile `json:"artifacts"`
 }
@@ -106,7 +110,7 @@ func (r AttemptRecord) Key() AttemptKey { return AttemptKey{RunID: r.RunID, Atte
 // Final reports whether every download of the attempt is final, so that a
 // later collection leaves it alone.
 func (r AttemptRecord) Final() bool {
-	if !r.Logs.State.final() || !r.ArtifactList.State.final() {
+	if !r.Logs.State.final() || !r.Jobs.State.final() || !r.ArtifactList.State.final() {
 		return false
 	}
 	for _, a := range r.Artifacts {

@@ -1,0 +1,136 @@
+package history
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/google/go-github/v66/github"
+)
+
+// The lane's own jobs, named as in .github/workflows/gpu-lane.yml. Only their
+// logs are read: the GPU job runs the pull request's code, which can print
+// anything, fake cost lines and gate markers included.
+const (
+	JobAuthorize = "Authorize"
+	JobProvision = "Provision a GPU"
+	JobWatchdog  = "Watchdog"
+	JobGate      = "Publish the GPU gate"
+	JobCleanup   = "Delete the pod and report its cost"
+)
+
+// LaneJobs are the jobs whose logs the history trusts.
+var LaneJobs = []string{JobAuthorize, JobProvision, JobWatchdog, JobGate, JobCleanup}
+
+// DefaultRunnerLabelPrefix is the lane's default runner-label-prefix: a job
+// whose runs-on label or runner name starts with it ran on a pod.
+const DefaultRunnerLabelPrefix = "runpod-gpu"
+
+// DefaultTestStep is the GPU job's test step (gpu-lane.yml's "Run GPU tests").
+const DefaultTestStep = "Run GPU tests"
+
+// jobsFile holds the attempt's jobs as GitHub listed them.
+const jobsFile = "jobs.json"
+
+// JobInfo is what the history keeps of one job of an attempt: enough to
+// tell the lane's own jobs from the one that ran on the pod.
+type JobInfo struct {
+	ID         int64    `json:"id"`
+	Name       string   `json:"name"`
+	Labels     []string `json:"labels"`
+	RunnerName string   `json:"runnerName"`
+	Steps      []string `json:"steps"`
+}
+
+// jobInfos keeps what the history needs of listed jobs.
+func jobInfos(jobs []*github.WorkflowJob) []JobInfo {
+	out := make([]JobInfo, 0, len(jobs))
+	for _, j := range jobs {
+		info := JobInfo{ID: j.GetID(), Name: j.GetName(), Labels: append([]string{}, j.Labels...), RunnerName: j.GetRunnerName(), Steps: []string{}}
+		for _, s := range j.Steps {
+			info.Steps = append(info.Steps, s.GetName())
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+func parseJobs(data []byte) ([]JobInfo, error) {
+	var jobs []JobInfo
+	if err := json.Unmarshal(data, &jobs); err != nil {
+		return nil, fmt.Errorf("%s: %w", jobsFile, err)
+	}
+	return jobs, nil
+}
+
+// onPod reports whether the job ran on a pod's runner: a runs-on label or a
+// runner name with the lane's label prefix, or the GPU test step. Any of
+// them is enough: a job that might have run the pull request's code is not
+// the lane's.
+func (j JobInfo) onPod() bool {
+	prefix := strings.ToLower(DefaultRunnerLabelPrefix)
+	for _, l := range append([]string{j.RunnerName}, j.Labels...) {
+		if strings.HasPrefix(strings.ToLower(l), prefix) {
+			return true
+		}
+	}
+	return slices.Contains(j.Steps, DefaultTestStep)
+}
+
+// laneName reports whether a job name is a lane job's: the name itself, or
+// "<caller job> / <name>" when the lane is a called reusable workflow.
+func laneName(name string) bool {
+	for _, lane := range LaneJobs {
+		if name == lane || strings.HasSuffix(name, " / "+lane) {
+			return true
+		}
+	}
+	return false
+}
+
+// jobTrust decides which job names of a logs archive are the lane's own.
+type jobTrust struct {
+	trusted, untrusted map[string]bool // normalized job names
+}
+
+// newJobTrust trusts the lane jobs that did not run on a pod. A name that an
+// untrusted job also has (after normalization) is not trusted: the archive
+// could not tell their logs apart.
+func newJobTrust(jobs []JobInfo) jobTrust {
+	t := jobTrust{trusted: map[string]bool{}, untrusted: map[string]bool{}}
+	for _, j := range jobs {
+		n := normalizeJobName(j.Name)
+		if laneName(j.Name) && !j.onPod() {
+			t.trusted[n] = true
+		} else {
+			t.untrusted[n] = true
+		}
+	}
+	return t
+}
+
+// trusts reports whether the archive's job name (a file's "<n>_<job>.txt"
+// or a step folder's name) is a trusted lane job's.
+func (t jobTrust) trusts(archiveName string) bool {
+	n := normalizeJobName(dedupeSuffixRE.ReplaceAllString(archiveName, ""))
+	return n != "" && t.trusted[n] && !t.untrusted[n]
+}
+
+// dedupeSuffixRE is the " (1)" GitHub adds to a second file of one name.
+var dedupeSuffixRE = regexp.MustCompile(` \([0-9]+\)$`)
+
+// normalizeJobName keeps only letters and digits, lower-cased: GitHub drops
+// or replaces the characters a file name cannot hold ("/" of a called
+// workflow's "caller / job") when it names a job's log file.
+func normalizeJobName(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
+}
