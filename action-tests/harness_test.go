@@ -11,10 +11,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -79,9 +81,40 @@ type stepResult struct {
 	summary  string
 }
 
+var (
+	sourcesOnce sync.Once
+	sourcesErr  error
+)
+
+// touchSources opens every Go source, embedded template and module file below
+// root/paths, so the test cache keys on them (see TestMain).
+func touchSources(root string, paths ...string) error {
+	for _, p := range paths {
+		err := filepath.WalkDir(filepath.Join(root, p), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			f, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			return f.Close()
+		})
+		if err != nil {
+			return fmt.Errorf("open the sources the action binaries are built from: %w", err)
+		}
+	}
+	return nil
+}
+
 // runStep runs the action binary with a runner-shaped environment and a deadline.
 func runStep(t *testing.T, s step) stepResult {
 	t.Helper()
+	// go test caches a passing run by the files the test process opens while
+	// tests run; the binaries were built by a subprocess, so their sources are
+	// opened here, or a changed action would be answered from the cache.
+	sourcesOnce.Do(func() { sourcesErr = touchSources("..", "actions", "pkg", "go.mod", "go.sum") })
+	assert.NilError(t, sourcesErr)
 	files := t.TempDir()
 	paths := map[string]string{
 		"GITHUB_OUTPUT": filepath.Join(files, "output"), "GITHUB_STEP_SUMMARY": filepath.Join(files, "summary"),
