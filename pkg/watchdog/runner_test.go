@@ -134,7 +134,9 @@ func TestRunnerRegistrationRemovedOnEveryEnd(t *testing.T) {
 func TestRunnerUnreadableOnlyWarns(t *testing.T) {
 	h := newHarness(t)
 	h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) { return job("completed", "completed"), nil }
-	h.gh.runner = func(time.Duration) (*github.Runner, error) { return nil, errors.New("403 Resource not accessible by integration") }
+	h.gh.runner = func(time.Duration) (*github.Runner, error) {
+		return nil, errors.New("403 Resource not accessible by integration")
+	}
 	res, err := h.run()
 	assert.NilError(t, err)
 	assert.Equal(t, res.Outcome, OutcomeJobFinished)
