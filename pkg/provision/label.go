@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"regexp"
 )
 
@@ -28,15 +29,23 @@ var randRead = rand.Read
 // A new nonce is drawn on every call, so every candidate of every attempt has
 // its own label. It never falls back to a predictable label.
 func NewRunnerLabel(prefix string, runID int64, attempt, candidate int) (string, error) {
+	return newRunnerLabelFrom(randRead, prefix, runID, attempt, candidate)
+}
+
+func newRunnerLabelFrom(read func([]byte) (int, error), prefix string, runID int64, attempt, candidate int) (string, error) {
 	if err := CheckLabelPrefix(prefix, runID, attempt, candidate); err != nil {
 		return "", err
 	}
 	nonce := make([]byte, NonceBytes)
-	if _, err := randRead(nonce); err != nil {
+	if _, err := io.ReadFull(readerFunc(read), nonce); err != nil {
 		return "", fmt.Errorf("runner label: no randomness for its nonce (%v); refusing a guessable label", err)
 	}
 	return fmt.Sprintf("%s-%d-%d-c%d-%s", prefix, runID, attempt, candidate, hex.EncodeToString(nonce)), nil
 }
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(b []byte) (int, error) { return f(b) }
 
 // CheckLabelPrefix checks that prefix is a plain label word and that the
 // label it makes for candidate fits GitHub's runner-name limit.

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/google/go-github/v66/github"
@@ -67,6 +68,9 @@ type Deps struct {
 	Images   ImageResolver
 	Policy   *reqpolicy.Policy
 	Observer Observer
+	// LabelNonce is where runner label nonces come from; nil means
+	// crypto/rand. Only a deterministic simulation (the demo) sets it.
+	LabelNonce io.Reader
 }
 
 // Request describes one provision run.
@@ -460,6 +464,9 @@ func (q Request) validateSHAs() error {
 
 // runnerLabel is the candidate's unique, unguessable label and runner name.
 func (r *run) runnerLabel(n int) (string, error) {
+	if r.deps.LabelNonce != nil {
+		return newRunnerLabelFrom(r.deps.LabelNonce.Read, r.req.LabelPrefix, r.req.Owner.RunID, r.req.Owner.Attempt, n)
+	}
 	return NewRunnerLabel(r.req.LabelPrefix, r.req.Owner.RunID, r.req.Owner.Attempt, n)
 }
 
