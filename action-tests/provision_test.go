@@ -149,7 +149,7 @@ func TestProvisionFirstCandidateAccepted(t *testing.T) {
 	assert.Equal(t, res.exitCode, 0, res.stdout)
 	assert.Equal(t, res.outputs["paid-path"], "paid")
 	assert.Equal(t, res.outputs["gpu-type"], a4000)
-	assert.Equal(t, res.outputs["runner-label"], "runpod-gpu-9100-1-c1")
+	assert.Check(t, is.Regexp(`^runpod-gpu-9100-1-c1-[0-9a-f]{16}$`, res.outputs["runner-label"]))
 	assert.Equal(t, res.outputs["price-per-hour"], "0.25")
 	live := s.livePods(t)
 	assert.Assert(t, is.Len(live, 1))

@@ -18,6 +18,8 @@ var (
 	tsRE       = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
 	urlRE      = regexp.MustCompile(`http://127\.0\.0\.1:\d+`)
 	attemptRE  = regexp.MustCompile(`runpod-gpu::attempt \{.*\}`)
+	// nonceRE is a runner label's random part, different in every run.
+	nonceRE = regexp.MustCompile(`(-c[0-9]+)-[0-9a-f]{16}\b`)
 )
 
 // normalize replaces what varies between runs (pod ids, loopback ports, real-time
@@ -33,7 +35,7 @@ func normalize(s string, _ *simulated) string {
 	} {
 		s = r.re.ReplaceAllLiteralString(s, r.with)
 	}
-	return s
+	return nonceRE.ReplaceAllString(s, "${1}-NONCE")
 }
 
 // logLines keeps the action's own log lines, not the file commands.

@@ -6,12 +6,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
 	"github.com/org/runpod-gpu/pkg/cleanup"
+	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/watchdog"
 )
 
@@ -43,7 +45,12 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
-	gh, err := actionkit.GitHub(ctx, io, "")
+	// The runner's scope: the foreign-job check and the registration's removal look it up there.
+	scope := ghapi.Scope(io.InputOr("runner-scope", string(ghapi.ScopeRepo)))
+	if scope != ghapi.ScopeRepo && scope != ghapi.ScopeOrg {
+		return fmt.Errorf("input runner-scope: got %q; want %q or %q", scope, ghapi.ScopeRepo, ghapi.ScopeOrg)
+	}
+	gh, err := actionkit.GitHub(ctx, io, io.Input("runner-org"))
 	if err != nil {
 		return err
 	}
@@ -54,7 +61,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 
 	res, runErr := watchdog.Run(ctx, watchdog.Deps{Pods: rp, GitHub: gh, Policy: policy, Logf: io.Infof}, watchdog.Request{
 		PodID: io.Input("pod-id"), RunID: current.ID, Attempt: current.Attempt,
-		RunnerLabel: io.Input("runner-label"), TestStep: io.Input("test-step-name"),
+		RunnerLabel: io.Input("runner-label"), RunnerScope: scope, TestStep: io.Input("test-step-name"),
 		PRNumber: int(pr), ExpectedHeadSHA: head,
 		SetupBudget: cfg.SetupBudget(), Lifetime: cfg.Lifetime(), Poll: poll, Snapshot: snapshot,
 	})

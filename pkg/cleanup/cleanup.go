@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
@@ -49,6 +50,17 @@ type Jobs interface {
 	ListAttemptJobs(ctx context.Context, runID int64, attempt int) ([]*github.WorkflowJob, error)
 }
 
+// Runners removes a runner's registration (ghapi.Client does). When Deps.Jobs
+// also implements it, cleanup removes the GPU job's runner after the pod's
+// deletion, so its credentials are worth nothing afterwards.
+type Runners interface {
+	RunnerByName(ctx context.Context, name string, scope ghapi.Scope) (*github.Runner, bool, error)
+	DeleteRunner(ctx context.Context, id int64, scope ghapi.Scope) error
+}
+
+// RunnerBound bounds the removal of the runner's registration.
+const RunnerBound = 30 * time.Second
+
 // Deps are the services cleanup uses. RunPod is required. Policy supplies the
 // clock and the cooldown shared with the RunPod client (nil: a fresh default
 // policy); Jobs may be nil, which only costs the stage breakdown.
@@ -79,6 +91,8 @@ type Request struct {
 	RunnerLabel string
 	// TestStep names the GPU job's real test step; empty means DefaultTestStep.
 	TestStep string
+	// RunnerScope is where the runner is registered; empty means ghapi.ScopeRepo.
+	RunnerScope ghapi.Scope
 }
 
 // Deletion is what happened to one pod.
@@ -212,6 +226,9 @@ func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
 		res.Deletions = append(res.Deletions, d)
 		evidence.Untracked = append(evidence.Untracked, UntrackedPod{Pod: p.pod, Candidate: p.tags.Candidate, DeletedAt: d.DeletedAt})
 	}
+
+	// Every pod is gone: the runner's registration goes too.
+	c.removeRunner(ctx)
 
 	// Reporting comes last: nothing it does can hold up a deletion.
 	if evidence.PodID != "" {
@@ -396,6 +413,32 @@ func (c *cleaner) gpuJob(ctx context.Context) (*github.WorkflowJob, error) {
 		return nil, fmt.Errorf("no job of run %d attempt %d ran on runner %s", c.req.Run.ID, c.req.Run.Attempt, c.req.RunnerLabel)
 	}
 	return job, nil
+}
+
+// removeRunner deletes the registration of the runner named by the runner
+// label, best effort and bounded: once the pod is gone nothing legitimate can
+// use it, and credentials the job's code could read become worthless.
+func (c *cleaner) removeRunner(ctx context.Context) {
+	runners, ok := c.deps.Jobs.(Runners)
+	if !ok || c.req.RunnerLabel == "" {
+		return
+	}
+	rctx, cancel := reqpolicy.Bound(ctx, c.deps.Policy, RunnerBound)
+	defer cancel()
+	r, found, err := runners.RunnerByName(rctx, c.req.RunnerLabel, c.req.RunnerScope)
+	switch {
+	case err != nil:
+		c.warnf("runner %s: could not look up its registration to remove it (%v); GitHub drops it within a day", c.req.RunnerLabel, err)
+		return
+	case !found:
+		c.logf("runner %s: no registration remains", c.req.RunnerLabel)
+		return
+	}
+	if err := runners.DeleteRunner(rctx, r.GetID(), c.req.RunnerScope); err != nil {
+		c.warnf("runner %s: could not remove its registration (%v); GitHub drops it within a day", c.req.RunnerLabel, err)
+		return
+	}
+	c.logf("runner %s: registration removed", c.req.RunnerLabel)
 }
 
 func (c *cleaner) logf(format string, args ...any) {

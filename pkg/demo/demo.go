@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	mathrand "math/rand/v2"
 	"strings"
 	"time"
 
@@ -168,6 +169,8 @@ func (w *world) trigger(ctx context.Context, n int) (provision.Result, error) {
 	res, err := provision.Run(ctx, provision.Deps{
 		RunPod: w.rp, GitHub: w.gh, Images: &registry.Resolver{APIURL: w.cloud.RegistryURL}, Policy: w.policy,
 		Observer: &printer{w: &log},
+		// The demo is deterministic; a real run draws label nonces from crypto/rand.
+		LabelNonce: mathrand.NewChaCha8([32]byte{14}),
 	}, provision.Request{
 		Config: w.cfg, LabelPrefix: "runpod-gpu", RunnerGroupID: 1, Scope: ghapi.ScopeRepo,
 		Owner:    ownership.Tags{Repository: cloud.Repository, Workflow: cloud.Workflow, RunID: runID, Attempt: 1},

@@ -30,7 +30,10 @@ const (
 
 // attempt tries one candidate. A returned error stops the whole run.
 func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
-	label := r.runnerLabel(c.N)
+	label, err := r.runnerLabel(c.N)
+	if err != nil {
+		return 0, r.fail(ErrStopped, err.Error())
+	}
 	listPrice := cost.Price{}
 	if c.PriceKnown {
 		listPrice = cost.KnownPrice(c.PricePerHour, "catalog list price")
@@ -95,7 +98,7 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 	// Rejected: delete at once (bounded), unless the pod is kept for debugging.
 	// A pod made obsolete by the PR (or by local validation), or one that is
 	// not the GPU that was reviewed, is deleted even in debug mode.
-	keep := r.req.KeepFailedPods && !w.obsolete && !w.local && !w.wrongGPU && !w.overSpend && ctx.Err() == nil
+	keep := r.req.KeepFailedPods && !w.obsolete && !w.local && !w.wrongGPU && !w.overSpend && !w.taken && ctx.Err() == nil
 	end := r.now()
 	if keep {
 		r.res.RetainedPodIDs = append(r.res.RetainedPodIDs, pod.ID)
@@ -122,6 +125,9 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 	switch {
 	case w.obsolete:
 		return 0, r.fail(ErrObsolete, w.reason)
+	case w.taken:
+		// A label that leaked once can leak again: no further pod is paid for.
+		return 0, r.fail(ErrRunnerTaken, w.reason)
 	case w.local:
 		return outcomeLocal, nil
 	case ctx.Err() != nil:

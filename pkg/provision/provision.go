@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/google/go-github/v66/github"
@@ -67,6 +68,9 @@ type Deps struct {
 	Images   ImageResolver
 	Policy   *reqpolicy.Policy
 	Observer Observer
+	// LabelNonce is where runner label nonces come from; nil means
+	// crypto/rand. Only a deterministic simulation (the demo) sets it.
+	LabelNonce io.Reader
 }
 
 // Request describes one provision run.
@@ -74,7 +78,7 @@ type Request struct {
 	Config *config.Config
 	// Owner tags every pod (repository, workflow, run id, attempt).
 	Owner ownership.Tags
-	// LabelPrefix starts the per-attempt runner label <prefix>-<run>-<attempt>-c<N>.
+	// LabelPrefix starts the per-attempt runner label <prefix>-<run>-<attempt>-c<N>-<nonce>.
 	LabelPrefix   string
 	RunnerGroupID int64
 	Scope         ghapi.Scope
@@ -170,14 +174,16 @@ func (r Result) RejectedCost() (known cost.Money, unknown int) {
 	return cost.KnownMoney(total), unknown
 }
 
-// ErrExhausted, ErrStartupFailures, ErrObsolete, ErrUnconfirmedDeletion and
-// ErrStopped classify why a run ended without an accepted pod.
+// ErrExhausted, ErrStartupFailures, ErrObsolete, ErrUnconfirmedDeletion,
+// ErrStopped and ErrRunnerTaken classify why a run ended without an accepted pod.
 var (
 	ErrExhausted           = errors.New("provision attempts exhausted")
 	ErrStartupFailures     = errors.New("too many consecutive startup failures")
 	ErrObsolete            = errors.New("pull request is obsolete")
 	ErrUnconfirmedDeletion = errors.New("a rejected pod's deletion is unconfirmed")
 	ErrStopped             = errors.New("provisioning stopped")
+	// ErrRunnerTaken: a job other than the lane's GPU job took the runner.
+	ErrRunnerTaken = errors.New("runner taken by another job")
 )
 
 // RunError is a failed run with the cost of what it rejected.
@@ -259,6 +265,10 @@ func (r *run) provision(ctx context.Context) (Result, error) {
 		return r.res, err
 	}
 	if err := r.req.validateSHAs(); err != nil {
+		return r.res, err
+	}
+	// The longest label this run can make must fit GitHub's runner-name limit.
+	if err := CheckLabelPrefix(r.req.LabelPrefix, r.req.Owner.RunID, r.req.Owner.Attempt, max(r.cfg.MaxProvisionAttempts, 1)); err != nil {
 		return r.res, err
 	}
 	// The paid path is decided right before any spend; the lookup fails open.
@@ -452,9 +462,12 @@ func (q Request) validateSHAs() error {
 	return nil
 }
 
-// runnerLabel is the attempt's unique label and runner name.
-func (r *run) runnerLabel(n int) string {
-	return fmt.Sprintf("%s-%d-%d-c%d", r.req.LabelPrefix, r.req.Owner.RunID, r.req.Owner.Attempt, n)
+// runnerLabel is the candidate's unique, unguessable label and runner name.
+func (r *run) runnerLabel(n int) (string, error) {
+	if r.deps.LabelNonce != nil {
+		return newRunnerLabelFrom(r.deps.LabelNonce.Read, r.req.LabelPrefix, r.req.Owner.RunID, r.req.Owner.Attempt, n)
+	}
+	return NewRunnerLabel(r.req.LabelPrefix, r.req.Owner.RunID, r.req.Owner.Attempt, n)
 }
 
 // deleteAllCreated deletes every pod still alive, on a fresh bounded context:

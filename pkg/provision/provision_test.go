@@ -182,7 +182,7 @@ func TestFirstCandidateAccepted(t *testing.T) {
 	assert.Equal(t, res.Decision, DecisionPaid)
 	assert.Assert(t, res.Accepted != nil)
 	assert.Equal(t, res.Accepted.GPU, a4000)
-	assert.Equal(t, res.Accepted.RunnerLabel, "runpod-gpu-7001-1-c1")
+	assert.Check(t, is.Regexp(`^runpod-gpu-7001-1-c1-[0-9a-f]{16}$`, res.Accepted.RunnerLabel))
 	assert.Equal(t, res.Accepted.Price.PerHour, 0.25)
 	assert.Equal(t, res.Image, cloud.RunnerImage+"@"+cloud.RunnerImageDigest)
 	assert.DeepEqual(t, outcomes(res), []string{"live-1 RTX A4000 accepted"})
@@ -211,7 +211,7 @@ func TestProofFailureRejectedThenSecondAccepted(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, !bill.Accruing, "a rejected pod stops billing")
 	assert.Check(t, is.Equal(bill.Seconds, rej.Seconds.N), "the reported paid seconds are the billed seconds")
-	assert.Equal(t, res.Accepted.RunnerLabel, "runpod-gpu-7001-1-c2", "each attempt has its own label")
+	assert.Check(t, is.Regexp(`^runpod-gpu-7001-1-c2-[0-9a-f]{16}$`, res.Accepted.RunnerLabel), "each attempt has its own label")
 }
 
 func TestCapacityFailureMovesOnWithoutCounting(t *testing.T) {

@@ -20,6 +20,7 @@ type watchResult struct {
 	local      bool // the PR was labelled for local validation
 	wrongGPU   bool // RunPod placed another GPU than the reviewed one requested
 	overSpend  bool // the price RunPod bills could take the run past max_run_spend_usd
+	taken      bool // the runner was busy with a job before the GPU job was even queued
 	reason     string
 	start      time.Time  // provider start (startedAt), zero when never seen
 	price      cost.Price // hourly cost captured while RUNNING
@@ -94,10 +95,17 @@ func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, labe
 					w.overSpend, w.reason = true, why
 					return w
 				}
-				online, rerr := r.runnerOnline(wctx, label)
-				if rerr != nil {
+				online, busy, rerr := r.runnerState(wctx, label)
+				switch {
+				case rerr != nil:
 					r.logf("runner %s: registry unreadable (%v): not counted", label, rerr)
-				} else if online {
+				case online && busy:
+					// The GPU job is queued only after acceptance: whatever the
+					// runner runs now is some other job, holding a paid GPU.
+					w.taken, w.reason = true, fmt.Sprintf("runner %s was already busy with a job before this run's GPU job was queued: "+
+						"another job took it (restrict the runner group to the lane's workflow)", label)
+					return w
+				case online:
 					w.accepted, w.acceptedAt = true, r.now()
 					return w
 				}
@@ -151,19 +159,25 @@ func (r *run) wrongGPU(p *runpod.Pod, c plan.Candidate) string {
 // runnerOnline looks the attempt's runner up by its unique name and checks it
 // is online with the attempt's label (a stale record of another pod cannot pass).
 func (r *run) runnerOnline(ctx context.Context, label string) (bool, error) {
+	online, _, err := r.runnerState(ctx, label)
+	return online, err
+}
+
+// runnerState is runnerOnline that also says whether the runner is busy.
+func (r *run) runnerState(ctx context.Context, label string) (online, busy bool, _ error) {
 	runner, found, err := r.deps.GitHub.RunnerByName(ctx, label, r.req.Scope)
 	if err != nil || !found {
-		return false, err
+		return false, false, err
 	}
 	if runner.GetStatus() != "online" {
-		return false, nil
+		return false, false, nil
 	}
 	for _, l := range runner.Labels {
 		if l.GetName() == label {
-			return true, nil
+			return true, runner.GetBusy(), nil
 		}
 	}
-	return false, nil
+	return false, false, nil
 }
 
 // overCeiling says why a running pod billed at price (RunPod's own figure)

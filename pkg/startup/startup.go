@@ -28,6 +28,9 @@ const (
 	// JITConfigEnv is the pod environment variable carrying the runner's JIT config,
 	// the one credential that reaches the pod.
 	JITConfigEnv = "RUNNER_JIT_CONFIG"
+	// RunnerUser is the image's non-root user the runner (and so the job's
+	// code) runs as when the image has it; the official runner image does.
+	RunnerUser = "runner"
 )
 
 // Exit codes of the script, so a pod's exit tells the provisioner (and a human
@@ -171,9 +174,9 @@ func Render(p Params) (string, error) {
 	err := tmpl.Execute(&buf, struct {
 		Params
 		Pins                                                                []NVRTCPin
-		JITEnv                                                              string
+		JITEnv, RunnerUser                                                  string
 		ExitProof, ExitDownload, ExitChecksum, ExitNoJIT, ExitRunnerMissing int
-	}{p, pins, JITConfigEnv, ExitProofFailed, ExitDownload, ExitChecksum, ExitNoJITConfig, ExitRunnerMissing})
+	}{p, pins, JITConfigEnv, RunnerUser, ExitProofFailed, ExitDownload, ExitChecksum, ExitNoJITConfig, ExitRunnerMissing})
 	if err != nil {
 		return "", fmt.Errorf("startup script: render: %w", err)
 	}

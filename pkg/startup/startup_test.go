@@ -302,3 +302,56 @@ func TestPodEnvHasNoSecrets(t *testing.T) {
 	_, hasJIT := env[JITConfigEnv]
 	assert.Check(t, !hasJIT, "PodEnv must not carry the JIT config; provision adds it")
 }
+
+// The runner, and so the job's code, runs as the image's non-root user when
+// the image has one; root is kept only for the proof.
+func TestRunnerDropsRootWhenTheImageHasARunnerUser(t *testing.T) {
+	tests := []struct {
+		name       string
+		hasUser    bool
+		wantUser   string // the user the runner stand-in ran as
+		wantRoot   bool   // RUNNER_ALLOW_RUNASROOT reaches the runner
+		wantLogged string
+	}{
+		{name: "image with a runner user", hasUser: true, wantUser: "runner", wantLogged: "starting the runner as user runner"},
+		{name: "image without one", hasUser: false, wantUser: "root", wantRoot: true, wantLogged: "starting the runner as root"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHost(t, 0)
+			bin := filepath.Join(h.dir, "bin")
+			// id answers for the runner user only when the image has one; the
+			// process itself is root (uid 0) until sudo -u says otherwise.
+			idScript := "#!/bin/bash\nif [ \"$*\" = \"-u runner\" ]; then " +
+				map[bool]string{true: "echo 1001; exit 0", false: "echo 'id: runner: no such user' >&2; exit 1"}[tc.hasUser] +
+				"; fi\nif [ \"$*\" = \"-u\" ]; then echo \"${SIM_UID:-0}\"; exit 0; fi\nexit 1\n"
+			assert.NilError(t, os.WriteFile(filepath.Join(bin, "id"), []byte(idScript), 0o755))
+			// sudo records its options and marks the user the command runs as.
+			sudo := "#!/bin/bash\nprintf '%s\\n' \"$@\" > " + h.records + "/sudo-args\nuser=root\n" +
+				"while [ $# -gt 0 ]; do case $1 in -u) user=$2; shift 2 ;; -n|-E|-H) shift ;; --) shift; break ;; *) break ;; esac; done\n" +
+				"export SIM_USER=$user\nexec \"$@\"\n"
+			assert.NilError(t, os.WriteFile(filepath.Join(bin, "sudo"), []byte(sudo), 0o755))
+			p := h.params()
+			script, err := Render(p)
+			assert.NilError(t, err)
+			env := map[string]string{JITConfigEnv: jitConfig}
+			code, out := h.run(t, script, env)
+			assert.Equal(t, code, 0, out)
+			assert.Check(t, is.Contains(out, tc.wantLogged))
+			runnerEnv, ran := h.recorded("runner-env")
+			assert.Assert(t, ran, out)
+			user := "root"
+			for _, line := range strings.Split(runnerEnv, "\n") {
+				if v, ok := strings.CutPrefix(line, "SIM_USER="); ok {
+					user = v
+				}
+			}
+			assert.Equal(t, user, tc.wantUser)
+			assert.Equal(t, strings.Contains(runnerEnv, "RUNNER_ALLOW_RUNASROOT=1"), tc.wantRoot)
+			args, _ := h.recorded("runner-args")
+			assert.Equal(t, args, "--jitconfig\n"+jitConfig+"\n")
+			proofEnv, _ := h.recorded("proof-env")
+			assert.Check(t, !strings.Contains(proofEnv, "SIM_USER="), "the proof runs as root, before the drop")
+		})
+	}
+}

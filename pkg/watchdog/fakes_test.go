@@ -12,6 +12,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/cleanup"
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/simclock"
@@ -85,11 +86,49 @@ type fakeGitHub struct {
 	runs   []*github.WorkflowRun // successive GetWorkflowRun answers; the last repeats
 	cancel error
 	reads  int
+	// runner answers RunnerByName for testLabel; nil: no such runner.
+	runner func(since time.Duration) (*github.Runner, error)
+	// removed lists the runner ids DeleteRunner was asked to remove.
+	removed []int64
+	// inProgress and foreignJobs answer the search for the job that took the runner.
+	inProgress  []*github.WorkflowRun
+	foreignJobs map[int64][]*github.WorkflowJob
+}
+
+func (f *fakeGitHub) RunnerByName(_ context.Context, name string, _ ghapi.Scope) (*github.Runner, bool, error) {
+	if f.runner == nil || name != testLabel {
+		return nil, false, nil
+	}
+	r, err := f.runner(f.since())
+	if err != nil || r == nil {
+		return nil, false, err
+	}
+	for _, id := range f.removed {
+		if id == r.GetID() {
+			return nil, false, nil
+		}
+	}
+	return r, true, nil
+}
+
+func (f *fakeGitHub) DeleteRunner(_ context.Context, id int64, _ ghapi.Scope) error {
+	f.removed = append(f.removed, id)
+	return nil
+}
+
+func (f *fakeGitHub) ListWorkflowRuns(_ context.Context, _ string, filter ghapi.ListRunsFilter, _ int) ([]*github.WorkflowRun, error) {
+	if filter.Status != "in_progress" {
+		return nil, fmt.Errorf("runs with status %q: want in_progress", filter.Status)
+	}
+	return f.inProgress, nil
 }
 
 func (f *fakeGitHub) since() time.Duration { return f.clock.Now().Sub(epoch) }
 
 func (f *fakeGitHub) ListAttemptJobs(_ context.Context, run int64, attempt int) ([]*github.WorkflowJob, error) {
+	if jobs, ok := f.foreignJobs[run]; ok {
+		return jobs, nil
+	}
 	if run != runID || attempt != 1 {
 		return nil, fmt.Errorf("jobs of run %d attempt %d: want the watched attempt", run, attempt)
 	}

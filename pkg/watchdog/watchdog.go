@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/go-github/v66/github"
@@ -38,12 +39,18 @@ const (
 	DefaultRequestTimeout = 15 * time.Second
 )
 
-// GitHub is the part of the GitHub client the watchdog uses.
+// GitHub is the part of the GitHub client the watchdog uses. The runner
+// calls need a credential that administers self-hosted runners; without one
+// they fail, which only turns the foreign-job check and the registration's
+// removal into warnings.
 type GitHub interface {
 	ListAttemptJobs(ctx context.Context, runID int64, attempt int) ([]*github.WorkflowJob, error)
 	GetPullRequest(ctx context.Context, number int) (*github.PullRequest, error)
 	GetWorkflowRun(ctx context.Context, runID int64) (*github.WorkflowRun, error)
 	CancelWorkflowRun(ctx context.Context, runID int64) error
+	ListWorkflowRuns(ctx context.Context, workflowFile string, filter ghapi.ListRunsFilter, maxPages int) ([]*github.WorkflowRun, error)
+	RunnerByName(ctx context.Context, name string, scope ghapi.Scope) (*github.Runner, bool, error)
+	DeleteRunner(ctx context.Context, id int64, scope ghapi.Scope) error
 }
 
 // Deps are the services a watch uses. Policy is the RunPod client's (deletion
@@ -64,8 +71,11 @@ type Request struct {
 	PodID   string
 	RunID   int64
 	Attempt int
-	// RunnerLabel finds the GPU job (provision's runner-label output).
+	// RunnerLabel finds the GPU job (provision's runner-label output); it is
+	// also the runner's name.
 	RunnerLabel string
+	// RunnerScope is where the runner is registered; empty means ghapi.ScopeRepo.
+	RunnerScope ghapi.Scope
 	// TestStep names the real test step; empty means cleanup.DefaultTestStep.
 	TestStep string
 	// PRNumber > 0 enables the obsolescence check against ExpectedHeadSHA
@@ -92,13 +102,14 @@ const (
 	OutcomeObsolete        Outcome = "obsolete"               // the pull request closed or its head moved
 	OutcomeStartUnknown    Outcome = "start-unreadable"       // the pod's provider start could not be read
 	OutcomeInterrupted     Outcome = "interrupted"            // the watch itself was cancelled
+	OutcomeRunnerTaken     Outcome = "runner-taken"           // a job other than this attempt's GPU job ran on the runner
 )
 
 // early reports whether the outcome ends the pod before its job did, so its
 // cost is an interrupted run's evidence and the run is cancelled.
 func (o Outcome) early() bool {
 	switch o {
-	case OutcomeSetupExpired, OutcomeLifetimeExpired, OutcomeObsolete, OutcomeStartUnknown:
+	case OutcomeSetupExpired, OutcomeLifetimeExpired, OutcomeObsolete, OutcomeStartUnknown, OutcomeRunnerTaken:
 		return true
 	}
 	return false
@@ -122,7 +133,10 @@ type Result struct {
 	// Deleted is true when the watch confirmed the pod's deletion (at DeletedAt).
 	Deleted   bool
 	DeletedAt time.Time
-	Cancel    Cancel
+	// RunnerRemoved is true when the runner's registration is known gone, so
+	// its credentials are worth nothing.
+	RunnerRemoved bool
+	Cancel        Cancel
 	// Report is the interrupted pod's cost, from the metadata the watch held;
 	// nil unless the watch ended the pod early.
 	Report *cost.Report
@@ -138,6 +152,8 @@ var (
 	ErrCancel = errors.New("workflow run not cancelled")
 	// ErrInvalidRequest means a Request field is out of range.
 	ErrInvalidRequest = errors.New("invalid watchdog request")
+	// ErrRunnerTaken means a job other than this run attempt's GPU job ran on the pod's runner.
+	ErrRunnerTaken = errors.New("runner taken by another job")
 )
 
 // DeadlineError names the bound that expired.
@@ -187,6 +203,10 @@ type watch struct {
 	jobsErr  bool // the last job observation failed (log once per streak)
 	prErr    bool
 	jobFound bool
+	// onRunner is set by a poll's jobs read when this attempt's GPU job is
+	// running (or ran) on the runner; jobsRead when that read succeeded.
+	onRunner, jobsRead bool
+	runnerErr          bool // the last runner read failed (log once per streak)
 }
 
 func newWatch(deps Deps, req Request) (*watch, error) {
@@ -261,8 +281,15 @@ func (w *watch) poll(ctx context.Context, next time.Time) (Outcome, string) {
 	if outcome, why := w.due(true); outcome != "" {
 		return outcome, why
 	}
+	// The runner is read before the jobs: a runner busy at that moment keeps
+	// its one job, so if the jobs read after it does not show this attempt's
+	// GPU job on the runner, the runner is running someone else's job.
+	busy := w.runnerBusy(ctx, min(w.req.RequestTimeout, w.req.Poll, w.lifeAt.Sub(w.clock.Now())))
 	if outcome, why := w.observeJob(ctx, min(w.req.RequestTimeout, w.req.Poll, w.lifeAt.Sub(w.clock.Now()))); outcome != "" {
 		return outcome, why
+	}
+	if busy && w.jobsRead && !w.onRunner {
+		return OutcomeRunnerTaken, fmt.Sprintf("runner %s is busy with a job that is not run %d attempt %d's GPU job", w.req.RunnerLabel, w.req.RunID, w.req.Attempt)
 	}
 	if outcome, why := w.due(false); outcome != "" {
 		return outcome, why
@@ -299,7 +326,9 @@ func (w *watch) begin(ctx context.Context) (res Result, done bool, err error) {
 	switch {
 	case errors.Is(readErr, runpod.ErrNotFound):
 		w.logf("pod %s was already deleted: nothing to watch", w.req.PodID)
-		return w.result(OutcomePodGone, fmt.Sprintf("pod %s was already deleted", w.req.PodID)), true, nil
+		res = w.result(OutcomePodGone, fmt.Sprintf("pod %s was already deleted", w.req.PodID))
+		res.RunnerRemoved = w.removeRunner(ctx)
+		return res, true, nil
 	case readErr != nil:
 		res, err = w.finish(ctx, OutcomeStartUnknown, fmt.Sprintf("reading pod %s failed: %v", w.req.PodID, readErr))
 		return res, true, err
@@ -314,7 +343,9 @@ func (w *watch) begin(ctx context.Context) (res Result, done bool, err error) {
 		return res, true, err
 	case pod.Status == runpod.PodTerminated:
 		w.logf("pod %s was already deleted: nothing to watch", w.req.PodID)
-		return w.result(OutcomePodGone, fmt.Sprintf("pod %s was already deleted", w.req.PodID)), true, nil
+		res = w.result(OutcomePodGone, fmt.Sprintf("pod %s was already deleted", w.req.PodID))
+		res.RunnerRemoved = w.removeRunner(ctx)
+		return res, true, nil
 	case !pod.StartedAt.Known():
 		w.record = pod
 		res, err = w.finish(ctx, OutcomeStartUnknown, fmt.Sprintf("pod %s (%s) has no provider start time", w.req.PodID, pod.Status))
@@ -338,7 +369,12 @@ func (w *watch) nextDeadline() time.Time {
 // pod must go now; a failed read only logs, so it neither disarms nor extends
 // anything.
 func (w *watch) observeJob(ctx context.Context, budget time.Duration) (Outcome, string) {
+	w.jobsRead, w.onRunner = false, false
 	job, err := w.gpuJob(ctx, budget)
+	var taken *takenError
+	if errors.As(err, &taken) {
+		return OutcomeRunnerTaken, taken.Error()
+	}
 	if err != nil {
 		if !w.jobsErr {
 			w.logf("GPU job progress unknown (%v): the deadlines stand", err)
@@ -350,6 +386,7 @@ func (w *watch) observeJob(ctx context.Context, budget time.Duration) (Outcome, 
 		w.logf("GPU job progress readable again")
 	}
 	w.jobsErr = false
+	w.jobsRead = true
 	if job == nil {
 		if !w.jobFound {
 			w.logf("no job of run %d attempt %d is for runner %s yet", w.req.RunID, w.req.Attempt, w.req.RunnerLabel)
@@ -357,6 +394,12 @@ func (w *watch) observeJob(ctx context.Context, budget time.Duration) (Outcome, 
 		return "", ""
 	}
 	w.lastJob = job
+	if job.GetRunnerName() == w.req.RunnerLabel {
+		switch job.GetStatus() {
+		case "in_progress", "completed":
+			w.onRunner = true
+		}
+	}
 	if !w.jobFound {
 		w.jobFound = true
 		w.logf("GPU job %q found (%s)", job.GetName(), job.GetStatus())
@@ -395,8 +438,15 @@ func (w *watch) gpuJob(ctx context.Context, budget time.Duration) (*github.Workf
 		return nil, err
 	}
 	job := cleanup.FindGPUJob(jobs, w.req.RunnerLabel)
-	// A job of another run or attempt must neither disarm nor end anything.
+	// The label is unguessable and this attempt's own: a job of another run
+	// or attempt that ran on it took the paid runner. It never disarms or
+	// ends anything as the GPU job; the pod goes at once.
+	if job != nil && job.GetRunnerName() == w.req.RunnerLabel &&
+		((job.RunID != nil && job.GetRunID() != w.req.RunID) || (job.RunAttempt != nil && int(job.GetRunAttempt()) != w.req.Attempt)) {
+		return nil, &takenError{label: w.req.RunnerLabel, job: job}
+	}
 	if job != nil && ((job.RunID != nil && job.GetRunID() != w.req.RunID) || (job.RunAttempt != nil && int(job.GetRunAttempt()) != w.req.Attempt)) {
+		// Queued elsewhere and never on our runner: an answer about another attempt.
 		return nil, fmt.Errorf("the job for runner %s belongs to run %d attempt %d, not run %d attempt %d: %w",
 			w.req.RunnerLabel, job.GetRunID(), job.GetRunAttempt(), w.req.RunID, w.req.Attempt, ghapi.ErrUnusableAnswer)
 	}
@@ -448,6 +498,15 @@ func (w *watch) finish(ctx context.Context, outcome Outcome, why string) (Result
 	if delErr == nil {
 		res.Deleted, res.DeletedAt = true, at
 	}
+	// With its pod gone, or its job over, the runner's registration goes too:
+	// credentials the job's code could read are then worth nothing.
+	res.RunnerRemoved = w.removeRunner(ctx)
+	if outcome == OutcomeRunnerTaken && !strings.HasPrefix(why, "runner taken by job") {
+		if who := w.findTaker(ctx); who != "" {
+			res.Reason = who
+			w.logf("%s", who)
+		}
+	}
 	if outcome.early() {
 		// The cost goes to the log before the run is cancelled: the cancel can
 		// end this very job, and the interrupted run's evidence must survive it.
@@ -484,6 +543,8 @@ func (w *watch) failure(res Result) error {
 		errs = append(errs, &DeadlineError{Which: "lifetime", Budget: w.req.Lifetime, Started: w.started, Deadline: w.lifeAt})
 	case OutcomeStartUnknown:
 		errs = append(errs, fmt.Errorf("%w: %s; the pod was deleted rather than left unbounded", ErrStartUnreadable, res.Reason))
+	case OutcomeRunnerTaken:
+		errs = append(errs, fmt.Errorf("%w: %s; the pod was deleted at once (restrict the runner group to the lane's workflow)", ErrRunnerTaken, res.Reason))
 	}
 	if res.Cancel.Err != nil {
 		errs = append(errs, res.Cancel.Err)

@@ -169,7 +169,9 @@ func TestRun(t *testing.T) {
 			wantOutcome: OutcomeStartUnknown, wantErrIs: []error{ErrStartUnreadable}, wantPaid: "unknown",
 		},
 		{
-			name: "a job of another run neither disarms nor ends anything",
+			// The label is this attempt's own and unguessable: another run's job
+			// on it took the paid runner, so the pod goes at the first poll.
+			name: "a job of another run on the runner took it: deleted at once",
 			setup: func(h *harness) {
 				h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) {
 					jobs := job("in_progress", "in_progress")
@@ -177,14 +179,27 @@ func TestRun(t *testing.T) {
 					return jobs, nil
 				}
 			},
-			wantJournal: "+16m0s DELETE pod0watched001\n+16m0s GET run 9100\n+16m0s CANCEL run 9100",
-			wantOutcome: OutcomeSetupExpired, wantCancel: "requested", wantErrIs: []error{ErrDeadline}, wantPaid: "900",
+			wantJournal: "+1m15s DELETE pod0watched001\n+1m15s GET run 9100\n+1m15s CANCEL run 9100",
+			wantOutcome: OutcomeRunnerTaken, wantCancel: "requested", wantErrIs: []error{ErrRunnerTaken}, wantPaid: "15",
 		},
 		{
-			name: "a job of another attempt neither disarms nor ends anything",
+			name: "a job of another attempt on the runner took it: it neither disarms nor ends anything, the pod goes at once",
 			setup: func(h *harness) {
 				h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) {
 					jobs := job("completed", "completed")
+					jobs[1].RunID, jobs[1].RunAttempt = github.Int64(runID), github.Int64(2)
+					return jobs, nil
+				}
+			},
+			wantJournal: "+1m15s DELETE pod0watched001\n+1m15s GET run 9100\n+1m15s CANCEL run 9100",
+			wantOutcome: OutcomeRunnerTaken, wantCancel: "requested", wantErrIs: []error{ErrRunnerTaken}, wantPaid: "15",
+		},
+		{
+			name: "a job of another attempt queued for the label but not on the runner is an unusable answer",
+			setup: func(h *harness) {
+				h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) {
+					jobs := job("queued", "")
+					jobs[1].RunnerName = nil
 					jobs[1].RunID, jobs[1].RunAttempt = github.Int64(runID), github.Int64(2)
 					return jobs, nil
 				}

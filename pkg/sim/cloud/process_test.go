@@ -211,7 +211,8 @@ func TestProcessHealthyHostRunnerComesOnline(t *testing.T) {
 		"runpod-gpu: gpu: NVIDIA RTX A5000, 570.124.06, 24576 MiB", // the nvidia-smi stand-in
 		"[ok] tier: full (CUDA 12.8, PTX ISA 8.7)",
 		"SMOKE PASS",
-		"runpod-gpu: proof passed: starting the runner",
+		"runpod-gpu: proof passed: starting the runner as user runner",
+		"runner user: runner", // the runner stand-in, and so the job, is not root
 	} {
 		assert.Check(t, is.Contains(log, want))
 	}

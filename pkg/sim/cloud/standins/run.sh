@@ -11,6 +11,12 @@ if [ "$#" -ne 2 ] || [ "$1" != "--jitconfig" ]; then
   echo "run.sh: usage: run.sh --jitconfig <encoded JIT config>" >&2
   exit 2
 fi
+# Like the real runner, refuse root unless told it is allowed.
+if [ "$(id -u)" -eq 0 ] && [ -z "${RUNNER_ALLOW_RUNASROOT:-}" ]; then
+  echo "run.sh: Must not run with sudo" >&2
+  exit 1
+fi
+echo "runner user: $(id -un)"
 jit_config=$2
 # Base64 only, so it is safe to place inside a JSON string below.
 if ! [[ $jit_config =~ ^[A-Za-z0-9+/=]+$ ]]; then
