@@ -44,7 +44,12 @@ func run(ctx context.Context, io *actionio.IO) error {
 	// step after it, with no artifact written.
 	artifactDir, dirErr := io.PathInput("artifact-dir", cleanup.DefaultArtifactDir, actionio.RootWorkspace)
 	deps := cleanup.Deps{RunPod: rp, Policy: policy, Logf: io.Infof, Warnf: io.Warningf}
-	if gh, err := actionkit.GitHub(ctx, io, ""); err != nil {
+	// Where the runner's registration is removed; a bad scope never stops the deletion.
+	scope, org, scopeErr := actionkit.RunnerScope(io)
+	if scopeErr != nil {
+		io.Warningf("%v; the runner's registration is looked up at repository scope only", scopeErr)
+	}
+	if gh, err := actionkit.GitHub(ctx, io, org); err != nil {
 		io.Warningf("GitHub client: %v; the stage breakdown will be unknown", err)
 	} else {
 		deps.Jobs = gh
@@ -54,7 +59,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 		PodID: io.Input("pod-id"), RetainedPodIDs: cleanup.ParseIDs(io.Input("retained-pod-ids")),
 		Run: cost.Run{Repository: current.Repository, ID: current.ID, Attempt: current.Attempt, TestedRef: tested,
 			Trigger: cleanup.TriggerOf(io.Getenv("GITHUB_EVENT_NAME")), PRNumber: int(pr)},
-		Snapshot: snapshot, RunnerLabel: io.Input("runner-label"), TestStep: io.Input("test-step-name"),
+		Snapshot: snapshot, RunnerLabel: io.Input("runner-label"), RunnerScope: scope, TestStep: io.Input("test-step-name"),
 	})
 	io.Infof("%s", cost.CostLine(res.Report).Format())
 

@@ -8,7 +8,6 @@ import (
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
 	"github.com/org/runpod-gpu/pkg/gate"
-	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/provision"
 	"github.com/org/runpod-gpu/pkg/registry"
@@ -34,12 +33,15 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err := firstErr(err1, err2, err3, err4, err5, err6, err7); err != nil {
 		return err
 	}
-	scope := ghapi.Scope(io.InputOr("runner-scope", string(ghapi.ScopeRepo)))
+	scope, org, err := actionkit.RunnerScope(io)
+	if err != nil {
+		return err
+	}
 	rp, policy, err := actionkit.RunPod(io)
 	if err != nil {
 		return err
 	}
-	gh, err := actionkit.GitHub(ctx, io, io.Input("runner-org"))
+	gh, err := actionkit.GitHub(ctx, io, org)
 	if err != nil {
 		return err
 	}

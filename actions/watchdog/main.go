@@ -6,14 +6,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
 	"github.com/org/runpod-gpu/pkg/cleanup"
-	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/watchdog"
 )
 
@@ -46,11 +44,11 @@ func run(ctx context.Context, io *actionio.IO) error {
 		return err
 	}
 	// The runner's scope: the foreign-job check and the registration's removal look it up there.
-	scope := ghapi.Scope(io.InputOr("runner-scope", string(ghapi.ScopeRepo)))
-	if scope != ghapi.ScopeRepo && scope != ghapi.ScopeOrg {
-		return fmt.Errorf("input runner-scope: got %q; want %q or %q", scope, ghapi.ScopeRepo, ghapi.ScopeOrg)
+	scope, org, err := actionkit.RunnerScope(io)
+	if err != nil {
+		return err
 	}
-	gh, err := actionkit.GitHub(ctx, io, io.Input("runner-org"))
+	gh, err := actionkit.GitHub(ctx, io, org)
 	if err != nil {
 		return err
 	}

@@ -153,3 +153,17 @@ func Config(io *actionio.IO) (*config.Config, error) {
 	}
 	return cfg, nil
 }
+
+// RunnerScope reads runner-scope (repo or org; empty means repo) and, for org,
+// the required runner-org: where JIT runners are minted, looked up and removed.
+func RunnerScope(io *actionio.IO) (ghapi.Scope, string, error) {
+	scope := ghapi.Scope(io.InputOr("runner-scope", string(ghapi.ScopeRepo)))
+	org := io.Input("runner-org")
+	switch {
+	case scope != ghapi.ScopeRepo && scope != ghapi.ScopeOrg:
+		return "", "", &actionio.InputError{Input: "runner-scope", Value: string(scope), Expected: fmt.Sprintf("%q or %q", ghapi.ScopeRepo, ghapi.ScopeOrg)}
+	case scope == ghapi.ScopeOrg && org == "":
+		return "", "", &actionio.InputError{Input: "runner-org", Expected: "the organization of org-scope runners (required when runner-scope is org)"}
+	}
+	return scope, org, nil
+}
