@@ -10,5 +10,9 @@
 //	policy := reqpolicy.New(reqpolicy.WithLogger(log))
 //	client := &http.Client{Transport: authTransport{next: policy.Transport(http.DefaultTransport)}}
 //
+// The retry loop is github.com/hashicorp/go-retryablehttp's Client.Do. The package
+// supplies its hooks (CheckRetry, Backoff, PrepareRetry, ErrorHandler) with what the
+// library does not do: the classifier, the shared cooldown, per-request attempt
+// limits, waits on an injectable clock that must fit the deadline, and redaction.
 // Clocks and sleepers are injectable so tests never sleep.
 package reqpolicy
