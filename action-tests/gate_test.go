@@ -283,7 +283,7 @@ func TestAuthorizeRefusesEndToEnd(t *testing.T) {
 		wantLog string
 	}{
 		{name: "fork", spec: githubsim.PullRequestSpec{Author: "alice", HeadRepo: "mallory/gpu-project"}, actor: "bob",
-			wantLog: `comes from "mallory/gpu-project"`},
+			wantLog: `comes from mallory/gpu-project, not from ` + cloud.Repository + `: a fork PR runs on a paid GPU only at a head an admin or maintainer approved`},
 		{name: "author with write", spec: githubsim.PullRequestSpec{Author: "carol"}, actor: "bob", wantLog: `PR author carol has role "write"`},
 		{name: "actor with read", spec: githubsim.PullRequestSpec{Author: "alice"}, actor: "erin", wantLog: `triggering actor erin has role "read"`},
 	}

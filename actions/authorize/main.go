@@ -7,6 +7,7 @@ import (
 	"context"
 	"maps"
 	"math"
+	"os"
 	"slices"
 	"time"
 
@@ -43,22 +44,37 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
+	approvedSHA, err := io.SHA("approved-fork-sha", false)
+	if err != nil {
+		return err
+	}
 	gh, err := actionkit.GitHub(ctx, io, "")
 	if err != nil {
 		return err
 	}
+	// The approval a fork PR needs: a dispatch naming the reviewed head, or the
+	// approval label's own labeled event. Anything unreadable is no approval.
+	approval, authErr := gate.ForkApprovalFromTrigger(gate.ApprovalTrigger{
+		EventName: io.Getenv("GITHUB_EVENT_NAME"), Actor: io.Getenv("GITHUB_ACTOR"),
+		ApprovedSHA: approvedSHA, Label: io.InputOr("fork-approval-label", gate.ApprovalLabel), PRNumber: int(pr),
+		Payload: func() ([]byte, error) { return os.ReadFile(io.Getenv("GITHUB_EVENT_PATH")) },
+	})
 	isGPUPath := cfg.IsGPUPath
 	if slices.Equal(cfg.GPUPaths, []string{"**"}) {
 		isGPUPath = nil // every path needs the GPU: no need to list the PR's files
 	}
-	a, authErr := gate.Authorize(ctx, gh, gate.AuthorizeRequest{
-		Repository: io.Getenv("GITHUB_REPOSITORY"), PRNumber: int(pr),
-		ExpectedHeadSHA: io.Input("expected-head-sha"), DispatchSHA: io.InputOr("dispatch-sha", io.Getenv("GITHUB_SHA")),
-		Actor:       or(io.Getenv("GITHUB_TRIGGERING_ACTOR"), io.Getenv("GITHUB_ACTOR")),
-		IsGPUPath:   isGPUPath,
-		Reuse:       gate.ReuseQuery{CheckName: io.Input("check-name"), AppID: gateApp},
-		ReadTimeout: time.Duration(readTimeout) * time.Second,
-	})
+	var a gate.Authorization
+	if authErr == nil {
+		a, authErr = gate.Authorize(ctx, gh, gate.AuthorizeRequest{
+			Repository: io.Getenv("GITHUB_REPOSITORY"), PRNumber: int(pr),
+			ExpectedHeadSHA: io.Input("expected-head-sha"), DispatchSHA: io.InputOr("dispatch-sha", io.Getenv("GITHUB_SHA")),
+			Actor:        or(io.Getenv("GITHUB_TRIGGERING_ACTOR"), io.Getenv("GITHUB_ACTOR")),
+			IsGPUPath:    isGPUPath,
+			Reuse:        gate.ReuseQuery{CheckName: io.Input("check-name"), AppID: gateApp},
+			ReadTimeout:  time.Duration(readTimeout) * time.Second,
+			ForkApproval: approval,
+		})
+	}
 	if err := io.AddSummary(a.Summary(authErr)); err != nil {
 		io.Warningf("job summary: %v", err)
 	}

@@ -53,6 +53,10 @@ type AuthorizeRequest struct {
 	DispatchSHA string
 	// Actor is the user who triggered the workflow.
 	Actor string
+	// ForkApproval, when set, is a maintainer's approval of one fork PR head
+	// (ForkApprovalFromTrigger). Without it a fork PR is refused; it is
+	// ignored for a PR from this repository, whose author's role decides.
+	ForkApproval *ForkApproval
 	// IsGPUPath tells whether a changed path needs the GPU lane (config.IsGPUPath);
 	// nil means every path does, and the files are not even listed.
 	IsGPUPath func(path string) bool
@@ -77,10 +81,14 @@ type Authorization struct {
 	// ReusedCheckURL and ReusedCheckID name the earlier gate when Outcome is reuse.
 	ReusedCheckURL string
 	ReusedCheckID  int64
+	// ForkApproval is the verified approval a fork PR ran under, nil otherwise.
+	ForkApproval *ForkApproval
+	// ApproverRole is the approver's role_name when ForkApproval is set.
+	ApproverRole string
 }
 
-// ErrRefused marks triggers that must not spend anything: forks, roles below
-// maintain, unpinnable refs. errors.Is(err, ErrRefused) holds for *RefusedError.
+// ErrRefused marks triggers that must not spend anything: unapproved forks,
+// roles below maintain, unpinnable refs. errors.Is(err, ErrRefused) holds for *RefusedError.
 var ErrRefused = errors.New("refused")
 
 // RefusedError says why a trigger was refused.
@@ -114,7 +122,7 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 	if rd.limit == 0 {
 		rd.limit = DefaultReadTimeout
 	}
-	if err := checkRole(rd, gh, "triggering actor", req.Actor); err != nil {
+	if _, err := checkRole(rd, gh, "triggering actor", req.Actor); err != nil {
 		return Authorization{}, err
 	}
 	if req.PRNumber == 0 {
@@ -140,19 +148,27 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 	if first.GetState() != "open" {
 		return skip("", "PR #%d is %s", req.PRNumber, first.GetState())
 	}
+	// A fork PR's code is nobody's here until a maintainer approves its exact
+	// head: the approval stands in for the author's role, for that SHA only.
+	var approval *ForkApproval
+	var approverRole string
 	if origin := first.GetHead().GetRepo().GetFullName(); !strings.EqualFold(origin, req.Repository) {
-		return Authorization{}, refuse("PR #%d comes from %q, not from %s (forks never run on paid GPUs)", req.PRNumber, origin, req.Repository)
+		var err error
+		if approverRole, err = checkForkApproval(rd, gh, req, first, origin); err != nil {
+			return Authorization{}, err
+		}
+		approval = req.ForkApproval
 	}
 	if req.ExpectedHeadSHA != "" && head != req.ExpectedHeadSHA {
 		return skip("", "PR #%d head moved from %s to %s: this trigger is obsolete", req.PRNumber, req.ExpectedHeadSHA, head)
 	}
-	if err := checkRole(rd, gh, "PR author", first.GetUser().GetLogin()); err != nil {
-		return Authorization{}, err
-	}
-	for _, l := range first.Labels {
-		if strings.EqualFold(l.GetName(), LocalLabel) {
-			return skip("", "PR #%d is labelled %s: the local relay publishes the gate", req.PRNumber, LocalLabel)
+	if approval == nil {
+		if _, err := checkRole(rd, gh, "PR author", first.GetUser().GetLogin()); err != nil {
+			return Authorization{}, err
 		}
+	}
+	if hasLabel(first, LocalLabel) {
+		return skip("", "PR #%d is labelled %s: the local relay publishes the gate", req.PRNumber, LocalLabel)
 	}
 	tested := first.GetMergeCommitSHA()
 	if !wire.IsCommitSHA(tested) {
@@ -186,6 +202,9 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 		second.GetBase().GetSHA() != first.GetBase().GetSHA() || second.GetMergeCommitSHA() != tested {
 		return skip("", "PR #%d changed while it was being authorized (head, base or state moved): a newer trigger will test it", req.PRNumber)
 	}
+	if approval != nil && approval.Via == ApprovedByLabel && !hasLabel(second, approval.Label) {
+		return Authorization{}, refuse("PR #%d lost the label %s while it was being authorized: the approval was withdrawn", req.PRNumber, approval.Label)
+	}
 
 	q := req.Reuse
 	q.HeadSHA, q.TestedRef = head, tested
@@ -196,28 +215,59 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 		d = DecideReuse(ctx, gh, q)
 		return nil
 	})
-	a := Authorization{Outcome: OutcomeRun, TestedRef: tested, HeadSHA: head, Reason: d.Reason}
+	a := Authorization{Outcome: OutcomeRun, TestedRef: tested, HeadSHA: head, Reason: d.Reason,
+		ForkApproval: approval, ApproverRole: approverRole}
+	if approval != nil {
+		a.Reason = "fork PR approved (" + approval.describe() + "); " + a.Reason
+	}
 	if d.Reuse {
 		a.Outcome, a.ReusedCheckURL, a.ReusedCheckID = OutcomeReuse, d.CheckURL, d.CheckID
 	}
 	return a, nil
 }
 
-func checkRole(rd reads, gh PullRequests, who, user string) error {
+// checkForkApproval verifies the approval a fork PR needs and returns the
+// approver's role: the approver is admin or maintain (role_name), the
+// approved SHA is the head now (any push since voids it), and a label
+// approval's label is still on the PR. Unreadable means not approved.
+func checkForkApproval(rd reads, gh PullRequests, req AuthorizeRequest, pr *github.PullRequest, origin string) (string, error) {
+	if origin == "" {
+		origin = "a deleted repository"
+	}
+	f := req.ForkApproval
+	if f == nil {
+		return "", refuse("PR #%d comes from %s, not from %s: a fork PR runs on a paid GPU only at a head an admin or maintainer approved "+
+			"(dispatch the lane with approved-fork-sha set to the reviewed head, or add the label %s)", req.PRNumber, origin, req.Repository, ApprovalLabel)
+	}
+	role, err := checkRole(rd, gh, "fork approver", f.Approver)
+	if err != nil {
+		return "", err
+	}
+	if head := pr.GetHead().GetSHA(); head != f.SHA {
+		return "", refuse("PR #%d's head is %s, not the approved %s: a push after the approval voids it; an admin or maintainer must approve the new head",
+			req.PRNumber, head, f.SHA)
+	}
+	if f.Via == ApprovedByLabel && !hasLabel(pr, f.Label) {
+		return "", refuse("PR #%d no longer carries the label %s: the approval was withdrawn", req.PRNumber, f.Label)
+	}
+	return role, nil
+}
+
+func checkRole(rd reads, gh PullRequests, who, user string) (string, error) {
 	if user == "" {
-		return refuse("the %s is unknown", who)
+		return "", refuse("the %s is unknown", who)
 	}
 	var role string
 	if err := rd.do(fmt.Sprintf("read the role of %s %s", who, user), func(ctx context.Context) (err error) {
 		role, err = gh.PermissionRole(ctx, user)
 		return err
 	}); err != nil {
-		return err
+		return "", err
 	}
 	if !privilegedRoles[role] {
-		return refuse("%s %s has role %q; paid GPU runs need admin or maintain", who, user, role)
+		return "", refuse("%s %s has role %q; paid GPU runs need admin or maintain", who, user, role)
 	}
-	return nil
+	return role, nil
 }
 
 // reads gives each GitHub read of one Authorize its own deadline.

@@ -83,7 +83,7 @@ func TestAuthorize(t *testing.T) {
 			wantOutcome: OutcomeReuse, wantTested: merge, wantReason: "reusing"},
 		{name: "fork refused", gh: func(f *fakeGitHub) {
 			f.prs = []*github.PullRequest{pullRequest(func(p *github.PullRequest) { p.Head.Repo.FullName = github.String("mallory/gpu-project") })}
-		}, wantRefused: `comes from "mallory/gpu-project"`},
+		}, wantRefused: `comes from mallory/gpu-project, not from org/gpu-project: a fork PR runs on a paid GPU only at a head an admin or maintainer approved`},
 		{name: "author with write refused", gh: func(f *fakeGitHub) {
 			f.prs = []*github.PullRequest{pullRequest(func(p *github.PullRequest) { p.User.Login = github.String("carol") })}
 		}, wantRefused: `PR author carol has role "write"`},

@@ -35,6 +35,14 @@ func (a Authorization) Summary(err error) string {
 	fmt.Fprintf(&b, "**Decision: %s** — %s.\n\n", a.Outcome, a.Reason)
 	b.WriteString("| | |\n|---|---|\n")
 	fmt.Fprintf(&b, "| tested ref | %s |\n| head | %s |\n", code(a.TestedRef), code(a.HeadSHA))
+	if f := a.ForkApproval; f != nil {
+		// A fork's code runs on the pod only because this person approved this SHA.
+		how := "dispatched with `approved-fork-sha`"
+		if f.Via == ApprovedByLabel {
+			how = "added the label " + code(f.Label)
+		}
+		fmt.Fprintf(&b, "| fork approval | %s (%s) %s at %s; any push since voids it |\n", f.Approver, a.ApproverRole, how, code(f.SHA))
+	}
 	switch a.Outcome {
 	case OutcomeReuse:
 		fmt.Fprintf(&b, "| earlier gate | %s |\n", a.ReusedCheckURL)

@@ -182,7 +182,16 @@ func TestAuthorizationReport(t *testing.T) {
 			ReusedCheckURL: "https://github.com/o/r/runs/99", ReusedCheckID: 99}},
 		{name: "skip-not-required", a: Authorization{Outcome: OutcomeSkip, Kind: KindNotRequired, TestedRef: merge, HeadSHA: head, Reason: "PR #7 changes 1 file(s), none under the configured GPU paths"}},
 		{name: "skip-label", a: Authorization{Outcome: OutcomeSkip, HeadSHA: head, Reason: "PR #7 is labelled gpu-validated-locally: the local relay publishes the gate"}},
-		{name: "refused", err: refuse(`PR #7 comes from "mallory/gpu-project", not from o/r (forks never run on paid GPUs)`)},
+		{name: "run-fork-approved-by-label", a: Authorization{Outcome: OutcomeRun, TestedRef: merge, HeadSHA: head,
+			Reason:       "fork PR approved (label gpu-approved added by bob at head " + head + "); no earlier gate for tested ref " + merge + ": running the paid path",
+			ForkApproval: &ForkApproval{Via: ApprovedByLabel, SHA: head, Approver: "bob", Label: ApprovalLabel}, ApproverRole: "admin"}},
+		{name: "run-fork-approved-by-dispatch", a: Authorization{Outcome: OutcomeRun, TestedRef: merge, HeadSHA: head,
+			Reason:       "fork PR approved (dispatch by alice with approved-fork-sha " + head + "); no earlier gate for tested ref " + merge + ": running the paid path",
+			ForkApproval: &ForkApproval{Via: ApprovedByDispatch, SHA: head, Approver: "alice"}, ApproverRole: "maintain"}},
+		{name: "refused", err: refuse("PR #7 comes from mallory/gpu-project, not from o/r: a fork PR runs on a paid GPU only at a head an admin or maintainer approved " +
+			"(dispatch the lane with approved-fork-sha set to the reviewed head, or add the label gpu-approved)")},
+		{name: "refused-push-after-approval", err: refuse("PR #7's head is %s, not the approved %s: a push after the approval voids it; "+
+			"an admin or maintainer must approve the new head", merge2, head)},
 		{name: "github-error", err: errors.New("read PR #7: 502 Bad Gateway")},
 	}
 	var all string

@@ -6,11 +6,14 @@
 //     and at the pull request's head, runs the GPU lane command in a fresh
 //     detached worktree of that commit, posts the SHA-bound evidence comment
 //     ([Evidence.Comment]) and dispatches the relay workflow on the default
-//     branch with the inputs pr-number, sha and comment-id.
+//     branch with the inputs pr-number, sha and comment-id. It refuses a
+//     fork PR unless the maintainer passes AllowFork (-allow-fork): the
+//     fork's code would run on their machine. The lane never sees the
+//     command's GitHub token (LaneEnv).
 //   - The relay ([Relay]) runs in that workflow with nothing but the
 //     workflow's token. It executes no pull-request code: it re-verifies the
-//     dispatcher's role, the pull request (open, same repository, labelled
-//     gpu-validated-locally, head at the dispatched SHA), the comment (on that
+//     dispatcher's role, the pull request (open, from this repository or a
+//     fork, labelled gpu-validated-locally, head at the dispatched SHA), the comment (on that
 //     pull request, by an admin or maintainer, first line the marker for that
 //     SHA), reads the pull request a second time, and only then publishes the
 //     "CI GPU gate" check with external_id local-gpu-gate:v1:<sha>, which the

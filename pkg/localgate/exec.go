@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os/exec"
+	"strings"
 	"time"
 )
 
@@ -12,9 +13,26 @@ type Command struct {
 	Dir  string // working directory; empty is the current one
 	Name string // program, looked up on PATH
 	Args []string
+	// Env is the program's whole environment; nil inherits this process's.
+	Env []string
 	// Stdout and Stderr receive the output; pass the same writer to both to
 	// keep the two streams interleaved as the program wrote them.
 	Stdout, Stderr io.Writer
+}
+
+// credentialVars are the local command's own GitHub credentials: the lane
+// runs the PR's code (a fork's, with -allow-fork), which must not read them.
+var credentialVars = map[string]bool{"GH_TOKEN": true, "GITHUB_TOKEN": true, "GH_ENTERPRISE_TOKEN": true, "GITHUB_ENTERPRISE_TOKEN": true}
+
+// LaneEnv is environ without the GitHub credentials the local command reads.
+func LaneEnv(environ []string) []string {
+	env := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		if name, _, _ := strings.Cut(kv, "="); !credentialVars[name] {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // Exec runs external programs: git, nvidia-smi and the lane command. It is a
@@ -37,6 +55,7 @@ type OSExec struct {
 func (o OSExec) Run(ctx context.Context, cmd Command) error {
 	c := exec.CommandContext(ctx, cmd.Name, cmd.Args...)
 	c.Dir = cmd.Dir
+	c.Env = cmd.Env
 	c.Stdout, c.Stderr = cmd.Stdout, cmd.Stderr
 	c.WaitDelay = o.WaitDelay
 	if c.WaitDelay == 0 {

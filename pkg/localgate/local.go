@@ -72,6 +72,9 @@ type LocalOptions struct {
 	Ref string
 	// Timeout bounds the lane command; default DefaultTimeout.
 	Timeout time.Duration
+	// AllowFork lets a fork PR's head run on this machine: the maintainer has
+	// reviewed it and accepts running outside code locally. Without it a fork is refused.
+	AllowFork bool
 	// TempDir holds the worktree; default os.TempDir().
 	TempDir string
 	// LaneOutput receives the lane's combined output as it runs; nil discards.
@@ -117,8 +120,9 @@ func Run(ctx context.Context, gh LocalClient, opts LocalOptions) (Result, error)
 	if err != nil {
 		return Result{}, fmt.Errorf("read PR #%d: %w", opts.PRNumber, err)
 	}
-	// Fail before a long run on what the relay would refuse anyway.
-	if err := checkPullRequest(pr, opts.Repository, sha); err != nil {
+	// Fail before a long run on what the relay would refuse anyway, and on a
+	// fork nobody said they meant to run here.
+	if err := checkPullRequest(pr, opts.Repository, sha, opts.AllowFork); err != nil {
 		return Result{}, err
 	}
 	ref := opts.Ref
@@ -144,7 +148,7 @@ func Run(ctx context.Context, gh LocalClient, opts LocalOptions) (Result, error)
 	if err != nil {
 		return Result{}, fmt.Errorf("re-read PR #%d after the lane: %w", opts.PRNumber, err)
 	}
-	if err := checkPullRequest(again, opts.Repository, sha); err != nil {
+	if err := checkPullRequest(again, opts.Repository, sha, opts.AllowFork); err != nil {
 		return Result{}, fmt.Errorf("the lane passed, but %w", err)
 	}
 
@@ -289,7 +293,8 @@ func runLane(ctx context.Context, opts LocalOptions, sha string, progress func(s
 	laneCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	start := opts.Now()
-	err = opts.Exec.Run(laneCtx, Command{Dir: worktree, Name: opts.Command[0], Args: opts.Command[1:], Stdout: out, Stderr: out})
+	err = opts.Exec.Run(laneCtx, Command{Dir: worktree, Name: opts.Command[0], Args: opts.Command[1:], Env: LaneEnv(os.Environ()),
+		Stdout: out, Stderr: out})
 	duration := opts.Now().Sub(start).Round(time.Second)
 	if err != nil {
 		timedOut := errors.Is(laneCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil

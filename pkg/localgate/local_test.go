@@ -139,6 +139,7 @@ func (s *localSetup) standInLane(t *testing.T, behaviour string) {
 		"echo 'lane stderr' >&2\n" +
 		"test -f tracked.txt || { echo 'tracked.txt missing' >&2; exit 2; }\n" +
 		"test ! -e build/cache || { echo 'ignored build output leaked into the worktree' >&2; exit 3; }\n" +
+		"test -z \"${GH_TOKEN}${GITHUB_TOKEN}\" || { echo 'a GitHub credential leaked into the lane' >&2; exit 5; }\n" +
 		behaviour + "\n"
 	writeFile(t, filepath.Join(s.bin, "gpu-lane"), script, 0o755)
 }
@@ -275,7 +276,7 @@ func TestRunRefuses(t *testing.T) {
 				s.updatePR(t, s.pr, func(p *githubsim.PullRequestSpec) { p.HeadRepo = "mallory/gpu-lib" })
 			},
 			wantCheck: CheckOrigin,
-			wantErr:   "comes from mallory/gpu-lib",
+			wantErr:   "PR #1 comes from the fork mallory/gpu-lib, not from octo/gpu-lib: its code would run on this machine",
 		},
 		{
 			name: "closed",
@@ -397,4 +398,25 @@ func TestRunRejectsBadOptions(t *testing.T) {
 			assert.ErrorContains(t, err, tc.wantErr)
 		})
 	}
+}
+
+// With -allow-fork a maintainer validates a fork PR's head locally; the lane
+// (the fork's code) never sees the command's GitHub token.
+func TestRunValidatesAForkWhenAllowed(t *testing.T) {
+	s := newLocalSetup(t)
+	t.Setenv("GH_TOKEN", maintainerToken)
+	t.Setenv("GITHUB_TOKEN", maintainerToken)
+	s.updatePR(t, s.pr, func(p *githubsim.PullRequestSpec) { p.HeadRepo, p.Author = "mallory/gpu-lib", "mallory" })
+	s.opts.AllowFork = true
+
+	got, err := Run(ctx, s.client(t, maintainerToken), s.opts)
+	assert.NilError(t, err, "lane output: %s", s.laneOutput)
+	assert.Check(t, is.Equal(got.Evidence.SHA, s.sha))
+	assert.Check(t, is.Len(s.srv.Dispatches(), 1))
+	assert.Check(t, !strings.Contains(s.laneOutput.String(), maintainerToken))
+}
+
+func TestLaneEnvDropsGitHubCredentials(t *testing.T) {
+	got := LaneEnv([]string{"PATH=/bin", "GH_TOKEN=a", "GITHUB_TOKEN=b", "GH_ENTERPRISE_TOKEN=c", "GITHUB_ENTERPRISE_TOKEN=d", "GH_TOKENISH=e", "CUDA_VISIBLE_DEVICES=0"})
+	assert.DeepEqual(t, got, []string{"PATH=/bin", "GH_TOKENISH=e", "CUDA_VISIBLE_DEVICES=0"})
 }

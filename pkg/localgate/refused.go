@@ -18,7 +18,7 @@ const (
 	CheckTrigger        Check = "trigger"         // the relay must run from workflow_dispatch on the default branch
 	CheckDispatcherRole Check = "dispatcher-role" // the dispatcher must be admin or maintain
 	CheckPRState        Check = "pr-state"        // the pull request must be open
-	CheckOrigin         Check = "pr-origin"       // the pull request must come from this repository, not a fork
+	CheckOrigin         Check = "pr-origin"       // the local command runs a fork PR's code only with AllowFork
 	CheckLabel          Check = "label"           // the pull request must carry gate.LocalLabel
 	CheckHeadSHA        Check = "head-sha"        // the pull request's head must be the validated commit
 	CheckComment        Check = "comment"         // the evidence comment must be on that pull request

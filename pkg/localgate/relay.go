@@ -59,6 +59,8 @@ type Verified struct {
 	SHA        string
 	BaseSHA    string
 	Dispatcher string
+	// Fork is the PR's head repository when it is a fork, "" otherwise.
+	Fork string
 	// DispatcherRole is the dispatcher's role_name (admin or maintain).
 	DispatcherRole string
 	CommentID      int64
@@ -97,8 +99,16 @@ func Verify(ctx context.Context, gh RelayClient, req RelayRequest) (Verified, er
 	if err != nil {
 		return Verified{}, fmt.Errorf("read PR #%d: %w", req.PRNumber, err)
 	}
-	if err := checkPullRequest(first, req.Repository, req.SHA); err != nil {
+	// A fork PR is welcome: the relay runs none of its code, and the
+	// evidence is vouched for by an admin or maintainer's comment.
+	if err := checkPullRequest(first, req.Repository, req.SHA, true); err != nil {
 		return Verified{}, err
+	}
+	if origin := first.GetHead().GetRepo().GetFullName(); !strings.EqualFold(origin, req.Repository) {
+		v.Fork = origin
+		if v.Fork == "" {
+			v.Fork = "a deleted repository"
+		}
 	}
 	if want := "refs/heads/" + first.GetBase().GetRepo().GetDefaultBranch(); req.WorkflowRef != want {
 		return Verified{}, refuse(CheckTrigger, "the relay runs on %q, not on the default branch (%s); dispatch it on the default branch", req.WorkflowRef, want)
@@ -173,18 +183,20 @@ func requireRole(ctx context.Context, gh RelayClient, check Check, who, user str
 	return role, nil
 }
 
-// checkPullRequest refuses a PR that is closed, comes from a fork, lacks the
-// label or whose head is not sha. The local command and the relay share it.
-func checkPullRequest(pr *github.PullRequest, repository, sha string) error {
+// checkPullRequest refuses a PR that is closed, comes from a fork (unless
+// allowFork), lacks the label or whose head is not sha. The local command and
+// the relay share it.
+func checkPullRequest(pr *github.PullRequest, repository, sha string, allowFork bool) error {
 	n := pr.GetNumber()
 	if pr.GetState() != "open" {
 		return refuse(CheckPRState, "PR #%d is %s; only an open PR can be validated", n, pr.GetState())
 	}
-	if origin := pr.GetHead().GetRepo().GetFullName(); !strings.EqualFold(origin, repository) {
+	if origin := pr.GetHead().GetRepo().GetFullName(); !allowFork && !strings.EqualFold(origin, repository) {
 		if origin == "" {
 			origin = "a deleted repository"
 		}
-		return refuse(CheckOrigin, "PR #%d comes from %s, not from %s; fork PRs are never validated locally", n, origin, repository)
+		return refuse(CheckOrigin, "PR #%d comes from the fork %s, not from %s: its code would run on this machine, next to your credentials; "+
+			"review it, then pass -allow-fork (ideally in a throwaway VM or container with no credentials)", n, origin, repository)
 	}
 	if !hasLabel(pr, gate.LocalLabel) {
 		return refuse(CheckLabel, "PR #%d is not labelled %s; add the label first", n, gate.LocalLabel)
@@ -280,6 +292,14 @@ func Relay(ctx context.Context, gh RelayPublisher, req RelayRequest, opts Publis
 	return Published{Verified: v, ExternalID: externalID, CheckRunID: run.GetID(), CheckRunURL: run.GetHTMLURL()}, nil
 }
 
+// origin says where the PR comes from, for the summary.
+func (v Verified) origin() string {
+	if v.Fork != "" {
+		return "from the fork " + v.Fork
+	}
+	return "same repository"
+}
+
 // Summary is the job-summary Markdown of a publication.
 func (p Published) Summary() string {
 	var b strings.Builder
@@ -287,7 +307,7 @@ func (p Published) Summary() string {
 	fmt.Fprintf(&b, "| check | result |\n|---|---|\n")
 	rows := [][2]string{
 		{"dispatcher", fmt.Sprintf("%s (%s)", p.Dispatcher, p.DispatcherRole)},
-		{"PR", fmt.Sprintf("#%d open, same repository, labelled %s, head `%s`, unchanged on re-read", p.PRNumber, gate.LocalLabel, p.SHA)},
+		{"PR", fmt.Sprintf("#%d open, %s, labelled %s, head `%s`, unchanged on re-read", p.PRNumber, p.origin(), gate.LocalLabel, p.SHA)},
 		{"evidence", fmt.Sprintf("[comment %d](%s) by %s", p.CommentID, p.CommentURL, p.CommentAuthor)},
 		{"GPU", fmt.Sprintf("%s, driver %s, CUDA %s", p.Evidence.GPUName, p.Evidence.Driver, p.Evidence.CUDAVersion)},
 		{"lane", fmt.Sprintf("%s, log SHA-256 `%s`", p.Evidence.Duration, p.Evidence.LogSHA256)},

@@ -108,14 +108,6 @@ func TestRelayRefuses(t *testing.T) {
 			wantErr:   "PR #1 is closed; only an open PR can be validated",
 		},
 		{
-			name: "fork",
-			setup: func(t *testing.T, s *relaySetup, _ *RelayRequest, _ *RelayPublisher) {
-				s.updatePR(t, s.pr, func(p *githubsim.PullRequestSpec) { p.HeadRepo = "mallory/gpu-lib" })
-			},
-			wantCheck: CheckOrigin,
-			wantErr:   "PR #1 comes from mallory/gpu-lib, not from octo/gpu-lib",
-		},
-		{
 			name: "missing label",
 			setup: func(t *testing.T, s *relaySetup, _ *RelayRequest, _ *RelayPublisher) {
 				s.updatePR(t, s.pr, func(p *githubsim.PullRequestSpec) { p.Labels = []string{"gpu"} })
@@ -311,4 +303,38 @@ func TestRelayAcceptsAdminAndCRLFComment(t *testing.T) {
 	runs := s.srv.CheckRuns(repoFull, headSHA)
 	assert.Assert(t, is.Len(runs, 1))
 	assert.Equal(t, runs[0].Name, "GPU gate (local)")
+}
+
+// A fork PR stays eligible for the relay: it runs none of the PR's code, and
+// the same checks (maintainer dispatcher and evidence, label, head at the SHA)
+// bind the gate to the validated commit. A push to the fork voids it.
+func TestRelayPublishesForAForkPR(t *testing.T) {
+	tests := []struct {
+		name      string
+		head      string
+		wantCheck Check
+	}{
+		{name: "at the validated head", head: headSHA},
+		{name: "after a push to the fork", head: pushSHA, wantCheck: CheckHeadSHA},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newRelaySetup(t)
+			s.updatePR(t, s.pr, func(p *githubsim.PullRequestSpec) {
+				p.HeadRepo, p.Author, p.HeadSHA = "mallory/gpu-lib", "mallory", tc.head
+			})
+			got, err := Relay(ctx, s.client(t, actionsToken), s.req, PublishOptions{CompletedAt: start})
+			if tc.wantCheck != "" {
+				assert.Equal(t, CheckOf(err), tc.wantCheck, "got %v", err)
+				assert.Check(t, is.Len(s.srv.CheckRuns(repoFull, headSHA), 0))
+				return
+			}
+			assert.NilError(t, err)
+			assert.Equal(t, got.Fork, "mallory/gpu-lib")
+			assert.Check(t, is.Contains(got.Summary(), "#1 open, from the fork mallory/gpu-lib, labelled gpu-validated-locally"))
+			runs := s.srv.CheckRuns(repoFull, headSHA)
+			assert.Assert(t, is.Len(runs, 1))
+			assert.Equal(t, runs[0].Conclusion, "success")
+		})
+	}
 }

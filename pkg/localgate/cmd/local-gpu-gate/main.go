@@ -85,6 +85,7 @@ func parseArgs(ctx context.Context, args []string, getenv func(string) string, s
 	fs.StringVar(&o.Workflow, "workflow", localgate.DefaultWorkflow, "relay workflow `file` to dispatch")
 	fs.StringVar(&o.Ref, "ref", "", "`branch` to dispatch the relay on (default: the repository's default branch)")
 	fs.DurationVar(&o.Timeout, "timeout", localgate.DefaultTimeout, "lane command time limit")
+	fs.BoolVar(&o.AllowFork, "allow-fork", false, "validate a fork PR: its code runs on this machine (review it first; prefer a VM without credentials)")
 	fs.StringVar(&o.LogFile, "log", "", "also write the lane's output to `file` (default: a file in the temp directory)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: local-gpu-gate -pr NUMBER [flags] -- LANE COMMAND [ARGS...]")
