@@ -64,7 +64,7 @@ func architecture(g runpod.GPUType) string {
 
 // allowlistDoc is the block runpod-gpu.yml takes.
 type allowlistDoc struct {
-	GPUTiers []config.GPUTier `yaml:"gpu_tiers"`
+	GPUTiers []config.GPUTier `yaml:"gpu_tiers" json:"gpu_tiers"`
 }
 
 func (a *app) allowlistCmd() *cobra.Command {
