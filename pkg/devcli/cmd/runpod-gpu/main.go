@@ -17,8 +17,9 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	home, _ := os.UserHomeDir()
+	// $USER first, so a shared account can still say who started a pod.
 	name := os.Getenv("USER")
-	if u, err := user.Current(); err == nil && u.Username != "" {
+	if u, err := user.Current(); err == nil && name == "" {
 		name = u.Username
 	}
 	code := devcli.Main(ctx, devcli.Env{
