@@ -96,3 +96,33 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// Any name a user types resolves or fails with a NameError; never a panic,
+// and a match is always an id of the catalog.
+func FuzzMatchGPUName(f *testing.F) {
+	for _, seed := range []string{"L40", "H100", "A100-80GB", "RTX4090", "rtx 4090", "", "--", "NVIDIA H100 PCIe", "ÿ80GB", "a1a1a1"} {
+		f.Add(seed)
+	}
+	known := map[string]bool{}
+	for _, g := range nameCatalog {
+		known[g.ID] = true
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		ids, err := MatchGPUName(name, nameCatalog)
+		var ne *NameError
+		if err != nil {
+			if !errors.As(err, &ne) {
+				t.Fatalf("%q: %v is not a NameError", name, err)
+			}
+			return
+		}
+		if len(ids) == 0 {
+			t.Fatalf("%q: no ids and no error", name)
+		}
+		for _, id := range ids {
+			if !known[id] {
+				t.Fatalf("%q matched %q, not a catalog id", name, id)
+			}
+		}
+	})
+}
