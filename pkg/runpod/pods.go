@@ -54,8 +54,9 @@ type Pod struct {
 	Mounts       *Mounts           `json:"mounts,omitempty"`
 	GPU          *PodGPU           `json:"gpu,omitempty"` // nil for CPU pods
 	Cloud        string            `json:"cloud"`
-	DataCenterID string            `json:"dataCenterId"` // "" until scheduled
-	CudaVersion  string            `json:"cudaVersion"`  // the host's; "" when unknown
+	DataCenterID string            `json:"dataCenterId"`  // "" until scheduled
+	CudaVersion  string            `json:"cudaVersion"`   // the host's; "" when unknown
+	SSH          *PodSSH           `json:"ssh,omitempty"` // nil when the answer has no ssh block
 	Template     string            `json:"template,omitempty"`
 	Locked       bool              `json:"locked"`
 	// Cost is the current USD per hour; it reads 0 once EXITED or TERMINATED,

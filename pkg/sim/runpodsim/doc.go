@@ -14,6 +14,7 @@
 //	GET    /v2/pods/{id}
 //	DELETE /v2/pods/{id}
 //	POST   /v2/pods/{id}/action             ({"action":"start|stop|restart|terminate"})
+//	GET    /v2/account/ssh-keys             (PUT replaces the set; see WithSSHKeys, SSHKeys)
 //
 // Bodies follow pkg/contract: requests the contract rejects get 422
 // problem+json with the contract's messages in "errors"; every answer is a

@@ -36,6 +36,10 @@ type Faults struct {
 	// effect) with another body: a wrong-but-valid answer, a missing field, a
 	// truncated or non-JSON body, as a faulty edge or API would send.
 	Rewrites []RewriteFault
+	// StockChanges take a data center's free GPUs away after the requests
+	// they hit are answered (see stock.go): stock that changes between an
+	// offer and the create.
+	StockChanges []StockChange
 }
 
 // Match selects requests by their route: "METHOD /path/pattern" as the

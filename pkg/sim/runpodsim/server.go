@@ -45,6 +45,8 @@ type Server struct {
 	wakeAt      time.Time
 	wakeTimer   simclock.Timer
 
+	sshKeys []string // the account's keys; nil until first read (see account.go)
+
 	inboxMu sync.Mutex
 	inbox   []exitReport // container exits not yet applied; see ExitFunc
 }
@@ -62,6 +64,7 @@ type config struct {
 	provisioning time.Duration
 	quota        int
 	retention    time.Duration
+	sshKeys      []string
 }
 
 // Option configures a Server.
@@ -157,6 +160,7 @@ func New(opts ...Option) (*Server, error) {
 	s.handle("/v2/pods", map[string]handler{http.MethodGet: s.listPods, http.MethodPost: s.createPod})
 	s.handle("/v2/pods/{id}", map[string]handler{http.MethodGet: s.getPod, http.MethodDelete: s.deletePod})
 	s.handle("/v2/pods/{id}/action", map[string]handler{http.MethodPost: s.podAction})
+	s.handle("/v2/account/ssh-keys", map[string]handler{http.MethodGet: s.getSSHKeys, http.MethodPut: s.putSSHKeys})
 	s.handle("/", nil)
 	return s, nil
 }
@@ -300,6 +304,7 @@ func (s *Server) respond(r *http.Request, methods map[string]handler, route stri
 		return d.early, true
 	}
 	resp = h(r, body, now)
+	s.changeStock(route)
 	if resp.created && s.loseCreate(&resp) {
 		return resp, false
 	}

@@ -1,0 +1,28 @@
+// Package devcli is runpod-gpu, the developer's command line for RunPod
+// (seed 004): find the cheapest GPU in stock where you want it (offers),
+// start a pod and wait for it (up), list pods (ls), reach one over SSH
+// (ssh), delete it (down), and turn GPU names into a reviewed allowlist for
+// the CI lane (allowlist). It shares the lane's planner (pkg/plan), RunPod
+// client and request policy, ownership tags and deletion helper.
+//
+// Install: go install github.com/org/runpod-gpu/pkg/devcli/cmd/runpod-gpu@v1
+//
+// The API key comes from RUNPOD_API_KEY, else from [runpod] api_key in
+// ~/.runpod/config.toml; it is never printed and never taken from the
+// command line. RUNPOD_API_URL overrides the API host (tests, proxies).
+//
+// Exit codes, which scripts can rely on:
+//
+//	0  success
+//	1  failure: the API, the network, the key or the config file
+//	2  usage: a bad or refused flag, an unknown or ambiguous GPU name, a pod name in use
+//	3  no capacity: no offer matches, or the chosen offer went out of stock
+//	   before the create; nothing was created
+//	4  the pod did not boot within the 15-minute budget, or failed while
+//	   booting; it was deleted
+//	5  a deletion could not be confirmed: the pod may still be billing
+//	6  no pod has that name or id
+//	130 interrupted (a pod being started is deleted first)
+//
+// runpod-gpu ssh exits with ssh's own status once ssh runs.
+package devcli
