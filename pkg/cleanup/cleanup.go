@@ -79,6 +79,8 @@ type Request struct {
 	RunnerLabel string
 	// TestStep names the GPU job's real test step; empty means DefaultTestStep.
 	TestStep string
+	// Provision is provision's rejected candidates, for a run total of the whole run.
+	Provision ProvisionAttempts
 }
 
 // Deletion is what happened to one pod.
@@ -177,7 +179,7 @@ func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
 	res := Result{Run: req.Run}
 	retained := func(id string) bool { return slices.Contains(req.RetainedPodIDs, id) }
 
-	evidence := Evidence{PodID: req.PodID, Snapshot: req.Snapshot, TestStep: req.TestStep}
+	evidence := Evidence{PodID: req.PodID, Snapshot: req.Snapshot, TestStep: req.TestStep, Provision: req.Provision}
 	switch {
 	case req.PodID == "":
 		c.logf("no pod id was published: looking for pods of run %d attempt %d by their tags", req.Run.ID, req.Run.Attempt)

@@ -26,6 +26,7 @@ func (r Result) Outputs() map[string]string {
 		"image":                   r.Image,
 		"attempts":                strconv.Itoa(len(r.Attempts)),
 		"rejected-cost-usd":       rejected,
+		"rejected-attempts":       cost.FormatAttempts(r.rejected()), // for cleanup's run total
 		"retained-pod-ids":        strings.Join(r.RetainedPodIDs, ","),
 		"retention-artifact-name": r.RetentionArtifact,
 		"runner-label":            "",
@@ -45,6 +46,18 @@ func (r Result) Outputs() map[string]string {
 		out["startup-seconds"] = strconv.FormatInt(a.StartupSeconds, 10)
 		if !a.StartedAt.IsZero() {
 			out["started-at"] = a.StartedAt.UTC().Format("2006-01-02T15:04:05Z07:00")
+		}
+	}
+	return out
+}
+
+// rejected are the attempts rejected-cost-usd sums, in order: what cleanup
+// adds to the accepted pod's cost for the run total.
+func (r Result) rejected() []cost.Attempt {
+	var out []cost.Attempt
+	for _, a := range r.Attempts {
+		if a.Outcome == cost.OutcomeRejected {
+			out = append(out, a)
 		}
 	}
 	return out
