@@ -87,8 +87,13 @@ func (r Result) Summary(runErr error) string {
 	if len(r.Attempts) > 0 {
 		b.WriteString("| # | candidate | GPU | pod | $/h | outcome | reason | paid s | cost |\n|---|---|---|---|---|---|---|---|---|\n")
 		for _, a := range r.Attempts {
+			seconds, dollars := a.Seconds.String(), a.Dollars().String()
+			if a.Outcome == cost.OutcomeAccepted {
+				// Its cost so far; cleanup reports the same pod's cost to deletion.
+				seconds, dollars = seconds+" to acceptance", dollars+" to acceptance"
+			}
 			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", a.Number, a.Candidate, a.GPU, orDash(a.PodID),
-				priceCell(a.Price), a.Outcome, escapeCell(orDash(a.Reason)), a.Seconds, a.Dollars())
+				priceCell(a.Price), a.Outcome, escapeCell(orDash(a.Reason)), seconds, dollars)
 		}
 		known, unknown := r.RejectedCost()
 		fmt.Fprintf(&b, "\nRejected candidates cost %s", known)
