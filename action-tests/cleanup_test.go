@@ -37,7 +37,7 @@ func (s *simulated) cleanupStep(runID int64, provision map[string]string) step {
 		"runpod-api-key": cloud.RunPodKey, "runpod-api-url": s.RunPodURL, "github-token": cloud.GitHubToken,
 		"tested-ref": mergeSHA, "pr-number": "7",
 	}
-	for _, k := range []string{"pod-id", "retained-pod-ids", "price-per-hour", "started-at", "gpu-type", "tier", "runner-label"} {
+	for _, k := range []string{"pod-id", "retained-pod-ids", "rejected-attempts", "price-per-hour", "started-at", "gpu-type", "tier", "runner-label"} {
 		inputs[k] = provision[k]
 	}
 	return step{action: "cleanup", workspace: s.workspace, env: env, inputs: inputs}
@@ -69,12 +69,15 @@ func (s *simulated) cleanupStatus(t *testing.T, id string) string {
 var (
 	cleanupSecondsRE = regexp.MustCompile(`\b\d+ s\b`)
 	cleanupBoldRE    = regexp.MustCompile(`\*\*\d+\*\*`)
-	cleanupPaidRE    = regexp.MustCompile(`\| Paid seconds \| \d+ \|`)
+	cleanupPaidRE    = regexp.MustCompile(`\| Paid seconds \(start to deletion\) \| \d+ \|`)
+	// cleanupGanttRE hides the chart's bars, whose seconds (and so which stages draw) vary in real time.
+	cleanupGanttRE = regexp.MustCompile("(?s)```mermaid\ngantt\n.*?```\n")
 )
 
 func cleanupNormalize(s string, sim *simulated) string {
 	s = normalize(s, sim)
-	s = cleanupPaidRE.ReplaceAllLiteralString(s, "| Paid seconds | N |")
+	s = cleanupPaidRE.ReplaceAllLiteralString(s, "| Paid seconds (start to deletion) | N |")
+	s = cleanupGanttRE.ReplaceAllLiteralString(s, "```mermaid\ngantt\n(bars by stage)\n```\n")
 	s = cleanupBoldRE.ReplaceAllLiteralString(s, "**N**")
 	return cleanupSecondsRE.ReplaceAllLiteralString(s, "N s")
 }

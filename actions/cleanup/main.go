@@ -39,6 +39,10 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		io.Warningf("%v; the cost report treats it as unknown", err)
 	}
+	provisioned, err := cleanup.ParseProvisionAttempts(io.Input("rejected-attempts"))
+	if err != nil {
+		io.Warningf("%v; the cost report leaves provision's rejected candidates out", err)
+	}
 	// The artifact directory must lie inside the workspace (upload-artifact
 	// reads it from there); a bad one never stops the deletion, but fails the
 	// step after it, with no artifact written.
@@ -60,6 +64,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 		Run: cost.Run{Repository: current.Repository, ID: current.ID, Attempt: current.Attempt, TestedRef: tested,
 			Trigger: cleanup.TriggerOf(io.Getenv("GITHUB_EVENT_NAME")), PRNumber: int(pr)},
 		Snapshot: snapshot, RunnerLabel: io.Input("runner-label"), RunnerScope: scope, TestStep: io.Input("test-step-name"),
+		Provision: provisioned,
 	})
 	io.Infof("%s", cost.CostLine(res.Report).Format())
 

@@ -62,7 +62,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 		RunnerDir: io.Input("runner-dir"), // where the pod image keeps run.sh; empty: the official image's
 	})
 	// Outputs is a map, so its names are listed for the action.yml consistency test (action-tests).
-	//runpod-gpu:outputs paid-path,reused-check-url,image,attempts,rejected-cost-usd,retained-pod-ids,retention-artifact-name,runner-label,gpu-type,candidate,tier,price-per-hour,startup-seconds,started-at,pod-id
+	//runpod-gpu:outputs paid-path,reused-check-url,image,attempts,rejected-cost-usd,rejected-attempts,retained-pod-ids,retention-artifact-name,runner-label,gpu-type,candidate,tier,price-per-hour,startup-seconds,started-at,pod-id
 	outputs := res.Outputs()
 	if err := io.SetOutputs(outputs); err != nil {
 		runErr = firstErr(runErr, err)

@@ -93,6 +93,8 @@ type Request struct {
 	TestStep string
 	// RunnerScope is where the runner is registered; empty means ghapi.ScopeRepo.
 	RunnerScope ghapi.Scope
+	// Provision is provision's rejected candidates, for a run total of the whole run.
+	Provision ProvisionAttempts
 }
 
 // Deletion is what happened to one pod.
@@ -191,7 +193,7 @@ func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
 	res := Result{Run: req.Run}
 	retained := func(id string) bool { return slices.Contains(req.RetainedPodIDs, id) }
 
-	evidence := Evidence{PodID: req.PodID, Snapshot: req.Snapshot, TestStep: req.TestStep}
+	evidence := Evidence{PodID: req.PodID, Snapshot: req.Snapshot, TestStep: req.TestStep, Provision: req.Provision}
 	switch {
 	case req.PodID == "":
 		c.logf("no pod id was published: looking for pods of run %d attempt %d by their tags", req.Run.ID, req.Run.Attempt)

@@ -30,6 +30,12 @@ func TestRunDeletesTheAcceptedPodAndReportsItsStages(t *testing.T) {
 
 	req := s.request(id)
 	req.Snapshot = Snapshot{Price: cost.KnownPrice(0.30, SnapshotSource), GPU: gpuID, Tier: "ampere"}
+	// Provision rejected a candidate before this one; its output reaches cleanup.
+	provisioned, err := ParseProvisionAttempts(cost.FormatAttempts([]cost.Attempt{{Number: 1, Candidate: "live-1", GPU: gpuID, PodID: "rejected1",
+		Price: cost.KnownPrice(0.25, "v2 cost while running"), Outcome: cost.OutcomeRejected, Seconds: cost.KnownSeconds(72),
+		Reason: "pod EXITED while starting (the CUDA smoke proof or the runner failed)"}}))
+	assert.NilError(t, err)
+	req.Provision = provisioned
 	res, err := Run(context.Background(), s.deps(), req)
 	assert.NilError(t, err)
 	assert.DeepEqual(t, res.Deleted(), []string{id})
@@ -51,6 +57,7 @@ func TestRunDeletesTheAcceptedPodAndReportsItsStages(t *testing.T) {
 	bill, err := s.cloud.RunPod.Bill(id)
 	assert.NilError(t, err)
 	assert.Equal(t, r.Window.Seconds(), cost.KnownSeconds(bill.Seconds), "the paid window matches what the provider billed")
+	assert.Equal(t, r.Total().String(), cost.KnownMoney(r.Dollars().USD+72*0.25/3600).String(), "the run total includes provision's rejected candidate")
 	golden.Assert(t, res.Summary(nil), "summary-accepted.golden")
 }
 
@@ -165,7 +172,7 @@ func TestRunCaptureFailureWithoutSnapshotIsUnknown(t *testing.T) {
 	r := res.Report
 	assert.Check(t, !r.Window.Start.Known(), "never replaced by createdAt")
 	assert.Check(t, !r.Price.Known)
-	assert.Check(t, is.Contains(r.Markdown(), "| Estimated cost | unknown |"))
+	assert.Check(t, is.Contains(r.Markdown(), "| Estimated cost (start to deletion) | unknown |"))
 	assert.Equal(t, res.Outputs()["paid-seconds"], "unknown")
 }
 

@@ -96,6 +96,33 @@ type Evidence struct {
 	TestStep string
 	// Untracked pods are reported with the rejected candidates: paid, never tested.
 	Untracked []UntrackedPod
+	// Provision is provision's rejected candidates, so the run total covers
+	// the whole run; its zero value says they were not passed.
+	Provision ProvisionAttempts
+}
+
+// ProvisionAttempts are provision's rejected candidates as cleanup was given
+// them (provision's rejected-attempts output).
+type ProvisionAttempts struct {
+	// Reported is false when the input was empty or unreadable: the report
+	// then says provision's candidates are missing rather than that there were none.
+	Reported bool
+	Rejected []cost.Attempt
+}
+
+// ParseProvisionAttempts reads the rejected-attempts input. Empty means not
+// passed (an older caller). A malformed value reads as not passed and is
+// returned as an error naming the input, for the caller to warn about: a bad
+// report input must never stop a deletion.
+func ParseProvisionAttempts(value string) (ProvisionAttempts, error) {
+	if strings.TrimSpace(value) == "" {
+		return ProvisionAttempts{}, nil
+	}
+	rejected, err := cost.ParseAttempts(value)
+	if err != nil {
+		return ProvisionAttempts{}, fmt.Errorf("input rejected-attempts: %w", err)
+	}
+	return ProvisionAttempts{Reported: true, Rejected: rejected}, nil
 }
 
 // BuildReport turns the evidence into a cost report. The start and price come
@@ -104,8 +131,41 @@ type Evidence struct {
 // added when the GPU job is known and consistent with the window, and
 // otherwise a note says why it is missing. The GPU job's conclusion comes
 // from Job: unknown when the job is unknown or has not completed.
+//
+// Provision's rejected candidates come first among the rejected, each pod
+// once: one cleanup found still running and deleted is reported as cleanup's
+// untracked pod, whose window runs to its confirmed deletion. A pod-id that
+// is one of provision's rejected pods (provision publishes each pod as it
+// creates it, so with none accepted the last rejected one stays in pod-id)
+// is reported as that rejected candidate, not as an accepted pod.
 func BuildReport(e Evidence) cost.Report {
-	r := cost.Report{PodID: e.PodID, GPU: e.Snapshot.GPU, Tier: e.Snapshot.Tier, Window: cost.Window{End: e.DeletedAt}}
+	r := cost.Report{PodID: e.PodID, GPU: e.Snapshot.GPU, Tier: e.Snapshot.Tier, Window: cost.Window{End: e.DeletedAt},
+		ProvisionRejected: e.Provision.Reported}
+	untracked := map[string]bool{}
+	for _, u := range e.Untracked {
+		untracked[u.Pod.ID] = true
+	}
+	for _, a := range e.Provision.Rejected {
+		switch {
+		case a.PodID != "" && untracked[a.PodID]:
+			r.Notes = append(r.Notes, fmt.Sprintf("Provision rejected pod %s, yet cleanup found it still running: it is counted once, "+
+				"as the untracked pod cleanup deleted, up to that deletion.", a.PodID))
+			continue
+		case a.PodID != "" && a.PodID == e.PodID:
+			r.PodID, r.Window, e.PodID = "", cost.Window{}, ""
+			note := fmt.Sprintf("Pod %s is a candidate provision rejected, not an accepted pod: no pod was accepted.", a.PodID)
+			switch {
+			case e.AlreadyGone:
+			case e.DeletedAt.Known():
+				note += fmt.Sprintf(" Cleanup still had to delete it (confirmed at %s), so it billed longer than the %s seconds provision reported.",
+					e.DeletedAt, a.Seconds)
+			default:
+				note += " Its deletion is unconfirmed: it may still be billing, beyond the seconds provision reported."
+			}
+			r.Notes = append(r.Notes, note)
+		}
+		r.Rejected = append(r.Rejected, a)
+	}
 	for _, u := range e.Untracked {
 		r.Rejected = append(r.Rejected, untrackedAttempt(u))
 	}

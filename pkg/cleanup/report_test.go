@@ -280,3 +280,66 @@ func TestBuildReportJobConclusion(t *testing.T) {
 		})
 	}
 }
+
+// Provision's rejected candidates reach the report, each pod once, so the run
+// total is the whole run's; without them the report says so instead of
+// claiming there were none.
+func TestBuildReportProvisionRejected(t *testing.T) {
+	record := &runpod.Pod{ID: "p1", Status: runpod.PodRunning, Cost: 0.36, StartedAt: at(0)}
+	rejected := cost.Attempt{Number: 1, Candidate: "live-1", GPU: "NVIDIA RTX A4000", PodID: "r1", Price: cost.KnownPrice(0.18, "v2 cost while running"),
+		Outcome: cost.OutcomeRejected, Reason: "pod EXITED while starting", Seconds: cost.KnownSeconds(100)}
+	still := UntrackedPod{Pod: runpod.Pod{ID: "r1", Cost: 0.18, StartedAt: at(0)}, Candidate: 1, DeletedAt: t0.Add(200 * time.Second)}
+	tests := []struct {
+		name         string
+		evidence     Evidence
+		wantPod      string
+		wantRejected []string // pod id and seconds of each rejected row
+		wantTotal    string
+		wantText     []string
+	}{
+		{name: "not passed: says so", evidence: Evidence{PodID: "p1", Record: record, DeletedAt: at(600)},
+			wantPod: "p1", wantTotal: "$0.0600",
+			wantText: []string{"None found by this step. Provision's rejected candidates were not passed", "**Estimated total** (accepted pod and the pods this step found; provision's rejected candidates are not included"}},
+		{name: "passed, none rejected", evidence: Evidence{PodID: "p1", Record: record, DeletedAt: at(600), Provision: ProvisionAttempts{Reported: true}},
+			wantPod: "p1", wantTotal: "$0.0600", wantText: []string{"No rejected candidates.", "**Estimated run total** (accepted pod and every rejected candidate): $0.0600"}},
+		{name: "passed: counted in the run total", evidence: Evidence{PodID: "p1", Record: record, DeletedAt: at(600),
+			Provision: ProvisionAttempts{Reported: true, Rejected: []cost.Attempt{rejected}}},
+			wantPod: "p1", wantRejected: []string{"r1 100"}, wantTotal: "$0.0650",
+			wantText: []string{"| 1 | live-1 | NVIDIA RTX A4000 | r1 | 100 |", "**Estimated run total** (accepted pod and every rejected candidate): $0.0650"}},
+		{name: "a rejected pod still running is counted once, to cleanup's deletion", evidence: Evidence{PodID: "p1", Record: record, DeletedAt: at(600),
+			Untracked: []UntrackedPod{still}, Provision: ProvisionAttempts{Reported: true, Rejected: []cost.Attempt{rejected}}},
+			wantPod: "p1", wantRejected: []string{"r1 200"}, wantTotal: "$0.0700", wantText: []string{"it is counted once"}},
+		{name: "pod-id of a rejected pod is no accepted pod", evidence: Evidence{PodID: "r1", RecordErr: runpod.ErrNotFound, AlreadyGone: true, DeletedAt: at(600),
+			Provision: ProvisionAttempts{Reported: true, Rejected: []cost.Attempt{rejected}}},
+			wantRejected: []string{"r1 100"}, wantTotal: "$0.0050", wantText: []string{"No pod was accepted.", "not an accepted pod"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := BuildReport(tc.evidence)
+			assert.NilError(t, r.Validate())
+			assert.Equal(t, r.PodID, tc.wantPod)
+			var got []string
+			for _, a := range r.Rejected {
+				got = append(got, a.PodID+" "+a.Seconds.String())
+			}
+			assert.DeepEqual(t, got, tc.wantRejected)
+			assert.Equal(t, r.Total().String(), tc.wantTotal)
+			md := r.Markdown()
+			for _, want := range tc.wantText {
+				assert.Check(t, is.Contains(md, want))
+			}
+		})
+	}
+}
+
+func TestParseProvisionAttempts(t *testing.T) {
+	got, err := ParseProvisionAttempts("  ")
+	assert.NilError(t, err)
+	assert.Check(t, !got.Reported, "empty: not passed")
+	got, err = ParseProvisionAttempts("[]")
+	assert.NilError(t, err)
+	assert.Check(t, got.Reported && len(got.Rejected) == 0, "passed, none rejected")
+	got, err = ParseProvisionAttempts("0.0017")
+	assert.ErrorContains(t, err, `input rejected-attempts: invalid value: 0.0017: want a JSON array of provision's rejected attempts`)
+	assert.Check(t, !got.Reported, "unreadable reads as not passed")
+}

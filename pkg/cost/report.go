@@ -27,6 +27,12 @@ type Report struct {
 	// JobConclusion is how the GPU job on the accepted pod ended; "" when the
 	// writer does not say (the reaper knows no job), which reads back as unknown.
 	JobConclusion Conclusion
+	// ProvisionRejected says Rejected includes provision's rejected candidates
+	// (cleanup was given its rejected-attempts output). Without it (the
+	// watchdog, a caller that does not pass them) Rejected holds only the pods
+	// the writer found itself, and the report says the run total leaves
+	// provision's candidates out rather than claiming there were none.
+	ProvisionRejected bool
 }
 
 // Conclusion is how the GPU job on the accepted pod ended; unknown when the
@@ -145,8 +151,8 @@ func (r Report) Markdown() string {
 			{"Tier", orUnknown(r.Tier)},
 			{"Price", r.Price.String()},
 			{"Paid window", r.Window.Start.String() + " → " + r.Window.End.String()},
-			{"Paid seconds", r.Window.Seconds().String()},
-			{"Estimated cost", r.Dollars().String()},
+			{"Paid seconds (start to deletion)", r.Window.Seconds().String()},
+			{"Estimated cost (start to deletion)", r.Dollars().String()},
 		} {
 			fmt.Fprintf(&b, "| %s | %s |\n", row[0], cell(row[1]))
 		}
@@ -157,8 +163,12 @@ func (r Report) Markdown() string {
 	}
 	r.writeRejected(&b)
 
-	fmt.Fprintf(&b, "**Estimated run total** (accepted pod and rejected candidates): %s\n",
-		atLeast(r.totalAmounts()))
+	if r.ProvisionRejected {
+		fmt.Fprintf(&b, "**Estimated run total** (accepted pod and every rejected candidate): %s\n", atLeast(r.totalAmounts()))
+	} else {
+		fmt.Fprintf(&b, "**Estimated total** (accepted pod and the pods this step found; provision's rejected candidates are not included, see its summary): %s\n",
+			atLeast(r.totalAmounts()))
+	}
 
 	notes := append(r.unknowns(), r.Notes...)
 	if len(notes) > 0 {
@@ -181,6 +191,7 @@ func (r Report) writeStages(b *strings.Builder) {
 		fmt.Fprintf(b, "| %s | %s | %d | %s |\n", s.Kind, cell(s.Name), s.Seconds, KnownSeconds(s.Seconds).At(r.Price))
 	}
 	fmt.Fprintf(b, "| **Total** | | **%d** | **%s** |\n\n", sumStages(r.Stages), r.Dollars())
+	b.WriteString(r.Gantt())
 
 	var byKind []string
 	for _, kind := range []StageKind{StageStartup, StageSetup, StageTests, StageCleanup, StageOverhead} {
@@ -197,8 +208,13 @@ func (r Report) writeStages(b *strings.Builder) {
 
 func (r Report) writeRejected(b *strings.Builder) {
 	b.WriteString("#### Rejected candidates\n\n")
-	if len(r.Rejected) == 0 {
+	switch {
+	case len(r.Rejected) == 0 && r.ProvisionRejected:
 		b.WriteString("No rejected candidates.\n\n")
+		return
+	case len(r.Rejected) == 0:
+		b.WriteString("None found by this step. Provision's rejected candidates were not passed to it: " +
+			"provision's summary lists them and what they cost.\n\n")
 		return
 	}
 	b.WriteString("| # | Candidate | GPU | Pod | Seconds | Price | Estimated cost | Reason |\n")
@@ -210,7 +226,8 @@ func (r Report) writeRejected(b *strings.Builder) {
 	fmt.Fprintf(b, "\nRejected candidates total: %s\n\n", atLeast(r.rejectedAmounts()))
 }
 
-// atLeast renders a sum, or "unknown (at least $x; n amounts unknown)".
+// atLeast renders a sum, or, when some amounts are unknown, the known part
+// first: "$x known, n of m amounts unknown" (the total is then at least $x).
 func atLeast(amounts []Money) string {
 	sum, partial, unknown := sumMoney(amounts...)
 	if sum.Known {
@@ -219,7 +236,7 @@ func atLeast(amounts []Money) string {
 	if unknown == len(amounts) {
 		return fmt.Sprintf("unknown (%d of %d amounts unknown)", unknown, len(amounts))
 	}
-	return fmt.Sprintf("unknown (at least %s; %d of %d amounts unknown)", KnownMoney(partial), unknown, len(amounts))
+	return fmt.Sprintf("%s known, %d of %d amounts unknown", KnownMoney(partial), unknown, len(amounts))
 }
 
 // cell makes outside text safe inside one Markdown table cell.
@@ -262,6 +279,8 @@ type (
 		TotalDollars    Money      `json:"totalDollars"`
 		Notes           []string   `json:"notes"`
 		JobConclusion   Conclusion `json:"jobConclusion,omitempty"`
+		// ProvisionRejected is absent (false) from reports that leave them out.
+		ProvisionRejected bool `json:"provisionRejected,omitempty"`
 	}
 	windowOut struct {
 		Start   wire.Time `json:"start"`
@@ -283,6 +302,8 @@ type (
 		Notes    []string  `json:"notes"`
 		// JobConclusion is absent from artifacts written before reports carried it.
 		JobConclusion Conclusion `json:"jobConclusion"`
+		// ProvisionRejected is absent from artifacts written before cleanup was given them.
+		ProvisionRejected bool `json:"provisionRejected"`
 	}
 	windowIn Window
 	stageIn  Stage
@@ -299,7 +320,7 @@ func (r Report) MarshalJSON() ([]byte, error) {
 		Dollars:  r.Dollars(),
 		Stages:   make([]stageOut, 0, len(r.Stages)),
 		Rejected: r.Rejected, RejectedDollars: r.RejectedDollars(), TotalDollars: r.Total(),
-		Notes: r.Notes, JobConclusion: r.JobConclusion,
+		Notes: r.Notes, JobConclusion: r.JobConclusion, ProvisionRejected: r.ProvisionRejected,
 	}
 	for _, s := range r.Stages {
 		out.Stages = append(out.Stages, stageOut{Stage: s, Dollars: KnownSeconds(s.Seconds).At(r.Price)})
@@ -322,7 +343,7 @@ func (r *Report) UnmarshalJSON(b []byte) error {
 	out := Report{
 		PodID: in.PodID, GPU: in.GPU, Tier: in.Tier, Price: in.Price,
 		Window: Window(in.Window), Rejected: in.Rejected, Notes: in.Notes,
-		JobConclusion: in.JobConclusion,
+		JobConclusion: in.JobConclusion, ProvisionRejected: in.ProvisionRejected,
 	}
 	for _, s := range in.Stages {
 		out.Stages = append(out.Stages, Stage(s))

@@ -30,7 +30,7 @@ func acceptedReport(t *testing.T) Report {
 	stages, err := Stages(window, typicalJob(), TestStepNamed(testStep))
 	assert.NilError(t, err)
 	return Report{PodID: pod.ID, GPU: pod.GPU, Tier: "full", Price: pod.Price, Window: window,
-		Stages: stages, Rejected: rejectedAttempts()}
+		Stages: stages, Rejected: rejectedAttempts(), ProvisionRejected: true}
 }
 
 func reportCases(t *testing.T) map[string]Report {
@@ -43,7 +43,8 @@ func reportCases(t *testing.T) map[string]Report {
 			Window: Window{Start: unknownStart.Start, End: sec(900)},
 			Rejected: []Attempt{{Number: 1, Candidate: "live-1", GPU: "NVIDIA A40", PodID: "p5", Price: Price{Source: "v2 cost"},
 				Outcome: OutcomeRejected, Reason: "EXITED during boot", Seconds: KnownSeconds(61)}},
-			Notes: []string{"Stage breakdown unavailable: the paid window start is unknown."},
+			Notes:             []string{"Stage breakdown unavailable: the paid window start is unknown."},
+			ProvisionRejected: true,
 		},
 		"exhausted": {
 			Rejected: []Attempt{
@@ -51,7 +52,8 @@ func reportCases(t *testing.T) map[string]Report {
 				{Number: 2, Candidate: "baseline", GPU: "NVIDIA RTX A5000", PodID: "p6", Price: KnownPrice(0.27, "v2 cost"),
 					Outcome: OutcomeFailed, Reason: "deletion not confirmed", Seconds: Seconds{}},
 			},
-			Notes: []string{"Provision stopped after 2 consecutive startup failures."},
+			Notes:             []string{"Provision stopped after 2 consecutive startup failures."},
+			ProvisionRejected: true,
 		},
 	}
 }

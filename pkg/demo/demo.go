@@ -1,16 +1,22 @@
 // Package demo runs the whole GPU CI pipeline once on the embedded simulated
 // cloud, with no accounts and no network: authorize a pull request, plan and
-// provision (the first host fails the CUDA proof, the second passes), run a
-// simulated GPU job on the accepted runner, publish the gate, clean up with the
-// cost report, answer a duplicate trigger by reusing the gate, and reap an
-// orphan left by an earlier run. Each job prints the summary it would write.
+// provision (the first host's driver refuses the tier's PTX, the second
+// passes), run a simulated GPU job on the accepted runner under the watchdog,
+// publish the gate, clean up with the cost report, answer a duplicate trigger
+// by reusing the gate, reap an orphan left by an earlier run, and collect the
+// cost history of it all. Each job prints the job summary its action writes,
+// rendered by the action's own code; together they are one Markdown page.
 package demo
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	mathrand "math/rand/v2"
+	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +25,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/gate"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/history"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/provision"
@@ -30,6 +37,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 	"github.com/org/runpod-gpu/pkg/sim/simclock"
+	"github.com/org/runpod-gpu/pkg/watchdog"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -88,16 +96,19 @@ type world struct {
 	gh     *ghapi.Client
 	cfg    *config.Config
 	pr     int
+	day    time.Time
 }
 
-// Run plays the pipeline and writes each job's summary to out.
+// Run plays the pipeline and writes each job's summary to out, as one
+// Markdown page.
 func Run(ctx context.Context, out io.Writer, seed uint64) error {
-	c, err := cloud.Start(cloud.Options{Seed: seed, Market: market(), Start: time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)})
+	start := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	c, err := cloud.Start(cloud.Options{Seed: seed, Market: market(), Start: start})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	w := &world{out: out, cloud: c, clock: c.Clock.(*simclock.Virtual)}
+	w := &world{out: out, cloud: c, clock: c.Clock.(*simclock.Virtual), day: start}
 	w.policy = reqpolicy.New(reqpolicy.WithClock(w.clock), reqpolicy.WithSleeper(w.clock.Sleep))
 	w.rp = runpod.New(c.RunPodURL, cloud.RunPodKey, runpod.WithPolicy(w.policy))
 	ghPolicy := reqpolicy.New(reqpolicy.WithClock(w.clock), reqpolicy.WithSleeper(w.clock.Sleep), reqpolicy.WithRedactor(w.policy.Redactor()),
@@ -108,7 +119,9 @@ func Run(ctx context.Context, out io.Writer, seed uint64) error {
 	if w.cfg, err = config.Parse([]byte(configYAML), ".github/runpod-gpu.yml"); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "# runpod-gpu demo on the simulated cloud\n\nRunPod %s · GitHub %s · repository %s\n\n", c.RunPodURL, c.GitHubURL, cloud.Repository)
+	fmt.Fprintf(out, "# runpod-gpu demo on the simulated cloud\n\n"+
+		"Every section below is the job summary the action writes, rendered by the action's own code, "+
+		"against a simulated RunPod and GitHub (repository %s) on a virtual clock.\n", cloud.Repository)
 
 	orphan, err := w.leaveAnOrphan(ctx)
 	if err != nil {
@@ -136,39 +149,66 @@ func Run(ctx context.Context, out io.Writer, seed uint64) error {
 	if err := w.reap(ctx, orphan); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n---\nSimulated spend on every pod: $%.4f (an estimate from the simulator's per-second billing).\n", c.RunPod.Spent())
+	if err := w.costHistory(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n---\n\nSimulated spend on every pod: $%.4f (the simulator's per-second billing).\n", c.RunPod.Spent())
 	return nil
 }
 
-// section prints a job header.
-func (w *world) section(title string) { fmt.Fprintf(w.out, "\n---\n\n# %s\n\n", title) }
+// section prints a part of the page.
+func (w *world) section(title string) { fmt.Fprintf(w.out, "\n---\n\n# %s\n", title) }
+
+// job prints one job's summary under a heading naming the job.
+func (w *world) job(name, summary string) {
+	fmt.Fprintf(w.out, "\n## Job: %s\n\n%s\n", name, strings.TrimRight(summary, "\n"))
+}
+
+// laneJobs are the lane's own jobs (named as in gpu-lane.yml) in a run, shown
+// finished: the cost history reads only their logs.
+func laneJobs() []githubsim.JobSpec {
+	var jobs []githubsim.JobSpec
+	for _, name := range history.LaneJobs {
+		jobs = append(jobs, githubsim.JobSpec{Name: name, Status: "completed", Conclusion: "success"})
+	}
+	return jobs
+}
+
+// runLogs are a run's log lines by lane job, as the actions print them; they
+// become the run's log archive for the cost history.
+type runLogs map[string][]string
+
+func (l runLogs) add(clock *simclock.Virtual, job, line string) {
+	l[job] = append(l[job], clock.Now().UTC().Format("2006-01-02T15:04:05.0000000Z")+" "+line)
+}
 
 // trigger is one delivery of the PR's GPU workflow: authorize, provision, the
-// GPU job, gate and cleanup — or, for a ref already paid for, a reused gate.
+// GPU job under the watchdog, gate and cleanup — or, for a ref already paid
+// for, a reused gate.
 func (w *world) trigger(ctx context.Context, n int) (provision.Result, error) {
 	// The GPU job waits for a runner label nobody has yet: provision mints it.
 	runID, err := w.cloud.GitHub.AddWorkflowRun(githubsim.WorkflowRunSpec{
 		Repo: cloud.Repository, WorkflowPath: cloud.Workflow, Event: "workflow_run", HeadBranch: "faster-reduce", HeadSHA: headSHA,
-		PullRequests: []int{w.pr}, Jobs: []githubsim.JobSpec{{Name: "gpu-tests", Labels: []string{"runpod-gpu-not-yet-provisioned"}}},
+		PullRequests: []int{w.pr}, Jobs: append(laneJobs(), githubsim.JobSpec{Name: "gpu-tests", Labels: []string{"runpod-gpu-not-yet-provisioned"}}),
 	})
 	if err != nil {
 		return provision.Result{}, err
 	}
 	w.section(fmt.Sprintf("Trigger %d of PR #%d (workflow run %d)", n, w.pr, runID))
+	logs := runLogs{}
 
 	auth, err := gate.Authorize(ctx, w.gh, gate.AuthorizeRequest{
 		Repository: cloud.Repository, PRNumber: w.pr, ExpectedHeadSHA: headSHA, Actor: cloud.MaintainerBob,
 		IsGPUPath: w.cfg.IsGPUPath, Reuse: gate.ReuseQuery{AppID: cloud.AppID},
 	})
+	w.job("authorize", auth.Summary(err))
 	if err != nil {
 		return provision.Result{}, err
 	}
-	fmt.Fprintf(w.out, "## authorize\n\nDecision: **%s**. %s\n\n", auth.Outcome, auth.Reason)
 
-	var log strings.Builder
 	res, err := provision.Run(ctx, provision.Deps{
 		RunPod: w.rp, GitHub: w.gh, Images: &registry.Resolver{APIURL: w.cloud.RegistryURL}, Policy: w.policy,
-		Observer: &printer{w: &log},
+		Observer: &printer{w: w, logs: logs},
 		// The demo is deterministic; a real run draws label nonces from crypto/rand.
 		LabelNonce: mathrand.NewChaCha8([32]byte{14}),
 	}, provision.Request{
@@ -177,23 +217,47 @@ func (w *world) trigger(ctx context.Context, n int) (provision.Result, error) {
 		PRNumber: w.pr, ExpectedHeadSHA: headSHA, TestedRef: auth.TestedRef, Reuse: gate.ReuseQuery{AppID: cloud.AppID},
 		ProofURL: w.cloud.ProofURL, ProofSHA256: w.cloud.ProofSHA256,
 	})
-	fmt.Fprint(w.out, res.Summary(err))
+	w.job("provision", res.Summary(err)+w.proofVerdicts(res))
 	if err != nil {
 		return res, fmt.Errorf("provision: %w", err)
 	}
+
 	if res.Decision == provision.DecisionReused {
-		return res, w.publish(ctx, gate.Evidence{Kind: gate.KindReused, HeadSHA: headSHA, TestedRef: auth.TestedRef,
-			ReusedCheckURL: res.ReusedCheckURL, RunID: runID})
-	}
-	if err := w.gpuJob(ctx, runID, res.Accepted.RunnerLabel); err != nil {
-		return res, err
+		err := w.conclude(ctx, logs, gate.ConcludeRequest{PRNumber: w.pr, Decision: auth.Outcome, SkipKind: auth.Kind,
+			Evidence: gate.Evidence{HeadSHA: headSHA, TestedRef: auth.TestedRef, ReusedCheckURL: res.ReusedCheckURL, RunID: runID}})
+		return res, errors.Join(err, w.finish(runID, logs, nil))
 	}
 	a := res.Accepted
-	if err := w.publish(ctx, gate.Evidence{Kind: gate.KindPaid, HeadSHA: headSHA, TestedRef: auth.TestedRef, RunID: runID,
-		Pod: &gate.PodEvidence{ID: a.PodID, GPU: a.GPU, Tier: a.Tier, PricePerHour: a.Price.PerHour, StartupSeconds: int(a.StartupSeconds), Attempts: len(res.Attempts)}}); err != nil {
+	snapshot := cleanup.Snapshot{Price: a.Price, StartedAt: wire.KnownTime(a.StartedAt), GPU: a.GPU, Tier: a.Tier}
+	if err := w.gpuJob(ctx, runID, a.PodID, a.RunnerLabel, snapshot, logs); err != nil {
 		return res, err
 	}
-	return res, w.cleanup(ctx, runID, auth.TestedRef, res)
+	if err := w.conclude(ctx, logs, gate.ConcludeRequest{PRNumber: w.pr, Decision: auth.Outcome, SkipKind: auth.Kind, GPUJobResult: gate.JobSuccess,
+		Evidence: gate.Evidence{HeadSHA: headSHA, TestedRef: auth.TestedRef, RunID: runID,
+			Pod: &gate.PodEvidence{ID: a.PodID, GPU: a.GPU, Tier: a.Tier, PricePerHour: a.Price.PerHour, StartupSeconds: int(a.StartupSeconds), Attempts: len(res.Attempts)}}}); err != nil {
+		return res, err
+	}
+	artifact, err := w.cleanup(ctx, runID, auth.TestedRef, res, logs)
+	if err != nil {
+		return res, err
+	}
+	return res, w.finish(runID, logs, &artifact)
+}
+
+// proofVerdicts shows, under provision's summary, what each rejected pod's
+// log says: provision sees only that the pod exited, while the CUDA proof's
+// last line in the pod's log (the RunPod console shows it) says why.
+func (w *world) proofVerdicts(res provision.Result) string {
+	var b strings.Builder
+	for _, a := range res.Attempts {
+		if a.Outcome != cost.OutcomeRejected || a.PodID == "" {
+			continue
+		}
+		if verdict, ok := w.cloud.Model.Verdict(a.PodID); ok && verdict != "" {
+			fmt.Fprintf(&b, "\n> [!NOTE]\n> Pod `%s` (%s) log in the RunPod console: `SMOKE FAIL: %s`\n", a.PodID, a.GPU, verdict)
+		}
+	}
+	return b.String()
 }
 
 // gpuSteps are the simulated GPU job's steps and how long each takes.
@@ -203,71 +267,128 @@ var gpuSteps = []githubsim.StepSpec{
 	{Name: "Post checkout", Duration: 2 * time.Second},
 }
 
-// gpuJob points the run's GPU job at the accepted runner's label; the simulated
-// GitHub hands it to that runner and plays its steps on the clock. The job is
-// then read back through the API, as the cleanup job reads it.
-func (w *world) gpuJob(ctx context.Context, runID int64, label string) error {
+// gpuJob points the run's GPU job at the accepted runner's label; the
+// simulated GitHub hands it to that runner and plays its steps on the clock
+// while the watchdog polls beside it and deletes the pod once the job ends.
+func (w *world) gpuJob(ctx context.Context, runID int64, podID, label string, snapshot cleanup.Snapshot, logs runLogs) error {
 	jobs, err := w.cloud.GitHub.Jobs(cloud.Repository, runID, 1)
-	if err != nil || len(jobs) != 1 {
+	if err != nil {
 		return fmt.Errorf("GPU job of run %d: %v", runID, err)
 	}
-	if err := w.cloud.GitHub.SetJob(cloud.Repository, jobs[0].ID, githubsim.JobSpec{Name: "gpu-tests", Labels: []string{label}, Steps: gpuSteps}); err != nil {
+	i := slices.IndexFunc(jobs, func(j githubsim.Job) bool { return j.Name == "gpu-tests" })
+	if i < 0 {
+		return fmt.Errorf("run %d has no GPU job", runID)
+	}
+	if err := w.cloud.GitHub.SetJob(cloud.Repository, jobs[i].ID, githubsim.JobSpec{Name: "gpu-tests", Labels: []string{label}, Steps: gpuSteps}); err != nil {
 		return err
 	}
-	var total time.Duration
-	for _, st := range gpuSteps {
-		total += st.Duration
-	}
-	w.clock.Advance(total + 20*time.Second) // the tests run; cleanup is queued behind them
-	read, err := w.gh.ListAttemptJobs(ctx, runID, 1)
-	if err != nil || len(read) != 1 {
-		return fmt.Errorf("read GPU job: %v", err)
-	}
-	j := read[0]
-	fmt.Fprintf(w.out, "\n## gpu-tests\n\nRan on runner `%s`: %s.\n\n| step | took |\n|---|---|\n", j.GetRunnerName(), j.GetConclusion())
-	for _, st := range j.Steps {
-		fmt.Fprintf(w.out, "| %s | %s |\n", st.GetName(), st.GetCompletedAt().Sub(st.GetStartedAt().Time))
-	}
-	return nil
-}
-
-// publish creates the gate check and prints what it says.
-func (w *world) publish(ctx context.Context, e gate.Evidence) error {
-	e.CompletedAt = w.clock.Now()
-	e.RunURL = fmt.Sprintf("https://github.com/%s/actions/runs/%d", cloud.Repository, e.RunID)
-	run, err := gate.Publish(ctx, w.gh, e)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w.out, "\n## gate\n\nPublished **%s**: %s (`%s`)\n\n%s\n", run.GetName(), run.GetOutput().GetTitle(), run.GetExternalID(), run.GetOutput().GetSummary())
-	return nil
-}
-
-// cleanup runs the cleanup job: delete the accepted pod (and any other pod
-// of this run attempt), then report the paid window by stage.
-func (w *world) cleanup(ctx context.Context, runID int64, testedRef string, res provision.Result) error {
-	a := res.Accepted
-	out, err := cleanup.Run(ctx, cleanup.Deps{RunPod: w.rp, Jobs: w.gh, Policy: w.policy}, cleanup.Request{
-		PodID: a.PodID, RunnerLabel: a.RunnerLabel, TestStep: testStep,
-		Run:      cost.Run{Repository: cloud.Repository, ID: runID, Attempt: 1, TestedRef: testedRef, Trigger: cost.TriggerAutomatic, PRNumber: w.pr},
-		Snapshot: cleanup.Snapshot{Price: a.Price, StartedAt: wire.KnownTime(a.StartedAt), GPU: a.GPU, Tier: a.Tier},
+	watched, err := watchdog.Run(ctx, watchdog.Deps{Pods: w.rp, GitHub: w.gh, Policy: w.policy, Clock: w.clock, Sleep: w.clock.Sleep,
+		Logf: func(format string, args ...any) { logs.add(w.clock, history.JobWatchdog, fmt.Sprintf(format, args...)) },
+	}, watchdog.Request{
+		PodID: podID, RunID: runID, Attempt: 1, RunnerLabel: label, TestStep: testStep,
+		PRNumber: w.pr, ExpectedHeadSHA: headSHA, SetupBudget: w.cfg.SetupBudget(), Lifetime: w.cfg.Lifetime(), Snapshot: snapshot,
 	})
-	fmt.Fprintf(w.out, "\n%s", out.Summary(err))
+	if watched.Report != nil {
+		logs.add(w.clock, history.JobWatchdog, cost.CostLine(*watched.Report).Format())
+	}
+
+	read, rerr := w.gh.ListAttemptJobs(ctx, runID, 1)
+	if rerr != nil {
+		return fmt.Errorf("read GPU job: %w", rerr)
+	}
+	if j := cleanup.FindGPUJob(read, label); j != nil {
+		var b strings.Builder
+		fmt.Fprintf(&b, "Your GPU job (simulated) ran on runner `%s`: %s.\n\n| step | took |\n|---|---|\n", j.GetRunnerName(), j.GetConclusion())
+		for _, st := range j.Steps {
+			fmt.Fprintf(&b, "| %s | %s |\n", st.GetName(), st.GetCompletedAt().Sub(st.GetStartedAt().Time))
+		}
+		w.job("gpu-tests", b.String())
+	}
+	w.job("watchdog", watched.Summary(err))
 	return err
 }
 
-// printer collects provision's log lines (the demo prints summaries only).
-type printer struct{ w io.Writer }
+// conclude runs the gate job and prints its summary; its log line carries
+// the gate marker the cost history reads.
+func (w *world) conclude(ctx context.Context, logs runLogs, req gate.ConcludeRequest) error {
+	req.Evidence.CompletedAt = w.clock.Now()
+	req.Evidence.RunURL = fmt.Sprintf("https://github.com/%s/actions/runs/%d", cloud.Repository, req.Evidence.RunID)
+	done, err := gate.Conclude(ctx, w.gh, req)
+	if err != nil {
+		return fmt.Errorf("gate: %w", err)
+	}
+	if done.CheckRun != nil {
+		// The gate action's own log line.
+		logs.add(w.clock, history.JobGate, fmt.Sprintf("published %s (%s): %s", done.CheckRun.GetExternalID(), done.CheckRun.GetHTMLURL(), done.Reason))
+	}
+	w.job("gate", done.Summary())
+	return nil
+}
 
-func (p *printer) Logf(format string, args ...any) { fmt.Fprintf(p.w, format+"\n", args...) }
-func (p *printer) PodCreated(string)               {}
-func (p *printer) AttemptDone(cost.Attempt)        {}
+// cleanup runs the cleanup job: delete the accepted pod (the watchdog already
+// did) and any other pod of this run attempt, then report the paid window by
+// stage, with provision's rejected candidates in the run total.
+func (w *world) cleanup(ctx context.Context, runID int64, testedRef string, res provision.Result, logs runLogs) (cost.Artifact, error) {
+	a := res.Accepted
+	provisioned, err := cleanup.ParseProvisionAttempts(res.Outputs()["rejected-attempts"])
+	if err != nil {
+		return cost.Artifact{}, err
+	}
+	out, err := cleanup.Run(ctx, cleanup.Deps{RunPod: w.rp, Jobs: w.gh, Policy: w.policy}, cleanup.Request{
+		PodID: a.PodID, RunnerLabel: a.RunnerLabel, TestStep: testStep, Provision: provisioned,
+		Run:      cost.Run{Repository: cloud.Repository, ID: runID, Attempt: 1, TestedRef: testedRef, Trigger: cost.TriggerAutomatic, PRNumber: w.pr},
+		Snapshot: cleanup.Snapshot{Price: a.Price, StartedAt: wire.KnownTime(a.StartedAt), GPU: a.GPU, Tier: a.Tier},
+	})
+	logs.add(w.clock, history.JobCleanup, cost.CostLine(out.Report).Format())
+	w.job("cleanup", out.Summary(err))
+	return out.Artifact(), err
+}
+
+// finish completes the run and uploads what the lane leaves behind: its
+// jobs' logs and the cost artifact.
+func (w *world) finish(runID int64, logs runLogs, artifact *cost.Artifact) error {
+	files := map[string]string{}
+	for i, name := range history.LaneJobs {
+		if lines := logs[name]; len(lines) > 0 {
+			files[fmt.Sprintf("%d_%s.txt", i, name)] = strings.Join(lines, "\n") + "\n"
+		}
+	}
+	if err := w.cloud.GitHub.SetRunLogs(cloud.Repository, runID, 1, files); err != nil {
+		return err
+	}
+	if artifact != nil {
+		data, err := json.Marshal(artifact)
+		if err != nil {
+			return err
+		}
+		if _, err := w.cloud.GitHub.AddArtifact(cloud.Repository, runID, githubsim.ArtifactSpec{
+			Name: cost.ArtifactName(runID, 1), Files: map[string]string{cost.ArtifactFileName: string(data)}}); err != nil {
+			return err
+		}
+	}
+	return w.cloud.GitHub.SetRunStatus(cloud.Repository, runID, "completed", "success")
+}
+
+// printer collects provision's log lines: the structured attempt lines the
+// cost history reads (the demo prints summaries only).
+type printer struct {
+	w    *world
+	logs runLogs
+}
+
+func (p *printer) Logf(format string, args ...any) {
+	p.logs.add(p.w.clock, history.JobProvision, fmt.Sprintf(format, args...))
+}
+func (p *printer) PodCreated(string) {}
+func (p *printer) AttemptDone(a cost.Attempt) {
+	p.logs.add(p.w.clock, history.JobProvision, cost.AttemptLine(a).Format())
+}
 
 // leaveAnOrphan models an earlier run whose cleanup never ran: its pod is
 // still billing and its run completed long ago.
 func (w *world) leaveAnOrphan(ctx context.Context) (string, error) {
 	runID, err := w.cloud.GitHub.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: cloud.Repository, WorkflowPath: cloud.Workflow,
-		Event: "workflow_run", Status: "completed", Conclusion: "cancelled", CreatedAt: w.clock.Now()})
+		Event: "workflow_run", Status: "completed", Conclusion: "cancelled", CreatedAt: w.clock.Now(), Jobs: laneJobs()})
 	if err != nil {
 		return "", err
 	}
@@ -284,7 +405,15 @@ func (w *world) leaveAnOrphan(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// Its provision logged the pod it created; the run was cancelled before cleanup.
+	logs := runLogs{}
+	logs.add(w.clock, history.JobProvision, cost.AttemptLine(cost.Attempt{Number: 1, Candidate: "live-1", GPU: gpuL40S, PodID: pod.ID,
+		Price: cost.KnownPrice(0.86, "v2 cost while running"), Outcome: cost.OutcomeAccepted, Seconds: cost.KnownSeconds(25)}).Format())
 	w.clock.Advance(20 * time.Minute) // the run was cancelled; nobody deleted the pod
+	logs.add(w.clock, history.JobProvision, "the run was cancelled")
+	if err := w.cloud.GitHub.SetRunLogs(cloud.Repository, runID, 1, map[string]string{"1_" + history.JobProvision + ".txt": strings.Join(logs[history.JobProvision], "\n") + "\n"}); err != nil {
+		return "", err
+	}
 	return pod.ID, nil
 }
 
@@ -298,11 +427,34 @@ func (w *world) reap(ctx context.Context, orphan string) error {
 	if err != nil {
 		return fmt.Errorf("reaper: %w", err)
 	}
-	fmt.Fprint(w.out, rec.Markdown())
+	w.job("reap", rec.Markdown())
 	for _, id := range rec.PodIDs(reap.DecisionReclaim) {
 		if id == orphan {
 			return nil
 		}
 	}
 	return fmt.Errorf("reaper: the orphan %s was not reclaimed", orphan)
+}
+
+// costHistory runs the cost-history job over the day: it collects every run's
+// logs and cost artifacts from the simulated GitHub into a temporary evidence
+// directory and reports on them, charts included.
+func (w *world) costHistory(ctx context.Context) error {
+	w.section("Weekly cost history")
+	dir, err := os.MkdirTemp("", "runpod-gpu-demo-history-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	day := w.day.Format(time.DateOnly)
+	rng, err := history.ParseRange(day, day)
+	if err != nil {
+		return err
+	}
+	res, err := history.Run(ctx, history.Options{Dir: dir, Range: &rng, GitHub: w.gh, Workflow: cloud.Workflow})
+	if err != nil {
+		return fmt.Errorf("cost history: %w", err)
+	}
+	w.job("cost-history", res.Report.Markdown())
+	return nil
 }

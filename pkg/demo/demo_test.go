@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"regexp"
+	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
-	is "gotest.tools/v3/assert/cmp"
 )
 
 func play(t *testing.T, seed uint64) string {
@@ -17,27 +17,36 @@ func play(t *testing.T, seed uint64) string {
 	return out.String()
 }
 
-// The demo prints every stage's summary; these are the lines a reader relies on.
+// The demo prints every job's summary as its action writes it; these are the
+// lines a reader relies on.
 func TestDemoPrintsEveryStage(t *testing.T) {
 	out := play(t, 1)
 	for _, want := range []string{
-		"Decision: **run**",
+		"**Decision: run**",                      // authorize
 		"| live-1 | NVIDIA RTX A4000 |",          // the cheapest host...
 		"| rejected | pod EXITED while starting", // ...fails the CUDA proof
-		"**Accepted**",                           // the next one is accepted
-		"Plan (worst-case spend",                 // the plan and its bound
-		"## gpu-tests",                           // the simulated GPU job ran on the JIT runner
-		"| Run GPU tests |",                      //
-		":paid`)",                                // the gate says paid
-		"## RunPod GPU cleanup",                  // the pod is deleted
-		"#### Paid window by stage",              // with the cost report
-		"Estimates, not invoices",                //
-		"Decision: **reuse**",                    // the duplicate trigger
-		"No pod was created.",                    //
-		":reused`)",                              // is answered by a reused gate
-		"# Scheduled reaper",                     // and the reaper runs
+		"SMOKE FAIL: the driver rejected PTX ISA 8.7 (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)", // and its log says why
+		"**Accepted**",                      // the next one is accepted
+		"Plan (worst-case spend",            // the plan and its bound
+		"## Job: gpu-tests",                 // the simulated GPU job ran on the JIT runner
+		"| Run GPU tests |",                 //
+		"## RunPod GPU watchdog",            // under the watchdog, which deletes the pod when it ends
+		"**job-finished**",                  //
+		":paid`",                            // the gate says paid
+		"## RunPod GPU cleanup",             // cleanup reports the cost
+		"#### Paid window by stage",         // with the stage chart
+		"```mermaid\ngantt\n",               //
+		"| 1 | live-1 | NVIDIA RTX A4000 |", // provision's rejected candidate is in the run total
+		"**Estimated run total** (accepted pod and every rejected candidate)",
+		"Estimates, not invoices",      //
+		"**Decision: reuse**",          // the duplicate trigger
+		"No pod was created.",          //
+		":reused`",                     // is answered by a reused gate
+		"### RunPod reaper (executed)", // the reaper reclaims the orphan
+		"## RunPod GPU cost history",   // and the cost history sums it all up
+		"```mermaid\nxychart-beta\n",   //
 	} {
-		assert.Check(t, is.Contains(out, want))
+		assert.Check(t, strings.Contains(out, want), "the demo's output lacks %q", want)
 	}
 	assert.Check(t, !regexp.MustCompile(`rpa_|ghs_`).MatchString(out), "no credential in the demo's output")
 }

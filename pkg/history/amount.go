@@ -39,12 +39,18 @@ func (a Amount) Total() cost.Money {
 	return cost.KnownMoney(a.Known)
 }
 
-// String renders "$1.2345", or "unknown (at least $1.2345; 2 unknown)".
+// String renders "$1.2345", or, with unknown amounts, the known part first:
+// "$1.2345 known, 2 pods of unknown cost" (the total is at least that). The
+// unknown amounts are pods' costs: every sum of this package adds pods.
 func (a Amount) String() string {
 	if a.Unknown == 0 {
 		return cost.KnownMoney(a.Known).String()
 	}
-	return fmt.Sprintf("unknown (at least %s; %d unknown)", cost.KnownMoney(a.Known), a.Unknown)
+	pods := "pods"
+	if a.Unknown == 1 {
+		pods = "pod"
+	}
+	return fmt.Sprintf("%s known, %d %s of unknown cost", cost.KnownMoney(a.Known), a.Unknown, pods)
 }
 
 // MarshalJSON writes {"usd": total or null, "knownUsd": n, "unknown": n}:

@@ -40,7 +40,8 @@ func (r *Report) Markdown() string {
 
 func (r *Report) writeTotals(b *strings.Builder) {
 	t := r.Totals
-	fmt.Fprintf(b, "%s to %s (UTC): %d workflow attempts.\n\n", r.FirstDay, r.LastDay, t.Attempts)
+	// The headline leads with the amount: what a reader opens the report for.
+	fmt.Fprintf(b, "**%s** spent on GPU pods from %s to %s (UTC), in %d workflow attempts.\n\n", t.Spend, r.FirstDay, r.LastDay, t.Attempts)
 	attempts := fmt.Sprintf("%d paid, %d reused an earlier gate, %d without GPU work, %d unknown (evidence missing)",
 		t.Paid, t.Reused, t.NoGPUWork, t.UnknownAttempts)
 	pods := fmt.Sprintf("%d: %d accepted, %d rejected; %d with unknown cost", t.Pods, t.Accepted, t.Rejected, t.UnknownCostPods)
@@ -194,10 +195,19 @@ func (r *Report) writeAttempts(b *strings.Builder) {
 	b.WriteString("\n</details>\n")
 }
 
-// writeChart draws a Mermaid bar chart of known amounts.
+// writeChart draws a Mermaid bar chart of known amounts. The y axis starts
+// at 0: Mermaid otherwise starts it at the smallest value, whose bar then
+// looks empty, and bars are read as proportions.
 func writeChart(b *strings.Builder, title string, labels []string, values []float64, unknown int) {
 	if len(values) == 0 {
 		return
+	}
+	top := 0.0
+	for _, v := range values {
+		top = max(top, v)
+	}
+	if top <= 0 {
+		top = 1 // an axis needs a range even when every known amount is 0
 	}
 	quoted := make([]string, len(labels))
 	for i, l := range labels {
@@ -207,8 +217,8 @@ func writeChart(b *strings.Builder, title string, labels []string, values []floa
 	for i, v := range values {
 		numbers[i] = chartValue(v)
 	}
-	fmt.Fprintf(b, "```mermaid\nxychart-beta\n    title %q\n    x-axis [%s]\n    y-axis \"USD\"\n    bar [%s]\n```\n\n",
-		title, strings.Join(quoted, ", "), strings.Join(numbers, ", "))
+	fmt.Fprintf(b, "```mermaid\nxychart-beta\n    title %q\n    x-axis [%s]\n    y-axis \"USD\" 0 --> %s\n    bar [%s]\n```\n\n",
+		title, strings.Join(quoted, ", "), chartValue(top), strings.Join(numbers, ", "))
 	if unknown > 0 {
 		fmt.Fprintf(b, "The chart shows known amounts only; %d unknown amount(s) are not in it.\n\n", unknown)
 	}

@@ -114,10 +114,40 @@ func TestMissingCostIsUnknownNeverZero(t *testing.T) {
 	assert.Equal(t, out.Totals.UnknownAttempts, 1)
 
 	md := r.Markdown()
-	assert.Check(t, is.Contains(md, "| Spend | unknown (at least $0.0000; 1 unknown) |"))
-	assert.Check(t, is.Contains(md, "| L4 | 1 | 1 | 0 | 1 | unknown (at least $0.0000; 1 unknown) |"))
+	assert.Check(t, is.Contains(md, "| Spend | $0.0000 known, 1 pod of unknown cost |"))
+	assert.Check(t, is.Contains(md, "| L4 | 1 | 1 | 0 | 1 | $0.0000 known, 1 pod of unknown cost |"))
 	assert.Check(t, is.Contains(md, "1 unknown (evidence missing)"))
 	assert.Check(t, is.Contains(md, "run 1 attempt 1, pod p-unknown: deletion not confirmed"))
 	assert.Check(t, is.Contains(md, "run 2 attempt 1: logs not downloaded"))
 	assert.Check(t, !strings.Contains(md, "| Spend | $0.0000 |"))
+}
+
+// The headline leads with the amount, and a bar chart's axis starts at 0 so
+// the smallest bar is not drawn empty (Mermaid starts at the smallest value).
+func TestMarkdownHeadlineAndChartAxis(t *testing.T) {
+	tests := []struct {
+		name     string
+		spend    Amount
+		values   []float64
+		headline string
+		axis     string
+	}{
+		{name: "known", spend: Amount{Known: 1.23}, values: []float64{0.5, 0.2},
+			headline: "**$1.2300** spent on GPU pods", axis: `y-axis "USD" 0 --> 0.5`},
+		{name: "one unknown", spend: Amount{Known: 1.23, Unknown: 1}, values: []float64{0.2, 0.5},
+			headline: "**$1.2300 known, 1 pod of unknown cost** spent on GPU pods", axis: `y-axis "USD" 0 --> 0.5`},
+		{name: "every known amount zero", spend: Amount{Unknown: 2}, values: []float64{0, 0},
+			headline: "**$0.0000 known, 2 pods of unknown cost** spent", axis: `y-axis "USD" 0 --> 1`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Report{FirstDay: "2026-10-01", LastDay: "2026-10-07", Totals: Totals{Attempts: 3, Spend: tc.spend}}
+			var b strings.Builder
+			r.writeTotals(&b)
+			assert.Check(t, strings.HasPrefix(b.String(), tc.headline), b.String())
+			b.Reset()
+			writeChart(&b, "Known spend per week (USD)", []string{"W40", "W41"}, tc.values, 0)
+			assert.Check(t, is.Contains(b.String(), "\n    "+tc.axis+"\n"))
+		})
+	}
 }

@@ -26,6 +26,7 @@ func (r Result) Outputs() map[string]string {
 		"image":                   r.Image,
 		"attempts":                strconv.Itoa(len(r.Attempts)),
 		"rejected-cost-usd":       rejected,
+		"rejected-attempts":       cost.FormatAttempts(r.rejected()), // for cleanup's run total
 		"retained-pod-ids":        strings.Join(r.RetainedPodIDs, ","),
 		"retention-artifact-name": r.RetentionArtifact,
 		"runner-label":            "",
@@ -45,6 +46,18 @@ func (r Result) Outputs() map[string]string {
 		out["startup-seconds"] = strconv.FormatInt(a.StartupSeconds, 10)
 		if !a.StartedAt.IsZero() {
 			out["started-at"] = a.StartedAt.UTC().Format("2006-01-02T15:04:05Z07:00")
+		}
+	}
+	return out
+}
+
+// rejected are the attempts rejected-cost-usd sums, in order: what cleanup
+// adds to the accepted pod's cost for the run total.
+func (r Result) rejected() []cost.Attempt {
+	var out []cost.Attempt
+	for _, a := range r.Attempts {
+		if a.Outcome == cost.OutcomeRejected {
+			out = append(out, a)
 		}
 	}
 	return out
@@ -74,8 +87,13 @@ func (r Result) Summary(runErr error) string {
 	if len(r.Attempts) > 0 {
 		b.WriteString("| # | candidate | GPU | pod | $/h | outcome | reason | paid s | cost |\n|---|---|---|---|---|---|---|---|---|\n")
 		for _, a := range r.Attempts {
+			seconds, dollars := a.Seconds.String(), a.Dollars().String()
+			if a.Outcome == cost.OutcomeAccepted {
+				// Its cost so far; cleanup reports the same pod's cost to deletion.
+				seconds, dollars = seconds+" to acceptance", dollars+" to acceptance"
+			}
 			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", a.Number, a.Candidate, a.GPU, orDash(a.PodID),
-				priceCell(a.Price), a.Outcome, escapeCell(orDash(a.Reason)), a.Seconds, a.Dollars())
+				priceCell(a.Price), a.Outcome, escapeCell(orDash(a.Reason)), seconds, dollars)
 		}
 		known, unknown := r.RejectedCost()
 		fmt.Fprintf(&b, "\nRejected candidates cost %s", known)
