@@ -47,6 +47,8 @@ type Server struct {
 
 	inboxMu sync.Mutex
 	inbox   []exitReport // container exits not yet applied; see ExitFunc
+
+	slsState *slsState // templates, endpoints and jobs (serverless.go)
 }
 
 type config struct {
@@ -62,6 +64,7 @@ type config struct {
 	provisioning time.Duration
 	quota        int
 	retention    time.Duration
+	serverless   ServerlessConfig
 }
 
 // Option configures a Server.
@@ -157,6 +160,7 @@ func New(opts ...Option) (*Server, error) {
 	s.handle("/v2/pods", map[string]handler{http.MethodGet: s.listPods, http.MethodPost: s.createPod})
 	s.handle("/v2/pods/{id}", map[string]handler{http.MethodGet: s.getPod, http.MethodDelete: s.deletePod})
 	s.handle("/v2/pods/{id}/action", map[string]handler{http.MethodPost: s.podAction})
+	s.registerServerless()
 	s.handle("/", nil)
 	return s, nil
 }
