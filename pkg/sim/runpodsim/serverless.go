@@ -119,6 +119,7 @@ type slsState struct {
 	workers     []*worker
 	wg          sync.WaitGroup
 	jobRequests []RequestRecord
+	hidden      bool // SetServerlessListingHidden
 }
 
 type template struct {
@@ -291,7 +292,7 @@ func (s *Server) createTemplate(r *http.Request, body []byte, now time.Time) res
 func (s *Server) listTemplates(r *http.Request, body []byte, now time.Time) response {
 	out := []templateBody{}
 	for _, t := range s.sls().templates {
-		if !t.deleted {
+		if !t.deleted && !s.sls().hidden {
 			out = append(out, t.render())
 		}
 	}
@@ -431,7 +432,7 @@ func (s *Server) createEndpoint(r *http.Request, body []byte, now time.Time) res
 func (s *Server) listEndpoints(r *http.Request, body []byte, now time.Time) response {
 	out := []map[string]any{}
 	for _, e := range s.sls().endpoints {
-		if !e.deleted {
+		if !e.deleted && !s.sls().hidden {
 			out = append(out, e.render())
 		}
 	}
@@ -618,3 +619,12 @@ func (s *Server) Jobs() map[string]string {
 func (s *Server) WaitServerlessWorkers() { s.sls().wg.Wait() }
 
 func (e *endpoint) String() string { return fmt.Sprintf("endpoint %s (%s)", e.id, e.name) }
+
+// SetServerlessListingHidden hides every template and endpoint from the list
+// routes (GET by id still sees them): the eventual listing that leaves a
+// lost create unresolved until the provider catches up.
+func (s *Server) SetServerlessListingHidden(hidden bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sls().hidden = hidden
+}
