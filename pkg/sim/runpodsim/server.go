@@ -49,6 +49,8 @@ type Server struct {
 
 	inboxMu sync.Mutex
 	inbox   []exitReport // container exits not yet applied; see ExitFunc
+
+	slsState *slsState // templates, endpoints and jobs (serverless.go)
 }
 
 type config struct {
@@ -65,6 +67,7 @@ type config struct {
 	quota        int
 	retention    time.Duration
 	sshKeys      []string
+	serverless   ServerlessConfig
 }
 
 // Option configures a Server.
@@ -161,6 +164,7 @@ func New(opts ...Option) (*Server, error) {
 	s.handle("/v2/pods/{id}", map[string]handler{http.MethodGet: s.getPod, http.MethodDelete: s.deletePod})
 	s.handle("/v2/pods/{id}/action", map[string]handler{http.MethodPost: s.podAction})
 	s.handle("/v2/account/ssh-keys", map[string]handler{http.MethodGet: s.getSSHKeys, http.MethodPut: s.putSSHKeys})
+	s.registerServerless()
 	s.handle("/", nil)
 	return s, nil
 }

@@ -1,0 +1,279 @@
+package runpod
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/wire"
+)
+
+// Template is a RunPod template as GET /v2/templates/{id} shows it. Env may
+// hold values a caller considers private; String leaves it out.
+type Template struct {
+	ID                  string            `json:"id"`
+	Name                string            `json:"name"`
+	Image               string            `json:"image"`
+	Args                string            `json:"args"`
+	Disk                int               `json:"disk"` // container disk, GB
+	Mounts              *Mounts           `json:"mounts,omitempty"`
+	Ports               []string          `json:"ports"`
+	Env                 map[string]string `json:"env"`
+	Registry            *string           `json:"registry"`
+	Serverless          bool              `json:"serverless"`
+	Public              bool              `json:"public"`
+	Category            string            `json:"category"`
+	StartSSH            bool              `json:"startSsh"`
+	StartJupyter        bool              `json:"startJupyter"`
+	AllowedCudaVersions []string          `json:"allowedCudaVersions"`
+}
+
+// String summarises the template without its environment.
+func (t Template) String() string {
+	return fmt.Sprintf("template %s (%s) image %s, disk %d GB, serverless %t, public %t", t.ID, t.Name, t.Image, t.Disk, t.Serverless, t.Public)
+}
+
+// CreateTemplateRequest is the body of POST /v2/templates. Booleans are sent
+// explicitly: the API defaults startSsh and startJupyter to true.
+type CreateTemplateRequest struct {
+	Name         string            `json:"name"`
+	Image        string            `json:"image"`
+	Args         string            `json:"args,omitempty"`
+	Disk         int               `json:"disk,omitempty"`
+	Env          map[string]string `json:"env,omitempty"`
+	Ports        []string          `json:"ports"`
+	Serverless   bool              `json:"serverless"`
+	Public       bool              `json:"public"`
+	StartSSH     bool              `json:"startSsh"`
+	StartJupyter bool              `json:"startJupyter"`
+	Category     string            `json:"category,omitempty"`
+}
+
+// Endpoint is a Serverless endpoint as GET /v2/serverless/{id} shows it.
+type Endpoint struct {
+	ID             string            `json:"id"`
+	Name           string            `json:"name"`
+	Type           string            `json:"type"`
+	Image          string            `json:"image"`
+	Disk           int               `json:"disk"`
+	Env            map[string]string `json:"env"`
+	GPU            *EndpointGPU      `json:"gpu"`
+	Workers        EndpointWorkers   `json:"workers"`
+	Scaling        EndpointScaling   `json:"scaling"`
+	DataCenterIDs  []string          `json:"dataCenterIds"`
+	NetworkVolumes []string          `json:"networkVolumes"`
+	Timeout        int64             `json:"timeout"` // per-request execution timeout, ms
+	Flashboot      string            `json:"flashboot"`
+	CreatedAt      wire.Time         `json:"createdAt"`
+}
+
+// String summarises the endpoint without its environment.
+func (e Endpoint) String() string {
+	idle := "unset"
+	if e.Workers.IdleTimeout != nil {
+		idle = strconv.Itoa(*e.Workers.IdleTimeout) + " s"
+	}
+	pools := "none"
+	if e.GPU != nil {
+		pools = strings.Join(e.GPU.Pools, ",")
+	}
+	return fmt.Sprintf("endpoint %s (%s) workers %d–%d, idle %s, timeout %d ms, pools %s", e.ID, e.Name, e.Workers.Min, e.Workers.Max, idle, e.Timeout, pools)
+}
+
+// EndpointGPU is an endpoint's GPU selection.
+type EndpointGPU struct {
+	Pools               []string `json:"pools"`
+	ExcludedTypes       []string `json:"excludedTypes,omitempty"`
+	Count               int      `json:"count,omitempty"`
+	AllowedCudaVersions []string `json:"allowedCudaVersions,omitempty"`
+	MinCudaVersion      *string  `json:"minCudaVersion,omitempty"`
+}
+
+// EndpointWorkers are an endpoint's worker bounds. Min and Max are always
+// sent, 0 included: an omitted max becomes the API's default of 3.
+type EndpointWorkers struct {
+	Min         int  `json:"min"`
+	Max         int  `json:"max"`
+	IdleTimeout *int `json:"idleTimeout,omitempty"` // seconds
+}
+
+// EndpointScaling is the autoscaling signal.
+type EndpointScaling struct {
+	Type         string   `json:"type"`
+	QueueDelay   *float64 `json:"queueDelay,omitempty"`
+	RequestCount *int     `json:"requestCount,omitempty"`
+}
+
+// CreateEndpointRequest is the body of POST /v2/serverless.
+type CreateEndpointRequest struct {
+	Name       string          `json:"name"`
+	Type       string          `json:"type"` // QUEUE
+	TemplateID string          `json:"templateId"`
+	GPU        *EndpointGPU    `json:"gpu"`
+	Workers    EndpointWorkers `json:"workers"`
+	Scaling    EndpointScaling `json:"scaling"`
+	Timeout    int64           `json:"timeout"` // ms
+	Flashboot  string          `json:"flashboot,omitempty"`
+}
+
+// UpdateEndpointWorkers is the body of a PATCH that changes only the worker bounds.
+type UpdateEndpointWorkers struct {
+	Workers EndpointWorkers `json:"workers"`
+}
+
+func checkID(op, what, id string) error {
+	if strings.TrimSpace(id) == "" || strings.ContainsAny(id, "/?#") {
+		return invalidArgument(op, "%s id %q: want a non-empty id without / ? #", what, id)
+	}
+	return nil
+}
+
+// CreateTemplate creates one template (POST /v2/templates), sent exactly once:
+// on ErrTransport or ErrServer it may exist anyway, so reconcile by its name.
+func (c *Client) CreateTemplate(ctx context.Context, r CreateTemplateRequest) (*Template, error) {
+	op := "create template " + strconv.Quote(r.Name)
+	switch {
+	case strings.TrimSpace(r.Name) == "":
+		return nil, invalidArgument(op, "name is empty")
+	case strings.TrimSpace(r.Image) == "":
+		return nil, invalidArgument(op, "image is empty")
+	}
+	var t Template
+	if err := c.getJSON(ctx, call{op: op, method: http.MethodPost, path: "/v2/templates", body: r}, &t); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(t.ID) == "" || t.Name != r.Name {
+		return nil, c.unusable(op, fmt.Sprintf("the answer describes template %q named %q, not the requested name", t.ID, t.Name))
+	}
+	return &t, nil
+}
+
+// GetTemplate reads one template.
+func (c *Client) GetTemplate(ctx context.Context, id string) (*Template, error) {
+	op := "get template " + id
+	if err := checkID(op, "template", id); err != nil {
+		return nil, err
+	}
+	var t Template
+	if err := c.getJSON(ctx, call{op: op, method: http.MethodGet, path: "/v2/templates/" + url.PathEscape(id)}, &t); err != nil {
+		return nil, err
+	}
+	if t.ID != id {
+		return nil, c.unusable(op, fmt.Sprintf("the answer describes template %q", t.ID))
+	}
+	return &t, nil
+}
+
+// ListTemplates lists the account's templates (one page: v2 does not paginate them).
+func (c *Client) ListTemplates(ctx context.Context) ([]Template, error) {
+	var out struct {
+		Templates *[]Template `json:"templates"`
+	}
+	status, data, err := c.send(ctx, call{op: "list templates", method: http.MethodGet, path: "/v2/templates"})
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, &out); err != nil || out.Templates == nil {
+		return nil, c.malformed("list templates", status, fmt.Errorf("want {\"templates\": [...]}: %v", err))
+	}
+	return *out.Templates, nil
+}
+
+// DeleteTemplate deletes a template; ErrNotFound means it is already gone. A
+// template still bound to an endpoint answers ErrBadRequest.
+func (c *Client) DeleteTemplate(ctx context.Context, id string) error {
+	op := "delete template " + id
+	if err := checkID(op, "template", id); err != nil {
+		return err
+	}
+	_, _, err := c.send(ctx, call{op: op, method: http.MethodDelete, path: "/v2/templates/" + url.PathEscape(id)})
+	return err
+}
+
+// CreateEndpoint creates one Serverless endpoint (POST /v2/serverless), sent
+// exactly once; reconcile a transport or server error by name.
+func (c *Client) CreateEndpoint(ctx context.Context, r CreateEndpointRequest) (*Endpoint, error) {
+	op := "create endpoint " + strconv.Quote(r.Name)
+	switch {
+	case strings.TrimSpace(r.Name) == "":
+		return nil, invalidArgument(op, "name is empty")
+	case strings.TrimSpace(r.TemplateID) == "":
+		return nil, invalidArgument(op, "templateId is empty")
+	case r.GPU == nil || len(r.GPU.Pools) == 0:
+		return nil, invalidArgument(op, "gpu.pools is empty")
+	case r.Workers.Min < 0 || r.Workers.Max < r.Workers.Min:
+		return nil, invalidArgument(op, "workers %d–%d: want 0 ≤ min ≤ max", r.Workers.Min, r.Workers.Max)
+	}
+	var e Endpoint
+	if err := c.getJSON(ctx, call{op: op, method: http.MethodPost, path: "/v2/serverless", body: r}, &e); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(e.ID) == "" || e.Name != r.Name {
+		return nil, c.unusable(op, fmt.Sprintf("the answer describes endpoint %q named %q, not the requested name", e.ID, e.Name))
+	}
+	return &e, nil
+}
+
+// GetEndpoint reads one endpoint.
+func (c *Client) GetEndpoint(ctx context.Context, id string) (*Endpoint, error) {
+	op := "get endpoint " + id
+	if err := checkID(op, "endpoint", id); err != nil {
+		return nil, err
+	}
+	var e Endpoint
+	if err := c.getJSON(ctx, call{op: op, method: http.MethodGet, path: "/v2/serverless/" + url.PathEscape(id)}, &e); err != nil {
+		return nil, err
+	}
+	if e.ID != id {
+		return nil, c.unusable(op, fmt.Sprintf("the answer describes endpoint %q", e.ID))
+	}
+	return &e, nil
+}
+
+// ListEndpoints lists the account's Serverless endpoints.
+func (c *Client) ListEndpoints(ctx context.Context) ([]Endpoint, error) {
+	var out struct {
+		Endpoints *[]Endpoint `json:"endpoints"`
+	}
+	status, data, err := c.send(ctx, call{op: "list endpoints", method: http.MethodGet, path: "/v2/serverless"})
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, &out); err != nil || out.Endpoints == nil {
+		return nil, c.malformed("list endpoints", status, fmt.Errorf("want {\"endpoints\": [...]}: %v", err))
+	}
+	return *out.Endpoints, nil
+}
+
+// ScaleEndpoint sets an endpoint's worker bounds (PATCH). Setting bounds is
+// idempotent, so unlike a create it is retried within the policy.
+func (c *Client) ScaleEndpoint(ctx context.Context, id string, w EndpointWorkers) (*Endpoint, error) {
+	op := "scale endpoint " + id
+	if err := checkID(op, "endpoint", id); err != nil {
+		return nil, err
+	}
+	var e Endpoint
+	err := c.getJSON(reqpolicy.AllowRetry(ctx), call{op: op, method: http.MethodPatch, path: "/v2/serverless/" + url.PathEscape(id), body: UpdateEndpointWorkers{Workers: w}}, &e)
+	if err != nil {
+		return nil, err
+	}
+	if e.ID != id {
+		return nil, c.unusable(op, fmt.Sprintf("the answer describes endpoint %q", e.ID))
+	}
+	return &e, nil
+}
+
+// DeleteEndpoint deletes an endpoint; ErrNotFound means it is already gone.
+func (c *Client) DeleteEndpoint(ctx context.Context, id string) error {
+	op := "delete endpoint " + id
+	if err := checkID(op, "endpoint", id); err != nil {
+		return err
+	}
+	_, _, err := c.send(ctx, call{op: op, method: http.MethodDelete, path: "/v2/serverless/" + url.PathEscape(id)})
+	return err
+}

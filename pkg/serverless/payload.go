@@ -1,0 +1,222 @@
+package serverless
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// PayloadVersion is the payload file's format version.
+const PayloadVersion = 1
+
+// Payload is the source-only archive a job carries, as the payload file
+// (--payload) stores it. SHA256 is over Archive's bytes: the checksum a person
+// approves and the worker verifies.
+type Payload struct {
+	Version int      `json:"version"`
+	SHA256  string   `json:"payload_sha256"`
+	Bytes   int      `json:"bytes"`
+	Files   []string `json:"files"`
+	// Skipped lists what the source tree had but the payload leaves out on
+	// purpose (links, special files), so the reviewer sees it.
+	Skipped []string `json:"skipped,omitempty"`
+	Archive []byte   `json:"archive_base64"` // base64 in JSON
+}
+
+// Directories never sent: version control, dependencies, environments and caches.
+var excludedDirs = []string{
+	".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".pytest_cache",
+	".mypy_cache", ".ruff_cache", ".tox", ".nox", ".cache", ".ipynb_checkpoints", ".eggs",
+}
+
+// Files never sent: environment and credential files, compiled bytecode.
+func excludedFile(name string) bool {
+	switch {
+	case name == ".env" || strings.HasPrefix(name, ".env."),
+		name == ".netrc", name == ".npmrc", name == ".pypirc", name == ".DS_Store",
+		strings.HasSuffix(name, ".pyc"), strings.HasSuffix(name, ".pyo"):
+		return true
+	}
+	return false
+}
+
+// BuildPayload archives the source tree at root: regular files only, in
+// sorted order, with fixed owners, modes and times, so the same tree always
+// gives the same checksum. Links and special files are skipped and listed.
+func BuildPayload(root string, lim Limits) (*Payload, error) {
+	var files, skipped []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if rel == "." {
+			return nil
+		}
+		switch {
+		case d.IsDir() && slices.Contains(excludedDirs, d.Name()):
+			return filepath.SkipDir
+		case d.IsDir():
+			return nil
+		case excludedFile(d.Name()):
+			return nil
+		case !d.Type().IsRegular():
+			skipped = append(skipped, rel)
+			return nil
+		}
+		if _, err := CheckName(rel); err != nil {
+			return fmt.Errorf("payload: %w", err)
+		}
+		files = append(files, rel)
+		if len(files) > lim.MaxEntries {
+			return fmt.Errorf("payload: more than %d files under %s", lim.MaxEntries, root)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort := slices.Clone(files)
+	slices.Sort(sort)
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	tw := tar.NewWriter(zw)
+	for _, rel := range sort {
+		data, info, err := readRegular(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			return nil, fmt.Errorf("payload: %w", err)
+		}
+		if int64(len(data)) > lim.MaxFile {
+			return nil, fmt.Errorf("payload: %s is %d bytes; the per-file limit is %d", rel, len(data), lim.MaxFile)
+		}
+		mode := int64(0o644)
+		if info.Mode()&0o100 != 0 {
+			mode = 0o755
+		}
+		h := &tar.Header{Name: rel, Typeflag: tar.TypeReg, Mode: mode, Size: int64(len(data)), ModTime: time.Unix(0, 0), Format: tar.FormatPAX}
+		if err := tw.WriteHeader(h); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	archive := buf.Bytes()
+	if int64(len(archive)) > lim.MaxCompressed {
+		return nil, fmt.Errorf("payload: %w", &ArchiveError{Reason: fmt.Sprintf("compressed size %d bytes exceeds the limit of %d bytes (the /run request limit is 10 MB)", len(archive), lim.MaxCompressed)})
+	}
+	sum := sha256.Sum256(archive)
+	return &Payload{Version: PayloadVersion, SHA256: hex.EncodeToString(sum[:]), Bytes: len(archive), Files: sort, Skipped: skipped, Archive: archive}, nil
+}
+
+// readRegular reads a file that must still be regular when opened (not
+// swapped for a link between the walk and the read).
+func readRegular(p string) ([]byte, os.FileInfo, error) {
+	info, err := os.Lstat(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%s is no longer a regular file", p)
+	}
+	data, err := os.ReadFile(p)
+	return data, info, err
+}
+
+// WritePayload stores p at file, atomically; an existing file is replaced
+// (re-preparing after a source change is expected).
+func WritePayload(file string, p *Payload) error {
+	data, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(file, append(data, '\n'), false)
+}
+
+// ReadPayload loads a payload file and checks it: the checksum matches the
+// archive, and the archive passes the same checks as a result archive.
+func ReadPayload(file string, lim Limits) (*Payload, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("payload: %w", err)
+	}
+	var p Payload
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, fmt.Errorf("payload %s: not a payload file: %v", file, err)
+	}
+	if p.Version != PayloadVersion {
+		return nil, fmt.Errorf("payload %s: version %d: want %d (re-run prepare)", file, p.Version, PayloadVersion)
+	}
+	if got := SHA256Hex(p.Archive); got != p.SHA256 {
+		return nil, fmt.Errorf("payload %s: payload_sha256 %q does not match the archive's %s (the file was edited; re-run prepare)", file, p.SHA256, got)
+	}
+	entries, err := CheckArchive(p.Archive, lim)
+	if err != nil {
+		return nil, fmt.Errorf("payload %s: %w", file, err)
+	}
+	for _, e := range entries {
+		if e.Dir || !sourceName(e.Name) {
+			return nil, fmt.Errorf("payload %s: entry %q is not a source file the payload may carry", file, e.Name)
+		}
+	}
+	return &p, nil
+}
+
+// sourceName reports whether a payload member passes the exclusion rules.
+func sourceName(name string) bool {
+	for _, part := range strings.Split(path.Dir(name), "/") {
+		if slices.Contains(excludedDirs, part) {
+			return false
+		}
+	}
+	return !excludedFile(path.Base(name))
+}
+
+// SHA256Hex is the lowercase hex SHA-256 of data.
+func SHA256Hex(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// ErrNotApproved is returned when a run's approved checksum is missing or differs.
+var ErrNotApproved = errors.New("payload not approved")
+
+// CheckApproval refuses a payload whose checksum differs from the approved one.
+func CheckApproval(p *Payload, approved string) error {
+	approved = strings.ToLower(strings.TrimSpace(approved))
+	switch {
+	case approved == "":
+		return fmt.Errorf("%w: --approved-payload-sha256 is empty: review the payload, then pass the payload_sha256 that prepare printed", ErrNotApproved)
+	case len(approved) != 64 || strings.Trim(approved, "0123456789abcdef") != "":
+		return fmt.Errorf("%w: approved checksum %q: want 64 hex digits", ErrNotApproved, approved)
+	case approved != p.SHA256:
+		return fmt.Errorf("%w: approved checksum %s differs from the payload's %s (the source changed since review?)", ErrNotApproved, approved, p.SHA256)
+	}
+	return nil
+}
+
+// EncodeArchive is the base64 form a job input carries.
+func EncodeArchive(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

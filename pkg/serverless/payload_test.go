@@ -1,0 +1,113 @@
+package serverless
+
+import (
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+)
+
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		assert.NilError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		assert.NilError(t, os.WriteFile(p, []byte(body), 0o644))
+	}
+}
+
+func TestBuildPayloadIsSourceOnlyAndDeterministic(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"src/kernel.cu": "__global__ void k(){}", "tests/test_k.py": "def test(): pass", "pyproject.toml": "[project]",
+		".git/config": "[core]", ".env": "SECRET=1", ".env.local": "SECRET=2", "node_modules/x/index.js": "x",
+		"src/__pycache__/k.cpython-311.pyc": "bytecode", ".venv/bin/python": "py", "src/mod.pyc": "b",
+	})
+	assert.NilError(t, os.Symlink("/etc/passwd", filepath.Join(root, "src", "link")))
+
+	p, err := BuildPayload(root, DefaultPayloadLimits)
+	assert.NilError(t, err)
+	assert.DeepEqual(t, p.Files, []string{"pyproject.toml", "src/kernel.cu", "tests/test_k.py"})
+	assert.DeepEqual(t, p.Skipped, []string{"src/link"})
+	assert.Check(t, is.Equal(p.SHA256, SHA256Hex(p.Archive)))
+
+	// Same tree, other times: same checksum.
+	future := filepath.Join(root, "src", "kernel.cu")
+	assert.NilError(t, os.Chtimes(future, p2time(), p2time()))
+	again, err := BuildPayload(root, DefaultPayloadLimits)
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(again.SHA256, p.SHA256))
+
+	file := filepath.Join(t.TempDir(), "payload.json")
+	assert.NilError(t, WritePayload(file, p))
+	back, err := ReadPayload(file, DefaultPayloadLimits)
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(back.SHA256, p.SHA256))
+}
+
+func TestBuildPayloadTooLarge(t *testing.T) {
+	root := t.TempDir()
+	// Random content does not compress; a small cap stands in for 7 MB.
+	big := make([]byte, 4096)
+	_, _ = rand.NewChaCha8([32]byte{1}).Read(big)
+	assert.NilError(t, os.WriteFile(filepath.Join(root, "noise.bin"), big, 0o644))
+	_, err := BuildPayload(root, Limits{MaxCompressed: 1024, MaxFile: 1 << 20, MaxTotal: 1 << 20, MaxEntries: 10})
+	assert.ErrorContains(t, err, "compressed size")
+	assert.Check(t, errors.Is(err, ErrArchive))
+}
+
+func TestReadPayloadRefusesEdits(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.py": "print(1)"})
+	p, err := BuildPayload(root, DefaultPayloadLimits)
+	assert.NilError(t, err)
+	dir := t.TempDir()
+
+	edited := *p
+	edited.Archive = makeArchive(t, member{name: "a.py", body: "print(2)"})
+	file := filepath.Join(dir, "edited.json")
+	assert.NilError(t, WritePayload(file, &edited))
+	_, err = ReadPayload(file, DefaultPayloadLimits)
+	assert.ErrorContains(t, err, "does not match the archive")
+
+	// A consistent checksum does not make a traversal or a secret acceptable.
+	for name, m := range map[string]member{"traversal": {name: "../x", body: "x"}, "env": {name: ".env", body: "K=V"}, "git": {name: ".git/config", body: "x"}} {
+		bad := Payload{Version: PayloadVersion, Archive: makeArchive(t, m)}
+		bad.SHA256 = SHA256Hex(bad.Archive)
+		file := filepath.Join(dir, name+".json")
+		assert.NilError(t, WritePayload(file, &bad))
+		_, err = ReadPayload(file, DefaultPayloadLimits)
+		assert.Check(t, err != nil, name)
+	}
+
+	raw, _ := json.Marshal(map[string]any{"version": 9})
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, "v9.json"), raw, 0o644))
+	_, err = ReadPayload(filepath.Join(dir, "v9.json"), DefaultPayloadLimits)
+	assert.ErrorContains(t, err, "version 9")
+}
+
+func TestCheckApproval(t *testing.T) {
+	p := &Payload{SHA256: strings.Repeat("ab", 32)}
+	cases := []struct{ approved, want string }{
+		{"", "is empty"},
+		{"xyz", "want 64 hex digits"},
+		{strings.Repeat("cd", 32), "differs from the payload's"},
+		{strings.ToUpper(p.SHA256), ""},
+		{p.SHA256, ""},
+	}
+	for _, tc := range cases {
+		err := CheckApproval(p, tc.approved)
+		if tc.want == "" {
+			assert.Check(t, err)
+			continue
+		}
+		assert.Check(t, is.ErrorContains(err, tc.want), tc.approved)
+		assert.Check(t, errors.Is(err, ErrNotApproved))
+	}
+}

@@ -1,0 +1,630 @@
+package runpodsim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/org/runpod-gpu/pkg/sim/simclock"
+)
+
+// The Serverless half of the simulated RunPod: templates and endpoints on the
+// management host (REST v2, validated against the contract like pods), and
+// the job host (see JobHost) whose workers run jobs through a JobWorker and
+// are billed per second from their start to their stop.
+//
+// Routes added to the management host:
+//
+//	GET|POST /v2/templates          GET|DELETE /v2/templates/{id}
+//	GET|POST /v2/serverless         GET|PATCH|DELETE /v2/serverless/{id}
+//
+// Semantics: template names are unique (400 on a duplicate); deleting a
+// template an endpoint uses answers 400; deleting an endpoint stops its
+// worker, cancels its jobs and deletes its template, as RunPod documents.
+
+// JobWorker runs one Serverless job. Run is called on its own goroutine when
+// the job starts; ctx is cancelled when the job is cancelled, times out or
+// its endpoint is deleted. It must return promptly after that.
+type JobWorker interface {
+	Run(ctx context.Context, job WorkerJob) WorkerResult
+}
+
+// JobWorkerFunc adapts a function to JobWorker.
+type JobWorkerFunc func(ctx context.Context, job WorkerJob) WorkerResult
+
+// Run calls f.
+func (f JobWorkerFunc) Run(ctx context.Context, job WorkerJob) WorkerResult { return f(ctx, job) }
+
+// WorkerJob is what a worker receives: the job's input and the container its
+// template describes.
+type WorkerJob struct {
+	EndpointID string
+	JobID      string
+	Input      json.RawMessage
+	Image      string
+	Env        map[string]string
+	// ExecutionTimeout is the provider's bound on this job.
+	ExecutionTimeout time.Duration
+}
+
+// WorkerResult is a handler's answer. A non-empty Error makes the job FAILED
+// with Output kept beside it, as the pinned worker SDK does; otherwise it is
+// COMPLETED with Output.
+type WorkerResult struct {
+	Output json.RawMessage
+	Error  string
+}
+
+// ServerlessConfig configures the Serverless half.
+type ServerlessConfig struct {
+	// Worker runs jobs; nil completes every job at once with {"ok":true}.
+	Worker JobWorker
+	// ColdStart is how long a new worker initialises before it takes a job (default 1 s).
+	ColdStart time.Duration
+	// PricePerHour bills a running worker (default 0.58, AMPERE_16 flex).
+	PricePerHour float64
+	Faults       ServerlessFaults
+}
+
+// ServerlessFaults are the Serverless fault plan.
+type ServerlessFaults struct {
+	// WorkersMax, when positive, replaces the workers.max of every created
+	// endpoint: the live API was seen turning a requested 0 into 3.
+	WorkersMax int
+	// LostCreates create the template or endpoint and then answer a 5xx.
+	LostCreates []ServerlessLostCreate
+	// IdleWorkerAtCreate starts a worker when an endpoint is created, with no
+	// job: RunPod was seen doing so with min 0 workers, and it bills.
+	IdleWorkerAtCreate bool
+	// JobHostUnauthorized answers 401 on the job host whatever the key: a key
+	// binding that reaches the management host but not api.runpod.ai.
+	JobHostUnauthorized bool
+	// DeleteFailures makes the first FailFirst DELETEs of each template and
+	// endpoint answer Status (default 500); nothing is deleted.
+	DeleteFailures DeleteFault
+}
+
+// ServerlessLostCreate hits creates of Route ("POST /v2/templates" or "POST
+// /v2/serverless"), counted from 1 per route.
+type ServerlessLostCreate struct {
+	Route  string
+	When   Trigger
+	Status int // default 502
+}
+
+// WithServerless configures the Serverless half.
+func WithServerless(c ServerlessConfig) Option { return func(cfg *config) { cfg.serverless = c } }
+
+const (
+	streamTemplateID = 40 + iota
+	streamEndpointID
+	streamJobID
+	streamServerlessLost
+)
+
+type slsState struct {
+	templates   []*template
+	endpoints   []*endpoint
+	jobs        map[string]*job
+	creates     map[string]int // per create route, for LostCreates
+	deletes     map[string]int // per resource id, for DeleteFailures
+	seq         int
+	workers     []*worker
+	wg          sync.WaitGroup
+	jobRequests []RequestRecord
+	hidden      bool // SetServerlessListingHidden
+}
+
+type template struct {
+	id, name, image, args string
+	disk                  int
+	env                   map[string]string
+	ports                 []string
+	public, startSSH      bool
+	startJupyter          bool
+	category              string
+	deleted               bool
+}
+
+type endpoint struct {
+	id, name, templateID    string
+	image                   string
+	disk                    int
+	env                     map[string]string
+	pools                   []string
+	gpuCount                int
+	min, max, idle          int
+	timeoutMS               int64
+	scaling                 map[string]any
+	flashboot               string
+	createdAt               time.Time
+	deleted                 bool
+	worker                  *worker
+	completed, failed, retr int
+}
+
+type worker struct {
+	endpointID  string
+	start, stop time.Time // stop zero while alive
+	readyAt     time.Time
+	busy        *job
+	idleTimer   simclock.Timer
+}
+
+func (s *Server) sls() *slsState { return s.slsState }
+
+// registerServerless is the hook New calls: the state and the management routes.
+func (s *Server) registerServerless() {
+	s.slsState = &slsState{jobs: map[string]*job{}, creates: map[string]int{}, deletes: map[string]int{}}
+	s.handle("/v2/templates", map[string]handler{http.MethodGet: s.listTemplates, http.MethodPost: s.createTemplate})
+	s.handle("/v2/templates/{id}", map[string]handler{http.MethodGet: s.getTemplate, http.MethodDelete: s.deleteTemplate})
+	s.handle("/v2/serverless", map[string]handler{http.MethodGet: s.listEndpoints, http.MethodPost: s.createEndpoint})
+	s.handle("/v2/serverless/{id}", map[string]handler{http.MethodGet: s.getEndpoint, http.MethodPatch: s.patchEndpoint, http.MethodDelete: s.deleteEndpoint})
+}
+
+func (s *Server) newID(streamKind, n int) string {
+	st := s.sls()
+	st.seq++
+	return randomID(rand.New(rand.NewPCG(s.cfg.seed, stream(streamKind, st.seq))), n)
+}
+
+// lostCreate applies ServerlessFaults.LostCreates to a create that happened.
+func (s *Server) lostCreate(route string) (response, bool) {
+	st := s.sls()
+	st.creates[route]++
+	for i, lc := range s.cfg.serverless.Faults.LostCreates {
+		if lc.Route == route && lc.When.hits(s.cfg.seed, stream(streamServerlessLost, i), st.creates[route]) {
+			status := lc.Status
+			if status == 0 {
+				status = http.StatusBadGateway
+			}
+			return problemResponse(status, "upstream service error (simulated) after the resource was created"), true
+		}
+	}
+	return response{}, false
+}
+
+func (s *Server) deleteFails(id string) (response, bool) {
+	f := s.cfg.serverless.Faults.DeleteFailures
+	st := s.sls()
+	st.deletes[id]++
+	if st.deletes[id] <= f.FailFirst {
+		status := f.Status
+		if status == 0 {
+			status = http.StatusInternalServerError
+		}
+		return problemResponse(status, "upstream service error (simulated) while deleting"), true
+	}
+	return response{}, false
+}
+
+// --- templates ---
+
+type templateBody struct {
+	ID                  string            `json:"id"`
+	Name                string            `json:"name"`
+	Image               string            `json:"image"`
+	Args                string            `json:"args"`
+	Disk                int               `json:"disk"`
+	Mounts              map[string]any    `json:"mounts"`
+	Ports               []string          `json:"ports"`
+	Env                 map[string]string `json:"env"`
+	Registry            *string           `json:"registry"`
+	Serverless          bool              `json:"serverless"`
+	Public              bool              `json:"public"`
+	Category            string            `json:"category"`
+	StartSSH            bool              `json:"startSsh"`
+	StartJupyter        bool              `json:"startJupyter"`
+	AllowedCudaVersions []string          `json:"allowedCudaVersions"`
+}
+
+func (t *template) render() templateBody {
+	return templateBody{ID: t.id, Name: t.name, Image: t.image, Args: t.args, Disk: t.disk, Mounts: map[string]any{},
+		Ports: append([]string{}, t.ports...), Env: maps.Clone(t.env), Serverless: true, Public: t.public,
+		Category: t.category, StartSSH: t.startSSH, StartJupyter: t.startJupyter, AllowedCudaVersions: []string{}}
+}
+
+func (s *Server) findTemplate(id string) *template {
+	for _, t := range s.sls().templates {
+		if t.id == id && !t.deleted {
+			return t
+		}
+	}
+	return nil
+}
+
+func (s *Server) createTemplate(r *http.Request, body []byte, now time.Time) response {
+	if resp, valid := s.validateBody(r.Method, r.URL.Path, body); !valid {
+		return resp
+	}
+	var req struct {
+		Name, Image, Args, Category string
+		Disk                        *int
+		Env                         map[string]string
+		Ports                       []string
+		Serverless, Public          bool
+		StartSSH                    *bool `json:"startSsh"`
+		StartJupyter                *bool `json:"startJupyter"`
+		Mounts                      map[string]any
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return problemResponse(http.StatusBadRequest, "decoding the template: %v", err)
+	}
+	for _, t := range s.sls().templates {
+		if t.name == req.Name && !t.deleted {
+			return problemResponse(http.StatusBadRequest, "template name %q must be unique", req.Name)
+		}
+	}
+	if !req.Serverless {
+		return problemResponse(http.StatusBadRequest, "the simulator only models serverless templates")
+	}
+	t := &template{id: s.newID(streamTemplateID, 10), name: req.Name, image: req.Image, args: req.Args, disk: 50,
+		env: maps.Clone(req.Env), ports: req.Ports, public: req.Public, startSSH: true, startJupyter: true, category: "NVIDIA"}
+	if req.Disk != nil {
+		t.disk = *req.Disk
+	}
+	if req.StartSSH != nil {
+		t.startSSH = *req.StartSSH
+	}
+	if req.StartJupyter != nil {
+		t.startJupyter = *req.StartJupyter
+	}
+	if req.Category != "" {
+		t.category = req.Category
+	}
+	if t.env == nil {
+		t.env = map[string]string{}
+	}
+	s.sls().templates = append(s.sls().templates, t)
+	if resp, lost := s.lostCreate("POST /v2/templates"); lost {
+		return resp
+	}
+	return ok(http.StatusCreated, t.render())
+}
+
+func (s *Server) listTemplates(r *http.Request, body []byte, now time.Time) response {
+	out := []templateBody{}
+	for _, t := range s.sls().templates {
+		if !t.deleted && !s.sls().hidden {
+			out = append(out, t.render())
+		}
+	}
+	return ok(http.StatusOK, map[string]any{"templates": out})
+}
+
+func (s *Server) getTemplate(r *http.Request, body []byte, now time.Time) response {
+	t := s.findTemplate(r.PathValue("id"))
+	if t == nil {
+		return problemResponse(http.StatusNotFound, "template not found")
+	}
+	return ok(http.StatusOK, t.render())
+}
+
+func (s *Server) deleteTemplate(r *http.Request, body []byte, now time.Time) response {
+	t := s.findTemplate(r.PathValue("id"))
+	if t == nil {
+		return problemResponse(http.StatusNotFound, "template not found")
+	}
+	for _, e := range s.sls().endpoints {
+		if !e.deleted && e.templateID == t.id {
+			return problemResponse(http.StatusBadRequest, "template is in use by endpoint %s", e.id)
+		}
+	}
+	if resp, failed := s.deleteFails(t.id); failed {
+		return resp
+	}
+	t.deleted = true
+	return response{status: http.StatusNoContent}
+}
+
+// --- endpoints ---
+
+func (s *Server) findEndpoint(id string) *endpoint {
+	for _, e := range s.sls().endpoints {
+		if e.id == id && !e.deleted {
+			return e
+		}
+	}
+	return nil
+}
+
+type workersBody struct {
+	Min         int  `json:"min"`
+	Max         int  `json:"max"`
+	IdleTimeout *int `json:"idleTimeout,omitempty"`
+}
+
+func (e *endpoint) render() map[string]any {
+	idle := e.idle
+	base := "https://api.runpod.ai/v2/" + e.id
+	return map[string]any{
+		"id": e.id, "name": e.name, "type": "QUEUE",
+		"requestUrls": map[string]string{
+			"run": base + "/run", "runSync": base + "/runsync", "status": base + "/status/{job_id}",
+			"stream": base + "/stream/{job_id}", "cancel": base + "/cancel/{job_id}", "retry": base + "/retry/{job_id}",
+			"purgeQueue": base + "/purge-queue", "health": base + "/health",
+		},
+		"image": e.image, "args": "", "disk": e.disk, "ports": []string{}, "env": maps.Clone(e.env), "registry": nil,
+		"gpu":     map[string]any{"pools": e.pools, "count": e.gpuCount, "allowedCudaVersions": []string{}, "minCudaVersion": nil},
+		"workers": workersBody{Min: e.min, Max: e.max, IdleTimeout: &idle},
+		"scaling": e.scaling, "dataCenterIds": []string{}, "networkVolumes": []string{},
+		"timeout": e.timeoutMS, "flashboot": e.flashboot, "createdAt": rfc3339(e.createdAt),
+	}
+}
+
+func (s *Server) createEndpoint(r *http.Request, body []byte, now time.Time) response {
+	if resp, valid := s.validateBody(r.Method, r.URL.Path, body); !valid {
+		return resp
+	}
+	var req struct {
+		Name       string
+		TemplateID string `json:"templateId"`
+		GPU        *struct {
+			Pools []string
+			Count *int
+		}
+		Workers *struct {
+			Min, Max    *int
+			IdleTimeout *int `json:"idleTimeout"`
+		}
+		Scaling   map[string]any
+		Timeout   *int64
+		Flashboot string
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return problemResponse(http.StatusBadRequest, "decoding the endpoint: %v", err)
+	}
+	if req.TemplateID == "" || req.GPU == nil {
+		return problemResponse(http.StatusBadRequest, "the simulator models GPU endpoints from a template: templateId and gpu are required")
+	}
+	t := s.findTemplate(req.TemplateID)
+	if t == nil {
+		return problemResponse(http.StatusNotFound, "template %s not found", req.TemplateID)
+	}
+	for _, e := range s.sls().endpoints {
+		if e.name == req.Name && !e.deleted {
+			return problemResponse(http.StatusBadRequest, "endpoint name %q must be unique", req.Name)
+		}
+	}
+	e := &endpoint{id: s.newID(streamEndpointID, 14), name: req.Name, templateID: t.id, image: t.image, disk: t.disk,
+		env: maps.Clone(t.env), pools: req.GPU.Pools, gpuCount: 1, min: 0, max: 3, idle: 10, timeoutMS: 300000,
+		scaling: req.Scaling, flashboot: "OFF", createdAt: now}
+	if req.GPU.Count != nil {
+		e.gpuCount = *req.GPU.Count
+	}
+	if w := req.Workers; w != nil {
+		if w.Min != nil {
+			e.min = *w.Min
+		}
+		if w.Max != nil {
+			e.max = *w.Max
+		}
+		if w.IdleTimeout != nil {
+			e.idle = *w.IdleTimeout
+		}
+	}
+	if req.Timeout != nil {
+		e.timeoutMS = *req.Timeout
+	}
+	if req.Flashboot != "" {
+		e.flashboot = req.Flashboot
+	}
+	if n := s.cfg.serverless.Faults.WorkersMax; n > 0 {
+		e.max = n
+	}
+	s.sls().endpoints = append(s.sls().endpoints, e)
+	if s.cfg.serverless.Faults.IdleWorkerAtCreate {
+		s.startWorker(e, now)
+	}
+	if resp, lost := s.lostCreate("POST /v2/serverless"); lost {
+		return resp
+	}
+	return ok(http.StatusCreated, e.render())
+}
+
+func (s *Server) listEndpoints(r *http.Request, body []byte, now time.Time) response {
+	out := []map[string]any{}
+	for _, e := range s.sls().endpoints {
+		if !e.deleted && !s.sls().hidden {
+			out = append(out, e.render())
+		}
+	}
+	return ok(http.StatusOK, map[string]any{"endpoints": out})
+}
+
+func (s *Server) getEndpoint(r *http.Request, body []byte, now time.Time) response {
+	e := s.findEndpoint(r.PathValue("id"))
+	if e == nil {
+		return problemResponse(http.StatusNotFound, "endpoint not found")
+	}
+	return ok(http.StatusOK, e.render())
+}
+
+func (s *Server) patchEndpoint(r *http.Request, body []byte, now time.Time) response {
+	e := s.findEndpoint(r.PathValue("id"))
+	if e == nil {
+		return problemResponse(http.StatusNotFound, "endpoint not found")
+	}
+	if resp, valid := s.validateBody(r.Method, r.URL.Path, body); !valid {
+		return resp
+	}
+	var req struct {
+		Workers *struct {
+			Min, Max    *int
+			IdleTimeout *int `json:"idleTimeout"`
+		}
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return problemResponse(http.StatusBadRequest, "decoding the update: %v", err)
+	}
+	if w := req.Workers; w != nil {
+		if w.Min != nil {
+			e.min = *w.Min
+		}
+		if w.Max != nil {
+			e.max = *w.Max
+		}
+		if w.IdleTimeout != nil {
+			e.idle = *w.IdleTimeout
+		}
+	}
+	if e.max == 0 && e.worker != nil && e.worker.busy == nil {
+		s.stopWorker(e, now)
+	}
+	return ok(http.StatusOK, e.render())
+}
+
+func (s *Server) deleteEndpoint(r *http.Request, body []byte, now time.Time) response {
+	e := s.findEndpoint(r.PathValue("id"))
+	if e == nil {
+		return problemResponse(http.StatusNotFound, "endpoint not found")
+	}
+	if resp, failed := s.deleteFails(e.id); failed {
+		return resp
+	}
+	for _, j := range s.sls().jobs {
+		if j.endpointID == e.id && !j.state.terminal() {
+			s.finishJob(j, jobCancelled, nil, "", now)
+		}
+	}
+	s.stopWorker(e, now)
+	e.deleted = true
+	if t := s.findTemplate(e.templateID); t != nil {
+		t.deleted = true
+	}
+	return response{status: http.StatusNoContent}
+}
+
+// --- workers and billing ---
+
+func (s *Server) coldStart() time.Duration {
+	if d := s.cfg.serverless.ColdStart; d > 0 {
+		return d
+	}
+	return time.Second
+}
+
+func (s *Server) startWorker(e *endpoint, now time.Time) *worker {
+	if e.worker != nil {
+		return e.worker
+	}
+	w := &worker{endpointID: e.id, start: now, readyAt: now.Add(s.coldStart())}
+	e.worker = w
+	s.sls().workers = append(s.sls().workers, w)
+	s.armIdle(e, w, w.readyAt.Sub(now))
+	return w
+}
+
+// armIdle stops an idle worker after the endpoint's idle timeout.
+func (s *Server) armIdle(e *endpoint, w *worker, after time.Duration) {
+	if w.idleTimer != nil {
+		w.idleTimer.Stop()
+	}
+	w.idleTimer = s.cfg.clock.AfterFunc(after+time.Duration(e.idle)*time.Second, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if e.worker == w && w.busy == nil {
+			s.stopWorker(e, s.cfg.clock.Now())
+		}
+	})
+}
+
+func (s *Server) stopWorker(e *endpoint, now time.Time) {
+	w := e.worker
+	if w == nil {
+		return
+	}
+	if w.idleTimer != nil {
+		w.idleTimer.Stop()
+	}
+	w.stop = now
+	e.worker = nil
+}
+
+// ServerlessBill is what Serverless workers have cost: every worker's life,
+// from its start (initialisation bills) to its stop, rounded up to the second.
+type ServerlessBill struct {
+	Workers     int // workers ever started
+	LiveWorkers int // still running now
+	Seconds     int64
+	Dollars     float64
+}
+
+// ServerlessBill returns the Serverless bill so far.
+func (s *Server) ServerlessBill() ServerlessBill {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.cfg.clock.Now()
+	price := s.cfg.serverless.PricePerHour
+	if price <= 0 {
+		price = 0.58
+	}
+	var b ServerlessBill
+	for _, w := range s.sls().workers {
+		b.Workers++
+		end := w.stop
+		if end.IsZero() {
+			end, b.LiveWorkers = now, b.LiveWorkers+1
+		}
+		b.Seconds += int64(math.Ceil(end.Sub(w.start).Seconds()))
+	}
+	b.Dollars = round4(float64(b.Seconds) * price / 3600)
+	return b
+}
+
+// ServerlessResource is a test's view of one template or endpoint.
+type ServerlessResource struct {
+	Kind    string // "template" or "endpoint"
+	ID      string
+	Name    string
+	Deleted bool
+	Env     map[string]string // tests scan it for leaked secrets
+}
+
+// ServerlessResources lists every template and endpoint ever created, deleted ones included.
+func (s *Server) ServerlessResources() []ServerlessResource {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []ServerlessResource
+	for _, t := range s.sls().templates {
+		out = append(out, ServerlessResource{"template", t.id, t.name, t.deleted, maps.Clone(t.env)})
+	}
+	for _, e := range s.sls().endpoints {
+		out = append(out, ServerlessResource{"endpoint", e.id, e.name, e.deleted, maps.Clone(e.env)})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Kind > out[j].Kind })
+	return out
+}
+
+// Jobs lists every job submitted, by id, with its state.
+func (s *Server) Jobs() map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]string{}
+	for id, j := range s.sls().jobs {
+		out[id] = string(j.state)
+	}
+	return out
+}
+
+// WaitServerlessWorkers waits until no JobWorker call is running, so a test on
+// a virtual clock can observe a job's end without sleeping.
+func (s *Server) WaitServerlessWorkers() { s.sls().wg.Wait() }
+
+func (e *endpoint) String() string { return fmt.Sprintf("endpoint %s (%s)", e.id, e.name) }
+
+// SetServerlessListingHidden hides every template and endpoint from the list
+// routes (GET by id still sees them): the eventual listing that leaves a
+// lost create unresolved until the provider catches up.
+func (s *Server) SetServerlessListingHidden(hidden bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sls().hidden = hidden
+}
