@@ -219,7 +219,7 @@ func metaCheckActionRefs(wf metaWorkflow, actions map[string]metaActionYML) []st
 				add("%s: there is no actions/%s/action.yml", where, m[1])
 				continue
 			}
-			if strings.HasPrefix(st.Uses, "org/") && m[2] == "" {
+			if !strings.HasPrefix(st.Uses, "./") && m[2] == "" { // published, whatever the owner
 				add("%s: a published action needs a ref (@v1)", where)
 			}
 			if st.ID != "" {
