@@ -125,6 +125,9 @@ func metaActionDirs(t *testing.T) []string {
 	return names
 }
 
+// metaMaxDescription is the longest description GitHub Marketplace shows in full.
+const metaMaxDescription = 125
+
 // metaCheckMetadata lists what an action.yml lacks for GitHub and for this suite.
 func metaCheckMetadata(dir string, a metaActionYML) []string {
 	var problems []string
@@ -134,6 +137,12 @@ func metaCheckMetadata(dir string, a metaActionYML) []string {
 	}
 	if strings.TrimSpace(a.Description) == "" {
 		add("description is missing")
+	}
+	if n := len([]rune(a.Description)); n > metaMaxDescription {
+		add("description is %d characters: the Marketplace shows at most %d; move the long text to the README", n, metaMaxDescription)
+	}
+	if strings.TrimSpace(a.Author) == "" {
+		add("author is missing")
 	}
 	if a.Branding.Icon == "" {
 		add("branding.icon is missing")
@@ -765,6 +774,7 @@ func TestMetaIOMethodsFromActionio(t *testing.T) {
 // metaFixtureYML is a consistent action.yml for metaFixtureMain; cases edit it.
 const metaFixtureYML = `name: fixture
 description: A fixture action.
+author: runpod-gpu
 branding: {icon: cpu, color: purple}
 inputs:
   pr-number: {description: The PR., required: false, default: "0"}
@@ -969,6 +979,14 @@ func TestMetaMetadataDetectsProblems(t *testing.T) {
 			want: []string{"description is missing", "branding.icon is missing", `branding.color "": want one of`},
 		},
 		{
+			name: "Marketplace metadata",
+			edit: func(s string) string {
+				s = strings.Replace(s, "author: runpod-gpu\n", "", 1)
+				return strings.Replace(s, "description: A fixture action.", "description: "+strings.Repeat("x", 126), 1)
+			},
+			want: []string{"description is 126 characters: the Marketplace shows at most 125", "author is missing"},
+		},
+		{
 			name: "misspelt key",
 			edit: func(s string) string {
 				return strings.Replace(s, "description: A fixture action.", "descripton: A fixture action.", 1)
@@ -989,6 +1007,133 @@ func TestMetaMetadataDetectsProblems(t *testing.T) {
 			for i, want := range tc.want {
 				assert.Check(t, is.Contains(problems[i], want))
 			}
+		})
+	}
+}
+
+// metaSharedInputs are the inputs several actions declare, read through
+// actionkit: each must mean the same everywhere, so one caller's with: block
+// reads the same for every action.
+var metaSharedInputs = []string{"github-token", "app-id", "app-installation-id", "app-private-key", "runpod-api-key", "runpod-api-url"}
+
+// metaInputNameRE is the one naming style of inputs: lower-case kebab-case.
+var metaInputNameRE = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+
+// metaCheckSuiteMetadata lists where the actions, by directory, disagree:
+// one author, one branding colour, names that start with "RunPod GPU " and
+// are unique, kebab-case inputs, github-token defaulting to the workflow
+// token everywhere, and each shared input declared alike.
+func metaCheckSuiteMetadata(actions map[string]metaActionYML) []string {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	dirs := metaSortedKeys(actions)
+	if len(dirs) == 0 {
+		return nil
+	}
+	first := actions[dirs[0]]
+	names := map[string]string{}
+	for _, dir := range dirs {
+		a := actions[dir]
+		if a.Author != first.Author {
+			add("actions/%s: author %q, but actions/%s has %q: one author", dir, a.Author, dirs[0], first.Author)
+		}
+		if a.Branding.Color != first.Branding.Color {
+			add("actions/%s: branding.color %q, but actions/%s has %q: one colour", dir, a.Branding.Color, dirs[0], first.Branding.Color)
+		}
+		if !strings.HasPrefix(a.Name, "RunPod GPU ") {
+			add("actions/%s: name %q: want \"RunPod GPU <role>\"", dir, a.Name)
+		}
+		if other, ok := names[a.Name]; ok {
+			add("actions/%s: name %q is also actions/%s's (Marketplace names are unique)", dir, a.Name, other)
+		}
+		names[a.Name] = dir
+		for _, in := range metaSortedKeys(a.Inputs) {
+			if !metaInputNameRE.MatchString(in) {
+				add("actions/%s: input %q: want kebab-case, like the other inputs", dir, in)
+			}
+		}
+		if tok, ok := a.Inputs["github-token"]; ok && (tok.Required || tok.Default == nil || *tok.Default != "${{ github.token }}") {
+			add("actions/%s: input github-token: want optional with default ${{ github.token }}", dir)
+		}
+	}
+	for _, in := range metaSharedInputs {
+		var ref string
+		for _, dir := range dirs {
+			got, ok := actions[dir].Inputs[in]
+			if !ok {
+				continue
+			}
+			if ref == "" {
+				ref = dir
+				continue
+			}
+			want := actions[ref].Inputs[in]
+			if got.Required != want.Required || (got.Default == nil) != (want.Default == nil) || (got.Default != nil && *got.Default != *want.Default) {
+				add("actions/%s: input %s is declared unlike actions/%s's (required, default)", dir, in, ref)
+			}
+		}
+	}
+	return problems
+}
+
+// TestMetaActionsAgree checks the suite's action.yml files against each
+// other, as Marketplace readers and callers see them side by side.
+func TestMetaActionsAgree(t *testing.T) {
+	actions := map[string]metaActionYML{}
+	for _, name := range metaActionDirs(t) {
+		data, err := os.ReadFile(filepath.Join(metaRepoRoot, "actions", name, "action.yml"))
+		assert.NilError(t, err)
+		actions[name], err = metaLoadActionYML(data)
+		assert.NilError(t, err, "actions/%s/action.yml", name)
+	}
+	problems := metaCheckSuiteMetadata(actions)
+	assert.Check(t, len(problems) == 0, "\n  %s", strings.Join(problems, "\n  "))
+}
+
+// TestMetaSuiteMetadataDetectsDisagreements plants each disagreement in a
+// second copy of the fixture action.
+func TestMetaSuiteMetadataDetectsDisagreements(t *testing.T) {
+	const base = "name: RunPod GPU one\ndescription: One.\nauthor: runpod-gpu\nbranding: {icon: cpu, color: purple}\n" +
+		"inputs:\n  github-token: {description: Token., required: false, default: \"${{ github.token }}\"}\n" +
+		"runs: {using: docker, image: \"docker://ghcr.io/org/runpod-gpu:v1\", entrypoint: /one}\n"
+	tests := []struct {
+		name string
+		edit func(string) string
+		want []string
+	}{
+		{name: "agree", edit: func(s string) string { return strings.Replace(s, "RunPod GPU one", "RunPod GPU two", 1) }},
+		{name: "two authors", edit: func(s string) string {
+			return strings.NewReplacer("RunPod GPU one", "RunPod GPU two", "author: runpod-gpu", "author: org").Replace(s)
+		}, want: []string{`actions/two: author "org", but actions/one has "runpod-gpu": one author`}},
+		{name: "two colours", edit: func(s string) string {
+			return strings.NewReplacer("RunPod GPU one", "RunPod GPU two", "color: purple", "color: green").Replace(s)
+		}, want: []string{`actions/two: branding.color "green", but actions/one has "purple": one colour`}},
+		{name: "same name", edit: func(s string) string { return s },
+			want: []string{`actions/two: name "RunPod GPU one" is also actions/one's (Marketplace names are unique)`}},
+		{name: "another naming", edit: func(s string) string { return strings.Replace(s, "RunPod GPU one", "runpod-gpu two", 1) },
+			want: []string{`actions/two: name "runpod-gpu two": want "RunPod GPU <role>"`}},
+		{name: "token without the workflow default", edit: func(s string) string {
+			return strings.NewReplacer("RunPod GPU one", "RunPod GPU two", `default: "${{ github.token }}"`, `default: ""`).Replace(s)
+		}, want: []string{
+			"actions/two: input github-token: want optional with default ${{ github.token }}",
+			"actions/two: input github-token is declared unlike actions/one's (required, default)",
+		}},
+		{name: "snake_case input", edit: func(s string) string {
+			return strings.NewReplacer("RunPod GPU one", "RunPod GPU two", "github-token:", "github_token:").Replace(s)
+		}, want: []string{`actions/two: input "github_token": want kebab-case, like the other inputs`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			one, err := metaLoadActionYML([]byte(base))
+			assert.NilError(t, err)
+			two, err := metaLoadActionYML([]byte(tc.edit(base)))
+			assert.NilError(t, err)
+			got := metaCheckSuiteMetadata(map[string]metaActionYML{"one": one, "two": two})
+			if tc.want == nil {
+				assert.Check(t, is.Len(got, 0), "%v", got)
+				return
+			}
+			assert.Check(t, is.DeepEqual(got, tc.want))
 		})
 	}
 }

@@ -96,3 +96,14 @@ func TestReadmeExampleConfigIsValid(t *testing.T) {
 	assert.NilError(t, err)
 	assert.NilError(t, sch.Validate(inst))
 }
+
+// The README's example configuration starts with the yaml-language-server
+// line that points editors at the schema of the release callers pin.
+func TestReadmeExampleConfigNamesTheSchema(t *testing.T) {
+	_, rest, ok := strings.Cut(readmeText(t), "### 2. The configuration file")
+	assert.Assert(t, ok)
+	_, block, ok := strings.Cut(rest, "```yaml\n")
+	assert.Assert(t, ok, "no yaml example in the configuration section")
+	first, _, _ := strings.Cut(block, "\n")
+	assert.Check(t, is.Equal(first, config.SchemaComment))
+}
