@@ -97,8 +97,8 @@ type Candidate struct {
 	Source        Source
 	DataCenterIDs []string // placement restriction; nil lets RunPod choose
 	GPUCount      int      // GPUs per pod, for the instance type
-	// Region is where the candidate may land, for the plan table: a per-data-center
-	// candidate's continent, else the configured continents; "" when unrestricted or unknown.
+	// Region is the continent(s) of DataCenterIDs, for the plan table; "" when
+	// RunPod chooses anywhere or the continent is not known.
 	Region string
 }
 
@@ -375,22 +375,20 @@ func staticZones(in Input) ([]string, bool) {
 }
 
 // regionOf names the continents of a candidate's data centers for the plan
-// table, falling back to the configured continents; "" when unrestricted.
+// table; "" when RunPod chooses anywhere or a data center's continent is not
+// known (the list was not read).
 func regionOf(in Input, dcs []string) string {
 	seen := map[string]bool{}
 	var regions []string
 	for _, id := range dcs {
 		r := strings.ToLower(in.DataCenterRegions[id])
 		if r == "" {
-			return strings.Join(in.Continents, ", ")
+			return ""
 		}
 		if !seen[r] {
 			seen[r] = true
 			regions = append(regions, r)
 		}
-	}
-	if len(regions) == 0 {
-		return strings.Join(in.Continents, ", ")
 	}
 	sort.Strings(regions)
 	return strings.Join(regions, ", ")
