@@ -10,6 +10,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -66,6 +67,11 @@ type Input struct {
 	Continents        []string
 	DataCenterRegions map[string]string // data-center id → region enum, e.g. "EUROPE"
 	Zones             []string          // exact data-center ids
+	// PerDataCenter plans one live candidate per data center with stock (seed 004's
+	// offers: secure and community compete on price, each pinned to its zone) instead
+	// of one per GPU type with RunPod choosing among the data centers. Provision turns
+	// it on when regions, zones or the community cloud are configured.
+	PerDataCenter bool
 }
 
 // Source says where a candidate came from.
@@ -90,6 +96,16 @@ type Candidate struct {
 	PriceKnown    bool
 	Source        Source
 	DataCenterIDs []string // placement restriction; nil lets RunPod choose
+	GPUCount      int      // GPUs per pod, for the instance type
+	// Region is the continent(s) of DataCenterIDs, for the plan table; "" when
+	// RunPod chooses anywhere or the continent is not known.
+	Region string
+}
+
+// InstanceType names the candidate as seed 004 names an offer:
+// "<GPU id> x<count> <cloud>", e.g. "NVIDIA GeForce RTX 4090 x1 community".
+func (c Candidate) InstanceType() string {
+	return fmt.Sprintf("%s x%d %s", c.GPUID, max(c.GPUCount, 1), strings.ToLower(c.Cloud))
 }
 
 // Plan is the ordered candidate list with what the planner noticed on the way.
@@ -138,23 +154,31 @@ func Build(in Input) Plan {
 		priced[c.GPUID] = true
 	}
 	static := staticCandidates(in, priced, memory, p.Dropped)
+	if _, placeable := staticZones(in); !placeable {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("no RunPod data center is in the configured regions (%s): no static candidate is planned", strings.Join(in.Continents, ", ")))
+	}
 
 	all := append(live, static...)
 	if len(all) > budget {
 		all = all[:budget]
 	}
-	livePrice := map[string]Candidate{}
+	// A static candidate is created in one cloud, so it is priced at that
+	// cloud's list price: a cheaper offer in another cloud would understate the
+	// worst case and let the spend ceiling pass a dearer pod.
+	type gpuCloud struct{ id, cloud string }
+	listPrice := map[gpuCloud]float64{}
 	for _, o := range in.Offers {
-		if in.CatalogErr == nil && o.PricePerHour > 0 && cloudAllowed(in.Clouds, o.Cloud) {
-			if prev, ok := livePrice[o.GPUID]; !ok || o.PricePerHour*float64(count) < prev.PricePerHour {
-				livePrice[o.GPUID] = Candidate{PricePerHour: o.PricePerHour * float64(count), Cloud: o.Cloud}
-			}
+		if in.CatalogErr == nil && o.PricePerHour > 0 {
+			listPrice[gpuCloud{o.GPUID, strings.ToUpper(o.Cloud)}] = o.PricePerHour * float64(count)
 		}
 	}
 	staticN := map[string]int{}
 	for i := range all {
 		c := &all[i]
-		c.N = i + 1
+		c.N, c.GPUCount = i+1, count
+		if c.Region == "" {
+			c.Region = regionOf(in, c.DataCenterIDs)
+		}
 		if c.Source == SourceLive {
 			c.Name = fmt.Sprintf("live-%d", i+1)
 			continue
@@ -162,15 +186,17 @@ func Build(in Input) Plan {
 		staticN[c.Tier]++
 		c.Name = fmt.Sprintf("static-%s-%d", c.Tier, staticN[c.Tier])
 		// A static candidate still carries the list price when the catalog knows it, for the worst-case bound.
-		if lp, ok := livePrice[c.GPUID]; ok {
-			c.PricePerHour, c.PriceKnown = lp.PricePerHour, true
+		if price, ok := listPrice[gpuCloud{c.GPUID, strings.ToUpper(c.Cloud)}]; ok {
+			c.PricePerHour, c.PriceKnown = price, true
 		}
 	}
 	p.Candidates = all
 	return p
 }
 
-// liveCandidates filters and orders the live offers of reviewed GPU types.
+// liveCandidates filters and orders the live offers of reviewed GPU types:
+// one candidate per type (the cheapest allowed cloud, with the data centers
+// RunPod may choose from), or with PerDataCenter one per data center in stock.
 func liveCandidates(in Input, tierOf map[string]string, order map[string]int, count int, memory map[string]int, dropped map[string]string) []Candidate {
 	best := map[string]Candidate{}
 	reason := map[string]string{}
@@ -179,6 +205,7 @@ func liveCandidates(in Input, tierOf map[string]string, order map[string]int, co
 			reason[id] = why
 		}
 	}
+	var eligible []Offer // reviewed, allowed, priced and in stock somewhere
 	for _, o := range in.Offers {
 		tier, reviewed := tierOf[o.GPUID]
 		if !reviewed {
@@ -200,6 +227,10 @@ func liveCandidates(in Input, tierOf map[string]string, order map[string]int, co
 			note(o.GPUID, "out of stock in "+strings.ToLower(o.Cloud)+" cloud")
 			continue
 		}
+		if in.PerDataCenter {
+			eligible = append(eligible, o)
+			continue
+		}
 		dcs, ok := placement(in, o)
 		if !ok {
 			note(o.GPUID, "no stock in the configured regions/zones ("+strings.ToLower(o.Cloud)+" cloud)")
@@ -216,20 +247,69 @@ func liveCandidates(in Input, tierOf map[string]string, order map[string]int, co
 		}
 	}
 	var out []Candidate
-	for id, c := range best {
-		out = append(out, c)
+	if in.PerDataCenter {
+		out = dataCenterCandidates(in, eligible, tierOf, order, count)
+		for _, c := range out {
+			best[c.GPUID] = c
+		}
+		for _, o := range eligible {
+			if _, ok := best[o.GPUID]; !ok {
+				note(o.GPUID, noDataCenterReason(in, o.Cloud))
+			}
+		}
+	} else {
+		for _, c := range best {
+			out = append(out, c)
+		}
+		sort.SliceStable(out, func(i, j int) bool {
+			if out[i].PricePerHour != out[j].PricePerHour {
+				return out[i].PricePerHour < out[j].PricePerHour
+			}
+			return order[out[i].GPUID] < order[out[j].GPUID] // ties keep allowlist order
+		})
+	}
+	for id := range best {
 		delete(reason, id)
 	}
 	for id, why := range reason {
 		dropped[id] = why
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].PricePerHour != out[j].PricePerHour {
-			return out[i].PricePerHour < out[j].PricePerHour
-		}
-		return order[out[i].GPUID] < order[out[j].GPUID] // ties keep allowlist order
-	})
 	return out
+}
+
+// dataCenterCandidates turns the eligible offers into one candidate per data
+// center with stock, in DataCenterOffers' order (cheapest first, secure wins a
+// tie, then allowlist order), each pinned to its data center and cloud. Several
+// candidates may share a GPU id: a create that finds no capacity in one data
+// center says nothing about the next.
+func dataCenterCandidates(in Input, eligible []Offer, tierOf map[string]string, order map[string]int, count int) []Candidate {
+	ids := make([]string, 0, len(order))
+	for id := range order {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return order[ids[i]] < order[ids[j]] })
+	offers := DataCenterOffers(eligible, count, DCFilter{
+		GPUIDs: ids, Continents: in.Continents, DataCenterRegions: in.DataCenterRegions,
+		Zones: in.Zones, MinVRAMGB: in.MinVRAMGB,
+	})
+	out := make([]Candidate, 0, len(offers))
+	for _, o := range offers {
+		out = append(out, Candidate{
+			Tier: tierOf[o.GPUID], GPUID: o.GPUID, Cloud: o.Cloud, Source: SourceLive,
+			PricePerHour: o.PricePerHour, PriceKnown: true, DataCenterIDs: []string{o.DataCenterID},
+			Region: o.Region,
+		})
+	}
+	return out
+}
+
+// noDataCenterReason says why an offer that is in stock overall gave no
+// per-data-center candidate.
+func noDataCenterReason(in Input, cloud string) string {
+	if len(in.Zones) > 0 || len(in.Continents) > 0 {
+		return "no stock in the configured regions/zones (" + strings.ToLower(cloud) + " cloud)"
+	}
+	return "no data center with stock in " + strings.ToLower(cloud) + " cloud"
 }
 
 // staticCandidates interleaves the reviewed GPU types by tier (first of each
@@ -252,12 +332,16 @@ func staticCandidates(in Input, priced map[string]bool, memory map[string]int, d
 			queues[i] = append(queues[i], id)
 		}
 	}
+	zones, placeable := staticZones(in)
+	if !placeable {
+		return nil
+	}
 	var out []Candidate
 	for round := 0; ; round++ {
 		added := false
 		for i, q := range queues {
 			if round < len(q) {
-				out = append(out, Candidate{Tier: in.Tiers[i].Name, GPUID: q[round], Cloud: cloud, Source: SourceStatic, DataCenterIDs: staticZones(in)})
+				out = append(out, Candidate{Tier: in.Tiers[i].Name, GPUID: q[round], Cloud: cloud, Source: SourceStatic, DataCenterIDs: slices.Clone(zones)})
 				added = true
 			}
 		}
@@ -267,13 +351,47 @@ func staticCandidates(in Input, priced map[string]bool, memory map[string]int, d
 	}
 }
 
-// staticZones restricts static candidates to the configured zones; continents
-// cannot be applied without live stock, so RunPod chooses within the zones only.
-func staticZones(in Input) []string {
-	if len(in.Zones) == 0 {
-		return nil
+// staticZones returns the data centers static candidates may be created in,
+// and false when the configured continents hold none of the data centers the
+// list names. Zones pin them; continents restrict them through the data-center
+// list, so a static candidate never lands where no live one could. Without the
+// list (the catalog failed) continents cannot be applied and RunPod chooses
+// within the zones only.
+func staticZones(in Input) ([]string, bool) {
+	if len(in.Continents) == 0 || len(in.DataCenterRegions) == 0 {
+		if len(in.Zones) == 0 {
+			return nil, true
+		}
+		return append([]string(nil), in.Zones...), true
 	}
-	return append([]string(nil), in.Zones...)
+	var ids []string
+	for id, region := range in.DataCenterRegions {
+		if containsFold(in.Continents, region) && (len(in.Zones) == 0 || containsFold(in.Zones, id)) {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids, len(ids) > 0
+}
+
+// regionOf names the continents of a candidate's data centers for the plan
+// table; "" when RunPod chooses anywhere or a data center's continent is not
+// known (the list was not read).
+func regionOf(in Input, dcs []string) string {
+	seen := map[string]bool{}
+	var regions []string
+	for _, id := range dcs {
+		r := strings.ToLower(in.DataCenterRegions[id])
+		if r == "" {
+			return ""
+		}
+		if !seen[r] {
+			seen[r] = true
+			regions = append(regions, r)
+		}
+	}
+	sort.Strings(regions)
+	return strings.Join(regions, ", ")
 }
 
 // placement returns the data centers a live offer may be created in, and false
@@ -370,20 +488,30 @@ func (w WorstCase) String() string {
 	return s
 }
 
-// Table renders the plan as a Markdown table for logs and job summaries.
+// Table renders the plan as a Markdown table for logs and job summaries: each
+// candidate's instance type (seed 004's "<GPU id> x<count> <cloud>"), its list
+// price per pod, and where it may land (region = continent, zone = data center;
+// "any" where RunPod chooses, "-" where the continent is not known).
 func (p Plan) Table() string {
 	var b strings.Builder
-	b.WriteString("| # | candidate | tier | GPU | cloud | $/h | placement |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| # | candidate | tier | instance type | $/h | region | zone |\n|---|---|---|---|---|---|---|\n")
 	for _, c := range p.Candidates {
 		price := "unpriced"
 		if c.PriceKnown {
 			price = fmt.Sprintf("%.2f", c.PricePerHour)
 		}
-		where := "any"
+		region, zone := c.Region, "any"
 		if len(c.DataCenterIDs) > 0 {
-			where = strings.Join(c.DataCenterIDs, ", ")
+			zone = strings.Join(c.DataCenterIDs, ", ")
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", c.N, c.Name, c.Tier, c.GPUID, strings.ToLower(c.Cloud), price, where)
+		switch {
+		case region != "":
+		case len(c.DataCenterIDs) == 0:
+			region = "any"
+		default:
+			region = "-"
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", c.N, c.Name, c.Tier, c.InstanceType(), price, region, zone)
 	}
 	return b.String()
 }

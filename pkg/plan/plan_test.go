@@ -204,12 +204,12 @@ func TestBuild(t *testing.T) {
 				in.Continents = []string{"europe"}
 				in.DataCenterRegions = map[string]string{"US-TX-3": "NORTH_AMERICA", "US-KS-2": "NORTH_AMERICA", "EU-RO-1": "EUROPE", "EU-SE-1": "EUROPE"}
 			},
-			want: []string{
+			want: []string{ // static candidates stay on the continent too
 				"live-1 ampere RTX A6000 secure 0.49 @EU-SE-1",
 				"live-2 ada GeForce RTX 4090 secure 0.69 @EU-RO-1",
 				"live-3 hopper H100 80GB HBM3 secure 2.99 @EU-RO-1",
-				"static-ada-1 ada L40S secure 0.86",
-				"static-ampere-1 ampere A100 80GB PCIe secure 1.64",
+				"static-ada-1 ada L40S secure 0.86 @EU-RO-1,EU-SE-1",
+				"static-ampere-1 ampere A100 80GB PCIe secure 1.64 @EU-RO-1,EU-SE-1",
 			},
 			wantDropped: map[string]string{l40s: "no stock in the configured regions/zones (secure cloud)"},
 		},
@@ -247,6 +247,21 @@ func TestBuild(t *testing.T) {
 				"live-3 ada GeForce RTX 4090 secure 0.69",
 				"static-ada-1 ada L40S secure 0.86",
 				"static-hopper-1 hopper H100 80GB HBM3 secure 2.99",
+			},
+		},
+		{
+			name: "a static candidate is priced in its own cloud, not at a cheaper community price",
+			mutate: func(in *Input) {
+				in.Clouds = []string{CloudSecure, CloudCommunity}
+				in.Offers = append(in.Offers, offer(rtx4090, 24, CloudCommunity, 0.34, "HIGH"))
+				in.MaxPriceCandidates = 0
+			},
+			want: []string{
+				"static-ada-1 ada GeForce RTX 4090 secure 0.69",
+				"static-ampere-1 ampere RTX A6000 secure 0.49",
+				"static-hopper-1 hopper H100 80GB HBM3 secure 2.99",
+				"static-ada-2 ada L40S secure 0.86",
+				"static-ampere-2 ampere A100 80GB PCIe secure 1.64",
 			},
 		},
 		{
@@ -330,4 +345,185 @@ func TestWorstCaseAndTable(t *testing.T) {
 	assert.Check(t, is.Len(fw.Unpriced, 5))
 	assert.Check(t, is.Contains(fw.String(), "+ 5 unpriced candidate(s)"))
 	golden.Assert(t, p.Table(), "plan-table.golden.md")
+}
+
+// dcRegions places the per-data-center market's data centers on continents.
+var dcRegions = map[string]string{"US-TX-3": "NORTH_AMERICA", "US-KS-2": "NORTH_AMERICA", "EU-RO-1": "EUROPE", "EU-SE-1": "EUROPE"}
+
+// dcMarket has both clouds, several data centers per offer, and a cheap
+// unreviewed type in stock everywhere.
+func dcMarket() []Offer {
+	return []Offer{
+		offer(rtx4090, 24, CloudSecure, 0.69, "HIGH", "US-TX-3=HIGH", "EU-RO-1=LOW"),
+		offer(rtx4090, 24, CloudCommunity, 0.34, "HIGH", "EU-RO-1=MEDIUM", "EU-SE-1=NONE", "US-TX-3=HIGH"),
+		offer(l40s, 48, CloudSecure, 0.86, "MEDIUM", "US-KS-2=MEDIUM"),
+		offer(a6000, 48, CloudSecure, 0.49, "LOW", "EU-SE-1=LOW"),
+		offer(a100, 80, CloudSecure, 1.64, "HIGH", "US-TX-3=HIGH", "EU-RO-1=HIGH"),
+		offer(a100, 80, CloudCommunity, 0.89, "LOW", "EU-SE-1=LOW"),
+		offer(h100, 80, CloudSecure, 2.99, "LOW", "EU-RO-1=LOW"),
+		offer(a4000, 16, CloudSecure, 0.17, "HIGH", "US-TX-3=HIGH", "EU-RO-1=HIGH", "EU-SE-1=HIGH"),
+		offer(a4000, 16, CloudCommunity, 0.09, "HIGH", "EU-RO-1=HIGH"),
+	}
+}
+
+func dcInput() Input {
+	return Input{
+		Tiers: reviewed, Offers: dcMarket(), GPUCount: 1, MinVRAMGB: 8, MaxPriceCandidates: 4, MaxAttempts: 7,
+		Clouds: []string{CloudSecure, CloudCommunity}, DataCenterRegions: dcRegions, PerDataCenter: true,
+	}
+}
+
+func TestBuildPerDataCenter(t *testing.T) {
+	tests := []struct {
+		name        string
+		mutate      func(*Input)
+		want        []string
+		wantWarn    string
+		wantDropped map[string]string
+	}{
+		{
+			name: "one candidate per data center; secure and community compete on price",
+			want: []string{
+				"live-1 ada GeForce RTX 4090 community 0.34 @EU-RO-1",
+				"live-2 ada GeForce RTX 4090 community 0.34 @US-TX-3",
+				"live-3 ampere RTX A6000 secure 0.49 @EU-SE-1",
+				"live-4 ada GeForce RTX 4090 secure 0.69 @EU-RO-1",
+				"static-ada-1 ada L40S secure 0.86",
+				"static-ampere-1 ampere A100 80GB PCIe secure 1.64",
+				"static-hopper-1 hopper H100 80GB HBM3 secure 2.99",
+			},
+		},
+		{
+			name:   "a zone pins every candidate, static ones too",
+			mutate: func(in *Input) { in.Zones = []string{"EU-RO-1"} },
+			want: []string{
+				"live-1 ada GeForce RTX 4090 community 0.34 @EU-RO-1",
+				"live-2 ada GeForce RTX 4090 secure 0.69 @EU-RO-1",
+				"live-3 ampere A100 80GB PCIe secure 1.64 @EU-RO-1",
+				"live-4 hopper H100 80GB HBM3 secure 2.99 @EU-RO-1",
+				"static-ada-1 ada L40S secure 0.86 @EU-RO-1",
+				"static-ampere-1 ampere RTX A6000 secure 0.49 @EU-RO-1",
+			},
+			wantDropped: map[string]string{
+				l40s:  "no stock in the configured regions/zones (secure cloud)",
+				a6000: "no stock in the configured regions/zones (secure cloud)",
+			},
+		},
+		{
+			name:   "a continent keeps its data centers only; static candidates stay on it",
+			mutate: func(in *Input) { in.Continents = []string{"europe"} },
+			want: []string{
+				"live-1 ada GeForce RTX 4090 community 0.34 @EU-RO-1",
+				"live-2 ampere RTX A6000 secure 0.49 @EU-SE-1",
+				"live-3 ada GeForce RTX 4090 secure 0.69 @EU-RO-1",
+				"live-4 ampere A100 80GB PCIe community 0.89 @EU-SE-1",
+				"static-ada-1 ada L40S secure 0.86 @EU-RO-1,EU-SE-1",
+				"static-hopper-1 hopper H100 80GB HBM3 secure 2.99 @EU-RO-1,EU-SE-1",
+			},
+			wantDropped: map[string]string{l40s: "no stock in the configured regions/zones (secure cloud)"},
+		},
+		{
+			name:     "a continent without data centers plans nothing rather than anywhere",
+			mutate:   func(in *Input) { in.Continents = []string{"asia"} },
+			wantWarn: "no RunPod data center is in the configured regions (asia): no static candidate is planned",
+		},
+		{
+			name: "the allowlist is the boundary: the cheapest unreviewed offers are never planned",
+			mutate: func(in *Input) {
+				in.MaxPriceCandidates, in.MaxAttempts = 20, 20
+			},
+			want: []string{
+				"live-1 ada GeForce RTX 4090 community 0.34 @EU-RO-1",
+				"live-2 ada GeForce RTX 4090 community 0.34 @US-TX-3",
+				"live-3 ampere RTX A6000 secure 0.49 @EU-SE-1",
+				"live-4 ada GeForce RTX 4090 secure 0.69 @EU-RO-1",
+				"live-5 ada GeForce RTX 4090 secure 0.69 @US-TX-3",
+				"live-6 ada L40S secure 0.86 @US-KS-2",
+				"live-7 ampere A100 80GB PCIe community 0.89 @EU-SE-1",
+				"live-8 ampere A100 80GB PCIe secure 1.64 @EU-RO-1",
+				"live-9 ampere A100 80GB PCIe secure 1.64 @US-TX-3",
+				"live-10 hopper H100 80GB HBM3 secure 2.99 @EU-RO-1",
+			},
+		},
+		{
+			name:   "max_price_candidates caps data-center candidates; static ones skip GPU ids already priced",
+			mutate: func(in *Input) { in.MaxPriceCandidates = 2 },
+			want: []string{
+				"live-1 ada GeForce RTX 4090 community 0.34 @EU-RO-1",
+				"live-2 ada GeForce RTX 4090 community 0.34 @US-TX-3",
+				"static-ada-1 ada L40S secure 0.86",
+				"static-ampere-1 ampere RTX A6000 secure 0.49",
+				"static-hopper-1 hopper H100 80GB HBM3 secure 2.99",
+				"static-ampere-2 ampere A100 80GB PCIe secure 1.64",
+			},
+		},
+		{
+			name:   "the tier reservation shrinks the data-center prefix",
+			mutate: func(in *Input) { in.MaxPriceCandidates, in.MaxAttempts = 10, 4 },
+			want: []string{
+				"live-1 ada GeForce RTX 4090 community 0.34 @EU-RO-1",
+				"static-ada-1 ada L40S secure 0.86",
+				"static-ampere-1 ampere RTX A6000 secure 0.49",
+				"static-hopper-1 hopper H100 80GB HBM3 secure 2.99",
+			},
+		},
+		{
+			name:   "community off: secure data centers only",
+			mutate: func(in *Input) { in.Clouds = nil; in.Zones = []string{"US-TX-3"} },
+			want: []string{
+				"live-1 ada GeForce RTX 4090 secure 0.69 @US-TX-3",
+				"live-2 ampere A100 80GB PCIe secure 1.64 @US-TX-3",
+				"static-ada-1 ada L40S secure 0.86 @US-TX-3",
+				"static-ampere-1 ampere RTX A6000 secure 0.49 @US-TX-3",
+				"static-hopper-1 hopper H100 80GB HBM3 secure 2.99 @US-TX-3",
+			},
+		},
+		{
+			name:   "gpu count prices the pod",
+			mutate: func(in *Input) { in.GPUCount = 2; in.Zones = []string{"EU-SE-1"} },
+			want: []string{
+				"live-1 ampere RTX A6000 secure 0.98 @EU-SE-1",
+				"live-2 ampere A100 80GB PCIe community 1.78 @EU-SE-1",
+				"static-ada-1 ada GeForce RTX 4090 secure 1.38 @EU-SE-1",
+				"static-hopper-1 hopper H100 80GB HBM3 secure 5.98 @EU-SE-1",
+				"static-ada-2 ada L40S secure 1.72 @EU-SE-1",
+			},
+			wantDropped: map[string]string{rtx4090: "no stock in the configured regions/zones (secure cloud)"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := dcInput()
+			if tc.mutate != nil {
+				tc.mutate(&in)
+			}
+			p := Build(in)
+			assert.DeepEqual(t, describe(p), tc.want)
+			assert.Check(t, len(p.Candidates) <= in.MaxAttempts)
+			for i, c := range p.Candidates {
+				assert.Check(t, is.Equal(c.N, i+1))
+				assert.Check(t, c.GPUID != a4000, "an unreviewed type was planned")
+				if c.Source == SourceLive {
+					assert.Check(t, is.Len(c.DataCenterIDs, 1), "a data-center candidate names its zone")
+				}
+			}
+			if tc.wantWarn != "" {
+				assert.Check(t, is.Contains(strings.Join(p.Warnings, "\n"), tc.wantWarn))
+			}
+			for id, why := range tc.wantDropped {
+				assert.Check(t, is.Equal(p.Dropped[id], why), id)
+			}
+		})
+	}
+}
+
+// The table shows what seed 004 calls an offer: instance type, region, zone.
+func TestPerDataCenterTable(t *testing.T) {
+	in := dcInput()
+	in.Continents = []string{"europe"}
+	p := Build(in)
+	golden.Assert(t, p.Table(), "plan-table-per-dc.golden.md")
+	w := p.WorstCase(420*time.Second, time.Hour)
+	// (0.34+0.49+0.69+0.89+0.86+2.99) × 420/3600 + 2.99: per-pod prices bound the run
+	assert.Check(t, is.Equal(fmt.Sprintf("%.4f", w.USD), "3.7203"))
 }

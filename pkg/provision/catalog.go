@@ -3,6 +3,8 @@ package provision
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/plan"
@@ -10,14 +12,18 @@ import (
 )
 
 // plan reads the catalog once per allowed cloud (one read by default) and,
-// only when continents are configured, the data-center list; any failure
-// falls back to the static reviewed candidates.
+// when continents or zones are configured, the data-center list (continents
+// need it to filter, zones to name their continent). With regions, zones or
+// the community cloud the plan is one candidate per data center in stock
+// (seed 004's offers); otherwise one per GPU type, RunPod choosing where. A
+// catalog failure falls back to the static reviewed candidates.
 func (r *run) plan(ctx context.Context) plan.Plan {
 	cfg := r.cfg
 	continents, countries := cfg.SplitRegions()
 	in := plan.Input{
 		GPUCount: cfg.GPUCount, MinVRAMGB: cfg.MinVRAMGB, MaxPriceCandidates: cfg.MaxPriceCandidates,
 		MaxAttempts: cfg.MaxProvisionAttempts, Continents: continents, Zones: cfg.Zones,
+		PerDataCenter: len(cfg.Regions) > 0 || len(cfg.Zones) > 0 || slices.Contains(cfg.Clouds, config.CloudCommunity),
 	}
 	for _, t := range cfg.GPUTiers {
 		in.Tiers = append(in.Tiers, plan.Tier{Name: t.Name, GPUIDs: t.GPUIDs})
@@ -43,15 +49,21 @@ func (r *run) plan(ctx context.Context) plan.Plan {
 			in.Offers = append(in.Offers, offer(g, cloud))
 		}
 	}
-	if in.CatalogErr == nil && len(continents) > 0 {
+	if in.CatalogErr == nil && (len(continents) > 0 || len(cfg.Zones) > 0) {
 		dcs, err := r.deps.RunPod.ListDataCenters(ctx, runpod.DataCenterQuery{})
-		if err != nil {
-			in.CatalogErr = err
-		} else {
+		switch {
+		case err == nil:
 			in.DataCenterRegions = map[string]string{}
 			for _, dc := range dcs {
-				in.DataCenterRegions[dc.ID] = string(dc.Region)
+				in.DataCenterRegions[dc.ID] = dc.Region
 			}
+		case len(continents) > 0:
+			in.CatalogErr = err // continents cannot be applied without the list
+		default:
+			// Zones alone pin the data centers; only the table's continent is unknown.
+			w := fmt.Sprintf("data-center list unavailable (%v): the plan shows no continent for the zones", err)
+			r.res.Warnings = append(r.res.Warnings, w)
+			r.logf("warning: %s", w)
 		}
 	}
 	return plan.Build(in)
