@@ -59,6 +59,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 		deps.Jobs = gh
 	}
 
+	endDeletion := io.Phase("deletion: this run's pods, then their cost")
 	res, runErr := cleanup.Run(ctx, deps, cleanup.Request{
 		PodID: io.Input("pod-id"), RetainedPodIDs: cleanup.ParseIDs(io.Input("retained-pod-ids")),
 		Run: cost.Run{Repository: current.Repository, ID: current.ID, Attempt: current.Attempt, TestedRef: tested,
@@ -66,6 +67,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 		Snapshot: snapshot, RunnerLabel: io.Input("runner-label"), RunnerScope: scope, TestStep: io.Input("test-step-name"),
 		Provision: provisioned,
 	})
+	endDeletion()
 	io.Infof("%s", cost.CostLine(res.Report).Format())
 
 	// Outputs is a map, so its names are listed for the action.yml consistency test (action-tests).

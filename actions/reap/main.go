@@ -54,11 +54,13 @@ func run(ctx context.Context, io *actionio.IO) error {
 	}
 	event := io.Getenv("GITHUB_EVENT_NAME")
 	sweeper := &reap.Sweeper{Pods: rp, GitHub: gh, Deleter: &lifecycle.Deleter{Pods: rp, Policy: policy, Logf: io.Infof}, Logf: io.Infof}
+	endSweep := io.Phase("sweep: this repository's pods")
 	rec, sweepErr := sweeper.Sweep(ctx, reap.Request{
 		Scope:   reap.Scope{Repository: owner + "/" + repo, Workflows: io.Lines("workflows")},
 		Execute: reap.ShouldExecute(event, execute), Event: event,
 		RetentionCap: time.Duration(capHours) * time.Hour,
 	})
+	endSweep()
 
 	// The record and summary are written whatever happened: they are the evidence.
 	errs := []error{sweepErr, rec.WriteFile(path)}

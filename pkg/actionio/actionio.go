@@ -43,6 +43,7 @@ type IO struct {
 
 	mu         sync.Mutex
 	summaryLen int
+	groups     int // Group calls not yet ended: only the outermost reaches the runner
 }
 
 // New returns an IO writing log lines to out and reading the environment
@@ -263,11 +264,72 @@ func (r *IO) Warningf(format string, args ...any) {
 // Errorf writes an error annotation (it does not exit).
 func (r *IO) Errorf(format string, args ...any) { r.action.Errorf("%s", fmt.Sprintf(format, args...)) }
 
-// Group starts a collapsible log group; EndGroup ends it.
-func (r *IO) Group(title string) { r.action.Group(title) }
+// Annotation places an error annotation on a line of a repository file, as
+// the runner shows it in the diff and on the run's page.
+type Annotation struct {
+	// Title heads the annotation; empty leaves GitHub's default.
+	Title string
+	// File is relative to the repository root (the workspace); GitHub shows
+	// an annotation on an absolute or outside path on the run only.
+	File string
+	// Line and Column are 1-based; 0 leaves them out.
+	Line, Column int
+}
 
-// EndGroup ends the current log group.
-func (r *IO) EndGroup() { r.action.EndGroup() }
+// ErrorAt writes an error annotation at a place in a file (it does not exit).
+func (r *IO) ErrorAt(at Annotation, format string, args ...any) {
+	props := map[string]string{}
+	for k, v := range map[string]string{"title": at.Title, "file": at.File} {
+		if v != "" {
+			props[k] = v
+		}
+	}
+	if at.File != "" && at.Line > 0 {
+		props["line"] = strconv.Itoa(at.Line)
+		if at.Column > 0 {
+			props["col"] = strconv.Itoa(at.Column)
+		}
+	}
+	r.action.WithFieldsMap(props).Errorf("%s", fmt.Sprintf(format, args...))
+}
+
+// Group starts a collapsible log group; EndGroup ends it. GitHub does not nest
+// groups, so a Group inside an open one only logs its title.
+func (r *IO) Group(title string) {
+	r.mu.Lock()
+	open := r.groups > 0
+	r.groups++
+	r.mu.Unlock()
+	if open {
+		r.Infof("%s", title)
+		return
+	}
+	r.action.Group(title)
+}
+
+// EndGroup ends the group Group opened; an unmatched call does nothing, so the
+// runner never sees an ::endgroup:: without its ::group::.
+func (r *IO) EndGroup() {
+	r.mu.Lock()
+	if r.groups == 0 {
+		r.mu.Unlock()
+		return
+	}
+	r.groups--
+	last := r.groups == 0
+	r.mu.Unlock()
+	if last {
+		r.action.EndGroup()
+	}
+}
+
+// Phase folds a long phase of the log (a plan, one attempt, a sweep) into a
+// group titled title and returns the function that ends it; calling that
+// more than once ends the group once.
+func (r *IO) Phase(title string) (end func()) {
+	r.Group(title)
+	return sync.OnceFunc(r.EndGroup)
+}
 
 // redactingWriter passes every log byte through the redactor on its way out.
 type redactingWriter struct{ io *IO }

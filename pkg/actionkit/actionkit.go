@@ -136,7 +136,11 @@ func Main(run func(ctx context.Context, io *actionio.IO) error) {
 	err := run(ctx, io)
 	stop()
 	if err != nil {
-		io.Errorf("%v", err)
+		if _, placed := err.(annotatedError); placed {
+			io.Infof("Error: %v", err) // its annotations are already on the file
+		} else {
+			io.Errorf("%v", err)
+		}
 		os.Exit(1)
 	}
 }
@@ -145,11 +149,15 @@ func Main(run func(ctx context.Context, io *actionio.IO) error) {
 const InputConfigPath = "config-path"
 
 // Config loads the repository's runpod-gpu configuration from config-path
-// (default config.DefaultPath), strictly validated, before any API call.
+// (default config.DefaultPath), strictly validated, before any API call. On
+// an error it has already written an annotation at each offending key and a
+// job summary saying what to fix; Main then adds no second annotation.
 func Config(io *actionio.IO) (*config.Config, error) {
-	cfg, err := config.Load(io.InputOr(InputConfigPath, config.DefaultPath))
+	path := io.InputOr(InputConfigPath, config.DefaultPath)
+	cfg, err := config.Load(path)
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		reportConfigError(io, path, err)
+		return nil, annotatedError{fmt.Errorf("config: %w", err)}
 	}
 	return cfg, nil
 }

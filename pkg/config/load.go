@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -29,8 +31,23 @@ const (
 type SyntaxError struct {
 	// Source names the file.
 	Source string
+	// Line is where the parser stopped, as its message says, or 0 when it
+	// names no line: where an annotation points.
+	Line int
 	// Err is the parser's error.
 	Err error
+}
+
+// parserLineRE finds the line yaml.v3 (and parseDocument) name in a message.
+var parserLineRE = regexp.MustCompile(`\bline (\d+):`)
+
+// newSyntaxError wraps a parser error with the line its message names.
+func newSyntaxError(source string, err error) *SyntaxError {
+	e := &SyntaxError{Source: source, Err: err}
+	if m := parserLineRE.FindStringSubmatch(err.Error()); m != nil {
+		e.Line, _ = strconv.Atoi(m[1])
+	}
+	return e
 }
 
 // Error formats "source: not a valid YAML config: reason".
@@ -66,9 +83,9 @@ func Load(path string) (*Config, error) {
 func Parse(data []byte, source string) (*Config, error) {
 	doc, err := parseDocument(data)
 	if err != nil {
-		return nil, &SyntaxError{Source: source, Err: err}
+		return nil, newSyntaxError(source, err)
 	}
-	chk := checker{lines: map[string]int{}}
+	chk := checker{at: map[string]position{}}
 	if doc != nil {
 		chk.node(doc, configType, "")
 	}
@@ -85,7 +102,7 @@ func Parse(data []byte, source string) (*Config, error) {
 			return dec.Decode(cfg)
 		})
 		if err != nil {
-			return nil, &SyntaxError{Source: source, Err: err}
+			return nil, newSyntaxError(source, err)
 		}
 	}
 	if problems := cfg.problems(); len(problems) > 0 {
@@ -146,27 +163,38 @@ var (
 // truncated into integer fields.
 type checker struct {
 	problems []*FieldError
-	// lines maps each key path present in the file to its line.
-	lines map[string]int
+	// at maps each key path present in the file to where its key is.
+	at map[string]position
 }
+
+// position is a node's place in the file, 1-based as yaml.v3 counts.
+type position struct{ line, column int }
+
+func at(n *yaml.Node) position { return position{n.Line, n.Column} }
 
 func (c *checker) fail(n *yaml.Node, key, value, expected string) {
-	c.problems = append(c.problems, &FieldError{Line: n.Line, Key: orRoot(key), Value: value, Expected: expected})
+	c.failAt(n, &FieldError{Key: orRoot(key), Value: value, Expected: expected})
 }
 
-// join stamps source and lines on the collected problems and joins them.
+func (c *checker) failAt(n *yaml.Node, p *FieldError) {
+	p.Line, p.Column = n.Line, n.Column
+	c.problems = append(c.problems, p)
+}
+
+// join stamps source and positions on the collected problems and joins them.
 func (c *checker) join(source string) error {
 	for _, p := range c.problems {
 		p.Source = source
 		if p.Line > 0 {
 			continue
 		}
-		if line, ok := c.lines[p.Key]; ok {
-			p.Line = line
+		if pos, ok := c.at[p.Key]; ok {
+			p.Line, p.Column = pos.line, pos.column
 			continue
 		}
 		// The key is absent: point at the closest enclosing key that is present.
-		p.Line = c.enclosingLine(p.Key)
+		pos := c.enclosing(p.Key)
+		p.Line, p.Column = pos.line, pos.column
 		if p.Value != "" && hasDefault(p.Key) {
 			p.Value += " (the default)"
 		} else {
@@ -181,16 +209,17 @@ func (c *checker) join(source string) error {
 	return errors.Join(errs...)
 }
 
-// enclosingLine returns the line of key's closest present ancestor, or 0.
-func (c *checker) enclosingLine(key string) int {
+// enclosing returns where key's closest present ancestor is, or the zero
+// position.
+func (c *checker) enclosing(key string) position {
 	for {
 		cut := strings.LastIndexAny(key, ".[")
 		if cut <= 0 {
-			return 0
+			return position{}
 		}
 		key = key[:cut]
-		if line, ok := c.lines[key]; ok {
-			return line
+		if pos, ok := c.at[key]; ok {
+			return pos
 		}
 	}
 }
@@ -222,7 +251,7 @@ func (c *checker) node(n *yaml.Node, t reflect.Type, key string) {
 		}
 		for i, item := range n.Content {
 			itemKey := fmt.Sprintf("%s[%d]", key, i)
-			c.lines[itemKey] = item.Line
+			c.at[itemKey] = at(item)
 			c.node(item, t.Elem(), itemKey)
 		}
 	default:
@@ -244,14 +273,19 @@ func (c *checker) mapping(n *yaml.Node, t reflect.Type, key string) {
 		field, known := fields[name]
 		switch {
 		case keyNode.Kind != yaml.ScalarNode || keyNode.ShortTag() != strTag || !known:
-			c.fail(keyNode, childKey, "", "a known key of "+orRoot(key)+": one of "+strings.Join(fieldNames(t), ", "))
+			names := fieldNames(t)
+			p := &FieldError{Key: childKey, Expected: "a known key of " + orRoot(key) + ": one of " + strings.Join(names, ", ")}
+			if keyNode.Kind == yaml.ScalarNode {
+				p.Suggestion = nearestKey(name, names)
+			}
+			c.failAt(keyNode, p)
 			continue
 		case seen[name]:
 			c.fail(keyNode, childKey, "", "the key given once")
 			continue
 		}
 		seen[name] = true
-		c.lines[childKey] = keyNode.Line
+		c.at[childKey] = at(keyNode)
 		c.node(valueNode, field.Type, childKey)
 	}
 }

@@ -72,6 +72,7 @@ var invalidCases = []struct {
 	{file: "timeout-zero", wantKey: "startup_timeout_seconds", wantLine: 5},
 	{file: "unknown-cloud", wantKey: "clouds[0]", wantLine: 5},
 	{file: "unknown-key", wantKey: "max_attempts", wantLine: 5},
+	{file: "unknown-key-typo", wantKey: "min_vram_gbs", wantLine: 5},
 	{file: "unknown-nested-key", wantKey: "gpu_tiers[0].gpu_id", wantLine: 4},
 	{file: "unknown-nvrtc-tier", wantKey: "nvrtc.experimental", wantLine: 6},
 	{file: "unknown-region", wantKey: "regions[0]", wantLine: 5},
@@ -126,6 +127,9 @@ func TestParseInvalid(t *testing.T) {
 			}
 			assert.Equal(t, problems[0].Key, tc.wantKey)
 			assert.Equal(t, problems[0].Line, tc.wantLine)
+			// A line without a column would put an annotation at the line's start
+			// only by luck; every located problem carries both.
+			assert.Check(t, (problems[0].Line > 0) == (problems[0].Column > 0), "line %d, column %d", problems[0].Line, problems[0].Column)
 			report.WriteString(err.Error() + "\n")
 		})
 	}
@@ -134,13 +138,15 @@ func TestParseInvalid(t *testing.T) {
 
 func TestParseSyntaxErrors(t *testing.T) {
 	tests := []struct {
-		name    string
-		input   string
-		wantErr string
+		name     string
+		input    string
+		wantErr  string
+		wantLine int
 	}{
-		{name: "unclosed quote", input: "image: \"ghcr.io\n", wantErr: `bad.yml: not a valid YAML config: yaml: line 2: found unexpected end of stream`},
-		{name: "bad indentation", input: "gpu_tiers:\n  - name: a\n gpu_ids: []\n", wantErr: "bad.yml: not a valid YAML config: yaml: line 2: did not find expected key"},
-		{name: "two documents", input: "gpu_count: 1\n---\ngpu_count: 2\n", wantErr: "bad.yml: not a valid YAML config: line 2: a second YAML document; the config is one document"},
+		{name: "unclosed quote", input: "image: \"ghcr.io\n", wantErr: `bad.yml: not a valid YAML config: yaml: line 2: found unexpected end of stream`, wantLine: 2},
+		{name: "bad indentation", input: "gpu_tiers:\n  - name: a\n gpu_ids: []\n", wantErr: "bad.yml: not a valid YAML config: yaml: line 2: did not find expected key", wantLine: 2},
+		{name: "two documents", input: "gpu_count: 1\n---\ngpu_count: 2\n", wantErr: "bad.yml: not a valid YAML config: line 2: a second YAML document; the config is one document", wantLine: 2},
+		{name: "tab indentation", input: "gpu_tiers:\n\t- name: a\n", wantErr: "bad.yml: not a valid YAML config: yaml: line 2: found character that cannot start any token", wantLine: 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -148,6 +154,7 @@ func TestParseSyntaxErrors(t *testing.T) {
 			var syntaxErr *SyntaxError
 			assert.Assert(t, errors.As(err, &syntaxErr), "got %T: %v", err, err)
 			assert.Error(t, err, tc.wantErr)
+			assert.Equal(t, syntaxErr.Line, tc.wantLine)
 		})
 	}
 }

@@ -19,6 +19,9 @@ type FieldError struct {
 	Source string
 	// Line is the key's line in Source, or 0 when unknown or absent.
 	Line int
+	// Column is the key's 1-based column on Line, or 0 when unknown: where an
+	// editor or a GitHub annotation puts the cursor.
+	Column int
 	// Key is the dotted path, e.g. "gpu_tiers[1].name".
 	Key string
 	// Value is the offending value as shown to the user (strings quoted), or
@@ -26,9 +29,13 @@ type FieldError struct {
 	Value string
 	// Expected says what the key must be.
 	Expected string
+	// Suggestion is the known key an unknown one was probably meant to be,
+	// or "" when none is close.
+	Suggestion string
 }
 
-// Error formats "source:line: key: got value, want expected".
+// Error formats "source:line: key: got value, want expected", followed by
+// "; did you mean `suggestion`?" when there is one.
 func (e *FieldError) Error() string {
 	var b strings.Builder
 	if e.Source != "" {
@@ -45,6 +52,9 @@ func (e *FieldError) Error() string {
 		b.WriteString(": want ")
 	}
 	b.WriteString(e.Expected)
+	if e.Suggestion != "" {
+		b.WriteString("; did you mean `" + e.Suggestion + "`?")
+	}
 	return b.String()
 }
 

@@ -295,15 +295,17 @@ func (r *run) provision(ctx context.Context) (Result, error) {
 	r.res.Image = image
 	r.logf("runner image: %s", image)
 
+	endPlan := r.phase("plan: the candidates to try, in order")
 	pctx, cancel := r.bound(ctx, CatalogBudget)
 	r.res.Plan = r.plan(pctx)
 	cancel()
 	r.res.WorstCase = r.res.Plan.WorstCase(r.cfg.StartupTimeout(), r.cfg.Lifetime())
 	r.res.Warnings = append(r.res.Warnings, r.res.Plan.Warnings...)
-	for _, w := range r.res.Plan.Warnings {
+	r.logf("plan (%d candidates, worst-case spend %s%s):\n%s", len(r.res.Plan.Candidates), r.res.WorstCase, r.ceilingNote(), r.res.Plan.Table())
+	endPlan()
+	for _, w := range r.res.Plan.Warnings { // outside the folded plan: they are read
 		r.logf("warning: %s", w)
 	}
-	r.logf("plan (%d candidates, worst-case spend %s%s):\n%s", len(r.res.Plan.Candidates), r.res.WorstCase, r.ceilingNote(), r.res.Plan.Table())
 	if len(r.res.Plan.Candidates) == 0 {
 		return r.res, r.fail(ErrExhausted, "the plan has no candidate")
 	}
@@ -322,7 +324,9 @@ func (r *run) provision(ctx context.Context) (Result, error) {
 		if err := r.checkCeiling(c); err != nil {
 			return r.res, err
 		}
+		endAttempt := r.phase("attempt %d of %d: %s (%s)", c.N, len(r.res.Plan.Candidates), c.Name, c.GPUID)
 		out, err := r.attempt(ctx, c)
+		endAttempt()
 		if err != nil {
 			return r.res, err
 		}
@@ -473,6 +477,7 @@ func (r *run) runnerLabel(n int) (string, error) {
 // deleteAllCreated deletes every pod still alive, on a fresh bounded context:
 // the run's own context is already cancelled.
 func (r *run) deleteAllCreated() {
+	defer r.phase("cancelled: deleting this run's pods")()
 	for _, id := range r.created {
 		if !r.live[id] {
 			continue

@@ -126,9 +126,25 @@ func priceCell(p cost.Price) string {
 
 func escapeCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
+// PhaseObserver is an Observer that can fold a long phase of a run (the plan,
+// one attempt, the deletions on cancel) into one collapsible block; Run uses
+// it when its Observer has it. Phase returns the function that ends the block.
+type PhaseObserver interface {
+	Phase(title string) (end func())
+}
+
+// phase opens a block on a PhaseObserver; other observers hear nothing.
+func (r *run) phase(format string, args ...any) (end func()) {
+	if p, ok := r.deps.Observer.(PhaseObserver); ok {
+		return p.Phase(fmt.Sprintf(format, args...))
+	}
+	return func() {}
+}
+
 // ActionObserver reports a run to the Actions runner: plain log lines, the
-// structured attempt lines the cost history reads, and the pod-id output the
-// moment a pod exists (the last one written wins: the accepted pod).
+// structured attempt lines the cost history reads, the pod-id output the
+// moment a pod exists (the last one written wins: the accepted pod), and each
+// phase as a ::group:: block, so the log reads as plan, attempt 1, attempt 2.
 func ActionObserver(io *actionio.IO) Observer { return &actionObserver{io: io} }
 
 type actionObserver struct {
@@ -137,6 +153,8 @@ type actionObserver struct {
 }
 
 func (o *actionObserver) Logf(format string, args ...any) { o.io.Infof(format, args...) }
+
+func (o *actionObserver) Phase(title string) (end func()) { return o.io.Phase(title) }
 
 func (o *actionObserver) PodCreated(podID string) {
 	o.created = append(o.created, podID)
