@@ -110,7 +110,7 @@ func metaServerlessLaneProblems(wf metaWorkflow, text string) []string {
 		add("job serverless timeout-minutes %d is below its steps' %d: the cleanup step could be cut short", jobTimeout, total)
 	}
 	settings := serverless.DefaultSettings()
-	if n, _ := lane.TimeoutMinutes.(int); n < int((settings.CleanupDeadline-settings.JobTTL-settings.CleanupMargin+settings.JobTTL+serverless.CleanupTimeout).Minutes()) {
+	if n, _ := lane.TimeoutMinutes.(int); n < int((settings.CleanupDeadline - settings.JobTTL - settings.CleanupMargin + settings.JobTTL + serverless.CleanupTimeout).Minutes()) {
 		add("the lane step's timeout-minutes %d cannot hold the latest submission, the job TTL and the deferred cleanup", n)
 	}
 
