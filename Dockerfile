@@ -2,7 +2,10 @@
 # executable /<name>, and every actions/<name>/action.yml picks its binary with
 # `entrypoint: /<name>`. The image also carries the pod-side CUDA proof, /cuda-smoke, with
 # /cuda-smoke.sha256: the release publishes exactly these bytes as release assets, and the
-# provision binary embeds their URL and SHA-256 so a pod can verify what it downloads.
+# provision binary embeds their URL and SHA-256 so a pod can verify what it downloads. The
+# Serverless lane's Go worker, /serverless-worker with /serverless-worker.sha256, is carried
+# and published the same way; the serverless action embeds its URL and SHA-256, and the
+# template's handler checks the download against it.
 #
 # GitHub runs Docker actions as root with the workspace as the working directory, so the
 # final stage sets neither USER nor WORKDIR.
@@ -20,6 +23,7 @@ ARG TARGETARCH
 ARG VERSION=dev
 ARG REPOSITORY=org/runpod-gpu
 ARG PROOF_URL=https://github.com/${REPOSITORY}/releases/download/${VERSION}/cuda-smoke
+ARG WORKER_URL=https://github.com/${REPOSITORY}/releases/download/${VERSION}/serverless-worker
 
 COPY go.mod go.sum /src/
 RUN go -C /src mod download
@@ -32,14 +36,21 @@ RUN CGO_ENABLED=0 GOOS=linux GOARCH=amd64 \
       go build -C /src -trimpath -buildvcs=false -ldflags "-s -w" -o /out/cuda-smoke ./pkg/smoke/cmd/cuda-smoke \
  && cd /out && sha256sum cuda-smoke > cuda-smoke.sha256
 
+# The Serverless worker runs in RunPod's x86-64 image, so it is linux/amd64 too, and links
+# like the proof (it runs the same proof in-process through purego).
+RUN CGO_ENABLED=0 GOOS=linux GOARCH=amd64 \
+      go build -C /src -trimpath -buildvcs=false -ldflags "-s -w" -o /out/serverless-worker ./pkg/serverless/cmd/serverless-worker \
+ && cd /out && sha256sum serverless-worker > serverless-worker.sha256
+
 # Every action directory with a main.go is built; a new action needs no change here.
 RUN set -eu; \
     proof_sha256=$(cut -d' ' -f1 /out/cuda-smoke.sha256); \
+    worker_sha256=$(cut -d' ' -f1 /out/serverless-worker.sha256); \
     for main in /src/actions/*/main.go; do \
       name=$(basename "$(dirname "$main")"); \
       CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
         go build -C /src -trimpath -buildvcs=false \
-          -ldflags "-s -w -X github.com/org/runpod-gpu/pkg/reqpolicy.Version=${VERSION} -X main.defaultProofURL=${PROOF_URL} -X main.defaultProofSHA256=${proof_sha256}" \
+          -ldflags "-s -w -X github.com/org/runpod-gpu/pkg/reqpolicy.Version=${VERSION} -X main.defaultProofURL=${PROOF_URL} -X main.defaultProofSHA256=${proof_sha256} -X main.defaultWorkerURL=${WORKER_URL} -X main.defaultWorkerSHA256=${worker_sha256}" \
           -o "/out/$name" "./actions/$name"; \
     done; \
     mkdir -m 1777 /out/tmp; \

@@ -1014,6 +1014,11 @@ func TestMetaMetadataDetectsProblems(t *testing.T) {
 // metaSharedInputs are the inputs several actions declare, read through
 // actionkit: each must mean the same everywhere, so one caller's with: block
 // reads the same for every action.
+// metaModeOptional names, per action, the shared input it may declare
+// optional because one of its modes calls nothing (serverless's prepare mode
+// only hashes the sources, in a job that holds no secret).
+var metaModeOptional = map[string]string{"serverless": "runpod-api-key"}
+
 var metaSharedInputs = []string{"github-token", "app-id", "app-installation-id", "app-private-key", "runpod-api-key", "runpod-api-url"}
 
 // metaInputNameRE is the one naming style of inputs: lower-case kebab-case.
@@ -1068,6 +1073,9 @@ func metaCheckSuiteMetadata(actions map[string]metaActionYML) []string {
 				continue
 			}
 			want := actions[ref].Inputs[in]
+			if metaModeOptional[dir] == in {
+				continue // one of its modes needs no such input (documented in its description)
+			}
 			if got.Required != want.Required || (got.Default == nil) != (want.Default == nil) || (got.Default != nil && *got.Default != *want.Default) {
 				add("actions/%s: input %s is declared unlike actions/%s's (required, default)", dir, in, ref)
 			}

@@ -125,6 +125,17 @@ func metaCheckDockerfile(text string, actions []string) []string {
 			if strings.Contains(in.args, "./pkg/smoke/cmd/cuda-smoke") && strings.Contains(in.args, "sha256sum cuda-smoke > cuda-smoke.sha256") {
 				built["cuda-smoke"] = true
 			}
+			if strings.Contains(in.args, "./pkg/serverless/cmd/serverless-worker") && strings.Contains(in.args, "sha256sum serverless-worker > serverless-worker.sha256") {
+				built["serverless-worker"] = true
+			}
+			if strings.Contains(in.args, "./actions/") {
+				// The release's assets reach the actions only through these defaults.
+				for _, x := range metaInjectedDefaults {
+					if !strings.Contains(in.args, x) {
+						add("the actions' go build does not inject %s (the release asset's URL or SHA-256)", strings.TrimSuffix(x, "="))
+					}
+				}
+			}
 		}
 	}
 	for _, a := range actions {
@@ -134,6 +145,9 @@ func metaCheckDockerfile(text string, actions []string) []string {
 	}
 	if !built["cuda-smoke"] {
 		add("the proof is not built: go build ./pkg/smoke/cmd/cuda-smoke, then sha256sum cuda-smoke > cuda-smoke.sha256")
+	}
+	if !built["serverless-worker"] {
+		add("the Serverless worker is not built: go build ./pkg/serverless/cmd/serverless-worker, then sha256sum serverless-worker > serverless-worker.sha256")
 	}
 
 	final := stages[len(stages)-1]
@@ -163,6 +177,10 @@ func metaCheckDockerfile(text string, actions []string) []string {
 	}
 	return problems
 }
+
+// metaInjectedDefaults are the -X flags that give provision its proof and
+// serverless its worker: the URL and SHA-256 of the release assets.
+var metaInjectedDefaults = []string{"-X main.defaultProofURL=", "-X main.defaultProofSHA256=", "-X main.defaultWorkerURL=", "-X main.defaultWorkerSHA256="}
 
 // metaActionMains lists the actions the image must hold: every actions/<name>/main.go.
 func metaActionMains(t *testing.T) []string {
@@ -229,6 +247,14 @@ func TestMetaDockerfileDetectsProblems(t *testing.T) {
 			name: "proof checksum not written", old: "sha256sum cuda-smoke > cuda-smoke.sha256", new: "true",
 			wantProbs: []string{"the proof is not built"},
 		},
+		{
+			name: "worker checksum not written", old: "sha256sum serverless-worker > serverless-worker.sha256", new: "true",
+			wantProbs: []string{"the Serverless worker is not built"},
+		},
+		{
+			name: "worker defaults not injected", old: " -X main.defaultWorkerURL=${WORKER_URL} -X main.defaultWorkerSHA256=${worker_sha256}", new: "",
+			wantProbs: []string{"does not inject -X main.defaultWorkerURL", "does not inject -X main.defaultWorkerSHA256"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -294,4 +320,26 @@ func TestMetaProofBinaryNeedsOnlyGlibc(t *testing.T) {
 		assert.Check(t, slices.Contains([]string{"libc.so.6", "libdl.so.2", "libpthread.so.0"}, lib),
 			"the proof needs %s at load time; only glibc is on every pod image", lib)
 	}
+}
+
+// TestMetaReleasePublishesTheWorker: the release takes the Serverless worker
+// and its checksum out of the pushed image, checks them, and publishes both,
+// as it does the proof: the serverless action's default URL names that asset.
+func TestMetaReleasePublishesTheWorker(t *testing.T) {
+	take := metaReleaseStep(t, "Take the proof and the Serverless worker out of the pushed image")
+	for _, want := range []string{
+		`docker cp "$id:/serverless-worker" dist/serverless-worker`,
+		`docker cp "$id:/serverless-worker.sha256" dist/serverless-worker.sha256`,
+		"sha256sum --check cuda-smoke.sha256 serverless-worker.sha256",
+	} {
+		assert.Check(t, is.Contains(take, want))
+	}
+	publish := metaReleaseStep(t, "Publish the release with the proof and the Serverless worker")
+	assert.Check(t, is.Contains(publish, "ASSETS=(dist/cuda-smoke dist/cuda-smoke.sha256 dist/serverless-worker dist/serverless-worker.sha256)"))
+	assert.Check(t, is.Contains(publish, `gh release upload "$VERSION" "${ASSETS[@]}"`))
+	assert.Check(t, is.Contains(publish, `gh release create "$VERSION" "${ASSETS[@]}"`))
+	dockerfile, err := os.ReadFile(filepath.Join(metaRepoRoot, "Dockerfile"))
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(string(dockerfile), "ARG WORKER_URL=https://github.com/${REPOSITORY}/releases/download/${VERSION}/serverless-worker"),
+		"the worker URL the action embeds must be the asset the release publishes")
 }

@@ -33,6 +33,10 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
+	sls, err := serverlessEvidence(io)
+	if err != nil {
+		return err
+	}
 	current, err := actionkit.CurrentRun(io)
 	if err != nil {
 		return err
@@ -44,10 +48,10 @@ func run(ctx context.Context, io *actionio.IO) error {
 	done, err := gate.Conclude(ctx, gh, gate.ConcludeRequest{
 		PRNumber: int(pr), Kind: gate.Kind(io.Input("kind")),
 		Decision: gate.Outcome(io.Input("decision")), SkipKind: gate.Kind(io.Input("gate-kind")),
-		GPUJobResult: gate.JobResult(io.Input("gpu-job-result")),
+		GPUJobResult: gate.JobResult(io.Input("gpu-job-result")), Lane: gate.Lane(io.Input("lane")),
 		Evidence: gate.Evidence{
 			HeadSHA: head, TestedRef: tested, CheckName: io.Input("check-name"),
-			Reason: io.Input("reason"), Pod: pod, ReusedCheckURL: io.Input("reused-check-url"),
+			Reason: io.Input("reason"), Pod: pod, Serverless: sls, ReusedCheckURL: io.Input("reused-check-url"),
 			RunID: current.ID, RunURL: current.URL(),
 		},
 	})
@@ -111,4 +115,20 @@ func podEvidence(io *actionio.IO) (*gate.PodEvidence, error) {
 		pod.CostMarkdown = io.Redactor().Redact(string(report))
 	}
 	return pod, nil
+}
+
+// serverlessEvidence reads the serverless step's outputs; no payload-sha256
+// and no job-id means the Serverless lane did not run (the pod lane's gate).
+func serverlessEvidence(io *actionio.IO) (*gate.ServerlessEvidence, error) {
+	sls := &gate.ServerlessEvidence{PayloadSHA256: io.Input("payload-sha256"), WorkerSHA256: io.Input("worker-sha256"),
+		JobID: io.Input("job-id"), JobStatus: io.Input("job-status"), GPUPool: io.Input("gpu-pool")}
+	cuda, err := io.Bool("cuda-executed", false)
+	if err != nil {
+		return nil, err
+	}
+	sls.CUDAExecuted = cuda
+	if sls.PayloadSHA256 == "" && sls.JobID == "" && io.Input("lane") != string(gate.LaneServerless) {
+		return nil, nil
+	}
+	return sls, nil
 }

@@ -1,5 +1,7 @@
 // Command reap is the scheduled orphan reaper: it reclaims this repository's
 // pods whose workflow run is over, superseded or past the lifetime backstop,
+// and the Serverless lane's endpoints and templates whose run is over or
+// whose 30-minute cleanup deadline (plus a margin) has passed,
 // and writes a decision record for upload. A manual dispatch is a dry run
 // unless execute is true.
 package main
@@ -54,16 +56,21 @@ func run(ctx context.Context, io *actionio.IO) error {
 	}
 	event := io.Getenv("GITHUB_EVENT_NAME")
 	sweeper := &reap.Sweeper{Pods: rp, GitHub: gh, Deleter: &lifecycle.Deleter{Pods: rp, Policy: policy, Logf: io.Infof}, Logf: io.Infof}
-	endSweep := io.Phase("sweep: this repository's pods")
+	endSweep := io.Phase("sweep: this repository's pods and Serverless endpoints")
 	rec, sweepErr := sweeper.Sweep(ctx, reap.Request{
 		Scope:   reap.Scope{Repository: owner + "/" + repo, Workflows: io.Lines("workflows")},
 		Execute: reap.ShouldExecute(event, execute), Event: event,
 		RetentionCap: time.Duration(capHours) * time.Hour,
 	})
+	// The Serverless lane's orphans: endpoints and templates of this
+	// repository's runs whose run is over or whose cleanup deadline has passed.
+	slsSweeper := &reap.ServerlessSweeper{API: rp, GitHub: gh, Logf: io.Infof}
+	var slsErr error
+	rec.Serverless, slsErr = slsSweeper.Sweep(ctx, owner+"/"+repo, rec.Execute)
 	endSweep()
 
 	// The record and summary are written whatever happened: they are the evidence.
-	errs := []error{sweepErr, rec.WriteFile(path)}
+	errs := []error{sweepErr, slsErr, rec.WriteFile(path)}
 	for _, out := range [][2]string{
 		{"decision-record", relPath},
 		{"execute", strconv.FormatBool(rec.Execute)},
@@ -72,7 +79,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 	} {
 		errs = append(errs, io.SetOutput(out[0], out[1]))
 	}
-	if err := io.AddSummary(rec.Markdown()); err != nil {
+	if err := io.AddSummary(rec.Markdown() + reap.ServerlessMarkdown(rec.Serverless, rec.Execute)); err != nil {
 		io.Warningf("job summary: %v", err)
 	}
 	return errors.Join(errs...)

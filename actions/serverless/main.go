@@ -29,27 +29,29 @@ var (
 func main() { actionkit.Main(run) }
 
 func run(ctx context.Context, io *actionio.IO) error {
+	mode := io.InputOr("mode", "run")
+	switch mode {
+	case "prepare":
+		// No key and no cloud call: the reusable workflow runs this in a job
+		// without secrets, and its payload-sha256 is what the run approves.
+		_, err := prepare(io)
+		return err
+	case "run", "cleanup":
+	default:
+		return &actionio.InputError{Input: "mode", Value: mode, Expected: "run, prepare or cleanup"}
+	}
 	lane, err := newLane(io)
 	if err != nil {
 		return err
 	}
-	if io.InputOr("mode", "run") == "cleanup" {
+	if mode == "cleanup" {
 		return cleanup(io, lane)
 	}
-	src, err := io.PathInput("source-dir", ".", actionio.RootWorkspace)
+	payload, err := prepare(io)
 	if err != nil {
 		return err
 	}
-	payload, err := serverless.BuildPayload(src, serverless.DefaultPayloadLimits)
-	if err != nil {
-		return fmt.Errorf("prepare: %w", err)
-	}
 	workerSHA := io.InputOr("worker-sha256", defaultWorkerSHA256)
-	io.Infof("prepare: payload_sha256 %s (%d files, %d bytes); worker_sha256 %s", payload.SHA256, len(payload.Files), payload.Bytes, workerSHA)
-	for _, s := range payload.Skipped {
-		io.Warningf("prepare: %s is a link or special file and is not sent", s)
-	}
-	_ = io.SetOutputs(map[string]string{"payload-sha256": payload.SHA256, "worker-sha256": workerSHA})
 	execute, err := io.Bool("execute", false)
 	if err != nil {
 		return err
@@ -91,6 +93,28 @@ func run(ctx context.Context, io *actionio.IO) error {
 			res.JobID, res.State, res.CUDAExecuted, len(res.Files), out, payload.SHA256))
 	}
 	return runErr
+}
+
+// prepare builds the source-only payload of source-dir and reports its
+// SHA-256 and the worker's (outputs payload-sha256 and worker-sha256).
+func prepare(io *actionio.IO) (*serverless.Payload, error) {
+	src, err := io.PathInput("source-dir", ".", actionio.RootWorkspace)
+	if err != nil {
+		return nil, err
+	}
+	payload, err := serverless.BuildPayload(src, serverless.DefaultPayloadLimits)
+	if err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	workerSHA := io.InputOr("worker-sha256", defaultWorkerSHA256)
+	io.Infof("prepare: payload_sha256 %s (%d files, %d bytes); worker_sha256 %s", payload.SHA256, len(payload.Files), payload.Bytes, workerSHA)
+	for _, s := range payload.Skipped {
+		io.Warningf("prepare: %s is a link or special file and is not sent", s)
+	}
+	if err := io.SetOutputs(map[string]string{"payload-sha256": payload.SHA256, "worker-sha256": workerSHA}); err != nil {
+		return nil, err
+	}
+	return payload, nil
 }
 
 func newLane(io *actionio.IO) (*serverless.Lane, error) {

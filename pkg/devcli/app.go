@@ -47,6 +47,9 @@ type Env struct {
 	// RunSSH runs ssh with argv (argv[0] is "ssh") and returns its exit
 	// status; nil runs the ssh found on PATH with the terminal attached.
 	RunSSH func(ctx context.Context, argv []string) (int, error)
+	// Spawn starts runpod-gpu with args as a detached process (the serverless
+	// cleanup watchdog); nil re-executes this binary in its own session.
+	Spawn func(args []string) error
 }
 
 // exitError carries the exit code of a failed command.
@@ -219,6 +222,6 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 no capacity (nothing created),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(a.offersCmd(), a.upCmd(), a.lsCmd(), a.sshCmd(), a.downCmd(), a.allowlistCmd())
+	root.AddCommand(a.offersCmd(), a.upCmd(), a.lsCmd(), a.sshCmd(), a.downCmd(), a.allowlistCmd(), a.serverlessCmd())
 	return root
 }

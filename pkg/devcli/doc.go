@@ -2,8 +2,10 @@
 // (seed 004): find the cheapest GPU in stock where you want it (offers),
 // start a pod and wait for it (up), list pods (ls), reach one over SSH
 // (ssh), delete it (down), and turn GPU names into a reviewed allowlist for
-// the CI lane (allowlist). It shares the lane's planner (pkg/plan), RunPod
-// client and request policy, ownership tags and deletion helper.
+// the CI lane (allowlist), and run the Serverless lane by hand (serverless
+// setup|health|prepare|run|cleanup, with a detached cleanup watchdog). It
+// shares the lane's planner (pkg/plan), RunPod client and request policy,
+// ownership tags and deletion helper.
 //
 // Install: go install github.com/org/runpod-gpu/pkg/devcli/cmd/runpod-gpu@v1
 //

@@ -55,9 +55,21 @@ type ConcludeRequest struct {
 	SkipKind Kind
 	// GPUJobResult is needs.<GPU test job>.result.
 	GPUJobResult JobResult
+	// Lane is the path that ran the GPU tests: LanePod (the default) or
+	// LaneServerless, whose successful job publishes KindServerless.
+	Lane Lane
 	// Evidence is what the gate states; Conclude fills in its Kind.
 	Evidence Evidence
 }
+
+// Lane names the path that ran the GPU tests.
+type Lane string
+
+// The lanes: a pod with a runner, or one Serverless job.
+const (
+	LanePod        Lane = "pod"
+	LaneServerless Lane = "serverless"
+)
 
 // Concluded is what Conclude did.
 type Concluded struct {
@@ -74,7 +86,7 @@ type Concluded struct {
 //
 //	decision reuse                         → reused
 //	decision skip                          → SkipKind (empty: nothing)
-//	decision run, GPU job success          → paid
+//	decision run, GPU job success          → paid (serverless in the Serverless lane)
 //	decision run, GPU job failure          → failed
 //	decision run, GPU job cancelled        → failed
 //	decision run, GPU job skipped          → reused when ReusedCheckURL is set
@@ -105,14 +117,25 @@ func (r ConcludeRequest) ResolveKind() (kind Kind, reason string, err error) {
 	default:
 		return "", "", &RequestError{Input: "decision", Value: string(r.Decision), Expected: "run, reuse or skip"}
 	}
+	switch r.Lane {
+	case "", LanePod, LaneServerless:
+	default:
+		return "", "", &RequestError{Input: "lane", Value: string(r.Lane), Expected: "pod or serverless"}
+	}
 	switch r.GPUJobResult {
 	case JobSuccess:
+		if r.Lane == LaneServerless {
+			return KindServerless, "the Serverless job succeeded", nil
+		}
 		return KindPaid, "the GPU test job succeeded", nil
 	case JobFailure:
 		return KindFailed, "the GPU test job failed", nil
 	case JobCancelled:
 		return KindFailed, "the GPU test job was cancelled", nil
 	case JobSkipped:
+		if r.Lane == LaneServerless {
+			return KindFailed, "the Serverless job was skipped: it never ran the tests", nil
+		}
 		if r.Evidence.ReusedCheckURL != "" {
 			return KindReused, "provision found an earlier passing gate for this tested ref", nil
 		}
@@ -129,7 +152,7 @@ func (r ConcludeRequest) ResolveKind() (kind Kind, reason string, err error) {
 func publishable(input string, k Kind) error {
 	if k == KindLocal {
 		return &RequestError{Input: input, Value: string(k),
-			Expected: "paid, reused, failed, not-required or skipped (local gates come from the local-gate relay, which verifies the evidence)"}
+			Expected: "paid, serverless, reused, failed, not-required or skipped (local gates come from the local-gate relay, which verifies the evidence)"}
 	}
 	if !k.Known() {
 		return &RequestError{Input: input, Value: string(k), Expected: "one of " + kindList()}
@@ -158,6 +181,12 @@ func Conclude(ctx context.Context, gh Publisher, r ConcludeRequest) (Concluded, 
 		return Concluded{}, &RequestError{Input: "tested-ref", Value: e.TestedRef, Expected: "the full commit SHA that was tested (authorize's tested-ref output)"}
 	case kind == KindPaid && e.Pod == nil:
 		return Concluded{}, &RequestError{Input: "pod-id", Expected: "the accepted pod's id (the provision step's pod-id output): a paid gate names its evidence"}
+	case kind == KindServerless && (e.Serverless == nil || e.Serverless.PayloadSHA256 == ""):
+		return Concluded{}, &RequestError{Input: "payload-sha256", Expected: "the payload's SHA-256 (the serverless step's payload-sha256 output): a serverless gate records what it tested"}
+	case e.Serverless != nil && e.Serverless.PayloadSHA256 != "" && !isSHA256(e.Serverless.PayloadSHA256):
+		return Concluded{}, &RequestError{Input: "payload-sha256", Value: e.Serverless.PayloadSHA256, Expected: "64 lowercase hex digits (the serverless step's payload-sha256 output)"}
+	case kind == KindServerless && !e.Serverless.CUDAExecuted:
+		return Concluded{}, &RequestError{Input: "cuda-executed", Value: "false", Expected: "true (the serverless step's cuda-executed output): a serverless gate needs the worker's CUDA proof"}
 	case kind == KindReused && e.ReusedCheckURL == "":
 		return Concluded{}, &RequestError{Input: "reused-check-url", Expected: "the earlier gate's URL (authorize's or provision's reused-check-url output): a reused gate links its evidence"}
 	}

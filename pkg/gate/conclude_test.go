@@ -43,7 +43,7 @@ func TestResolveKind(t *testing.T) {
 		wantErr    string
 	}{
 		{name: "explicit kind wins", req: ConcludeRequest{Kind: KindNotRequired, Decision: OutcomeRun, GPUJobResult: JobFailure}, wantKind: KindNotRequired},
-		{name: "explicit local refused", req: ConcludeRequest{Kind: KindLocal}, wantErr: `input kind = "local": want paid, reused, failed, not-required or skipped (local gates come from the local-gate relay`},
+		{name: "explicit local refused", req: ConcludeRequest{Kind: KindLocal}, wantErr: `input kind = "local": want paid, serverless, reused, failed, not-required or skipped (local gates come from the local-gate relay`},
 		{name: "explicit unknown refused", req: ConcludeRequest{Kind: "free"}, wantErr: `input kind = "free": want one of paid, reused`},
 		{name: "reuse", req: ConcludeRequest{Decision: OutcomeReuse, GPUJobResult: JobSkipped}, wantKind: KindReused, wantReason: "authorize found an earlier passing gate"},
 		{name: "skip publishing not-required", req: ConcludeRequest{Decision: OutcomeSkip, SkipKind: KindNotRequired}, wantKind: KindNotRequired},
@@ -52,6 +52,13 @@ func TestResolveKind(t *testing.T) {
 		{name: "run succeeded", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobSuccess}, wantKind: KindPaid, wantReason: "succeeded"},
 		{name: "run failed", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobFailure}, wantKind: KindFailed, wantReason: "failed"},
 		{name: "run cancelled fails closed", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobCancelled}, wantKind: KindFailed, wantReason: "cancelled"},
+		{name: "serverless lane succeeded", req: ConcludeRequest{Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobSuccess}, wantKind: KindServerless, wantReason: "Serverless job succeeded"},
+		{name: "serverless lane failed", req: ConcludeRequest{Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobFailure}, wantKind: KindFailed},
+		{name: "serverless lane skipped is never a reuse", req: ConcludeRequest{Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobSkipped,
+			Evidence: Evidence{ReusedCheckURL: "https://github.com/o/r/runs/99"}}, wantKind: KindFailed, wantReason: "never ran the tests"},
+		{name: "pod lane named", req: ConcludeRequest{Decision: OutcomeRun, Lane: LanePod, GPUJobResult: JobSuccess}, wantKind: KindPaid},
+		{name: "unknown lane refused", req: ConcludeRequest{Decision: OutcomeRun, Lane: "lambda", GPUJobResult: JobSuccess}, wantErr: `input lane = "lambda": want pod or serverless`},
+		{name: "explicit serverless", req: ConcludeRequest{Kind: KindServerless}, wantKind: KindServerless},
 		{name: "GPU job skipped after provision reused", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobSkipped,
 			Evidence: Evidence{ReusedCheckURL: "https://github.com/o/r/runs/99"}}, wantKind: KindReused, wantReason: "provision found"},
 		{name: "GPU job skipped without a runner fails closed", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobSkipped},
@@ -79,6 +86,7 @@ func TestResolveKind(t *testing.T) {
 
 func TestConclude(t *testing.T) {
 	pod := &PodEvidence{ID: "pod7h9k2m4n6p", GPU: "NVIDIA RTX A4000", Tier: "ampere", PricePerHour: 0.25, StartupSeconds: 40, Attempts: 1}
+	sls := &ServerlessEvidence{PayloadSHA256: payloadSHA, JobID: "job-1", JobStatus: "COMPLETED", GPUPool: "AMPERE_16", CUDAExecuted: true}
 	labelled := pullRequest(func(p *github.PullRequest) {
 		p.Labels = []*github.Label{{Name: github.String("GPU-Validated-Locally")}}
 	})
@@ -119,6 +127,17 @@ func TestConclude(t *testing.T) {
 		{name: "paid without a pod", req: ConcludeRequest{PRNumber: 7, Decision: OutcomeRun, GPUJobResult: JobSuccess},
 			wantErr: "input pod-id is empty: want the accepted pod's id"},
 		{name: "reused without the earlier gate", req: ConcludeRequest{Kind: KindReused}, wantErr: "input reused-check-url is empty"},
+		{name: "serverless records the payload", req: ConcludeRequest{PRNumber: 7, Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobSuccess, Evidence: Evidence{Serverless: sls}},
+			wantKind: KindServerless, wantSummary: []string{"Payload SHA-256: `" + payloadSHA + "`"}, wantReads: 1},
+		{name: "serverless failure records the payload", req: ConcludeRequest{Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobFailure,
+			Evidence: Evidence{Serverless: &ServerlessEvidence{PayloadSHA256: payloadSHA, JobStatus: "FAILED"}}},
+			wantKind: KindFailed, wantSummary: []string{"Reason: the GPU test job failed", "Payload SHA-256: `" + payloadSHA + "`"}},
+		{name: "serverless without the payload", req: ConcludeRequest{Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobSuccess},
+			wantErr: "input payload-sha256 is empty: want the payload's SHA-256"},
+		{name: "serverless with a bad payload sum", req: ConcludeRequest{Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobFailure,
+			Evidence: Evidence{Serverless: &ServerlessEvidence{PayloadSHA256: "not-a-sum"}}}, wantErr: `input payload-sha256 = "not-a-sum": want 64 lowercase hex`},
+		{name: "serverless without the CUDA proof", req: ConcludeRequest{Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobSuccess,
+			Evidence: Evidence{Serverless: &ServerlessEvidence{PayloadSHA256: payloadSHA}}}, wantErr: `input cuda-executed = "false": want true`},
 		{name: "tested ref not a SHA", req: ConcludeRequest{Kind: KindFailed, Evidence: Evidence{TestedRef: "main"}}, wantErr: `input tested-ref = "main": want the full commit SHA`},
 		{name: "head not a SHA", req: ConcludeRequest{Kind: KindFailed, Evidence: Evidence{HeadSHA: "HEAD"}}, wantErr: `input head-sha = "HEAD"`},
 	}

@@ -16,7 +16,7 @@ import (
 // Kind is the outcome a gate records.
 type Kind string
 
-// The gate kinds. Only paid and reused successes can be reused.
+// The gate kinds. Only paid, serverless and reused successes can be reused.
 const (
 	KindPaid        Kind = "paid"         // a pod ran the GPU tests
 	KindReused      Kind = "reused"       // an earlier paid (or reused) success for the same ref
@@ -24,10 +24,13 @@ const (
 	KindNotRequired Kind = "not-required" // the change touches no GPU path
 	KindLocal       Kind = "local"        // a maintainer's local GPU validated it (relay)
 	KindSkipped     Kind = "skipped"      // the paid path was skipped (closed PR, label, …)
+	// KindServerless: one Serverless job ran the GPU tests (the second lane);
+	// its gate records the SHA-256 of the payload the job carried.
+	KindServerless Kind = "serverless"
 )
 
 // Kinds lists every known kind in a stable order.
-var Kinds = []Kind{KindPaid, KindReused, KindFailed, KindNotRequired, KindLocal, KindSkipped}
+var Kinds = []Kind{KindPaid, KindReused, KindFailed, KindNotRequired, KindLocal, KindSkipped, KindServerless}
 
 // Known reports whether k is one of Kinds.
 func (k Kind) Known() bool {
@@ -40,7 +43,9 @@ func (k Kind) Known() bool {
 }
 
 // Reusable reports whether a successful gate of this kind lets a later run skip paying.
-func (k Kind) Reusable() bool { return k == KindPaid || k == KindReused }
+// A serverless success counts like a paid one: both ran the configured GPU
+// tests on a real GPU for exactly this tested ref.
+func (k Kind) Reusable() bool { return k == KindPaid || k == KindReused || k == KindServerless }
 
 // Prefixes of the markers. The local relay's marker deliberately differs so the
 // reuse lookup can never mistake a local validation for a paid one.

@@ -29,6 +29,8 @@ var (
 
 const ourApp = 4242
 
+var payloadSHA = strings.Repeat("d", 64)
+
 func TestExternalIDRoundTrip(t *testing.T) {
 	for _, k := range Kinds {
 		s, err := FormatExternalID(merge, k)
@@ -116,6 +118,9 @@ func TestDecide(t *testing.T) {
 	}{
 		{name: "paid success is reusable", runs: []*github.CheckRun{ok(1, merge, KindPaid, t0)}, wantReuse: true, wantID: 1, wantIn: "reusing"},
 		{name: "reused success is reusable", runs: []*github.CheckRun{ok(2, merge, KindReused, t0)}, wantReuse: true, wantID: 2},
+		{name: "serverless success is reusable", runs: []*github.CheckRun{ok(2, merge, KindServerless, t0)}, wantReuse: true, wantID: 2},
+		{name: "serverless failure is not", runs: []*github.CheckRun{
+			gateRun(3, DefaultCheckName, ExternalIDPrefix+merge+":serverless", "completed", "failure", ourApp, t0)}, wantID: 3, wantIn: "serverless/failure"},
 		{name: "failed kind is not", runs: []*github.CheckRun{ok(3, merge, KindFailed, t0)}, wantID: 3, wantIn: "not a reusable success"},
 		{name: "not-required is not", runs: []*github.CheckRun{ok(3, merge, KindNotRequired, t0)}, wantID: 3},
 		{name: "skipped is not", runs: []*github.CheckRun{ok(3, merge, KindSkipped, t0)}, wantID: 3},
@@ -263,6 +268,7 @@ func TestDecideOverHTTP(t *testing.T) {
 
 func TestContentGolden(t *testing.T) {
 	pod := &PodEvidence{ID: "pod7h9k2m4n6p", GPU: "NVIDIA RTX A6000", Tier: "ampere", PricePerHour: 0.49, StartupSeconds: 95, Attempts: 2, CostMarkdown: "cost report"}
+	sls := &ServerlessEvidence{PayloadSHA256: payloadSHA, WorkerSHA256: strings.Repeat("e", 64), JobID: "job-1", JobStatus: "COMPLETED", GPUPool: "AMPERE_16", CUDAExecuted: true}
 	cases := map[Kind]Evidence{
 		KindPaid:        {Pod: pod},
 		KindReused:      {ReusedCheckURL: "https://github.com/o/r/runs/99"},
@@ -270,6 +276,7 @@ func TestContentGolden(t *testing.T) {
 		KindNotRequired: {},
 		KindLocal:       {LocalEvidenceURL: "https://github.com/o/r/pull/7#issuecomment-1"},
 		KindSkipped:     {Reason: "the PR is closed"},
+		KindServerless:  {Serverless: sls},
 	}
 	for _, k := range Kinds {
 		t.Run(string(k), func(t *testing.T) {
@@ -287,6 +294,49 @@ func TestContentGolden(t *testing.T) {
 	assert.ErrorContains(t, err, "must name the accepted pod")
 	_, err = Content(Evidence{Kind: KindPaid, HeadSHA: "main", TestedRef: merge, Pod: pod})
 	assert.ErrorContains(t, err, "head SHA")
+}
+
+// TestServerlessContent: a serverless success stands on the payload's
+// checksum and the CUDA proof; a failure of the lane still records the payload.
+func TestServerlessContent(t *testing.T) {
+	good := ServerlessEvidence{PayloadSHA256: payloadSHA, JobID: "job-1", JobStatus: "COMPLETED", GPUPool: "AMPERE_16", CUDAExecuted: true}
+	with := func(f func(*ServerlessEvidence)) *ServerlessEvidence { s := good; f(&s); return &s }
+	tests := []struct {
+		name        string
+		kind        Kind
+		sls         *ServerlessEvidence
+		wantErr     string
+		wantSummary []string
+		wantTitle   string
+	}{
+		{name: "success records the payload", kind: KindServerless, sls: &good, wantTitle: "GPU tests passed in one Serverless job on AMPERE_16",
+			wantSummary: []string{"Payload SHA-256: `" + payloadSHA + "`", "| `job-1` | COMPLETED | AMPERE_16 | true |"}},
+		{name: "success without evidence", kind: KindServerless, wantErr: "a serverless gate must name its job"},
+		{name: "success without payload", kind: KindServerless, sls: with(func(s *ServerlessEvidence) { s.PayloadSHA256 = "" }), wantErr: "must record the payload SHA-256"},
+		{name: "success with a short payload sum", kind: KindServerless, sls: with(func(s *ServerlessEvidence) { s.PayloadSHA256 = "abc" }), wantErr: `"abc" is not 64 lowercase hex`},
+		{name: "success without the CUDA proof", kind: KindServerless, sls: with(func(s *ServerlessEvidence) { s.CUDAExecuted = false }), wantErr: "needs the worker's CUDA proof"},
+		{name: "failure records the payload", kind: KindFailed, sls: with(func(s *ServerlessEvidence) { s.JobStatus, s.CUDAExecuted = "FAILED", false }),
+			wantTitle: "GPU tests failed", wantSummary: []string{"Payload SHA-256: `" + payloadSHA + "`", "| FAILED |"}},
+		{name: "failure before any payload", kind: KindFailed, sls: &ServerlessEvidence{}, wantTitle: "GPU tests failed",
+			wantSummary: []string{"Payload SHA-256: `(no payload was built)`"}},
+		{name: "failure with an upper-case payload sum", kind: KindFailed, sls: with(func(s *ServerlessEvidence) { s.PayloadSHA256 = strings.ToUpper(payloadSHA) }),
+			wantErr: "want 64 lowercase hex digits"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in, err := Content(Evidence{Kind: tc.kind, HeadSHA: head, TestedRef: merge, Serverless: tc.sls, CompletedAt: t0})
+			if tc.wantErr != "" {
+				assert.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			assert.NilError(t, err)
+			assert.Equal(t, in.Title, tc.wantTitle)
+			assert.Equal(t, in.ExternalID, ExternalIDPrefix+merge+":"+string(tc.kind))
+			for _, want := range tc.wantSummary {
+				assert.Check(t, is.Contains(in.Summary, want))
+			}
+		})
+	}
 }
 
 func TestClipKeepsInsideGitHubLimit(t *testing.T) {

@@ -31,6 +31,19 @@ type PodEvidence struct {
 	CostMarkdown string
 }
 
+// ServerlessEvidence describes the one Serverless job that ran the GPU tests.
+type ServerlessEvidence struct {
+	// PayloadSHA256 is the approved payload's checksum: the gate records
+	// exactly which sources the job tested.
+	PayloadSHA256 string
+	WorkerSHA256  string // the Go worker the template fetched
+	JobID         string
+	JobStatus     string // COMPLETED, FAILED, CANCELLED, TIMED_OUT
+	GPUPool       string // e.g. AMPERE_16
+	// CUDAExecuted is the worker's proof that a kernel ran and was read back.
+	CUDAExecuted bool
+}
+
 // Evidence is everything a gate publication states.
 type Evidence struct {
 	Kind      Kind
@@ -41,6 +54,9 @@ type Evidence struct {
 	Reason string
 	// Pod is the accepted pod for paid and failed outcomes, when one ran.
 	Pod *PodEvidence
+	// Serverless is the job of serverless outcomes (and of failed ones of
+	// the Serverless lane, when a payload was built).
+	Serverless *ServerlessEvidence
 	// ReusedCheckURL links the earlier gate a reused outcome relies on.
 	ReusedCheckURL string
 	// RunID and RunURL identify the workflow run; RunID feeds the re-run command.
@@ -59,6 +75,7 @@ var conclusions = map[Kind]string{
 	KindLocal:       "success",
 	KindFailed:      "failure",
 	KindSkipped:     "neutral",
+	KindServerless:  "success",
 }
 
 // Content builds the check run for the evidence: conclusion, external_id,
@@ -82,6 +99,13 @@ func Content(e Evidence) (ghapi.CheckRunInput, error) {
 		return ghapi.CheckRunInput{}, fmt.Errorf("gate: a reused gate must link the earlier check (ReusedCheckURL is empty)")
 	case e.Kind == KindPaid && e.Pod == nil:
 		return ghapi.CheckRunInput{}, fmt.Errorf("gate: a paid gate must name the accepted pod (Pod is nil)")
+	case e.Kind == KindServerless:
+		if err := e.Serverless.checkSuccess(); err != nil {
+			return ghapi.CheckRunInput{}, fmt.Errorf("gate: %w", err)
+		}
+	}
+	if e.Serverless != nil && e.Serverless.PayloadSHA256 != "" && !isSHA256(e.Serverless.PayloadSHA256) {
+		return ghapi.CheckRunInput{}, fmt.Errorf("gate: payload SHA-256 %q: want 64 lowercase hex digits", e.Serverless.PayloadSHA256)
 	}
 	name := e.CheckName
 	if name == "" {
@@ -128,12 +152,21 @@ func describe(e Evidence) (title, summary string) {
 		if e.Pod != nil {
 			writePod(&b, e.Pod)
 		}
+		if e.Serverless != nil {
+			writeServerless(&b, e.Serverless)
+		}
 	case KindNotRequired:
 		title = "GPU tests not required"
 		fmt.Fprintf(&b, "%s\n", orDefault(e.Reason, "The change touches none of the configured GPU paths."))
 	case KindLocal:
 		title = "GPU tests passed on a maintainer's local GPU"
 		fmt.Fprintf(&b, "Evidence: %s\n", orDefault(e.LocalEvidenceURL, "(no link)"))
+	case KindServerless:
+		title = "GPU tests passed in one Serverless job"
+		if e.Serverless.GPUPool != "" {
+			title += " on " + e.Serverless.GPUPool
+		}
+		writeServerless(&b, e.Serverless)
 	case KindSkipped:
 		title = "GPU tests skipped"
 		fmt.Fprintf(&b, "%s\n", orDefault(e.Reason, "The paid path was skipped."))
@@ -154,6 +187,33 @@ func writePod(b *strings.Builder, p *PodEvidence) {
 		price = "unknown"
 	}
 	fmt.Fprintf(b, "| `%s` | %s | %s | %s | %d s | %d |\n", p.ID, p.GPU, p.Tier, price, p.StartupSeconds, p.Attempts)
+}
+
+// checkSuccess refuses a serverless success without the evidence it stands
+// on: the approved payload's checksum and the worker's CUDA proof.
+func (s *ServerlessEvidence) checkSuccess() error {
+	switch {
+	case s == nil:
+		return fmt.Errorf("a serverless gate must name its job (Serverless is nil)")
+	case !isSHA256(s.PayloadSHA256):
+		return fmt.Errorf("a serverless gate must record the payload SHA-256: %q is not 64 lowercase hex digits", s.PayloadSHA256)
+	case !s.CUDAExecuted:
+		return fmt.Errorf("a serverless gate needs the worker's CUDA proof (cuda_executed is false)")
+	}
+	return nil
+}
+
+func isSHA256(s string) bool {
+	return len(s) == 64 && strings.Trim(s, "0123456789abcdef") == ""
+}
+
+func writeServerless(b *strings.Builder, s *ServerlessEvidence) {
+	fmt.Fprintf(b, "| Serverless job | status | GPU pool | CUDA executed |\n|---|---|---|---|\n")
+	fmt.Fprintf(b, "| `%s` | %s | %s | %t |\n\n", orDefault(s.JobID, "(none)"), orDefault(s.JobStatus, "unknown"), orDefault(s.GPUPool, "unknown"), s.CUDAExecuted)
+	fmt.Fprintf(b, "Payload SHA-256: `%s`\n", orDefault(s.PayloadSHA256, "(no payload was built)"))
+	if s.WorkerSHA256 != "" {
+		fmt.Fprintf(b, "Worker SHA-256: `%s`\n", s.WorkerSHA256)
+	}
 }
 
 func orDefault(s, def string) string {

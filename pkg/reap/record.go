@@ -35,6 +35,8 @@ type Record struct {
 	// Error is why the sweep could not decide at all (e.g. the listing failed).
 	Error string      `json:"error,omitempty"`
 	Pods  []PodRecord `json:"pods"`
+	// Serverless are the Serverless lane's attempts the sweep found (ServerlessSweeper).
+	Serverless []ServerlessRecord `json:"serverless,omitempty"`
 }
 
 // PodRecord is the decision about one listed pod and what came of it.

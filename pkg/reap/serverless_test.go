@@ -1,0 +1,280 @@
+package reap
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/serverless"
+	"github.com/org/runpod-gpu/pkg/sim/cloud"
+	"github.com/org/runpod-gpu/pkg/sim/githubsim"
+	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
+	"github.com/org/runpod-gpu/pkg/sim/simclock"
+)
+
+// slsWorld is a simulated cloud with Serverless on a virtual clock, the
+// clients the reap action builds, and a lane to create attempts as it would.
+type slsWorld struct {
+	cloud   *cloud.Cloud
+	clock   *simclock.Virtual
+	rp      *runpod.Client
+	policy  *reqpolicy.Policy
+	sweeper *ServerlessSweeper
+	logs    strings.Builder
+}
+
+func newSlsWorld(t *testing.T, faults runpodsim.ServerlessFaults) *slsWorld {
+	t.Helper()
+	clock := simclock.NewVirtual(time.Now().UTC().Truncate(time.Second))
+	c, err := cloud.Start(cloud.Options{Clock: clock, RunPodOptions: []runpodsim.Option{
+		runpodsim.WithServerless(runpodsim.ServerlessConfig{Faults: faults})}})
+	assert.NilError(t, err)
+	t.Cleanup(c.Close)
+	w := &slsWorld{cloud: c, clock: clock}
+	w.policy = reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep))
+	w.rp = runpod.New(c.RunPodURL, cloud.RunPodKey, runpod.WithPolicy(w.policy))
+	ghPolicy := reqpolicy.New(reqpolicy.WithSleeper(func(context.Context, time.Duration) error { return nil }))
+	gh, err := ghapi.New(context.Background(), ghapi.Options{BaseURL: c.GitHubURL, Token: cloud.GitHubToken,
+		Owner: cloud.Owner, Repo: cloud.RepoName, Policy: ghPolicy})
+	assert.NilError(t, err)
+	w.sweeper = &ServerlessSweeper{API: w.rp, GitHub: gh, Clock: clock, Logf: func(f string, a ...any) { fmt.Fprintf(&w.logs, f+"\n", a...) }}
+	return w
+}
+
+func (w *slsWorld) addRun(t *testing.T) int64 {
+	t.Helper()
+	id, err := w.cloud.GitHub.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: cloud.Repository, WorkflowPath: ".github/workflows/serverless.yml",
+		Event: "pull_request", Status: "in_progress"})
+	assert.NilError(t, err)
+	return id
+}
+
+// setup creates an attempt's template and endpoint exactly as the lane does.
+func (w *slsWorld) setup(t *testing.T, repository string, runID int64, attempt int) string {
+	t.Helper()
+	name, err := serverless.AttemptName(repository, runID, attempt)
+	assert.NilError(t, err)
+	env, err := serverless.TemplateEnv("https://example.com/serverless-worker", strings.Repeat("a", 64), repository, name)
+	assert.NilError(t, err)
+	dir := t.TempDir()
+	lane := &serverless.Lane{Mgmt: w.rp, Policy: w.policy, Settings: serverless.DefaultSettings(), Receipt: filepath.Join(dir, "receipt.json"),
+		Ledger: serverless.LedgerFile{Path: filepath.Join(dir, "budget.json"), Caps: serverless.DefaultCaps}}
+	_, err = lane.Setup(context.Background(), serverless.SetupRequest{Attempt: name, Repository: repository, RunID: runID, RunAttempt: attempt,
+		Args: serverless.BootstrapArgs, Env: env})
+	assert.NilError(t, err)
+	return name
+}
+
+// live lists the names of templates and endpoints not deleted.
+func (w *slsWorld) live() map[string]bool {
+	out := map[string]bool{}
+	for _, r := range w.cloud.RunPod.ServerlessResources() {
+		if !r.Deleted {
+			out[r.Kind+" "+r.Name] = true
+		}
+	}
+	return out
+}
+
+func TestParseServerlessName(t *testing.T) {
+	repo := "org/gpu-project"
+	tests := []struct {
+		name        string
+		wantAttempt string
+		wantRun     int64
+		wantN       int
+		wantTpl     bool
+		wantOK      bool
+	}{
+		{name: "rpg-sls-org-gpu-project-9300-2-0badc0de", wantAttempt: "rpg-sls-org-gpu-project-9300-2-0badc0de", wantRun: 9300, wantN: 2, wantOK: true},
+		{name: "rpg-sls-org-gpu-project-9300-2-0badc0de-tpl", wantAttempt: "rpg-sls-org-gpu-project-9300-2-0badc0de", wantRun: 9300, wantN: 2, wantTpl: true, wantOK: true},
+		{name: "rpg-sls-org-gpu-project-x-9300-2-0badc0de"}, // another repository's slug, org/gpu-project-x
+		{name: "rpg-sls-org-gpu-9300-2-0badc0de"},           // org/gpu
+		{name: "rpg-sls-org-gpu-project-9300-2-0BADC0DE"},   // not the lane's hex
+		{name: "rpg-sls-org-gpu-project-9300-2-0badc0de-x"}, // a suffix the lane never writes
+		{name: "rpg-sls-org-gpu-project-09300-2-0badc0de"},  // a leading zero is no run id
+		{name: "rpg-sls-org-gpu-project-9300-0-0badc0de"},   // attempts start at 1
+		{name: "my-endpoint"},
+		{name: "rpg-sls-org-gpu-project-99999999999999999999-1-0badc0de"}, // overflows int64
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			attempt, run, n, tpl, ok := ParseServerlessName(repo, tc.name)
+			assert.Equal(t, ok, tc.wantOK)
+			assert.Equal(t, attempt, tc.wantAttempt)
+			assert.Equal(t, run, tc.wantRun)
+			assert.Equal(t, n, tc.wantN)
+			assert.Equal(t, tpl, tc.wantTpl)
+		})
+	}
+}
+
+func TestServerlessSweep(t *testing.T) {
+	tests := []struct {
+		name    string
+		faults  runpodsim.ServerlessFaults
+		execute bool
+		// arrange creates the attempts and moves the world; it returns the
+		// names whose resources must survive and those that must be gone.
+		arrange      func(t *testing.T, w *slsWorld) (keep, gone []string)
+		wantDecision map[string]string // attempt → "decision reason"
+		wantErr      string
+	}{
+		{name: "a running attempt is left to its own cleanup", execute: true,
+			arrange: func(t *testing.T, w *slsWorld) ([]string, []string) {
+				a := w.setup(t, cloud.Repository, w.addRun(t), 1)
+				w.clock.Advance(20 * time.Minute)
+				return []string{a}, nil
+			}, wantDecision: map[string]string{"0": "keep run-active"}},
+		{name: "a completed run's attempt is reclaimed", execute: true,
+			arrange: func(t *testing.T, w *slsWorld) ([]string, []string) {
+				run := w.addRun(t)
+				a := w.setup(t, cloud.Repository, run, 1)
+				assert.NilError(t, w.cloud.GitHub.SetRunStatus(cloud.Repository, run, "completed", "failure"))
+				return nil, []string{a}
+			}, wantDecision: map[string]string{"0": "reclaim run-over"}},
+		{name: "a superseded attempt is reclaimed", execute: true,
+			arrange: func(t *testing.T, w *slsWorld) ([]string, []string) {
+				run := w.addRun(t)
+				a := w.setup(t, cloud.Repository, run, 1)
+				assert.NilError(t, w.cloud.GitHub.SetRunStatus(cloud.Repository, run, "completed", "failure"))
+				_, err := w.cloud.GitHub.RerunWorkflowRun(cloud.Repository, run, nil)
+				assert.NilError(t, err)
+				assert.NilError(t, w.cloud.GitHub.SetRunStatus(cloud.Repository, run, "in_progress", ""))
+				b := w.setup(t, cloud.Repository, run, 2)
+				return []string{b}, []string{a}
+			}, wantDecision: map[string]string{"0": "reclaim run-over", "1": "keep run-active"}},
+		{name: "past the deadline and margin, a running attempt is reclaimed without asking GitHub", execute: true,
+			arrange: func(t *testing.T, w *slsWorld) ([]string, []string) {
+				a := w.setup(t, cloud.Repository, w.addRun(t), 1)
+				w.clock.Advance(40*time.Minute + time.Second)
+				w.cloud.GitHub.AddFault(githubsim.Fault{Kind: githubsim.FaultServerError, Status: 502})
+				return nil, []string{a}
+			}, wantDecision: map[string]string{"0": "reclaim deadline"}},
+		{name: "at the deadline, before the margin, it is not", execute: true,
+			arrange: func(t *testing.T, w *slsWorld) ([]string, []string) {
+				a := w.setup(t, cloud.Repository, w.addRun(t), 1)
+				w.clock.Advance(39 * time.Minute)
+				return []string{a}, nil
+			}, wantDecision: map[string]string{"0": "keep run-active"}},
+		{name: "another repository's attempt is not even considered", execute: true,
+			arrange: func(t *testing.T, w *slsWorld) ([]string, []string) {
+				a := w.setup(t, "org/other-project", 77, 1)
+				w.clock.Advance(2 * time.Hour)
+				return []string{a}, nil
+			}, wantDecision: map[string]string{}},
+		{name: "our name with another owner is left alone", execute: true,
+			arrange: func(t *testing.T, w *slsWorld) ([]string, []string) {
+				run := w.addRun(t)
+				name, err := serverless.AttemptName(cloud.Repository, run, 1)
+				assert.NilError(t, err)
+				_, err = w.rp.CreateTemplate(context.Background(), serverless.DefaultSettings().TemplateRequest(name+"-tpl", "", map[string]string{"RPG_OWNER": "someone/else"}))
+				assert.NilError(t, err)
+				w.clock.Advance(2 * time.Hour)
+				assert.NilError(t, w.cloud.GitHub.SetRunStatus(cloud.Repository, run, "completed", "success"))
+				return []string{name}, nil
+			}, wantDecision: map[string]string{"0": "skip-foreign unproven"}},
+		{name: "a lone template of a completed run is reclaimed", execute: true,
+			arrange: func(t *testing.T, w *slsWorld) ([]string, []string) {
+				run := w.addRun(t)
+				a := w.setup(t, cloud.Repository, run, 1)
+				for _, r := range w.cloud.RunPod.ServerlessResources() {
+					if r.Kind == "endpoint" {
+						// The sim deletes an endpoint's template with it; recreate the lone template.
+						assert.NilError(t, w.rp.DeleteEndpoint(context.Background(), r.ID))
+					}
+				}
+				env, _ := serverless.TemplateEnv("https://example.com/w", strings.Repeat("a", 64), cloud.Repository, a)
+				_, err := w.rp.CreateTemplate(context.Background(), serverless.DefaultSettings().TemplateRequest(a+"-tpl", "", env))
+				assert.NilError(t, err)
+				assert.NilError(t, w.cloud.GitHub.SetRunStatus(cloud.Repository, run, "completed", "success"))
+				return nil, []string{a}
+			}, wantDecision: map[string]string{"0": "reclaim run-over"}},
+		{name: "a dry run decides and deletes nothing",
+			arrange: func(t *testing.T, w *slsWorld) ([]string, []string) {
+				run := w.addRun(t)
+				a := w.setup(t, cloud.Repository, run, 1)
+				assert.NilError(t, w.cloud.GitHub.SetRunStatus(cloud.Repository, run, "completed", "failure"))
+				return []string{a}, nil
+			}, wantDecision: map[string]string{"0": "reclaim run-over"}},
+		{name: "an unreadable run leaves the attempt and fails the sweep", execute: true,
+			arrange: func(t *testing.T, w *slsWorld) ([]string, []string) {
+				a := w.setup(t, cloud.Repository, w.addRun(t), 1)
+				w.cloud.GitHub.AddFault(githubsim.Fault{Kind: githubsim.FaultServerError, Status: 502})
+				return []string{a}, nil
+			}, wantDecision: map[string]string{"0": "error lookup-failed"}, wantErr: "undecided or not confirmed deleted"},
+		{name: "an unconfirmed deletion fails the sweep", execute: true,
+			faults: runpodsim.ServerlessFaults{DeleteFailures: runpodsim.DeleteFault{FailFirst: 100}},
+			arrange: func(t *testing.T, w *slsWorld) ([]string, []string) {
+				run := w.addRun(t)
+				a := w.setup(t, cloud.Repository, run, 1)
+				assert.NilError(t, w.cloud.GitHub.SetRunStatus(cloud.Repository, run, "completed", "failure"))
+				return []string{a}, nil
+			}, wantDecision: map[string]string{"0": "reclaim run-over"}, wantErr: "undecided or not confirmed deleted"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newSlsWorld(t, tc.faults)
+			keep, gone := tc.arrange(t, w)
+			recs, err := w.sweeper.Sweep(context.Background(), cloud.Repository, tc.execute)
+			if tc.wantErr != "" {
+				assert.ErrorContains(t, err, tc.wantErr)
+				assert.ErrorIs(t, err, ErrServerlessIncomplete)
+			} else {
+				assert.NilError(t, err, w.logs.String())
+			}
+			got := map[string]string{}
+			for i, r := range recs {
+				got[fmt.Sprint(i)] = string(r.Decision) + " " + string(r.Reason)
+				if r.Decision == DecisionReclaim && tc.execute && tc.wantErr == "" {
+					assert.Check(t, r.Confirmed, "attempt %s not confirmed", r.Attempt)
+				}
+			}
+			assert.DeepEqual(t, got, tc.wantDecision)
+			live := w.live()
+			for _, a := range keep {
+				assert.Check(t, live["template "+a+"-tpl"], "template of %s was deleted:\n%s", a, w.logs.String())
+			}
+			for _, a := range gone {
+				assert.Check(t, !live["template "+a+"-tpl"] && !live["endpoint "+a], "%s left behind:\n%s", a, w.logs.String())
+			}
+			assert.Check(t, !strings.Contains(w.logs.String(), "RPG_BOOTSTRAP_B64"), "no environment in the log")
+		})
+	}
+}
+
+// TestServerlessSweepScalesDownThenDeletes checks the order of the calls: the
+// endpoint is scaled to zero, deleted, then its template deleted, then fresh
+// listings confirm both gone.
+func TestServerlessSweepScalesDownThenDeletes(t *testing.T) {
+	w := newSlsWorld(t, runpodsim.ServerlessFaults{})
+	run := w.addRun(t)
+	w.setup(t, cloud.Repository, run, 1)
+	assert.NilError(t, w.cloud.GitHub.SetRunStatus(cloud.Repository, run, "completed", "success"))
+	before := len(w.cloud.RunPod.Requests())
+	recs, err := w.sweeper.Sweep(context.Background(), cloud.Repository, true)
+	assert.NilError(t, err)
+	assert.Assert(t, is.Len(recs, 1))
+	var calls []string
+	for _, r := range w.cloud.RunPod.Requests()[before:] {
+		p := r.Path
+		for _, id := range []string{recs[0].EndpointID, recs[0].TemplateID} {
+			p = strings.ReplaceAll(p, id, "{id}")
+		}
+		calls = append(calls, r.Method+" "+p)
+	}
+	assert.DeepEqual(t, calls, []string{
+		"GET /v2/serverless", "GET /v2/templates",
+		"PATCH /v2/serverless/{id}", "DELETE /v2/serverless/{id}", "DELETE /v2/templates/{id}",
+		"GET /v2/serverless", "GET /v2/templates",
+	})
+}
