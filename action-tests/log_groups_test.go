@@ -93,5 +93,5 @@ func TestLongPhasesAreFoldedInGroups(t *testing.T) {
 	assert.Equal(t, reaped.exitCode, 0, reaped.stdout)
 	reapGroups := logGroups(t, reaped.stdout)
 	assert.Assert(t, is.Len(reapGroups, 1), reaped.stdout)
-	assert.Equal(t, reapGroups[0].title, "sweep: this repository's pods")
+	assert.Equal(t, reapGroups[0].title, "sweep: this repository's pods and Serverless endpoints")
 }
