@@ -1,0 +1,68 @@
+package provision
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/sim/cloud"
+	"github.com/org/runpod-gpu/pkg/sim/githubsim"
+)
+
+// TestObsolescenceNoticedWithinAMinute: while a pod boots (90 s, then a 25 s
+// proof) the watch re-reads the PR at most once a minute, yet a PR closed or
+// moved at any moment of the watch is noticed within a minute — before the
+// runner could be accepted — and the pod is deleted.
+func TestObsolescenceNoticedWithinAMinute(t *testing.T) {
+	closePR := func(p *githubsim.PullRequestSpec) { p.State = "closed" }
+	moveHead := func(p *githubsim.PullRequestSpec) { p.HeadSHA = movedHead }
+	tests := []struct {
+		after  time.Duration // from the create
+		change func(*githubsim.PullRequestSpec)
+	}{
+		{1 * time.Second, closePR},
+		{30 * time.Second, moveHead},
+		{59 * time.Second, closePR},
+		{61 * time.Second, moveHead},
+		{110 * time.Second, closePR}, // ten seconds before the runner comes online
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.after), func(t *testing.T) {
+			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, benchHost))}, onlyA4000)
+			s.cloud.Model.ProofTime = benchProof
+			var created, changed time.Time
+			s.obs.onCreate = func(string) {
+				created = s.clock.Now()
+				s.clock.AfterFunc(tc.after, func() {
+					changed = s.clock.Now()
+					assert.Check(t, s.cloud.GitHub.UpdatePullRequest(cloud.Repository, s.pr, tc.change))
+				})
+			}
+			res, err := s.run(t)
+			assert.Check(t, errors.Is(err, ErrObsolete), "got %v", err)
+			assert.Check(t, res.Accepted == nil)
+			assert.Check(t, is.Len(s.livePods(t), 0), "the obsolete pod is deleted")
+			assert.Assert(t, !changed.IsZero(), "the change happened during the watch")
+
+			prPath := fmt.Sprintf("/repos/%s/pulls/%d", cloud.Repository, s.pr)
+			var reads []time.Time
+			for _, r := range s.cloud.GitHub.Requests() {
+				if r.Method == "GET" && r.Path == prPath && !r.At.Before(created) {
+					reads = append(reads, r.At)
+				}
+			}
+			for i := 1; i < len(reads); i++ {
+				assert.Check(t, reads[i].Sub(reads[i-1]) >= PRWatchInterval, "PR reads at %v: want at most one a minute", reads)
+			}
+			assert.Assert(t, len(reads) > 0 && !reads[len(reads)-1].Before(changed), "PR reads at %v, change at %v", reads, changed)
+			noticed := reads[len(reads)-1] // the read that saw the change ended the watch
+			assert.Check(t, noticed.Sub(changed) <= PRWatchInterval, "the change at +%v was noticed %v later", tc.after, noticed.Sub(changed))
+			assert.Check(t, strings.Contains(err.Error(), fmt.Sprintf("PR #%d", s.pr)))
+		})
+	}
+}
