@@ -48,8 +48,9 @@ const RunnerStartFloor = 10 * time.Second
 // create's own answer is the first observation); the runner registry every
 // poll, only after a live RUNNING observation and RunnerStartFloor after the
 // container started; the PR every PRWatchInterval (conditionally). A runner
-// seen online is accepted only on a pod record of the same poll, so a pod that
-// died or lost its runtime meanwhile is never accepted. Unknown or malformed
+// seen online is accepted only on a pod record and a PR read of the same poll,
+// so a pod that died or lost its runtime, or a PR that closed or moved,
+// meanwhile is never accepted. Unknown or malformed
 // observations back off and never count as death or health. Every call and
 // every wait of the watch fits the candidate's startup budget
 // (startup_timeout_seconds from creation): a pause that does not fit — a long
@@ -120,14 +121,10 @@ func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, labe
 				}
 			}
 		}
+		prRead := false // the PR was read at this tick
 		if !tick.Before(prDue) {
-			prDue = tick.Add(PRWatchInterval)
-			switch verdict, why := r.readPR(wctx); verdict {
-			case prObsolete:
-				w.obsolete, w.reason = true, why
-				return w
-			case prLocal:
-				w.local, w.reason = true, why
+			prDue, prRead = tick.Add(PRWatchInterval), true
+			if r.watchPR(wctx, &w) {
 				return w
 			}
 		}
@@ -166,10 +163,33 @@ func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, labe
 					continue
 				}
 			}
+			// Nor on a PR read a minute old: a head moved or a PR closed
+			// since is noticed before the GPU job can start (an unchanged PR
+			// answers 304, free of rate limit).
+			if !prRead {
+				prDue = tick.Add(PRWatchInterval)
+				if r.watchPR(wctx, &w) {
+					return w
+				}
+			}
 			w.accepted, w.acceptedAt = true, r.now()
 			return w
 		}
 	}
+}
+
+// watchPR reads the PR once; it reports true when the watch ends (closed,
+// moved or labelled for local validation; w says how).
+func (r *run) watchPR(ctx context.Context, w *watchResult) bool {
+	switch verdict, why := r.readPR(ctx); verdict {
+	case prObsolete:
+		w.obsolete, w.reason = true, why
+		return true
+	case prLocal:
+		w.local, w.reason = true, why
+		return true
+	}
+	return false
 }
 
 // podPolls is how many polls apart the watch reads the pod: RUNNING noticed

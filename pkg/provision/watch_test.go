@@ -12,6 +12,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
+	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
 
 // TestObsolescenceNoticedWithinAMinute: while a pod boots (90 s, then a 25 s
@@ -63,6 +64,42 @@ func TestObsolescenceNoticedWithinAMinute(t *testing.T) {
 			noticed := reads[len(reads)-1] // the read that saw the change ended the watch
 			assert.Check(t, noticed.Sub(changed) <= PRWatchInterval, "the change at +%v was noticed %v later", tc.after, noticed.Sub(changed))
 			assert.Check(t, strings.Contains(err.Error(), fmt.Sprintf("PR #%d", s.pr)))
+		})
+	}
+}
+
+// TestAcceptanceRereadsThePR: a pod that comes online before the minute's PR
+// read is accepted only on a PR read of the same poll, so a head moved while
+// it booted is never accepted; an unchanged PR accepts on a 304.
+func TestAcceptanceRereadsThePR(t *testing.T) {
+	fast := func(h *runpodsim.HostProfile) { h.BootSeconds = 10 } // online 40 s after the create
+	for _, moved := range []bool{false, true} {
+		t.Run(fmt.Sprint("moved=", moved), func(t *testing.T) {
+			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, fast))}, onlyA4000)
+			if moved {
+				s.obs.onCreate = func(string) {
+					s.clock.AfterFunc(5*time.Second, func() {
+						assert.Check(t, s.cloud.GitHub.UpdatePullRequest(cloud.Repository, s.pr, func(p *githubsim.PullRequestSpec) { p.HeadSHA = movedHead }))
+					})
+				}
+			}
+			res, err := s.run(t)
+			if moved {
+				assert.Check(t, errors.Is(err, ErrObsolete), "got %v", err)
+				assert.Check(t, res.Accepted == nil)
+				assert.Check(t, is.Len(s.livePods(t), 0))
+				return
+			}
+			assert.NilError(t, err)
+			assert.Assert(t, res.Accepted != nil)
+			last := s.cloud.GitHub.Requests()
+			var prStatuses []int
+			for _, r := range last {
+				if r.Path == fmt.Sprintf("/repos/%s/pulls/%d", cloud.Repository, s.pr) {
+					prStatuses = append(prStatuses, r.Status)
+				}
+			}
+			assert.DeepEqual(t, prStatuses, []int{200, 304}) // before the create; at acceptance, unchanged
 		})
 	}
 }
