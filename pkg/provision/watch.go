@@ -33,20 +33,25 @@ type watchResult struct {
 // is not a whole number of polls).
 const PRWatchInterval = time.Minute
 
-// RunnerStartFloor is the least time a runner needs after its container
-// starts before it can be online: the startup script fetches and runs the
-// CUDA proof, then the runner registers (25 s and more in practice). The
-// watch relies on it to read less while keeping detection within one poll:
-// the pod is read only every 1+floor/poll polls (RUNNING is then noticed
-// at most that late, and the runner is not online before), and the registry
-// only from startedAt+floor.
+// RunnerStartFloor bounds the least time a runner is taken to need after its
+// container starts before it can be online: the startup script fetches and
+// runs the CUDA proof, then the runner registers (25 s and more on a real
+// pod). The watch assumes min(RunnerStartFloor, poll) of it (runnerFloor) to
+// read less while keeping detection within one poll: the pod is read every
+// second poll while the floor is a whole poll (RUNNING noticed a poll late
+// still finds the runner not yet online), and the registry from
+// startedAt+floor. With a short poll the floor shrinks with it, so a fast
+// runner is never waited for longer than that.
 const RunnerStartFloor = 10 * time.Second
+
+// runnerFloor is the part of RunnerStartFloor the watch relies on at poll.
+func runnerFloor(poll time.Duration) time.Duration { return min(RunnerStartFloor, poll) }
 
 // watch polls the pod until it is accepted or rejected, with the fewest calls
 // that keep detection within one poll. Every read happens on the poll grid
 // (creation + k·startup_poll_seconds): the pod every podPolls polls (the
 // create's own answer is the first observation); the runner registry every
-// poll, only after a live RUNNING observation and RunnerStartFloor after the
+// poll, only after a live RUNNING observation and runnerFloor after the
 // container started; the PR every PRWatchInterval (conditionally). A runner
 // seen online is accepted only on a pod record and a PR read of the same poll,
 // so a pod that died or lost its runtime, or a PR that closed or moved,
@@ -194,12 +199,12 @@ func (r *run) watchPR(ctx context.Context, w *watchResult) bool {
 
 // podPolls is how many polls apart the watch reads the pod: RUNNING noticed
 // that late still leaves the registry read within one poll of the runner
-// coming online, since the runner needs RunnerStartFloor after the start.
+// coming online, since the runner needs runnerFloor after the start.
 func podPolls(poll time.Duration) int {
-	if poll <= 0 {
+	if poll <= 0 || runnerFloor(poll) < poll {
 		return 1
 	}
-	return 1 + int(RunnerStartFloor/poll)
+	return 2
 }
 
 // observer judges the pod records of one watch.
@@ -209,7 +214,7 @@ type observer struct {
 	label string
 	podID string
 	// running: the last record was live RUNNING with its GPU; registryDue is
-	// when its runner may first be online (startedAt + RunnerStartFloor).
+	// when its runner may first be online (startedAt + runnerFloor).
 	running     bool
 	registryDue time.Time
 	runtime     bool // a record with a runtime was seen (its loss is death)
@@ -262,9 +267,9 @@ func (o *observer) observe(p *runpod.Pod, w *watchResult, tick time.Time, poll t
 			// is read from the first tick after that (at once when the start
 			// is unknown, never later than the floor from now).
 			o.registryDue = tick
-			if startKnown {
-				due := started.Add(RunnerStartFloor)
-				for o.registryDue.Before(due) && o.registryDue.Before(tick.Add(RunnerStartFloor)) {
+			if floor := runnerFloor(poll); startKnown {
+				due := started.Add(floor)
+				for o.registryDue.Before(due) && o.registryDue.Before(tick.Add(floor)) {
 					o.registryDue = o.registryDue.Add(poll)
 				}
 			}

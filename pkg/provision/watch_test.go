@@ -10,6 +10,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
@@ -100,6 +101,24 @@ func TestAcceptanceRereadsThePR(t *testing.T) {
 				}
 			}
 			assert.DeepEqual(t, prStatuses, []int{200, 304}) // before the create; at acceptance, unchanged
+		})
+	}
+}
+
+// TestShortPollDetection: with a short startup poll the watch's reliance on
+// a runner's start time shrinks with the poll, so a runner that comes online
+// seconds after its container starts is still accepted within one poll.
+func TestShortPollDetection(t *testing.T) {
+	for _, proof := range []time.Duration{time.Second, 2 * time.Second, 7 * time.Second} {
+		t.Run(proof.String(), func(t *testing.T) {
+			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, func(h *runpodsim.HostProfile) { h.BootSeconds = 3 }))},
+				func(c *config.Config) { onlyA4000(c); c.StartupPollSeconds = 1 })
+			s.cloud.Model.ProofTime = proof
+			res, err := s.run(t)
+			assert.NilError(t, err)
+			assert.Assert(t, res.Accepted != nil)
+			online := res.Accepted.StartedAt.Add(proof)
+			assert.Check(t, s.clock.Now().Sub(online) <= time.Second, "accepted %s after the runner came online; want within the 1 s poll", s.clock.Now().Sub(online))
 		})
 	}
 }

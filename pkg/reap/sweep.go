@@ -213,10 +213,11 @@ func (s *Sweeper) lookupRun(ctx context.Context, runID int64) RunInfo {
 
 // lookupRetention reads the retention records of the runs in need from one
 // listing of the repository's artifacts named RetentionPrefix…. A record
-// counts only when the run it names uploaded it (any workflow of the
-// repository can upload an artifact with any name); expired artifacts no
-// longer record anything, so such a pod is reclaimable. When the listing
-// fails, every run's lookup fails (its pods are left undecided).
+// that the run it names did not upload (a wrong answer, or another workflow
+// of the repository uploading any name) makes that run's lookup fail: its
+// pods under the retention cap are left undecided, never deleted on doubt.
+// Expired artifacts no longer record anything, so such a pod is reclaimable.
+// When the listing fails, every run's lookup fails.
 func (s *Sweeper) lookupRetention(ctx context.Context, need map[int64]bool, since time.Time) map[int64]RetentionLookup {
 	ctx, cancel := s.lookupContext(ctx)
 	defer cancel()
@@ -239,7 +240,12 @@ func (s *Sweeper) lookupRetention(ctx context.Context, need map[int64]bool, sinc
 		case !need[r.RunID]:
 			continue
 		case a.GetWorkflowRun().GetID() != r.RunID:
-			s.logf("run %d: ignoring retention record %q (artifact %d): uploaded by run %d, not by the run it names", r.RunID, a.GetName(), a.GetID(), a.GetWorkflowRun().GetID())
+			// A wrong answer or another workflow's upload: either way what
+			// the run recorded is unknown, and unknown is never a deletion.
+			out[r.RunID] = RetentionLookup{Err: fmt.Errorf("retention record %q (artifact %d) names run %d but belongs to run %d; the listing is not trusted for this run",
+				a.GetName(), a.GetID(), r.RunID, a.GetWorkflowRun().GetID())}
+			continue
+		case out[r.RunID].Err != nil:
 			continue
 		case a.GetExpired():
 			s.logf("run %d: retention record %q has expired; its pods are reclaimable", r.RunID, a.GetName())
