@@ -43,7 +43,7 @@ func TestRun(t *testing.T) {
 			name:       "regenerates offline from saved evidence",
 			args:       []string{"--directory", saved},
 			wantOut:    saved + "/report.md\n" + saved + "/report.json\n",
-			wantStderr: "31 attempts, 36 pods (1 with unknown cost), spend unknown (at least $1.2317; 1 unknown)\n",
+			wantStderr: "31 attempts, 36 pods (1 with unknown cost), spend unknown (at least $1.2400; 1 unknown)\n",
 		},
 		{
 			name:       "collects a range with a token",
