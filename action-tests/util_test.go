@@ -14,6 +14,7 @@ var (
 	moneyRE    = regexp.MustCompile(`\$0\.\d{4}`)
 	secondsRE  = regexp.MustCompile(`\b\d+ paid seconds`)
 	cellRE     = regexp.MustCompile(`\| \d+ \| \$`)
+	acceptRE   = regexp.MustCompile(`\| \d+ to acceptance \|`)
 	onlineRE   = regexp.MustCompile(`online \d+ s`)
 	tsRE       = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
 	urlRE      = regexp.MustCompile(`http://127\.0\.0\.1:\d+`)
@@ -31,7 +32,7 @@ func normalize(s string, _ *simulated) string {
 	}{
 		{urlRE, "http://127.0.0.1:PORT"}, {tsRE, "TIMESTAMP"}, {podIDRE, "POD_ID"},
 		{attemptRE, "runpod-gpu::attempt {…}"}, {moneyRE, "$0.XXXX"}, {secondsRE, "N paid seconds"},
-		{cellRE, "| N | $"}, {onlineRE, "online N s"}, {durationRE, "DURATION"},
+		{cellRE, "| N | $"}, {acceptRE, "| N to acceptance |"}, {onlineRE, "online N s"}, {durationRE, "DURATION"},
 	} {
 		s = r.re.ReplaceAllLiteralString(s, r.with)
 	}

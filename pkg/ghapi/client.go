@@ -86,6 +86,8 @@ type Client struct {
 	redactor         *reqpolicy.Redactor
 	onSecret         func(string)
 	maxDownload      int64
+	// pulls makes PR re-reads conditional (pulls_etag.go).
+	pulls pullCache
 }
 
 // ownerRepoPattern is what GitHub accepts in an owner or repository name.

@@ -10,19 +10,13 @@ import (
 // GetPullRequest reads pull request number. A missing PR fails with an error
 // matching ErrNotFound; an answer without a known state and head SHA, or for
 // another number, fails with ErrUnusableAnswer. Callers deciding obsolescence
-// treat any failure but ErrNotFound as "unknown", not "closed".
+// treat any failure but ErrNotFound as "unknown", not "closed". A re-read of
+// the same PR is conditional (If-None-Match): unchanged, it costs no rate limit.
 func (c *Client) GetPullRequest(ctx context.Context, number int) (*github.PullRequest, error) {
 	if number <= 0 {
 		return nil, fmt.Errorf("ghapi: pull request number is %d; want a positive number", number)
 	}
-	pr, _, err := c.gh.PullRequests.Get(ctx, c.owner, c.repo, number)
-	if err != nil {
-		return nil, c.fail(fmt.Sprintf("get pull request #%d", number), err, nil)
-	}
-	if err := UsablePullRequest(pr, number); err != nil {
-		return nil, fmt.Errorf("ghapi: get %w", err)
-	}
-	return pr, nil
+	return c.getPullConditional(ctx, number)
 }
 
 // UsablePullRequest checks that an answer says, for pull request number,

@@ -26,13 +26,40 @@ type watchResult struct {
 	price      cost.Price // hourly cost captured while RUNNING
 }
 
-// watch polls the pod every startup_poll_seconds until it is accepted or
-// rejected. The pod status comes first; the runner registry is read only after
-// a live RUNNING observation. Unknown or malformed observations back off and
-// never count as death or health. Every call and every wait of the watch fits
-// the candidate's startup budget (startup_timeout_seconds from creation): a
-// pause that does not fit — a long Retry-After, the shared cooldown — ends the
-// candidate instead of extending it.
+// PRWatchInterval is how often the startup watch re-reads the PR while a pod
+// boots. The PR was read right before the create; an unchanged PR answers a
+// conditional read with 304, which costs no rate limit. A PR closed or moved
+// meanwhile is noticed within this interval (a poll later when the interval
+// is not a whole number of polls).
+const PRWatchInterval = time.Minute
+
+// RunnerStartFloor bounds the least time a runner is taken to need after its
+// container starts before it can be online: the startup script fetches and
+// runs the CUDA proof, then the runner registers (25 s and more on a real
+// pod). The watch assumes min(RunnerStartFloor, poll) of it (runnerFloor) to
+// read less while keeping detection within one poll: the pod is read every
+// second poll while the floor is a whole poll (RUNNING noticed a poll late
+// still finds the runner not yet online), and the registry from
+// startedAt+floor. With a short poll the floor shrinks with it, so a fast
+// runner is never waited for longer than that.
+const RunnerStartFloor = 10 * time.Second
+
+// runnerFloor is the part of RunnerStartFloor the watch relies on at poll.
+func runnerFloor(poll time.Duration) time.Duration { return min(RunnerStartFloor, poll) }
+
+// watch polls the pod until it is accepted or rejected, with the fewest calls
+// that keep detection within one poll. Every read happens on the poll grid
+// (creation + k·startup_poll_seconds): the pod every podPolls polls (the
+// create's own answer is the first observation); the runner registry every
+// poll, only after a live RUNNING observation and runnerFloor after the
+// container started; the PR every PRWatchInterval (conditionally). A runner
+// seen online is accepted only on a pod record and a PR read of the same poll,
+// so a pod that died or lost its runtime, or a PR that closed or moved,
+// meanwhile is never accepted. Unknown or malformed
+// observations back off and never count as death or health. Every call and
+// every wait of the watch fits the candidate's startup budget
+// (startup_timeout_seconds from creation): a pause that does not fit — a long
+// Retry-After, the shared cooldown — ends the candidate instead of extending it.
 func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, label string, created time.Time) watchResult {
 	var w watchResult
 	// The budget runs from the first POST: a reconciled pod may have been
@@ -41,8 +68,48 @@ func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, labe
 	wctx, cancel := r.bound(ctx, max(deadline.Sub(r.now()), 0))
 	defer cancel()
 	poll := r.cfg.StartupPoll()
-	runtimeSeen := false
+	podEvery := time.Duration(podPolls(poll)) * poll
+	o := observer{r: r, c: c, label: label, podID: pod.ID}
+	// The PR was read right before this candidate's create (and runner mint).
+	prDue := created.Add(PRWatchInterval)
+	// The create's (or reconciliation's) answer is the first observation: a
+	// misplaced GPU or an ended pod is rejected without another call.
+	tick := created
+	if o.observe(pod, &w, tick, poll) {
+		return w
+	}
+	podDue := created.Add(podEvery)
 	for {
+		// The next tick of the grid that has not passed (a slow call skips ticks).
+		now := r.now()
+		tick = tick.Add(poll)
+		if tick.Before(now) {
+			tick = tick.Add(now.Sub(tick).Truncate(poll))
+			if tick.Before(now) {
+				tick = tick.Add(poll)
+			}
+		}
+		if !now.Before(deadline) || wctx.Err() != nil {
+			w.reason = fmt.Sprintf("runner %s not online within startup_timeout_seconds %d", label, r.cfg.StartupTimeoutSeconds)
+			return w
+		}
+		// The poll never sleeps past the deadline; a cooldown that does not
+		// fit the rest of the budget ends the candidate (a *WaitError).
+		if tick.After(deadline) {
+			tick = deadline
+		}
+		wait := tick.Sub(now)
+		if err := r.deps.Policy.Wait(wctx, wait, "startup poll"); err != nil {
+			switch {
+			case ctx.Err() != nil:
+				w.reason = "cancelled"
+			case errors.Is(err, reqpolicy.ErrWaitExceedsDeadline) && wait < deadline.Sub(now):
+				w.reason = fmt.Sprintf("startup watch ended: %v (startup_timeout_seconds %d)", err, r.cfg.StartupTimeoutSeconds)
+			default:
+				w.reason = fmt.Sprintf("runner %s not online within startup_timeout_seconds %d", label, r.cfg.StartupTimeoutSeconds)
+			}
+			return w
+		}
 		if ctx.Err() != nil {
 			w.reason = "cancelled"
 			return w
@@ -59,84 +126,162 @@ func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, labe
 				}
 			}
 		}
-		switch verdict, why := r.readPR(wctx); verdict {
-		case prObsolete:
-			w.obsolete, w.reason = true, why
-			return w
-		case prLocal:
-			w.local, w.reason = true, why
-			return w
+		prRead := false // the PR was read at this tick
+		if !tick.Before(prDue) {
+			prDue, prRead = tick.Add(PRWatchInterval), true
+			if r.watchPR(wctx, &w) {
+				return w
+			}
 		}
-		p, err := r.deps.RunPod.GetPod(wctx, pod.ID)
+		fresh := false // a pod record of this tick says RUNNING
+		if !tick.Before(podDue) {
+			podDue = tick.Add(podEvery)
+			done, ok := o.read(wctx, &w, tick, poll)
+			if done {
+				return w
+			}
+			fresh = ok && o.running
+		}
+		if !o.running || tick.Before(o.registryDue) {
+			continue
+		}
+		online, busy, err := r.runnerState(wctx, label)
 		switch {
-		case err != nil && errors.Is(err, reqpolicy.ErrWaitExceedsDeadline):
-			w.reason = fmt.Sprintf("pod %s: a required pause does not fit the rest of startup_timeout_seconds %d (%v)", pod.ID, r.cfg.StartupTimeoutSeconds, err)
-			return w
 		case err != nil:
-			r.logf("pod %s: observation failed (%v): backing off, not counted", pod.ID, err)
-		default:
-			if t, ok := p.StartedAt.Get(); ok && w.start.IsZero() {
-				w.start = t
-			}
-			if why := r.wrongGPU(p, c); why != "" {
-				w.wrongGPU, w.reason = true, why
-				return w
-			}
-			switch {
-			case p.Status.Ended():
-				w.reason = fmt.Sprintf("pod %s while starting (the CUDA smoke proof or the runner failed)", p.Status)
-				return w
-			case p.Status == runpod.PodRunning && p.Runtime != nil && p.GPU != nil && p.GPU.ID != "":
-				runtimeSeen = true
-				if c := float64(p.Cost); c > 0 {
-					w.price = cost.KnownPrice(c, "v2 cost while running")
-				}
-				if why := r.overCeiling(c, w.price); why != "" {
-					w.overSpend, w.reason = true, why
-					return w
-				}
-				online, busy, rerr := r.runnerState(wctx, label)
-				switch {
-				case rerr != nil:
-					r.logf("runner %s: registry unreadable (%v): not counted", label, rerr)
-				case online && busy:
-					// The GPU job is queued only after acceptance: whatever the
-					// runner runs now is some other job, holding a paid GPU.
-					w.taken, w.reason = true, fmt.Sprintf("runner %s was already busy with a job before this run's GPU job was queued: "+
-						"another job took it (restrict the runner group to the lane's workflow)", label)
-					return w
-				case online:
-					w.accepted, w.acceptedAt = true, r.now()
-					return w
-				}
-			case p.Status == runpod.PodRunning && p.Runtime != nil:
-				runtimeSeen = true
-				r.logf("pod %s: RUNNING without its GPU id in the record: not counted", pod.ID)
-			case runtimeSeen && p.Runtime == nil:
-				w.reason = fmt.Sprintf("pod runtime lost after boot (status %s)", p.Status)
-				return w
-			}
-		}
-		now := r.now()
-		if !now.Before(deadline) || wctx.Err() != nil {
-			w.reason = fmt.Sprintf("runner %s not online within startup_timeout_seconds %d", label, r.cfg.StartupTimeoutSeconds)
+			r.logf("runner %s: registry unreadable (%v): not counted", label, err)
+		case online && busy:
+			// The GPU job is queued only after acceptance: whatever the
+			// runner runs now is some other job, holding a paid GPU.
+			w.taken, w.reason = true, fmt.Sprintf("runner %s was already busy with a job before this run's GPU job was queued: "+
+				"another job took it (restrict the runner group to the lane's workflow)", label)
 			return w
-		}
-		// The poll never sleeps past the deadline; a cooldown that does not
-		// fit the rest of the budget ends the candidate (a *WaitError).
-		wait := min(poll, deadline.Sub(now))
-		if err := r.deps.Policy.Wait(wctx, wait, "startup poll"); err != nil {
-			switch {
-			case ctx.Err() != nil:
-				w.reason = "cancelled"
-			case errors.Is(err, reqpolicy.ErrWaitExceedsDeadline) && wait < deadline.Sub(now):
-				w.reason = fmt.Sprintf("startup watch ended: %v (startup_timeout_seconds %d)", err, r.cfg.StartupTimeoutSeconds)
-			default:
-				w.reason = fmt.Sprintf("runner %s not online within startup_timeout_seconds %d", label, r.cfg.StartupTimeoutSeconds)
+		case online:
+			if !fresh {
+				// Accepted only on a record of this poll: the pod may have
+				// died or lost its runtime since the last one.
+				podDue = tick.Add(podEvery)
+				done, ok := o.read(wctx, &w, tick, poll)
+				if done {
+					return w
+				}
+				if !ok || !o.running {
+					continue
+				}
 			}
+			// Nor on a PR read a minute old: a head moved or a PR closed
+			// since is noticed before the GPU job can start (an unchanged PR
+			// answers 304, free of rate limit).
+			if !prRead {
+				prDue = tick.Add(PRWatchInterval)
+				if r.watchPR(wctx, &w) {
+					return w
+				}
+			}
+			w.accepted, w.acceptedAt = true, r.now()
 			return w
 		}
 	}
+}
+
+// watchPR reads the PR once; it reports true when the watch ends (closed,
+// moved or labelled for local validation; w says how).
+func (r *run) watchPR(ctx context.Context, w *watchResult) bool {
+	switch verdict, why := r.readPR(ctx); verdict {
+	case prObsolete:
+		w.obsolete, w.reason = true, why
+		return true
+	case prLocal:
+		w.local, w.reason = true, why
+		return true
+	}
+	return false
+}
+
+// podPolls is how many polls apart the watch reads the pod: RUNNING noticed
+// that late still leaves the registry read within one poll of the runner
+// coming online, since the runner needs runnerFloor after the start.
+func podPolls(poll time.Duration) int {
+	if poll <= 0 || runnerFloor(poll) < poll {
+		return 1
+	}
+	return 2
+}
+
+// observer judges the pod records of one watch.
+type observer struct {
+	r     *run
+	c     plan.Candidate
+	label string
+	podID string
+	// running: the last record was live RUNNING with its GPU; registryDue is
+	// when its runner may first be online (startedAt + runnerFloor).
+	running     bool
+	registryDue time.Time
+	runtime     bool // a record with a runtime was seen (its loss is death)
+}
+
+// read reads the pod once: done reports that the watch ends (w says how), ok
+// that the record was read and judged.
+func (o *observer) read(ctx context.Context, w *watchResult, tick time.Time, poll time.Duration) (done, ok bool) {
+	p, err := o.r.deps.RunPod.GetPod(ctx, o.podID)
+	switch {
+	case err != nil && errors.Is(err, reqpolicy.ErrWaitExceedsDeadline):
+		w.reason = fmt.Sprintf("pod %s: a required pause does not fit the rest of startup_timeout_seconds %d (%v)", o.podID, o.r.cfg.StartupTimeoutSeconds, err)
+		return true, false
+	case err != nil:
+		o.r.logf("pod %s: observation failed (%v): backing off, not counted", o.podID, err)
+		return false, false
+	}
+	return o.observe(p, w, tick, poll), true
+}
+
+// observe judges one pod record seen at tick; it reports true when the watch
+// ends (w says how).
+func (o *observer) observe(p *runpod.Pod, w *watchResult, tick time.Time, poll time.Duration) bool {
+	r := o.r
+	started, startKnown := p.StartedAt.Get()
+	if startKnown && w.start.IsZero() {
+		w.start = started
+	}
+	if why := r.wrongGPU(p, o.c); why != "" {
+		w.wrongGPU, w.reason = true, why
+		return true
+	}
+	wasRunning := o.running
+	o.running = false
+	switch {
+	case p.Status.Ended():
+		w.reason = fmt.Sprintf("pod %s while starting (the CUDA smoke proof or the runner failed)", p.Status)
+		return true
+	case p.Status == runpod.PodRunning && p.Runtime != nil && p.GPU != nil && p.GPU.ID != "":
+		o.running, o.runtime = true, true
+		if c := float64(p.Cost); c > 0 {
+			w.price = cost.KnownPrice(c, "v2 cost while running")
+		}
+		if why := r.overCeiling(o.c, w.price); why != "" {
+			w.overSpend, w.reason = true, why
+			return true
+		}
+		if !wasRunning {
+			// The runner cannot be online before startedAt+floor: the registry
+			// is read from the first tick after that (at once when the start
+			// is unknown, never later than the floor from now).
+			o.registryDue = tick
+			if floor := runnerFloor(poll); startKnown {
+				due := started.Add(floor)
+				for o.registryDue.Before(due) && o.registryDue.Before(tick.Add(floor)) {
+					o.registryDue = o.registryDue.Add(poll)
+				}
+			}
+		}
+	case p.Status == runpod.PodRunning && p.Runtime != nil:
+		o.runtime = true
+		r.logf("pod %s: RUNNING without its GPU id in the record: not counted", o.podID)
+	case o.runtime && p.Runtime == nil:
+		w.reason = fmt.Sprintf("pod runtime lost after boot (status %s)", p.Status)
+		return true
+	}
+	return false
 }
 
 // wrongGPU says why an observed pod is not the GPU the candidate requested

@@ -33,7 +33,9 @@ type PodLister interface {
 // RunAPI is the part of the GitHub client a sweep uses (ghapi.Client).
 type RunAPI interface {
 	GetWorkflowRun(ctx context.Context, runID int64) (*github.WorkflowRun, error)
-	ListRunArtifacts(ctx context.Context, runID int64) ([]*github.Artifact, error)
+	// ArtifactsWithPrefix lists the repository's artifacts named prefix…,
+	// newest first, down to since (one listing per sweep, not one per run).
+	ArtifactsWithPrefix(ctx context.Context, prefix string, since time.Time) ([]*github.Artifact, error)
 	CancelWorkflowRun(ctx context.Context, runID int64) error
 }
 
@@ -150,9 +152,10 @@ func (s *Sweeper) Sweep(ctx context.Context, req Request) (*Record, error) {
 }
 
 // gather reads the owning run of every pod in scope that is not past the
-// backstop (no run answer changes that decision), then the retention records
-// of the runs whose keep-failed pods would be reclaimed. Each run is read
-// once per sweep, so API calls grow with runs, not pods.
+// backstop (no run answer changes that decision), then — in one listing of
+// the repository's retention artifacts — the records of the runs whose
+// keep-failed pods would be reclaimed. Each run is read once per sweep, so
+// API calls are the listing pages plus one per run, whatever the pods.
 func (s *Sweeper) gather(ctx context.Context, views []PodView, now time.Time) Facts {
 	facts := Facts{Now: now, Runs: map[int64]RunInfo{}, Retained: map[int64]RetentionLookup{}}
 	for _, v := range views {
@@ -163,13 +166,40 @@ func (s *Sweeper) gather(ctx context.Context, views []PodView, now time.Time) Fa
 			facts.Runs[v.Tags.RunID] = s.lookupRun(ctx, v.Tags.RunID)
 		}
 	}
+	need := map[int64]bool{}
+	var since time.Time // the oldest such pod's creation: no record of it is older
+	known := true
 	for _, v := range views {
-		if _, done := facts.Retained[v.Tags.RunID]; !done && NeedsRetention(v, facts) {
-			facts.Retained[v.Tags.RunID] = s.lookupRetention(ctx, v.Tags.RunID)
+		if need[v.Tags.RunID] || !NeedsRetention(v, facts) {
+			continue
 		}
+		need[v.Tags.RunID] = true
+		created, ok := v.CreatedAt.Get()
+		switch {
+		case !ok:
+			known = false
+		case since.IsZero() || created.Before(since):
+			since = created
+		}
+	}
+	if len(need) == 0 {
+		return facts
+	}
+	if !known {
+		since = time.Time{} // a pod of unknown age: read every record
+	} else {
+		since = since.Add(-retentionClockSkew)
+	}
+	records := s.lookupRetention(ctx, need, since)
+	for runID := range need {
+		facts.Retained[runID] = records[runID]
 	}
 	return facts
 }
+
+// retentionClockSkew allows for GitHub's and RunPod's clocks disagreeing when
+// the listing stops at the oldest relevant pod's creation.
+const retentionClockSkew = time.Hour
 
 func (s *Sweeper) lookupRun(ctx context.Context, runID int64) RunInfo {
 	ctx, cancel := s.lookupContext(ctx)
@@ -181,37 +211,51 @@ func (s *Sweeper) lookupRun(ctx context.Context, runID int64) RunInfo {
 	return RunInfoFrom(run)
 }
 
-// lookupRetention reads the retention records among a run's artifacts.
-// Expired artifacts no longer record anything: such a pod is reclaimable.
-// A listing with an artifact of another run (or of no named run) is not this
-// run's listing: its lack of a record proves nothing, so the lookup fails.
-func (s *Sweeper) lookupRetention(ctx context.Context, runID int64) RetentionLookup {
+// lookupRetention reads the retention records of the runs in need from one
+// listing of the repository's artifacts named RetentionPrefix…. A record
+// that the run it names did not upload (a wrong answer, or another workflow
+// of the repository uploading any name) makes that run's lookup fail: its
+// pods under the retention cap are left undecided, never deleted on doubt.
+// Expired artifacts no longer record anything, so such a pod is reclaimable.
+// When the listing fails, every run's lookup fails.
+func (s *Sweeper) lookupRetention(ctx context.Context, need map[int64]bool, since time.Time) map[int64]RetentionLookup {
 	ctx, cancel := s.lookupContext(ctx)
 	defer cancel()
-	artifacts, err := s.GitHub.ListRunArtifacts(ctx, runID)
+	out := make(map[int64]RetentionLookup, len(need))
+	artifacts, err := s.GitHub.ArtifactsWithPrefix(ctx, RetentionPrefix, since)
 	if err != nil {
-		return RetentionLookup{Err: err}
-	}
-	for _, a := range artifacts {
-		if got := a.GetWorkflowRun().GetID(); got != runID {
-			return RetentionLookup{Err: fmt.Errorf("list artifacts of run %d: artifact %d belongs to run %d; the answer is not this run's and is not trusted",
-				runID, a.GetID(), got)}
+		for runID := range need {
+			out[runID] = RetentionLookup{Err: err}
 		}
+		return out
 	}
-	var lookup RetentionLookup
 	for _, a := range artifacts {
 		r, err := ParseRetentionName(a.GetName())
 		switch {
 		case errors.Is(err, ErrNotRetentionName):
+			continue
 		case err != nil:
-			s.logf("run %d: ignoring artifact %d: %v", runID, a.GetID(), err)
+			s.logf("ignoring artifact %d: %v", a.GetID(), err)
+			continue
+		case !need[r.RunID]:
+			continue
+		case a.GetWorkflowRun().GetID() != r.RunID:
+			// A wrong answer or another workflow's upload: either way what
+			// the run recorded is unknown, and unknown is never a deletion.
+			out[r.RunID] = RetentionLookup{Err: fmt.Errorf("retention record %q (artifact %d) names run %d but belongs to run %d; the listing is not trusted for this run",
+				a.GetName(), a.GetID(), r.RunID, a.GetWorkflowRun().GetID())}
+			continue
+		case out[r.RunID].Err != nil:
+			continue
 		case a.GetExpired():
-			s.logf("run %d: retention record %q has expired; its pods are reclaimable", runID, a.GetName())
-		default:
-			lookup.Records = append(lookup.Records, r)
+			s.logf("run %d: retention record %q has expired; its pods are reclaimable", r.RunID, a.GetName())
+			continue
 		}
+		lookup := out[r.RunID]
+		lookup.Records = append(lookup.Records, r)
+		out[r.RunID] = lookup
 	}
-	return lookup
+	return out
 }
 
 func (s *Sweeper) lookupContext(ctx context.Context) (context.Context, context.CancelFunc) {

@@ -243,7 +243,8 @@ func TestSweepCancelsARunOnce(t *testing.T) {
 }
 
 // TestSweepCallsScaleWithRuns: 300 pods over 10 runs cost one run lookup per
-// run (and one artifact listing per run with eligible keep-failed pods).
+// run and one listing of the repository's retention artifacts (one page here),
+// not one listing per run with eligible keep-failed pods.
 func TestSweepCallsScaleWithRuns(t *testing.T) {
 	w := newWorld(t, worldOptions{pageSize: 100})
 	const runs, podsPerRun = 10, 30
@@ -263,8 +264,8 @@ func TestSweepCallsScaleWithRuns(t *testing.T) {
 	rec, err := w.sweeper.Sweep(context.Background(), Request{Scope: Scope{Repository: cloud.Repository}})
 	assert.NilError(t, err)
 	assert.Equal(t, rec.Count(DecisionReclaim), runs/2*podsPerRun)
-	// Runs 0, 2 and 4 are completed with keep-failed pods: only they need their artifacts.
-	assert.Equal(t, w.githubCalls(), runs+3)
+	// Runs 0, 2 and 4 are completed with keep-failed pods: their records come from one listing.
+	assert.Equal(t, w.githubCalls(), runs+1)
 	assert.Equal(t, w.cloud.RunPod.Requests()[len(w.cloud.RunPod.Requests())-1].Route, "GET /v2/pods")
 }
 

@@ -19,8 +19,14 @@ import (
 // DefaultBaseURL is RunPod's API host; paths are under /v2.
 const DefaultBaseURL = "https://api.runpod.io"
 
-// DefaultMaxListPages bounds how many pages ListPods follows.
+// DefaultMaxListPages was ListPods' page bound (50 pages of 500: an error
+// above 25,000 pods). The listing is now bounded by time
+// (DefaultListPodsBudget); WithMaxListPages still sets a page bound for tests.
 const DefaultMaxListPages = 50
+
+// DefaultListPodsBudget bounds how long ListPods follows the cursor, however
+// many pages the account has: the caller's own deadline applies when sooner.
+const DefaultListPodsBudget = 5 * time.Minute
 
 // maxResponseBytes bounds a response body the client reads.
 const maxResponseBytes = 16 << 20
@@ -31,7 +37,8 @@ type Client struct {
 	baseErr      error
 	http         *http.Client
 	policy       *reqpolicy.Policy
-	maxListPages int
+	maxListPages int // 0: no page bound, only listBudget
+	listBudget   time.Duration
 }
 
 // Option configures a Client.
@@ -41,6 +48,7 @@ type options struct {
 	httpClient   *http.Client
 	policy       *reqpolicy.Policy
 	maxListPages int
+	listBudget   time.Duration
 }
 
 // WithHTTPClient sets the HTTP client whose transport carries the requests;
@@ -51,13 +59,24 @@ func WithHTTPClient(hc *http.Client) Option { return func(o *options) { o.httpCl
 // logger; the API key is registered with the policy's Redactor.
 func WithPolicy(p *reqpolicy.Policy) Option { return func(o *options) { o.policy = p } }
 
-// WithMaxListPages sets how many pages ListPods may read (at least 1).
+// WithMaxListPages sets how many pages ListPods may read (at least 1); by
+// default only the time budget bounds the listing.
 func WithMaxListPages(n int) Option { return func(o *options) { o.maxListPages = max(n, 1) } }
+
+// WithListPodsBudget sets how long ListPods may follow the cursor (default
+// DefaultListPodsBudget; a non-positive d keeps the default).
+func WithListPodsBudget(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.listBudget = d
+		}
+	}
+}
 
 // New returns a client for baseURL ("" means DefaultBaseURL) authenticating
 // with apiKey. A malformed baseURL is reported by every call.
 func New(baseURL, apiKey string, opts ...Option) *Client {
-	o := options{maxListPages: DefaultMaxListPages}
+	o := options{listBudget: DefaultListPodsBudget}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -66,7 +85,7 @@ func New(baseURL, apiKey string, opts ...Option) *Client {
 	}
 	o.policy.Redactor().Add(apiKey)
 
-	c := &Client{policy: o.policy, maxListPages: o.maxListPages}
+	c := &Client{policy: o.policy, maxListPages: o.maxListPages, listBudget: o.listBudget}
 	c.base, c.baseErr = parseBaseURL(baseURL)
 
 	hc := &http.Client{}
@@ -143,8 +162,27 @@ type call struct {
 
 // send performs c and returns a 2xx answer's status and body, or an *APIError.
 func (c *Client) send(ctx context.Context, cl call) (int, []byte, error) {
+	resp, err := c.open(ctx, cl)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+	if err != nil {
+		// The status arrived but the body did not: for a create that is a lost answer.
+		return 0, nil, c.failure(cl.op, resp.StatusCode, err)
+	}
+	if len(data) > maxResponseBytes {
+		return 0, nil, c.malformed(cl.op, resp.StatusCode, fmt.Errorf("body exceeds %d bytes", maxResponseBytes))
+	}
+	return resp.StatusCode, data, nil
+}
+
+// open performs c and returns a 2xx answer with its body unread (the caller
+// closes it), or an *APIError.
+func (c *Client) open(ctx context.Context, cl call) (*http.Response, error) {
 	if c.baseErr != nil {
-		return 0, nil, invalidArgument(cl.op, "%s", c.baseErr)
+		return nil, invalidArgument(cl.op, "%s", c.baseErr)
 	}
 	target := c.base.String() + cl.path
 	if len(cl.query) > 0 {
@@ -154,13 +192,13 @@ func (c *Client) send(ctx context.Context, cl call) (int, []byte, error) {
 	if cl.body != nil {
 		encoded, err := json.Marshal(cl.body)
 		if err != nil {
-			return 0, nil, invalidArgument(cl.op, "encode request: %v", err)
+			return nil, invalidArgument(cl.op, "encode request: %v", err)
 		}
 		body = bytes.NewReader(encoded)
 	}
 	req, err := http.NewRequestWithContext(ctx, cl.method, target, body)
 	if err != nil {
-		return 0, nil, invalidArgument(cl.op, "build request: %s", c.redact(err.Error()))
+		return nil, invalidArgument(cl.op, "build request: %s", c.redact(err.Error()))
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -168,21 +206,17 @@ func (c *Client) send(ctx context.Context, cl call) (int, []byte, error) {
 
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return 0, nil, c.failure(cl.op, 0, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
-	if err != nil {
-		// The status arrived but the body did not: for a create that is a lost answer.
-		return 0, nil, c.failure(cl.op, resp.StatusCode, err)
+		return nil, c.failure(cl.op, 0, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return 0, nil, decodeError(cl.op, resp.StatusCode, data, cl.create, c.policy.Redactor())
+		defer resp.Body.Close()
+		data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+		if err != nil {
+			return nil, c.failure(cl.op, resp.StatusCode, err)
+		}
+		return nil, decodeError(cl.op, resp.StatusCode, data, cl.create, c.policy.Redactor())
 	}
-	if len(data) > maxResponseBytes {
-		return 0, nil, c.malformed(cl.op, resp.StatusCode, fmt.Errorf("body exceeds %d bytes", maxResponseBytes))
-	}
-	return resp.StatusCode, data, nil
+	return resp, nil
 }
 
 // failure wraps an error that left no usable answer.

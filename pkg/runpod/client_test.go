@@ -88,7 +88,8 @@ func TestBaseURL(t *testing.T) {
 func TestDefaults(t *testing.T) {
 	client := New("", testAPIKey)
 	assert.Equal(t, client.base.String(), DefaultBaseURL)
-	assert.Equal(t, client.maxListPages, DefaultMaxListPages)
+	assert.Equal(t, client.maxListPages, 0, "no page bound: the listing is bounded by time")
+	assert.Equal(t, client.listBudget, DefaultListPodsBudget)
 	assert.Equal(t, client.Policy().Redactor().Redact("k="+testAPIKey), "k=***", "the key is registered with the policy's redactor")
 }
 

@@ -3,6 +3,7 @@ package runpod
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -315,14 +316,23 @@ type ListPodsQuery struct {
 	Limit              int // page size (delta 2); 0 = the API's default
 }
 
-// ListPods lists every pod, following nextCursor (delta 2) for at most the
-// client's page bound. Reaching the bound with pages left is ErrPageBound,
-// never a short list: callers decide about pods only from complete lists.
+// ListPods lists every pod, following nextCursor (delta 2) to the end within
+// the client's time budget (DefaultListPodsBudget, or ctx's deadline when
+// sooner) rather than a page count, decoding each page as it arrives. A
+// listing the budget cuts short fails, never a short list: callers decide
+// about pods only from complete lists. A page bound set with WithMaxListPages
+// fails with ErrPageBound when reached with pages left.
 func (c *Client) ListPods(ctx context.Context, q ListPodsQuery) ([]Pod, error) {
 	const op = "list pods"
 	if q.Limit < 0 {
 		return nil, invalidArgument(op, "limit %d: want a positive page size", q.Limit)
 	}
+	budget := c.listBudget
+	if budget <= 0 {
+		budget = DefaultListPodsBudget
+	}
+	lctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
 	var pods []Pod
 	seen := map[string]bool{}
 	cursor := ""
@@ -337,21 +347,18 @@ func (c *Client) ListPods(ctx context.Context, q ListPodsQuery) ([]Pod, error) {
 		if cursor != "" {
 			query.Set(listPodsCursorParam, cursor)
 		}
-		status, data, err := c.send(ctx, call{op: fmt.Sprintf("%s (page %d)", op, page), method: http.MethodGet, path: "/v2/pods", query: query})
-		if err != nil {
-			return nil, err
-		}
-		got, next, err := decodePodsPage(data)
-		if err != nil {
-			return nil, c.malformed(op, status, err)
-		}
-		pods = append(pods, got...)
+		next, err := c.listPodsPage(lctx, fmt.Sprintf("%s (page %d)", op, page), query, &pods)
 		switch {
+		case err != nil && ctx.Err() == nil && lctx.Err() != nil:
+			return nil, fmt.Errorf("%s: %d pages (%d pods) read within the %s listing budget and the server has more; the list is incomplete: %w",
+				op, page-1, len(pods), budget, err)
+		case err != nil:
+			return nil, err
 		case next == "":
 			return pods, nil
 		case seen[next]:
-			return nil, c.malformed(op, status, fmt.Errorf("page %d repeats an earlier cursor; the listing would never end", page))
-		case page >= c.maxListPages:
+			return nil, c.malformed(op, http.StatusOK, fmt.Errorf("page %d repeats an earlier cursor; the listing would never end", page))
+		case c.maxListPages > 0 && page >= c.maxListPages:
 			return nil, &APIError{
 				Op: op, Title: "page bound exceeded",
 				Detail: fmt.Sprintf("%d pages read and the server has more; the list is incomplete", page),
@@ -361,6 +368,32 @@ func (c *Client) ListPods(ctx context.Context, q ListPodsQuery) ([]Pod, error) {
 		seen[next] = true
 		cursor = next
 	}
+}
+
+// listPodsPage reads one page, decoding its pods into *pods as the body
+// streams in, and returns its next cursor.
+func (c *Client) listPodsPage(ctx context.Context, op string, query url.Values, pods *[]Pod) (string, error) {
+	resp, err := c.open(ctx, call{op: op, method: http.MethodGet, path: "/v2/pods", query: query})
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	before := len(*pods)
+	got, next, err := decodePodsStream(resp.Body, *pods)
+	if err != nil {
+		*pods = got[:before]
+		var cut *bodyReadError
+		switch {
+		case ctx.Err() != nil:
+			return "", c.failure(op, resp.StatusCode, ctx.Err())
+		case errors.As(err, &cut):
+			// The status arrived but the body did not: a transport failure.
+			return "", c.failure(op, resp.StatusCode, cut.err)
+		}
+		return "", c.malformed(op, resp.StatusCode, err)
+	}
+	*pods = got
+	return next, nil
 }
 
 func checkPodID(op, id string) error {

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -66,40 +65,37 @@ func (p NVRTCPin) validate(tier TierName) error {
 	return nil
 }
 
-// Download fetches pin.URL into dst with a plain GET (no credentials) and verifies its SHA-256
-// while writing. On a mismatch dst is removed and the error wraps ErrChecksumMismatch, so nothing
-// unverified is ever handed to an installer. It returns the number of bytes fetched.
-func Download(ctx context.Context, client *http.Client, pin NVRTCPin, dst string) (int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, pin.URL, nil)
+// Download fetches pin.URL into dst with fetch (a plain GET, no credentials)
+// and verifies its SHA-256 while writing. On a mismatch dst is removed and the
+// error wraps ErrChecksumMismatch, so nothing unverified is ever handed to an
+// installer. It returns the number of bytes fetched.
+func Download(ctx context.Context, fetch Fetcher, pin NVRTCPin, dst string) (int64, error) {
+	body, err := fetch(ctx, pin.URL)
 	if err != nil {
 		return 0, fmt.Errorf("download %s: %w", pin.URL, err)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("download %s: %w", pin.URL, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("download %s: HTTP %s", pin.URL, resp.Status)
 	}
 	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
+		body.Close()
 		return 0, fmt.Errorf("download %s: %w", pin.URL, err)
 	}
 	hash := sha256.New()
-	n, copyErr := io.Copy(io.MultiWriter(f, hash), io.LimitReader(resp.Body, MaxPackageBytes+1))
+	n, copyErr := io.Copy(io.MultiWriter(f, hash), io.LimitReader(body, MaxPackageBytes+1))
+	fetchErr := body.Close() // the transfer's own verdict (an HTTP error, a cut connection)
 	closeErr := f.Close()
 	fail := func(err error) (int64, error) {
 		os.Remove(dst)
 		return n, err
 	}
 	switch {
+	case n > MaxPackageBytes:
+		return fail(fmt.Errorf("download %s: larger than %d bytes", pin.URL, MaxPackageBytes))
+	case fetchErr != nil:
+		return fail(fmt.Errorf("download %s: %w", pin.URL, fetchErr))
 	case copyErr != nil:
 		return fail(fmt.Errorf("download %s: %w", pin.URL, copyErr))
 	case closeErr != nil:
 		return fail(fmt.Errorf("download %s: %w", pin.URL, closeErr))
-	case n > MaxPackageBytes:
-		return fail(fmt.Errorf("download %s: larger than %d bytes", pin.URL, MaxPackageBytes))
 	}
 	if got := hex.EncodeToString(hash.Sum(nil)); !strings.EqualFold(got, pin.SHA256) {
 		return fail(fmt.Errorf("%w: %s has sha256 %s, pinned %s", ErrChecksumMismatch, pin.URL, got, strings.ToLower(pin.SHA256)))

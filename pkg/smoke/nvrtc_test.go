@@ -51,12 +51,12 @@ func TestDownload(t *testing.T) {
 		{name: "checksum case does not matter", pin: smoke.NVRTCPin{URL: srv.URL + "/pkg.deb", SHA256: strings.ToUpper(sha256Hex(body))}, wantKept: true},
 		{name: "mismatch removes the file", pin: smoke.NVRTCPin{URL: srv.URL + "/pkg.deb", SHA256: sha256Hex([]byte("other"))},
 			wantErr: "NVRTC package checksum mismatch: " + srv.URL + "/pkg.deb has sha256 " + sha256Hex(body) + ", pinned " + sha256Hex([]byte("other"))},
-		{name: "HTTP error", pin: smoke.NVRTCPin{URL: srv.URL + "/missing.deb", SHA256: sha256Hex(body)}, wantErr: "HTTP 404 Not Found"},
+		{name: "HTTP error", pin: smoke.NVRTCPin{URL: srv.URL + "/missing.deb", SHA256: sha256Hex(body)}, wantErr: "The requested URL returned error: 404 (curl exit 22)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dst := filepath.Join(t.TempDir(), "pkg.deb")
-			n, err := smoke.Download(context.Background(), srv.Client(), tt.pin, dst)
+			n, err := smoke.Download(context.Background(), smoke.CurlFetch, tt.pin, dst)
 			_, statErr := os.Stat(dst)
 			assert.Equal(t, statErr == nil, tt.wantKept, "file kept")
 			if tt.wantErr != "" {

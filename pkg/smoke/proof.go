@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/http"
 	"net/url"
 	"os"
 	"path"
@@ -27,8 +26,8 @@ type Proof struct {
 	OpenNVRTC func(libPath string) (NVRTC, error)
 	// InstallerFor picks the installer for a package URL; nil means the package's InstallerFor.
 	InstallerFor func(packageURL string) (Installer, error)
-	// HTTPClient fetches NVRTC packages; nil means a client with a 5-minute timeout.
-	HTTPClient *http.Client
+	// Fetch fetches NVRTC packages; nil means CurlFetch.
+	Fetch Fetcher
 	// Getenv reads the proof's environment; nil means os.Getenv.
 	Getenv func(string) string
 	// Out receives one line per step and the verdict; nil means io.Discard.
@@ -336,11 +335,11 @@ func (r *proofRun) proveNVRTC(ctx context.Context, pin NVRTCPin) error {
 			return "", err
 		}
 		archive = filepath.Join(workDir, packageFileName(pin.URL))
-		client := r.p.HTTPClient
-		if client == nil {
-			client = &http.Client{Timeout: 5 * time.Minute}
+		fetch := r.p.Fetch
+		if fetch == nil {
+			fetch = CurlFetch
 		}
-		n, err := Download(ctx, client, pin, archive)
+		n, err := Download(ctx, fetch, pin, archive)
 		if err != nil {
 			return "", err
 		}

@@ -246,6 +246,7 @@ func (s *Server) handle(pattern string, mode authMode, h handler) {
 		default:
 			s.serve(c, mode, h)
 			s.rewriteAnswer(c)
+			s.conditional(c)
 		}
 		s.requests = append(s.requests, Request{
 			Method: r.Method, Path: loggedPath(r), Query: r.URL.RawQuery,
