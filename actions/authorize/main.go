@@ -174,7 +174,7 @@ func earlierHeads(io *actionio.IO) ([]string, error) {
 // claimOptions configures the in-progress gate: published before any spend,
 // so a second lane for the same key waits for this one instead of paying.
 func claimOptions(io *actionio.IO, cfg *config.Config) (*gate.ClaimOptions, error) {
-	on, err := io.Bool("in-progress-gate", true)
+	on, err := io.Bool("in-progress-gate", false) // on only where the gate job completes it (in-progress-check-run-id)
 	if err != nil || !on {
 		return nil, err
 	}
