@@ -87,7 +87,9 @@ func TestLaneDigest(t *testing.T) {
 		{name: "image digest", mut: func(d *LaneDefinition) { d.ImageDigest = "ghcr.io/actions/actions-runner:latest@sha256:" + lane2 }},
 		{name: "workflow", mut: func(d *LaneDefinition) { d.Workflow = "o/r/.github/workflows/gpu.yml@refs/heads/next" }},
 		{name: "version", mut: func(d *LaneDefinition) { d.Version = "v1.2.4" }},
-		{name: "fields do not run together", mut: func(d *LaneDefinition) { d.TestCommand, d.Workflow = "make test-gpuo/r", "/.github/workflows/gpu.yml@refs/heads/main" }},
+		{name: "fields do not run together", mut: func(d *LaneDefinition) {
+			d.TestCommand, d.Workflow = "make test-gpuo/r", "/.github/workflows/gpu.yml@refs/heads/main"
+		}},
 		{name: "no config", mut: func(d *LaneDefinition) { d.Config = nil }, wantErr: "config is empty"},
 		{name: "no test command", mut: func(d *LaneDefinition) { d.TestCommand = " " }, wantErr: "input test-command"},
 		{name: "image by tag only", mut: func(d *LaneDefinition) { d.ImageDigest = "ghcr.io/actions/actions-runner:latest" }, wantErr: "pinned to its digest"},

@@ -102,7 +102,7 @@ type Server struct {
 	artifacts     []*artifact
 	blobs         map[string]*blob
 	faults        []*faultRule
-	rewrites      []*rewriteRule // see rewrites.go
+	rewrites      []*rewriteRule    // see rewrites.go
 	commitTrees   map[string]string // "owner/name@sha" → tree SHA; see trees.go
 	requests      []Request
 	dispatches    []Dispatch
