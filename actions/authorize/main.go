@@ -5,6 +5,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"maps"
 	"math"
 	"os"
@@ -13,7 +15,11 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
+	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/registry"
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/wire"
 )
 
 func main() { actionkit.Main(run) }
@@ -59,12 +65,22 @@ func run(ctx context.Context, io *actionio.IO) error {
 		ApprovedSHA: approvedSHA, Label: io.InputOr("fork-approval-label", gate.ApprovalLabel), PRNumber: int(pr),
 		Payload: func() ([]byte, error) { return os.ReadFile(io.Getenv("GITHUB_EVENT_PATH")) },
 	})
+	earlier, err := earlierHeads(io)
+	if err != nil {
+		return err
+	}
+	claim, err := claimOptions(io, cfg)
+	if err != nil {
+		return err
+	}
 	isGPUPath := cfg.IsGPUPath
 	if slices.Equal(cfg.GPUPaths, []string{"**"}) {
 		isGPUPath = nil // every path needs the GPU: no need to list the PR's files
 	}
 	var a gate.Authorization
+	var lane *gate.LaneDefinition
 	if authErr == nil {
+		lane = laneDefinition(ctx, io, cfg)
 		a, authErr = gate.Authorize(ctx, gh, gate.AuthorizeRequest{
 			Repository: io.Getenv("GITHUB_REPOSITORY"), PRNumber: int(pr),
 			ExpectedHeadSHA: io.Input("expected-head-sha"), DispatchSHA: io.InputOr("dispatch-sha", io.Getenv("GITHUB_SHA")),
@@ -73,6 +89,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 			Reuse:        gate.ReuseQuery{CheckName: io.Input("check-name"), AppID: gateApp},
 			ReadTimeout:  time.Duration(readTimeout) * time.Second,
 			ForkApproval: approval,
+			Lane:         lane, EarlierHeads: earlier, Claim: claim,
 		})
 	}
 	if err := io.AddSummary(a.Summary(authErr)); err != nil {
@@ -83,7 +100,11 @@ func run(ctx context.Context, io *actionio.IO) error {
 	}
 	io.Infof("decision: %s (%s)", a.Outcome, a.Reason)
 	outputs := a.Outputs()
-	//runpod-gpu:outputs decision,reason,tested-ref,head-sha,gate-kind,reused-check-url
+	outputs["lane-image"] = ""
+	if lane != nil && a.TreeKey != nil {
+		outputs["lane-image"] = lane.ImageDigest // the gate records the key only if the pod ran this image
+	}
+	//runpod-gpu:outputs decision,reason,tested-ref,head-sha,gate-kind,reused-check-url,tree-key,gate-check-run-id,lane-image
 	for _, name := range slices.Sorted(maps.Keys(outputs)) {
 		if err := io.SetOutput(name, outputs[name]); err != nil {
 			return err
@@ -97,4 +118,85 @@ func or(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// laneDefinition gathers what defines the lane for the tree key. A part that
+// cannot be had (no test-command, an unresolvable image) stays empty, so the
+// key is not made and only the exact tested ref can be reused (fail open).
+func laneDefinition(ctx context.Context, io *actionio.IO, cfg *config.Config) *gate.LaneDefinition {
+	canonical, err := json.Marshal(cfg)
+	if err != nil {
+		io.Warningf("tree key: the configuration does not encode (%v): no tree key", err)
+		canonical = nil
+	}
+	lane := &gate.LaneDefinition{Config: canonical, TestCommand: io.Input("test-command"),
+		Workflow: io.InputOr("lane-ref", io.Getenv("GITHUB_WORKFLOW_REF")), Version: reqpolicy.Version}
+	if lane.TestCommand == "" {
+		return lane // no key anyway: do not resolve the image for nothing
+	}
+	rctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	resolver := &registry.Resolver{APIURL: io.Input("registry-api-url"), Logf: func(s string) { io.Infof("%s", s) }}
+	if lane.ImageDigest, err = resolver.Resolve(rctx, cfg.Image); err != nil {
+		io.Warningf("tree key: runner image: %v; only this exact tested ref can be reused", err)
+	}
+	return lane
+}
+
+// earlierHeads are the PR's earlier heads whose gates may match by tree: the
+// earlier-head-shas input and, on a pull_request synchronize, the event's
+// "before" (the head this push replaced). An unreadable payload adds nothing.
+func earlierHeads(io *actionio.IO) ([]string, error) {
+	var out []string
+	for _, sha := range io.Lines("earlier-head-shas") {
+		if !wire.IsCommitSHA(sha) {
+			return nil, &actionio.InputError{Input: "earlier-head-shas", Value: sha, Expected: "one " + actionio.SHAForm + " a line"}
+		}
+		out = append(out, sha)
+	}
+	switch io.Getenv("GITHUB_EVENT_NAME") {
+	case "pull_request", "pull_request_target":
+		raw, err := os.ReadFile(io.Getenv("GITHUB_EVENT_PATH"))
+		if err != nil {
+			return out, nil
+		}
+		var ev struct {
+			Action string `json:"action"`
+			Before string `json:"before"`
+		}
+		if json.Unmarshal(raw, &ev) == nil && ev.Action == "synchronize" && wire.IsCommitSHA(ev.Before) {
+			out = append(out, ev.Before)
+		}
+	}
+	return out, nil
+}
+
+// claimOptions configures the in-progress gate: published before any spend,
+// so a second lane for the same key waits for this one instead of paying.
+func claimOptions(io *actionio.IO, cfg *config.Config) (*gate.ClaimOptions, error) {
+	on, err := io.Bool("in-progress-gate", false) // on only where the gate job completes it (in-progress-check-run-id)
+	if err != nil || !on {
+		return nil, err
+	}
+	wait, err := io.Duration("lane-wait-seconds", 240*time.Second, 0, 6*time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	poll, err := io.Duration("lane-poll-seconds", 15*time.Second, time.Second, 10*time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	runURL := "" // the in-progress gate's link to this run; none is no reason to refuse
+	if current, err := actionkit.CurrentRun(io); err == nil {
+		runURL = current.URL()
+	}
+	return &gate.ClaimOptions{LaneBound: LaneBound(cfg), Wait: wait, Poll: poll, RunURL: runURL,
+		Logf: func(format string, args ...any) { io.Infof("%s", fmt.Sprintf(format, args...)) }}, nil
+}
+
+// LaneBound is the longest a lane can take from authorize to its gate: every
+// candidate's startup budget, the accepted pod's lifetime bound, and a margin
+// for queued jobs. An in-progress gate older than that belongs to a lane that vanished.
+func LaneBound(cfg *config.Config) time.Duration {
+	return time.Duration(max(cfg.MaxProvisionAttempts, 1))*cfg.StartupTimeout() + cfg.Lifetime() + 15*time.Minute
 }

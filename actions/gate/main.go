@@ -37,6 +37,14 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
+	key, err := gate.ParseTreeKey(io.Input("tree-key"))
+	if err != nil {
+		return &actionio.InputError{Input: "tree-key", Value: io.Input("tree-key"), Expected: "authorize's tree-key output (tree:<sha>:lane:<digest>), or empty"}
+	}
+	staked, err := io.Int("in-progress-check-run-id", 0, 1, 1<<53) // authorize's in-progress gate, completed here
+	if err != nil {
+		return err
+	}
 	current, err := actionkit.CurrentRun(io)
 	if err != nil {
 		return err
@@ -52,8 +60,9 @@ func run(ctx context.Context, io *actionio.IO) error {
 		Evidence: gate.Evidence{
 			HeadSHA: head, TestedRef: tested, CheckName: io.Input("check-name"),
 			Reason: io.Input("reason"), Pod: pod, Serverless: sls, ReusedCheckURL: io.Input("reused-check-url"),
-			RunID: current.ID, RunURL: current.URL(),
+			RunID: current.ID, RunURL: current.URL(), Key: key, CheckRunID: staked,
 		},
+		LaneImage: io.Input("lane-image"), Image: io.Input("image"),
 	})
 	if err != nil {
 		return err

@@ -30,7 +30,11 @@ func run(ctx context.Context, io *actionio.IO) error {
 	gateApp, err5 := io.Int("gate-app-id", 0, 1, 1<<53) // 0 never means any app: see gate.TrustedGateApp
 	head, err6 := io.SHA("expected-head-sha", pr > 0)   // authorize's pinned head, also for a manual dispatch
 	tested, err7 := io.SHA("tested-ref", false)
-	if err := firstErr(err1, err2, err3, err4, err5, err6, err7); err != nil {
+	key, err8 := gate.ParseTreeKey(io.Input("tree-key")) // authorize's: the lookup also matches the same tree and lane
+	if err8 != nil {
+		err8 = &actionio.InputError{Input: "tree-key", Value: io.Input("tree-key"), Expected: "authorize's tree-key output (tree:<sha>:lane:<digest>), or empty"}
+	}
+	if err := firstErr(err1, err2, err3, err4, err5, err6, err7, err8); err != nil {
 		return err
 	}
 	scope, org, err := actionkit.RunnerScope(io)
@@ -56,7 +60,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 		Config: cfg, LabelPrefix: io.InputOr("runner-label-prefix", "runpod-gpu"), RunnerGroupID: group, Scope: scope,
 		Owner:    ownership.Tags{Repository: current.Repository, Workflow: current.Workflow, RunID: current.ID, Attempt: current.Attempt},
 		PRNumber: int(pr), ExpectedHeadSHA: head, TestedRef: tested,
-		Reuse:          gate.ReuseQuery{CheckName: io.Input("check-name"), AppID: gate.TrustedGateApp(gateApp, appID)},
+		Reuse:          gate.ReuseQuery{CheckName: io.Input("check-name"), AppID: gate.TrustedGateApp(gateApp, appID), Key: key},
 		KeepFailedPods: keep,
 		ProofURL:       io.InputOr("proof-url", defaultProofURL), ProofSHA256: io.InputOr("proof-sha256", defaultProofSHA256),
 		RunnerDir: io.Input("runner-dir"), // where the pod image keeps run.sh; empty: the official image's

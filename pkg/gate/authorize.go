@@ -68,6 +68,29 @@ type AuthorizeRequest struct {
 	// Clock is the GitHub client's policy clock, on which read deadlines are
 	// set (reqpolicy.Bound) so that virtual time is honoured; nil is the wall clock.
 	Clock reqpolicy.Clock
+	// Lane defines the lane for the tree key (see treekey.go); nil, or a
+	// GitHub client that cannot read commit trees, reuses on the tested ref only.
+	Lane *LaneDefinition
+	// EarlierHeads are earlier heads of the PR whose gates may match by tree.
+	EarlierHeads []string
+	// Claim, when set, publishes this lane's gate in progress before any
+	// spend and waits for an older lane for the same key (ClaimOrWait); the
+	// GitHub client must then be able to create and update check runs.
+	Claim *ClaimOptions
+}
+
+// ClaimOptions are the in-progress protocol's bounds (see ClaimRequest).
+type ClaimOptions struct {
+	LaneBound, Wait, Poll time.Duration
+	RunURL                string
+	// Sleep waits on the policy clock; nil is the wall clock.
+	Sleep reqpolicy.Sleeper
+	Logf  func(format string, args ...any)
+}
+
+// TreeReader reads a commit's tree SHA. *ghapi.Client has it.
+type TreeReader interface {
+	CommitTree(ctx context.Context, sha string) (string, error)
 }
 
 // Authorization is the answer: what to do and why, pinned to a tested ref.
@@ -85,6 +108,10 @@ type Authorization struct {
 	ForkApproval *ForkApproval
 	// ApproverRole is the approver's role_name when ForkApproval is set.
 	ApproverRole string
+	// TreeKey is the tested tree and lane, nil when unknown (see Authorize).
+	TreeKey *TreeKey
+	// GateCheckRunID is this lane's in-progress gate; the gate job completes it.
+	GateCheckRunID int64
 }
 
 // ErrRefused marks triggers that must not spend anything: unapproved forks,
@@ -207,16 +234,32 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 	}
 
 	q := req.Reuse
-	q.HeadSHA, q.TestedRef = head, tested
+	q.HeadSHA, q.TestedRef, q.EarlierHeads = head, tested, req.EarlierHeads
+	var keyNote string
+	q.Key, keyNote = treeKey(rd, gh, req.Lane, tested)
 	// The lookup fails open toward running, so a stalled one must end too:
 	// within its bound, as "run".
 	var d Decision
-	_ = rd.do("reuse lookup", func(ctx context.Context) error {
-		d = DecideReuse(ctx, gh, q)
-		return nil
-	})
+	var staked int64
+	if cc, ok := gh.(ClaimClient); ok && req.Claim != nil {
+		c, err := ClaimOrWait(ctx, cc, ClaimRequest{Query: q, RunURL: req.Claim.RunURL, LaneBound: req.Claim.LaneBound,
+			Wait: req.Claim.Wait, Poll: req.Claim.Poll, ReadTimeout: rd.limit, Clock: rd.clock, Sleep: req.Claim.Sleep, Logf: req.Claim.Logf})
+		if err != nil {
+			return Authorization{}, err
+		}
+		d = c.Decision
+		staked = c.Staked.GetID()
+	} else {
+		_ = rd.do("reuse lookup", func(ctx context.Context) error {
+			d = DecideReuse(ctx, gh, q)
+			return nil
+		})
+	}
+	if keyNote != "" {
+		d.Reason += "; " + keyNote
+	}
 	a := Authorization{Outcome: OutcomeRun, TestedRef: tested, HeadSHA: head, Reason: d.Reason,
-		ForkApproval: approval, ApproverRole: approverRole}
+		ForkApproval: approval, ApproverRole: approverRole, TreeKey: q.Key, GateCheckRunID: staked}
 	if approval != nil {
 		a.Reason = "fork PR approved (" + approval.describe() + "); " + a.Reason
 	}
@@ -301,3 +344,30 @@ func (r reads) do(what string, read func(context.Context) error) error {
 type wallClock struct{}
 
 func (wallClock) Now() time.Time { return time.Now() }
+
+// treeKey reads the merge commit's tree and digests the lane. Any doubt (no
+// lane, no tree reader, an unreadable tree, a missing part of the lane)
+// answers no key, with a note saying why: then only the exact tested ref can
+// be reused, as before tree keys existed.
+func treeKey(rd reads, gh PullRequests, lane *LaneDefinition, tested string) (*TreeKey, string) {
+	tr, ok := gh.(TreeReader)
+	if lane == nil || !ok {
+		return nil, ""
+	}
+	digest, err := LaneDigest(*lane)
+	if err != nil {
+		return nil, fmt.Sprintf("no tree key (%v): only this exact tested ref can be reused", err)
+	}
+	var tree string
+	if err := rd.do("read the tree of "+tested, func(ctx context.Context) (err error) {
+		tree, err = tr.CommitTree(ctx, tested)
+		return err
+	}); err != nil {
+		return nil, fmt.Sprintf("no tree key (%v): only this exact tested ref can be reused", err)
+	}
+	k := TreeKey{Tree: tree, Lane: digest}
+	if err := k.Validate(); err != nil {
+		return nil, fmt.Sprintf("no tree key (%v): only this exact tested ref can be reused", err)
+	}
+	return &k, ""
+}

@@ -9,13 +9,30 @@ import (
 // Outputs are the authorize action's outputs, by name.
 func (a Authorization) Outputs() map[string]string {
 	return map[string]string{
-		"decision":         string(a.Outcome),
-		"reason":           a.Reason,
-		"tested-ref":       a.TestedRef,
-		"head-sha":         a.HeadSHA,
-		"gate-kind":        string(a.Kind),
-		"reused-check-url": a.ReusedCheckURL,
+		"decision":          string(a.Outcome),
+		"reason":            a.Reason,
+		"tested-ref":        a.TestedRef,
+		"head-sha":          a.HeadSHA,
+		"gate-kind":         string(a.Kind),
+		"reused-check-url":  a.ReusedCheckURL,
+		"tree-key":          a.treeKey(),
+		"gate-check-run-id": a.gateCheckRunID(),
 	}
+}
+
+func (a Authorization) treeKey() string {
+	if a.TreeKey == nil {
+		return ""
+	}
+	return a.TreeKey.String()
+}
+
+// gateCheckRunID is "" (not "0") when no in-progress gate was published.
+func (a Authorization) gateCheckRunID() string {
+	if a.GateCheckRunID == 0 {
+		return ""
+	}
+	return fmt.Sprint(a.GateCheckRunID)
 }
 
 // Summary renders the authorize job summary: what was decided and why, or,

@@ -60,6 +60,10 @@ type ConcludeRequest struct {
 	Lane Lane
 	// Evidence is what the gate states; Conclude fills in its Kind.
 	Evidence Evidence
+	// LaneImage is the runner image digest in Evidence.Key's lane digest
+	// (authorize's lane-image) and Image the one the pod ran (provision's
+	// image). A paid or failed gate records the key only when they are equal.
+	LaneImage, Image string
 }
 
 // Lane names the path that ran the GPU tests.
@@ -197,8 +201,22 @@ func Conclude(ctx context.Context, gh Publisher, r ConcludeRequest) (Concluded, 
 				r.PRNumber, LocalLabel, err)
 		}
 		if hasLabel(pr, LocalLabel) {
-			return Concluded{Reason: fmt.Sprintf("PR #%d is labelled %s: the local relay publishes the gate", r.PRNumber, LocalLabel)}, nil
+			why := fmt.Sprintf("PR #%d is labelled %s: the local relay publishes the gate", r.PRNumber, LocalLabel)
+			if e.CheckRunID != 0 {
+				// This lane's in-progress gate must not stay in progress.
+				e.Kind, e.Reason = KindSkipped, why
+				if _, err := Publish(ctx, gh, e); err != nil {
+					return Concluded{}, err
+				}
+			}
+			return Concluded{Reason: why}, nil
 		}
+	}
+	if e.Key != nil && (kind == KindPaid || kind == KindFailed) && (r.Image == "" || r.Image != r.LaneImage) {
+		// The pod did not provably run the image the key names: record the
+		// tested ref only, so this gate is never reused by tree.
+		e.Key = nil
+		reason = joinNonEmpty(reason, fmt.Sprintf("the pod's image %q is not the keyed lane's %q, so the gate records no tree key", r.Image, r.LaneImage))
 	}
 	e.Kind = kind
 	switch {

@@ -218,7 +218,7 @@ func TestAuthorizationReport(t *testing.T) {
 		all += "=== " + tc.name + "\n" + tc.a.Summary(tc.err) + "\n"
 		if tc.err == nil {
 			out := tc.a.Outputs()
-			assert.Check(t, is.Len(out, 6))
+			assert.Check(t, is.Len(out, 8)) // tree-key and gate-check-run-id too
 			assert.Check(t, is.Equal(out["decision"], string(tc.a.Outcome)))
 			assert.Check(t, is.Equal(out["gate-kind"], string(tc.a.Kind)))
 			assert.Check(t, is.Equal(out["tested-ref"], tc.a.TestedRef))

@@ -65,6 +65,12 @@ type Evidence struct {
 	// LocalEvidenceURL links the SHA-bound evidence comment of a local validation.
 	LocalEvidenceURL string
 	CompletedAt      time.Time
+	// Key is the tested tree and lane; set, the marker is v2 and records it
+	// beside the tested ref (the merge SHA, kept for the record).
+	Key *TreeKey
+	// CheckRunID is this lane's in-progress gate (authorize's
+	// gate-check-run-id); set, Publish completes it instead of creating one.
+	CheckRunID int64
 }
 
 // conclusions maps each kind to the check conclusion branch protection sees.
@@ -86,7 +92,7 @@ func Content(e Evidence) (ghapi.CheckRunInput, error) {
 	if e.Kind == KindLocal {
 		externalID, err = LocalExternalID(e.TestedRef)
 	} else {
-		externalID, err = FormatExternalID(e.TestedRef, e.Kind)
+		externalID, err = FormatMarker(e.TestedRef, e.Kind, e.Key)
 	}
 	if err != nil {
 		return ghapi.CheckRunInput{}, err
@@ -137,13 +143,20 @@ func Content(e Evidence) (ghapi.CheckRunInput, error) {
 func describe(e Evidence) (title, summary string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Tested ref: `%s` (on head `%s`)\n\n", e.TestedRef, e.HeadSHA)
+	if e.Key != nil {
+		fmt.Fprintf(&b, "Tested tree: `%s`, lane digest `%s`\n\n", e.Key.Tree, e.Key.Lane)
+	}
 	switch e.Kind {
 	case KindPaid:
 		title = fmt.Sprintf("GPU tests passed on %s", e.Pod.GPU)
 		writePod(&b, e.Pod)
 	case KindReused:
 		title = "GPU tests passed earlier for this tested ref (reused)"
-		fmt.Fprintf(&b, "No pod was paid for: an earlier gate already validated this exact tested ref.\n\nEvidence: %s\n", e.ReusedCheckURL)
+		what := "this exact tested ref"
+		if e.Key != nil {
+			what = "this exact tested ref, or the identical tree with the identical lane"
+		}
+		fmt.Fprintf(&b, "No pod was paid for: an earlier gate already validated %s.\n\nEvidence: %s\n", what, e.ReusedCheckURL)
 	case KindFailed:
 		title = "GPU tests failed"
 		if e.Reason != "" {
@@ -241,15 +254,63 @@ type CheckRunCreator interface {
 	CreateCheckRun(ctx context.Context, in ghapi.CheckRunInput) (*github.CheckRun, error)
 }
 
-// Publish creates the gate check for the evidence and returns it.
+// CheckRunUpdater completes an in-progress gate. *ghapi.Client has it.
+type CheckRunUpdater interface {
+	UpdateCheckRun(ctx context.Context, id int64, in ghapi.CheckRunInput) (*github.CheckRun, error)
+}
+
+// Publish creates the gate check for the evidence and returns it; with
+// CheckRunID it completes that in-progress gate instead, so the head never
+// keeps a gate that stays in progress beside the final one.
 func Publish(ctx context.Context, c CheckRunCreator, e Evidence) (*github.CheckRun, error) {
 	in, err := Content(e)
 	if err != nil {
 		return nil, err
+	}
+	if e.CheckRunID != 0 {
+		u, ok := c.(CheckRunUpdater)
+		if !ok || e.CheckRunID < 0 {
+			return nil, fmt.Errorf("publish %s gate: cannot complete in-progress gate %d (no updater, or not a check run id)", e.Kind, e.CheckRunID)
+		}
+		run, err := u.UpdateCheckRun(ctx, e.CheckRunID, in)
+		if err != nil {
+			return nil, fmt.Errorf("publish %s gate: complete in-progress gate %d: %w", e.Kind, e.CheckRunID, err)
+		}
+		return run, nil
 	}
 	run, err := c.CreateCheckRun(ctx, in)
 	if err != nil {
 		return nil, fmt.Errorf("publish %s gate: %w", e.Kind, err)
 	}
 	return run, nil
+}
+
+// InProgressContent is the gate a lane publishes before its first create: in
+// progress, with the marker its success would carry (kind paid), so a second
+// lane for the same key finds it, waits for it and reuses its result.
+func InProgressContent(e Evidence, startedAt time.Time) (ghapi.CheckRunInput, error) {
+	marker, err := FormatMarker(e.TestedRef, KindPaid, e.Key)
+	if err != nil {
+		return ghapi.CheckRunInput{}, err
+	}
+	if !wire.IsCommitSHA(e.HeadSHA) {
+		return ghapi.CheckRunInput{}, fmt.Errorf("gate: head SHA %q: want a full lowercase commit SHA", e.HeadSHA)
+	}
+	name := e.CheckName
+	if name == "" {
+		name = DefaultCheckName
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Tested ref: `%s` (on head `%s`)\n\n", e.TestedRef, e.HeadSHA)
+	if e.Key != nil {
+		fmt.Fprintf(&b, "Tested tree: `%s`, lane digest `%s`\n\n", e.Key.Tree, e.Key.Lane)
+	}
+	b.WriteString("This lane is testing this tested ref. Other lanes for the same tree and lane wait for its result instead of paying again.\n")
+	if e.RunURL != "" {
+		fmt.Fprintf(&b, "\nWorkflow run: %s\n", e.RunURL)
+	}
+	return ghapi.CheckRunInput{
+		Name: name, HeadSHA: e.HeadSHA, ExternalID: marker, DetailsURL: e.RunURL,
+		Status: "in_progress", StartedAt: startedAt, Title: "GPU tests in progress", Summary: b.String(),
+	}, nil
 }

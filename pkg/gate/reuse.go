@@ -48,7 +48,18 @@ type ReuseQuery struct {
 	// (token mode), never "any app". See TrustedGateApp.
 	AppID    int64
 	MaxPages int // default DefaultMaxPages
+	// Key is the tested tree and lane (nil: unknown). With it, a gate whose
+	// v2 marker carries the same key counts whatever its merge SHA.
+	Key *TreeKey
+	// EarlierHeads are earlier heads of the same PR (a re-push's "before"),
+	// whose gates are listed too: an amended or rebased head is a new commit,
+	// and only the tree key can match a gate published on the old one. At
+	// most MaxEarlierHeads are read; one that cannot be read is skipped.
+	EarlierHeads []string
 }
+
+// MaxEarlierHeads bounds the earlier heads one lookup lists (one listing each).
+const MaxEarlierHeads = 3
 
 // Decision is the answer of the reuse lookup.
 type Decision struct {
@@ -87,36 +98,77 @@ func DecideReuse(ctx context.Context, lister CheckRunLister, q ReuseQuery) (d De
 	if pages <= 0 {
 		pages = DefaultMaxPages
 	}
-	runs, err := lister.ListCheckRunsForRef(ctx, q.HeadSHA, name, pages)
+	runs, err := listGates(ctx, lister, q, name, pages)
 	if err != nil {
 		return Decision{Reason: fmt.Sprintf("reuse lookup failed (%v): running the paid path", err)}
 	}
 	return decide(runs, name, q)
 }
 
-// candidateGate is a completed gate for exactly the tested ref.
-type candidateGate struct {
-	run  *github.CheckRun
-	kind Kind
+// listGates lists the gates on the head and, when the query has a tree key,
+// on its earlier heads. The head's listing must succeed; an earlier head that
+// cannot be listed (or is not a SHA) only narrows what can be reused.
+func listGates(ctx context.Context, lister CheckRunLister, q ReuseQuery, name string, pages int) ([]*github.CheckRun, error) {
+	runs, err := lister.ListCheckRunsForRef(ctx, q.HeadSHA, name, pages)
+	if err != nil || q.Key == nil {
+		return runs, err
+	}
+	seen := map[string]bool{q.HeadSHA: true}
+	read := 0
+	for _, h := range q.EarlierHeads {
+		if read == MaxEarlierHeads || ctx.Err() != nil {
+			break
+		}
+		if seen[h] || !wire.IsCommitSHA(h) {
+			continue
+		}
+		seen[h] = true
+		read++
+		more, err := lister.ListCheckRunsForRef(ctx, h, name, pages)
+		if err != nil {
+			continue
+		}
+		runs = append(runs, more...)
+	}
+	return runs, nil
 }
 
-func decide(runs []*github.CheckRun, name string, q ReuseQuery) Decision {
+// candidateGate is a gate that validated what the query asks for.
+type candidateGate struct {
+	run    *github.CheckRun
+	marker Marker
+	kind   Kind
+}
+
+// matchingGates are the gates of runs, from the trusted app, whose marker
+// says they tested what q asks for (sameTests), in the given status.
+func matchingGates(runs []*github.CheckRun, name string, q ReuseQuery, completed bool) []candidateGate {
 	var gates []candidateGate
+	seen := map[int64]bool{}
 	for _, r := range runs {
-		if r == nil || r.GetName() != name || r.GetStatus() != "completed" || r.CompletedAt == nil {
+		if r == nil || r.GetName() != name || seen[r.GetID()] {
+			continue
+		}
+		if done := r.GetStatus() == "completed"; done != completed || (done && r.CompletedAt == nil) {
 			continue
 		}
 		if r.GetApp().GetID() != q.AppID {
 			continue // another app could be anyone with checks: write
 		}
-		id, err := ParseExternalID(r.GetExternalID())
-		if err != nil || id.TestedRef != q.TestedRef {
-			continue // no marker, another version, or another merge ref (moved base)
+		m, err := ParseMarker(r.GetExternalID())
+		if err != nil || !sameTests(m, q) {
+			continue // no marker, another ref or tree (moved base), or another lane
 		}
-		gates = append(gates, candidateGate{run: r, kind: id.Kind})
+		seen[r.GetID()] = true
+		gates = append(gates, candidateGate{run: r, marker: m, kind: m.Kind})
 	}
+	return gates
+}
+
+func decide(runs []*github.CheckRun, name string, q ReuseQuery) Decision {
+	gates := matchingGates(runs, name, q, true)
 	if len(gates) == 0 {
-		return Decision{Reason: "no earlier gate for tested ref " + q.TestedRef + ": running the paid path"}
+		return Decision{Reason: "no earlier gate for tested ref " + q.TestedRef + describeKey(q.Key) + ": running the paid path"}
 	}
 	sort.Slice(gates, func(i, j int) bool {
 		ti, tj := gates[i].run.GetCompletedAt().Time, gates[j].run.GetCompletedAt().Time
@@ -131,9 +183,21 @@ func decide(runs []*github.CheckRun, name string, q ReuseQuery) Decision {
 	case newest.run.GetConclusion() == "success" && newest.kind.Reusable():
 		d.Reuse = true
 		d.Reason = fmt.Sprintf("gate %d already passed tested ref %s (%s): reusing it", d.CheckID, q.TestedRef, newest.kind)
+		if newest.marker.TestedRef != q.TestedRef {
+			d.Reason = fmt.Sprintf("gate %d already passed merge %s with the identical tree and lane (%s, %s): reusing it for tested ref %s",
+				d.CheckID, newest.marker.TestedRef, newest.marker.Key, newest.kind, q.TestedRef)
+		}
 	default:
 		d.Reason = fmt.Sprintf("newest gate %d for tested ref %s is %s/%s, not a reusable success: running the paid path",
 			d.CheckID, q.TestedRef, newest.kind, newest.run.GetConclusion())
 	}
 	return d
+}
+
+// describeKey is " (tree:…:lane:…)" for a reason, or "" without a key.
+func describeKey(k *TreeKey) string {
+	if k == nil {
+		return ""
+	}
+	return " (" + k.String() + ")"
 }

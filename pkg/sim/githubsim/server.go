@@ -102,7 +102,8 @@ type Server struct {
 	artifacts     []*artifact
 	blobs         map[string]*blob
 	faults        []*faultRule
-	rewrites      []*rewriteRule // see rewrites.go
+	rewrites      []*rewriteRule    // see rewrites.go
+	commitTrees   map[string]string // "owner/name@sha" → tree SHA; see trees.go
 	requests      []Request
 	dispatches    []Dispatch
 	cancellations []Cancellation
@@ -379,6 +380,7 @@ func (s *Server) routes() {
 	s.handle("PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}", authToken, s.updateCheckRun)
 	s.handle("GET /repos/{owner}/{repo}/check-runs/{check_run_id}", authToken, s.getCheckRun)
 	s.handle("GET /repos/{owner}/{repo}/commits/{ref...}", authToken, s.listCheckRunsForRef)
+	s.handle("GET /repos/{owner}/{repo}/git/commits/{commit_sha}", authToken, s.getGitCommit)
 
 	s.handle("GET /repos/{owner}/{repo}/pulls/{pull_number}", authToken, s.getPullRequest)
 	s.handle("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", authToken, s.listPullRequestFiles)
