@@ -14,13 +14,14 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/sim/registrysim"
 	"github.com/org/runpod-gpu/pkg/sim/simclock"
 )
 
 var digest = "sha256:" + strings.Repeat("ab", 32)
 
 func TestResolve(t *testing.T) {
-	srv := httptest.NewServer(Handler(map[string]string{"actions/actions-runner:latest": digest}))
+	srv := httptest.NewServer(registrysim.Handler(map[string]string{"actions/actions-runner:latest": digest}))
 	defer srv.Close()
 	r := &Resolver{APIURL: srv.URL}
 	got, err := r.Resolve(context.Background(), "ghcr.io/actions/actions-runner:latest")
@@ -167,7 +168,7 @@ func TestResolveBoundsEveryRequest(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			release := make(chan struct{})
-			real := Handler(map[string]string{"actions/actions-runner:latest": digest})
+			real := registrysim.Handler(map[string]string{"actions/actions-runner:latest": digest})
 			var mu sync.Mutex
 			requests := 0
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
