@@ -13,7 +13,8 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 )
 
-// The embedded copy must stay RunPod's text: shared/contracts is the source.
+// The embedded copy must stay RunPod's text. Where the product's reference
+// copy of the published document sits beside the checkout, they must match.
 func TestEmbeddedDocumentIsThePublishedOne(t *testing.T) {
 	published := filepath.Join("..", "..", "..", "..", "shared", "contracts", "runpod-rest-v2.openapi.json")
 	want, err := os.ReadFile(published)
