@@ -50,7 +50,7 @@ RUN set -eu; \
       name=$(basename "$(dirname "$main")"); \
       CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
         go build -C /src -trimpath -buildvcs=false \
-          -ldflags "-s -w -X github.com/org/runpod-gpu/pkg/reqpolicy.Version=${VERSION} -X main.defaultProofURL=${PROOF_URL} -X main.defaultProofSHA256=${proof_sha256} -X main.defaultWorkerURL=${WORKER_URL} -X main.defaultWorkerSHA256=${worker_sha256}" \
+          -ldflags "-s -w -X github.com/org/runpod-gpu/pkg/version.Version=${VERSION} -X main.defaultProofURL=${PROOF_URL} -X main.defaultProofSHA256=${proof_sha256} -X main.defaultWorkerURL=${WORKER_URL} -X main.defaultWorkerSHA256=${worker_sha256}" \
           -o "/out/$name" "./actions/$name"; \
     done; \
     mkdir -m 1777 /out/tmp; \

@@ -10,7 +10,7 @@ import (
 // The GPU job runs the PR's code in the default branch's context
 // (workflow_run), so its runtime token can write Actions caches that
 // default-branch workflows restore. Workflows that publish, and the lane's own
-// jobs, restore no cache (issue 14, point 3).
+// jobs, restore no cache.
 func TestMetaTrustedWorkflowsRestoreNoCache(t *testing.T) {
 	files := metaWorkflowFiles(t)
 	for _, name := range []string{"release.yml", "gpu-lane.yml", "ci.yml"} {

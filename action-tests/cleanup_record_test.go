@@ -18,7 +18,7 @@ import (
 )
 
 // GET /v2/pods/{id} answers a record that is not the published pod of this
-// run attempt (issue 13, points 11 and 12): the real cleanup binary deletes
+// run attempt: the real cleanup binary deletes
 // the pod, prices it from provision's snapshot, never from that record, and
 // prints a ::warning:: naming the pod.
 func TestCleanupDoesNotPriceAnotherPodsRecord(t *testing.T) {
@@ -78,7 +78,8 @@ func TestCleanupDoesNotPriceAnotherPodsRecord(t *testing.T) {
 }
 
 // An unreadable record (a 503 on the one capture read) is a ::warning::
-// naming the pod too (seed 000), not an info line.
+// naming the pod too, not an info line: a cost the report cannot show is
+// something the maintainer must see.
 func TestCleanupUnreadableRecordWarns(t *testing.T) {
 	getFails := runpodsim.ServerErrorFault{Match: runpodsim.Match{Route: "GET /v2/pods/{id}"}, When: runpodsim.Trigger{First: 1}, Status: 503}
 	s := startCloud(t, cleanupMarket(), runpodsim.Faults{ServerErrors: []runpodsim.ServerErrorFault{getFails}}, fastConfig)

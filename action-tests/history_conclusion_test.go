@@ -14,7 +14,7 @@ import (
 
 // The real cost-history binary tells a paid failure from a paid success by
 // the GPU job conclusion the cost artifacts carry; an artifact written before
-// they carried it counts as unknown (issue 13, point 13).
+// they carried it counts as unknown.
 func TestHistoryActionReportsSpendByGPUJobConclusion(t *testing.T) {
 	w := historyStart(t)
 	day := time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC)

@@ -1,7 +1,7 @@
 package actiontests
 
-// Tests written against mutations that survived every other test (issue 13,
-// "Tests that can fail"). Each runs the real provision binary on the simulated
+// Tests written against mutations that survived every other test: each
+// fails when the check it names is removed or weakened. Each runs the real provision binary on the simulated
 // cloud and judges it only by what crossed HTTP (the requests the simulated
 // RunPod recorded, the pods it placed, the runners GitHub registered) and by
 // the step's exit code and outputs.

@@ -15,7 +15,8 @@ import (
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
 
-// The money bounds of issue 13, through the real provision binary.
+// Provision's money bounds (the spend ceiling, tracked creates, the reviewed
+// GPU), through the real provision binary.
 
 func TestProvisionSpendCeilingCountsTheLifetime(t *testing.T) {
 	t.Parallel()

@@ -11,7 +11,7 @@ import (
 )
 
 // offersConfig asks for Europe, pins the EU-RO-1 zone and lets the community
-// cloud compete: the lane plans one candidate per data center (seed 004).
+// cloud compete: the lane plans one candidate per data center (an offer).
 const offersConfig = `gpu_tiers:
   - name: ampere
     gpu_ids: ["NVIDIA RTX A4000", "NVIDIA RTX A5000"]
@@ -76,7 +76,7 @@ func TestProvisionOffersPerDataCenter(t *testing.T) {
 	assert.Assert(t, is.Len(live, 1))
 	assert.Equal(t, live[0].ID, res.outputs["pod-id"])
 
-	// The plan names seed 004's offers: instance type, continent, zone.
+	// The plan names its offers: instance type, continent, zone.
 	log := withoutMasks(res.stdout)
 	assert.Check(t, is.Contains(log, "| live-1 | ampere | NVIDIA RTX A4000 x1 community | 0.17 | europe | EU-RO-1 |"))
 	assert.Check(t, is.Contains(log, "| live-2 | ampere | NVIDIA RTX A4000 x1 secure | 0.25 | europe | EU-RO-1 |"))

@@ -66,7 +66,7 @@ func reapPodRecord(t *testing.T, rec reap.Record, podID string) reap.PodRecord {
 	return rec.Pods[i]
 }
 
-// Issue 13 point 14: GitHub answering with another run's record decides nothing.
+// GitHub answering with another run's record decides nothing.
 func TestReapRunAnswerAboutAnotherRunIsNotTrusted(t *testing.T) {
 	w := reapBareWorld(t, 3*time.Hour)
 	// old's attempt 1 has a pod three hours old; old is now at attempt 2, in progress.
@@ -111,7 +111,7 @@ func TestReapRunAnswerAboutAnotherRunIsNotTrusted(t *testing.T) {
 	reapAssertNoLeaks(t, w, res, raw)
 }
 
-// Issue 13 point 15: a pod whose run answers 404 is reclaimed once past the
+// A pod whose run answers 404 is reclaimed once past the
 // backstop; the backstop decides before any run lookup.
 func TestReapRunNotFoundIsReclaimedPastTheBackstop(t *testing.T) {
 	w := reapBareWorld(t, 3*time.Hour)
@@ -166,7 +166,7 @@ func retainedWorld(t *testing.T) (w *reapWorld, runID int64, oldPod, youngPod st
 	return w, runID, oldPod, youngPod
 }
 
-// Issue 13 point 15: debug-retained pods are reclaimed past the retention cap, with the reason said.
+// Debug-retained pods are reclaimed past the retention cap, with the reason said.
 func TestReapRetentionCapReclaimsDebugPods(t *testing.T) {
 	w, runID, oldPod, youngPod := retainedWorld(t)
 
@@ -211,8 +211,9 @@ func TestReapRetentionCapInputIsValidated(t *testing.T) {
 	assert.Equal(t, len(w.RunPod.Requests()), 0, "no RunPod call")
 }
 
-// Sibling of point 14: an artifact listing that holds another run's artifacts
-// does not prove a debug pod has no retention record.
+// Sibling of TestReapRunAnswerAboutAnotherRunIsNotTrusted: an artifact listing
+// that holds another run's artifacts does not prove a debug pod has no
+// retention record.
 func TestReapArtifactListOfAnotherRunIsNotTrusted(t *testing.T) {
 	w, runID, oldPod, youngPod := retainedWorld(t)
 	// The reaper reads every run's records from one listing of the

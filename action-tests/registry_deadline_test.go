@@ -11,8 +11,8 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"github.com/org/runpod-gpu/pkg/registry"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
+	"github.com/org/runpod-gpu/pkg/sim/registrysim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
 
@@ -21,7 +21,7 @@ import (
 // the simulated cloud's runner image.
 func registryFront(t *testing.T, script []scriptedAnswer) (url string, requests func() int) {
 	t.Helper()
-	real := registry.Handler(map[string]string{cloud.ImageRepoTag: cloud.RunnerImageDigest})
+	real := registrysim.Handler(map[string]string{cloud.ImageRepoTag: cloud.RunnerImageDigest})
 	var mu sync.Mutex
 	n := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

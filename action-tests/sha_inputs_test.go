@@ -9,7 +9,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
 
-// Every commit SHA input is a full SHA (issue 13, point 7). The gate refuses a
+// Every commit SHA input is a full SHA. The gate refuses a
 // malformed one before publishing anything; cleanup, whose deletion must never
 // depend on a report input, warns and deletes anyway.
 

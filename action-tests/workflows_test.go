@@ -376,7 +376,7 @@ func TestMetaGPULaneInvariants(t *testing.T) {
 
 // The head SHA that decides obsolescence is the one authorize pinned: a
 // manual dispatch has no head-sha input, and an empty one never sees a moved
-// head (issue 13, point 7).
+// head.
 func TestMetaPaidJobsGetThePinnedHead(t *testing.T) {
 	wf := metaParseWorkflow(t, "gpu-lane.yml", metaWorkflowFiles(t)["gpu-lane.yml"])
 	for _, job := range []string{"provision", "watchdog"} {

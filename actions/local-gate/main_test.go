@@ -23,6 +23,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/gate"
 	"github.com/org/runpod-gpu/pkg/localgate"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
+	"github.com/org/runpod-gpu/pkg/sim/simclock"
 )
 
 const (
@@ -45,7 +46,7 @@ type runner struct {
 func newRunner(t *testing.T, opts ...githubsim.Option) *runner {
 	t.Helper()
 	srv := githubsim.New(append([]githubsim.Option{
-		githubsim.WithClock(githubsim.NewManualClock(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))),
+		githubsim.WithClock(simclock.NewVirtual(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))),
 		githubsim.WithToken(token, githubsim.ActionsIdentity()),
 	}, opts...)...)
 	assert.NilError(t, srv.AddRepo(githubsim.Repo{Owner: "octo", Name: "gpu-lib"}))

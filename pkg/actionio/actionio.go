@@ -21,7 +21,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
-	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/redact"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -39,7 +39,7 @@ type IO struct {
 	masker   *githubactions.Action // writes ::add-mask:: unredacted: the runner must see the secret to mask it
 	getenv   func(string) string
 	out      io.Writer
-	redactor *reqpolicy.Redactor
+	redactor *redact.Redactor
 
 	mu         sync.Mutex
 	summaryLen int
@@ -49,9 +49,9 @@ type IO struct {
 // New returns an IO writing log lines to out and reading the environment
 // through getenv (os.Getenv in production, a map in tests). Secrets registered
 // with redactor never reach out.
-func New(out io.Writer, getenv func(string) string, redactor *reqpolicy.Redactor) *IO {
+func New(out io.Writer, getenv func(string) string, redactor *redact.Redactor) *IO {
 	if redactor == nil {
-		redactor = reqpolicy.NewRedactor()
+		redactor = redact.NewRedactor()
 	}
 	r := &IO{getenv: getenv, out: out, redactor: redactor}
 	r.action = githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(&redactingWriter{io: r}))
@@ -60,7 +60,7 @@ func New(out io.Writer, getenv func(string) string, redactor *reqpolicy.Redactor
 }
 
 // Redactor returns the redactor every log line passes through.
-func (r *IO) Redactor() *reqpolicy.Redactor { return r.redactor }
+func (r *IO) Redactor() *redact.Redactor { return r.redactor }
 
 // Getenv reads an environment variable (GITHUB_RUN_ID and the like).
 func (r *IO) Getenv(key string) string { return r.getenv(key) }

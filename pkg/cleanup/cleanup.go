@@ -27,7 +27,8 @@ import (
 
 // Bounds of the best-effort reads around deletion.
 const (
-	// CaptureBound bounds the pre-delete read of the pod record (SPEC §2.4).
+	// CaptureBound bounds the pre-delete read of the pod record, so that a slow
+	// answer never delays the deletion.
 	CaptureBound = 5 * time.Second
 	// JobsBound bounds the read of the GPU job's steps for the stage breakdown.
 	JobsBound = 30 * time.Second

@@ -77,7 +77,7 @@ func rewritePod(t *testing.T, edit func(pod map[string]any)) func(int, []byte) [
 
 // A pod record that does not describe the request's pod of this run attempt
 // is not used: the report falls back to the startup snapshot, a warning names
-// the pod, and the pod is deleted all the same (issue 13, points 11 and 12).
+// the pod, and the pod is deleted all the same.
 func TestRunDoesNotPriceAnotherPodsRecord(t *testing.T) {
 	longAgo := virtualStart.Add(-28_900_000 * time.Second).Format(time.RFC3339)
 	tests := []struct {

@@ -58,12 +58,6 @@ func parseCUDAComponent(s string) (int, bool) {
 	return n, err == nil
 }
 
-// CUDAVersionFromDriver converts the integer cuDriverGetVersion reports
-// (1000*major + 10*minor, e.g. 12080) to a CUDAVersion (12.8).
-func CUDAVersionFromDriver(v int) CUDAVersion {
-	return CUDAVersion{Major: v / 1000, Minor: (v % 1000) / 10}
-}
-
 // String returns "major.minor", or "" for the zero value.
 func (v CUDAVersion) String() string {
 	if v.IsZero() {

@@ -70,12 +70,6 @@ func mustCUDA(t *testing.T, s string) CUDAVersion {
 	return v
 }
 
-func TestCUDAVersionFromDriver(t *testing.T) {
-	assert.Equal(t, CUDAVersionFromDriver(12080), CUDAVersion{12, 8})
-	assert.Equal(t, CUDAVersionFromDriver(13020), CUDAVersion{13, 2})
-	assert.Equal(t, CUDAVersionFromDriver(12100), CUDAVersion{12, 10})
-}
-
 func TestCUDAVersionEncoding(t *testing.T) {
 	v := CUDAVersion{12, 10}
 	data, err := json.Marshal(v)

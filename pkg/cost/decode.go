@@ -82,17 +82,6 @@ func jsonKind(t reflect.Type) string {
 	}
 }
 
-// objectFields splits a JSON object into its keys; each is decoded on its own
-// so an error names the key without echoing other values (a pod's env may
-// hold a JIT runner config).
-func objectFields(data []byte) (map[string]json.RawMessage, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
-		return nil, fmt.Errorf("pod record: %w: want a JSON object", ErrInvalidValue)
-	}
-	return fields, nil
-}
-
 // decodeField decodes fields[key] into dst when present and not null; an
 // error names the key and what it accepts.
 func decodeField(fields map[string]json.RawMessage, key string, dst any, accepts string) error {

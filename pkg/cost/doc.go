@@ -7,8 +7,8 @@
 // Anything the evidence does not show stays explicitly unknown — a missing
 // start is never replaced by createdAt and a price of 0 is never "free".
 //
-// The package takes plain values (and raw pod records, which are outside
-// data) so that it stays low in the dependency graph. It also defines the one
+// The package takes plain values, not provider records (package runpod decodes
+// those), so that it stays low in the dependency graph. It also defines the one
 // format of the structured log lines (Line) and of the cost artifact
 // (Artifact) that the actions write and the history tool reads.
 package cost

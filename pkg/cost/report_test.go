@@ -20,27 +20,27 @@ func rejectedAttempts() []Attempt {
 	}
 }
 
-// acceptedReport builds a report the way cleanup does: decode the captured pod
-// record, confirm deletion, split the window by the GPU job's steps.
+// acceptedReport builds a report the way cleanup does: the price captured
+// while the pod ran, the provider's start to confirmed deletion, the window
+// split by the GPU job's steps.
 func acceptedReport(t *testing.T) Report {
 	t.Helper()
-	pod, err := DecodePod([]byte(`{"id":"p3accepted","status":"RUNNING","gpu":{"id":"NVIDIA GeForce RTX 4090"},"cost":0.69,"startedAt":"2026-09-23T08:48:28Z","createdAt":"2026-09-23T08:47:10Z"}`))
-	assert.NilError(t, err)
-	window := Window{Start: pod.Start, End: sec(600)}
+	window := Window{Start: sec(0), End: sec(600)}
 	stages, err := Stages(window, typicalJob(), TestStepNamed(testStep))
 	assert.NilError(t, err)
-	return Report{PodID: pod.ID, GPU: pod.GPU, Tier: "full", Price: pod.Price, Window: window,
+	return Report{PodID: "p3accepted", GPU: "NVIDIA GeForce RTX 4090", Tier: "full", Price: KnownPrice(0.69, "v2 cost"), Window: window,
 		Stages: stages, Rejected: rejectedAttempts(), ProvisionRejected: true}
 }
 
 func reportCases(t *testing.T) map[string]Report {
-	unknownStart, err := DecodePod([]byte(`{"id":"p4nostart","status":"EXITED","gpu":{"id":"NVIDIA A40"},"cost":0,"startedAt":null,"createdAt":"2026-09-23T08:47:10Z"}`))
-	assert.NilError(t, err)
+	// A pod that stopped before its record was captured: no start, and a cost
+	// of 0, which means unknown rather than free.
+	unknownPrice := Price{Source: "v2 cost missing or 0; it reads 0 once the pod stops, so capture it while RUNNING"}
 	return map[string]Report{
 		"accepted": acceptedReport(t),
 		"unknown_start_and_price": {
-			PodID: unknownStart.ID, GPU: unknownStart.GPU, Tier: "baseline", Price: unknownStart.Price,
-			Window: Window{Start: unknownStart.Start, End: sec(900)},
+			PodID: "p4nostart", GPU: "NVIDIA A40", Tier: "baseline", Price: unknownPrice,
+			Window: Window{Start: wire.Time{}, End: sec(900)},
 			Rejected: []Attempt{{Number: 1, Candidate: "live-1", GPU: "NVIDIA A40", PodID: "p5", Price: Price{Source: "v2 cost"},
 				Outcome: OutcomeRejected, Reason: "EXITED during boot", Seconds: KnownSeconds(61)}},
 			Notes:             []string{"Stage breakdown unavailable: the paid window start is unknown."},

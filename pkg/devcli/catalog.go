@@ -35,7 +35,7 @@ func (f *offerFlags) register(cmd *cobra.Command) {
 	fl.StringSliceVar(&f.regions, "region", nil, "continent (europe, north_america, asia, …) or ISO country code (US, CA, …); repeatable; none means anywhere")
 	fl.StringSliceVar(&f.zones, "zone", nil, "data-center id to pin, e.g. EU-RO-1; repeatable")
 	fl.StringVar(&f.cloud, "cloud", "all", "cloud tier: secure, community or all (they compete on price)")
-	// Refused up front, with the reason (seed 004); hidden so help does not offer them.
+	// Refused up front, with the reason; hidden so help does not offer them.
 	fl.StringSliceVar(&f.port, "port", nil, "refused: pod ports are published on random public ports")
 	fl.BoolVar(&f.spot, "spot", false, "refused: the REST API has no interruptible pods")
 	fl.BoolVar(&f.k8s, "k8s", false, "refused: pods are containers without systemd")

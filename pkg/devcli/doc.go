@@ -1,5 +1,5 @@
-// Package devcli is runpod-gpu, the developer's command line for RunPod
-// (seed 004): find the cheapest GPU in stock where you want it (offers),
+// Package devcli is runpod-gpu, the developer's command line for RunPod:
+// find the cheapest GPU in stock where you want it (offers),
 // start a pod and wait for it (up), list pods (ls), reach one over SSH
 // (ssh), delete it (down), and turn GPU names into a reviewed allowlist for
 // the CI lane (allowlist), and run the Serverless lane by hand (serverless

@@ -13,7 +13,9 @@ import (
 	"github.com/golang-jwt/jwt/v4"
 	"github.com/google/go-github/v66/github"
 
+	"github.com/org/runpod-gpu/pkg/redact"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/version"
 )
 
 // DefaultBaseURL is the REST API root used when Options.BaseURL is empty.
@@ -83,7 +85,7 @@ type Client struct {
 
 	owner, repo, org string
 	policy           *reqpolicy.Policy
-	redactor         *reqpolicy.Redactor
+	redactor         *redact.Redactor
 	onSecret         func(string)
 	maxDownload      int64
 	// pulls makes PR re-reads conditional (pulls_etag.go).
@@ -141,7 +143,7 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 
 	c.gh = github.NewClient(&http.Client{Transport: auth})
 	c.gh.BaseURL = base
-	c.gh.UserAgent = reqpolicy.UserAgent()
+	c.gh.UserAgent = version.UserAgent()
 	c.apiNoRedirect = &http.Client{
 		Transport:     auth,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -161,7 +163,7 @@ func (c *Client) learnSecret(secret string) {
 
 // Redactor returns the redactor holding every secret this client has seen
 // (the Policy's).
-func (c *Client) Redactor() *reqpolicy.Redactor { return c.redactor }
+func (c *Client) Redactor() *redact.Redactor { return c.redactor }
 
 // Owner returns the repository owner the client is bound to.
 func (c *Client) Owner() string { return c.owner }
@@ -220,7 +222,7 @@ func validateNames(opts Options) error {
 }
 
 // authTransport builds the credential layer over next.
-func authTransport(opts Options, base *url.URL, next http.RoundTripper, red *reqpolicy.Redactor) (http.RoundTripper, error) {
+func authTransport(opts Options, base *url.URL, next http.RoundTripper, red *redact.Redactor) (http.RoundTripper, error) {
 	switch {
 	case opts.Token != "" && opts.App != nil:
 		return nil, errors.New("ghapi: both Token and App are set; want exactly one")

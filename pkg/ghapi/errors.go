@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
+	"github.com/org/runpod-gpu/pkg/redact"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 )
 
@@ -45,7 +46,7 @@ type Error struct {
 
 	// also is an extra sentinel this failure matches (e.g. ErrRunCompleted).
 	also     error
-	redactor *reqpolicy.Redactor
+	redactor *redact.Redactor
 }
 
 // Error returns "op: cause" with every known secret redacted.

@@ -19,6 +19,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/sim/simclock"
 )
 
 // baseURLPath prefixes every API path of the fake, as in go-github's own
@@ -175,29 +176,11 @@ func writeJSON(w http.ResponseWriter, status int, body string) {
 	_, _ = io.WriteString(w, body)
 }
 
-// fakeClock is a settable clock; the policy's sleeper advances it.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // testEnv is a client of a fake GitHub under a policy that never sleeps.
 type testEnv struct {
 	fake   *fakeGitHub
 	client *Client
-	clock  *fakeClock
+	clock  *simclock.Virtual
 	policy *reqpolicy.Policy
 
 	mu    sync.Mutex
@@ -218,14 +201,14 @@ const testToken = "ghp_testTOKEN0123456789abcdefABCDEF"
 // clock), truncated so that header values are exact.
 func newTestEnv(t *testing.T, edit ...func(*Options)) *testEnv {
 	t.Helper()
-	env := &testEnv{fake: newFakeGitHub(t), clock: &fakeClock{now: time.Now().Truncate(time.Second)}}
+	env := &testEnv{fake: newFakeGitHub(t), clock: simclock.NewVirtual(time.Now().Truncate(time.Second))}
 	env.policy = reqpolicy.New(
 		reqpolicy.WithClock(env.clock),
 		reqpolicy.WithSleeper(func(ctx context.Context, d time.Duration) error {
 			env.mu.Lock()
 			env.waits = append(env.waits, d)
 			env.mu.Unlock()
-			env.clock.advance(d)
+			env.clock.Advance(d)
 			return ctx.Err()
 		}),
 		reqpolicy.WithJitter(func() float64 { return 0 }),

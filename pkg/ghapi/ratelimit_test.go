@@ -14,6 +14,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/sim/simclock"
 )
 
 const (
@@ -207,7 +208,7 @@ func TestPermissionDenied403IsNotARateLimit(t *testing.T) {
 }
 
 func TestRateLimitClassifierLeavesBodyReadable(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	clock := simclock.NewVirtual(time.Unix(1_800_000_000, 0))
 	classify := RateLimitClassifier(clock)
 	tests := []struct {
 		name        string

@@ -13,7 +13,9 @@ import (
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
 
-// Deletion bounds (SPEC §2.4, seed "REST v2 migration and request policy").
+// Deletion bounds: at most DefaultMaxDeletes DELETE requests within
+// DefaultDeleteBudget, each bounded by DefaultRequestTimeout, so a run's
+// cleanup ends in bounded time whatever RunPod answers.
 const (
 	DefaultMaxDeletes     = 5
 	DefaultDeleteBudget   = 180 * time.Second

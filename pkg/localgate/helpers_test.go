@@ -13,6 +13,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
+	"github.com/org/runpod-gpu/pkg/sim/simclock"
 )
 
 const (
@@ -38,12 +39,12 @@ var (
 type fixture struct {
 	srv   *githubsim.Server
 	ts    *httptest.Server
-	clock *githubsim.ManualClock
+	clock *simclock.Virtual
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	clock := githubsim.NewManualClock(start)
+	clock := simclock.NewVirtual(start)
 	srv := githubsim.New(
 		githubsim.WithClock(clock),
 		githubsim.WithSeed(7),

@@ -7,7 +7,7 @@ import (
 )
 
 // DCOffer is one data center's stock of one GPU type in one cloud: the unit
-// a developer (and a zone-pinned lane) chooses and pays for (seed 004).
+// a developer (and a zone-pinned lane) chooses and pays for: an offer.
 type DCOffer struct {
 	GPUID        string  `json:"gpu_id"`
 	GPUCount     int     `json:"gpu_count"`
@@ -19,7 +19,7 @@ type DCOffer struct {
 	Availability string  `json:"availability"` // LOW, MEDIUM or HIGH
 }
 
-// InstanceType names the offer as seed 004 does: "<GPU id> x<count> <tier>",
+// InstanceType names the offer "<GPU id> x<count> <tier>",
 // e.g. "NVIDIA GeForce RTX 4090 x1 community".
 func (o DCOffer) InstanceType() string {
 	return fmt.Sprintf("%s x%d %s", o.GPUID, o.GPUCount, strings.ToLower(o.Cloud))

@@ -67,8 +67,8 @@ type Input struct {
 	Continents        []string
 	DataCenterRegions map[string]string // data-center id → region enum, e.g. "EUROPE"
 	Zones             []string          // exact data-center ids
-	// PerDataCenter plans one live candidate per data center with stock (seed 004's
-	// offers: secure and community compete on price, each pinned to its zone) instead
+	// PerDataCenter plans one live candidate per data center with stock (DCOffer:
+	// secure and community compete on price, each pinned to its zone) instead
 	// of one per GPU type with RunPod choosing among the data centers. Provision turns
 	// it on when regions, zones or the community cloud are configured.
 	PerDataCenter bool
@@ -102,7 +102,7 @@ type Candidate struct {
 	Region string
 }
 
-// InstanceType names the candidate as seed 004 names an offer:
+// InstanceType names the candidate as DCOffer.InstanceType names an offer:
 // "<GPU id> x<count> <cloud>", e.g. "NVIDIA GeForce RTX 4090 x1 community".
 func (c Candidate) InstanceType() string {
 	return fmt.Sprintf("%s x%d %s", c.GPUID, max(c.GPUCount, 1), strings.ToLower(c.Cloud))
@@ -489,7 +489,7 @@ func (w WorstCase) String() string {
 }
 
 // Table renders the plan as a Markdown table for logs and job summaries: each
-// candidate's instance type (seed 004's "<GPU id> x<count> <cloud>"), its list
+// candidate's instance type ("<GPU id> x<count> <cloud>"), its list
 // price per pod, and where it may land (region = continent, zone = data center;
 // "any" where RunPod chooses, "-" where the continent is not known).
 func (p Plan) Table() string {

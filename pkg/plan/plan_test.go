@@ -517,7 +517,7 @@ func TestBuildPerDataCenter(t *testing.T) {
 	}
 }
 
-// The table shows what seed 004 calls an offer: instance type, region, zone.
+// The table shows what the README calls an offer: instance type, region, zone.
 func TestPerDataCenterTable(t *testing.T) {
 	in := dcInput()
 	in.Continents = []string{"europe"}

@@ -15,7 +15,7 @@ import (
 // when continents or zones are configured, the data-center list (continents
 // need it to filter, zones to name their continent). With regions, zones or
 // the community cloud the plan is one candidate per data center in stock
-// (seed 004's offers); otherwise one per GPU type, RunPod choosing where. A
+// (plan.DCOffer); otherwise one per GPU type, RunPod choosing where. A
 // catalog failure falls back to the static reviewed candidates.
 func (r *run) plan(ctx context.Context) plan.Plan {
 	cfg := r.cfg

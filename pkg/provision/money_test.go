@@ -26,7 +26,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
 
-// Issue 13, point 1: a pause inside the startup watch that does not fit the
+// A pause inside the startup watch that does not fit the
 // candidate's remaining budget ends the candidate; it never extends it.
 func TestRetryAfterLongerThanTheStartupBudgetEndsTheCandidate(t *testing.T) {
 	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a5000)),
@@ -50,7 +50,7 @@ func TestRetryAfterLongerThanTheStartupBudgetEndsTheCandidate(t *testing.T) {
 	assert.Equal(t, countRoute(s, "POST /v2/pods"), 1)
 }
 
-// Issue 13, point 2: the ceiling counts the accepted pod's lifetime bound.
+// The ceiling counts the accepted pod's lifetime bound.
 func TestSpendCeilingCountsTheStartupBudgetAndTheLifetime(t *testing.T) {
 	tests := []struct {
 		name         string
@@ -94,7 +94,7 @@ func TestSpendCeilingCountsTheStartupBudgetAndTheLifetime(t *testing.T) {
 	}
 }
 
-// Issue 13, point 3: a 2xx create answer that does not name a usable pod is
+// A 2xx create answer that does not name a usable pod is
 // reconciled by the pod's unique name, never tracked as pod "".
 func TestCreateAnswerWithoutAUsablePodIsReconciledByName(t *testing.T) {
 	tests := []struct {
@@ -154,7 +154,7 @@ func TestSIGTERMDuringACreateDeletesThePodItMade(t *testing.T) {
 	assert.Check(t, is.Len(s.livePods(t), 0), "and deleted")
 }
 
-// Issue 13, point 4: a transient create error costs no more than a prompt
+// A transient create error costs no more than a prompt
 // reconciliation and one informed retry of the same (cheapest) candidate.
 func TestTransientCreateErrorRetriesTheSameCandidateOnce(t *testing.T) {
 	tests := []struct {
@@ -205,7 +205,7 @@ func TestLateListedPodOfARetriedCreateIsDeleted(t *testing.T) {
 	assert.Equal(t, len(s.obs.created), 2, "both pods were tracked")
 }
 
-// Issue 13, point 5: the accepted pod is the GPU that was reviewed and requested.
+// The accepted pod is the GPU that was reviewed and requested.
 func TestPodWithAnotherGPUIsRejectedAndDeleted(t *testing.T) {
 	const h100 = "NVIDIA H100 80GB HBM3"
 	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a5000)),
@@ -234,7 +234,7 @@ func TestPodWithAnotherGPUIsRejectedAndDeleted(t *testing.T) {
 	assert.Equal(t, live[0].ID, res.Accepted.PodID)
 }
 
-// Issue 13, point 6: the label is re-read right before each create.
+// The label is re-read right before each create.
 func TestLocalValidationLabelStopsSpending(t *testing.T) {
 	label := func(p *githubsim.PullRequestSpec) { p.Labels = append(p.Labels, gate.LocalLabel) }
 	t.Run("added after authorize: nothing is created", func(t *testing.T) {
@@ -264,7 +264,7 @@ func TestLocalValidationLabelStopsSpending(t *testing.T) {
 	})
 }
 
-// Issue 13, point 7: a PR run needs the pinned head; every SHA is a full SHA.
+// A PR run needs the pinned head; every SHA is a full SHA.
 func TestCommitSHAsAreValidatedBeforeAnyCall(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -302,7 +302,7 @@ func (u unreadablePR) GetPullRequest(ctx context.Context, n int) (*github.PullRe
 	return u.pulls.GetPullRequest(ctx, n)
 }
 
-// Issue 13, point 9 (provision): an unreadable PR answer is unknown, never obsolete.
+// An unreadable PR answer is unknown, never obsolete.
 func TestPRAnswerWithoutStateIsUnknownNotObsolete(t *testing.T) {
 	stub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -1,7 +1,6 @@
 package provision
 
-// Tests written against mutations that survived every other test (issue 13,
-// "Tests that can fail"): each one fails when the check it names is removed
+// Tests written against mutations that survived every other test: each one fails when the check it names is removed
 // or weakened. They observe only what a run exposes — its Result, the attempt
 // records the Observer hears, the simulated cloud's state — so they hold
 // whatever the watch and create code look like inside.
@@ -53,7 +52,7 @@ func nullRuntime(t *testing.T) func(int, []byte) []byte {
 }
 
 // TestAcceptanceNeedsAPresentRuntime: acceptance is RUNNING + runtime present +
-// the attempt's runner online (SPEC §4). A pod whose every answer shows
+// the attempt's runner online. A pod whose every answer shows
 // RUNNING with a null runtime is never accepted, even though its runner passed
 // the proof and came online; a null runtime during boot is not a rejection
 // either, so the candidate ends only at the startup timeout.

@@ -1,6 +1,6 @@
 package provision
 
-// A sceptical review of issue 13's provision money bounds: each test here
+// A sceptical review of provision's money bounds: each test here
 // drives a path where a pod could be created and not tracked, accepted
 // without being the reviewed GPU, or accepted past the spend ceiling.
 
@@ -195,7 +195,7 @@ func TestReviewAcceptedPodOfARetriedCreateRunsItsOwnRunner(t *testing.T) {
 	assert.DeepEqual(t, aliveInSim(s), []string{res.Accepted.PodID})
 }
 
-// Issue 13, point 9: an unreadable answer is unknown, never obsolete. An open
+// An unreadable answer is unknown, never obsolete. An open
 // PR answer that carries no head SHA says nothing about the head: the run goes
 // on (it is not "head moved to ”").
 func TestReviewOpenPRAnswerWithoutAHeadIsUnknownNotObsolete(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
-// The reclaim rules' thresholds (SPEC §2.6).
+// The reclaim rules' thresholds.
 const (
 	// CompletedGrace is how long after its run completed a pod is left to the
 	// run's own cleanup before the reaper reclaims it.

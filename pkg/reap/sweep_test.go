@@ -298,8 +298,8 @@ func (d deadlineLister) ListPods(ctx context.Context, _ runpod.ListPodsQuery) ([
 	return nil, context.DeadlineExceeded
 }
 
-// A stalled listing ends the sweep within ListPodsTimeout (issue 13, point 1:
-// every outside call has a deadline), with nothing decided.
+// A stalled listing ends the sweep within ListPodsTimeout (every outside call
+// has a deadline), with nothing decided.
 func TestSweepListingHasADeadline(t *testing.T) {
 	w := newWorld(t, worldOptions{})
 	var deadline time.Time

@@ -329,29 +329,3 @@ func splitParams(s string) []string {
 	}
 	return append(parts, cur.String())
 }
-
-// Handler is a minimal registry serving fixed digests for repository:tag,
-// with ghcr.io's anonymous token dance; the simulated cloud and tests use it.
-func Handler(digests map[string]string) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"token":"anonymous-pull-token"}`)
-	})
-	mux.HandleFunc("/v2/", func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer anonymous-pull-token" {
-			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer realm="http://%s/token",service="%s",scope="repository:x:pull"`, r.Host, r.Host))
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		repo, tag, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/v2/"), "/manifests/")
-		digest, found := digests[repo+":"+tag]
-		if !ok || !found {
-			w.WriteHeader(http.StatusNotFound)
-			return
-		}
-		w.Header().Set("Docker-Content-Digest", digest)
-		w.WriteHeader(http.StatusOK)
-	})
-	return mux
-}

@@ -14,12 +14,14 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/sim/registrysim"
+	"github.com/org/runpod-gpu/pkg/sim/simclock"
 )
 
 var digest = "sha256:" + strings.Repeat("ab", 32)
 
 func TestResolve(t *testing.T) {
-	srv := httptest.NewServer(Handler(map[string]string{"actions/actions-runner:latest": digest}))
+	srv := httptest.NewServer(registrysim.Handler(map[string]string{"actions/actions-runner:latest": digest}))
 	defer srv.Close()
 	r := &Resolver{APIURL: srv.URL}
 	got, err := r.Resolve(context.Background(), "ghcr.io/actions/actions-runner:latest")
@@ -35,7 +37,7 @@ func TestResolve(t *testing.T) {
 	assert.ErrorContains(t, err, "registry answered 404")
 	// A refused connection is retried like any transport error; the fake
 	// clock's sleeper makes the backoff cost nothing.
-	clock := &fakeClock{now: time.Now()}
+	clock := simclock.NewVirtual(time.Now())
 	noWait := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper((&sleeps{clock: clock}).sleep))
 	_, err = (&Resolver{APIURL: "http://127.0.0.1:1", Policy: noWait}).Resolve(context.Background(), "ghcr.io/actions/actions-runner:latest")
 	assert.ErrorContains(t, err, "resolve ghcr.io/actions/actions-runner:latest at registry http://127.0.0.1:1: ")
@@ -91,21 +93,9 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// fakeClock moves only when the recording sleeper sleeps, so waits cost no time.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
 // sleeps records the policy's waits and advances the clock instead of sleeping.
 type sleeps struct {
-	clock *fakeClock
+	clock *simclock.Virtual
 	mu    sync.Mutex
 	waits []time.Duration
 }
@@ -114,9 +104,7 @@ func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
 	s.mu.Lock()
 	s.waits = append(s.waits, d)
 	s.mu.Unlock()
-	s.clock.mu.Lock()
-	s.clock.now = s.clock.now.Add(d)
-	s.clock.mu.Unlock()
+	s.clock.Advance(d)
 	return ctx.Err()
 }
 
@@ -180,7 +168,7 @@ func TestResolveBoundsEveryRequest(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			release := make(chan struct{})
-			real := Handler(map[string]string{"actions/actions-runner:latest": digest})
+			real := registrysim.Handler(map[string]string{"actions/actions-runner:latest": digest})
 			var mu sync.Mutex
 			requests := 0
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -207,7 +195,7 @@ func TestResolveBoundsEveryRequest(t *testing.T) {
 			}))
 			defer srv.Close()
 			defer close(release)
-			clock := &fakeClock{now: time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)}
+			clock := simclock.NewVirtual(time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC))
 			rec := &sleeps{clock: clock}
 			policy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(rec.sleep), reqpolicy.WithJitter(func() float64 { return 1 }))
 			r := &Resolver{APIURL: srv.URL, Policy: policy, Timeout: tc.timeout, AttemptTimeout: tc.attemptTimeout}

@@ -1,9 +1,9 @@
 // Package reqpolicy is the one request policy every outside API call of the suite
-// follows (SPEC §4): bounded exponential backoff with jitter for 408, 429, 5xx and
+// follows: bounded exponential backoff with jitter for 408, 429, 5xx and
 // transport failures; Retry-After as a minimum wait, even above the backoff cap;
 // one process-local cooldown shared by every request of a Policy; waits that must
-// fit the caller's deadline; non-idempotent requests sent once; and a Redactor that
-// keeps secrets out of every error and log line.
+// fit the caller's deadline; non-idempotent requests sent once; and every error and log line
+// it writes passed through a shared redact.Redactor (package redact).
 //
 // It is an http.RoundTripper layer, so clients stack it as auth → retry → network:
 //

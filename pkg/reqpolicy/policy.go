@@ -2,6 +2,7 @@ package reqpolicy
 
 import (
 	"context"
+	"github.com/org/runpod-gpu/pkg/redact"
 	"math/rand/v2"
 	"net/http"
 	"time"
@@ -49,7 +50,7 @@ type Policy struct {
 	baseDelay   time.Duration
 	maxDelay    time.Duration
 	classify    Classifier
-	redactor    *Redactor
+	redactor    *redact.Redactor
 	logf        func(string)
 	cooldown    Cooldown
 }
@@ -81,7 +82,7 @@ func WithClassifier(c Classifier) Option { return func(p *Policy) { p.classify =
 
 // WithRedactor shares a Redactor, so that secrets registered by one client are
 // removed from every line the policy writes.
-func WithRedactor(r *Redactor) Option { return func(p *Policy) { p.redactor = r } }
+func WithRedactor(r *redact.Redactor) Option { return func(p *Policy) { p.redactor = r } }
 
 // WithLogger receives one line per retry, give-up or cooldown wait; the lines
 // are already redacted.
@@ -101,13 +102,13 @@ func New(opts ...Option) *Policy {
 		opt(p)
 	}
 	if p.redactor == nil {
-		p.redactor = NewRedactor()
+		p.redactor = redact.NewRedactor()
 	}
 	return p
 }
 
 // Redactor returns the policy's Redactor; clients register their secrets with it.
-func (p *Policy) Redactor() *Redactor { return p.redactor }
+func (p *Policy) Redactor() *redact.Redactor { return p.redactor }
 
 // Cooldown returns the cooldown shared by every transport of this policy.
 func (p *Policy) Cooldown() *Cooldown { return &p.cooldown }

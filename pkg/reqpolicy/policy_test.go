@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/org/runpod-gpu/pkg/redact"
+	"github.com/org/runpod-gpu/pkg/version"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )
@@ -378,7 +380,7 @@ func TestSecretsAreRedactedFromLogsAndErrors(t *testing.T) {
 	const apiKey = "rpa_SECRETKEY0123456789"
 	const jitConfig = `{"runner":"gpu-c1","token":"AAAJIT-secret-token"}`
 	encodedJIT := base64.StdEncoding.EncodeToString([]byte(jitConfig))
-	h := newHarness(WithRedactor(NewRedactor(apiKey, encodedJIT)), WithMaxAttempts(2))
+	h := newHarness(WithRedactor(redact.NewRedactor(apiKey, encodedJIT)), WithMaxAttempts(2))
 	echo := `{"title":"Internal","status":500,"detail":"bad key ` + apiKey + `","config":"` + encodedJIT + `"}`
 	next := h.script(step{status: 500, body: echo}, step{err: errors.New("proxy refused Bearer " + apiKey)})
 
@@ -389,7 +391,7 @@ func TestSecretsAreRedactedFromLogsAndErrors(t *testing.T) {
 		assert.Check(t, !strings.Contains(text, apiKey), text)
 		assert.Check(t, !strings.Contains(text, encodedJIT), text)
 		assert.Check(t, !strings.Contains(text, "AAAJIT"), text)
-		assert.Check(t, is.Contains(text, Redacted))
+		assert.Check(t, is.Contains(text, redact.Redacted))
 	}
 	assert.Check(t, is.Contains(h.log(), `500 Internal Server Error: {"title":"Internal","status":500,"detail":"bad key ***","config":"***"}`))
 }
@@ -434,7 +436,7 @@ func TestUserAgent(t *testing.T) {
 	_, err = rt.RoundTrip(req)
 	assert.NilError(t, err)
 
-	assert.Equal(t, UserAgent(), "runpod-gpu/dev")
+	assert.Equal(t, version.UserAgent(), "runpod-gpu/dev")
 	assert.Equal(t, next.sent[0].userAgent, "runpod-gpu/dev")
 	assert.Equal(t, next.sent[1].userAgent, "custom/1", "a caller's User-Agent is kept")
 	assert.Equal(t, req.Header.Get("User-Agent"), "custom/1", "the caller's request is not modified")

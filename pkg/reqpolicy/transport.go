@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+	"github.com/org/runpod-gpu/pkg/version"
 )
 
 // Transport returns the retry layer over next (http.DefaultTransport if nil).
@@ -269,7 +270,7 @@ func withUserAgent(req *http.Request) *http.Request {
 		return req
 	}
 	out := req.Clone(req.Context())
-	out.Header.Set("User-Agent", UserAgent())
+	out.Header.Set("User-Agent", version.UserAgent())
 	return out
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/version"
 )
 
 // DefaultBaseURL is RunPod's API host; paths are under /v2.
@@ -143,7 +144,7 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Host == t.host {
 		out.Header.Set("Authorization", "Bearer "+t.apiKey)
 	}
-	out.Header.Set("User-Agent", reqpolicy.UserAgent())
+	out.Header.Set("User-Agent", version.UserAgent())
 	if out.Header.Get("Accept") == "" {
 		out.Header.Set("Accept", "application/json")
 	}

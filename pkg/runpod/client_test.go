@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/version"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )
@@ -24,7 +24,7 @@ func TestRequestsCarryAuthAndUserAgent(t *testing.T) {
 	got := fake.received()
 	assert.Equal(t, len(got), 1)
 	assert.Equal(t, got[0].authorization, "Bearer "+testAPIKey)
-	assert.Equal(t, got[0].userAgent, reqpolicy.UserAgent())
+	assert.Equal(t, got[0].userAgent, version.UserAgent())
 	assert.Equal(t, got[0].accept, "application/json")
 }
 

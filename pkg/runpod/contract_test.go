@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/org/runpod-gpu/pkg/contract"
+	"github.com/org/runpod-gpu/pkg/sim/contract"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )

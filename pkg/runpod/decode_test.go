@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/redact"
 	"github.com/org/runpod-gpu/pkg/wire"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
@@ -139,7 +139,7 @@ func TestDecodeOpenAPIProblemExamples(t *testing.T) {
 			}
 			assert.NilError(t, json.Unmarshal(body, &want))
 
-			got := decodeError("get pod x", want.Status, body, false, reqpolicy.NewRedactor(testAPIKey))
+			got := decodeError("get pod x", want.Status, body, false, redact.NewRedactor(testAPIKey))
 
 			assert.Equal(t, got.StatusCode, want.Status)
 			assert.Equal(t, got.Title, want.Title)

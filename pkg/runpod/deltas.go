@@ -8,8 +8,8 @@ import (
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
-// The live API's deltas from the published OpenAPI snapshot
-// (shared/contracts/SOURCES.md), in one place:
+// The live API's deltas from the published OpenAPI snapshot (the simulator's
+// contract validator, pkg/sim/contract, applies the same ones), in one place:
 //
 //  1. CreatePodRequest.Entrypoint and CreatePodRequest.Cmd: pod create takes
 //     `entrypoint` and `cmd` string arrays; the snapshot only has `args`.
@@ -70,7 +70,7 @@ func (v1 podV1Fields) fill(p *Pod) {
 		p.StartedAt = v1.LastStartedAt
 	}
 	// v1 priced a pod by adjustedCostPerHr (after savings plans) when positive,
-	// else by costPerHr (SPEC §2.7).
+	// else by costPerHr.
 	if p.Cost == 0 {
 		p.Cost = v1.CostPerHr
 		if v1.AdjustedCostPerHr != nil && *v1.AdjustedCostPerHr > 0 {

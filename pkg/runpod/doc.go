@@ -7,7 +7,6 @@
 // Every failure is an *APIError whose Kind callers test with errors.Is against
 // the Err* sentinels; errors never contain the API key.
 //
-// Where the live API differs from the published OpenAPI snapshot (see
-// shared/contracts/SOURCES.md), the client follows the live API; those deltas
+// Where the live API differs from the published OpenAPI snapshot, the client follows the live API; those deltas
 // are marked "Delta N" and gathered in deltas.go.
 package runpod

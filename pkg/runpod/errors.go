@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/redact"
 )
 
 // ErrorKind classifies a failed call by what the caller should do next.
@@ -110,7 +110,7 @@ type APIError struct {
 	Kind       ErrorKind // what the caller should do next
 	Err        error     // the underlying cause, if any (transport error, *reqpolicy.WaitError)
 
-	redactor *reqpolicy.Redactor
+	redactor *redact.Redactor
 }
 
 // Error reads "runpod: <op>: <status> <title>: <detail> [<errors>] (<kind>)".
@@ -165,7 +165,7 @@ type problem struct {
 
 // decodeError turns an error answer into an *APIError. create marks a pod
 // create, where 400 means capacity unless the detail clearly names a rule.
-func decodeError(op string, status int, body []byte, create bool, r *reqpolicy.Redactor) *APIError {
+func decodeError(op string, status int, body []byte, create bool, r *redact.Redactor) *APIError {
 	e := &APIError{Op: op, StatusCode: status, redactor: r}
 	var p problem
 	trimmed := strings.TrimSpace(string(body))

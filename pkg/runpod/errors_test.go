@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/org/runpod-gpu/pkg/redact"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
@@ -113,7 +114,7 @@ func TestErrorsAreRedacted(t *testing.T) {
 		fields := strings.Join(append([]string{err.Error(), apiErr.Title, apiErr.Detail}, apiErr.Errors...), "\n")
 		assert.Check(t, !strings.Contains(fields, testAPIKey), fields)
 		assert.Check(t, !strings.Contains(fields, jitConfig), fields)
-		assert.Check(t, is.Contains(fields, reqpolicy.Redacted))
+		assert.Check(t, is.Contains(fields, redact.Redacted))
 	}
 	assert.Check(t, is.Contains(getErr.Error(), "key *** rejected"))
 	assert.Check(t, !strings.Contains(tp.log(), testAPIKey), "policy log lines are redacted too")

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/org/runpod-gpu/pkg/contract"
+	"github.com/org/runpod-gpu/pkg/sim/contract"
 	"gotest.tools/v3/assert"
 )
 

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/org/runpod-gpu/pkg/contract"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/sim/contract"
 )
 
 const testAPIKey = "rpa_TESTKEY_0123456789abcdef"

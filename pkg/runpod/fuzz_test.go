@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/redact"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -22,7 +22,7 @@ func FuzzDecodeError(f *testing.F) {
 	f.Add(401, false, []byte(`{"detail":"bad key `+testAPIKey+`","errors":[{"message":"`+testAPIKey+`"},7,null]}`))
 	f.Add(418, false, []byte(`{"errors":"just one"}`))
 	f.Fuzz(func(t *testing.T, status int, create bool, body []byte) {
-		e := decodeError("get pod p", status, body, create, reqpolicy.NewRedactor(testAPIKey))
+		e := decodeError("get pod p", status, body, create, redact.NewRedactor(testAPIKey))
 		if e.Kind != kindOf(status, create, e.Detail) {
 			t.Fatalf("kind %s does not follow from status %d", e.Kind, status)
 		}

@@ -9,7 +9,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/org/runpod-gpu/pkg/contract"
+	"github.com/org/runpod-gpu/pkg/sim/contract"
 	"gotest.tools/v3/assert"
 )
 

@@ -1,5 +1,5 @@
 // Package serverless is the suite's second lane: it validates CUDA code with
-// one RunPod Serverless job instead of a pod and a runner (seed 001).
+// one RunPod Serverless job instead of a pod and a runner.
 //
 // The pieces, each usable alone and tested alone:
 //

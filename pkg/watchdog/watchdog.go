@@ -1,5 +1,5 @@
 // Package watchdog bounds an accepted pod from a hosted runner beside the GPU
-// job (SPEC §2.5): from the pod's provider start to the start of the real test
+// job: from the pod's provider start to the start of the real test
 // step (the setup budget) and over its whole life (the lifetime). It polls the
 // run attempt's jobs and the pull request, deletes the pod when a bound
 // expires, the GPU job ends or the pull request becomes obsolete, and cancels

@@ -20,8 +20,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/org/runpod-gpu/pkg/registry"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
+	"github.com/org/runpod-gpu/pkg/sim/registrysim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 	"github.com/org/runpod-gpu/pkg/sim/simclock"
 )
@@ -158,7 +158,7 @@ func Start(o Options) (*Cloud, error) {
 	}
 	c.RunPod = rp
 	c.RunPodURL = c.serve(rp).URL
-	c.RegistryURL = c.serve(registry.Handler(map[string]string{ImageRepoTag: RunnerImageDigest})).URL
+	c.RegistryURL = c.serve(registrysim.Handler(map[string]string{ImageRepoTag: RunnerImageDigest})).URL
 
 	proof := o.ProofBinary
 	if proof == nil {

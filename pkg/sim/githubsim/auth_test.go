@@ -16,6 +16,8 @@ import (
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/google/go-github/v66/github"
 	"gotest.tools/v3/assert"
+
+	"github.com/org/runpod-gpu/pkg/sim/simclock"
 )
 
 const (
@@ -59,7 +61,7 @@ func TestInstallationTokenWithGhinstallation(t *testing.T) {
 	key, pemBytes := rsaKey(t, 0)
 	// The installation's token lives an hour on the server's clock; run that clock with real
 	// time so ghinstallation's own expiry check (real time) agrees and reuses the token.
-	clock := NewManualClock(time.Now())
+	clock := simclock.NewVirtual(time.Now())
 	f := newFixture(t, WithClock(clock), WithApp(App{ID: gateAppID, Slug: gateAppSlug, PublicKey: &key.PublicKey, InstallationID: installationID}))
 	c, itr := installationClient(t, f, pemBytes)
 

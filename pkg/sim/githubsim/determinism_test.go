@@ -7,12 +7,14 @@ import (
 
 	"gotest.tools/v3/assert"
 	"gotest.tools/v3/golden"
+
+	"github.com/org/runpod-gpu/pkg/sim/simclock"
 )
 
 // scenario drives one server through a provision-like sequence in-process and returns every
 // response body, so two servers can be compared byte for byte.
 func scenario(t *testing.T, seed uint64) []string {
-	clock := NewManualClock(start)
+	clock := simclock.NewVirtual(start)
 	s := New(WithClock(clock), WithSeed(seed), WithToken(appToken, Identity{AppID: gateAppID, AppSlug: gateAppSlug}))
 	assert.NilError(t, s.AddRepo(Repo{Owner: "octo", Name: "gpu-lib"}))
 	_, err := s.AddPullRequest(repoName, PullRequestSpec{HeadRef: "fast", HeadSHA: sha('a'), Labels: []string{"gpu"}})

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"slices"
 	"testing"
+
+	"github.com/org/runpod-gpu/pkg/sim/simclock"
 )
 
 func FuzzDecodeJITConfig(f *testing.F) {
@@ -55,7 +57,7 @@ func fuzzHandler(f *testing.F, target string, allowed []int, seeds ...string) {
 		f.Add([]byte(s))
 	}
 	// The budget is lifted so millions of fuzz calls never meet the primary rate limit.
-	s := New(WithClock(NewManualClock(start)), WithRateLimit(math.MaxInt), WithToken(appToken, Identity{AppID: gateAppID, AppSlug: gateAppSlug}))
+	s := New(WithClock(simclock.NewVirtual(start)), WithRateLimit(math.MaxInt), WithToken(appToken, Identity{AppID: gateAppID, AppSlug: gateAppSlug}))
 	if err := s.AddRepo(Repo{Owner: "octo", Name: "gpu-lib"}); err != nil {
 		f.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-github/v66/github"
 	"gotest.tools/v3/assert"
+
+	"github.com/org/runpod-gpu/pkg/sim/simclock"
 )
 
 // Identities and tokens the fixtures configure.
@@ -30,7 +32,7 @@ var start = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 
 type fixture struct {
 	srv   *Server
-	clock *ManualClock
+	clock *simclock.Virtual
 	ts    *httptest.Server
 	// app is a client authenticated as the gate's GitHub App.
 	app *github.Client
@@ -38,7 +40,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts ...Option) *fixture {
 	t.Helper()
-	clock := NewManualClock(start)
+	clock := simclock.NewVirtual(start)
 	base := []Option{
 		WithClock(clock),
 		WithSeed(42),

@@ -60,9 +60,6 @@ func WithToken(token string, id Identity) Option {
 // WithApp registers a GitHub App whose JWTs may mint installation tokens.
 func WithApp(app App) Option { return func(s *Server) { s.apps[app.ID] = app } }
 
-// WithWebURL sets the base of html_url links (default https://github.com).
-func WithWebURL(u string) Option { return func(s *Server) { s.webURL = strings.TrimRight(u, "/") } }
-
 // WithRateLimit sets the primary rate limit: requests per identity per hour (default 5000).
 func WithRateLimit(perHour int) Option { return func(s *Server) { s.rateLimit = perHour } }
 

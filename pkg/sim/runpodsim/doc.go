@@ -16,7 +16,7 @@
 //	POST   /v2/pods/{id}/action             ({"action":"start|stop|restart|terminate"})
 //	GET    /v2/account/ssh-keys             (PUT replaces the set; see WithSSHKeys, SSHKeys)
 //
-// Bodies follow pkg/contract: requests the contract rejects get 422
+// Bodies follow pkg/sim/contract: requests the contract rejects get 422
 // problem+json with the contract's messages in "errors"; every answer is a
 // body the contract allows. Errors are application/problem+json: 400 for rule
 // violations and no capacity, 401 without a bearer token, 402 when the

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/org/runpod-gpu/pkg/contract"
+	"github.com/org/runpod-gpu/pkg/sim/contract"
 	"github.com/org/runpod-gpu/pkg/sim/simclock"
 )
 

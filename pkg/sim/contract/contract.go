@@ -1,6 +1,6 @@
 // Package contract validates RunPod REST v2 requests and responses against
-// RunPod's published OpenAPI 3.1 description (embedded, byte-identical to
-// shared/contracts) plus the known deltas of the live API, which live in
+// RunPod's published OpenAPI 3.1 description (embedded byte for byte as
+// RunPod published it) plus the known deltas of the live API, which live in
 // deltas.go and nowhere else.
 //
 // The simulated RunPod uses it to answer 422 exactly where the real API would,

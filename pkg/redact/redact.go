@@ -1,4 +1,7 @@
-package reqpolicy
+// Package redact keeps secrets (API keys, tokens, JIT runner configs) out of
+// errors, log lines and outputs. It is its own package so that anything that
+// prints can use it without importing the HTTP request policy.
+package redact
 
 import (
 	"encoding/base64"

@@ -3,7 +3,7 @@ package contract
 import "fmt"
 
 // The live RunPod API (2026-10) differs from the published August snapshot in
-// the ways recorded in shared/contracts/SOURCES.md. Each delta is applied here,
+// the ways listed below. Each delta is applied here,
 // to the decoded document, so the embedded file stays byte-identical to RunPod's.
 //
 //  1. Pod create accepts `entrypoint` and `cmd` (arrays of strings) beside `image`,

@@ -1,4 +1,4 @@
-package reqpolicy
+package redact
 
 import (
 	"encoding/base64"

@@ -13,15 +13,16 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 )
 
-// The embedded copy must stay RunPod's text: shared/contracts is the source.
+// The embedded copy must stay RunPod's text. Where the product's reference
+// copy of the published document sits beside the checkout, they must match.
 func TestEmbeddedDocumentIsThePublishedOne(t *testing.T) {
-	published := filepath.Join("..", "..", "..", "shared", "contracts", "runpod-rest-v2.openapi.json")
+	published := filepath.Join("..", "..", "..", "..", "shared", "contracts", "runpod-rest-v2.openapi.json")
 	want, err := os.ReadFile(published)
 	if errors.Is(err, os.ErrNotExist) {
 		t.Skip("shared/contracts is not beside this checkout")
 	}
 	assert.NilError(t, err)
-	assert.Check(t, bytes.Equal(RunPodOpenAPI(), want), "pkg/contract copy differs from %s", published)
+	assert.Check(t, bytes.Equal(RunPodOpenAPI(), want), "pkg/sim/contract copy differs from %s", published)
 }
 
 func TestValidateRequestCreatePod(t *testing.T) {
