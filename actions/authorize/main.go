@@ -18,7 +18,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/gate"
 	"github.com/org/runpod-gpu/pkg/registry"
-	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/version"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -130,7 +130,7 @@ func laneDefinition(ctx context.Context, io *actionio.IO, cfg *config.Config) *g
 		canonical = nil
 	}
 	lane := &gate.LaneDefinition{Config: canonical, TestCommand: io.Input("test-command"),
-		Workflow: io.InputOr("lane-ref", io.Getenv("GITHUB_WORKFLOW_REF")), Version: reqpolicy.Version}
+		Workflow: io.InputOr("lane-ref", io.Getenv("GITHUB_WORKFLOW_REF")), Version: version.Version}
 	if lane.TestCommand == "" {
 		return lane // no key anyway: do not resolve the image for nothing
 	}

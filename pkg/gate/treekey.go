@@ -44,7 +44,7 @@ type LaneDefinition struct {
 	// Workflow names the lane's workflow file and ref (GITHUB_WORKFLOW_REF,
 	// or the caller's own lane-ref input).
 	Workflow string
-	// Version is the suite's version (reqpolicy.Version): a new release of
+	// Version is the suite's version (version.Version): a new release of
 	// the proof or the startup script is a different lane.
 	Version string
 }

@@ -104,7 +104,7 @@ func provisionMany(tb testing.TB, n int) []callStats {
 	return stats
 }
 
-// MaxCallsPerAcceptedPod is the target of issue 19: RunPod and GitHub calls
+// MaxCallsPerAcceptedPod is the target: RunPod and GitHub calls
 // together per accepted pod, with a 90 s boot and a 25 s proof.
 const maxCallsPerAcceptedPod = 15
 

@@ -134,7 +134,7 @@ func TestOverlappingDeliveriesAndIdenticalTreesPayOnce(t *testing.T) {
 	assert.Check(t, st.waited >= st.prs, "deliveries that overlapped the first lane waited for it: %d", st.waited)
 }
 
-// BenchmarkPayOnce is the done-when figure of issue 19: N PRs × 3 overlapping
+// BenchmarkPayOnce is the figure that shows paying once: N PRs × 3 overlapping
 // deliveries plus a re-push with an identical merge tree (3 deliveries more),
 // on the model-mode simulated cloud with a virtual clock and no workflow
 // concurrency group. It reports pods per tested ref (target 1.00) and extra

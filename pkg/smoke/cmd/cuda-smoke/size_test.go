@@ -10,7 +10,7 @@ import (
 	"gotest.tools/v3/assert"
 )
 
-// maxProofBytes is the proof's size target (issue 19): every pod downloads
+// maxProofBytes is the proof's size target : every pod downloads
 // it in the paid window before its runner can register.
 const maxProofBytes = 3 << 20
 
