@@ -35,11 +35,11 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		io.Warningf("%v; the cost artifact records no tested ref", err)
 	}
-	snapshot, err := cleanup.ParseSnapshot(io.Input("price-per-hour"), io.Input("started-at"), io.Input("gpu-type"), io.Input("tier"))
+	snapshot, err := cost.ParseSnapshot(io.Input("price-per-hour"), io.Input("started-at"), io.Input("gpu-type"), io.Input("tier"))
 	if err != nil {
 		io.Warningf("%v; the cost report treats it as unknown", err)
 	}
-	provisioned, err := cleanup.ParseProvisionAttempts(io.Input("rejected-attempts"))
+	provisioned, err := cost.ParseProvisionAttempts(io.Input("rejected-attempts"))
 	if err != nil {
 		io.Warningf("%v; the cost report leaves provision's rejected candidates out", err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
-	"github.com/org/runpod-gpu/pkg/cleanup"
+	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/watchdog"
 )
 
@@ -35,7 +35,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
-	snapshot, err := cleanup.ParseSnapshot(io.Input("price-per-hour"), "", io.Input("gpu-type"), io.Input("tier"))
+	snapshot, err := cost.ParseSnapshot(io.Input("price-per-hour"), "", io.Input("gpu-type"), io.Input("tier"))
 	if err != nil {
 		io.Warningf("%v; the cost report treats it as unknown", err)
 	}

@@ -29,9 +29,9 @@ func TestRunDeletesTheAcceptedPodAndReportsItsStages(t *testing.T) {
 	assert.Equal(t, s.status(t, id), runpodsim.StatusRunning)
 
 	req := s.request(id)
-	req.Snapshot = Snapshot{Price: cost.KnownPrice(0.30, SnapshotSource), GPU: gpuID, Tier: "ampere"}
+	req.Snapshot = cost.Snapshot{Price: cost.KnownPrice(0.30, cost.SnapshotSource), GPU: gpuID, Tier: "ampere"}
 	// Provision rejected a candidate before this one; its output reaches cleanup.
-	provisioned, err := ParseProvisionAttempts(cost.FormatAttempts([]cost.Attempt{{Number: 1, Candidate: "live-1", GPU: gpuID, PodID: "rejected1",
+	provisioned, err := cost.ParseProvisionAttempts(cost.FormatAttempts([]cost.Attempt{{Number: 1, Candidate: "live-1", GPU: gpuID, PodID: "rejected1",
 		Price: cost.KnownPrice(0.25, "v2 cost while running"), Outcome: cost.OutcomeRejected, Seconds: cost.KnownSeconds(72),
 		Reason: "pod EXITED while starting (the CUDA smoke proof or the runner failed)"}}))
 	assert.NilError(t, err)
@@ -69,13 +69,13 @@ func TestRunPodAlreadyGoneIsSuccess(t *testing.T) {
 
 	req := s.request(id)
 	started := virtualStart.Add(10 * time.Second)
-	req.Snapshot = Snapshot{Price: cost.KnownPrice(0.25, SnapshotSource), StartedAt: wire.KnownTime(started)}
+	req.Snapshot = cost.Snapshot{Price: cost.KnownPrice(0.25, cost.SnapshotSource), StartedAt: wire.KnownTime(started)}
 	res, err := Run(context.Background(), s.deps(), req)
 	assert.NilError(t, err)
 	assert.Assert(t, is.Len(res.Deletions, 1))
 	assert.Check(t, res.Deletions[0].AlreadyGone)
 	assert.Check(t, res.Deletions[0].Confirmed())
-	assert.Equal(t, res.Report.Price.Source, SnapshotSource)
+	assert.Equal(t, res.Report.Price.Source, cost.SnapshotSource)
 	assert.Equal(t, res.Report.Window.Start, wire.KnownTime(started))
 	assert.Check(t, is.Contains(strings.Join(res.Report.Notes, "\n"), "already gone"))
 	assert.Check(t, is.Contains(res.Summary(nil), "| already gone |"))
@@ -145,7 +145,7 @@ func TestRunCaptureBoundFallsBackToTheSnapshot(t *testing.T) {
 
 	started := virtualStart.Add(8 * time.Second)
 	req := s.request(id)
-	req.Snapshot = Snapshot{Price: cost.KnownPrice(0.25, SnapshotSource), StartedAt: wire.KnownTime(started), GPU: gpuID}
+	req.Snapshot = cost.Snapshot{Price: cost.KnownPrice(0.25, cost.SnapshotSource), StartedAt: wire.KnownTime(started), GPU: gpuID}
 	before := s.clock.Now()
 	res, err := Run(context.Background(), s.deps(), req)
 	assert.NilError(t, err)
@@ -154,7 +154,7 @@ func TestRunCaptureBoundFallsBackToTheSnapshot(t *testing.T) {
 
 	r := res.Report
 	assert.Equal(t, r.Window.Start, wire.KnownTime(started))
-	assert.Equal(t, r.Price.Source, SnapshotSource)
+	assert.Equal(t, r.Price.Source, cost.SnapshotSource)
 	assert.Check(t, r.Dollars().Known)
 	assert.Check(t, is.Contains(strings.Join(r.Notes, "\n"), ErrCaptureTimeout.Error()))
 	assert.Check(t, is.Contains(strings.Join(s.log.all, "\n"), "pod "+id+": record before deletion unreadable or unusable"))
