@@ -11,6 +11,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/wire"
@@ -200,9 +201,9 @@ func (s *Sweeper) lookupRetention(ctx context.Context, runID int64) RetentionLoo
 	}
 	var lookup RetentionLookup
 	for _, a := range artifacts {
-		r, err := ParseRetentionName(a.GetName())
+		r, err := ownership.ParseRetentionName(a.GetName())
 		switch {
-		case errors.Is(err, ErrNotRetentionName):
+		case errors.Is(err, ownership.ErrNotRetentionName):
 		case err != nil:
 			s.logf("run %d: ignoring artifact %d: %v", runID, a.GetID(), err)
 		case a.GetExpired():
