@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"maps"
 	"math"
 	"os"
 	"slices"
@@ -82,14 +81,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 		return authErr // nothing may be spent: no outputs, so no later job can mistake this for a decision
 	}
 	io.Infof("decision: %s (%s)", a.Outcome, a.Reason)
-	outputs := a.Outputs()
-	//runpod-gpu:outputs decision,reason,tested-ref,head-sha,gate-kind,reused-check-url
-	for _, name := range slices.Sorted(maps.Keys(outputs)) {
-		if err := io.SetOutput(name, outputs[name]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return actionio.WriteOutputs[gate.AuthorizeOutputs](io, a.Outputs())
 }
 
 func or(v, def string) string {

@@ -66,15 +66,19 @@ func run(ctx context.Context, io *actionio.IO) error {
 		checkRunID = strconv.FormatInt(done.CheckRun.GetID(), 10)
 		io.Infof("published %s (%s): %s", done.CheckRun.GetExternalID(), done.CheckRun.GetHTMLURL(), done.Reason)
 	}
-	for _, out := range [][2]string{
-		{"kind", string(done.Kind)}, {"check-run-id", checkRunID},
-		{"check-run-url", done.CheckRun.GetHTMLURL()}, {"external-id", done.CheckRun.GetExternalID()},
-	} {
-		if err := io.SetOutput(out[0], out[1]); err != nil {
-			return err
-		}
+	if err := actionio.WriteOutputs[outputs](io, outputs{Kind: string(done.Kind), CheckRunID: checkRunID,
+		CheckRunURL: done.CheckRun.GetHTMLURL(), ExternalID: done.CheckRun.GetExternalID()}); err != nil {
+		return err
 	}
 	return io.AddSummary(done.Summary())
+}
+
+// outputs are the ci-gpu-gate action's outputs; each is empty when no gate was published.
+type outputs struct {
+	Kind        string `output:"kind"`
+	CheckRunID  string `output:"check-run-id"`
+	CheckRunURL string `output:"check-run-url"`
+	ExternalID  string `output:"external-id"`
 }
 
 // podEvidence reads the accepted pod's outputs of the provision step; no

@@ -65,10 +65,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 	})
 	// The watch logged an interrupted pod's cost line itself, before it asked
 	// for the run's cancellation (which can end this job).
-	// Outputs is a map, so its names are listed for the action.yml consistency test (action-tests).
-	//runpod-gpu:outputs outcome,pod-deleted,run-cancelled,tests-started
-	outputs := res.Outputs()
-	if err := io.SetOutputs(outputs); err != nil {
+	if err := actionio.WriteOutputs[watchdog.Outputs](io, res.Outputs()); err != nil {
 		io.Warningf("%v", err)
 	}
 	if err := io.AddSummary(res.Summary(runErr)); err != nil {

@@ -131,7 +131,7 @@ func TestRunNothingToDelete(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, is.Len(res.Deletions, 0))
 	assert.Check(t, is.Contains(res.Summary(nil), "No pod of this run attempt needed deleting."))
-	assert.Equal(t, res.Outputs()["cost-usd"], "unknown")
+	assert.Equal(t, res.Outputs().CostUSD, "unknown")
 }
 
 // The capture's 5 s bound on virtual time: the simulated API answers the
@@ -173,7 +173,7 @@ func TestRunCaptureFailureWithoutSnapshotIsUnknown(t *testing.T) {
 	assert.Check(t, !r.Window.Start.Known(), "never replaced by createdAt")
 	assert.Check(t, !r.Price.Known)
 	assert.Check(t, is.Contains(r.Markdown(), "| Estimated cost (start to deletion) | unknown |"))
-	assert.Equal(t, res.Outputs()["paid-seconds"], "unknown")
+	assert.Equal(t, res.Outputs().PaidSeconds, "unknown")
 }
 
 func TestRunKeepsRetainedDebugPods(t *testing.T) {
@@ -210,7 +210,7 @@ func TestRunUnconfirmedDeletionNamesTheRemainingPods(t *testing.T) {
 	var remaining *RemainingError
 	assert.Assert(t, errors.As(err, &remaining))
 	assert.DeepEqual(t, remaining.PodIDs, []string{id, lost})
-	assert.Equal(t, res.Outputs()["remaining-pod-ids"], id+","+lost)
+	assert.Equal(t, res.Outputs().RemainingPodIDs, id+","+lost)
 	assert.Check(t, !res.Report.Window.End.Known())
 	golden.Assert(t, res.Summary(err), "summary-unconfirmed.golden")
 }
@@ -255,7 +255,7 @@ func TestResultArtifactRoundTrips(t *testing.T) {
 	assert.Equal(t, got.Action, "cleanup")
 	assert.Equal(t, got.Run, res.Run)
 	assert.Equal(t, got.Report.Markdown(), res.Report.Markdown())
-	assert.Equal(t, res.Outputs()["cost-artifact-name"], cost.ArtifactName(s.runID, 1))
+	assert.Equal(t, res.Outputs().CostArtifactName, cost.ArtifactName(s.runID, 1))
 }
 
 func podRequest(name string, tags ownership.Tags) runpod.CreatePodRequest {

@@ -330,7 +330,7 @@ func (w *world) conclude(ctx context.Context, logs runLogs, req gate.ConcludeReq
 // stage, with provision's rejected candidates in the run total.
 func (w *world) cleanup(ctx context.Context, runID int64, testedRef string, res provision.Result, logs runLogs) (cost.Artifact, error) {
 	a := res.Accepted
-	provisioned, err := cost.ParseProvisionAttempts(res.Outputs()["rejected-attempts"])
+	provisioned, err := cost.ParseProvisionAttempts(res.Outputs().RejectedAttempts)
 	if err != nil {
 		return cost.Artifact{}, err
 	}

@@ -6,16 +6,21 @@ import (
 	"strings"
 )
 
-// Outputs are the authorize action's outputs, by name.
-func (a Authorization) Outputs() map[string]string {
-	return map[string]string{
-		"decision":         string(a.Outcome),
-		"reason":           a.Reason,
-		"tested-ref":       a.TestedRef,
-		"head-sha":         a.HeadSHA,
-		"gate-kind":        string(a.Kind),
-		"reused-check-url": a.ReusedCheckURL,
-	}
+// AuthorizeOutputs are the authorize action's outputs, one field per output
+// (written by actionio.WriteOutputs).
+type AuthorizeOutputs struct {
+	Decision       string `output:"decision"`
+	Reason         string `output:"reason"`
+	TestedRef      string `output:"tested-ref"`
+	HeadSHA        string `output:"head-sha"`
+	GateKind       string `output:"gate-kind"`
+	ReusedCheckURL string `output:"reused-check-url"`
+}
+
+// Outputs are the authorize action's outputs.
+func (a Authorization) Outputs() AuthorizeOutputs {
+	return AuthorizeOutputs{Decision: string(a.Outcome), Reason: a.Reason, TestedRef: a.TestedRef, HeadSHA: a.HeadSHA,
+		GateKind: string(a.Kind), ReusedCheckURL: a.ReusedCheckURL}
 }
 
 // Summary renders the authorize job summary: what was decided and why, or,
