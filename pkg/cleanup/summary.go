@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/mdtable"
 )
 
 // DefaultArtifactDir is where, under the workspace, the cost artifact file is
@@ -84,7 +85,7 @@ func (r Result) Summary(runErr error) string {
 func outcome(d Deletion) string {
 	switch {
 	case !d.Confirmed():
-		return "**unconfirmed** — " + strings.ReplaceAll(oneLine(d.Err.Error()), "|", `\|`)
+		return "**unconfirmed** — " + mdtable.Cell(d.Err.Error())
 	case d.AlreadyGone:
 		return "already gone"
 	default:

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/mdtable"
 )
 
 // Outputs are the start-runpod action's outputs, one field per output
@@ -99,16 +100,17 @@ func (r Result) Summary(runErr error) string {
 		fmt.Fprintf(&b, "Runner image: `%s`\n\n", r.Image)
 	}
 	if len(r.Attempts) > 0 {
-		b.WriteString("| # | candidate | GPU | pod | $/h | outcome | reason | paid s | cost |\n|---|---|---|---|---|---|---|---|---|\n")
+		table := mdtable.New("#", "candidate", "GPU", "pod", "$/h", "outcome", "reason", "paid s", "cost")
 		for _, a := range r.Attempts {
 			seconds, dollars := a.Seconds.String(), a.Dollars().String()
 			if a.Outcome == cost.OutcomeAccepted {
 				// Its cost so far; cleanup reports the same pod's cost to deletion.
 				seconds, dollars = seconds+" to acceptance", dollars+" to acceptance"
 			}
-			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", a.Number, a.Candidate, a.GPU, orDash(a.PodID),
-				priceCell(a.Price), a.Outcome, escapeCell(orDash(a.Reason)), seconds, dollars)
+			table.Row(strconv.Itoa(a.Number), mdtable.Cell(a.Candidate), mdtable.Cell(a.GPU), mdtable.Cell(orDash(a.PodID)),
+				priceCell(a.Price), string(a.Outcome), mdtable.Cell(orDash(a.Reason)), seconds, dollars)
 		}
+		b.WriteString(table.String())
 		known, unknown := r.RejectedCost()
 		fmt.Fprintf(&b, "\nRejected candidates cost %s", known)
 		if unknown > 0 {
@@ -137,8 +139,6 @@ func priceCell(p cost.Price) string {
 	}
 	return strconv.FormatFloat(p.PerHour, 'f', 2, 64)
 }
-
-func escapeCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 // PhaseObserver is an Observer that can fold a long phase of a run (the plan,
 // one attempt, the deletions on cancel) into one collapsible block; Run uses
