@@ -7,22 +7,23 @@ package actiontests
 // outputs exactly those it writes.
 //
 // What the analysis follows: calls of the IO's input methods (Input, InputOr,
-// RequiredInput, SecretInput, Bool, Int, Duration, Lines: every method of
-// actionio.IO whose first parameter is `name`) and SetOutput whose
-// first argument is a string constant (a literal, a constant of the package or
-// of a module package, a concatenation of those, or element i of the row a
-// `for _, row := range [][N]string{…}` loop is on); package-level functions the
+// RequiredInput, SecretInput, Bool, Int, Duration, Lines: every exported
+// method of actionio.IO whose first parameter is `name`) whose first argument
+// is a string constant (a literal, a constant of the package or of a module
+// package, a concatenation of those, or element i of the row a
+// `for _, row := range [][N]string{…}` loop is on); outputs, which are typed:
+// actionio.WriteOutputs[T](io, v) writes the fields of struct T tagged
+// `output:"name"`, read here from T's declaration; package-level functions the
 // IO is passed to (so actionkit.RunPod(io) counts as reading runpod-api-key and
 // runpod-api-url); and the methods of a type whose field is set to the IO in a
-// composite literal (provision.ActionObserver's pod-id output).
+// composite literal (provision's observer publishing pod-id).
 //
-// What it cannot follow must be declared in the action's main package:
+// Inputs read with a computed name must be declared in the action's main package:
 //
-//	//runpod-gpu:outputs a,b,c   the outputs written with a computed name (a map's keys)
 //	//runpod-gpu:inputs a,b      the inputs read with a computed name
 //
 // An IO handed to anything else (a method call, a variable, a return value)
-// needs both directives, since that code may read and write anything.
+// is a problem: that code may read and write anything.
 
 import (
 	"bytes"
@@ -32,6 +33,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -48,8 +50,8 @@ import (
 const (
 	metaModule       = "github.com/org/runpod-gpu"
 	metaActionIOPath = metaModule + "/pkg/actionio"
-	metaOutputsTag   = "//runpod-gpu:outputs"
 	metaInputsTag    = "//runpod-gpu:inputs"
+	metaOutputTag    = "output" // actionio.OutputTag: the struct tag naming an output
 )
 
 // metaRepoRoot is the repository root, seen from this package's directory.
@@ -181,7 +183,7 @@ func metaCheckMetadata(dir string, a metaActionYML) []string {
 func metaCompare(a metaActionYML, use *metaCodeUse) []string {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	compare := func(kind, verbs, past, tag string, declared map[string]bool, used map[string]string, listed map[string]bool, dynamic []string) {
+	compare := func(kind, verbs, past string, declared map[string]bool, used map[string]string, listed map[string]bool, dynamic []string) {
 		for _, name := range metaSortedKeys(declared) {
 			if _, ok := used[name]; !ok && !listed[name] {
 				add("%s %q is declared in action.yml but the code never %s it", kind, name, verbs)
@@ -194,12 +196,12 @@ func metaCompare(a metaActionYML, use *metaCodeUse) []string {
 		}
 		for _, name := range metaSortedKeys(listed) {
 			if !declared[name] {
-				add("%s %q is listed in %s but action.yml does not declare it", kind, name, tag)
+				add("%s %q is listed in %s but action.yml does not declare it", kind, name, metaInputsTag)
 			}
 		}
 		if listed == nil {
 			for _, pos := range dynamic {
-				add("%s: the %s name is not a constant; list the names in a %s comment in the action's main package", pos, kind, tag)
+				add("%s: the %s name is not a constant; list the names in a %s comment in the action's main package", pos, kind, metaInputsTag)
 			}
 		}
 	}
@@ -210,12 +212,10 @@ func metaCompare(a metaActionYML, use *metaCodeUse) []string {
 	for name := range a.Outputs {
 		outputs[name] = true
 	}
-	compare("input", "reads", "read", metaInputsTag, inputs, use.inputs, use.listedInputs, use.dynamicInputs)
-	compare("output", "writes", "written", metaOutputsTag, outputs, use.outputs, use.listedOutputs, use.dynamicOutputs)
-	if use.listedInputs == nil || use.listedOutputs == nil {
-		for _, e := range use.escapes {
-			add("%s; pass it to a package-level function, or declare both %s and %s", e, metaInputsTag, metaOutputsTag)
-		}
+	compare("input", "reads", "read", inputs, use.inputs, use.listedInputs, use.dynamicInputs)
+	compare("output", "writes", "written", outputs, use.outputs, nil, nil)
+	for _, e := range use.escapes {
+		add("%s; pass it to a package-level function", e)
 	}
 	return problems
 }
@@ -231,10 +231,10 @@ func metaSortedKeys[V any](m map[string]V) []string {
 
 // metaCodeUse is what an action's code does with its actionio.IO.
 type metaCodeUse struct {
-	inputs, outputs               map[string]string // name → where it is first used
-	dynamicInputs, dynamicOutputs []string          // calls whose name is not a constant
-	escapes                       []string          // the IO handed to code the analysis cannot follow
-	listedInputs, listedOutputs   map[string]bool   // from the directives; nil when absent
+	inputs, outputs map[string]string // name → where it is first used
+	dynamicInputs   []string          // input reads whose name is not a constant
+	escapes         []string          // the IO handed to code the analysis cannot follow
+	listedInputs    map[string]bool   // from the //runpod-gpu:inputs directive; nil when absent
 }
 
 // metaPkg is one parsed package of the module.
@@ -243,6 +243,7 @@ type metaPkg struct {
 	consts  map[string]metaDecl[ast.Expr]
 	funcs   map[string]metaDecl[*ast.FuncDecl]
 	methods map[string][]metaDecl[*ast.FuncDecl] // by receiver type name
+	structs map[string]*ast.StructType           // struct types, by name: typed outputs
 }
 
 // metaDecl is a declaration with the file it is in (for that file's imports).
@@ -258,7 +259,7 @@ type metaAnalyzer struct {
 	pkgs    map[string]*metaPkg
 	scanned map[string]bool
 	use     *metaCodeUse
-	// ioMethods maps the IO's named-input and named-output methods to "input" or "output".
+	// ioMethods maps the IO's named-input methods to "input".
 	ioMethods map[string]string
 	err       error
 }
@@ -295,19 +296,17 @@ func metaAnalyzeAction(root, dir string) (*metaCodeUse, error) {
 	return a.use, a.err
 }
 
-// directive records the names a //runpod-gpu:inputs or :outputs comment lists.
+// directive records the names a //runpod-gpu:inputs comment lists.
 func (a *metaAnalyzer) directive(text string) {
-	for tag, dst := range map[string]*map[string]bool{metaInputsTag: &a.use.listedInputs, metaOutputsTag: &a.use.listedOutputs} {
-		rest, ok := strings.CutPrefix(text, tag)
-		if !ok || (rest != "" && rest[0] != ' ') {
-			continue
-		}
-		if *dst == nil {
-			*dst = map[string]bool{}
-		}
-		for _, name := range strings.FieldsFunc(rest, func(r rune) bool { return r == ',' || r == ' ' }) {
-			(*dst)[name] = true
-		}
+	rest, ok := strings.CutPrefix(text, metaInputsTag)
+	if !ok || (rest != "" && rest[0] != ' ') {
+		return
+	}
+	if a.use.listedInputs == nil {
+		a.use.listedInputs = map[string]bool{}
+	}
+	for _, name := range strings.FieldsFunc(rest, func(r rune) bool { return r == ',' || r == ' ' }) {
+		a.use.listedInputs[name] = true
 	}
 }
 
@@ -316,7 +315,8 @@ func (a *metaAnalyzer) load(dir string) *metaPkg {
 	if p, ok := a.pkgs[dir]; ok {
 		return p
 	}
-	p := &metaPkg{consts: map[string]metaDecl[ast.Expr]{}, funcs: map[string]metaDecl[*ast.FuncDecl]{}, methods: map[string][]metaDecl[*ast.FuncDecl]{}}
+	p := &metaPkg{consts: map[string]metaDecl[ast.Expr]{}, funcs: map[string]metaDecl[*ast.FuncDecl]{},
+		methods: map[string][]metaDecl[*ast.FuncDecl]{}, structs: map[string]*ast.StructType{}}
 	a.pkgs[dir] = p
 	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil && a.err == nil {
@@ -343,6 +343,15 @@ func (a *metaAnalyzer) load(dir string) *metaPkg {
 					p.methods[typ] = append(p.methods[typ], metaDecl[*ast.FuncDecl]{d, f})
 				}
 			case *ast.GenDecl:
+				if d.Tok == token.TYPE {
+					for _, spec := range d.Specs {
+						if ts := spec.(*ast.TypeSpec); ts.TypeParams == nil {
+							if st, ok := ts.Type.(*ast.StructType); ok {
+								p.structs[ts.Name.Name] = st
+							}
+						}
+					}
+				}
 				if d.Tok != token.CONST {
 					continue
 				}
@@ -465,10 +474,10 @@ func (a *metaAnalyzer) scanFunc(p *metaPkg, d metaDecl[*ast.FuncDecl], recvType 
 	a.scanBody(s, d.node.Body)
 }
 
-// metaIOMethods classifies the IO's methods that take an input or output
-// name, read from pkg/actionio itself so that a new input method is followed
-// without a change here: a method whose first parameter is `name` reads that
-// input, except SetOutput, which writes that output.
+// metaIOMethods classifies the IO's methods that take an input name, read
+// from pkg/actionio itself so that a new input method is followed without a
+// change here: an exported method whose first parameter is `name` reads that
+// input. (Outputs are written only by actionio.WriteOutputs.)
 func (a *metaAnalyzer) metaIOMethods() map[string]string {
 	if a.ioMethods != nil {
 		return a.ioMethods
@@ -477,13 +486,10 @@ func (a *metaAnalyzer) metaIOMethods() map[string]string {
 	p := a.load(filepath.Join(a.root, "pkg", "actionio"))
 	for _, m := range p.methods["IO"] {
 		params := m.node.Type.Params.List
-		if len(params) == 0 || len(params[0].Names) == 0 || params[0].Names[0].Name != "name" {
+		if !m.node.Name.IsExported() || len(params) == 0 || len(params[0].Names) == 0 || params[0].Names[0].Name != "name" {
 			continue
 		}
 		a.ioMethods[m.node.Name.Name] = "input"
-		if m.node.Name.Name == "SetOutput" {
-			a.ioMethods[m.node.Name.Name] = "output"
-		}
 	}
 	return a.ioMethods
 }
@@ -598,27 +604,17 @@ func (a *metaAnalyzer) pos(n ast.Node) string {
 
 // ioCall records a call of one of the IO's methods.
 func (a *metaAnalyzer) ioCall(s *metaScope, method string, call *ast.CallExpr) {
-	var used map[string]string
-	var dynamic *[]string
-	switch a.metaIOMethods()[method] {
-	case "input":
-		used, dynamic = a.use.inputs, &a.use.dynamicInputs
-	case "output":
-		used, dynamic = a.use.outputs, &a.use.dynamicOutputs
-	default:
-		return
-	}
-	if len(call.Args) == 0 {
+	if a.metaIOMethods()[method] != "input" || len(call.Args) == 0 {
 		return
 	}
 	names, ok := a.names(s.pkg, s.file, s.ranges, call.Args[0])
 	if !ok {
-		*dynamic = append(*dynamic, a.pos(call))
+		a.use.dynamicInputs = append(a.use.dynamicInputs, a.pos(call))
 		return
 	}
 	for _, name := range names {
-		if _, seen := used[name]; !seen {
-			used[name] = a.pos(call)
+		if _, seen := a.use.inputs[name]; !seen {
+			a.use.inputs[name] = a.pos(call)
 		}
 	}
 }
@@ -682,9 +678,24 @@ func (a *metaAnalyzer) names(p *metaPkg, f *ast.File, ranges map[string]*ast.Com
 	return nil, false
 }
 
-// follow scans the package-level function the IO is passed to.
+// follow scans the package-level function the IO is passed to, or reads the
+// typed outputs actionio.WriteOutputs writes.
 func (a *metaAnalyzer) follow(s *metaScope, call *ast.CallExpr) {
-	switch fun := ast.Unparen(call.Fun).(type) {
+	fun := ast.Unparen(call.Fun)
+	var typeArg ast.Expr
+	if ix, ok := fun.(*ast.IndexExpr); ok {
+		fun, typeArg = ix.X, ix.Index
+	}
+	if a.isWriteOutputs(s, fun) {
+		if typeArg == nil && len(call.Args) == 2 { // the type of a composite literal is written out too
+			if lit, ok := ast.Unparen(call.Args[1]).(*ast.CompositeLit); ok {
+				typeArg = lit.Type
+			}
+		}
+		a.typedOutputs(s, typeArg, call)
+		return
+	}
+	switch fun := fun.(type) {
 	case *ast.Ident:
 		if d, ok := s.pkg.funcs[fun.Name]; ok {
 			a.scanFunc(s.pkg, d, "", nil)
@@ -701,6 +712,49 @@ func (a *metaAnalyzer) follow(s *metaScope, call *ast.CallExpr) {
 		}
 	}
 	a.escape(call, "the IO is passed to a call the check cannot follow")
+}
+
+// isWriteOutputs reports whether fun is actionio.WriteOutputs.
+func (a *metaAnalyzer) isWriteOutputs(s *metaScope, fun ast.Expr) bool {
+	sel, ok := fun.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "WriteOutputs" {
+		return false
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	return ok && metaImportPath(s.file, pkg.Name) == metaActionIOPath
+}
+
+// typedOutputs records the outputs a WriteOutputs call writes: the tagged
+// fields of its struct type, declared in the action or a module package.
+func (a *metaAnalyzer) typedOutputs(s *metaScope, typ ast.Expr, call *ast.CallExpr) {
+	var p *metaPkg
+	var name string
+	switch t := typ.(type) {
+	case *ast.Ident:
+		p, name = s.pkg, t.Name
+	case *ast.SelectorExpr:
+		if id, ok := t.X.(*ast.Ident); ok {
+			p, name = a.modulePkg(s.file, id.Name), t.Sel.Name
+		}
+	}
+	if p == nil || p.structs[name] == nil {
+		a.escape(call, "the outputs' type is not a struct type of the module named at the call; write actionio.WriteOutputs[T](io, v)")
+		return
+	}
+	for _, f := range p.structs[name].Fields.List {
+		if f.Tag == nil {
+			continue
+		}
+		tag, err := strconv.Unquote(f.Tag.Value)
+		out, ok := reflect.StructTag(tag).Lookup(metaOutputTag)
+		if err != nil || !ok {
+			continue
+		}
+		out, _, _ = strings.Cut(out, ",")
+		if _, seen := a.use.outputs[out]; !seen {
+			a.use.outputs[out] = a.pos(call)
+		}
+	}
 }
 
 // followField scans the methods of a type whose field is set to the IO.
@@ -744,20 +798,20 @@ func TestMetaActionMetadata(t *testing.T) {
 }
 
 // TestMetaProvisionOutputsThroughObserver proves the analysis follows the IO
-// into a package: provision's pod-id is written only by provision.ActionObserver.
+// into an observer and into a package: provision's created-pod-ids is written
+// only by the action's observer, and its credentials are read in actionkit.
 func TestMetaProvisionOutputsThroughObserver(t *testing.T) {
 	use, err := metaAnalyzeAction(metaRepoRoot, filepath.Join(metaRepoRoot, "actions", "provision"))
 	assert.NilError(t, err)
-	for _, name := range []string{"pod-id", "created-pod-ids"} {
-		assert.Check(t, strings.HasPrefix(use.outputs[name], "pkg/provision/"), "output %s written at %q", name, use.outputs[name])
-	}
+	assert.Check(t, strings.HasPrefix(use.outputs["created-pod-ids"], "actions/provision/observer.go:"), "written at %q", use.outputs["created-pod-ids"])
+	assert.Check(t, use.outputs["pod-id"] != "")
 	for _, name := range []string{"runpod-api-key", "runpod-api-url", "app-private-key"} {
 		assert.Check(t, strings.HasPrefix(use.inputs[name], "pkg/actionkit/"), "input %s read at %q", name, use.inputs[name])
 	}
 }
 
-// TestMetaIOMethodsFromActionio pins the derivation of the IO's input and
-// output methods: if actionio's parameter naming changed, nothing would be found.
+// TestMetaIOMethodsFromActionio pins the derivation of the IO's input
+// methods: if actionio's parameter naming changed, nothing would be found.
 func TestMetaIOMethodsFromActionio(t *testing.T) {
 	a := &metaAnalyzer{root: metaRepoRoot, fset: token.NewFileSet(), pkgs: map[string]*metaPkg{}}
 	methods := a.metaIOMethods()
@@ -765,8 +819,7 @@ func TestMetaIOMethodsFromActionio(t *testing.T) {
 	for _, m := range []string{"Input", "InputOr", "RequiredInput", "SecretInput", "Bool", "Int", "Duration", "Lines"} {
 		assert.Check(t, is.Equal(methods[m], "input"), m)
 	}
-	assert.Check(t, is.Equal(methods["SetOutput"], "output"))
-	for _, m := range []string{"Getenv", "Mask", "AddSummary", "Infof"} {
+	for _, m := range []string{"Getenv", "Mask", "AddSummary", "Infof", "setOutput"} {
 		assert.Check(t, is.Equal(methods[m], ""), m)
 	}
 }
@@ -787,7 +840,7 @@ runs:
 `
 
 // metaFixtureMain wraps a run body in an action main package.
-func metaFixtureMain(imports, body string) string {
+func metaFixtureMain(imports, decls, body string) string {
 	return `package main
 
 import (
@@ -808,7 +861,13 @@ func run(io *actionio.IO) error {
 ` + body + `
 	return nil
 }
-`
+
+// result is the fixture's typed outputs.
+type result struct {
+	Result string ` + "`output:\"result\"`" + `
+	Note   string // untagged: no output
+}
+` + decls
 }
 
 // TestMetaConsistencyDetectsMismatches plants each kind of mismatch in an
@@ -818,12 +877,13 @@ func TestMetaConsistencyDetectsMismatches(t *testing.T) {
 		return err
 	}
 `
-	const writeResult = `	_ = io.SetOutput("result", "ok")
+	const writeResult = `	_ = actionio.WriteOutputs[result](io, result{Result: "ok"})
 `
 	tests := []struct {
 		name      string
 		yml       string
 		imports   string
+		decls     string // declarations after the fixture's own
 		body      string
 		wantProbs []string // each is contained in the problem at the same index
 	}{
@@ -843,7 +903,8 @@ func TestMetaConsistencyDetectsMismatches(t *testing.T) {
 		{
 			name:      "output written but not declared",
 			yml:       metaFixtureYML,
-			body:      readPR + writeResult + "\t_ = io.SetOutput(\"extra\", \"x\")\n",
+			decls:     "type extra struct {\n\tExtra string `output:\"extra,omitempty\"`\n}\n",
+			body:      readPR + writeResult + "\t_ = actionio.WriteOutputs[extra](io, extra{Extra: \"x\"})\n",
 			wantProbs: []string{`output "extra" is written at main.go:`},
 		},
 		{
@@ -868,35 +929,57 @@ func TestMetaConsistencyDetectsMismatches(t *testing.T) {
 		{
 			name:      "names from the rows of a range",
 			yml:       metaFixtureYML,
-			body:      readPR + "\tfor _, out := range [][2]string{{\"result\", \"ok\"}, {\"other\", \"x\"}} {\n\t\t_ = io.SetOutput(out[0], out[1])\n\t}\n",
-			wantProbs: []string{`output "other" is written at main.go:`},
+			body:      readPR + writeResult + "\tfor _, in := range [][1]string{{\"pr-number\"}, {\"other\"}} {\n\t\t_ = io.Input(in[0])\n\t}\n",
+			wantProbs: []string{`input "other" is read at main.go:`},
 		},
 		{
-			name: "computed output name without the directive",
+			name: "computed input name without the directive",
 			yml:  metaFixtureYML,
-			body: readPR + "\tfor k, v := range map[string]string{\"result\": \"ok\"} {\n\t\t_ = io.SetOutput(k, v)\n\t}\n",
+			body: readPR + writeResult + "\tfor _, k := range os.Args {\n\t\t_ = io.Input(k)\n\t}\n",
 			wantProbs: []string{
-				`output "result" is declared in action.yml but the code never writes it`,
-				`the output name is not a constant; list the names in a //runpod-gpu:outputs comment`,
+				`the input name is not a constant; list the names in a //runpod-gpu:inputs comment`,
 			},
 		},
 		{
-			name: "computed output name listed by the directive",
+			name: "computed input name listed by the directive",
 			yml:  metaFixtureYML,
-			body: readPR + "\t//runpod-gpu:outputs result\n\tfor k, v := range map[string]string{\"result\": \"ok\"} {\n\t\t_ = io.SetOutput(k, v)\n\t}\n",
+			body: readPR + writeResult + "\t//runpod-gpu:inputs pr-number\n\tfor _, k := range os.Args {\n\t\t_ = io.Input(k)\n\t}\n",
 		},
 		{
-			name:      "directive lists an undeclared output",
+			name:      "directive lists an undeclared input",
 			yml:       metaFixtureYML,
-			body:      readPR + writeResult + "\t//runpod-gpu:outputs result,stale\n",
-			wantProbs: []string{`output "stale" is listed in //runpod-gpu:outputs but action.yml does not declare it`},
+			body:      readPR + writeResult + "\t//runpod-gpu:inputs pr-number,stale\n",
+			wantProbs: []string{`input "stale" is listed in //runpod-gpu:inputs but action.yml does not declare it`},
 		},
 		{
-			name:      "outputs written by a package's observer",
-			yml:       strings.Replace(metaFixtureYML, "outputs:\n", "outputs:\n  pod-id: {description: Pod.}\n", 1),
-			imports:   "\t\"github.com/org/runpod-gpu/pkg/provision\"",
-			body:      readPR + writeResult + "\tobserver := provision.ActionObserver(io)\n\tobserver.PodCreated(\"p1\")\n",
-			wantProbs: []string{`output "created-pod-ids" is written at pkg/provision/`},
+			name: "outputs written by an observer",
+			yml:  strings.Replace(metaFixtureYML, "outputs:\n", "outputs:\n  pod-id: {description: Pod.}\n", 1),
+			decls: "type observer struct{ io *actionio.IO }\n\n" +
+				"func (o *observer) created(id string) { _ = actionio.WriteOutputs[pod](o.io, pod{ID: id, All: id}) }\n\n" +
+				"type pod struct {\n\tID  string `output:\"pod-id\"`\n\tAll string `output:\"created-pod-ids\"`\n}\n",
+			body:      readPR + writeResult + "\tobs := &observer{io: io}\n\tobs.created(\"p1\")\n",
+			wantProbs: []string{`output "created-pod-ids" is written at main.go:`},
+		},
+		{
+			name:    "typed outputs of a module package",
+			yml:     strings.Replace(metaFixtureYML, "  result: {description: The result.}\n", "  report-json: {description: JSON.}\n", 1),
+			imports: "\t\"github.com/org/runpod-gpu/pkg/gate\"",
+			body:    readPR + "\t_ = actionio.WriteOutputs(io, gate.AuthorizeOutputs{})\n",
+			wantProbs: []string{
+				`output "report-json" is declared in action.yml but the code never writes it`,
+				`output "decision" is written at main.go:`, `output "gate-check-run-id" is written at main.go:`, `output "gate-kind" is written at main.go:`,
+				`output "head-sha" is written at main.go:`, `output "lane-image" is written at main.go:`, `output "reason" is written at main.go:`,
+				`output "reused-check-url" is written at main.go:`, `output "tested-ref" is written at main.go:`, `output "tree-key" is written at main.go:`,
+			},
+		},
+		{
+			name: "outputs whose type is not written out",
+			yml:  metaFixtureYML,
+			body: readPR + "\tvar out result\n\t_ = actionio.WriteOutputs(io, out)\n",
+			wantProbs: []string{
+				`output "result" is declared in action.yml but the code never writes it`,
+				`the outputs' type is not a struct type of the module named at the call; write actionio.WriteOutputs[T](io, v)`,
+			},
 		},
 		{
 			name: "a log method as a value",
@@ -904,10 +987,10 @@ func TestMetaConsistencyDetectsMismatches(t *testing.T) {
 			body: readPR + writeResult + "\tlogf := io.Infof\n\tlogf(\"done\")\n",
 		},
 		{
-			name:      "SetOutput as a value",
+			name:      "an input method as a value",
 			yml:       metaFixtureYML,
-			body:      readPR + writeResult + "\tset := io.SetOutput\n\t_ = set(\"result\", \"ok\")\n",
-			wantProbs: []string{`the IO's SetOutput is used as a value the check cannot follow`},
+			body:      readPR + writeResult + "\tget := io.Input\n\t_ = get(\"pr-number\")\n",
+			wantProbs: []string{`the IO's Input is used as a value the check cannot follow`},
 		},
 		{
 			name:      "IO handed to a method",
@@ -920,7 +1003,7 @@ func TestMetaConsistencyDetectsMismatches(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := fs.NewDir(t, "meta-action",
 				fs.WithFile("action.yml", tc.yml),
-				fs.WithFile("main.go", metaFixtureMain(tc.imports, tc.body)))
+				fs.WithFile("main.go", metaFixtureMain(tc.imports, tc.decls, tc.body)))
 			action, err := metaLoadActionYML([]byte(tc.yml))
 			assert.NilError(t, err)
 			use, err := metaAnalyzeAction(metaRepoRoot, dir.Path())

@@ -351,3 +351,22 @@ func TestGateDocsOnlyChangeIsNotRequired(t *testing.T) {
 	s.runID++
 	assert.Check(t, is.Equal(gateRunOK(t, s, s.authorizeStep(pr, "bob")).outputs["decision"], "run"))
 }
+
+// The gate reads price-per-hour by cost's one rule, as cleanup and the
+// watchdog do: 0 is an unknown price, never a free GPU, and a negative price
+// is refused like any malformed one.
+func TestGatePriceByTheOneRule(t *testing.T) {
+	s := startCloud(t, testMarket(), runpodsim.Faults{}, fastConfig)
+	pr := s.openPR(t)
+	inputs := map[string]string{"kind": "paid", "head-sha": headSHA, "tested-ref": mergeSHA, "pod-id": "pod7h9k2m4n6p",
+		"gpu-type": a4000, "tier": "ampere", "price-per-hour": "0", "startup-seconds": "41", "attempts": "1"}
+	gateRunOK(t, s, s.gateStep(pr, inputs))
+	checks := s.gateChecks(t, headSHA)
+	assert.Assert(t, is.Len(checks, 1))
+	assert.Check(t, is.Contains(checks[0].GetOutput().GetSummary(), "| ampere | unknown | 41 s | 1 |"))
+
+	inputs["price-per-hour"] = "-0.25"
+	res := runStep(t, s.gateStep(pr, inputs))
+	assert.Check(t, is.Equal(res.exitCode, 1))
+	assert.Check(t, is.Contains(res.stdout, `input price-per-hour = "-0.25": want a positive number of USD per hour, or 0 or empty when unknown`))
+}

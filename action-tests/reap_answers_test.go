@@ -158,7 +158,7 @@ func retainedWorld(t *testing.T) (w *reapWorld, runID int64, oldPod, youngPod st
 	youngPod = w.owned(t, kept(2))
 	w.clock.Advance(10 * time.Minute)
 	assert.NilError(t, w.GitHub.SetRunStatus(cloud.Repository, runID, "completed", "failure"))
-	name, err := reap.FormatRetentionName(runID, 1, []string{oldPod, youngPod})
+	name, err := ownership.FormatRetentionName(runID, 1, []string{oldPod, youngPod})
 	assert.NilError(t, err)
 	_, err = w.GitHub.AddArtifact(cloud.Repository, runID, githubsim.ArtifactSpec{Name: name, Files: map[string]string{"pods.txt": name}})
 	assert.NilError(t, err)
@@ -219,7 +219,7 @@ func TestReapArtifactListOfAnotherRunIsNotTrusted(t *testing.T) {
 	// The reaper reads every run's records from one listing of the
 	// repository: another run's artifact named for runID is in it.
 	other := w.run(t)
-	name, err := reap.FormatRetentionName(runID, 1, []string{youngPod})
+	name, err := ownership.FormatRetentionName(runID, 1, []string{youngPod})
 	assert.NilError(t, err)
 	_, err = w.GitHub.AddArtifact(cloud.Repository, other, githubsim.ArtifactSpec{Name: name, Files: map[string]string{"pods.txt": name}})
 	assert.NilError(t, err)

@@ -109,7 +109,7 @@ func (w *reapWorld) build(t *testing.T) {
 	for _, id := range []int64{done, orphan} {
 		assert.NilError(t, w.GitHub.SetRunStatus(cloud.Repository, id, "completed", "failure"))
 	}
-	name, err := reap.FormatRetentionName(done, 1, []string{retained})
+	name, err := ownership.FormatRetentionName(done, 1, []string{retained})
 	assert.NilError(t, err)
 	_, err = w.GitHub.AddArtifact(cloud.Repository, done, githubsim.ArtifactSpec{Name: name, Files: map[string]string{"pods.txt": retained}})
 	assert.NilError(t, err)

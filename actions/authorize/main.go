@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"os"
 	"slices"
@@ -100,17 +99,10 @@ func run(ctx context.Context, io *actionio.IO) error {
 	}
 	io.Infof("decision: %s (%s)", a.Outcome, a.Reason)
 	outputs := a.Outputs()
-	outputs["lane-image"] = ""
 	if lane != nil && a.TreeKey != nil {
-		outputs["lane-image"] = lane.ImageDigest // the gate records the key only if the pod ran this image
+		outputs.LaneImage = lane.ImageDigest // the gate records the key only if the pod ran this image
 	}
-	//runpod-gpu:outputs decision,reason,tested-ref,head-sha,gate-kind,reused-check-url,tree-key,gate-check-run-id,lane-image
-	for _, name := range slices.Sorted(maps.Keys(outputs)) {
-		if err := io.SetOutput(name, outputs[name]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return actionio.WriteOutputs[gate.AuthorizeOutputs](io, outputs)
 }
 
 func or(v, def string) string {

@@ -35,11 +35,11 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		io.Warningf("%v; the cost artifact records no tested ref", err)
 	}
-	snapshot, err := cleanup.ParseSnapshot(io.Input("price-per-hour"), io.Input("started-at"), io.Input("gpu-type"), io.Input("tier"))
+	snapshot, err := cost.ParseSnapshot(io.Input("price-per-hour"), io.Input("started-at"), io.Input("gpu-type"), io.Input("tier"))
 	if err != nil {
 		io.Warningf("%v; the cost report treats it as unknown", err)
 	}
-	provisioned, err := cleanup.ParseProvisionAttempts(io.Input("rejected-attempts"))
+	provisioned, err := cost.ParseProvisionAttempts(io.Input("rejected-attempts"))
 	if err != nil {
 		io.Warningf("%v; the cost report leaves provision's rejected candidates out", err)
 	}
@@ -70,8 +70,6 @@ func run(ctx context.Context, io *actionio.IO) error {
 	endDeletion()
 	io.Infof("%s", cost.CostLine(res.Report).Format())
 
-	// Outputs is a map, so its names are listed for the action.yml consistency test (action-tests).
-	//runpod-gpu:outputs deleted-pod-ids,remaining-pod-ids,kept-pod-ids,paid-seconds,cost-usd,cost-artifact-name,cost-artifact-path
 	outputs := res.Outputs()
 	if dirErr != nil {
 		runErr = errors.Join(runErr, dirErr)
@@ -81,9 +79,9 @@ func run(ctx context.Context, io *actionio.IO) error {
 		io.Warningf("%v", err)
 	} else {
 		// Relative to the workspace, which is where upload-artifact resolves it outside this container.
-		outputs["cost-artifact-path"] = filepath.Join(rel, cost.ArtifactFileName)
+		outputs.CostArtifactPath = filepath.Join(rel, cost.ArtifactFileName)
 	}
-	if err := io.SetOutputs(outputs); err != nil {
+	if err := actionio.WriteOutputs[cleanup.Outputs](io, outputs); err != nil {
 		io.Warningf("%v", err)
 	}
 	if err := io.AddSummary(res.Summary(runErr)); err != nil {

@@ -38,12 +38,16 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
-	for _, out := range [][2]string{{"report-json", res.JSONPath}, {"report-markdown", res.MarkdownPath}} {
-		if err := io.SetOutput(out[0], out[1]); err != nil {
-			return err
-		}
+	if err := actionio.WriteOutputs[outputs](io, outputs{ReportJSON: res.JSONPath, ReportMarkdown: res.MarkdownPath}); err != nil {
+		return err
 	}
 	return io.AddSummary(res.Report.Markdown())
+}
+
+// outputs are the cost-history action's outputs: where the report was written.
+type outputs struct {
+	ReportJSON     string `output:"report-json"`
+	ReportMarkdown string `output:"report-markdown"`
 }
 
 func or(v, def string) string {

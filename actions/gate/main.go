@@ -11,6 +11,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
+	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/gate"
 )
 
@@ -74,15 +75,19 @@ func run(ctx context.Context, io *actionio.IO) error {
 		checkRunID = strconv.FormatInt(done.CheckRun.GetID(), 10)
 		io.Infof("published %s (%s): %s", done.CheckRun.GetExternalID(), done.CheckRun.GetHTMLURL(), done.Reason)
 	}
-	for _, out := range [][2]string{
-		{"kind", string(done.Kind)}, {"check-run-id", checkRunID},
-		{"check-run-url", done.CheckRun.GetHTMLURL()}, {"external-id", done.CheckRun.GetExternalID()},
-	} {
-		if err := io.SetOutput(out[0], out[1]); err != nil {
-			return err
-		}
+	if err := actionio.WriteOutputs[outputs](io, outputs{Kind: string(done.Kind), CheckRunID: checkRunID,
+		CheckRunURL: done.CheckRun.GetHTMLURL(), ExternalID: done.CheckRun.GetExternalID()}); err != nil {
+		return err
 	}
 	return io.AddSummary(done.Summary())
+}
+
+// outputs are the ci-gpu-gate action's outputs; each is empty when no gate was published.
+type outputs struct {
+	Kind        string `output:"kind"`
+	CheckRunID  string `output:"check-run-id"`
+	CheckRunURL string `output:"check-run-url"`
+	ExternalID  string `output:"external-id"`
 }
 
 // podEvidence reads the accepted pod's outputs of the provision step; no
@@ -101,14 +106,13 @@ func podEvidence(io *actionio.IO) (*gate.PodEvidence, error) {
 	if err != nil {
 		return nil, err
 	}
-	pod := &gate.PodEvidence{ID: id, GPU: io.Input("gpu-type"), Tier: io.Input("tier"),
-		StartupSeconds: int(startup), Attempts: int(attempts), PriceUnknown: io.Input("price-per-hour") == ""}
-	if !pod.PriceUnknown {
-		pod.PricePerHour, err = strconv.ParseFloat(io.Input("price-per-hour"), 64)
-		if err != nil || !(pod.PricePerHour >= 0) || math.IsInf(pod.PricePerHour, 1) { // rejects NaN too
-			return nil, &actionio.InputError{Input: "price-per-hour", Value: io.Input("price-per-hour"), Expected: "a non-negative price in USD (the provision step's output), or empty when unknown"}
-		}
+	// cost's one price rule, as cleanup and the watchdog read the same output: 0 is unknown.
+	price, err := cost.ParsePricePerHour(io.Input("price-per-hour"))
+	if err != nil {
+		return nil, &actionio.InputError{Input: "price-per-hour", Value: io.Input("price-per-hour"), Expected: cost.PriceForm + " (the provision step's output)"}
 	}
+	pod := &gate.PodEvidence{ID: id, GPU: io.Input("gpu-type"), Tier: io.Input("tier"),
+		StartupSeconds: int(startup), Attempts: int(attempts), PricePerHour: price.PerHour, PriceUnknown: !price.Known}
 	if io.Input("cost-report-path") != "" {
 		// The report goes into a check run anyone with read access sees: only
 		// a file of this job's workspace or temp dir, never /etc/passwd or a

@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
@@ -28,7 +26,12 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
-	repository := io.Getenv("GITHUB_REPOSITORY")
+	// The run's identity, as every action reads it: the run URL names the
+	// attempt, so the gate's evidence links the attempt that relayed it.
+	current, err := actionkit.CurrentRun(io)
+	if err != nil {
+		return err
+	}
 	// With app-id the gate is published as the App, so a check branch
 	// protection binds to the App can be satisfied by a local validation;
 	// without it, github-token publishes as GitHub Actions.
@@ -36,17 +39,12 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
-	runID, _ := strconv.ParseInt(io.Getenv("GITHUB_RUN_ID"), 10, 64)
-	runURL := ""
-	if server := io.Getenv("GITHUB_SERVER_URL"); server != "" && runID > 0 {
-		runURL = fmt.Sprintf("%s/%s/actions/runs/%d", strings.TrimRight(server, "/"), repository, runID)
-	}
 
 	published, err := localgate.Relay(ctx, gh, localgate.RelayRequest{
-		Repository: repository, PRNumber: int(pr), SHA: io.Input(localgate.InputSHA), CommentID: commentID,
+		Repository: current.Repository, PRNumber: int(pr), SHA: io.Input(localgate.InputSHA), CommentID: commentID,
 		Dispatcher: io.Getenv("GITHUB_ACTOR"), TriggeringActor: io.Getenv("GITHUB_TRIGGERING_ACTOR"),
 		Event: io.Getenv("GITHUB_EVENT_NAME"), WorkflowRef: io.Getenv("GITHUB_REF"),
-	}, localgate.PublishOptions{CheckName: io.Input("check-name"), RunID: runID, RunURL: runURL})
+	}, localgate.PublishOptions{CheckName: io.Input("check-name"), RunID: current.ID, RunURL: current.URL()})
 	if errors.Is(err, localgate.ErrRefused) {
 		// The summary says why in the run's page, where the maintainer looks first.
 		return errors.Join(err, io.AddSummary(fmt.Sprintf("### Local GPU gate not published\n\n%s\n", err)))
@@ -54,16 +52,18 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
-	for _, out := range [][2]string{
-		{"check-run-id", strconv.FormatInt(published.CheckRunID, 10)},
-		{"check-run-url", published.CheckRunURL},
-		{"external-id", published.ExternalID},
-		{"evidence-url", published.CommentURL},
-	} {
-		if err := io.SetOutput(out[0], out[1]); err != nil {
-			return err
-		}
+	if err := actionio.WriteOutputs[outputs](io, outputs{CheckRunID: published.CheckRunID, CheckRunURL: published.CheckRunURL,
+		ExternalID: published.ExternalID, EvidenceURL: published.CommentURL}); err != nil {
+		return err
 	}
 	io.Infof("published %s for %s from %s", published.ExternalID, published.SHA, published.CommentURL)
 	return io.AddSummary(published.Summary())
+}
+
+// outputs are the local-gate action's outputs: the published gate and its evidence.
+type outputs struct {
+	CheckRunID  int64  `output:"check-run-id"`
+	CheckRunURL string `output:"check-run-url"`
+	ExternalID  string `output:"external-id"`
+	EvidenceURL string `output:"evidence-url"`
 }

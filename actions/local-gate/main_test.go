@@ -77,6 +77,8 @@ func newRunner(t *testing.T, opts ...githubsim.Option) *runner {
 		"GITHUB_API_URL":      ts.URL,
 		"GITHUB_SERVER_URL":   "https://github.com",
 		"GITHUB_RUN_ID":       "77",
+		"GITHUB_RUN_ATTEMPT":  "2",
+		"GITHUB_WORKFLOW_REF": repoFull + "/.github/workflows/local-gpu-gate.yml@refs/heads/main",
 		"GITHUB_ACTOR":        "maint",
 		"GITHUB_EVENT_NAME":   "workflow_dispatch",
 		"GITHUB_REF":          "refs/heads/main",
@@ -107,7 +109,8 @@ func TestRelayPublishes(t *testing.T) {
 	runs := r.srv.CheckRuns(repoFull, headSHA)
 	assert.Assert(t, is.Len(runs, 1))
 	assert.Equal(t, runs[0].ExternalID, "local-gpu-gate:v1:"+headSHA)
-	assert.Check(t, is.Contains(runs[0].Output.Summary, "https://github.com/octo/gpu-lib/actions/runs/77"))
+	// The run URL names the attempt that relayed the evidence, as every action's does.
+	assert.Check(t, is.Contains(runs[0].Output.Summary, "https://github.com/octo/gpu-lib/actions/runs/77/attempts/2"))
 
 	outputs := r.file(t, "GITHUB_OUTPUT")
 	for _, want := range []string{"check-run-id", "check-run-url", "external-id", "local-gpu-gate:v1:" + headSHA, "evidence-url"} {

@@ -54,7 +54,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 		return err
 	}
 	res, runErr := provision.Run(ctx, provision.Deps{
-		RunPod: rp, GitHub: gh, Policy: policy, Observer: provision.ActionObserver(io),
+		RunPod: rp, GitHub: gh, Policy: policy, Observer: newObserver(io),
 		Images: &registry.Resolver{APIURL: io.Input("registry-api-url"), Logf: func(s string) { io.Infof("%s", s) }},
 	}, provision.Request{
 		Config: cfg, LabelPrefix: io.InputOr("runner-label-prefix", "runpod-gpu"), RunnerGroupID: group, Scope: scope,
@@ -65,10 +65,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 		ProofURL:       io.InputOr("proof-url", defaultProofURL), ProofSHA256: io.InputOr("proof-sha256", defaultProofSHA256),
 		RunnerDir: io.Input("runner-dir"), // where the pod image keeps run.sh; empty: the official image's
 	})
-	// Outputs is a map, so its names are listed for the action.yml consistency test (action-tests).
-	//runpod-gpu:outputs paid-path,reused-check-url,image,attempts,rejected-cost-usd,rejected-attempts,retained-pod-ids,retention-artifact-name,runner-label,gpu-type,candidate,tier,price-per-hour,startup-seconds,started-at,pod-id
-	outputs := res.Outputs()
-	if err := io.SetOutputs(outputs); err != nil {
+	if err := actionio.WriteOutputs[provision.Outputs](io, res.Outputs()); err != nil {
 		runErr = firstErr(runErr, err)
 	}
 	if err := io.AddSummary(res.Summary(runErr)); err != nil {

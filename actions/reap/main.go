@@ -9,7 +9,6 @@ package main
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 	"time"
 
@@ -18,6 +17,14 @@ import (
 	"github.com/org/runpod-gpu/pkg/lifecycle"
 	"github.com/org/runpod-gpu/pkg/reap"
 )
+
+// outputs are the reap action's outputs.
+type outputs struct {
+	DecisionRecord string `output:"decision-record"`
+	Execute        bool   `output:"execute"`
+	ReclaimPodIDs  string `output:"reclaim-pod-ids"`
+	ErrorPodIDs    string `output:"error-pod-ids"`
+}
 
 func main() { actionkit.Main(run) }
 
@@ -71,14 +78,8 @@ func run(ctx context.Context, io *actionio.IO) error {
 
 	// The record and summary are written whatever happened: they are the evidence.
 	errs := []error{sweepErr, slsErr, rec.WriteFile(path)}
-	for _, out := range [][2]string{
-		{"decision-record", relPath},
-		{"execute", strconv.FormatBool(rec.Execute)},
-		{"reclaim-pod-ids", strings.Join(rec.PodIDs(reap.DecisionReclaim), ",")},
-		{"error-pod-ids", strings.Join(rec.PodIDs(reap.DecisionError), ",")},
-	} {
-		errs = append(errs, io.SetOutput(out[0], out[1]))
-	}
+	errs = append(errs, actionio.WriteOutputs[outputs](io, outputs{DecisionRecord: relPath, Execute: rec.Execute,
+		ReclaimPodIDs: strings.Join(rec.PodIDs(reap.DecisionReclaim), ","), ErrorPodIDs: strings.Join(rec.PodIDs(reap.DecisionError), ",")}))
 	if err := io.AddSummary(rec.Markdown() + reap.ServerlessMarkdown(rec.Serverless, rec.Execute)); err != nil {
 		io.Warningf("job summary: %v", err)
 	}

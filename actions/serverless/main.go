@@ -86,9 +86,8 @@ func run(ctx context.Context, io *actionio.IO) error {
 	}
 	res, runErr := lane.Run(ctx, serverless.RunRequest{Execute: true, Approved: io.Input("approved-payload-sha256"), Payload: payload, Output: out,
 		Input: serverless.JobInput{TestCommand: io.Input("test-command"), Smoke: serverless.SmokeArgs{MinCUDA: io.Input("min-cuda")}}})
-	//runpod-gpu:outputs payload-sha256,worker-sha256,job-id,job-status,cuda-executed,receipt
 	if res != nil {
-		_ = io.SetOutputs(map[string]string{"job-id": res.JobID, "job-status": string(res.State), "cuda-executed": fmt.Sprint(res.CUDAExecuted), "receipt": lane.Receipt})
+		_ = actionio.WriteOutputs[runOutputs](io, runOutputs{JobID: res.JobID, JobStatus: string(res.State), CUDAExecuted: res.CUDAExecuted, Receipt: lane.Receipt})
 		_ = io.AddSummary(fmt.Sprintf("### Serverless lane\n\nJob `%s` ended `%s`; CUDA executed: %t; %d result files in `%s`; payload `%s`.\n",
 			res.JobID, res.State, res.CUDAExecuted, len(res.Files), out, payload.SHA256))
 	}
@@ -111,7 +110,7 @@ func prepare(io *actionio.IO) (*serverless.Payload, error) {
 	for _, s := range payload.Skipped {
 		io.Warningf("prepare: %s is a link or special file and is not sent", s)
 	}
-	if err := io.SetOutputs(map[string]string{"payload-sha256": payload.SHA256, "worker-sha256": workerSHA}); err != nil {
+	if err := actionio.WriteOutputs[prepareOutputs](io, prepareOutputs{PayloadSHA256: payload.SHA256, WorkerSHA256: workerSHA}); err != nil {
 		return nil, err
 	}
 	return payload, nil
@@ -166,15 +165,34 @@ func newLane(io *actionio.IO) (*serverless.Lane, error) {
 func cleanup(io *actionio.IO, lane *serverless.Lane) error {
 	if _, err := os.Stat(lane.Receipt); errors.Is(err, fs.ErrNotExist) {
 		io.Infof("cleanup: no receipt at %s: nothing was created", lane.Receipt)
-		_ = io.SetOutput("cleanup-confirmed", "true")
+		_ = actionio.WriteOutputs[cleanupOutputs](io, cleanupOutputs{Confirmed: true})
 		return nil
 	}
 	ctx, cancel := reqpolicy.Bound(context.Background(), lane.Policy, serverless.CleanupTimeout)
 	defer cancel()
 	res, err := lane.Cleanup(ctx)
-	_ = io.SetOutput("cleanup-confirmed", fmt.Sprint(err == nil && res != nil && res.Confirmed))
+	_ = actionio.WriteOutputs[cleanupOutputs](io, cleanupOutputs{Confirmed: err == nil && res != nil && res.Confirmed})
 	if err != nil {
 		io.Errorf("cleanup: %v", err)
 	}
 	return err
+}
+
+// prepareOutputs are what the prepare mode publishes: the payload to approve and the worker.
+type prepareOutputs struct {
+	PayloadSHA256 string `output:"payload-sha256"`
+	WorkerSHA256  string `output:"worker-sha256"`
+}
+
+// runOutputs are what the run mode publishes once the job ended.
+type runOutputs struct {
+	JobID        string `output:"job-id"`
+	JobStatus    string `output:"job-status"`
+	CUDAExecuted bool   `output:"cuda-executed"`
+	Receipt      string `output:"receipt"`
+}
+
+// cleanupOutputs say whether the run's Serverless resources are confirmed gone.
+type cleanupOutputs struct {
+	Confirmed bool `output:"cleanup-confirmed"`
 }

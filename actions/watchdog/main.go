@@ -11,7 +11,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
-	"github.com/org/runpod-gpu/pkg/cleanup"
+	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/watchdog"
 )
 
@@ -35,7 +35,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
-	snapshot, err := cleanup.ParseSnapshot(io.Input("price-per-hour"), "", io.Input("gpu-type"), io.Input("tier"))
+	snapshot, err := cost.ParseSnapshot(io.Input("price-per-hour"), "", io.Input("gpu-type"), io.Input("tier"))
 	if err != nil {
 		io.Warningf("%v; the cost report treats it as unknown", err)
 	}
@@ -65,10 +65,7 @@ func run(ctx context.Context, io *actionio.IO) error {
 	})
 	// The watch logged an interrupted pod's cost line itself, before it asked
 	// for the run's cancellation (which can end this job).
-	// Outputs is a map, so its names are listed for the action.yml consistency test (action-tests).
-	//runpod-gpu:outputs outcome,pod-deleted,run-cancelled,tests-started
-	outputs := res.Outputs()
-	if err := io.SetOutputs(outputs); err != nil {
+	if err := actionio.WriteOutputs[watchdog.Outputs](io, res.Outputs()); err != nil {
 		io.Warningf("%v", err)
 	}
 	if err := io.AddSummary(res.Summary(runErr)); err != nil {

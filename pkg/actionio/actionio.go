@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -182,9 +181,10 @@ func (r *IO) Lines(name string) []string {
 	return out
 }
 
-// SetOutput writes one output. Values with a newline or the file-command
+// setOutput writes one output. Values with a newline or the file-command
 // delimiter are refused (they could inject outputs), and so are secrets.
-func (r *IO) SetOutput(name, value string) (err error) {
+// Actions write outputs through WriteOutputs only.
+func (r *IO) setOutput(name, value string) (err error) {
 	if strings.ContainsAny(value, "\r\n") || strings.Contains(value, fileCommandDelimiter) {
 		return fmt.Errorf("output %s: value contains a newline or the file-command delimiter; refusing to write it", name)
 	}
@@ -201,23 +201,6 @@ func (r *IO) SetOutput(name, value string) (err error) {
 	}()
 	r.action.SetOutput(name, value)
 	return nil
-}
-
-// SetOutputs writes every output of a map in name order (so logs and output
-// files are stable); it writes all it can and returns the failures joined.
-// An action writing outputs this way lists their names in a
-// //runpod-gpu:outputs directive for the action.yml consistency test.
-func (r *IO) SetOutputs(outputs map[string]string) error {
-	names := make([]string, 0, len(outputs))
-	for k := range outputs {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	var errs []error
-	for _, k := range names {
-		errs = append(errs, r.SetOutput(k, outputs[k]))
-	}
-	return errors.Join(errs...)
 }
 
 // AddSummary appends Markdown to the job summary, redacted, and stops at

@@ -102,13 +102,13 @@ func TestSHA(t *testing.T) {
 	}
 }
 
-func TestSetOutputRefusesInjection(t *testing.T) {
+func TestOutputRefusesInjection(t *testing.T) {
 	r := newRunner(t, map[string]string{"token": "ghs_tok"})
 	r.io.SecretInput("token")
-	assert.NilError(t, r.io.SetOutput("pod-id", "abc123"))
-	assert.ErrorContains(t, r.io.SetOutput("title", "x\nreused=true"), "contains a newline")
-	assert.ErrorContains(t, r.io.SetOutput("title", "a"+fileCommandDelimiter+"b"), "file-command delimiter")
-	assert.ErrorContains(t, r.io.SetOutput("leak", "Bearer ghs_tok"), "contains a secret")
+	assert.NilError(t, r.io.setOutput("pod-id", "abc123"))
+	assert.ErrorContains(t, r.io.setOutput("title", "x\nreused=true"), "contains a newline")
+	assert.ErrorContains(t, r.io.setOutput("title", "a"+fileCommandDelimiter+"b"), "file-command delimiter")
+	assert.ErrorContains(t, r.io.setOutput("leak", "Bearer ghs_tok"), "contains a secret")
 	out := r.file(t, "GITHUB_OUTPUT")
 	assert.Check(t, is.Contains(out, "pod-id<<"))
 	assert.Check(t, !strings.Contains(out, "reused"))
@@ -116,9 +116,9 @@ func TestSetOutputRefusesInjection(t *testing.T) {
 	assert.Check(t, is.Equal(strings.Count(out, "<<"), 1), "only pod-id was written:\n%s", out)
 
 	delete(r.env, "GITHUB_OUTPUT")
-	assert.ErrorContains(t, r.io.SetOutput("pod-id", "x"), "GITHUB_OUTPUT is not set")
+	assert.ErrorContains(t, r.io.setOutput("pod-id", "x"), "GITHUB_OUTPUT is not set")
 	r.env["GITHUB_OUTPUT"] = filepath.Join(t.TempDir(), "no", "such", "dir", "out")
-	assert.ErrorContains(t, r.io.SetOutput("pod-id", "x"), "output pod-id")
+	assert.ErrorContains(t, r.io.setOutput("pod-id", "x"), "output pod-id")
 }
 
 func TestSummaryIsRedactedAndCapped(t *testing.T) {
@@ -137,13 +137,58 @@ func TestSummaryIsRedactedAndCapped(t *testing.T) {
 	assert.ErrorContains(t, r.io.AddSummary("x"), "GITHUB_STEP_SUMMARY is not set")
 }
 
-func TestSetOutputsWritesInNameOrderAndReportsEachFailure(t *testing.T) {
+// testOutputs is a typed result as an action writes it.
+type testOutputs struct {
+	B       string `output:"b"`
+	A       string `output:"a"`
+	Bad     string `output:"bad"`
+	C       bool   `output:"c"`
+	N       int64  `output:"n"`
+	Absent  string `output:"absent,omitempty"`
+	Present string `output:"present,omitempty"`
+	Note    string // untagged: not an output
+}
+
+func TestWriteOutputsInNameOrderAndReportsEachFailure(t *testing.T) {
 	r := newRunner(t, nil)
-	err := r.io.SetOutputs(map[string]string{"b": "2", "a": "1", "bad": "x\ny", "c": "3"})
+	err := WriteOutputs(r.io, testOutputs{B: "2", A: "1", Bad: "x\ny", C: true, N: -3, Present: "p", Note: "not written"})
 	assert.ErrorContains(t, err, "output bad")
 	out := r.file(t, "GITHUB_OUTPUT")
-	ia, ib, ic := strings.Index(out, "a<<"), strings.Index(out, "b<<"), strings.Index(out, "c<<")
-	assert.Check(t, ia >= 0 && ia < ib && ib < ic, "outputs in name order:\n%s", out)
-	assert.Check(t, !strings.Contains(out, "bad<<"), "a refused value writes nothing")
-	assert.Check(t, is.Equal(strings.Count(out, "<<"), 3))
+	var order []string
+	for _, l := range strings.Split(out, "\n") {
+		if name, _, ok := strings.Cut(l, "<<"); ok {
+			order = append(order, name)
+		}
+	}
+	assert.DeepEqual(t, order, []string{"a", "b", "c", "n", "present"})
+	assert.Check(t, is.Contains(out, "\ntrue\n"))
+	assert.Check(t, is.Contains(out, "\n-3\n"))
+	assert.Check(t, !strings.Contains(out, "not written"))
+}
+
+func TestWriteOutputsRefusesUntypedResults(t *testing.T) {
+	r := newRunner(t, nil)
+	tests := []struct {
+		name    string
+		write   func() error
+		wantErr string
+	}{
+		{"a map", func() error { return WriteOutputs(r.io, map[string]string{"a": "1"}) }, "map[string]string is not a struct"},
+		{"a float field", func() error {
+			return WriteOutputs(r.io, struct {
+				F float64 `output:"f"`
+			}{})
+		}, "F is a float64: want a string, bool or integer"},
+		{"an unknown option", func() error {
+			return WriteOutputs(r.io, struct {
+				S string `output:"s,omitzero"`
+			}{})
+		}, `tag "s,omitzero"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.ErrorContains(t, tc.write(), tc.wantErr)
+		})
+	}
+	assert.Check(t, is.Equal(r.file(t, "GITHUB_OUTPUT"), ""), "nothing is written")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/mdtable"
 )
 
 // maxAnnotations is how many error annotations GitHub shows for one step;
@@ -120,6 +121,4 @@ func repoPath(io *actionio.IO, path string) string {
 
 // mdCell makes text from the file safe inside a Markdown table cell: it
 // cannot end the cell or the row, or open HTML.
-func mdCell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\r", " ", "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
-}
+func mdCell(s string) string { return mdtable.Cell(s) }

@@ -36,9 +36,6 @@ const (
 	ListBound = 60 * time.Second
 )
 
-// DefaultTestStep names the GPU job's real test step when none is given.
-const DefaultTestStep = "Run GPU tests"
-
 // RunPod is the part of the RunPod client cleanup uses.
 type RunPod interface {
 	GetPod(ctx context.Context, id string) (*runpod.Pod, error)
@@ -87,15 +84,15 @@ type Request struct {
 	// Run identifies the run attempt whose pods are deleted and whose cost artifact this is.
 	Run cost.Run
 	// Snapshot is provision's startup snapshot, the fallback for the cost report.
-	Snapshot Snapshot
+	Snapshot cost.Snapshot
 	// RunnerLabel is the GPU job's runner (provision's runner-label output).
 	RunnerLabel string
-	// TestStep names the GPU job's real test step; empty means DefaultTestStep.
+	// TestStep names the GPU job's real test step; empty means cost.DefaultTestStep.
 	TestStep string
 	// RunnerScope is where the runner is registered; empty means ghapi.ScopeRepo.
 	RunnerScope ghapi.Scope
 	// Provision is provision's rejected candidates, for a run total of the whole run.
-	Provision ProvisionAttempts
+	Provision cost.ProvisionAttempts
 }
 
 // Deletion is what happened to one pod.
@@ -194,7 +191,7 @@ func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
 	res := Result{Run: req.Run}
 	retained := func(id string) bool { return slices.Contains(req.RetainedPodIDs, id) }
 
-	evidence := Evidence{PodID: req.PodID, Snapshot: req.Snapshot, TestStep: req.TestStep, Provision: req.Provision}
+	evidence := cost.Evidence{PodID: req.PodID, Snapshot: req.Snapshot, TestStep: req.TestStep, Provision: req.Provision}
 	switch {
 	case req.PodID == "":
 		c.logf("no pod id was published: looking for pods of run %d attempt %d by their tags", req.Run.ID, req.Run.Attempt)
@@ -227,7 +224,7 @@ func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
 		c.logf("pod %s (%s) is tagged with this run attempt but was never published: deleting it", p.pod.ID, p.pod.Name)
 		d := c.delete(ctx, p.pod.ID, false)
 		res.Deletions = append(res.Deletions, d)
-		evidence.Untracked = append(evidence.Untracked, UntrackedPod{Pod: p.pod, Candidate: p.tags.Candidate, DeletedAt: d.DeletedAt})
+		evidence.Untracked = append(evidence.Untracked, cost.UntrackedPod{Pod: p.pod, Candidate: p.tags.Candidate, DeletedAt: d.DeletedAt})
 	}
 
 	// Every pod is gone: the runner's registration goes too.
@@ -237,7 +234,7 @@ func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
 	if evidence.PodID != "" {
 		evidence.Job, evidence.JobErr = c.gpuJob(ctx)
 	}
-	res.Report = BuildReport(evidence)
+	res.Report = cost.BuildReport(evidence)
 
 	if remaining := res.Remaining(); len(remaining) > 0 {
 		rerr := &RemainingError{PodIDs: remaining}
@@ -281,7 +278,7 @@ func (c *cleaner) capture(ctx context.Context, id string) (*runpod.Pod, error) {
 		c.logf("pod %s: already gone before deletion: %v", id, err)
 		return nil, err
 	case err != nil:
-		c.warnf("pod %s: record before deletion unreadable or unusable, so the cost report falls back to the %s: %v", id, SnapshotSource, err)
+		c.warnf("pod %s: record before deletion unreadable or unusable, so the cost report falls back to the %s: %v", id, cost.SnapshotSource, err)
 		return nil, err
 	}
 	return pod, nil
@@ -411,7 +408,7 @@ func (c *cleaner) gpuJob(ctx context.Context) (*github.WorkflowJob, error) {
 	jobs = slices.DeleteFunc(slices.Clone(jobs), func(j *github.WorkflowJob) bool {
 		return j == nil || j.GetRunID() != c.req.Run.ID || (j.RunAttempt != nil && j.GetRunAttempt() != int64(c.req.Run.Attempt))
 	})
-	job := FindGPUJob(jobs, c.req.RunnerLabel)
+	job := cost.FindGPUJob(jobs, c.req.RunnerLabel)
 	if job == nil {
 		return nil, fmt.Errorf("no job of run %d attempt %d ran on runner %s", c.req.Run.ID, c.req.Run.Attempt, c.req.RunnerLabel)
 	}
@@ -456,4 +453,16 @@ func (c *cleaner) warnf(format string, args ...any) {
 		return
 	}
 	c.logf(format, args...)
+}
+
+// ParseIDs splits a comma-separated list of pod ids (provision's
+// created-pod-ids and retained-pod-ids outputs), dropping blanks and repeats.
+func ParseIDs(list string) []string {
+	var ids []string
+	for _, id := range strings.Split(list, ",") {
+		if id = strings.TrimSpace(id); id != "" && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }

@@ -29,9 +29,9 @@ func TestRunDeletesTheAcceptedPodAndReportsItsStages(t *testing.T) {
 	assert.Equal(t, s.status(t, id), runpodsim.StatusRunning)
 
 	req := s.request(id)
-	req.Snapshot = Snapshot{Price: cost.KnownPrice(0.30, SnapshotSource), GPU: gpuID, Tier: "ampere"}
+	req.Snapshot = cost.Snapshot{Price: cost.KnownPrice(0.30, cost.SnapshotSource), GPU: gpuID, Tier: "ampere"}
 	// Provision rejected a candidate before this one; its output reaches cleanup.
-	provisioned, err := ParseProvisionAttempts(cost.FormatAttempts([]cost.Attempt{{Number: 1, Candidate: "live-1", GPU: gpuID, PodID: "rejected1",
+	provisioned, err := cost.ParseProvisionAttempts(cost.FormatAttempts([]cost.Attempt{{Number: 1, Candidate: "live-1", GPU: gpuID, PodID: "rejected1",
 		Price: cost.KnownPrice(0.25, "v2 cost while running"), Outcome: cost.OutcomeRejected, Seconds: cost.KnownSeconds(72),
 		Reason: "pod EXITED while starting (the CUDA smoke proof or the runner failed)"}}))
 	assert.NilError(t, err)
@@ -69,13 +69,13 @@ func TestRunPodAlreadyGoneIsSuccess(t *testing.T) {
 
 	req := s.request(id)
 	started := virtualStart.Add(10 * time.Second)
-	req.Snapshot = Snapshot{Price: cost.KnownPrice(0.25, SnapshotSource), StartedAt: wire.KnownTime(started)}
+	req.Snapshot = cost.Snapshot{Price: cost.KnownPrice(0.25, cost.SnapshotSource), StartedAt: wire.KnownTime(started)}
 	res, err := Run(context.Background(), s.deps(), req)
 	assert.NilError(t, err)
 	assert.Assert(t, is.Len(res.Deletions, 1))
 	assert.Check(t, res.Deletions[0].AlreadyGone)
 	assert.Check(t, res.Deletions[0].Confirmed())
-	assert.Equal(t, res.Report.Price.Source, SnapshotSource)
+	assert.Equal(t, res.Report.Price.Source, cost.SnapshotSource)
 	assert.Equal(t, res.Report.Window.Start, wire.KnownTime(started))
 	assert.Check(t, is.Contains(strings.Join(res.Report.Notes, "\n"), "already gone"))
 	assert.Check(t, is.Contains(res.Summary(nil), "| already gone |"))
@@ -131,7 +131,7 @@ func TestRunNothingToDelete(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, is.Len(res.Deletions, 0))
 	assert.Check(t, is.Contains(res.Summary(nil), "No pod of this run attempt needed deleting."))
-	assert.Equal(t, res.Outputs()["cost-usd"], "unknown")
+	assert.Equal(t, res.Outputs().CostUSD, "unknown")
 }
 
 // The capture's 5 s bound on virtual time: the simulated API answers the
@@ -145,7 +145,7 @@ func TestRunCaptureBoundFallsBackToTheSnapshot(t *testing.T) {
 
 	started := virtualStart.Add(8 * time.Second)
 	req := s.request(id)
-	req.Snapshot = Snapshot{Price: cost.KnownPrice(0.25, SnapshotSource), StartedAt: wire.KnownTime(started), GPU: gpuID}
+	req.Snapshot = cost.Snapshot{Price: cost.KnownPrice(0.25, cost.SnapshotSource), StartedAt: wire.KnownTime(started), GPU: gpuID}
 	before := s.clock.Now()
 	res, err := Run(context.Background(), s.deps(), req)
 	assert.NilError(t, err)
@@ -154,7 +154,7 @@ func TestRunCaptureBoundFallsBackToTheSnapshot(t *testing.T) {
 
 	r := res.Report
 	assert.Equal(t, r.Window.Start, wire.KnownTime(started))
-	assert.Equal(t, r.Price.Source, SnapshotSource)
+	assert.Equal(t, r.Price.Source, cost.SnapshotSource)
 	assert.Check(t, r.Dollars().Known)
 	assert.Check(t, is.Contains(strings.Join(r.Notes, "\n"), ErrCaptureTimeout.Error()))
 	assert.Check(t, is.Contains(strings.Join(s.log.all, "\n"), "pod "+id+": record before deletion unreadable or unusable"))
@@ -173,7 +173,7 @@ func TestRunCaptureFailureWithoutSnapshotIsUnknown(t *testing.T) {
 	assert.Check(t, !r.Window.Start.Known(), "never replaced by createdAt")
 	assert.Check(t, !r.Price.Known)
 	assert.Check(t, is.Contains(r.Markdown(), "| Estimated cost (start to deletion) | unknown |"))
-	assert.Equal(t, res.Outputs()["paid-seconds"], "unknown")
+	assert.Equal(t, res.Outputs().PaidSeconds, "unknown")
 }
 
 func TestRunKeepsRetainedDebugPods(t *testing.T) {
@@ -210,7 +210,7 @@ func TestRunUnconfirmedDeletionNamesTheRemainingPods(t *testing.T) {
 	var remaining *RemainingError
 	assert.Assert(t, errors.As(err, &remaining))
 	assert.DeepEqual(t, remaining.PodIDs, []string{id, lost})
-	assert.Equal(t, res.Outputs()["remaining-pod-ids"], id+","+lost)
+	assert.Equal(t, res.Outputs().RemainingPodIDs, id+","+lost)
 	assert.Check(t, !res.Report.Window.End.Known())
 	golden.Assert(t, res.Summary(err), "summary-unconfirmed.golden")
 }
@@ -255,7 +255,7 @@ func TestResultArtifactRoundTrips(t *testing.T) {
 	assert.Equal(t, got.Action, "cleanup")
 	assert.Equal(t, got.Run, res.Run)
 	assert.Equal(t, got.Report.Markdown(), res.Report.Markdown())
-	assert.Equal(t, res.Outputs()["cost-artifact-name"], cost.ArtifactName(s.runID, 1))
+	assert.Equal(t, res.Outputs().CostArtifactName, cost.ArtifactName(s.runID, 1))
 }
 
 func podRequest(name string, tags ownership.Tags) runpod.CreatePodRequest {

@@ -129,7 +129,7 @@ func (s *scene) status(t *testing.T, id string) string {
 func gpuJob(label string, setup, tests, post int) githubsim.JobSpec {
 	return githubsim.JobSpec{Name: "gpu-tests", Labels: []string{label}, Steps: []githubsim.StepSpec{
 		{Name: "Set up job", Duration: time.Duration(setup) * time.Second},
-		{Name: DefaultTestStep, Duration: time.Duration(tests) * time.Second},
+		{Name: cost.DefaultTestStep, Duration: time.Duration(tests) * time.Second},
 		{Name: "Complete job", Duration: time.Duration(post) * time.Second},
 	}}
 }

@@ -113,13 +113,13 @@ func TestRunDoesNotPriceAnotherPodsRecord(t *testing.T) {
 
 			req := s.request(id)
 			started := virtualStart.Add(30 * time.Second)
-			req.Snapshot = Snapshot{Price: cost.KnownPrice(0.25, SnapshotSource), StartedAt: wire.KnownTime(started), GPU: gpuID}
+			req.Snapshot = cost.Snapshot{Price: cost.KnownPrice(0.25, cost.SnapshotSource), StartedAt: wire.KnownTime(started), GPU: gpuID}
 			res, err := Run(context.Background(), deps, req)
 			assert.NilError(t, err)
 			assert.Equal(t, s.status(t, id), runpodsim.StatusTerminated)
 
 			r := res.Report
-			assert.Equal(t, r.Price, cost.KnownPrice(0.25, SnapshotSource), "the snapshot prices the pod, not the other record")
+			assert.Equal(t, r.Price, cost.KnownPrice(0.25, cost.SnapshotSource), "the snapshot prices the pod, not the other record")
 			assert.Equal(t, r.Window.Start, wire.KnownTime(started))
 			assert.Check(t, r.Window.Seconds().N < 600, "paid seconds %s", r.Window.Seconds())
 			assert.Check(t, is.Contains(strings.Join(r.Notes, "\n"), tc.wantNote))
@@ -238,7 +238,7 @@ func TestRunUsesOnlyTheGPUJobOfThisRunAttempt(t *testing.T) {
 				return
 			}
 			assert.NilError(t, err)
-			assert.Equal(t, jobConclusion(got), tc.want)
+			assert.Equal(t, cost.JobConclusion(got.GetStatus(), got.GetConclusion()), tc.want)
 		})
 	}
 }

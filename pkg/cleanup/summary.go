@@ -9,23 +9,37 @@ import (
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/mdtable"
 )
 
 // DefaultArtifactDir is where, under the workspace, the cost artifact file is
 // written for a later upload-artifact step.
 const DefaultArtifactDir = "runpod-gpu-cost"
 
+// Outputs are the cleanup-runpod action's outputs, one field per output
+// (written by actionio.WriteOutputs).
+type Outputs struct {
+	DeletedPodIDs    string `output:"deleted-pod-ids"`
+	RemainingPodIDs  string `output:"remaining-pod-ids"`
+	KeptPodIDs       string `output:"kept-pod-ids"`
+	PaidSeconds      string `output:"paid-seconds"`
+	CostUSD          string `output:"cost-usd"`
+	CostArtifactName string `output:"cost-artifact-name"`
+	// CostArtifactPath is set by the action once the artifact file is written.
+	CostArtifactPath string `output:"cost-artifact-path,omitempty"`
+}
+
 // Outputs are the action outputs of a cleanup: what was deleted, what may
 // still bill, and the accepted pod's paid seconds and dollars ("unknown" when
 // the evidence does not show them).
-func (r Result) Outputs() map[string]string {
-	return map[string]string{
-		"deleted-pod-ids":    strings.Join(r.Deleted(), ","),
-		"remaining-pod-ids":  strings.Join(r.Remaining(), ","),
-		"kept-pod-ids":       strings.Join(r.Kept, ","),
-		"paid-seconds":       r.Report.Window.Seconds().String(),
-		"cost-usd":           dollars(r.Report.Dollars()),
-		"cost-artifact-name": cost.ArtifactName(r.Run.ID, r.Run.Attempt),
+func (r Result) Outputs() Outputs {
+	return Outputs{
+		DeletedPodIDs:    strings.Join(r.Deleted(), ","),
+		RemainingPodIDs:  strings.Join(r.Remaining(), ","),
+		KeptPodIDs:       strings.Join(r.Kept, ","),
+		PaidSeconds:      r.Report.Window.Seconds().String(),
+		CostUSD:          dollars(r.Report.Dollars()),
+		CostArtifactName: cost.ArtifactName(r.Run.ID, r.Run.Attempt),
 	}
 }
 
@@ -71,7 +85,7 @@ func (r Result) Summary(runErr error) string {
 func outcome(d Deletion) string {
 	switch {
 	case !d.Confirmed():
-		return "**unconfirmed** — " + strings.ReplaceAll(oneLine(d.Err.Error()), "|", `\|`)
+		return "**unconfirmed** — " + mdtable.Cell(d.Err.Error())
 	case d.AlreadyGone:
 		return "already gone"
 	default:

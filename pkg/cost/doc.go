@@ -10,5 +10,8 @@
 // The package takes plain values, not provider records (package runpod decodes
 // those), so that it stays low in the dependency graph. It also defines the one
 // format of the structured log lines (Line) and of the cost artifact
-// (Artifact) that the actions write and the history tool reads.
+// (Artifact) that the actions write and the history tool reads, and the
+// report both cleanup and the watchdog build from their evidence (Evidence,
+// BuildReport, Snapshot, ParsePricePerHour): two jobs side by side, neither
+// importing the other.
 package cost

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/org/runpod-gpu/pkg/mdtable"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -240,10 +241,7 @@ func atLeast(amounts []Money) string {
 }
 
 // cell makes outside text safe inside one Markdown table cell.
-func cell(s string) string {
-	s = strings.ReplaceAll(oneLine(s), `|`, `\|`)
-	return strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(s)
-}
+func cell(s string) string { return mdtable.Cell(s) }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 

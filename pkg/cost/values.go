@@ -3,6 +3,7 @@ package cost
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -139,6 +140,28 @@ func KnownPrice(perHour float64, source string) Price {
 		return Price{Source: source}
 	}
 	return Price{PerHour: perHour, Known: true, Source: source}
+}
+
+// PriceForm is what an hourly price given as text must be: provision's
+// price-per-hour output, as cleanup, the watchdog and the gate read it.
+const PriceForm = "a positive number of USD per hour, or 0 or empty when unknown"
+
+// ParsePricePerHour is the one reader of an hourly price given as text (the
+// price-per-hour output provision writes and the cleanup, watchdog and gate
+// steps take). It follows KnownPrice: a positive finite number is known;
+// empty and 0 are unknown, as RunPod reports 0 for a pod that is not running
+// and provision writes nothing when it had no price. Anything else (a
+// negative, NaN or infinite number, or no number) is an error naming the
+// value and PriceForm; the price has no Source, which the caller sets.
+func ParsePricePerHour(value string) (Price, error) {
+	if value == "" {
+		return Price{}, nil
+	}
+	v, err := strconv.ParseFloat(value, 64)
+	if err != nil || !finite(v) || v < 0 {
+		return Price{}, fmt.Errorf("price %q: want %s", clip([]byte(value)), PriceForm)
+	}
+	return KnownPrice(v, ""), nil
 }
 
 // FirstKnown returns the first known price, or the last one given (unknown)

@@ -120,3 +120,37 @@ func TestValuesUnmarshal(t *testing.T) {
 		})
 	}
 }
+
+// One rule for an hourly price given as text, for cleanup, the watchdog and
+// the gate alike: positive is known, empty and 0 are unknown, the rest is an error.
+func TestParsePricePerHour(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Price
+		wantErr string
+	}{
+		{in: "0.25", want: Price{PerHour: 0.25, Known: true}},
+		{in: "1e-3", want: Price{PerHour: 0.001, Known: true}},
+		{in: ""},
+		{in: "0"},
+		{in: "0.000"},
+		{in: "-0.5", wantErr: `price "-0.5": want a positive number of USD per hour, or 0 or empty when unknown`},
+		{in: "NaN", wantErr: `price "NaN": want`},
+		{in: "+Inf", wantErr: `price "+Inf": want`},
+		{in: "1e400", wantErr: `price "1e400": want`},
+		{in: "$0.25", wantErr: `price "$0.25": want`},
+		{in: " 0.25", wantErr: `price " 0.25": want`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := ParsePricePerHour(tc.in)
+			if tc.wantErr != "" {
+				assert.ErrorContains(t, err, tc.wantErr)
+				assert.Equal(t, got, Price{})
+				return
+			}
+			assert.NilError(t, err)
+			assert.Equal(t, got, tc.want)
+		})
+	}
+}

@@ -228,7 +228,7 @@ func (w *world) trigger(ctx context.Context, n int) (provision.Result, error) {
 		return res, errors.Join(err, w.finish(runID, logs, nil))
 	}
 	a := res.Accepted
-	snapshot := cleanup.Snapshot{Price: a.Price, StartedAt: wire.KnownTime(a.StartedAt), GPU: a.GPU, Tier: a.Tier}
+	snapshot := cost.Snapshot{Price: a.Price, StartedAt: wire.KnownTime(a.StartedAt), GPU: a.GPU, Tier: a.Tier}
 	if err := w.gpuJob(ctx, runID, a.PodID, a.RunnerLabel, snapshot, logs); err != nil {
 		return res, err
 	}
@@ -270,7 +270,7 @@ var gpuSteps = []githubsim.StepSpec{
 // gpuJob points the run's GPU job at the accepted runner's label; the
 // simulated GitHub hands it to that runner and plays its steps on the clock
 // while the watchdog polls beside it and deletes the pod once the job ends.
-func (w *world) gpuJob(ctx context.Context, runID int64, podID, label string, snapshot cleanup.Snapshot, logs runLogs) error {
+func (w *world) gpuJob(ctx context.Context, runID int64, podID, label string, snapshot cost.Snapshot, logs runLogs) error {
 	jobs, err := w.cloud.GitHub.Jobs(cloud.Repository, runID, 1)
 	if err != nil {
 		return fmt.Errorf("GPU job of run %d: %v", runID, err)
@@ -296,7 +296,7 @@ func (w *world) gpuJob(ctx context.Context, runID int64, podID, label string, sn
 	if rerr != nil {
 		return fmt.Errorf("read GPU job: %w", rerr)
 	}
-	if j := cleanup.FindGPUJob(read, label); j != nil {
+	if j := cost.FindGPUJob(read, label); j != nil {
 		var b strings.Builder
 		fmt.Fprintf(&b, "Your GPU job (simulated) ran on runner `%s`: %s.\n\n| step | took |\n|---|---|\n", j.GetRunnerName(), j.GetConclusion())
 		for _, st := range j.Steps {
@@ -330,14 +330,14 @@ func (w *world) conclude(ctx context.Context, logs runLogs, req gate.ConcludeReq
 // stage, with provision's rejected candidates in the run total.
 func (w *world) cleanup(ctx context.Context, runID int64, testedRef string, res provision.Result, logs runLogs) (cost.Artifact, error) {
 	a := res.Accepted
-	provisioned, err := cleanup.ParseProvisionAttempts(res.Outputs()["rejected-attempts"])
+	provisioned, err := cost.ParseProvisionAttempts(res.Outputs().RejectedAttempts)
 	if err != nil {
 		return cost.Artifact{}, err
 	}
 	out, err := cleanup.Run(ctx, cleanup.Deps{RunPod: w.rp, Jobs: w.gh, Policy: w.policy}, cleanup.Request{
 		PodID: a.PodID, RunnerLabel: a.RunnerLabel, TestStep: testStep, Provision: provisioned,
 		Run:      cost.Run{Repository: cloud.Repository, ID: runID, Attempt: 1, TestedRef: testedRef, Trigger: cost.TriggerAutomatic, PRNumber: w.pr},
-		Snapshot: cleanup.Snapshot{Price: a.Price, StartedAt: wire.KnownTime(a.StartedAt), GPU: a.GPU, Tier: a.Tier},
+		Snapshot: cost.Snapshot{Price: a.Price, StartedAt: wire.KnownTime(a.StartedAt), GPU: a.GPU, Tier: a.Tier},
 	})
 	logs.add(w.clock, history.JobCleanup, cost.CostLine(out.Report).Format())
 	w.job("cleanup", out.Summary(err))

@@ -6,18 +6,26 @@ import (
 	"strings"
 )
 
-// Outputs are the authorize action's outputs, by name.
-func (a Authorization) Outputs() map[string]string {
-	return map[string]string{
-		"decision":          string(a.Outcome),
-		"reason":            a.Reason,
-		"tested-ref":        a.TestedRef,
-		"head-sha":          a.HeadSHA,
-		"gate-kind":         string(a.Kind),
-		"reused-check-url":  a.ReusedCheckURL,
-		"tree-key":          a.treeKey(),
-		"gate-check-run-id": a.gateCheckRunID(),
-	}
+// AuthorizeOutputs are the authorize action's outputs, one field per output
+// (written by actionio.WriteOutputs).
+type AuthorizeOutputs struct {
+	Decision       string `output:"decision"`
+	Reason         string `output:"reason"`
+	TestedRef      string `output:"tested-ref"`
+	HeadSHA        string `output:"head-sha"`
+	GateKind       string `output:"gate-kind"`
+	ReusedCheckURL string `output:"reused-check-url"`
+	// TreeKey and GateCheckRunID carry the tested-tree key and the in-progress gate to provision and the gate.
+	TreeKey        string `output:"tree-key"`
+	GateCheckRunID string `output:"gate-check-run-id"`
+	// LaneImage is the runner image digest the tree key was made with (set by the action).
+	LaneImage string `output:"lane-image"`
+}
+
+// Outputs are the authorize action's outputs.
+func (a Authorization) Outputs() AuthorizeOutputs {
+	return AuthorizeOutputs{Decision: string(a.Outcome), Reason: a.Reason, TestedRef: a.TestedRef, HeadSHA: a.HeadSHA,
+		GateKind: string(a.Kind), ReusedCheckURL: a.ReusedCheckURL, TreeKey: a.treeKey(), GateCheckRunID: a.gateCheckRunID()}
 }
 
 func (a Authorization) treeKey() string {

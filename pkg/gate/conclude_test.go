@@ -218,11 +218,10 @@ func TestAuthorizationReport(t *testing.T) {
 		all += "=== " + tc.name + "\n" + tc.a.Summary(tc.err) + "\n"
 		if tc.err == nil {
 			out := tc.a.Outputs()
-			assert.Check(t, is.Len(out, 8)) // tree-key and gate-check-run-id too
-			assert.Check(t, is.Equal(out["decision"], string(tc.a.Outcome)))
-			assert.Check(t, is.Equal(out["gate-kind"], string(tc.a.Kind)))
-			assert.Check(t, is.Equal(out["tested-ref"], tc.a.TestedRef))
-			assert.Check(t, is.Equal(out["reused-check-url"], tc.a.ReusedCheckURL))
+			assert.Check(t, is.Equal(out.Decision, string(tc.a.Outcome)))
+			assert.Check(t, is.Equal(out.GateKind, string(tc.a.Kind)))
+			assert.Check(t, is.Equal(out.TestedRef, tc.a.TestedRef))
+			assert.Check(t, is.Equal(out.ReusedCheckURL, tc.a.ReusedCheckURL))
 		}
 	}
 	golden.Assert(t, all, "authorize-summary.golden")

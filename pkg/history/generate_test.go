@@ -352,7 +352,7 @@ func (w *evidenceWorld) provision(log *jobLog, r simRun, runID int64, attempt, p
 	}
 	res, err := provision.Run(context.Background(), provision.Deps{
 		RunPod: w.rp, GitHub: w.gh, Images: &registry.Resolver{APIURL: w.cloud.RegistryURL},
-		Policy: w.policy, Observer: provision.ActionObserver(io),
+		Policy: w.policy, Observer: provision.LogObserver{Log: io},
 	}, req)
 	if err != nil {
 		io.Errorf("%v", err)

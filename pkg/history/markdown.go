@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/org/runpod-gpu/pkg/mdtable"
 )
 
 const (
@@ -257,10 +259,7 @@ func shortRef(ref string) string {
 }
 
 // cell makes outside text safe in one Markdown table cell or list item.
-func cell(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	return strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;").Replace(s)
-}
+func cell(s string) string { return mdtable.Cell(s) }
 
 // chartLabel keeps a label from ending the Mermaid string or list it is in.
 func chartLabel(s string) string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/gate"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/mdtable"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -304,7 +305,7 @@ func (v Verified) origin() string {
 func (p Published) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### Local GPU gate published for `%s`\n\n", p.SHA)
-	fmt.Fprintf(&b, "| check | result |\n|---|---|\n")
+	table := mdtable.New("check", "result")
 	rows := [][2]string{
 		{"dispatcher", fmt.Sprintf("%s (%s)", p.Dispatcher, p.DispatcherRole)},
 		{"PR", fmt.Sprintf("#%d open, %s, labelled %s, head `%s`, unchanged on re-read", p.PRNumber, p.origin(), gate.LocalLabel, p.SHA)},
@@ -314,7 +315,8 @@ func (p Published) Summary() string {
 		{"gate", fmt.Sprintf("[check %d](%s), external_id `%s`", p.CheckRunID, p.CheckRunURL, p.ExternalID)},
 	}
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s |\n", r[0], strings.ReplaceAll(r[1], "|", `\|`))
+		table.Row(r[0], mdtable.Cell(r[1]))
 	}
+	b.WriteString(table.String())
 	return b.String()
 }

@@ -245,7 +245,7 @@ func TestLocalValidationLabelStopsSpending(t *testing.T) {
 
 		assert.NilError(t, err)
 		assert.Equal(t, res.Decision, DecisionSkipped)
-		assert.Equal(t, res.Outputs()["paid-path"], "skipped")
+		assert.Equal(t, res.Outputs().PaidPath, "skipped")
 		assert.Check(t, is.Len(s.obs.created, 0))
 		assert.Equal(t, countRoute(s, "POST /v2/pods"), 0)
 		assert.Check(t, is.Contains(res.Summary(err), "**Skipped**"))

@@ -21,7 +21,6 @@ import (
 	"github.com/org/runpod-gpu/pkg/lifecycle"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/plan"
-	"github.com/org/runpod-gpu/pkg/reap"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/wire"
@@ -235,7 +234,7 @@ func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
 	res, err := r.provision(ctx)
 	r.sweepUncertain(ctx)
 	if ids := r.res.RetainedPodIDs; len(ids) > 0 && ctx.Err() == nil {
-		name, nerr := reap.FormatRetentionName(r.req.Owner.RunID, r.req.Owner.Attempt, ids)
+		name, nerr := ownership.FormatRetentionName(r.req.Owner.RunID, r.req.Owner.Attempt, ids)
 		if nerr != nil {
 			r.logf("warning: retention record: %v (the kept pods stay reclaimable by the reaper)", nerr)
 		}

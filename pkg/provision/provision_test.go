@@ -17,7 +17,6 @@ import (
 	"github.com/org/runpod-gpu/pkg/gate"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/ownership"
-	"github.com/org/runpod-gpu/pkg/reap"
 	"github.com/org/runpod-gpu/pkg/registry"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
@@ -316,7 +315,7 @@ func TestKeepFailedPodsRetainsRejectedPods(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Assert(t, res.Accepted != nil)
 	assert.DeepEqual(t, res.RetainedPodIDs, []string{res.Attempts[0].PodID})
-	kept, err := reap.ParseRetentionName(res.RetentionArtifact)
+	kept, err := ownership.ParseRetentionName(res.RetentionArtifact)
 	assert.NilError(t, err, "the reaper reads the name provision writes")
 	assert.Check(t, kept.Retains(7001, 1, res.Attempts[0].PodID))
 	assert.Check(t, is.Len(s.livePods(t), 2))

@@ -1,51 +1,66 @@
 package provision
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/mdtable"
 )
 
+// Outputs are the start-runpod action's outputs, one field per output
+// (written by actionio.WriteOutputs). The pod-id and created-pod-ids the
+// action publishes the moment each pod exists are the action's own.
+type Outputs struct {
+	PaidPath              string `output:"paid-path"`
+	ReusedCheckURL        string `output:"reused-check-url"`
+	Image                 string `output:"image"`
+	Attempts              string `output:"attempts"`
+	RejectedCostUSD       string `output:"rejected-cost-usd"`
+	RejectedAttempts      string `output:"rejected-attempts"` // for cleanup's run total
+	RetainedPodIDs        string `output:"retained-pod-ids"`
+	RetentionArtifactName string `output:"retention-artifact-name"`
+	RunnerLabel           string `output:"runner-label"`
+	GPUType               string `output:"gpu-type"`
+	Candidate             string `output:"candidate"`
+	Tier                  string `output:"tier"`
+	PricePerHour          string `output:"price-per-hour"`
+	StartupSeconds        string `output:"startup-seconds"`
+	StartedAt             string `output:"started-at"`
+	// PodID is the accepted pod, left unwritten without one: the id
+	// published at creation must then stay for cleanup.
+	PodID string `output:"pod-id,omitempty"`
+}
+
 // Outputs are the action outputs of a result (also written on failure, so the
-// cleanup and gate steps see what was spent). pod-id is present only for an
-// accepted pod: otherwise the id published at creation must stay for cleanup.
-func (r Result) Outputs() map[string]string {
+// cleanup and gate steps see what was spent).
+func (r Result) Outputs() Outputs {
 	known, unknown := r.RejectedCost()
 	rejected := fmt.Sprintf("%.4f", known.USD)
 	if unknown > 0 {
 		rejected += "+unknown"
 	}
-	out := map[string]string{
-		"paid-path":               string(r.Decision),
-		"reused-check-url":        r.ReusedCheckURL,
-		"image":                   r.Image,
-		"attempts":                strconv.Itoa(len(r.Attempts)),
-		"rejected-cost-usd":       rejected,
-		"rejected-attempts":       cost.FormatAttempts(r.rejected()), // for cleanup's run total
-		"retained-pod-ids":        strings.Join(r.RetainedPodIDs, ","),
-		"retention-artifact-name": r.RetentionArtifact,
-		"runner-label":            "",
-		"gpu-type":                "",
-		"candidate":               "",
-		"tier":                    "",
-		"price-per-hour":          "",
-		"startup-seconds":         "",
-		"started-at":              "",
+	out := Outputs{
+		PaidPath:              string(r.Decision),
+		ReusedCheckURL:        r.ReusedCheckURL,
+		Image:                 r.Image,
+		Attempts:              strconv.Itoa(len(r.Attempts)),
+		RejectedCostUSD:       rejected,
+		RejectedAttempts:      cost.FormatAttempts(r.rejected()),
+		RetainedPodIDs:        strings.Join(r.RetainedPodIDs, ","),
+		RetentionArtifactName: r.RetentionArtifact,
 	}
 	if a := r.Accepted; a != nil {
-		out["pod-id"], out["runner-label"], out["gpu-type"] = a.PodID, a.RunnerLabel, a.GPU
-		out["candidate"], out["tier"] = a.Candidate, a.Tier
+		out.PodID, out.RunnerLabel, out.GPUType = a.PodID, a.RunnerLabel, a.GPU
+		out.Candidate, out.Tier = a.Candidate, a.Tier
 		if a.Price.Known {
-			out["price-per-hour"] = strconv.FormatFloat(a.Price.PerHour, 'f', -1, 64)
+			out.PricePerHour = strconv.FormatFloat(a.Price.PerHour, 'f', -1, 64)
 		}
-		out["startup-seconds"] = strconv.FormatInt(a.StartupSeconds, 10)
+		out.StartupSeconds = strconv.FormatInt(a.StartupSeconds, 10)
 		if !a.StartedAt.IsZero() {
-			out["started-at"] = a.StartedAt.UTC().Format("2006-01-02T15:04:05Z07:00")
+			out.StartedAt = a.StartedAt.UTC().Format("2006-01-02T15:04:05Z07:00")
 		}
 	}
 	return out
@@ -85,16 +100,17 @@ func (r Result) Summary(runErr error) string {
 		fmt.Fprintf(&b, "Runner image: `%s`\n\n", r.Image)
 	}
 	if len(r.Attempts) > 0 {
-		b.WriteString("| # | candidate | GPU | pod | $/h | outcome | reason | paid s | cost |\n|---|---|---|---|---|---|---|---|---|\n")
+		table := mdtable.New("#", "candidate", "GPU", "pod", "$/h", "outcome", "reason", "paid s", "cost")
 		for _, a := range r.Attempts {
 			seconds, dollars := a.Seconds.String(), a.Dollars().String()
 			if a.Outcome == cost.OutcomeAccepted {
 				// Its cost so far; cleanup reports the same pod's cost to deletion.
 				seconds, dollars = seconds+" to acceptance", dollars+" to acceptance"
 			}
-			fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", a.Number, a.Candidate, a.GPU, orDash(a.PodID),
-				priceCell(a.Price), a.Outcome, escapeCell(orDash(a.Reason)), seconds, dollars)
+			table.Row(strconv.Itoa(a.Number), mdtable.Cell(a.Candidate), mdtable.Cell(a.GPU), mdtable.Cell(orDash(a.PodID)),
+				priceCell(a.Price), string(a.Outcome), mdtable.Cell(orDash(a.Reason)), seconds, dollars)
 		}
+		b.WriteString(table.String())
 		known, unknown := r.RejectedCost()
 		fmt.Fprintf(&b, "\nRejected candidates cost %s", known)
 		if unknown > 0 {
@@ -124,8 +140,6 @@ func priceCell(p cost.Price) string {
 	return strconv.FormatFloat(p.PerHour, 'f', 2, 64)
 }
 
-func escapeCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
-
 // PhaseObserver is an Observer that can fold a long phase of a run (the plan,
 // one attempt, the deletions on cancel) into one collapsible block; Run uses
 // it when its Observer has it. Phase returns the function that ends the block.
@@ -141,29 +155,29 @@ func (r *run) phase(format string, args ...any) (end func()) {
 	return func() {}
 }
 
-// ActionObserver reports a run to the Actions runner: plain log lines, the
-// structured attempt lines the cost history reads, the pod-id output the
-// moment a pod exists (the last one written wins: the accepted pod), and each
-// phase as a ::group:: block, so the log reads as plan, attempt 1, attempt 2.
-func ActionObserver(io *actionio.IO) Observer { return &actionObserver{io: io} }
-
-type actionObserver struct {
-	io      *actionio.IO
-	created []string
+// Logger is where a run's log goes: the action's *actionio.IO, or a test's log.
+type Logger interface {
+	Infof(format string, args ...any)
+	// Phase folds a long phase into one collapsible block and returns the
+	// function that ends it.
+	Phase(title string) (end func())
 }
 
-func (o *actionObserver) Logf(format string, args ...any) { o.io.Infof(format, args...) }
+// LogObserver reports a run to a log: plain log lines, the structured attempt
+// lines the cost history reads, and each phase as a block, so the log reads
+// as plan, attempt 1, attempt 2. Publishing each pod id the moment it exists
+// is the action's (actions/provision), which wraps this observer: PodCreated
+// does nothing here.
+type LogObserver struct{ Log Logger }
 
-func (o *actionObserver) Phase(title string) (end func()) { return o.io.Phase(title) }
+// Logf writes one plain log line.
+func (o LogObserver) Logf(format string, args ...any) { o.Log.Infof(format, args...) }
 
-func (o *actionObserver) PodCreated(podID string) {
-	o.created = append(o.created, podID)
-	// Published at once so a failure-path cleanup can find the pod even if
-	// this process dies before it finishes.
-	err := errors.Join(o.io.SetOutput("pod-id", podID), o.io.SetOutput("created-pod-ids", strings.Join(o.created, ",")))
-	if err != nil {
-		o.io.Warningf("could not publish pod id %s: %v", podID, err)
-	}
-}
+// Phase opens a block of the log.
+func (o LogObserver) Phase(title string) (end func()) { return o.Log.Phase(title) }
 
-func (o *actionObserver) AttemptDone(a cost.Attempt) { o.io.Infof("%s", cost.AttemptLine(a).Format()) }
+// PodCreated does nothing: a log has no outputs.
+func (o LogObserver) PodCreated(string) {}
+
+// AttemptDone writes the attempt's structured line (cost.AttemptLine).
+func (o LogObserver) AttemptDone(a cost.Attempt) { o.Log.Infof("%s", cost.AttemptLine(a).Format()) }

@@ -240,7 +240,7 @@ func orUnknown(s string) string {
 
 // RetentionLookup is what the sweep read about a run's retention records.
 type RetentionLookup struct {
-	Records []Retention
+	Records []ownership.Retention
 	Err     error
 }
 

@@ -52,7 +52,7 @@ func runInfo(status string, attempt int, updatedAgo time.Duration) RunInfo {
 
 func TestDecide(t *testing.T) {
 	notFound := &ghapi.Error{Op: "get workflow run 9001", StatusCode: http.StatusNotFound, Err: errors.New("404 Not Found")}
-	retainedRecord := RetentionLookup{Records: []Retention{{RunID: testRun, Attempt: 1, PodIDs: []string{"pod1"}}}}
+	retainedRecord := RetentionLookup{Records: []ownership.Retention{{RunID: testRun, Attempt: 1, PodIDs: []string{"pod1"}}}}
 	tests := []struct {
 		name      string
 		pod       func() runpod.Pod

@@ -16,6 +16,7 @@
 // that does not describe what was asked for (another run's record, another
 // run's artifacts) is no fact at all: the pod waits for the backstop.
 //
-// The retention artifact name ([FormatRetentionName], [ParseRetentionName]) is
-// defined here, once, for provision to write and the reaper to read.
+// The retention artifact name it reads is defined once, in
+// [ownership.ParseRetentionName], beside the pod names it protects, for
+// provision to write without importing the reaper.
 package reap

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/mdtable"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -182,7 +183,4 @@ func (r *Record) Markdown() string {
 }
 
 // cell makes outside text safe inside one Markdown table cell.
-func cell(s string) string {
-	s = strings.ReplaceAll(strings.Join(strings.Fields(s), " "), "|", `\|`)
-	return strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(s)
-}
+func cell(s string) string { return mdtable.Cell(s) }

@@ -10,6 +10,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 )
@@ -37,7 +38,7 @@ func TestRetentionRecordsFromOneListing(t *testing.T) {
 	}
 	w.advance(10 * time.Minute)
 	record := func(named, uploadedBy int64) {
-		name, err := FormatRetentionName(named, 1, []string{pods[named]})
+		name, err := ownership.FormatRetentionName(named, 1, []string{pods[named]})
 		assert.NilError(t, err)
 		_, err = w.cloud.GitHub.AddArtifact(cloud.Repository, uploadedBy, githubsim.ArtifactSpec{Name: name, Files: map[string]string{"ids.txt": pods[named]}})
 		assert.NilError(t, err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/wire"
@@ -212,7 +213,7 @@ func (s *Sweeper) lookupRun(ctx context.Context, runID int64) RunInfo {
 }
 
 // lookupRetention reads the retention records of the runs in need from one
-// listing of the repository's artifacts named RetentionPrefix…. A record
+// listing of the repository's artifacts named ownership.RetentionPrefix…. A record
 // that the run it names did not upload (a wrong answer, or another workflow
 // of the repository uploading any name) makes that run's lookup fail: its
 // pods under the retention cap are left undecided, never deleted on doubt.
@@ -222,7 +223,7 @@ func (s *Sweeper) lookupRetention(ctx context.Context, need map[int64]bool, sinc
 	ctx, cancel := s.lookupContext(ctx)
 	defer cancel()
 	out := make(map[int64]RetentionLookup, len(need))
-	artifacts, err := s.GitHub.ArtifactsWithPrefix(ctx, RetentionPrefix, since)
+	artifacts, err := s.GitHub.ArtifactsWithPrefix(ctx, ownership.RetentionPrefix, since)
 	if err != nil {
 		for runID := range need {
 			out[runID] = RetentionLookup{Err: err}
@@ -230,9 +231,9 @@ func (s *Sweeper) lookupRetention(ctx context.Context, need map[int64]bool, sinc
 		return out
 	}
 	for _, a := range artifacts {
-		r, err := ParseRetentionName(a.GetName())
+		r, err := ownership.ParseRetentionName(a.GetName())
 		switch {
-		case errors.Is(err, ErrNotRetentionName):
+		case errors.Is(err, ownership.ErrNotRetentionName):
 			continue
 		case err != nil:
 			s.logf("ignoring artifact %d: %v", a.GetID(), err)

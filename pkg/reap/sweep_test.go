@@ -83,7 +83,7 @@ func newMixed(t *testing.T, w *world) mixed {
 	w.advance(10 * time.Minute)
 	w.complete(t, done)
 	w.complete(t, orphan)
-	name, err := FormatRetentionName(done, 1, []string{retained})
+	name, err := ownership.FormatRetentionName(done, 1, []string{retained})
 	assert.NilError(t, err)
 	_, err = w.cloud.GitHub.AddArtifact(cloud.Repository, done, githubsim.ArtifactSpec{Name: name, Files: map[string]string{"ids.txt": retained}})
 	assert.NilError(t, err)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
-	"github.com/org/runpod-gpu/pkg/cleanup"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
@@ -234,7 +233,7 @@ func afterStart(d time.Duration) time.Time { return epoch.Add(60*time.Second + d
 
 func mustSnapshotPrice(t *testing.T, price string) cost.Price {
 	t.Helper()
-	s, err := cleanup.ParseSnapshot(price, "", "", "")
+	s, err := cost.ParseSnapshot(price, "", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,18 +2,21 @@ package watchdog
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 )
 
+// Outputs are the setup-watchdog action's outputs, one field per output
+// (written by actionio.WriteOutputs).
+type Outputs struct {
+	Outcome      Outcome `output:"outcome"`
+	PodDeleted   bool    `output:"pod-deleted"`
+	RunCancelled bool    `output:"run-cancelled"`
+	TestsStarted bool    `output:"tests-started"`
+}
+
 // Outputs are the action outputs of a watch.
-func (r Result) Outputs() map[string]string {
-	return map[string]string{
-		"outcome":       string(r.Outcome),
-		"pod-deleted":   strconv.FormatBool(r.Deleted),
-		"run-cancelled": strconv.FormatBool(r.Cancel.Requested),
-		"tests-started": strconv.FormatBool(r.TestsStarted),
-	}
+func (r Result) Outputs() Outputs {
+	return Outputs{Outcome: r.Outcome, PodDeleted: r.Deleted, RunCancelled: r.Cancel.Requested, TestsStarted: r.TestsStarted}
 }
 
 // Summary renders the job summary: how the watch ended, what became of the

@@ -22,7 +22,6 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
-	"github.com/org/runpod-gpu/pkg/cleanup"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
@@ -76,7 +75,7 @@ type Request struct {
 	RunnerLabel string
 	// RunnerScope is where the runner is registered; empty means ghapi.ScopeRepo.
 	RunnerScope ghapi.Scope
-	// TestStep names the real test step; empty means cleanup.DefaultTestStep.
+	// TestStep names the real test step; empty means cost.DefaultTestStep.
 	TestStep string
 	// PRNumber > 0 enables the obsolescence check against ExpectedHeadSHA
 	// (empty: only a closed pull request is obsolete).
@@ -85,7 +84,7 @@ type Request struct {
 	// SetupBudget, Lifetime and Poll default to the constants above; RequestTimeout bounds each observation.
 	SetupBudget, Lifetime, Poll, RequestTimeout time.Duration
 	// Snapshot is provision's startup snapshot, the price fallback of the cost report.
-	Snapshot cleanup.Snapshot
+	Snapshot cost.Snapshot
 }
 
 // Outcome is how a watch ended.
@@ -218,7 +217,7 @@ func newWatch(deps Deps, req Request) (*watch, error) {
 	req.Poll = orDefault(req.Poll, DefaultPoll)
 	req.RequestTimeout = orDefault(req.RequestTimeout, DefaultRequestTimeout)
 	if req.TestStep == "" {
-		req.TestStep = cleanup.DefaultTestStep
+		req.TestStep = cost.DefaultTestStep
 	}
 	switch {
 	case req.RunID <= 0 || req.Attempt <= 0:
@@ -437,7 +436,7 @@ func (w *watch) gpuJob(ctx context.Context, budget time.Duration) (*github.Workf
 	if err != nil {
 		return nil, err
 	}
-	job := cleanup.FindGPUJob(jobs, w.req.RunnerLabel)
+	job := cost.FindGPUJob(jobs, w.req.RunnerLabel)
 	// The label is unguessable and this attempt's own: a job of another run
 	// or attempt that ran on it took the paid runner. It never disarms or
 	// ends anything as the GPU job; the pod goes at once.
@@ -555,7 +554,7 @@ func (w *watch) failure(res Result) error {
 // report is the interrupted pod's cost from the record read at the start and
 // the job as last observed; nothing is read again.
 func (w *watch) report(res Result) cost.Report {
-	e := cleanup.Evidence{PodID: w.req.PodID, Record: w.record, Snapshot: w.req.Snapshot, Job: w.lastJob, TestStep: w.req.TestStep}
+	e := cost.Evidence{PodID: w.req.PodID, Record: w.record, Snapshot: w.req.Snapshot, Job: w.lastJob, TestStep: w.req.TestStep}
 	if w.record == nil {
 		e.RecordErr = errors.New("the pod record could not be read")
 	}
@@ -565,7 +564,7 @@ func (w *watch) report(res Result) cost.Report {
 	if res.Deleted {
 		e.DeletedAt = wire.KnownTime(res.DeletedAt)
 	}
-	r := cleanup.BuildReport(e)
+	r := cost.BuildReport(e)
 	r.Notes = append(r.Notes, fmt.Sprintf("The watchdog ended this pod early (%s): %s.", res.Outcome, res.Reason))
 	return r
 }

@@ -355,7 +355,7 @@ func TestRunReportsTheInterruptedPodsCost(t *testing.T) {
 	// The breakdown comes from the job as last observed: still in setup.
 	assert.Check(t, len(r.Stages) > 0)
 	assert.Check(t, is.Contains(strings.Join(r.Notes, "\n"), "ended this pod early (setup-expired)"))
-	assert.DeepEqual(t, res.Outputs(), map[string]string{"outcome": "setup-expired", "pod-deleted": "true", "run-cancelled": "true", "tests-started": "false"})
+	assert.DeepEqual(t, res.Outputs(), Outputs{Outcome: "setup-expired", PodDeleted: true, RunCancelled: true, TestsStarted: false})
 	golden.Assert(t, res.Summary(err), "summary-setup-expired.golden")
 }
 

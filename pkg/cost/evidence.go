@@ -1,17 +1,14 @@
-package cleanup
+package cost
 
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/go-github/v66/github"
 
-	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
@@ -20,11 +17,14 @@ import (
 // price-per-hour, started-at, gpu-type and tier outputs): the fallback when
 // the pod record cannot be read before deletion.
 type Snapshot struct {
-	Price     cost.Price
+	Price     Price
 	StartedAt wire.Time
 	GPU       string
 	Tier      string
 }
+
+// DefaultTestStep names the GPU job's real test step when none is given.
+const DefaultTestStep = "Run GPU tests"
 
 // SnapshotSource names where snapshot figures come from in reports.
 const SnapshotSource = "provision snapshot"
@@ -33,19 +33,16 @@ const SnapshotSource = "provision snapshot"
 var ErrBadSnapshot = errors.New("unusable startup snapshot value")
 
 // ParseSnapshot reads provision's outputs as given to cleanup or the watchdog.
-// Empty values are unknown. A malformed value is unknown too and reported in
+// Empty values are unknown, and so is a price of 0 (ParsePricePerHour). A malformed value is unknown too and reported in
 // the error (wrapping ErrBadSnapshot, naming the input), so a caller can warn
 // and carry on: a bad report input must never stop a deletion.
 func ParseSnapshot(pricePerHour, startedAt, gpu, tier string) (Snapshot, error) {
-	s := Snapshot{GPU: gpu, Tier: tier, Price: cost.Price{Source: SnapshotSource + " has no price"}}
+	s := Snapshot{GPU: gpu, Tier: tier, Price: Price{Source: SnapshotSource + " has no price"}}
 	var errs []error
-	if pricePerHour != "" {
-		v, err := strconv.ParseFloat(pricePerHour, 64)
-		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			errs = append(errs, fmt.Errorf("%w: input price-per-hour = %q: want a positive number of USD per hour", ErrBadSnapshot, pricePerHour))
-		} else {
-			s.Price = cost.KnownPrice(v, SnapshotSource)
-		}
+	if p, err := ParsePricePerHour(pricePerHour); err != nil {
+		errs = append(errs, fmt.Errorf("%w: input price-per-hour = %q: want %s", ErrBadSnapshot, pricePerHour, PriceForm))
+	} else if p.Known {
+		s.Price = KnownPrice(p.PerHour, SnapshotSource)
 	}
 	if startedAt != "" {
 		t, err := wire.ParseTime(startedAt)
@@ -56,18 +53,6 @@ func ParseSnapshot(pricePerHour, startedAt, gpu, tier string) (Snapshot, error) 
 		}
 	}
 	return s, errors.Join(errs...)
-}
-
-// ParseIDs splits a comma-separated list of pod ids (provision's
-// created-pod-ids and retained-pod-ids outputs), dropping blanks and repeats.
-func ParseIDs(list string) []string {
-	var ids []string
-	for _, id := range strings.Split(list, ",") {
-		if id = strings.TrimSpace(id); id != "" && !slices.Contains(ids, id) {
-			ids = append(ids, id)
-		}
-	}
-	return ids
 }
 
 // UntrackedPod is a pod of the run attempt that provision never published,
@@ -107,7 +92,7 @@ type ProvisionAttempts struct {
 	// Reported is false when the input was empty or unreadable: the report
 	// then says provision's candidates are missing rather than that there were none.
 	Reported bool
-	Rejected []cost.Attempt
+	Rejected []Attempt
 }
 
 // ParseProvisionAttempts reads the rejected-attempts input. Empty means not
@@ -118,7 +103,7 @@ func ParseProvisionAttempts(value string) (ProvisionAttempts, error) {
 	if strings.TrimSpace(value) == "" {
 		return ProvisionAttempts{}, nil
 	}
-	rejected, err := cost.ParseAttempts(value)
+	rejected, err := ParseAttempts(value)
 	if err != nil {
 		return ProvisionAttempts{}, fmt.Errorf("input rejected-attempts: %w", err)
 	}
@@ -138,8 +123,8 @@ func ParseProvisionAttempts(value string) (ProvisionAttempts, error) {
 // is one of provision's rejected pods (provision publishes each pod as it
 // creates it, so with none accepted the last rejected one stays in pod-id)
 // is reported as that rejected candidate, not as an accepted pod.
-func BuildReport(e Evidence) cost.Report {
-	r := cost.Report{PodID: e.PodID, GPU: e.Snapshot.GPU, Tier: e.Snapshot.Tier, Window: cost.Window{End: e.DeletedAt},
+func BuildReport(e Evidence) Report {
+	r := Report{PodID: e.PodID, GPU: e.Snapshot.GPU, Tier: e.Snapshot.Tier, Window: Window{End: e.DeletedAt},
 		ProvisionRejected: e.Provision.Reported}
 	untracked := map[string]bool{}
 	for _, u := range e.Untracked {
@@ -152,7 +137,7 @@ func BuildReport(e Evidence) cost.Report {
 				"as the untracked pod cleanup deleted, up to that deletion.", a.PodID))
 			continue
 		case a.PodID != "" && a.PodID == e.PodID:
-			r.PodID, r.Window, e.PodID = "", cost.Window{}, ""
+			r.PodID, r.Window, e.PodID = "", Window{}, ""
 			note := fmt.Sprintf("Pod %s is a candidate provision rejected, not an accepted pod: no pod was accepted.", a.PodID)
 			switch {
 			case e.AlreadyGone:
@@ -175,13 +160,13 @@ func BuildReport(e Evidence) cost.Report {
 	r.JobConclusion = jobConclusion(e.Job)
 	if e.Record != nil && e.Record.ID != e.PodID {
 		// Another pod's record would be priced and timed as this one.
-		e.Record, e.RecordErr = nil, CheckRecord(e.Record, e.PodID, cost.Run{})
+		e.Record, e.RecordErr = nil, fmt.Errorf("%w: pod %s: the record describes pod %q", runpod.ErrUnusableRecord, e.PodID, e.Record.ID)
 	}
 
-	recordPrice := cost.Price{Source: "pod record unavailable"}
+	recordPrice := Price{Source: "pod record unavailable"}
 	if rec := e.Record; rec != nil {
 		r.Window.Start = rec.StartedAt
-		recordPrice = cost.KnownPrice(float64(rec.Cost), "v2 cost before deletion")
+		recordPrice = KnownPrice(float64(rec.Cost), "v2 cost before deletion")
 		if rec.GPU != nil && rec.GPU.ID != "" {
 			r.GPU = rec.GPU.ID
 		}
@@ -194,8 +179,8 @@ func BuildReport(e Evidence) cost.Report {
 			r.Notes = append(r.Notes, "The pod record had no provider start time: the start comes from the "+SnapshotSource+".")
 		}
 	}
-	r.Price = cost.FirstKnown(recordPrice, e.Snapshot.Price,
-		cost.Price{Source: "neither the pod record nor the " + SnapshotSource + " had a price"})
+	r.Price = FirstKnown(recordPrice, e.Snapshot.Price,
+		Price{Source: "neither the pod record nor the " + SnapshotSource + " had a price"})
 	if e.AlreadyGone {
 		r.Notes = append(r.Notes, "The pod was already gone when it was checked: the window ends at that confirmation, so its length is an upper bound.")
 	}
@@ -204,7 +189,7 @@ func BuildReport(e Evidence) cost.Report {
 }
 
 // stages computes the breakdown, or explains in a note why there is none.
-func stages(w cost.Window, e Evidence, notes []string) ([]cost.Stage, []string) {
+func stages(w Window, e Evidence, notes []string) ([]Stage, []string) {
 	if e.Job == nil {
 		why := "the GPU job is unknown"
 		if e.JobErr != nil {
@@ -220,11 +205,11 @@ func stages(w cost.Window, e Evidence, notes []string) ([]cost.Stage, []string) 
 	if start, ok := w.Start.Get(); ok {
 		job = withinSecondOf(job, start)
 	}
-	got, err := cost.Stages(w, job, cost.TestStepNamed(testStep))
+	got, err := Stages(w, job, TestStepNamed(testStep))
 	if err != nil {
 		return nil, append(notes, fmt.Sprintf("Stage breakdown unknown: %v.", err))
 	}
-	if !slices.ContainsFunc(got, func(s cost.Stage) bool { return s.Kind == cost.StageTests }) {
+	if !slices.ContainsFunc(got, func(s Stage) bool { return s.Kind == StageTests }) {
 		notes = append(notes, fmt.Sprintf("The GPU job never ran its test step %q.", testStep))
 	}
 	return got, notes
@@ -233,7 +218,7 @@ func stages(w cost.Window, e Evidence, notes []string) ([]cost.Stage, []string) 
 // withinSecondOf moves job and step times that lie less than a second before
 // the pod's start up to it: GitHub reports whole seconds, RunPod fractions, so
 // a job that starts in the pod's first second can read as starting before it.
-func withinSecondOf(job cost.Job, start time.Time) cost.Job {
+func withinSecondOf(job Job, start time.Time) Job {
 	lift := func(w wire.Time) wire.Time {
 		if t, ok := w.Get(); ok && t.Before(start) && start.Sub(t) < time.Second {
 			return wire.KnownTime(start)
@@ -241,9 +226,9 @@ func withinSecondOf(job cost.Job, start time.Time) cost.Job {
 		return w
 	}
 	job.Started, job.Completed = lift(job.Started), lift(job.Completed)
-	steps := make([]cost.Step, len(job.Steps))
+	steps := make([]Step, len(job.Steps))
 	for i, s := range job.Steps {
-		steps[i] = cost.Step{Name: s.Name, Started: lift(s.Started), Completed: lift(s.Completed)}
+		steps[i] = Step{Name: s.Name, Started: lift(s.Started), Completed: lift(s.Completed)}
 	}
 	job.Steps = steps
 	return job
@@ -251,11 +236,11 @@ func withinSecondOf(job cost.Job, start time.Time) cost.Job {
 
 // untrackedAttempt reports an untracked pod the way rejected candidates are
 // reported: paid seconds from its start to its deletion, at its listed price.
-func untrackedAttempt(u UntrackedPod) cost.Attempt {
-	a := cost.Attempt{
+func untrackedAttempt(u UntrackedPod) Attempt {
+	a := Attempt{
 		Number: max(u.Candidate, 1), Candidate: fmt.Sprintf("c%d", u.Candidate), PodID: u.Pod.ID,
-		Price:   cost.KnownPrice(float64(u.Pod.Cost), "v2 cost in the pod listing"),
-		Outcome: cost.OutcomeFailed,
+		Price:   KnownPrice(float64(u.Pod.Cost), "v2 cost in the pod listing"),
+		Outcome: OutcomeFailed,
 		Reason:  "untracked: provision never published this pod; deleted by cleanup",
 	}
 	if u.Pod.GPU != nil {
@@ -264,7 +249,7 @@ func untrackedAttempt(u UntrackedPod) cost.Attempt {
 	if u.DeletedAt.IsZero() {
 		a.Reason = "untracked: provision never published this pod; deletion unconfirmed"
 	}
-	a.Seconds = cost.Window{Start: u.Pod.StartedAt, End: knownIf(u.DeletedAt)}.Seconds()
+	a.Seconds = Window{Start: u.Pod.StartedAt, End: knownIf(u.DeletedAt)}.Seconds()
 	return a
 }
 
@@ -276,11 +261,11 @@ func knownIf(t time.Time) wire.Time {
 }
 
 // jobConclusion is how the GPU job ended, as far as job shows it.
-func jobConclusion(job *github.WorkflowJob) cost.Conclusion {
+func jobConclusion(job *github.WorkflowJob) Conclusion {
 	if job == nil {
-		return cost.ConclusionUnknown
+		return ConclusionUnknown
 	}
-	return cost.JobConclusion(job.GetStatus(), job.GetConclusion())
+	return JobConclusion(job.GetStatus(), job.GetConclusion())
 }
 
 // FindGPUJob returns the job that ran (or waits to run) on the runner with
@@ -303,11 +288,11 @@ func FindGPUJob(jobs []*github.WorkflowJob, runnerLabel string) *github.Workflow
 	return nil
 }
 
-// JobTimeline converts a GitHub job into the times cost.Stages reads. A
+// JobTimeline converts a GitHub job into the times Stages reads. A
 // queued job has not started (GitHub shows its creation as started_at); a
 // skipped step never ran; a step still running has no end yet.
-func JobTimeline(j *github.WorkflowJob) cost.Job {
-	var out cost.Job
+func JobTimeline(j *github.WorkflowJob) Job {
+	var out Job
 	if j == nil {
 		return out
 	}
@@ -321,7 +306,7 @@ func JobTimeline(j *github.WorkflowJob) cost.Job {
 		if s == nil {
 			continue
 		}
-		step := cost.Step{Name: s.GetName()}
+		step := Step{Name: s.GetName()}
 		if s.GetConclusion() != "skipped" && s.GetStatus() != "queued" && s.GetStatus() != "pending" {
 			step.Started = stamp(s.StartedAt)
 			if s.GetStatus() == "completed" {

@@ -1,4 +1,4 @@
-package reap
+package ownership
 
 import (
 	"errors"
@@ -8,6 +8,11 @@ import (
 	"strconv"
 	"strings"
 )
+
+// The debug-retention artifact name is the record that pods of a run attempt
+// were kept on purpose: provision writes it (FormatRetentionName), the reaper
+// reads it (ParseRetentionName). It lives here, beside the other ownership
+// names, so that neither job imports the other.
 
 // RetentionPrefix starts the name of every debug-retention artifact:
 // runpod-debug-retained-<run id>-<run attempt>-<pod id>,<pod id>,…

@@ -1,0 +1,63 @@
+// Package mdtable writes the GitHub-flavoured Markdown tables of the job
+// summaries, check runs and reports, with the one cell escaper they share.
+package mdtable
+
+import "strings"
+
+// cellEscaper keeps text inside its cell: a pipe would end the cell, and
+// angle brackets would open HTML that GitHub renders (or strips) in a summary.
+var cellEscaper = strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;")
+
+// Cell makes text safe inside one table cell (or a list item): whitespace,
+// line breaks included, collapses to single spaces, so the text cannot end
+// the row; pipes are escaped and angle brackets written as entities. Text
+// inside a code span is written through Code instead, since a code span shows
+// an entity literally.
+func Cell(s string) string {
+	return cellEscaper.Replace(strings.Join(strings.Fields(s), " "))
+}
+
+// Code writes s as a code span safe inside a cell: whitespace collapses as in
+// Cell and pipes are escaped (GitHub's table parser removes the backslash
+// before the code span is read); a backtick in s widens the fence.
+func Code(s string) string {
+	s = strings.ReplaceAll(strings.Join(strings.Fields(s), " "), "|", `\|`)
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+// Table is a Markdown table built row by row. Cells are Markdown as given
+// (bold, links, code spans): text from outside goes through Cell or Code.
+type Table struct {
+	b    strings.Builder
+	cols int
+}
+
+// New starts a table with its header row.
+func New(header ...string) *Table {
+	t := &Table{cols: len(header)}
+	t.line(header)
+	t.b.WriteString("|" + strings.Repeat("---|", len(header)) + "\n")
+	return t
+}
+
+// Row adds a row; missing cells are left empty and extra ones dropped, so
+// every row has the header's columns.
+func (t *Table) Row(cells ...string) {
+	row := make([]string, t.cols)
+	copy(row, cells)
+	t.line(row)
+}
+
+func (t *Table) line(cells []string) {
+	t.b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+}
+
+// String returns the table, each row ending in a newline.
+func (t *Table) String() string { return t.b.String() }
