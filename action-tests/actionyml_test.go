@@ -2,9 +2,10 @@ package actiontests
 
 // Every actions/<name>/action.yml is checked against its action's Go code: the
 // metadata GitHub and the image need, and — statically, from the Go syntax of
-// the action's main package and the module packages it hands its actionio.IO to
-// — that the inputs it declares are exactly the inputs the code reads and the
-// outputs exactly those it writes.
+// the action's main package, the package of the run function it hands to
+// actionkit.Main (pkg/actions/<role>), and the module packages those hand their
+// actionio.IO to — that the inputs it declares are exactly the inputs the code
+// reads and the outputs exactly those it writes.
 //
 // What the analysis follows: calls of the IO's input methods (Input, InputOr,
 // RequiredInput, SecretInput, Bool, Int, Duration, Lines: every method of
@@ -16,7 +17,7 @@ package actiontests
 // runpod-api-url); and the methods of a type whose field is set to the IO in a
 // composite literal (provision.ActionObserver's pod-id output).
 //
-// What it cannot follow must be declared in the action's main package:
+// What it cannot follow must be declared in the action's main or run package:
 //
 //	//runpod-gpu:outputs a,b,c   the outputs written with a computed name (a map's keys)
 //	//runpod-gpu:inputs a,b      the inputs read with a computed name
@@ -170,8 +171,11 @@ func metaCheckMetadata(dir string, a metaActionYML) []string {
 	if !metaImageRE.MatchString(a.Runs.Image) {
 		add("runs.image %q: want docker://ghcr.io/org/runpod-gpu:v1 (the release pins @sha256:…)", a.Runs.Image)
 	}
-	if want := "/" + dir; a.Runs.Entrypoint != want {
-		add("runs.entrypoint %q: want %q, where the Dockerfile installs actions/%s", a.Runs.Entrypoint, want, dir)
+	if want := "/" + metaActionsBinary; a.Runs.Entrypoint != want {
+		add("runs.entrypoint %q: want %q, the image's one program for every action", a.Runs.Entrypoint, want)
+	}
+	if want := []string{dir}; !slices.Equal(a.Runs.Args, want) {
+		add("runs.args %q: want %q, the role that runs actions/%s's code", a.Runs.Args, want, dir)
 	}
 	return problems
 }
@@ -199,7 +203,7 @@ func metaCompare(a metaActionYML, use *metaCodeUse) []string {
 		}
 		if listed == nil {
 			for _, pos := range dynamic {
-				add("%s: the %s name is not a constant; list the names in a %s comment in the action's main package", pos, kind, tag)
+				add("%s: the %s name is not a constant; list the names in a %s comment in the action's main or run package", pos, kind, tag)
 			}
 		}
 	}
@@ -277,22 +281,56 @@ func metaAnalyzeAction(root, dir string) (*metaCodeUse, error) {
 	if len(main.files) == 0 {
 		return nil, fmt.Errorf("%s: no Go files", dir)
 	}
-	for _, f := range main.files {
-		for _, group := range f.Comments {
-			for _, c := range group.List {
-				a.directive(c.Text)
+	for _, p := range append([]*metaPkg{main}, a.runPackages(main)...) {
+		for _, f := range p.files {
+			for _, group := range f.Comments {
+				for _, c := range group.List {
+					a.directive(c.Text)
+				}
+			}
+		}
+		for _, name := range metaSortedKeys(p.funcs) {
+			a.scanFunc(p, p.funcs[name], "", nil)
+		}
+		for _, typ := range metaSortedKeys(p.methods) {
+			for _, m := range p.methods[typ] {
+				a.scanFunc(p, m, typ, nil)
 			}
 		}
 	}
-	for _, name := range metaSortedKeys(main.funcs) {
-		a.scanFunc(main, main.funcs[name], "", nil)
-	}
-	for _, typ := range metaSortedKeys(main.methods) {
-		for _, m := range main.methods[typ] {
-			a.scanFunc(main, m, typ, nil)
-		}
-	}
 	return a.use, a.err
+}
+
+// runPackages lists the module packages whose function the main package
+// hands to actionkit.Main or another call as a value (actionkit.Main(reap.Run)):
+// that package is the action's code, read like the main package itself.
+func (a *metaAnalyzer) runPackages(main *metaPkg) []*metaPkg {
+	var pkgs []*metaPkg
+	for _, f := range main.files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			for _, arg := range call.Args {
+				sel, ok := ast.Unparen(arg).(*ast.SelectorExpr)
+				if !ok {
+					continue
+				}
+				id, ok := sel.X.(*ast.Ident)
+				if !ok {
+					continue
+				}
+				if p := a.modulePkg(f, id.Name); p != nil && !slices.Contains(pkgs, p) {
+					if _, ok := p.funcs[sel.Sel.Name]; ok {
+						pkgs = append(pkgs, p)
+					}
+				}
+			}
+			return true
+		})
+	}
+	return pkgs
 }
 
 // directive records the names a //runpod-gpu:inputs or :outputs comment lists.
@@ -783,7 +821,8 @@ outputs:
 runs:
   using: docker
   image: docker://ghcr.io/org/runpod-gpu:v1
-  entrypoint: /fixture
+  entrypoint: /runpod-gpu-actions
+  args: [fixture]
 `
 
 // metaFixtureMain wraps a run body in an action main package.
@@ -945,9 +984,21 @@ func TestMetaMetadataDetectsProblems(t *testing.T) {
 	}{
 		{name: "valid", edit: func(s string) string { return s }},
 		{
-			name: "entrypoint of another binary",
-			edit: func(s string) string { return strings.Replace(s, "entrypoint: /fixture", "entrypoint: /provision", 1) },
-			want: []string{`runs.entrypoint "/provision": want "/fixture"`},
+			name: "entrypoint of a program per action",
+			edit: func(s string) string {
+				return strings.Replace(s, "entrypoint: /runpod-gpu-actions", "entrypoint: /fixture", 1)
+			},
+			want: []string{`runs.entrypoint "/fixture": want "/runpod-gpu-actions"`},
+		},
+		{
+			name: "role of another action",
+			edit: func(s string) string { return strings.Replace(s, "args: [fixture]", "args: [provision]", 1) },
+			want: []string{`runs.args ["provision"]: want ["fixture"]`},
+		},
+		{
+			name: "no role",
+			edit: func(s string) string { return strings.Replace(s, "  args: [fixture]\n", "", 1) },
+			want: []string{`runs.args []: want ["fixture"]`},
 		},
 		{
 			name: "not a docker action",
