@@ -1,11 +1,13 @@
-# One image for every runpod-gpu action. Each actions/<name>/main.go becomes the static
-# executable /<name>, and every actions/<name>/action.yml picks its binary with
-# `entrypoint: /<name>`. The image also carries the pod-side CUDA proof, /cuda-smoke, with
-# /cuda-smoke.sha256: the release publishes exactly these bytes as release assets, and the
-# provision binary embeds their URL and SHA-256 so a pod can verify what it downloads. The
-# Serverless lane's Go worker, /serverless-worker with /serverless-worker.sha256, is carried
-# and published the same way; the serverless action embeds its URL and SHA-256, and the
-# template's handler checks the download against it.
+# One image for every runpod-gpu action, holding one static multi-call program,
+# /runpod-gpu-actions: every actions/<role>/action.yml runs it with `entrypoint:
+# /runpod-gpu-actions` and `args: [<role>]`, and the role runs the same function as
+# actions/<role>/main.go (pkg/actions.Roles). One program carries the Go runtime, TLS,
+# go-github and YAML once instead of once per action. The image also carries the
+# pod-side CUDA proof, /cuda-smoke, with /cuda-smoke.sha256: the release publishes exactly
+# these bytes as release assets, and the provision role embeds their URL and SHA-256 so a
+# pod can verify what it downloads. The Serverless lane's Go worker, /serverless-worker
+# with /serverless-worker.sha256, is carried and published the same way; the serverless
+# role embeds its URL and SHA-256, and the template's handler checks the download against it.
 #
 # GitHub runs Docker actions as root with the workspace as the working directory, so the
 # final stage sets neither USER nor WORKDIR.
@@ -42,17 +44,15 @@ RUN CGO_ENABLED=0 GOOS=linux GOARCH=amd64 \
       go build -C /src -trimpath -buildvcs=false -ldflags "-s -w" -o /out/serverless-worker ./pkg/serverless/cmd/serverless-worker \
  && cd /out && sha256sum serverless-worker > serverless-worker.sha256
 
-# Every action directory with a main.go is built; a new action needs no change here.
+# The one program for every action; a new action adds its role to pkg/actions.Roles, not
+# a line here. The release's assets reach provision and serverless through -X defaults.
 RUN set -eu; \
     proof_sha256=$(cut -d' ' -f1 /out/cuda-smoke.sha256); \
     worker_sha256=$(cut -d' ' -f1 /out/serverless-worker.sha256); \
-    for main in /src/actions/*/main.go; do \
-      name=$(basename "$(dirname "$main")"); \
-      CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
-        go build -C /src -trimpath -buildvcs=false \
-          -ldflags "-s -w -X github.com/org/runpod-gpu/pkg/version.Version=${VERSION} -X main.defaultProofURL=${PROOF_URL} -X main.defaultProofSHA256=${proof_sha256} -X main.defaultWorkerURL=${WORKER_URL} -X main.defaultWorkerSHA256=${worker_sha256}" \
-          -o "/out/$name" "./actions/$name"; \
-    done; \
+    CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
+      go build -C /src -trimpath -buildvcs=false \
+        -ldflags "-s -w -X github.com/org/runpod-gpu/pkg/version.Version=${VERSION} -X github.com/org/runpod-gpu/pkg/actions/provision.defaultProofURL=${PROOF_URL} -X github.com/org/runpod-gpu/pkg/actions/provision.defaultProofSHA256=${proof_sha256} -X github.com/org/runpod-gpu/pkg/actions/serverless.defaultWorkerURL=${WORKER_URL} -X github.com/org/runpod-gpu/pkg/actions/serverless.defaultWorkerSHA256=${worker_sha256}" \
+        -o /out/runpod-gpu-actions ./pkg/actions/cmd/runpod-gpu-actions; \
     mkdir -m 1777 /out/tmp; \
     cp /usr/local/go/lib/time/zoneinfo.zip /out/zoneinfo.zip
 

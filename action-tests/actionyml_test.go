@@ -2,9 +2,10 @@ package actiontests
 
 // Every actions/<name>/action.yml is checked against its action's Go code: the
 // metadata GitHub and the image need, and — statically, from the Go syntax of
-// the action's main package and the module packages it hands its actionio.IO to
-// — that the inputs it declares are exactly the inputs the code reads and the
-// outputs exactly those it writes.
+// the action's main package, the package of the run function it hands to
+// actionkit.Main (pkg/actions/<role>), and the module packages those hand their
+// actionio.IO to — that the inputs it declares are exactly the inputs the code
+// reads and the outputs exactly those it writes.
 //
 // What the analysis follows: calls of the IO's input methods (Input, InputOr,
 // RequiredInput, SecretInput, Bool, Int, Duration, Lines: every exported
@@ -18,7 +19,7 @@ package actiontests
 // runpod-api-url); and the methods of a type whose field is set to the IO in a
 // composite literal (provision's observer publishing pod-id).
 //
-// Inputs read with a computed name must be declared in the action's main package:
+// Inputs read with a computed name must be declared in the action's main or run package:
 //
 //	//runpod-gpu:inputs a,b      the inputs read with a computed name
 //
@@ -172,8 +173,11 @@ func metaCheckMetadata(dir string, a metaActionYML) []string {
 	if !metaImageRE.MatchString(a.Runs.Image) {
 		add("runs.image %q: want docker://ghcr.io/org/runpod-gpu:v1 (the release pins @sha256:…)", a.Runs.Image)
 	}
-	if want := "/" + dir; a.Runs.Entrypoint != want {
-		add("runs.entrypoint %q: want %q, where the Dockerfile installs actions/%s", a.Runs.Entrypoint, want, dir)
+	if want := "/" + metaActionsBinary; a.Runs.Entrypoint != want {
+		add("runs.entrypoint %q: want %q, the image's one program for every action", a.Runs.Entrypoint, want)
+	}
+	if want := []string{dir}; !slices.Equal(a.Runs.Args, want) {
+		add("runs.args %q: want %q, the role that runs actions/%s's code", a.Runs.Args, want, dir)
 	}
 	return problems
 }
@@ -201,7 +205,7 @@ func metaCompare(a metaActionYML, use *metaCodeUse) []string {
 		}
 		if listed == nil {
 			for _, pos := range dynamic {
-				add("%s: the %s name is not a constant; list the names in a %s comment in the action's main package", pos, kind, metaInputsTag)
+				add("%s: the %s name is not a constant; list the names in a %s comment in the action's main or run package", pos, kind, metaInputsTag)
 			}
 		}
 	}
@@ -278,22 +282,56 @@ func metaAnalyzeAction(root, dir string) (*metaCodeUse, error) {
 	if len(main.files) == 0 {
 		return nil, fmt.Errorf("%s: no Go files", dir)
 	}
-	for _, f := range main.files {
-		for _, group := range f.Comments {
-			for _, c := range group.List {
-				a.directive(c.Text)
+	for _, p := range append([]*metaPkg{main}, a.runPackages(main)...) {
+		for _, f := range p.files {
+			for _, group := range f.Comments {
+				for _, c := range group.List {
+					a.directive(c.Text)
+				}
+			}
+		}
+		for _, name := range metaSortedKeys(p.funcs) {
+			a.scanFunc(p, p.funcs[name], "", nil)
+		}
+		for _, typ := range metaSortedKeys(p.methods) {
+			for _, m := range p.methods[typ] {
+				a.scanFunc(p, m, typ, nil)
 			}
 		}
 	}
-	for _, name := range metaSortedKeys(main.funcs) {
-		a.scanFunc(main, main.funcs[name], "", nil)
-	}
-	for _, typ := range metaSortedKeys(main.methods) {
-		for _, m := range main.methods[typ] {
-			a.scanFunc(main, m, typ, nil)
-		}
-	}
 	return a.use, a.err
+}
+
+// runPackages lists the module packages whose function the main package
+// hands to actionkit.Main or another call as a value (actionkit.Main(reap.Run)):
+// that package is the action's code, read like the main package itself.
+func (a *metaAnalyzer) runPackages(main *metaPkg) []*metaPkg {
+	var pkgs []*metaPkg
+	for _, f := range main.files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			for _, arg := range call.Args {
+				sel, ok := ast.Unparen(arg).(*ast.SelectorExpr)
+				if !ok {
+					continue
+				}
+				id, ok := sel.X.(*ast.Ident)
+				if !ok {
+					continue
+				}
+				if p := a.modulePkg(f, id.Name); p != nil && !slices.Contains(pkgs, p) {
+					if _, ok := p.funcs[sel.Sel.Name]; ok {
+						pkgs = append(pkgs, p)
+					}
+				}
+			}
+			return true
+		})
+	}
+	return pkgs
 }
 
 // directive records the names a //runpod-gpu:inputs comment lists.
@@ -803,7 +841,7 @@ func TestMetaActionMetadata(t *testing.T) {
 func TestMetaProvisionOutputsThroughObserver(t *testing.T) {
 	use, err := metaAnalyzeAction(metaRepoRoot, filepath.Join(metaRepoRoot, "actions", "provision"))
 	assert.NilError(t, err)
-	assert.Check(t, strings.HasPrefix(use.outputs["created-pod-ids"], "actions/provision/observer.go:"), "written at %q", use.outputs["created-pod-ids"])
+	assert.Check(t, strings.HasPrefix(use.outputs["created-pod-ids"], "pkg/actions/provision/observer.go:"), "written at %q", use.outputs["created-pod-ids"])
 	assert.Check(t, use.outputs["pod-id"] != "")
 	for _, name := range []string{"runpod-api-key", "runpod-api-url", "app-private-key"} {
 		assert.Check(t, strings.HasPrefix(use.inputs[name], "pkg/actionkit/"), "input %s read at %q", name, use.inputs[name])
@@ -836,7 +874,8 @@ outputs:
 runs:
   using: docker
   image: docker://ghcr.io/org/runpod-gpu:v1
-  entrypoint: /fixture
+  entrypoint: /runpod-gpu-actions
+  args: [fixture]
 `
 
 // metaFixtureMain wraps a run body in an action main package.
@@ -1028,9 +1067,21 @@ func TestMetaMetadataDetectsProblems(t *testing.T) {
 	}{
 		{name: "valid", edit: func(s string) string { return s }},
 		{
-			name: "entrypoint of another binary",
-			edit: func(s string) string { return strings.Replace(s, "entrypoint: /fixture", "entrypoint: /provision", 1) },
-			want: []string{`runs.entrypoint "/provision": want "/fixture"`},
+			name: "entrypoint of a program per action",
+			edit: func(s string) string {
+				return strings.Replace(s, "entrypoint: /runpod-gpu-actions", "entrypoint: /fixture", 1)
+			},
+			want: []string{`runs.entrypoint "/fixture": want "/runpod-gpu-actions"`},
+		},
+		{
+			name: "role of another action",
+			edit: func(s string) string { return strings.Replace(s, "args: [fixture]", "args: [provision]", 1) },
+			want: []string{`runs.args ["provision"]: want ["fixture"]`},
+		},
+		{
+			name: "no role",
+			edit: func(s string) string { return strings.Replace(s, "  args: [fixture]\n", "", 1) },
+			want: []string{`runs.args []: want ["fixture"]`},
 		},
 		{
 			name: "not a docker action",

@@ -28,8 +28,11 @@ import (
 	"github.com/org/runpod-gpu/pkg/sim/simclock"
 )
 
-// binDir holds the action binaries built once for the whole package.
+// binDir holds the action binary built once for the whole package.
 var binDir string
+
+// actionsBinary is the image's multi-call binary: /runpod-gpu-actions <role>.
+const actionsBinary = "runpod-gpu-actions"
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "runpod-gpu-actions-")
@@ -38,24 +41,15 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
-	// Every action under ../actions is built, so a new action needs no list here.
-	entries, err := os.ReadDir("../actions")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	// The image's one multi-call binary is built, as the runner runs it: every
+	// step starts it with its role (the actions/<role> directory) as the one
+	// argument, which is what each action.yml passes in runs.args.
+	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, actionsBinary), "./pkg/actions/cmd/"+actionsBinary)
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build %s: %v\n%s", actionsBinary, err, out)
 		os.Exit(1)
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if _, err := os.Stat(filepath.Join("..", "actions", name, "main.go")); !e.IsDir() || err != nil {
-			continue
-		}
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./actions/"+name)
-		cmd.Dir = ".."
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", name, err, out)
-			os.Exit(1)
-		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -141,7 +135,7 @@ func runStep(t *testing.T, s step) stepResult {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(binDir, s.action))
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, actionsBinary), s.action)
 	cmd.Dir = s.workspace
 	cmd.Env = env
 	var stdout bytes.Buffer

@@ -81,9 +81,11 @@ var (
 )
 
 // metaCheckDockerfile lists what keeps the Dockerfile from producing the
-// action image: pinned bases, static builds of every action and of the proof,
-// and a final stage that holds them and runs as root in the workspace.
-func metaCheckDockerfile(text string, actions []string) []string {
+// action image: pinned bases, a static build of the one multi-call action
+// binary and of the proof, and a final stage that holds them and runs as root
+// in the workspace. That every action has a role in the binary is
+// pkg/actions' TestRolesAreTheActionMains.
+func metaCheckDockerfile(text string) []string {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	stages := metaParseDockerfile(text)
@@ -100,7 +102,6 @@ func metaCheckDockerfile(text string, actions []string) []string {
 
 	outDirs := map[string]bool{} // where go build writes, to be copied into the final stage
 	built := map[string]bool{}
-	loop := false
 	for _, st := range stages[:len(stages)-1] {
 		for _, in := range st.instructions {
 			if in.keyword != "RUN" || !strings.Contains(in.args, "go build") {
@@ -113,14 +114,12 @@ func metaCheckDockerfile(text string, actions []string) []string {
 			}
 			for _, m := range metaGoBuildRE.FindAllStringSubmatch(in.args, -1) {
 				outDirs[path.Dir(m[1])] = true
-			}
-			if strings.Contains(in.args, "actions/*/main.go") && strings.Contains(in.args, `"./actions/$name"`) {
-				loop = true
-			}
-			for _, a := range actions {
-				if strings.Contains(in.args, "./actions/"+a+" ") || strings.Contains(in.args, "./actions/"+a+`"`) {
-					built[a] = true
+				if strings.Contains(in.args, metaActionsCmd) && path.Base(m[1]) == metaActionsBinary {
+					built[metaActionsBinary] = true
 				}
+			}
+			if strings.Contains(in.args, "./actions/") {
+				add("RUN %.60s…: builds a program per action; the image holds one, %s /%s", in.args, metaActionsCmd, metaActionsBinary)
 			}
 			if strings.Contains(in.args, "./pkg/smoke/cmd/cuda-smoke") && strings.Contains(in.args, "sha256sum cuda-smoke > cuda-smoke.sha256") {
 				built["cuda-smoke"] = true
@@ -128,7 +127,7 @@ func metaCheckDockerfile(text string, actions []string) []string {
 			if strings.Contains(in.args, "./pkg/serverless/cmd/serverless-worker") && strings.Contains(in.args, "sha256sum serverless-worker > serverless-worker.sha256") {
 				built["serverless-worker"] = true
 			}
-			if strings.Contains(in.args, "./actions/") {
+			if strings.Contains(in.args, metaActionsCmd) {
 				// The release's assets reach the actions only through these defaults.
 				for _, x := range metaInjectedDefaults {
 					if !strings.Contains(in.args, x) {
@@ -138,10 +137,8 @@ func metaCheckDockerfile(text string, actions []string) []string {
 			}
 		}
 	}
-	for _, a := range actions {
-		if !loop && !built[a] {
-			add("actions/%s is not built: add it, or build every actions/*/main.go in a loop", a)
-		}
+	if !built[metaActionsBinary] {
+		add("the actions' multi-call binary is not built: go build -o /out/%s %s", metaActionsBinary, metaActionsCmd)
 	}
 	if !built["cuda-smoke"] {
 		add("the proof is not built: go build ./pkg/smoke/cmd/cuda-smoke, then sha256sum cuda-smoke > cuda-smoke.sha256")
@@ -180,25 +177,23 @@ func metaCheckDockerfile(text string, actions []string) []string {
 
 // metaInjectedDefaults are the -X flags that give provision its proof and
 // serverless its worker: the URL and SHA-256 of the release assets.
-var metaInjectedDefaults = []string{"-X main.defaultProofURL=", "-X main.defaultProofSHA256=", "-X main.defaultWorkerURL=", "-X main.defaultWorkerSHA256="}
-
-// metaActionMains lists the actions the image must hold: every actions/<name>/main.go.
-func metaActionMains(t *testing.T) []string {
-	t.Helper()
-	mains, err := filepath.Glob(filepath.Join(metaRepoRoot, "actions", "*", "main.go"))
-	assert.NilError(t, err)
-	var names []string
-	for _, m := range mains {
-		names = append(names, filepath.Base(filepath.Dir(m)))
-	}
-	assert.Assert(t, len(names) > 0)
-	return names
+var metaInjectedDefaults = []string{
+	"-X " + metaModule + "/pkg/actions/provision.defaultProofURL=", "-X " + metaModule + "/pkg/actions/provision.defaultProofSHA256=",
+	"-X " + metaModule + "/pkg/actions/serverless.defaultWorkerURL=", "-X " + metaModule + "/pkg/actions/serverless.defaultWorkerSHA256=",
 }
+
+const (
+	// metaActionsBinary is the image's one program for every action, the
+	// entrypoint of every action.yml; its role is runs.args.
+	metaActionsBinary = "runpod-gpu-actions"
+	// metaActionsCmd is the package it is built from.
+	metaActionsCmd = "./pkg/actions/cmd/" + metaActionsBinary
+)
 
 func TestMetaDockerfile(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(metaRepoRoot, "Dockerfile"))
 	assert.NilError(t, err)
-	problems := metaCheckDockerfile(string(data), metaActionMains(t))
+	problems := metaCheckDockerfile(string(data))
 	assert.Check(t, len(problems) == 0, "Dockerfile:\n  %s", strings.Join(problems, "\n  "))
 }
 
@@ -211,7 +206,6 @@ func TestMetaDockerfileDetectsProblems(t *testing.T) {
 	tests := []struct {
 		name      string
 		old, new  string
-		actions   []string
 		wantProbs []string
 	}{
 		{name: "as written"},
@@ -232,8 +226,12 @@ func TestMetaDockerfileDetectsProblems(t *testing.T) {
 			wantProbs: []string{"every go build needs CGO_ENABLED=0"},
 		},
 		{
-			name: "one action named instead of the loop", old: "for main in /src/actions/*/main.go", new: "for main in /src/actions/provision/main.go",
-			actions: []string{"provision", "reap"}, wantProbs: []string{"actions/provision is not built", "actions/reap is not built"},
+			name: "a program per action again", old: "-o /out/runpod-gpu-actions ./pkg/actions/cmd/runpod-gpu-actions", new: `-o "/out/$name" "./actions/$name"`,
+			wantProbs: []string{"builds a program per action; the image holds one", "the actions' multi-call binary is not built"},
+		},
+		{
+			name: "multi-call binary under another name", old: "-o /out/runpod-gpu-actions ./pkg", new: "-o /out/actions ./pkg",
+			wantProbs: []string{"the actions' multi-call binary is not built"},
 		},
 		{
 			name: "binaries left in the build stage", old: "COPY --from=build /out/ /", new: "COPY --from=build /out/cuda-smoke /cuda-smoke",
@@ -252,18 +250,18 @@ func TestMetaDockerfileDetectsProblems(t *testing.T) {
 			wantProbs: []string{"the Serverless worker is not built"},
 		},
 		{
-			name: "worker defaults not injected", old: " -X main.defaultWorkerURL=${WORKER_URL} -X main.defaultWorkerSHA256=${worker_sha256}", new: "",
-			wantProbs: []string{"does not inject -X main.defaultWorkerURL", "does not inject -X main.defaultWorkerSHA256"},
+			name: "worker defaults not injected", old: " -X github.com/org/runpod-gpu/pkg/actions/serverless.defaultWorkerURL=${WORKER_URL} -X github.com/org/runpod-gpu/pkg/actions/serverless.defaultWorkerSHA256=${worker_sha256}", new: "",
+			wantProbs: []string{"does not inject -X github.com/org/runpod-gpu/pkg/actions/serverless.defaultWorkerURL", "does not inject -X github.com/org/runpod-gpu/pkg/actions/serverless.defaultWorkerSHA256"},
+		},
+		{
+			name: "defaults injected into main, which is not where they live", old: "-X github.com/org/runpod-gpu/pkg/actions/provision.defaultProofURL=", new: "-X main.defaultProofURL=",
+			wantProbs: []string{"does not inject -X github.com/org/runpod-gpu/pkg/actions/provision.defaultProofURL"},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Assert(t, strings.Contains(real, tc.old), "the Dockerfile no longer contains %q; update this case", tc.old)
-			actions := tc.actions
-			if actions == nil {
-				actions = []string{"provision"}
-			}
-			problems := metaCheckDockerfile(strings.Replace(real, tc.old, tc.new, 1), actions)
+			problems := metaCheckDockerfile(strings.Replace(real, tc.old, tc.new, 1))
 			assert.Equal(t, len(problems), len(tc.wantProbs), "problems:\n  %s", strings.Join(problems, "\n  "))
 			for i, want := range tc.wantProbs {
 				assert.Check(t, is.Contains(problems[i], want))
@@ -292,15 +290,14 @@ func metaLinking(t *testing.T, file string) (interp string, needed []string) {
 	return interp, needed
 }
 
-// TestMetaActionBinariesAreStatic checks the binaries TestMain built with
+// TestMetaActionBinariesAreStatic checks the binary TestMain built with
 // CGO_ENABLED=0, as the Dockerfile does: the scratch image has no loader and no
 // libc, so a dynamically linked action would fail to start ("no such file").
+// TestMetaImageBinaryIsSmall checks the image's own build the same way.
 func TestMetaActionBinariesAreStatic(t *testing.T) {
-	for _, name := range metaActionMains(t) {
-		interp, needed := metaLinking(t, filepath.Join(binDir, name))
-		assert.Check(t, interp == "", "actions/%s asks for the loader %s: something it imports needs cgo or dynamic linking", name, interp)
-		assert.Check(t, is.Len(needed, 0), "actions/%s needs shared libraries", name)
-	}
+	interp, needed := metaLinking(t, filepath.Join(binDir, metaActionsBinary))
+	assert.Check(t, interp == "", "%s asks for the loader %s: something it imports needs cgo or dynamic linking", metaActionsBinary, interp)
+	assert.Check(t, is.Len(needed, 0), "%s needs shared libraries", metaActionsBinary)
 }
 
 // TestMetaProofBinaryNeedsOnlyGlibc builds the proof as the Dockerfile does.

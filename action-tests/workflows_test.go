@@ -86,8 +86,8 @@ func metaParseWorkflow(t *testing.T, name, text string) metaWorkflow {
 // metaEntrypointFalsePositive matches what actionlint 1.7.12 reports for
 // every action here: it looks for a Docker action's runs.entrypoint as a file
 // in the action's directory, but with a registry image (docker://…) the
-// entrypoint is a path inside the image — /provision is in the image, not in
-// actions/provision. Only that message, for these actions, is ignored.
+// entrypoint is a path inside the image — /runpod-gpu-actions is in the image,
+// not in actions/provision. Only that message, for these actions, is ignored.
 const metaEntrypointFalsePositive = `^file "/[a-z0-9-]+" does not exist in "[^"]*/actions/[a-z0-9-]+"\. it is specified at "entrypoint" key in "runs" section in "[^"]+" action$`
 
 // metaQueueUnknownToActionlint matches what actionlint 1.7.12 reports for

@@ -1,4 +1,4 @@
-package main
+package localgate
 
 import (
 	"bytes"
@@ -89,7 +89,7 @@ func newRunner(t *testing.T, opts ...githubsim.Option) *runner {
 
 func (r *runner) run(t *testing.T) error {
 	t.Helper()
-	return run(context.Background(), actionio.New(&r.stdout, func(k string) string { return r.env[k] }, nil))
+	return Run(context.Background(), actionio.New(&r.stdout, func(k string) string { return r.env[k] }, nil))
 }
 
 func (r *runner) file(t *testing.T, key string) string {
