@@ -16,7 +16,7 @@ package actiontests
 //
 // go test ./action-tests -run TestChaos                       the fixed seeds 1..chaos.n
 // go test ./action-tests -run TestChaos -chaos.n 1000 -timeout 2h
-// go test ./action-tests -run 'TestChaos/seed=123$' -chaos.seed 123 -v   one seed
+// go test ./action-tests -run '^TestChaos$/^seed=123$' -chaos.seed 123 -v   one seed (-chaos.show logs it all)
 
 import (
 	"context"
@@ -50,6 +50,7 @@ import (
 var (
 	chaosN        = flag.Int("chaos.n", 12, "chaos suite: run the schedules of seeds 1..n")
 	chaosSeed     = flag.Uint64("chaos.seed", 0, "chaos suite: run only this seed's schedule")
+	chaosShow     = flag.Bool("chaos.show", false, "chaos suite: log every step's output and the faults injected, pass or fail")
 	chaosParallel = flag.Int("chaos.parallel", 6, "chaos suite: schedules run at once (they mostly wait on real time)")
 )
 
@@ -111,7 +112,7 @@ func runChaos(t *testing.T, seed uint64) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("schedule %s", sc)
-			t.Logf("replay: go test ./action-tests -run 'TestChaos/seed=%d$' -count=1 -v -chaos.seed %d", seed, seed)
+			t.Logf("replay: go test ./action-tests -run '^TestChaos$/^seed=%d$' -count=1 -v -chaos.seed %d", seed, seed)
 		}
 	})
 	l := startChaosLane(t, sc)
@@ -574,7 +575,10 @@ func (l *chaosLane) check() {
 		gateState = gates[len(gates)-1].GetConclusion()
 	}
 	t.Logf("lane: %s; gate %s; job %s; %d pod(s), billed $%.4f", strings.Join(summary, " "), gateState, job.Conclusion, len(pods), spent)
-	if t.Failed() {
+	if t.Failed() || *chaosShow {
+		if *chaosShow {
+			t.Logf("schedule %s", l.sc)
+		}
 		for _, st := range l.steps {
 			t.Logf("── %s: exit %d killed %t\n%s", st.name, st.res.exitCode, st.killed, st.res.stdout)
 		}
