@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
@@ -15,6 +16,12 @@ import (
 )
 
 func main() { actionkit.Main(run) }
+
+// budget bounds the whole gate, inside the workflow's five-minute step
+// timeout: a rate limit asking for a longer wait (Retry-After of an hour)
+// fails the step at once with an error saying so, rather than sleeping until
+// the runner kills it mid-retry.
+const budget = 4 * time.Minute
 
 func run(ctx context.Context, io *actionio.IO) error {
 	pr, err := io.Int("pr-number", 0, 0, math.MaxInt32)
@@ -37,6 +44,8 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
 	gh, err := actionkit.GitHub(ctx, io, "")
 	if err != nil {
 		return err
