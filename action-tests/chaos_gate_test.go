@@ -11,7 +11,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
 
-// Found by the chaos suite (seed 14): the gate had no deadline, so a
+// Found by the chaos suite: the gate had no deadline, so a
 // Retry-After of an hour on its PR re-read was slept out until the runner's
 // step timeout killed it, with "retry 1/4 in 1h0m0s" as its last word. Now a
 // wait that cannot fit the gate's budget fails the step at once, saying so.

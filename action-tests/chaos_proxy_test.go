@@ -54,6 +54,8 @@ type chaosProxyPlan struct {
 	Kinds  []chaosFault // the kinds a hit draws from
 	Outage *chaosWindow
 	Slow   time.Duration // the delay of faultSlow
+	// Only, when set, limits the faults to requests whose "METHOD /path" starts with it.
+	Only string
 }
 
 func (p chaosProxyPlan) String() string {
@@ -62,6 +64,9 @@ func (p chaosProxyPlan) String() string {
 		kinds = append(kinds, k.String())
 	}
 	s := fmt.Sprintf("rate %.2f of [%s]", p.Rate, strings.Join(kinds, " "))
+	if p.Only != "" {
+		s += " on " + p.Only
+	}
 	if p.Outage != nil {
 		s += fmt.Sprintf(", outage %s–%s (drop %t)", p.Outage.From, p.Outage.To, p.Outage.Drop)
 	}
@@ -127,7 +132,7 @@ func (p *chaosProxy) decide(r *http.Request) (chaosFault, int) {
 		return fault5xx, 3
 	}
 	p.counts[key]++
-	if p.plan.Rate <= 0 || len(p.plan.Kinds) == 0 {
+	if p.plan.Rate <= 0 || len(p.plan.Kinds) == 0 || !strings.HasPrefix(key, p.plan.Only) {
 		return faultNone, 0
 	}
 	h := fnv.New64a()

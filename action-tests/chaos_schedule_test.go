@@ -97,6 +97,10 @@ func drawSchedule(seed uint64) *chaosSchedule {
 		return chaosProxyPlan{Rate: 0.01 + 0.11*rng.Float64(), Kinds: kinds, Slow: between(300*time.Millisecond, 3*time.Second)}
 	}
 	sc.RunPod, sc.GitHub = network(), network()
+	if len(sc.RunPod.Kinds) > 0 && chance(0.15) {
+		// Creates are the money path: sometimes they alone are hit, and often.
+		sc.RunPod.Only, sc.RunPod.Rate = "POST /v2/pods", 0.3+0.5*rng.Float64()
+	}
 	if chance(0.25) {
 		from := between(0, 12*time.Second)
 		sc.GitHub.Outage = &chaosWindow{From: from, To: from + between(time.Second, 10*time.Second), Drop: chance(0.5)}

@@ -451,6 +451,8 @@ func (l *chaosLane) checkAfterCleanup() {
 // grace: under the same faults while they fail visibly, then calm ones.
 func (l *chaosLane) sweep() {
 	t := l.t
+	// The next sweep comes minutes later: by then RunPod's listing shows every pod.
+	time.Sleep(l.sc.Faults.ListingDelay)
 	l.endJob("cancelled") // a job still queued when its run ends is cancelled with it
 	conclusion := "success"
 	if l.isCancelled() {
@@ -606,12 +608,7 @@ func (l *chaosLane) gates() (green *github.CheckRun, all []*github.CheckRun) {
 // TestChaosCalm is the suite's control: with no fault at all the lane is
 // green end to end, so the chaos runs measure the faults, not the harness.
 func TestChaosCalm(t *testing.T) {
-	sc := &chaosSchedule{Seed: 1, NeverRegister: map[int]bool{}, DieAfter: map[int]time.Duration{}}
-	for i, g := range chaosGPUs {
-		sc.Hosts = append(sc.Hosts, runpodsim.HostProfile{ID: fmt.Sprintf("h%d", i+1), DataCenterID: "US-TX-3", GPUTypeID: g.ID, GPUCount: 2,
-			DriverCUDA: "12.8", MaxPTXISA: "8.7", BootSeconds: 1, Healthy: true})
-	}
-	l := startChaosLane(t, sc)
+	l := startChaosLane(t, chaosCalmSchedule())
 	l.run()
 	l.check()
 	for _, st := range l.steps {
