@@ -150,8 +150,8 @@ func drawSchedule(seed uint64) *chaosSchedule {
 		sc.Faults.DeleteFailures = runpodsim.DeleteFault{FailFirst: 1 + rng.IntN(4), Status: statuses[rng.IntN(len(statuses))]}
 		sc.note("deletes fail %d times per pod with %d", sc.Faults.DeleteFailures.FailFirst, sc.Faults.DeleteFailures.Status)
 	}
-	if chance(0.2) {
-		sc.Faults.ListingDelay = between(500*time.Millisecond, 3*time.Second)
+	if chance(0.25) {
+		sc.Faults.ListingDelay = between(500*time.Millisecond, 5*time.Second)
 		sc.note("pod listing lags %s", sc.Faults.ListingDelay)
 	}
 	if chance(0.15) {
@@ -188,7 +188,8 @@ func drawSchedule(seed uint64) *chaosSchedule {
 	}
 
 	if chance(0.3) {
-		sc.Kill = []string{"authorize", "provision", "provision", "watchdog", "gate", "cleanup", "cleanup", "reap"}[rng.IntN(8)]
+		targets := []string{"authorize", "provision", "provision", "provision", "watchdog", "gate", "cleanup", "cleanup", "reap"}
+		sc.Kill = targets[rng.IntN(len(targets))]
 		sc.KillAfter = between(0, 4*time.Second)
 		sc.note("SIGTERM to %s %s after it starts (GitHub cancels the run)", sc.Kill, sc.KillAfter)
 	}

@@ -48,10 +48,10 @@ import (
 )
 
 var (
-	chaosN        = flag.Int("chaos.n", 12, "chaos suite: run the schedules of seeds 1..n")
+	chaosN        = flag.Int("chaos.n", 48, "chaos suite: run the schedules of seeds 1..n")
 	chaosSeed     = flag.Uint64("chaos.seed", 0, "chaos suite: run only this seed's schedule")
 	chaosShow     = flag.Bool("chaos.show", false, "chaos suite: log every step's output and the faults injected, pass or fail")
-	chaosParallel = flag.Int("chaos.parallel", 6, "chaos suite: schedules run at once (they mostly wait on real time)")
+	chaosParallel = flag.Int("chaos.parallel", 12, "chaos suite: schedules run at once (they mostly wait on real time)")
 )
 
 func TestChaos(t *testing.T) {
@@ -498,6 +498,10 @@ func (l *chaosLane) check() {
 		spent += b.Dollars
 	}
 	prov, provRan := l.last("provision")
+	worst := "-"
+	if m := chaosPlanRE.FindStringSubmatch(prov.res.stdout); m != nil {
+		worst = "$" + m[2]
+	}
 	if len(pods) > 0 {
 		assert.Assert(t, provRan, "pods exist but provision never ran")
 		m := chaosPlanRE.FindStringSubmatch(prov.res.stdout)
@@ -576,7 +580,7 @@ func (l *chaosLane) check() {
 	if len(gates) > 0 {
 		gateState = gates[len(gates)-1].GetConclusion()
 	}
-	t.Logf("lane: %s; gate %s; job %s; %d pod(s), billed $%.4f", strings.Join(summary, " "), gateState, job.Conclusion, len(pods), spent)
+	t.Logf("lane: %s; gate %s; job %s; %d pod(s), billed $%.4f of worst case %s", strings.Join(summary, " "), gateState, job.Conclusion, len(pods), spent, worst)
 	if t.Failed() || *chaosShow {
 		if *chaosShow {
 			t.Logf("schedule %s", l.sc)
