@@ -175,16 +175,14 @@ func startChaosLane(t *testing.T, sc *chaosSchedule) *chaosLane {
 // scheduled moment; a SIGTERM is GitHub cancelling the run.
 func (l *chaosLane) step(name string, st step) chaosStep {
 	var timer *time.Timer
-	var fired bool
+	fired := make(chan struct{}) // closed once the SIGTERM is on its way
 	st.started = func(p *os.Process) {
 		l.mu.Lock()
 		l.running[name] = p
 		l.mu.Unlock()
 		if l.sc.Kill == name {
 			timer = time.AfterFunc(l.sc.KillAfter, func() {
-				l.mu.Lock()
-				fired = true
-				l.mu.Unlock()
+				defer close(fired)
 				if name == "reap" { // another workflow: only the sweep is cancelled
 					_ = p.Signal(syscall.SIGTERM)
 					return
@@ -194,23 +192,16 @@ func (l *chaosLane) step(name string, st step) chaosStep {
 		}
 	}
 	res := runStep(l.t, st)
-	l.mu.Lock()
-	delete(l.running, name)
+	killed := false
 	if timer != nil && !timer.Stop() {
-		l.mu.Unlock()
-		// The timer fired (or is firing): wait for it to have recorded itself.
-		for {
-			l.mu.Lock()
-			if fired {
-				break
-			}
-			l.mu.Unlock()
-			time.Sleep(time.Millisecond)
-		}
+		<-fired // it fired while the step ran: GitHub cancelled the run
+		killed = true
 	}
-	cs := chaosStep{name: name, res: res, killed: fired}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.running, name)
+	cs := chaosStep{name: name, res: res, killed: killed}
 	l.steps = append(l.steps, cs)
-	l.mu.Unlock()
 	return cs
 }
 
