@@ -8,12 +8,19 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/gate"
 )
+
+// budget bounds the whole gate, inside the workflow's five-minute step
+// timeout: a rate limit asking for a longer wait (Retry-After of an hour)
+// fails the step at once with an error saying so, rather than sleeping until
+// the runner kills it mid-retry.
+const budget = 4 * time.Minute
 
 // Run is the gate action: it reads its inputs and writes its outputs and job
 // summary through io. actions/gate/main.go and the image's multi-call binary
@@ -51,6 +58,8 @@ func Run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
 	gh, err := actionkit.GitHub(ctx, io, "")
 	if err != nil {
 		return err

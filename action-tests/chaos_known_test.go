@@ -1,0 +1,45 @@
+package actiontests
+
+import (
+	"flag"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
+)
+
+var chaosKnown = flag.Bool("chaos.known", false, "chaos suite: also run the schedules of known, unfixed defects (they fail)")
+
+// chaosCalmSchedule is a schedule without faults on three healthy hosts.
+func chaosCalmSchedule() *chaosSchedule {
+	sc := &chaosSchedule{Seed: 1, NeverRegister: map[int]bool{}, DieAfter: map[int]time.Duration{}}
+	for i, g := range chaosGPUs {
+		sc.Hosts = append(sc.Hosts, runpodsim.HostProfile{ID: fmt.Sprintf("h%d", i+1), DataCenterID: "US-TX-3", GPUTypeID: g.ID, GPUCount: 2,
+			DriverCUDA: "12.8", MaxPTXISA: "8.7", BootSeconds: 1, Healthy: true})
+	}
+	return sc
+}
+
+// TestChaosKnownDefects replays, by hand-made schedule, defects the chaos
+// suite found that are not fixed yet, so they can be reproduced with one
+// command: go test ./action-tests -run TestChaosKnownDefects -chaos.known -v
+func TestChaosKnownDefects(t *testing.T) {
+	if !*chaosKnown {
+		t.Skip("known defects fail until fixed; run with -chaos.known")
+	}
+	// Provision is cancelled while its create is on the wire; the create lands
+	// and RunPod's listing shows the new pod only 5 s later. Provision's
+	// reconcile lists twice in about 2 s (not the 8 s it reports), cleanup's
+	// tag sweep lists once: neither sees the pod, cleanup reports success, and
+	// the pod bills until the reaper's next sweep.
+	t.Run("cancelled-create-hidden-by-listing-lag", func(t *testing.T) {
+		sc := chaosCalmSchedule()
+		sc.Faults.ListingDelay = 5 * time.Second
+		sc.RunPod = chaosProxyPlan{Rate: 1, Kinds: []chaosFault{faultSlow}, Slow: 1500 * time.Millisecond, Only: "POST /v2/pods"}
+		sc.Kill, sc.KillAfter = "provision", 700*time.Millisecond
+		l := startChaosLane(t, sc)
+		l.run()
+		l.check()
+	})
+}
