@@ -66,6 +66,7 @@ type Input struct {
 	Continents        []string
 	DataCenterRegions map[string]string // data-center id → region enum, e.g. "EUROPE"
 	Zones             []string          // exact data-center ids
+	Rank              Ranker            // optional: reorders and pins the candidates (rank.go)
 }
 
 // Source says where a candidate came from.
@@ -143,6 +144,7 @@ func Build(in Input) Plan {
 	if len(all) > budget {
 		all = all[:budget]
 	}
+	all = in.rank(all)
 	livePrice := map[string]Candidate{}
 	for _, o := range in.Offers {
 		if in.CatalogErr == nil && o.PricePerHour > 0 && cloudAllowed(in.Clouds, o.Cloud) {

@@ -54,6 +54,7 @@ func (r *run) plan(ctx context.Context) plan.Plan {
 			}
 		}
 	}
+	in.Rank = r.ranker() // reputation.go
 	return plan.Build(in)
 }
 

@@ -25,11 +25,13 @@ type Layout string
 
 // Bad-host layouts.
 const (
-	// Uniform: each machine is bad on its own, with the scenario's share.
+	// Uniform: the scenario's share of each GPU type's machines is bad,
+	// drawn machine by machine.
 	Uniform Layout = "uniform"
 	// Clustered: bad machines come the way real fleets break: a bad driver
 	// rollout in one data center and one flaky host model across data
-	// centers, topped up with scattered bad machines to the share.
+	// centers, where a cost-driven lane rents (see cluster), topped up with
+	// scattered bad machines to the share.
 	Clustered Layout = "clustered"
 )
 
@@ -197,7 +199,7 @@ func NewFleet(s Scenario) (Fleet, error) {
 	case Uniform:
 		scatter(f.Machines, s.BadShare, r)
 	case Clustered:
-		cluster(f.Machines, s.BadShare, r)
+		cluster(f.Machines, f, s.BadShare, r)
 	}
 	for i := range f.Machines {
 		applyFault(&f.Machines[i])
@@ -205,69 +207,119 @@ func NewFleet(s Scenario) (Fleet, error) {
 	return f, nil
 }
 
-// scatter makes machines bad one by one until share of them are.
+// scatter makes machines bad one by one, GPU type by GPU type (in each
+// cloud), until share of each one's machines are: evenly spread, so no type
+// is spared by luck.
 func scatter(ms []Machine, share float64, r *rand.Rand) {
-	want := int(math.Round(share * float64(len(ms))))
 	kinds := []Fault{FaultPTX, FaultPTX, FaultDeadGPU, FaultBoot, FaultFlaky, FaultFlaky}
-	for _, i := range r.Perm(len(ms)) {
-		if countBad(ms) >= want {
-			return
+	for _, idx := range groups(ms, func(m Machine) string { return m.Profile.GPUTypeID + "|" + m.Profile.Cloud }) {
+		want := int(math.Round(share * float64(len(idx))))
+		bad := 0
+		for _, i := range idx {
+			if ms[i].Fault != FaultNone {
+				bad++
+			}
 		}
-		if ms[i].Fault == FaultNone {
-			ms[i].Fault = kinds[r.IntN(len(kinds))]
+		for _, j := range r.Perm(len(idx)) {
+			if bad >= want {
+				break
+			}
+			if i := idx[j]; ms[i].Fault == FaultNone {
+				ms[i].Fault = kinds[r.IntN(len(kinds))]
+				bad++
+			}
 		}
 	}
 }
 
-// cluster puts about half the share into one data center's bad driver
-// rollout, most of the rest into one flaky GPU model across data centers,
-// and scatters what is left.
-func cluster(ms []Machine, share float64, r *rand.Rand) {
+// cluster breaks machines where a cost-driven lane rents, since a cluster
+// it never touches measures nothing: a bad driver rollout (PTX refused) in
+// one data center that hosts the cheapest reviewed GPU types, and one flaky
+// host model among the four cheapest reviewed types, in every data center.
+// Both stop at the share; what is left of it goes to random machines.
+func cluster(ms []Machine, f Fleet, share float64, r *rand.Rand) {
+	cheap := reviewedByPrice(f)
+	// The rollout's data center is drawn weighted by its machines of the two
+	// cheapest reviewed types, so it is likely one the lane rents from.
+	var dcs []string
+	for _, m := range ms {
+		if slices.Contains(cheap[:min(2, len(cheap))], m.Profile.GPUTypeID) {
+			dcs = append(dcs, m.Profile.DataCenterID)
+		}
+	}
+	slices.Sort(dcs)
+	rollout := dcs[r.IntN(len(dcs))]
+	flaky := cheap[r.IntN(min(4, len(cheap)))]
 	want := int(math.Round(share * float64(len(ms))))
-	byDC, byGPU := map[string][]int{}, map[string][]int{}
+	bad := 0
 	for i, m := range ms {
-		byDC[m.Profile.DataCenterID] = append(byDC[m.Profile.DataCenterID], i)
-		byGPU[m.Profile.GPUTypeID] = append(byGPU[m.Profile.GPUTypeID], i)
-	}
-	dc := closest(byDC, want/2)
-	for _, i := range byDC[dc] {
-		ms[i].Fault = FaultPTX
-	}
-	gpu := closest(byGPU, (want-countBad(ms))*3/4)
-	for _, i := range byGPU[gpu] {
-		if ms[i].Fault == FaultNone && countBad(ms) < want {
-			ms[i].Fault = FaultFlaky
+		if m.Profile.DataCenterID == rollout {
+			ms[i].Fault = FaultPTX
+			bad++
 		}
 	}
-	scatter(ms, share, r)
+	for _, i := range r.Perm(len(ms)) {
+		if bad < want && ms[i].Fault == FaultNone && ms[i].Profile.GPUTypeID == flaky {
+			ms[i].Fault = FaultFlaky
+			bad++
+		}
+	}
+	for _, i := range r.Perm(len(ms)) {
+		if bad < want && ms[i].Fault == FaultNone {
+			ms[i].Fault = FaultFlaky
+			bad++
+		}
+	}
 }
 
-// closest returns the key whose group size is nearest n (ties: smallest key).
-func closest(groups map[string][]int, n int) string {
-	keys := make([]string, 0, len(groups))
-	for k := range groups {
+// reviewedByPrice lists the lane's reviewed GPU types of the fleet,
+// cheapest first (by the cheaper of their list prices).
+func reviewedByPrice(f Fleet) []string {
+	price := map[string]float64{}
+	for _, g := range f.GPUTypes {
+		price[g.ID] = g.SecurePrice
+		if consumer[g.ID] && g.CommunityPrice > 0 {
+			price[g.ID] = min(g.SecurePrice, g.CommunityPrice)
+		}
+	}
+	var ids []string
+	for _, t := range laneTiers {
+		for _, id := range t.GPUIDs {
+			if _, ok := price[id]; ok {
+				ids = append(ids, id)
+			}
+		}
+	}
+	slices.SortStableFunc(ids, func(a, b string) int { return cmpPrice(price[a], price[b]) })
+	return ids
+}
+
+func cmpPrice(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// groups returns the indexes of ms by key, keys in sorted order.
+func groups(ms []Machine, key func(Machine) string) [][]int {
+	by := map[string][]int{}
+	for i, m := range ms {
+		by[key(m)] = append(by[key(m)], i)
+	}
+	keys := make([]string, 0, len(by))
+	for k := range by {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	best, gap := "", math.MaxInt
+	out := make([][]int, 0, len(keys))
 	for _, k := range keys {
-		if d := abs(len(groups[k]) - n); d < gap {
-			best, gap = k, d
-		}
+		out = append(out, by[k])
 	}
-	return best
-}
-
-func abs(n int) int { return max(n, -n) }
-
-func countBad(ms []Machine) int {
-	n := 0
-	for _, m := range ms {
-		if m.Fault != FaultNone {
-			n++
-		}
-	}
-	return n
+	return out
 }
 
 // applyFault writes a machine's fault into the profile the simulated RunPod

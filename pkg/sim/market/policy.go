@@ -49,5 +49,13 @@ func Policies() []Policy {
 				c.Clouds = []config.Cloud{config.CloudSecure, config.CloudCommunity}
 			},
 		},
+		{
+			Name: "reputation", Summary: "the lane with reputation: ranked by expected cost, pinned to good data centers, repeated failures quarantined",
+			Configure: func(c *config.Config) {
+				c.GPUTiers = laneTiers
+				c.Clouds = []config.Cloud{config.CloudSecure, config.CloudCommunity}
+			},
+			Reputation: true,
+		},
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/provision"
+	"github.com/org/runpod-gpu/pkg/reputation"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
@@ -62,7 +63,11 @@ type sim struct {
 	// the pod is deleted the moment it is accepted (the next ref's plan does
 	// not wait for it) and its job time is billed here instead.
 	jobs map[string]float64
-	res  Result
+	// record is the reputation evidence of the policy's own runs, as the
+	// lane's history keeps it; only a Reputation policy reads it.
+	record   reputation.Record
+	machines map[string]Machine // by host id, for each pod's driver
+	res      Result
 }
 
 func runPolicy(ctx context.Context, s Scenario, fleet Fleet, refs []ref, p Policy) (Result, error) {
@@ -88,7 +93,7 @@ func runPolicy(ctx context.Context, s Scenario, fleet Fleet, refs []ref, p Polic
 	if err != nil {
 		return Result{}, err
 	}
-	sm := &sim{s: s, policy: p, cfg: cfg, cloud: c, clock: clock, runID: 1000, jobs: map[string]float64{},
+	sm := &sim{s: s, policy: p, cfg: cfg, cloud: c, clock: clock, runID: 1000, jobs: map[string]float64{}, machines: h.machines,
 		deps: provision.Deps{
 			RunPod: runpod.New(c.RunPodURL, cloud.RunPodKey, runpod.WithPolicy(rpPolicy)),
 			GitHub: gh, Images: pinned{}, Policy: rpPolicy, Observer: quiet{},
@@ -141,8 +146,14 @@ func (sm *sim) provision(ctx context.Context) (*provision.Accepted, error) {
 		LabelPrefix: "gpu", RunnerGroupID: 1, Scope: ghapi.ScopeRepo,
 		ProofURL: sm.cloud.ProofURL, ProofSHA256: sm.cloud.ProofSHA256,
 	}
+	if sm.policy.Reputation {
+		req.Reputation = &sm.record
+	}
 	res, err := provision.Run(ctx, sm.deps, req)
 	sm.res.Runs++
+	if err := sm.remember(res.Attempts); err != nil {
+		return nil, err
+	}
 	for _, a := range res.Attempts {
 		switch a.Outcome {
 		case cost.OutcomeAccepted:
@@ -159,6 +170,28 @@ func (sm *sim) provision(ctx context.Context) (*provision.Accepted, error) {
 		}
 	}
 	return res.Accepted, nil
+}
+
+// remember keeps each created pod's evidence — GPU, data center, driver,
+// outcome and paid seconds — as the lane's history does.
+func (sm *sim) remember(attempts []cost.Attempt) error {
+	now := sm.clock.Now()
+	for _, a := range attempts {
+		if a.PodID == "" {
+			continue
+		}
+		p, err := sm.cloud.RunPod.Pod(a.PodID)
+		if err != nil {
+			return err
+		}
+		secs, _ := p.BilledFromCreation(now)
+		sm.record.Add(reputation.Observation{
+			At: now, GPU: p.GPUTypeID, DataCenter: p.DataCenterID, Cloud: p.Cloud,
+			Driver: sm.machines[p.HostID].Profile.DriverCUDA, OK: a.Outcome == cost.OutcomeAccepted,
+			Seconds: secs, PricePerHour: p.HourlyPrice,
+		})
+	}
+	return nil
 }
 
 // release deletes an accepted pod: its job is billed from the ledger.
