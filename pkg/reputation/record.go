@@ -27,13 +27,13 @@ const MaxObservations = 2000
 
 // Observation is one created pod's evidence.
 type Observation struct {
-	At           time.Time `json:"at"`             // when the attempt ended
-	GPU          string    `json:"gpu"`            // RunPod GPU type id
-	DataCenter   string    `json:"dataCenter"`     // where RunPod placed the pod
-	Cloud        string    `json:"cloud,omitempty"` // SECURE or COMMUNITY
+	At           time.Time `json:"at"`               // when the attempt ended
+	GPU          string    `json:"gpu"`              // RunPod GPU type id
+	DataCenter   string    `json:"dataCenter"`       // where RunPod placed the pod
+	Cloud        string    `json:"cloud,omitempty"`  // SECURE or COMMUNITY
 	Driver       string    `json:"driver,omitempty"` // the host's CUDA level, when known
-	OK           bool      `json:"ok"`             // the proof passed and the runner came online
-	Seconds      int64     `json:"seconds"`        // paid seconds of the attempt
+	OK           bool      `json:"ok"`               // the proof passed and the runner came online
+	Seconds      int64     `json:"seconds"`          // paid seconds of the attempt
 	PricePerHour float64   `json:"pricePerHour,omitempty"`
 }
 

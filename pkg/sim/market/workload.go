@@ -11,9 +11,9 @@ import (
 // them are pushed again (some twice) minutes to hours later, every push is a
 // new tested ref, and GitHub delivers the trigger of each push three times.
 const (
-	meanPRGap       = 15 * time.Minute
+	meanPRGap        = 15 * time.Minute
 	deliveriesPerRef = 3
-	jobMedian       = 12 * time.Minute
+	jobMedian        = 12 * time.Minute
 )
 
 // ref is one tested merge ref: a pull request's push.
