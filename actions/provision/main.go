@@ -49,6 +49,13 @@ func run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
+	rep, note, err := provision.LoadReputation("reputation-file", io.Input("reputation-file"))
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		io.Infof("%s", note)
+	}
 	res, runErr := provision.Run(ctx, provision.Deps{
 		RunPod: rp, GitHub: gh, Policy: policy, Observer: provision.ActionObserver(io),
 		Images: &registry.Resolver{APIURL: io.Input("registry-api-url"), Logf: func(s string) { io.Infof("%s", s) }},
@@ -59,7 +66,8 @@ func run(ctx context.Context, io *actionio.IO) error {
 		Reuse:          gate.ReuseQuery{CheckName: io.Input("check-name"), AppID: gate.TrustedGateApp(gateApp, appID)},
 		KeepFailedPods: keep,
 		ProofURL:       io.InputOr("proof-url", defaultProofURL), ProofSHA256: io.InputOr("proof-sha256", defaultProofSHA256),
-		RunnerDir: io.Input("runner-dir"), // where the pod image keeps run.sh; empty: the official image's
+		RunnerDir:  io.Input("runner-dir"), // where the pod image keeps run.sh; empty: the official image's
+		Reputation: rep,
 	})
 	// Outputs is a map, so its names are listed for the action.yml consistency test (action-tests).
 	//runpod-gpu:outputs paid-path,reused-check-url,image,attempts,rejected-cost-usd,rejected-attempts,retained-pod-ids,retention-artifact-name,runner-label,gpu-type,candidate,tier,price-per-hour,startup-seconds,started-at,pod-id

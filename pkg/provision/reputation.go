@@ -1,6 +1,10 @@
 package provision
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/plan"
@@ -26,4 +30,27 @@ func (r *run) ranker() plan.Ranker {
 	r.logf("reputation: %d observation(s); candidates ranked by expected cost to a working runner, pinned to good data centers; quarantined: %s",
 		len(r.req.Reputation.Observations), held)
 	return e.Rank
+}
+
+// LoadReputation reads the reputation record at path, given through the
+// action input named input. An empty path means no record. A missing file is
+// a cold start (the first runs have no history yet), reported in the note;
+// an unreadable or invalid record is an error naming the input and the path,
+// since silently planning without it would hide a broken history.
+func LoadReputation(input, path string) (rec *reputation.Record, note string, err error) {
+	if strings.TrimSpace(path) == "" {
+		return nil, "", nil
+	}
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Sprintf("reputation: %s %q does not exist yet: candidates in the seed's order", input, path), nil
+	case err != nil:
+		return nil, "", fmt.Errorf("input %s: %q: %w; want a readable reputation record (JSON) or an empty value", input, path, err)
+	}
+	r, err := reputation.Parse(b)
+	if err != nil {
+		return nil, "", fmt.Errorf("input %s: %q: %w", input, path, err)
+	}
+	return &r, "", nil
 }
