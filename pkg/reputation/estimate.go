@@ -77,7 +77,9 @@ func (p Pair) String() string {
 
 // Estimate is what the evidence says about one pair at the estimator's time.
 type Estimate struct {
-	// Failure is the estimated chance a pod here fails, prior included.
+	// Failure is the estimated chance a pod here fails, prior included: the
+	// worse of the GPU type's and the data center's pooled rates, each
+	// shrunk towards Params.PriorFailure.
 	Failure float64
 	// Evidence is the decayed number of attempts behind it (0: prior only).
 	Evidence float64
@@ -99,12 +101,21 @@ type Estimator struct {
 	p     Params
 	now   time.Time
 	pairs map[Pair]*tally
+	// types and dcs pool the pairs of a GPU type (in a cloud) and of a data
+	// center: a flaky host model fails in every data center and a bad driver
+	// rollout hits every type of one data center, so a pair with no evidence
+	// of its own starts from the worse of the two.
+	types, dcs map[Pair]*tally
 }
+
+// poolWeight is the prior's weight in a pooled estimate: pooled evidence is
+// about other pairs, so it takes more of it to move a pair's prior.
+const poolWeight = 4
 
 // New estimates every pair of rec at now. Observations after now (a clock
 // skew) count as made now.
 func New(rec Record, now time.Time, p Params) *Estimator {
-	e := &Estimator{p: p.withDefaults(), now: now, pairs: map[Pair]*tally{}}
+	e := &Estimator{p: p.withDefaults(), now: now, pairs: map[Pair]*tally{}, types: map[Pair]*tally{}, dcs: map[Pair]*tally{}}
 	obs := slices.Clone(rec.Observations)
 	slices.SortStableFunc(obs, func(a, b Observation) int { return a.At.Compare(b.At) })
 	for _, o := range obs {
@@ -115,6 +126,12 @@ func New(rec Record, now time.Time, p Params) *Estimator {
 			e.pairs[k] = t
 		}
 		w := math.Exp2(-max(now.Sub(o.At), 0).Hours() / e.p.HalfLife.Hours())
+		for _, pool := range []*tally{pooled(e.types, Pair{GPU: k.GPU, Cloud: k.Cloud}), pooled(e.dcs, Pair{DataCenter: k.DataCenter})} {
+			pool.n += w
+			if !o.OK {
+				pool.fails += w
+			}
+		}
 		t.n += w
 		if o.OK {
 			t.consecutive = 0
@@ -131,6 +148,13 @@ func New(rec Record, now time.Time, p Params) *Estimator {
 	return e
 }
 
+func pooled(m map[Pair]*tally, k Pair) *tally {
+	if m[k] == nil {
+		m[k] = &tally{}
+	}
+	return m[k]
+}
+
 func pairOf(gpu, cloud, dc string) Pair {
 	cloud = strings.ToUpper(cloud)
 	if cloud == "" {
@@ -145,13 +169,19 @@ func (e *Estimator) Empty() bool { return len(e.pairs) == 0 }
 // Estimate returns the pair's estimate (the prior when it has no evidence).
 func (e *Estimator) Estimate(p Pair) Estimate {
 	p = pairOf(p.GPU, p.Cloud, p.DataCenter)
-	est := Estimate{Failure: e.p.PriorFailure, FailTime: e.p.FailTime}
+	prior := e.p.PriorFailure
+	for _, pool := range []*tally{e.types[Pair{GPU: p.GPU, Cloud: p.Cloud}], e.dcs[Pair{DataCenter: p.DataCenter}]} {
+		if pool != nil {
+			prior = max(prior, (pool.fails+e.p.PriorFailure*poolWeight)/(pool.n+poolWeight))
+		}
+	}
+	est := Estimate{Failure: prior, FailTime: e.p.FailTime}
 	t := e.pairs[p]
 	if t == nil {
 		return est
 	}
 	est.Evidence = t.n
-	est.Failure = (t.fails + e.p.PriorFailure*e.p.PriorWeight) / (t.n + e.p.PriorWeight)
+	est.Failure = (t.fails + prior*e.p.PriorWeight) / (t.n + e.p.PriorWeight)
 	if t.failsW > 0 {
 		est.FailTime = time.Duration(t.failSecs / t.failsW * float64(time.Second))
 	}

@@ -19,7 +19,8 @@ var stockWeight = map[string]float64{"LOW": 1, "MEDIUM": 5, "HIGH": 10}
 // quarantined nor estimated to fail more often than Params.Avoid, when some
 // are; the live candidates are ordered by expected cost to a working runner,
 // price × run time + failure odds × price × failed time (equal estimates
-// keep the cheapest-first order); static tier slots keep their places; and
+// keep the cheapest-first order), those failing more often than Avoid
+// everywhere after the rest; static tier slots keep their places; and
 // a candidate whose every data center is quarantined goes last, so it is
 // still tried when nothing else works and again once its window ends.
 func (e *Estimator) Rank(in plan.Input, cands []plan.Candidate) []plan.Candidate {
@@ -41,11 +42,17 @@ func (e *Estimator) Rank(in plan.Input, cands []plan.Candidate) []plan.Candidate
 		c      plan.Candidate
 		score  float64
 		parked bool
+		// doubtful: every data center of its stock fails more often than
+		// Avoid. Cheap failures can still make its expected cost lowest, but
+		// two failures in a row end the run with no pod (the early stop),
+		// so it goes after the live candidates that work.
+		doubtful bool
 	}
 	var live, static, parked []ranked
 	for _, c := range cands {
 		r := ranked{c: c}
 		failure, failTime := e.place(&r.c, &r.parked, stock[c.GPUID+"|"+strings.ToUpper(c.Cloud)])
+		r.doubtful = failure > e.p.Avoid
 		odds := min(failure, 0.95) / (1 - min(failure, 0.95))
 		r.score = c.PricePerHour * (e.p.RunTime.Hours() + odds*failTime.Hours())
 		switch {
@@ -57,7 +64,15 @@ func (e *Estimator) Rank(in plan.Input, cands []plan.Candidate) []plan.Candidate
 			static = append(static, r)
 		}
 	}
-	slices.SortStableFunc(live, func(a, b ranked) int { return cmpFloat(a.score, b.score) })
+	slices.SortStableFunc(live, func(a, b ranked) int {
+		if a.doubtful != b.doubtful {
+			if b.doubtful {
+				return -1
+			}
+			return 1
+		}
+		return cmpFloat(a.score, b.score)
+	})
 	out := make([]plan.Candidate, 0, len(cands))
 	for _, group := range [][]ranked{live, static, parked} {
 		for _, r := range group {

@@ -99,23 +99,35 @@ func TestRank(t *testing.T) {
 			want: []string{"live-1 RTX A5000@any", "static-big-1 H100 80GB HBM3@any", "live-3 L4@any"}},
 		{name: "quarantine holds until its window ends", at: now.Add(-2*h + 12*h - time.Second),
 			obs:  []reputation.Observation{obs(now.Add(-3*h), l4, "EU-RO-1", false), obs(now.Add(-2*h), l4, "EU-RO-1", false)},
-			want: []string{"live-1 RTX A5000@any", "static-big-1 H100 80GB HBM3@any", "live-3 L4@any"}},
+			want: []string{"live-1 RTX A5000@US-TX-3", "static-big-1 H100 80GB HBM3@any", "live-3 L4@any"}},
 		{name: "released after its window: tried again in its place", at: now.Add(-2*h + 12*h),
 			obs:  []reputation.Observation{obs(now.Add(-3*h), l4, "EU-RO-1", false), obs(now.Add(-2*h), l4, "EU-RO-1", false)},
-			want: seed},
+			want: []string{"live-1 RTX A5000@US-TX-3", "live-2 L4@any", "static-big-1 H100 80GB HBM3@any"}},
 		{name: "a failure after release quarantines it again", at: now.Add(11 * h),
 			obs: []reputation.Observation{obs(now.Add(-30*h), l4, "EU-RO-1", false), obs(now.Add(-29*h), l4, "EU-RO-1", false),
 				obs(now, l4, "EU-RO-1", false)},
-			want: []string{"live-1 RTX A5000@any", "static-big-1 H100 80GB HBM3@any", "live-3 L4@any"}},
+			// EU-RO-1's failures also make it doubtful for the A5000 (a bad rollout hits every type there).
+			want: []string{"live-1 RTX A5000@US-TX-3", "static-big-1 H100 80GB HBM3@any", "live-3 L4@any"}},
 		{name: "a success ends the run of failures: no quarantine", at: now,
 			obs: []reputation.Observation{obs(now.Add(-3*h), l4, "EU-RO-1", false), obs(now.Add(-2*h), l4, "EU-RO-1", false),
 				obs(now.Add(-h), l4, "EU-RO-1", true)},
-			want: seed},
+			want: []string{"live-1 RTX A5000@US-TX-3", "live-2 L4@any", "static-big-1 H100 80GB HBM3@any"}},
 		{name: "a cheap type whose failures run to the timeout ranks below a dearer one", at: now,
 			obs: []reputation.Observation{timeout(now.Add(-5*h), a5000, "EU-RO-1"), timeout(now.Add(-4*h), a5000, "US-TX-3"),
 				obs(now.Add(-3*h), a5000, "EU-RO-1", true), obs(now.Add(-2*h), a5000, "US-TX-3", true),
 				timeout(now.Add(-90*time.Minute), a5000, "EU-RO-1"), timeout(now.Add(-1*h), a5000, "US-TX-3")},
 			want: []string{"live-1 L4@any", "live-2 RTX A5000@any", "static-big-1 H100 80GB HBM3@any"}},
+		{name: "a type failing everywhere goes after one that works, even when its failures are cheap", at: now,
+			obs: []reputation.Observation{obs(now.Add(-5*h), a5000, "EU-RO-1", false), obs(now.Add(-4*h), a5000, "US-TX-3", false),
+				obs(now.Add(-3*h), a5000, "EU-RO-1", true), obs(now.Add(-2*h), a5000, "US-TX-3", true),
+				obs(now.Add(-90*time.Minute), a5000, "EU-RO-1", false), obs(now.Add(-1*h), a5000, "US-TX-3", false),
+				obs(now.Add(-30*time.Minute), l4, "EU-RO-1", true)},
+			want: []string{"live-1 L4@any", "live-2 RTX A5000@any", "static-big-1 H100 80GB HBM3@any"}},
+		{name: "a flaky host model: its data centers without evidence are doubtful too", at: now,
+			obs: []reputation.Observation{obs(now.Add(-3*h), a5000, "EU-RO-1", false), obs(now.Add(-2*h), a5000, "EU-RO-1", true),
+				obs(now.Add(-h), a5000, "EU-RO-1", false), obs(now.Add(-30*time.Minute), l4, "EU-RO-1", true),
+				obs(now.Add(-20*time.Minute), l4, "EU-RO-1", true)},
+			want: []string{"live-1 L4@any", "live-2 RTX A5000@US-TX-3", "static-big-1 H100 80GB HBM3@any"}},
 		{name: "old failures are forgotten", at: now.Add(30 * 24 * h),
 			obs:  []reputation.Observation{obs(now, a5000, "EU-RO-1", false)},
 			want: seed},
@@ -160,12 +172,16 @@ func TestEstimate(t *testing.T) {
 	rec.Add(obs(now.Add(-72*time.Hour), a5000, "EU-RO-1", false), obs(now, a5000, "EU-RO-1", true))
 	e := reputation.New(rec, now, reputation.DefaultParams)
 	got := e.Estimate(reputation.Pair{GPU: a5000, Cloud: "secure", DataCenter: "eu-ro-1"})
-	// One failure at half weight and one success: (0.5 + 0.1×2) / (1.5 + 2).
-	assert.Check(t, is.Equal(fmt.Sprintf("%.4f", got.Failure), "0.2000"))
+	// One failure at half weight and one success. The pooled rate of the
+	// type (and of the data center) is (0.5 + 0.1×4) / (1.5 + 4) = 0.1636;
+	// it is the pair's prior: (0.5 + 0.1636×2) / (1.5 + 2).
+	assert.Check(t, is.Equal(fmt.Sprintf("%.4f", got.Failure), "0.2364"))
 	assert.Check(t, is.Equal(fmt.Sprintf("%.2f", got.Evidence), "1.50"))
 	assert.Check(t, got.QuarantinedUntil.IsZero())
-	prior := e.Estimate(reputation.Pair{GPU: l4, DataCenter: "EU-RO-1"})
-	assert.Check(t, is.Equal(prior.Failure, reputation.DefaultParams.PriorFailure))
+	sameDC := e.Estimate(reputation.Pair{GPU: l4, DataCenter: "EU-RO-1"})
+	assert.Check(t, is.Equal(fmt.Sprintf("%.4f", sameDC.Failure), "0.1636"), "another type in the same data center starts from its pooled rate")
+	fresh := e.Estimate(reputation.Pair{GPU: l4, DataCenter: "US-TX-3"})
+	assert.Check(t, is.Equal(fresh.Failure, reputation.DefaultParams.PriorFailure))
 }
 
 func TestRecordRoundTripAndBound(t *testing.T) {
