@@ -79,6 +79,10 @@ func (rep Report) Markdown() string {
 	fmt.Fprintf(&b, "%d pull requests, %d tested refs (3 deliveries each), %d machines.\n\n", rep.Scenario.PRs, rep.Refs, rep.Machines)
 	b.WriteString(rep.Table())
 	b.WriteString("\n")
+	for _, r := range rep.Results {
+		fmt.Fprintf(&b, "- **%s**: %s\n", r.Policy, r.Summary)
+	}
+	b.WriteString("\n")
 	b.WriteString(rep.Chart())
 	return b.String()
 }
@@ -107,7 +111,7 @@ func (rep Report) Chart() string {
 	}
 	var b strings.Builder
 	b.WriteString("```mermaid\nxychart-beta\n")
-	fmt.Fprintf(&b, "    title \"Wasted $ on rejected hosts per accepted pod (%s)\"\n", rep.Title())
+	fmt.Fprintf(&b, "    title \"Wasted $ on rejected hosts per accepted pod, %s\"\n", strings.NewReplacer(" (", ", ", ")", "").Replace(rep.Title()))
 	fmt.Fprintf(&b, "    x-axis [%s]\n", strings.Join(names, ", "))
 	fmt.Fprintf(&b, "    y-axis \"USD\" 0 --> %.4f\n", max(top*1.1, 0.0001))
 	fmt.Fprintf(&b, "    bar [%s]\n```\n", strings.Join(values, ", "))
