@@ -24,7 +24,7 @@ func TestSetBusy(t *testing.T) {
 		busy       int
 		wantCreate int // status of the next create
 	}{
-		{busy: 3, wantCreate: http.StatusBadRequest}, // 4 − 3 − 1 held: none free
+		{busy: 3, wantCreate: http.StatusBadRequest},  // 4 − 3 − 1 held: none free
 		{busy: 10, wantCreate: http.StatusBadRequest}, // more than the machine: still never the held one
 		{busy: 1, wantCreate: http.StatusCreated},
 	}
