@@ -193,16 +193,6 @@ func (e *Estimator) Estimate(p Pair) Estimate {
 	return est
 }
 
-// Known reports whether any pair of gpu in cloud has evidence.
-func (e *Estimator) Known(gpu, cloud string) bool {
-	for k := range e.pairs {
-		if k.GPU == gpu && k.Cloud == pairOf(gpu, cloud, "").Cloud {
-			return true
-		}
-	}
-	return false
-}
-
 // Quarantined lists the pairs quarantined now, in a stable order, for logs.
 func (e *Estimator) Quarantined() []string {
 	var out []string
