@@ -72,6 +72,8 @@ type Input struct {
 	// of one per GPU type with RunPod choosing among the data centers. Provision turns
 	// it on when regions, zones or the community cloud are configured.
 	PerDataCenter bool
+	// Rank optionally reorders and pins the candidates (rank.go).
+	Rank Ranker
 }
 
 // Source says where a candidate came from.
@@ -162,6 +164,7 @@ func Build(in Input) Plan {
 	if len(all) > budget {
 		all = all[:budget]
 	}
+	all = in.rank(all)
 	// A static candidate is created in one cloud, so it is priced at that
 	// cloud's list price: a cheaper offer in another cloud would understate the
 	// worst case and let the spend ceiling pass a dearer pod.

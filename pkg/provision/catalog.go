@@ -66,6 +66,7 @@ func (r *run) plan(ctx context.Context) plan.Plan {
 			r.logf("warning: %s", w)
 		}
 	}
+	in.Rank = r.ranker() // reputation.go
 	return plan.Build(in)
 }
 

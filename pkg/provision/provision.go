@@ -21,6 +21,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/lifecycle"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/plan"
+	"github.com/org/runpod-gpu/pkg/reputation"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/wire"
@@ -97,6 +98,8 @@ type Request struct {
 	// WorkDir is where the pod's startup script makes its temporary
 	// directory; empty means startup.DefaultWorkDir.
 	WorkDir string
+	// Reputation is the evidence of earlier runs (reputation.go); nil plans as the seed does.
+	Reputation *reputation.Record
 }
 
 // Decision says whether the paid path ran.

@@ -54,6 +54,13 @@ func Run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
+	rep, note, err := provision.LoadReputation("reputation-file", io.Input("reputation-file"))
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		io.Infof("%s", note)
+	}
 	res, runErr := provision.Run(ctx, provision.Deps{
 		RunPod: rp, GitHub: gh, Policy: policy, Observer: newObserver(io),
 		Images: &registry.Resolver{APIURL: io.Input("registry-api-url"), Logf: func(s string) { io.Infof("%s", s) }},
@@ -64,7 +71,8 @@ func Run(ctx context.Context, io *actionio.IO) error {
 		Reuse:          gate.ReuseQuery{CheckName: io.Input("check-name"), AppID: gate.TrustedGateApp(gateApp, appID), Key: key},
 		KeepFailedPods: keep,
 		ProofURL:       io.InputOr("proof-url", defaultProofURL), ProofSHA256: io.InputOr("proof-sha256", defaultProofSHA256),
-		RunnerDir: io.Input("runner-dir"), // where the pod image keeps run.sh; empty: the official image's
+		RunnerDir:  io.Input("runner-dir"), // where the pod image keeps run.sh; empty: the official image's
+		Reputation: rep,
 	})
 	if err := actionio.WriteOutputs[provision.Outputs](io, res.Outputs()); err != nil {
 		runErr = firstErr(runErr, err)

@@ -1,0 +1,72 @@
+package plan
+
+import (
+	"testing"
+
+	"gotest.tools/v3/assert"
+)
+
+// The ranker may reorder, pin and drop, but the plan holds it to the
+// boundary: no type it did not plan, no candidate twice, no price or tier
+// change, no placement outside the zones.
+func TestRankerStaysInsideTheBoundary(t *testing.T) {
+	base := Input{
+		Tiers: reviewed, GPUCount: 1, MaxPriceCandidates: 3, MaxAttempts: 6,
+		Offers: []Offer{
+			offer(rtx4090, 24, CloudSecure, 0.69, "HIGH", "EU-RO-1=HIGH", "US-KS-2=LOW"),
+			offer(a6000, 48, CloudSecure, 0.49, "HIGH", "EU-RO-1=HIGH"),
+			offer(a4000, 16, CloudSecure, 0.17, "HIGH", "EU-RO-1=HIGH"),
+		},
+	}
+	tests := []struct {
+		name  string
+		zones []string
+		rank  Ranker
+		want  []string // GPU@placement in order
+	}{
+		{name: "no ranker: the seed's plan", want: []string{a6000 + "@", rtx4090 + "@", l40s + "@", a100 + "@", h100 + "@"}},
+		{name: "reorder and pin", rank: func(_ Input, c []Candidate) []Candidate {
+			c[0], c[1] = c[1], c[0]
+			c[0].DataCenterIDs = []string{"US-KS-2"}
+			return c
+		}, want: []string{rtx4090 + "@US-KS-2", a6000 + "@", l40s + "@", a100 + "@", h100 + "@"}},
+		{name: "an unreviewed type, a duplicate and a repricing are refused", rank: func(_ Input, c []Candidate) []Candidate {
+			c[0].PricePerHour, c[0].Tier = 0.01, "free"
+			return append([]Candidate{{GPUID: a4000, Cloud: CloudSecure, Source: SourceLive}, c[0]}, c...)
+		}, want: []string{a6000 + "@", rtx4090 + "@", l40s + "@", a100 + "@", h100 + "@"}},
+		{name: "a placement outside the zones falls back to the zones", zones: []string{"EU-RO-1"},
+			rank: func(_ Input, c []Candidate) []Candidate {
+				for i := range c {
+					c[i].DataCenterIDs = []string{"US-KS-2", "EU-RO-1", "eu-ro-1"}
+				}
+				c[1].DataCenterIDs = []string{"US-KS-2"}
+				return c
+			}, want: []string{a6000 + "@EU-RO-1", rtx4090 + "@EU-RO-1", l40s + "@EU-RO-1", a100 + "@EU-RO-1", h100 + "@EU-RO-1"}},
+		{name: "dropping is allowed", rank: func(_ Input, c []Candidate) []Candidate { return c[1:2] },
+			want: []string{rtx4090 + "@"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := base
+			in.Zones, in.Rank = tc.zones, tc.rank
+			p := Build(in)
+			var got []string
+			for i, c := range p.Candidates {
+				where := ""
+				for j, dc := range c.DataCenterIDs {
+					if j > 0 {
+						where += ","
+					}
+					where += dc
+				}
+				got = append(got, c.GPUID+"@"+where)
+				assert.Equal(t, c.N, i+1)
+				if c.GPUID == a6000 {
+					assert.Equal(t, c.PricePerHour, 0.49)
+					assert.Equal(t, c.Tier, "ampere")
+				}
+			}
+			assert.DeepEqual(t, got, tc.want)
+		})
+	}
+}

@@ -1,0 +1,56 @@
+package provision
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/org/runpod-gpu/pkg/plan"
+	"github.com/org/runpod-gpu/pkg/reputation"
+)
+
+// ranker builds the plan's ranker from the request's reputation record as
+// of now; nil (the seed's plan) without a record or without evidence in it.
+func (r *run) ranker() plan.Ranker {
+	if r.req.Reputation == nil {
+		return nil
+	}
+	e := reputation.New(*r.req.Reputation, r.now(), reputation.DefaultParams)
+	if e.Empty() {
+		r.logf("reputation: no evidence yet: candidates in the seed's order")
+		return nil
+	}
+	q := e.Quarantined()
+	held := "none"
+	if len(q) > 0 {
+		held = strings.Join(q, "; ")
+	}
+	r.logf("reputation: %d observation(s); candidates ranked by expected cost to a working runner, pinned to good data centers; quarantined: %s",
+		len(r.req.Reputation.Observations), held)
+	return e.Rank
+}
+
+// LoadReputation reads the reputation record at path, given through the
+// action input named input. An empty path means no record. A missing file is
+// a cold start (the first runs have no history yet), reported in the note;
+// an unreadable or invalid record is an error naming the input and the path,
+// since silently planning without it would hide a broken history.
+func LoadReputation(input, path string) (rec *reputation.Record, note string, err error) {
+	if strings.TrimSpace(path) == "" {
+		return nil, "", nil
+	}
+	b, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Sprintf("reputation: %s %q does not exist yet: candidates in the seed's order", input, path), nil
+	case err != nil:
+		return nil, "", fmt.Errorf("input %s: %q: %w; want a readable reputation record (JSON) or an empty value", input, path, err)
+	}
+	r, err := reputation.Parse(b)
+	if err != nil {
+		return nil, "", fmt.Errorf("input %s: %q: %w", input, path, err)
+	}
+	return &r, "", nil
+}

@@ -1,0 +1,94 @@
+// Package reputation learns which (GPU type, data center) pairs deliver
+// working runners from the evidence the lane already keeps — each attempt's
+// GPU, data center, driver, proof outcome and paid seconds — and ranks plan
+// candidates by expected cost to a working runner, pinning creates to good
+// data centers and quarantining pairs that failed repeatedly for a window.
+//
+// With no evidence it changes nothing: the plan is the seed's. It never adds
+// a GPU type or widens a placement: the reviewed allowlist and the
+// configured zones stay the boundary.
+package reputation
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// RecordVersion is the record format this package writes and reads.
+const RecordVersion = 1
+
+// MaxObservations bounds a record: older evidence is dropped first (it
+// weighs little by then anyway), so the artifact stays small.
+const MaxObservations = 2000
+
+// Observation is one created pod's evidence.
+type Observation struct {
+	At           time.Time `json:"at"`               // when the attempt ended
+	GPU          string    `json:"gpu"`              // RunPod GPU type id
+	DataCenter   string    `json:"dataCenter"`       // where RunPod placed the pod
+	Cloud        string    `json:"cloud,omitempty"`  // SECURE or COMMUNITY
+	Driver       string    `json:"driver,omitempty"` // the host's CUDA level, when known
+	OK           bool      `json:"ok"`               // the proof passed and the runner came online
+	Seconds      int64     `json:"seconds"`          // paid seconds of the attempt
+	PricePerHour float64   `json:"pricePerHour,omitempty"`
+}
+
+// Record is the evidence a lane keeps between runs, oldest first.
+type Record struct {
+	Version      int           `json:"version"`
+	Observations []Observation `json:"observations"`
+}
+
+// Add appends observations, keeps the record in time order and drops the
+// oldest beyond MaxObservations.
+func (r *Record) Add(obs ...Observation) {
+	r.Version = RecordVersion
+	r.Observations = append(r.Observations, obs...)
+	slices.SortStableFunc(r.Observations, func(a, b Observation) int { return a.At.Compare(b.At) })
+	if n := len(r.Observations) - MaxObservations; n > 0 {
+		r.Observations = slices.Delete(r.Observations, 0, n)
+	}
+}
+
+// Parse reads a record and checks every observation, naming the first bad
+// one and what is expected of it.
+func Parse(b []byte) (Record, error) {
+	var r Record
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return Record{}, fmt.Errorf("reputation record: %v; want a JSON object {\"version\": %d, \"observations\": [...]}", err, RecordVersion)
+	}
+	if r.Version != RecordVersion {
+		return Record{}, fmt.Errorf("reputation record: version %d; want %d", r.Version, RecordVersion)
+	}
+	for i, o := range r.Observations {
+		switch {
+		case o.At.IsZero():
+			return Record{}, fmt.Errorf("reputation record: observation %d: \"at\" is missing; want an RFC 3339 time", i)
+		case strings.TrimSpace(o.GPU) == "":
+			return Record{}, fmt.Errorf("reputation record: observation %d: \"gpu\" is empty; want a RunPod GPU type id", i)
+		case strings.TrimSpace(o.DataCenter) == "":
+			return Record{}, fmt.Errorf("reputation record: observation %d (%s): \"dataCenter\" is empty; want a data-center id such as EU-RO-1", i, o.GPU)
+		case o.Seconds < 0:
+			return Record{}, fmt.Errorf("reputation record: observation %d (%s in %s): seconds %d; want 0 or more", i, o.GPU, o.DataCenter, o.Seconds)
+		case o.PricePerHour < 0:
+			return Record{}, fmt.Errorf("reputation record: observation %d (%s in %s): pricePerHour %v; want 0 or more", i, o.GPU, o.DataCenter, o.PricePerHour)
+		}
+	}
+	slices.SortStableFunc(r.Observations, func(a, b Observation) int { return a.At.Compare(b.At) })
+	return r, nil
+}
+
+// Marshal writes the record as indented JSON.
+func (r Record) Marshal() ([]byte, error) {
+	r.Version = RecordVersion
+	if r.Observations == nil {
+		r.Observations = []Observation{}
+	}
+	return json.MarshalIndent(r, "", "  ")
+}
