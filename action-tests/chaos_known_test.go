@@ -1,15 +1,12 @@
 package actiontests
 
 import (
-	"flag"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
-
-var chaosKnown = flag.Bool("chaos.known", false, "chaos suite: also run the schedules of known, unfixed defects (they fail)")
 
 // chaosCalmSchedule is a schedule without faults on three healthy hosts.
 func chaosCalmSchedule() *chaosSchedule {
@@ -22,17 +19,15 @@ func chaosCalmSchedule() *chaosSchedule {
 }
 
 // TestChaosKnownDefects replays, by hand-made schedule, defects the chaos
-// suite found that are not fixed yet, so they can be reproduced with one
-// command: go test ./action-tests -run TestChaosKnownDefects -chaos.known -v
+// suite found (go test ./action-tests -run TestChaosKnownDefects -v), as
+// regression tests once they are fixed.
 func TestChaosKnownDefects(t *testing.T) {
-	if !*chaosKnown {
-		t.Skip("known defects fail until fixed; run with -chaos.known")
-	}
+	t.Parallel()
 	// Provision is cancelled while its create is on the wire; the create lands
 	// and RunPod's listing shows the new pod only 5 s later. Provision's
-	// reconcile lists twice in about 2 s (not the 8 s it reports), cleanup's
-	// tag sweep lists once: neither sees the pod, cleanup reports success, and
-	// the pod bills until the reaper's next sweep.
+	// reconcile used to list twice in about 2 s and cleanup's tag sweep lists
+	// once: neither saw the pod, and it billed until the reaper's next sweep.
+	// Provision now lists for its whole reconcile budget after a cancellation.
 	t.Run("cancelled-create-hidden-by-listing-lag", func(t *testing.T) {
 		sc := chaosCalmSchedule()
 		sc.Faults.ListingDelay = 5 * time.Second

@@ -492,16 +492,22 @@ func (r *run) deleteDuplicates(dups []*runpod.Pod, name string) {
 func (r *run) reconcileAfterCancel(name string) {
 	ctx, cancel := r.bound(context.Background(), CancelReconcileBudget)
 	defer cancel()
-	for i := 0; i < 2; i++ {
+	// The whole budget is used: a new pod can reach the list seconds after
+	// its create, and once provision exits only the cleanup job's tag sweep
+	// (a single listing) is left to find it.
+	for {
 		if pods, err := r.deps.RunPod.ListPods(ctx, runpod.ListPodsQuery{}); err == nil && len(r.adopt(pods, name, "")) > 0 {
 			return
 		}
-		if r.deps.Policy.Wait(ctx, 2*time.Second, "reconcile after cancellation") != nil {
+		if r.deps.Policy.Wait(ctx, cancelReconcilePoll, "reconcile after cancellation") != nil {
 			break
 		}
 	}
 	r.logf("cancelled during the create of %s: no pod of that name found within %s; the cleanup job's tag sweep is the backstop", name, CancelReconcileBudget)
 }
+
+// cancelReconcilePoll spaces the by-name listings after a cancellation.
+const cancelReconcilePoll = 1500 * time.Millisecond
 
 // track records and publishes a created pod at once.
 func (r *run) track(id string) {
