@@ -1,6 +1,7 @@
 package smoke
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -74,9 +75,9 @@ func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor)
 func (v Version) Compare(w Version) int {
 	switch {
 	case v.Major != w.Major:
-		return cmpInt(v.Major, w.Major)
+		return cmp.Compare(v.Major, w.Major)
 	default:
-		return cmpInt(v.Minor, w.Minor)
+		return cmp.Compare(v.Minor, w.Minor)
 	}
 }
 
@@ -94,14 +95,4 @@ func (v *Version) UnmarshalText(b []byte) error {
 	}
 	*v = parsed
 	return nil
-}
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -10,6 +10,7 @@
 package market
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -290,18 +291,8 @@ func reviewedByPrice(f Fleet) []string {
 			}
 		}
 	}
-	slices.SortStableFunc(ids, func(a, b string) int { return cmpPrice(price[a], price[b]) })
+	slices.SortStableFunc(ids, func(a, b string) int { return cmp.Compare(price[a], price[b]) })
 	return ids
-}
-
-func cmpPrice(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // groups returns the indexes of ms by key, keys in sorted order.
