@@ -42,16 +42,8 @@ func TestRunnerLabelsDifferAcrossRuns(t *testing.T) {
 // label) takes the runner while the lane's GPU job waits: the watchdog
 // deletes the pod at its first poll and fails, naming the job.
 func TestRunnerTakenByAForeignJobIsDeletedAtOnce(t *testing.T) {
-	s := startCloud(t, testMarket(testHost("h1", a4000, true)), runpodsim.Faults{}, watchdogConfig)
-	pr := s.openPR(t)
-	runID, err := s.GitHub.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: cloud.Repository, WorkflowPath: cloud.Workflow, Event: "pull_request",
-		HeadSHA: headSHA, PullRequests: []int{pr}, Jobs: []githubsim.JobSpec{{Name: "gpu-tests", Status: "waiting"}}})
-	assert.NilError(t, err)
-	st := s.provisionStep(pr)
-	st.env["GITHUB_RUN_ID"] = itoa(int(runID))
-	prov := runStep(t, st)
-	assert.Equal(t, prov.exitCode, 0, prov.stdout)
-	label := prov.outputs["runner-label"]
+	w := watchdogAccepted(t, watchdogConfig)
+	s, runID, label := w.simulated, w.runID, w.prov.outputs["runner-label"]
 
 	// The foreign job is queued first and the idle runner takes it; the GPU job then waits for a busy runner.
 	foreign, err := s.GitHub.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: cloud.Repository, WorkflowPath: ".github/workflows/fork.yml",
@@ -65,7 +57,6 @@ func TestRunnerTakenByAForeignJobIsDeletedAtOnce(t *testing.T) {
 	assert.NilError(t, err)
 	assert.NilError(t, s.GitHub.SetJob(cloud.Repository, jobs[0].ID, githubsim.JobSpec{Name: "gpu-tests", Labels: []string{label}, Status: "queued"}))
 
-	w := &watchdogRun{simulated: s, runID: runID, pr: pr, podID: prov.outputs["pod-id"], prov: prov}
 	res := runStep(t, w.step())
 	assert.Equal(t, res.exitCode, 1, res.stdout)
 	assert.Equal(t, res.outputs["outcome"], "runner-taken")

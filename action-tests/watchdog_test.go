@@ -33,17 +33,8 @@ type watchdogRun struct {
 
 func watchdogProvision(t *testing.T, configYAML string) *watchdogRun {
 	t.Helper()
-	s := startCloud(t, testMarket(testHost("h1", a4000, true)), runpodsim.Faults{}, configYAML)
-	pr := s.openPR(t)
-	runID, err := s.GitHub.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: cloud.Repository, WorkflowPath: cloud.Workflow, Event: "pull_request",
-		HeadSHA: headSHA, PullRequests: []int{pr}, Jobs: []githubsim.JobSpec{{Name: "gpu-tests", Status: "waiting"}}})
-	assert.NilError(t, err)
-	st := s.provisionStep(pr)
-	st.env["GITHUB_RUN_ID"] = itoa(int(runID))
-	prov := runStep(t, st)
-	assert.Equal(t, prov.exitCode, 0, prov.stdout)
-
-	label := prov.outputs["runner-label"]
+	w := watchdogAccepted(t, configYAML)
+	s, runID, label := w.simulated, w.runID, w.prov.outputs["runner-label"]
 	jobs, err := s.GitHub.Jobs(cloud.Repository, runID, 1)
 	assert.NilError(t, err)
 	now := time.Now()
@@ -54,6 +45,22 @@ func watchdogProvision(t *testing.T, configYAML string) *watchdogRun {
 			{Name: "Run GPU tests", Status: "queued"},
 		},
 	}))
+	return w
+}
+
+// watchdogAccepted provisions a pod for a lane run whose GPU job still waits
+// for the runner.
+func watchdogAccepted(t *testing.T, configYAML string) *watchdogRun {
+	t.Helper()
+	s := startCloud(t, testMarket(testHost("h1", a4000, true)), runpodsim.Faults{}, configYAML)
+	pr := s.openPR(t)
+	runID, err := s.GitHub.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: cloud.Repository, WorkflowPath: cloud.Workflow, Event: "pull_request",
+		HeadSHA: headSHA, PullRequests: []int{pr}, Jobs: []githubsim.JobSpec{{Name: "gpu-tests", Status: "waiting"}}})
+	assert.NilError(t, err)
+	st := s.provisionStep(pr)
+	st.env["GITHUB_RUN_ID"] = itoa(int(runID))
+	prov := runStep(t, st)
+	assert.Equal(t, prov.exitCode, 0, prov.stdout)
 	return &watchdogRun{simulated: s, runID: runID, pr: pr, podID: prov.outputs["pod-id"], prov: prov}
 }
 

@@ -304,22 +304,36 @@ func (u unreadablePR) GetPullRequest(ctx context.Context, n int) (*github.PullRe
 
 // An unreadable PR answer is unknown, never obsolete.
 func TestPRAnswerWithoutStateIsUnknownNotObsolete(t *testing.T) {
-	stub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{}`))
-	}))
-	defer stub.Close()
-	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, nil)
-	pulls, err := ghapi.New(context.Background(), ghapi.Options{BaseURL: stub.URL, Token: "t", Owner: cloud.Owner, Repo: cloud.RepoName,
-		Policy: reqpolicy.New(reqpolicy.WithClock(s.clock), reqpolicy.WithSleeper(s.clock.Sleep))})
-	assert.NilError(t, err)
-	s.deps.GitHub = unreadablePR{GitHub: s.deps.GitHub, pulls: pulls}
+	tests := []struct {
+		name, answer string
+		wantLog      string
+	}{
+		{name: "no state", answer: `{}`, wantLog: "state unknown"},
+		// An open PR whose answer names no head is not "head moved to ''".
+		{name: "open without a head", answer: `{"state":"open","number":1}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			stub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(tc.answer))
+			}))
+			defer stub.Close()
+			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, nil)
+			pulls, err := ghapi.New(context.Background(), ghapi.Options{BaseURL: stub.URL, Token: "t", Owner: cloud.Owner, Repo: cloud.RepoName,
+				Policy: reqpolicy.New(reqpolicy.WithClock(s.clock), reqpolicy.WithSleeper(s.clock.Sleep))})
+			assert.NilError(t, err)
+			s.deps.GitHub = unreadablePR{GitHub: s.deps.GitHub, pulls: pulls}
 
-	res, err := s.run(t)
+			res, err := s.run(t)
 
-	assert.NilError(t, err)
-	assert.Assert(t, res.Accepted != nil, "an unknown state never stops the run")
-	assert.Check(t, is.Contains(s.obs.log(), "state unknown"))
+			assert.NilError(t, err)
+			assert.Assert(t, res.Accepted != nil, "an unusable PR answer never stops the run")
+			if tc.wantLog != "" {
+				assert.Check(t, is.Contains(s.obs.log(), tc.wantLog))
+			}
+		})
+	}
 }
 
 // A lost create whose pod is listed only after the create deadline: the run

@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -17,8 +16,6 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/config"
-	"github.com/org/runpod-gpu/pkg/ghapi"
-	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
@@ -193,25 +190,4 @@ func TestReviewAcceptedPodOfARetriedCreateRunsItsOwnRunner(t *testing.T) {
 	verdict, _ := s.cloud.Model.Verdict(res.Accepted.PodID)
 	assert.Check(t, is.Equal(verdict, ""), "the accepted pod failed after acceptance")
 	assert.DeepEqual(t, aliveInSim(s), []string{res.Accepted.PodID})
-}
-
-// An unreadable answer is unknown, never obsolete. An open
-// PR answer that carries no head SHA says nothing about the head: the run goes
-// on (it is not "head moved to ”").
-func TestReviewOpenPRAnswerWithoutAHeadIsUnknownNotObsolete(t *testing.T) {
-	stub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"state":"open","number":1}`))
-	}))
-	defer stub.Close()
-	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, nil)
-	pulls, err := ghapi.New(context.Background(), ghapi.Options{BaseURL: stub.URL, Token: "t", Owner: cloud.Owner, Repo: cloud.RepoName,
-		Policy: reqpolicy.New(reqpolicy.WithClock(s.clock), reqpolicy.WithSleeper(s.clock.Sleep))})
-	assert.NilError(t, err)
-	s.deps.GitHub = unreadablePR{GitHub: s.deps.GitHub, pulls: pulls}
-
-	res, err := s.run(t)
-
-	assert.NilError(t, err)
-	assert.Check(t, res.Accepted != nil, "an answer without a head never stops the run")
 }
