@@ -1,8 +1,6 @@
 package smoke
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -70,21 +68,18 @@ func milliseconds(d time.Duration) float64 {
 	return float64(d.Round(time.Microsecond).Microseconds()) / 1000
 }
 
-// writeReport writes r as indented JSON to path through a temporary file in the same directory,
+// writeReport writes r as indented JSON (see appendJSON) to path through a temporary file in the same directory,
 // so a reader never sees half a report.
 func writeReport(path string, r *Report) error {
-	var data bytes.Buffer
-	enc := json.NewEncoder(&data)
-	enc.SetEscapeHTML(false) // details say ">=", not "\u003e="
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
+	data, err := r.appendJSON(nil)
+	if err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".cuda-smoke-report-*")
 	if err != nil {
 		return err
 	}
-	_, werr := tmp.Write(data.Bytes())
+	_, werr := tmp.Write(data)
 	cerr := tmp.Close()
 	if werr == nil {
 		werr = cerr
