@@ -45,7 +45,7 @@ type Publisher interface {
 // action's inputs, and errors name those inputs.
 type ConcludeRequest struct {
 	// PRNumber > 0 makes Conclude re-read the PR's labels right before
-	// publishing: a PR labelled LocalLabel gets no gate from the paid workflow.
+	// publishing: a PR labelled gatecheck.LocalLabel gets no gate from the paid workflow.
 	PRNumber int
 	// Kind, when set, is published as it is. When empty, the kind is derived
 	// from Decision, SkipKind and GPUJobResult (see ResolveKind).
@@ -167,7 +167,7 @@ func publishable(input string, k gatecheck.Kind) error {
 
 // Conclude publishes the gate that ends a workflow run: it resolves the kind,
 // checks the evidence that kind needs, re-reads the PR's label and publishes.
-// For a PR labelled LocalLabel it publishes nothing, because the local relay
+// For a PR labelled gatecheck.LocalLabel it publishes nothing, because the local relay
 // owns the gate then and the paid workflow must never override it; a failed
 // re-read publishes nothing either and is an error.
 func Conclude(ctx context.Context, gh Publisher, r ConcludeRequest) (Concluded, error) {
