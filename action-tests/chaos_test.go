@@ -39,7 +39,7 @@ import (
 	"github.com/google/go-github/v66/github"
 	"gotest.tools/v3/assert"
 
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
@@ -594,7 +594,7 @@ func (l *chaosLane) gates() (green *github.CheckRun, all []*github.CheckRun) {
 	defer cancel()
 	gh, err := ghapi.New(ctx, ghapi.Options{BaseURL: l.c.GitHubURL, Token: cloud.GitHubToken, Owner: cloud.Owner, Repo: cloud.RepoName})
 	assert.NilError(l.t, err)
-	runs, err := gh.ListCheckRunsForRef(ctx, headSHA, gate.DefaultCheckName, 0)
+	runs, err := gh.ListCheckRunsForRef(ctx, headSHA, gatecheck.DefaultCheckName, 0)
 	if errors.Is(err, ghapi.ErrNotFound) {
 		return nil, nil
 	}

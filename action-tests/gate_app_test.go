@@ -10,7 +10,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
@@ -59,9 +59,9 @@ func (s *simulated) tokenModeSteps(pr int, gateApp string) (authorize, provision
 // addPassingGate records a successful paid gate for mergeSHA on headSHA, published by app.
 func (s *simulated) addPassingGate(t *testing.T, app int64) {
 	t.Helper()
-	ext, err := gate.FormatExternalID(mergeSHA, gate.KindPaid)
+	ext, err := gatecheck.FormatExternalID(mergeSHA, gatecheck.KindPaid)
 	assert.NilError(t, err)
-	_, err = s.GitHub.AddCheckRun(cloud.Repository, githubsim.CheckRun{Name: gate.DefaultCheckName, HeadSHA: headSHA, ExternalID: ext,
+	_, err = s.GitHub.AddCheckRun(cloud.Repository, githubsim.CheckRun{Name: gatecheck.DefaultCheckName, HeadSHA: headSHA, ExternalID: ext,
 		Status: "completed", Conclusion: "success", AppID: app, CompletedAt: time.Now().Add(-time.Hour)})
 	assert.NilError(t, err)
 }

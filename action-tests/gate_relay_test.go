@@ -12,7 +12,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/localgate"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
@@ -46,7 +46,7 @@ func TestLocalRelayPublishesAsTheConfiguredApp(t *testing.T) {
 			s := startTokenModeCloud(t, testMarket(),
 				githubsim.WithApp(githubsim.App{ID: gateApp, Slug: "gpu-gate", PublicKey: &key.PublicKey, InstallationID: installationID}))
 			pr, err := s.GitHub.AddPullRequest(cloud.Repository, githubsim.PullRequestSpec{Author: "alice", HeadSHA: headSHA, HeadRef: "feature",
-				MergeCommitSHA: mergeSHA, Labels: []string{gate.LocalLabel}})
+				MergeCommitSHA: mergeSHA, Labels: []string{gatecheck.LocalLabel}})
 			assert.NilError(t, err)
 			body, err := localgate.Evidence{SHA: headSHA, GPUName: "NVIDIA GeForce RTX 4090", Driver: "550.54.14", CUDAVersion: "12.4",
 				Duration: 5 * time.Minute, LogSHA256: strings.Repeat("d", 64), Command: "make gpu-test"}.Comment()
@@ -56,7 +56,7 @@ func TestLocalRelayPublishesAsTheConfiguredApp(t *testing.T) {
 
 			env := s.runnerEnv()
 			env["GITHUB_ACTOR"], env["GITHUB_REF"] = cloud.MaintainerBob, "refs/heads/main"
-			inputs := map[string]string{"pr-number": itoa(pr), "sha": headSHA, "comment-id": itoa(int(comment)), "check-name": gate.DefaultCheckName}
+			inputs := map[string]string{"pr-number": itoa(pr), "sha": headSHA, "comment-id": itoa(int(comment)), "check-name": gatecheck.DefaultCheckName}
 			for k, v := range tc.inputs {
 				inputs[k] = v
 			}
@@ -66,7 +66,7 @@ func TestLocalRelayPublishesAsTheConfiguredApp(t *testing.T) {
 			runs := s.GitHub.CheckRuns(cloud.Repository, headSHA)
 			assert.Assert(t, is.Len(runs, 1))
 			assert.Check(t, is.Equal(runs[0].AppID, tc.wantApp))
-			assert.Check(t, is.Equal(runs[0].ExternalID, gate.LocalIDPrefix+headSHA))
+			assert.Check(t, is.Equal(runs[0].ExternalID, gatecheck.LocalIDPrefix+headSHA))
 			assert.Check(t, is.Equal(res.outputs["check-run-id"], itoa(int(runs[0].ID))))
 			for _, leaked := range []string{actionsToken, "PRIVATE KEY"} {
 				assert.Check(t, !strings.Contains(withoutMasks(res.stdout)+res.summary, leaked), "a credential leaked")

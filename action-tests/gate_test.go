@@ -11,7 +11,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
@@ -48,7 +48,7 @@ func (s *simulated) gateChecks(t *testing.T, head string) []*github.CheckRun {
 	t.Helper()
 	gh, err := ghapi.New(context.Background(), ghapi.Options{BaseURL: s.GitHubURL, Token: cloud.GitHubToken, Owner: cloud.Owner, Repo: cloud.RepoName})
 	assert.NilError(t, err)
-	runs, err := gh.ListCheckRunsForRef(context.Background(), head, gate.DefaultCheckName, 0)
+	runs, err := gh.ListCheckRunsForRef(context.Background(), head, gatecheck.DefaultCheckName, 0)
 	assert.NilError(t, err)
 	return runs
 }
@@ -91,25 +91,25 @@ func TestGatePublishesEachKind(t *testing.T) {
 		"startup-seconds": "41", "attempts": "2", "cost-report-path": "cost.md"}
 	earlier := "https://github.com/org/gpu-project/runs/1"
 	tests := []struct {
-		kind           gate.Kind
+		kind           gatecheck.Kind
 		inputs         map[string]string
 		withPod        bool
 		wantConclusion string
 		wantSummary    []string
 		wantText       string
 	}{
-		{kind: gate.KindPaid, withPod: true, wantConclusion: "success",
+		{kind: gatecheck.KindPaid, withPod: true, wantConclusion: "success",
 			wantSummary: []string{"`pod7h9k2m4n6p`", a4000, "| ampere | 0.25 | 41 s | 2 |"}, wantText: "## Cost"},
-		{kind: gate.KindReused, inputs: map[string]string{"reused-check-url": earlier}, wantConclusion: "success",
+		{kind: gatecheck.KindReused, inputs: map[string]string{"reused-check-url": earlier}, wantConclusion: "success",
 			wantSummary: []string{"No pod was paid for", "Evidence: " + earlier}},
-		{kind: gate.KindFailed, withPod: true, inputs: map[string]string{"reason": "tests exited 1"}, wantConclusion: "failure",
+		{kind: gatecheck.KindFailed, withPod: true, inputs: map[string]string{"reason": "tests exited 1"}, wantConclusion: "failure",
 			wantSummary: []string{"Reason: tests exited 1", "`pod7h9k2m4n6p`", "gh run rerun 9100 --failed"}, wantText: "## Cost"},
-		{kind: gate.KindNotRequired, inputs: map[string]string{"reason": "PR #1 changes 1 file(s), none under the configured GPU paths"},
+		{kind: gatecheck.KindNotRequired, inputs: map[string]string{"reason": "PR #1 changes 1 file(s), none under the configured GPU paths"},
 			wantConclusion: "success", wantSummary: []string{"none under the configured GPU paths"}},
-		{kind: gate.KindSkipped, inputs: map[string]string{"reason": "the PR is a draft"}, wantConclusion: "neutral",
+		{kind: gatecheck.KindSkipped, inputs: map[string]string{"reason": "the PR is a draft"}, wantConclusion: "neutral",
 			wantSummary: []string{"the PR is a draft"}},
 	}
-	outputs := map[gate.Kind]map[string]string{}
+	outputs := map[gatecheck.Kind]map[string]string{}
 	for _, tc := range tests {
 		inputs := map[string]string{"kind": string(tc.kind), "head-sha": headSHA, "tested-ref": mergeSHA}
 		for k, v := range tc.inputs {
@@ -134,11 +134,11 @@ func TestGatePublishesEachKind(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.kind), func(t *testing.T) {
-			want, err := gate.FormatExternalID(mergeSHA, tc.kind)
+			want, err := gatecheck.FormatExternalID(mergeSHA, tc.kind)
 			assert.NilError(t, err)
 			c := byExternalID[want]
 			assert.Assert(t, c != nil, "no gate with external_id %s", want)
-			assert.Check(t, is.Equal(c.GetName(), gate.DefaultCheckName))
+			assert.Check(t, is.Equal(c.GetName(), gatecheck.DefaultCheckName))
 			assert.Check(t, is.Equal(c.GetStatus(), "completed"))
 			assert.Check(t, is.Equal(c.GetConclusion(), tc.wantConclusion))
 			assert.Check(t, is.Equal(c.GetDetailsURL(), "https://github.com/"+cloud.Repository+"/actions/runs/9100/attempts/1"))
@@ -148,7 +148,7 @@ func TestGatePublishesEachKind(t *testing.T) {
 			for _, part := range tc.wantSummary {
 				assert.Check(t, is.Contains(c.GetOutput().GetSummary(), part))
 			}
-			if tc.kind != gate.KindFailed {
+			if tc.kind != gatecheck.KindFailed {
 				assert.Check(t, !strings.Contains(c.GetOutput().GetSummary(), "gh run rerun"), "only a failure asks for a re-run")
 			}
 			assert.Check(t, is.Contains(c.GetOutput().GetText(), tc.wantText))
@@ -187,7 +187,7 @@ func TestGateDuplicateTriggerPaysOnce(t *testing.T) {
 	s := startCloud(t, testMarket(testHost("h1", a4000, true), testHost("h2", a4000, true)), runpodsim.Faults{}, fastConfig)
 	pr := s.openPR(t)
 	_, _, first := gatePaidTrigger(t, s, pr)
-	wantPaid, err := gate.FormatExternalID(mergeSHA, gate.KindPaid)
+	wantPaid, err := gatecheck.FormatExternalID(mergeSHA, gatecheck.KindPaid)
 	assert.NilError(t, err)
 	assert.Equal(t, first.outputs["external-id"], wantPaid)
 
@@ -208,7 +208,7 @@ func TestGateDuplicateTriggerPaysOnce(t *testing.T) {
 	assert.Check(t, is.Len(s.RunPod.Pods(), 1), "exactly one pod was ever created")
 	checks := s.gateChecks(t, headSHA)
 	assert.Assert(t, is.Len(checks, 2))
-	wantReused, err := gate.FormatExternalID(mergeSHA, gate.KindReused)
+	wantReused, err := gatecheck.FormatExternalID(mergeSHA, gatecheck.KindReused)
 	assert.NilError(t, err)
 	var second *github.CheckRun
 	for _, c := range checks {
@@ -235,7 +235,7 @@ func TestGateMovedBasePaysAgain(t *testing.T) {
 	authorized, _, published := gatePaidTrigger(t, s, pr)
 	assert.Check(t, is.Equal(authorized.outputs["tested-ref"], gateMovedMergeSHA))
 	assert.Check(t, is.Len(s.RunPod.Pods(), 2), "a new merge ref is new code: it pays again")
-	want, err := gate.FormatExternalID(gateMovedMergeSHA, gate.KindPaid)
+	want, err := gatecheck.FormatExternalID(gateMovedMergeSHA, gatecheck.KindPaid)
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(published.outputs["external-id"], want))
 	assert.Check(t, is.Len(s.gateChecks(t, headSHA), 2))
@@ -244,7 +244,7 @@ func TestGateMovedBasePaysAgain(t *testing.T) {
 func TestGateLabelledPRPublishesNothing(t *testing.T) {
 	s := startCloud(t, testMarket(), runpodsim.Faults{}, fastConfig)
 	labelled, err := s.GitHub.AddPullRequest(cloud.Repository, githubsim.PullRequestSpec{Author: "alice", HeadSHA: headSHA, HeadRef: "feature",
-		MergeCommitSHA: mergeSHA, Labels: []string{gate.LocalLabel}})
+		MergeCommitSHA: mergeSHA, Labels: []string{gatecheck.LocalLabel}})
 	assert.NilError(t, err)
 	authorized := gateRunOK(t, s, s.authorizeStep(labelled, "bob"))
 	assert.Check(t, is.Equal(authorized.outputs["decision"], "skip"))
@@ -264,7 +264,7 @@ func TestGateLabelledPRPublishesNothing(t *testing.T) {
 	st := s.authorizeStep(pr, "bob")
 	st.inputs["expected-head-sha"] = late
 	assert.Equal(t, gateRunOK(t, s, st).outputs["decision"], "run")
-	assert.NilError(t, s.GitHub.UpdatePullRequest(cloud.Repository, pr, func(p *githubsim.PullRequestSpec) { p.Labels = []string{gate.LocalLabel} }))
+	assert.NilError(t, s.GitHub.UpdatePullRequest(cloud.Repository, pr, func(p *githubsim.PullRequestSpec) { p.Labels = []string{gatecheck.LocalLabel} }))
 	res = gateRunOK(t, s, s.gateStep(pr, map[string]string{
 		"decision": "run", "gpu-job-result": "success", "head-sha": late, "tested-ref": mergeSHA, "pod-id": "pod7h9k2m4n6p",
 	}))
@@ -331,17 +331,17 @@ func TestGateDocsOnlyChangeIsNotRequired(t *testing.T) {
 	assert.NilError(t, err)
 	authorized := gateRunOK(t, s, s.authorizeStep(pr, "bob"))
 	assert.Check(t, is.Equal(authorized.outputs["decision"], "skip"))
-	assert.Check(t, is.Equal(authorized.outputs["gate-kind"], string(gate.KindNotRequired)))
+	assert.Check(t, is.Equal(authorized.outputs["gate-kind"], string(gatecheck.KindNotRequired)))
 	assert.Check(t, is.Contains(authorized.outputs["reason"], "none under the configured GPU paths"))
 	res := gateRunOK(t, s, s.gateStep(pr, map[string]string{
 		"decision": "skip", "gate-kind": authorized.outputs["gate-kind"], "head-sha": authorized.outputs["head-sha"],
 		"tested-ref": authorized.outputs["tested-ref"],
 	}))
-	assert.Check(t, is.Equal(res.outputs["kind"], string(gate.KindNotRequired)))
+	assert.Check(t, is.Equal(res.outputs["kind"], string(gatecheck.KindNotRequired)))
 	checks := s.gateChecks(t, headSHA)
 	assert.Assert(t, is.Len(checks, 1))
 	assert.Check(t, is.Equal(checks[0].GetConclusion(), "success"))
-	assert.Check(t, is.Equal(checks[0].GetExternalID(), gate.ExternalIDPrefix+mergeSHA+":not-required"))
+	assert.Check(t, is.Equal(checks[0].GetExternalID(), gatecheck.ExternalIDPrefix+mergeSHA+":not-required"))
 	assert.Check(t, is.Len(s.RunPod.Pods(), 0), "nothing was spent")
 
 	// The same PR touching a GPU path runs.

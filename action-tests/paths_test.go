@@ -19,7 +19,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
@@ -53,7 +53,7 @@ func TestGateCostReportPathOnlyInsideTheWorkspace(t *testing.T) {
 	assert.NilError(t, err)
 	for _, path := range []string{"/etc/passwd", file, rel, "cost-link.md", "outside-dir/passwd"} {
 		t.Run(path, func(t *testing.T) {
-			res := runStep(t, s.gateStep(pr, map[string]string{"kind": string(gate.KindPaid), "head-sha": headSHA, "tested-ref": mergeSHA,
+			res := runStep(t, s.gateStep(pr, map[string]string{"kind": string(gatecheck.KindPaid), "head-sha": headSHA, "tested-ref": mergeSHA,
 				"pod-id": "pod7h9k2m4n6p", "gpu-type": a4000, "tier": "ampere", "price-per-hour": "0.25", "cost-report-path": path}))
 			assert.Check(t, is.Equal(res.exitCode, 1), res.stdout)
 			assert.Check(t, is.Contains(res.stdout, "::error::input cost-report-path = "+quote(path)+": want a path inside GITHUB_WORKSPACE ("+s.workspace+")"))
@@ -71,9 +71,9 @@ func TestGateRedactsTheCostReport(t *testing.T) {
 	s := startCloud(t, testMarket(), runpodsim.Faults{}, fastConfig)
 	pr := s.openPR(t)
 	assert.NilError(t, os.WriteFile(filepath.Join(s.workspace, "cost.md"), []byte("## Cost\n\ntoken "+cloud.GitHubToken+"\n"), 0o644))
-	res := gateRunOK(t, s, s.gateStep(pr, map[string]string{"kind": string(gate.KindPaid), "head-sha": headSHA, "tested-ref": mergeSHA,
+	res := gateRunOK(t, s, s.gateStep(pr, map[string]string{"kind": string(gatecheck.KindPaid), "head-sha": headSHA, "tested-ref": mergeSHA,
 		"pod-id": "pod7h9k2m4n6p", "gpu-type": a4000, "tier": "ampere", "price-per-hour": "0.25", "cost-report-path": "cost.md"}))
-	assert.Check(t, is.Equal(res.outputs["kind"], string(gate.KindPaid)))
+	assert.Check(t, is.Equal(res.outputs["kind"], string(gatecheck.KindPaid)))
 	checks := s.gateChecks(t, headSHA)
 	assert.Assert(t, is.Len(checks, 1))
 	text := checks[0].GetOutput().GetText()

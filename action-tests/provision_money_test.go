@@ -9,7 +9,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
@@ -113,7 +113,7 @@ func TestProvisionLabelAddedAfterAuthorizeCreatesNothing(t *testing.T) {
 	s := startCloud(t, testMarket(testHost("h1", a4000, true)), runpodsim.Faults{}, fastConfig)
 	pr := s.openPR(t)
 	assert.NilError(t, s.GitHub.UpdatePullRequest(cloud.Repository, pr, func(p *githubsim.PullRequestSpec) {
-		p.Labels = append(p.Labels, gate.LocalLabel)
+		p.Labels = append(p.Labels, gatecheck.LocalLabel)
 	}))
 
 	res := runStep(t, s.provisionStep(pr))

@@ -13,7 +13,7 @@ import (
 	"gotest.tools/v3/golden"
 	"gotest.tools/v3/poll"
 
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
@@ -214,9 +214,9 @@ func TestProvisionReusedGateCreatesNothing(t *testing.T) {
 	t.Parallel()
 	s := startCloud(t, testMarket(testHost("h1", a4000, true)), runpodsim.Faults{}, fastConfig)
 	pr := s.openPR(t)
-	ext, err := gate.FormatExternalID(mergeSHA, gate.KindPaid)
+	ext, err := gatecheck.FormatExternalID(mergeSHA, gatecheck.KindPaid)
 	assert.NilError(t, err)
-	_, err = s.GitHub.AddCheckRun(cloud.Repository, githubsim.CheckRun{Name: gate.DefaultCheckName, HeadSHA: headSHA, ExternalID: ext,
+	_, err = s.GitHub.AddCheckRun(cloud.Repository, githubsim.CheckRun{Name: gatecheck.DefaultCheckName, HeadSHA: headSHA, ExternalID: ext,
 		Status: "completed", Conclusion: "success", AppID: cloud.AppID, CompletedAt: time.Now().Add(-time.Hour)})
 	assert.NilError(t, err)
 	res := runStep(t, s.provisionStep(pr))

@@ -10,6 +10,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/reap"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
@@ -33,7 +34,7 @@ func TestReapServerlessOrphans(t *testing.T) {
 	rp := runpod.New(c.RunPodURL, cloud.RunPodKey, runpod.WithPolicy(policy))
 	w := &reapWorld{Cloud: c, clock: clock, rp: rp, workspace: t.TempDir()}
 	setup := func(repository string, runID int64) string {
-		name, err := serverless.AttemptName(repository, runID, 1)
+		name, err := ownership.ServerlessAttemptName(repository, runID, 1)
 		assert.NilError(t, err)
 		env, err := serverless.TemplateEnv("https://example.com/serverless-worker", slsWorkerSHA, repository, name)
 		assert.NilError(t, err)

@@ -9,7 +9,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
@@ -118,7 +118,7 @@ func TestTreeKeyIdenticalTreeReusesChangedTreePays(t *testing.T) {
 	key := first.authorize.outputs["tree-key"]
 	assert.Assert(t, strings.HasPrefix(key, "tree:"+treeSHA+":lane:"), "tree key %q", key)
 	paid := first.publish.outputs["external-id"]
-	assert.Equal(t, paid, gate.ExternalIDPrefixV2+mergeSHA+":paid:"+key, "the paid gate records the merge SHA and the tree key")
+	assert.Equal(t, paid, gatecheck.ExternalIDPrefixV2+mergeSHA+":paid:"+key, "the paid gate records the merge SHA and the tree key")
 	assert.Equal(t, first.publish.outputs["check-run-id"], first.authorize.outputs["gate-check-run-id"], "the in-progress gate was completed, not duplicated")
 	assert.Check(t, is.Equal(len(s.RunPod.Pods()), 1))
 
@@ -130,7 +130,7 @@ func TestTreeKeyIdenticalTreeReusesChangedTreePays(t *testing.T) {
 	assert.Equal(t, again.authorize.outputs["decision"], "reuse", again.authorize.stdout)
 	assert.Check(t, is.Contains(again.authorize.outputs["reason"], "identical tree and lane"))
 	assert.Check(t, is.Equal(again.authorize.outputs["reused-check-url"], first.publish.outputs["check-run-url"]))
-	assert.Check(t, is.Equal(again.publish.outputs["external-id"], gate.ExternalIDPrefixV2+amendedMerge+":reused:"+key))
+	assert.Check(t, is.Equal(again.publish.outputs["external-id"], gatecheck.ExternalIDPrefixV2+amendedMerge+":reused:"+key))
 	assert.Check(t, is.Equal(len(s.RunPod.Pods()), 1), "an identical tree pays nothing")
 
 	movedHead, movedMerge := strings.Repeat("f", 40), strings.Repeat("9", 40)

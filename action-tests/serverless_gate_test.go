@@ -9,7 +9,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 	"github.com/org/runpod-gpu/pkg/smoke/smoketest"
 )
@@ -46,7 +46,7 @@ func TestServerlessLaneGate(t *testing.T) {
 	assert.Assert(t, is.Len(checks, 1))
 	c := checks[0]
 	assert.Check(t, is.Equal(c.GetConclusion(), "success"))
-	assert.Check(t, is.Equal(c.GetExternalID(), gate.ExternalIDPrefix+authorized.outputs["tested-ref"]+":serverless"))
+	assert.Check(t, is.Equal(c.GetExternalID(), gatecheck.ExternalIDPrefix+authorized.outputs["tested-ref"]+":serverless"))
 	assert.Check(t, is.Contains(c.GetOutput().GetSummary(), "Payload SHA-256: `"+o["payload-sha256"]+"`"))
 	assert.Check(t, is.Contains(c.GetOutput().GetSummary(), "| `"+o["job-id"]+"` | COMPLETED | AMPERE_16 | true |"))
 

@@ -24,6 +24,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/history"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
@@ -199,7 +200,7 @@ func (w *world) trigger(ctx context.Context, n int) (provision.Result, error) {
 
 	auth, err := gate.Authorize(ctx, w.gh, gate.AuthorizeRequest{
 		Repository: cloud.Repository, PRNumber: w.pr, ExpectedHeadSHA: headSHA, Actor: cloud.MaintainerBob,
-		IsGPUPath: w.cfg.IsGPUPath, Reuse: gate.ReuseQuery{AppID: cloud.AppID},
+		IsGPUPath: w.cfg.IsGPUPath, Reuse: gatecheck.ReuseQuery{AppID: cloud.AppID},
 	})
 	w.job("authorize", auth.Summary(err))
 	if err != nil {
@@ -214,7 +215,7 @@ func (w *world) trigger(ctx context.Context, n int) (provision.Result, error) {
 	}, provision.Request{
 		Config: w.cfg, LabelPrefix: "runpod-gpu", RunnerGroupID: 1, Scope: ghapi.ScopeRepo,
 		Owner:    ownership.Tags{Repository: cloud.Repository, Workflow: cloud.Workflow, RunID: runID, Attempt: 1},
-		PRNumber: w.pr, ExpectedHeadSHA: headSHA, TestedRef: auth.TestedRef, Reuse: gate.ReuseQuery{AppID: cloud.AppID},
+		PRNumber: w.pr, ExpectedHeadSHA: headSHA, TestedRef: auth.TestedRef, Reuse: gatecheck.ReuseQuery{AppID: cloud.AppID},
 		ProofURL: w.cloud.ProofURL, ProofSHA256: w.cloud.ProofSHA256,
 	})
 	w.job("provision", res.Summary(err)+w.proofVerdicts(res))
@@ -224,7 +225,7 @@ func (w *world) trigger(ctx context.Context, n int) (provision.Result, error) {
 
 	if res.Decision == provision.DecisionReused {
 		err := w.conclude(ctx, logs, gate.ConcludeRequest{PRNumber: w.pr, Decision: auth.Outcome, SkipKind: auth.Kind,
-			Evidence: gate.Evidence{HeadSHA: headSHA, TestedRef: auth.TestedRef, ReusedCheckURL: res.ReusedCheckURL, RunID: runID}})
+			Evidence: gatecheck.Evidence{HeadSHA: headSHA, TestedRef: auth.TestedRef, ReusedCheckURL: res.ReusedCheckURL, RunID: runID}})
 		return res, errors.Join(err, w.finish(runID, logs, nil))
 	}
 	a := res.Accepted
@@ -233,8 +234,8 @@ func (w *world) trigger(ctx context.Context, n int) (provision.Result, error) {
 		return res, err
 	}
 	if err := w.conclude(ctx, logs, gate.ConcludeRequest{PRNumber: w.pr, Decision: auth.Outcome, SkipKind: auth.Kind, GPUJobResult: gate.JobSuccess,
-		Evidence: gate.Evidence{HeadSHA: headSHA, TestedRef: auth.TestedRef, RunID: runID,
-			Pod: &gate.PodEvidence{ID: a.PodID, GPU: a.GPU, Tier: a.Tier, PricePerHour: a.Price.PerHour, StartupSeconds: int(a.StartupSeconds), Attempts: len(res.Attempts)}}}); err != nil {
+		Evidence: gatecheck.Evidence{HeadSHA: headSHA, TestedRef: auth.TestedRef, RunID: runID,
+			Pod: &gatecheck.PodEvidence{ID: a.PodID, GPU: a.GPU, Tier: a.Tier, PricePerHour: a.Price.PerHour, StartupSeconds: int(a.StartupSeconds), Attempts: len(res.Attempts)}}}); err != nil {
 		return res, err
 	}
 	artifact, err := w.cleanup(ctx, runID, auth.TestedRef, res, logs)

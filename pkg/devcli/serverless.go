@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/serverless"
 )
@@ -173,7 +174,7 @@ func (a *app) slsSetup(ctx context.Context, f *slsFlags) error {
 		return fail(ExitUsage, "--state %s already exists: it belongs to an earlier attempt; use a new receipt file (and run cleanup with the old one)", f.state)
 	}
 	repository := "dev/" + a.env.User
-	attempt, err := serverless.AttemptName(repository, a.env.Clock.Now().Unix(), 1)
+	attempt, err := ownership.ServerlessAttemptName(repository, a.env.Clock.Now().Unix(), 1)
 	if err != nil {
 		return withCode(ExitFailure, err)
 	}

@@ -10,13 +10,10 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
-
-// LocalLabel marks a PR a maintainer validated on a local GPU: every paid job
-// is skipped and the paid gate publishes nothing.
-const LocalLabel = "gpu-validated-locally"
 
 // Outcome is what the workflow does next.
 type Outcome string
@@ -28,17 +25,12 @@ const (
 	OutcomeSkip  Outcome = "skip"  // no pod; publish Kind unless it is empty
 )
 
-// DefaultReadTimeout bounds each GitHub read of Authorize (retries and waits
-// included) when AuthorizeRequest.ReadTimeout is 0. A stalled GitHub answer
-// then ends authorize unauthorized within a minute, not at the step timeout.
-const DefaultReadTimeout = 60 * time.Second
-
 // PullRequests is what Authorize reads from GitHub. *ghapi.Client has it.
 type PullRequests interface {
 	GetPullRequest(ctx context.Context, number int) (*github.PullRequest, error)
 	ListPullRequestFiles(ctx context.Context, number int) ([]string, error)
 	PermissionRole(ctx context.Context, user string) (string, error)
-	CheckRunLister
+	gatecheck.CheckRunLister
 }
 
 // AuthorizeRequest describes the trigger to authorize.
@@ -61,7 +53,7 @@ type AuthorizeRequest struct {
 	// nil means every path does, and the files are not even listed.
 	IsGPUPath func(path string) bool
 	// Reuse configures the reuse lookup (check name, app id, page bound).
-	Reuse ReuseQuery
+	Reuse gatecheck.ReuseQuery
 	// ReadTimeout bounds each GitHub read (roles, PR, files, reuse lookup),
 	// retries and rate-limit waits included; 0 means DefaultReadTimeout.
 	ReadTimeout time.Duration
@@ -70,7 +62,7 @@ type AuthorizeRequest struct {
 	Clock reqpolicy.Clock
 	// Lane defines the lane for the tree key (see treekey.go); nil, or a
 	// GitHub client that cannot read commit trees, reuses on the tested ref only.
-	Lane *LaneDefinition
+	Lane *gatecheck.LaneDefinition
 	// EarlierHeads are earlier heads of the PR whose gates may match by tree.
 	EarlierHeads []string
 	// Claim, when set, publishes this lane's gate in progress before any
@@ -100,7 +92,7 @@ type Authorization struct {
 	TestedRef string
 	HeadSHA   string
 	// Kind is the gate to publish for a skip ("" = publish nothing).
-	Kind Kind
+	Kind gatecheck.Kind
 	// ReusedCheckURL and ReusedCheckID name the earlier gate when Outcome is reuse.
 	ReusedCheckURL string
 	ReusedCheckID  int64
@@ -109,7 +101,7 @@ type Authorization struct {
 	// ApproverRole is the approver's role_name when ForkApproval is set.
 	ApproverRole string
 	// TreeKey is the tested tree and lane, nil when unknown (see Authorize).
-	TreeKey *TreeKey
+	TreeKey *gatecheck.TreeKey
 	// GateCheckRunID is this lane's in-progress gate; the gate job completes it.
 	GateCheckRunID int64
 }
@@ -140,14 +132,14 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 		return Authorization{}, refuse("pull request number %d: want 0 (manual) or a PR number", req.PRNumber)
 	}
 	if req.ReadTimeout < 0 {
-		return Authorization{}, fmt.Errorf("read timeout %s: want 0 (default %s) or more", req.ReadTimeout, DefaultReadTimeout)
+		return Authorization{}, fmt.Errorf("read timeout %s: want 0 (default %s) or more", req.ReadTimeout, gatecheck.DefaultReadTimeout)
 	}
 	rd := reads{ctx: ctx, clock: req.Clock, limit: req.ReadTimeout}
 	if rd.clock == nil {
 		rd.clock = wallClock{}
 	}
 	if rd.limit == 0 {
-		rd.limit = DefaultReadTimeout
+		rd.limit = gatecheck.DefaultReadTimeout
 	}
 	if _, err := checkRole(rd, gh, "triggering actor", req.Actor); err != nil {
 		return Authorization{}, err
@@ -169,7 +161,7 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 		return Authorization{}, err
 	}
 	head := first.GetHead().GetSHA()
-	skip := func(kind Kind, format string, args ...any) (Authorization, error) {
+	skip := func(kind gatecheck.Kind, format string, args ...any) (Authorization, error) {
 		return Authorization{Outcome: OutcomeSkip, Kind: kind, HeadSHA: head, Reason: fmt.Sprintf(format, args...)}, nil
 	}
 	if first.GetState() != "open" {
@@ -194,8 +186,8 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 			return Authorization{}, err
 		}
 	}
-	if hasLabel(first, LocalLabel) {
-		return skip("", "PR #%d is labelled %s: the local relay publishes the gate", req.PRNumber, LocalLabel)
+	if hasLabel(first, gatecheck.LocalLabel) {
+		return skip("", "PR #%d is labelled %s: the local relay publishes the gate", req.PRNumber, gatecheck.LocalLabel)
 	}
 	tested := first.GetMergeCommitSHA()
 	if !wire.IsCommitSHA(tested) {
@@ -211,7 +203,7 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 			return Authorization{}, err
 		}
 		if !slices.ContainsFunc(files, req.IsGPUPath) {
-			a, _ := skip(KindNotRequired, "PR #%d changes %d file(s), none under the configured GPU paths", req.PRNumber, len(files))
+			a, _ := skip(gatecheck.KindNotRequired, "PR #%d changes %d file(s), none under the configured GPU paths", req.PRNumber, len(files))
 			a.TestedRef = tested
 			return a, nil
 		}
@@ -239,10 +231,10 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 	q.Key, keyNote = treeKey(rd, gh, req.Lane, tested)
 	// The lookup fails open toward running, so a stalled one must end too:
 	// within its bound, as "run".
-	var d Decision
+	var d gatecheck.Decision
 	var staked int64
-	if cc, ok := gh.(ClaimClient); ok && req.Claim != nil {
-		c, err := ClaimOrWait(ctx, cc, ClaimRequest{Query: q, RunURL: req.Claim.RunURL, LaneBound: req.Claim.LaneBound,
+	if cc, ok := gh.(gatecheck.ClaimClient); ok && req.Claim != nil {
+		c, err := gatecheck.ClaimOrWait(ctx, cc, gatecheck.ClaimRequest{Query: q, RunURL: req.Claim.RunURL, LaneBound: req.Claim.LaneBound,
 			Wait: req.Claim.Wait, Poll: req.Claim.Poll, ReadTimeout: rd.limit, Clock: rd.clock, Sleep: req.Claim.Sleep, Logf: req.Claim.Logf})
 		if err != nil {
 			return Authorization{}, err
@@ -251,7 +243,7 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 		staked = c.Staked.GetID()
 	} else {
 		_ = rd.do("reuse lookup", func(ctx context.Context) error {
-			d = DecideReuse(ctx, gh, q)
+			d = gatecheck.DecideReuse(ctx, gh, q)
 			return nil
 		})
 	}
@@ -349,12 +341,12 @@ func (wallClock) Now() time.Time { return time.Now() }
 // lane, no tree reader, an unreadable tree, a missing part of the lane)
 // answers no key, with a note saying why: then only the exact tested ref can
 // be reused, as before tree keys existed.
-func treeKey(rd reads, gh PullRequests, lane *LaneDefinition, tested string) (*TreeKey, string) {
+func treeKey(rd reads, gh PullRequests, lane *gatecheck.LaneDefinition, tested string) (*gatecheck.TreeKey, string) {
 	tr, ok := gh.(TreeReader)
 	if lane == nil || !ok {
 		return nil, ""
 	}
-	digest, err := LaneDigest(*lane)
+	digest, err := gatecheck.LaneDigest(*lane)
 	if err != nil {
 		return nil, fmt.Sprintf("no tree key (%v): only this exact tested ref can be reused", err)
 	}
@@ -365,7 +357,7 @@ func treeKey(rd reads, gh PullRequests, lane *LaneDefinition, tested string) (*T
 	}); err != nil {
 		return nil, fmt.Sprintf("no tree key (%v): only this exact tested ref can be reused", err)
 	}
-	k := TreeKey{Tree: tree, Lane: digest}
+	k := gatecheck.TreeKey{Tree: tree, Lane: digest}
 	if err := k.Validate(); err != nil {
 		return nil, fmt.Sprintf("no tree key (%v): only this exact tested ref can be reused", err)
 	}

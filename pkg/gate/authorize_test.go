@@ -14,6 +14,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 )
 
@@ -73,13 +74,13 @@ func TestAuthorize(t *testing.T) {
 		req         func(*AuthorizeRequest)
 		gh          func(*fakeGitHub)
 		wantOutcome Outcome
-		wantKind    Kind
+		wantKind    gatecheck.Kind
 		wantRefused string
 		wantReason  string
 		wantTested  string
 	}{
 		{name: "maintainer PR runs the paid path", wantOutcome: OutcomeRun, wantTested: merge, wantReason: "no earlier gate"},
-		{name: "earlier paid gate is reused", gh: func(f *fakeGitHub) { f.runs = []*github.CheckRun{ok(99, merge, KindPaid, t0)} },
+		{name: "earlier paid gate is reused", gh: func(f *fakeGitHub) { f.runs = []*github.CheckRun{ok(99, merge, gatecheck.KindPaid, t0)} },
 			wantOutcome: OutcomeReuse, wantTested: merge, wantReason: "reusing"},
 		{name: "fork refused", gh: func(f *fakeGitHub) {
 			f.prs = []*github.PullRequest{pullRequest(func(p *github.PullRequest) { p.Head.Repo.FullName = github.String("mallory/gpu-project") })}
@@ -104,12 +105,12 @@ func TestAuthorize(t *testing.T) {
 			f.prs = append(f.prs, pullRequest(func(p *github.PullRequest) { p.Base.SHA = github.String(strings.Repeat("f", 40)) }))
 		}, wantOutcome: OutcomeSkip, wantReason: "changed while it was being authorized"},
 		{name: "local label skips and publishes nothing", gh: func(f *fakeGitHub) {
-			f.prs = []*github.PullRequest{pullRequest(func(p *github.PullRequest) { p.Labels = []*github.Label{{Name: github.String(LocalLabel)}} })}
+			f.prs = []*github.PullRequest{pullRequest(func(p *github.PullRequest) { p.Labels = []*github.Label{{Name: github.String(gatecheck.LocalLabel)}} })}
 		}, wantOutcome: OutcomeSkip, wantReason: "labelled gpu-validated-locally"},
 		{name: "docs-only change with GPU paths is not required",
 			req:         func(r *AuthorizeRequest) { r.IsGPUPath = gpuPaths(t, "src/**/*.cu", "CMakeLists.txt") },
 			gh:          func(f *fakeGitHub) { f.files = []string{"README.md", "docs/guide.md"} },
-			wantOutcome: OutcomeSkip, wantKind: KindNotRequired, wantTested: merge, wantReason: "none under the configured GPU paths"},
+			wantOutcome: OutcomeSkip, wantKind: gatecheck.KindNotRequired, wantTested: merge, wantReason: "none under the configured GPU paths"},
 		{name: "GPU change with GPU paths runs",
 			req:         func(r *AuthorizeRequest) { r.IsGPUPath = gpuPaths(t, "src/**/*.cu") },
 			gh:          func(f *fakeGitHub) { f.files = []string{"README.md", "src/kernels/add.cu"} },
@@ -118,7 +119,7 @@ func TestAuthorize(t *testing.T) {
 			f.prs = []*github.PullRequest{pullRequest(func(p *github.PullRequest) { p.MergeCommitSHA = nil })}
 		}, wantRefused: "no merge commit to pin"},
 		{name: "manual dispatch runs and never reuses", req: func(r *AuthorizeRequest) { r.PRNumber, r.DispatchSHA = 0, merge2 },
-			gh:          func(f *fakeGitHub) { f.runs = []*github.CheckRun{ok(99, merge2, KindPaid, t0)} },
+			gh:          func(f *fakeGitHub) { f.runs = []*github.CheckRun{ok(99, merge2, gatecheck.KindPaid, t0)} },
 			wantOutcome: OutcomeRun, wantTested: merge2, wantReason: "manual validation"},
 		{name: "manual dispatch needs a SHA", req: func(r *AuthorizeRequest) { r.PRNumber, r.DispatchSHA = 0, "main" }, wantRefused: "resolved commit SHA"},
 	}
@@ -128,7 +129,7 @@ func TestAuthorize(t *testing.T) {
 			if tc.gh != nil {
 				tc.gh(f)
 			}
-			req := AuthorizeRequest{Repository: repo, PRNumber: 7, ExpectedHeadSHA: head, Actor: "bob", Reuse: ReuseQuery{AppID: ourApp}}
+			req := AuthorizeRequest{Repository: repo, PRNumber: 7, ExpectedHeadSHA: head, Actor: "bob", Reuse: gatecheck.ReuseQuery{AppID: ourApp}}
 			if tc.req != nil {
 				tc.req(&req)
 			}
@@ -276,7 +277,7 @@ func TestAuthorizeEveryReadHasADeadline(t *testing.T) {
 		assert.Equal(t, a.Outcome, OutcomeRun)
 		want := limit
 		if want == 0 {
-			want = DefaultReadTimeout
+			want = gatecheck.DefaultReadTimeout
 		}
 		assert.DeepEqual(t, f.calls, map[string]int{"PermissionRole": 2, "GetPullRequest": 2, "ListPullRequestFiles": 1, "ListCheckRunsForRef": 1})
 		for method, budgets := range f.budgets {

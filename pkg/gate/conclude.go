@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -37,29 +38,29 @@ func (e *RequestError) Error() string {
 // Publisher is what Conclude reads and writes on GitHub. *ghapi.Client has it.
 type Publisher interface {
 	GetPullRequest(ctx context.Context, number int) (*github.PullRequest, error)
-	CheckRunCreator
+	gatecheck.CheckRunCreator
 }
 
 // ConcludeRequest says how a workflow run ended. Its fields mirror the gate
 // action's inputs, and errors name those inputs.
 type ConcludeRequest struct {
 	// PRNumber > 0 makes Conclude re-read the PR's labels right before
-	// publishing: a PR labelled LocalLabel gets no gate from the paid workflow.
+	// publishing: a PR labelled gatecheck.LocalLabel gets no gate from the paid workflow.
 	PRNumber int
 	// Kind, when set, is published as it is. When empty, the kind is derived
 	// from Decision, SkipKind and GPUJobResult (see ResolveKind).
-	Kind Kind
+	Kind gatecheck.Kind
 	// Decision is the authorize step's decision output.
 	Decision Outcome
 	// SkipKind is the authorize step's gate-kind output: what a skip publishes.
-	SkipKind Kind
+	SkipKind gatecheck.Kind
 	// GPUJobResult is needs.<GPU test job>.result.
 	GPUJobResult JobResult
 	// Lane is the path that ran the GPU tests: LanePod (the default) or
 	// LaneServerless, whose successful job publishes KindServerless.
 	Lane Lane
 	// Evidence is what the gate states; Conclude fills in its Kind.
-	Evidence Evidence
+	Evidence gatecheck.Evidence
 	// LaneImage is the runner image digest in Evidence.Key's lane digest
 	// (authorize's lane-image) and Image the one the pod ran (provision's
 	// image). A paid or failed gate records the key only when they are equal.
@@ -78,7 +79,7 @@ const (
 // Concluded is what Conclude did.
 type Concluded struct {
 	// Kind is the gate published; empty when nothing was.
-	Kind Kind
+	Kind gatecheck.Kind
 	// Reason says why this kind was chosen, or why nothing was published.
 	Reason string
 	// CheckRun is the published gate; nil when nothing was published.
@@ -97,7 +98,7 @@ type Concluded struct {
 //	                                         (provision found an earlier gate), else failed
 //
 // A run that did not succeed is never published as a success: the gate fails closed.
-func (r ConcludeRequest) ResolveKind() (kind Kind, reason string, err error) {
+func (r ConcludeRequest) ResolveKind() (kind gatecheck.Kind, reason string, err error) {
 	if r.Kind != "" {
 		if err := publishable("kind", r.Kind); err != nil {
 			return "", "", err
@@ -106,7 +107,7 @@ func (r ConcludeRequest) ResolveKind() (kind Kind, reason string, err error) {
 	}
 	switch r.Decision {
 	case OutcomeReuse:
-		return KindReused, "authorize found an earlier passing gate for this tested ref", nil
+		return gatecheck.KindReused, "authorize found an earlier passing gate for this tested ref", nil
 	case OutcomeSkip:
 		if r.SkipKind == "" {
 			return "", "authorize skipped the paid path, and this skip publishes no gate", nil
@@ -129,21 +130,21 @@ func (r ConcludeRequest) ResolveKind() (kind Kind, reason string, err error) {
 	switch r.GPUJobResult {
 	case JobSuccess:
 		if r.Lane == LaneServerless {
-			return KindServerless, "the Serverless job succeeded", nil
+			return gatecheck.KindServerless, "the Serverless job succeeded", nil
 		}
-		return KindPaid, "the GPU test job succeeded", nil
+		return gatecheck.KindPaid, "the GPU test job succeeded", nil
 	case JobFailure:
-		return KindFailed, "the GPU test job failed", nil
+		return gatecheck.KindFailed, "the GPU test job failed", nil
 	case JobCancelled:
-		return KindFailed, "the GPU test job was cancelled", nil
+		return gatecheck.KindFailed, "the GPU test job was cancelled", nil
 	case JobSkipped:
 		if r.Lane == LaneServerless {
-			return KindFailed, "the Serverless job was skipped: it never ran the tests", nil
+			return gatecheck.KindFailed, "the Serverless job was skipped: it never ran the tests", nil
 		}
 		if r.Evidence.ReusedCheckURL != "" {
-			return KindReused, "provision found an earlier passing gate for this tested ref", nil
+			return gatecheck.KindReused, "provision found an earlier passing gate for this tested ref", nil
 		}
-		return KindFailed, "the GPU test job was skipped: provisioning did not hand it a runner", nil
+		return gatecheck.KindFailed, "the GPU test job was skipped: provisioning did not hand it a runner", nil
 	case "":
 		return "", "", &RequestError{Input: "gpu-job-result", Expected: "the GPU test job's result (needs.<job>.result) when decision is run"}
 	default:
@@ -153,20 +154,20 @@ func (r ConcludeRequest) ResolveKind() (kind Kind, reason string, err error) {
 
 // publishable accepts every kind but local: only the relay, which verifies a
 // maintainer's SHA-bound evidence, may publish a local gate.
-func publishable(input string, k Kind) error {
-	if k == KindLocal {
+func publishable(input string, k gatecheck.Kind) error {
+	if k == gatecheck.KindLocal {
 		return &RequestError{Input: input, Value: string(k),
 			Expected: "paid, serverless, reused, failed, not-required or skipped (local gates come from the local-gate relay, which verifies the evidence)"}
 	}
 	if !k.Known() {
-		return &RequestError{Input: input, Value: string(k), Expected: "one of " + kindList()}
+		return &RequestError{Input: input, Value: string(k), Expected: "one of " + gatecheck.KindList()}
 	}
 	return nil
 }
 
 // Conclude publishes the gate that ends a workflow run: it resolves the kind,
 // checks the evidence that kind needs, re-reads the PR's label and publishes.
-// For a PR labelled LocalLabel it publishes nothing, because the local relay
+// For a PR labelled gatecheck.LocalLabel it publishes nothing, because the local relay
 // owns the gate then and the paid workflow must never override it; a failed
 // re-read publishes nothing either and is an error.
 func Conclude(ctx context.Context, gh Publisher, r ConcludeRequest) (Concluded, error) {
@@ -183,36 +184,36 @@ func Conclude(ctx context.Context, gh Publisher, r ConcludeRequest) (Concluded, 
 		return Concluded{}, &RequestError{Input: "head-sha", Value: e.HeadSHA, Expected: "the full commit SHA the gate is attached to (authorize's head-sha output)"}
 	case !wire.IsCommitSHA(e.TestedRef):
 		return Concluded{}, &RequestError{Input: "tested-ref", Value: e.TestedRef, Expected: "the full commit SHA that was tested (authorize's tested-ref output)"}
-	case kind == KindPaid && e.Pod == nil:
+	case kind == gatecheck.KindPaid && e.Pod == nil:
 		return Concluded{}, &RequestError{Input: "pod-id", Expected: "the accepted pod's id (the provision step's pod-id output): a paid gate names its evidence"}
-	case kind == KindServerless && (e.Serverless == nil || e.Serverless.PayloadSHA256 == ""):
+	case kind == gatecheck.KindServerless && (e.Serverless == nil || e.Serverless.PayloadSHA256 == ""):
 		return Concluded{}, &RequestError{Input: "payload-sha256", Expected: "the payload's SHA-256 (the serverless step's payload-sha256 output): a serverless gate records what it tested"}
-	case e.Serverless != nil && e.Serverless.PayloadSHA256 != "" && !isSHA256(e.Serverless.PayloadSHA256):
+	case e.Serverless != nil && e.Serverless.PayloadSHA256 != "" && !gatecheck.IsSHA256(e.Serverless.PayloadSHA256):
 		return Concluded{}, &RequestError{Input: "payload-sha256", Value: e.Serverless.PayloadSHA256, Expected: "64 lowercase hex digits (the serverless step's payload-sha256 output)"}
-	case kind == KindServerless && !e.Serverless.CUDAExecuted:
+	case kind == gatecheck.KindServerless && !e.Serverless.CUDAExecuted:
 		return Concluded{}, &RequestError{Input: "cuda-executed", Value: "false", Expected: "true (the serverless step's cuda-executed output): a serverless gate needs the worker's CUDA proof"}
-	case kind == KindReused && e.ReusedCheckURL == "":
+	case kind == gatecheck.KindReused && e.ReusedCheckURL == "":
 		return Concluded{}, &RequestError{Input: "reused-check-url", Expected: "the earlier gate's URL (authorize's or provision's reused-check-url output): a reused gate links its evidence"}
 	}
 	if r.PRNumber > 0 {
 		pr, err := gh.GetPullRequest(ctx, r.PRNumber)
 		if err != nil {
 			return Concluded{}, fmt.Errorf("re-read PR #%d for the %s label (nothing published, so a local gate cannot be overridden): %w",
-				r.PRNumber, LocalLabel, err)
+				r.PRNumber, gatecheck.LocalLabel, err)
 		}
-		if hasLabel(pr, LocalLabel) {
-			why := fmt.Sprintf("PR #%d is labelled %s: the local relay publishes the gate", r.PRNumber, LocalLabel)
+		if hasLabel(pr, gatecheck.LocalLabel) {
+			why := fmt.Sprintf("PR #%d is labelled %s: the local relay publishes the gate", r.PRNumber, gatecheck.LocalLabel)
 			if e.CheckRunID != 0 {
 				// This lane's in-progress gate must not stay in progress.
-				e.Kind, e.Reason = KindSkipped, why
-				if _, err := Publish(ctx, gh, e); err != nil {
+				e.Kind, e.Reason = gatecheck.KindSkipped, why
+				if _, err := gatecheck.Publish(ctx, gh, e); err != nil {
 					return Concluded{}, err
 				}
 			}
 			return Concluded{Reason: why}, nil
 		}
 	}
-	if e.Key != nil && (kind == KindPaid || kind == KindFailed) && (r.Image == "" || r.Image != r.LaneImage) {
+	if e.Key != nil && (kind == gatecheck.KindPaid || kind == gatecheck.KindFailed) && (r.Image == "" || r.Image != r.LaneImage) {
 		// The pod did not provably run the image the key names: record the
 		// tested ref only, so this gate is never reused by tree.
 		e.Key = nil
@@ -221,13 +222,13 @@ func Conclude(ctx context.Context, gh Publisher, r ConcludeRequest) (Concluded, 
 	e.Kind = kind
 	switch {
 	case r.Kind != "": // an explicit kind states only the reason given with it
-	case kind == KindFailed:
+	case kind == gatecheck.KindFailed:
 		// The job's result is the fact; a given reason adds detail to it.
 		e.Reason = joinNonEmpty(reason, e.Reason)
 	case e.Reason == "":
 		e.Reason = reason
 	}
-	run, err := Publish(ctx, gh, e)
+	run, err := gatecheck.Publish(ctx, gh, e)
 	if err != nil {
 		return Concluded{}, err
 	}

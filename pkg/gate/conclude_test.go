@@ -11,6 +11,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/golden"
 
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 )
 
@@ -38,31 +39,31 @@ func TestResolveKind(t *testing.T) {
 	tests := []struct {
 		name       string
 		req        ConcludeRequest
-		wantKind   Kind
+		wantKind   gatecheck.Kind
 		wantReason string
 		wantErr    string
 	}{
-		{name: "explicit kind wins", req: ConcludeRequest{Kind: KindNotRequired, Decision: OutcomeRun, GPUJobResult: JobFailure}, wantKind: KindNotRequired},
-		{name: "explicit local refused", req: ConcludeRequest{Kind: KindLocal}, wantErr: `input kind = "local": want paid, serverless, reused, failed, not-required or skipped (local gates come from the local-gate relay`},
+		{name: "explicit kind wins", req: ConcludeRequest{Kind: gatecheck.KindNotRequired, Decision: OutcomeRun, GPUJobResult: JobFailure}, wantKind: gatecheck.KindNotRequired},
+		{name: "explicit local refused", req: ConcludeRequest{Kind: gatecheck.KindLocal}, wantErr: `input kind = "local": want paid, serverless, reused, failed, not-required or skipped (local gates come from the local-gate relay`},
 		{name: "explicit unknown refused", req: ConcludeRequest{Kind: "free"}, wantErr: `input kind = "free": want one of paid, reused`},
-		{name: "reuse", req: ConcludeRequest{Decision: OutcomeReuse, GPUJobResult: JobSkipped}, wantKind: KindReused, wantReason: "authorize found an earlier passing gate"},
-		{name: "skip publishing not-required", req: ConcludeRequest{Decision: OutcomeSkip, SkipKind: KindNotRequired}, wantKind: KindNotRequired},
+		{name: "reuse", req: ConcludeRequest{Decision: OutcomeReuse, GPUJobResult: JobSkipped}, wantKind: gatecheck.KindReused, wantReason: "authorize found an earlier passing gate"},
+		{name: "skip publishing not-required", req: ConcludeRequest{Decision: OutcomeSkip, SkipKind: gatecheck.KindNotRequired}, wantKind: gatecheck.KindNotRequired},
 		{name: "skip publishing nothing", req: ConcludeRequest{Decision: OutcomeSkip}, wantReason: "publishes no gate"},
-		{name: "skip with local kind refused", req: ConcludeRequest{Decision: OutcomeSkip, SkipKind: KindLocal}, wantErr: `input gate-kind = "local"`},
-		{name: "run succeeded", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobSuccess}, wantKind: KindPaid, wantReason: "succeeded"},
-		{name: "run failed", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobFailure}, wantKind: KindFailed, wantReason: "failed"},
-		{name: "run cancelled fails closed", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobCancelled}, wantKind: KindFailed, wantReason: "cancelled"},
-		{name: "serverless lane succeeded", req: ConcludeRequest{Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobSuccess}, wantKind: KindServerless, wantReason: "Serverless job succeeded"},
-		{name: "serverless lane failed", req: ConcludeRequest{Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobFailure}, wantKind: KindFailed},
+		{name: "skip with local kind refused", req: ConcludeRequest{Decision: OutcomeSkip, SkipKind: gatecheck.KindLocal}, wantErr: `input gate-kind = "local"`},
+		{name: "run succeeded", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobSuccess}, wantKind: gatecheck.KindPaid, wantReason: "succeeded"},
+		{name: "run failed", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobFailure}, wantKind: gatecheck.KindFailed, wantReason: "failed"},
+		{name: "run cancelled fails closed", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobCancelled}, wantKind: gatecheck.KindFailed, wantReason: "cancelled"},
+		{name: "serverless lane succeeded", req: ConcludeRequest{Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobSuccess}, wantKind: gatecheck.KindServerless, wantReason: "Serverless job succeeded"},
+		{name: "serverless lane failed", req: ConcludeRequest{Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobFailure}, wantKind: gatecheck.KindFailed},
 		{name: "serverless lane skipped is never a reuse", req: ConcludeRequest{Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobSkipped,
-			Evidence: Evidence{ReusedCheckURL: "https://github.com/o/r/runs/99"}}, wantKind: KindFailed, wantReason: "never ran the tests"},
-		{name: "pod lane named", req: ConcludeRequest{Decision: OutcomeRun, Lane: LanePod, GPUJobResult: JobSuccess}, wantKind: KindPaid},
+			Evidence: gatecheck.Evidence{ReusedCheckURL: "https://github.com/o/r/runs/99"}}, wantKind: gatecheck.KindFailed, wantReason: "never ran the tests"},
+		{name: "pod lane named", req: ConcludeRequest{Decision: OutcomeRun, Lane: LanePod, GPUJobResult: JobSuccess}, wantKind: gatecheck.KindPaid},
 		{name: "unknown lane refused", req: ConcludeRequest{Decision: OutcomeRun, Lane: "lambda", GPUJobResult: JobSuccess}, wantErr: `input lane = "lambda": want pod or serverless`},
-		{name: "explicit serverless", req: ConcludeRequest{Kind: KindServerless}, wantKind: KindServerless},
+		{name: "explicit serverless", req: ConcludeRequest{Kind: gatecheck.KindServerless}, wantKind: gatecheck.KindServerless},
 		{name: "GPU job skipped after provision reused", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobSkipped,
-			Evidence: Evidence{ReusedCheckURL: "https://github.com/o/r/runs/99"}}, wantKind: KindReused, wantReason: "provision found"},
+			Evidence: gatecheck.Evidence{ReusedCheckURL: "https://github.com/o/r/runs/99"}}, wantKind: gatecheck.KindReused, wantReason: "provision found"},
 		{name: "GPU job skipped without a runner fails closed", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobSkipped},
-			wantKind: KindFailed, wantReason: "did not hand it a runner"},
+			wantKind: gatecheck.KindFailed, wantReason: "did not hand it a runner"},
 		{name: "run without a job result", req: ConcludeRequest{Decision: OutcomeRun}, wantErr: "input gpu-job-result is empty: want the GPU test job's result"},
 		{name: "run with an odd job result", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: "neutral"}, wantErr: `input gpu-job-result = "neutral": want success, failure, cancelled or skipped`},
 		{name: "no decision and no kind", req: ConcludeRequest{GPUJobResult: JobSuccess}, wantErr: "input decision is empty: want run, reuse or skip"},
@@ -85,8 +86,8 @@ func TestResolveKind(t *testing.T) {
 }
 
 func TestConclude(t *testing.T) {
-	pod := &PodEvidence{ID: "pod7h9k2m4n6p", GPU: "NVIDIA RTX A4000", Tier: "ampere", PricePerHour: 0.25, StartupSeconds: 40, Attempts: 1}
-	sls := &ServerlessEvidence{PayloadSHA256: payloadSHA, JobID: "job-1", JobStatus: "COMPLETED", GPUPool: "AMPERE_16", CUDAExecuted: true}
+	pod := &gatecheck.PodEvidence{ID: "pod7h9k2m4n6p", GPU: "NVIDIA RTX A4000", Tier: "ampere", PricePerHour: 0.25, StartupSeconds: 40, Attempts: 1}
+	sls := &gatecheck.ServerlessEvidence{PayloadSHA256: payloadSHA, JobID: "job-1", JobStatus: "COMPLETED", GPUPool: "AMPERE_16", CUDAExecuted: true}
 	labelled := pullRequest(func(p *github.PullRequest) {
 		p.Labels = []*github.Label{{Name: github.String("GPU-Validated-Locally")}}
 	})
@@ -94,52 +95,52 @@ func TestConclude(t *testing.T) {
 		name        string
 		req         ConcludeRequest
 		gh          *fakePublisher
-		wantKind    Kind
+		wantKind    gatecheck.Kind
 		wantExtID   string
 		wantSummary []string
 		wantNothing string // reason when nothing is published
 		wantErr     string
 		wantReads   int
 	}{
-		{name: "paid names the pod", req: ConcludeRequest{PRNumber: 7, Decision: OutcomeRun, GPUJobResult: JobSuccess, Evidence: Evidence{Pod: pod}},
-			wantKind: KindPaid, wantExtID: ExternalIDPrefix + merge + ":paid", wantSummary: []string{"`pod7h9k2m4n6p`", "| 0.25 |"}, wantReads: 1},
+		{name: "paid names the pod", req: ConcludeRequest{PRNumber: 7, Decision: OutcomeRun, GPUJobResult: JobSuccess, Evidence: gatecheck.Evidence{Pod: pod}},
+			wantKind: gatecheck.KindPaid, wantExtID: gatecheck.ExternalIDPrefix + merge + ":paid", wantSummary: []string{"`pod7h9k2m4n6p`", "| 0.25 |"}, wantReads: 1},
 		{name: "failed gives the job result, the detail and the re-run command",
-			req:      ConcludeRequest{PRNumber: 7, Decision: OutcomeRun, GPUJobResult: JobFailure, Evidence: Evidence{Pod: pod, Reason: "tests exited 1"}},
-			wantKind: KindFailed, wantExtID: ExternalIDPrefix + merge + ":failed",
+			req:      ConcludeRequest{PRNumber: 7, Decision: OutcomeRun, GPUJobResult: JobFailure, Evidence: gatecheck.Evidence{Pod: pod, Reason: "tests exited 1"}},
+			wantKind: gatecheck.KindFailed, wantExtID: gatecheck.ExternalIDPrefix + merge + ":failed",
 			wantSummary: []string{"Reason: the GPU test job failed: tests exited 1", "gh run rerun 9100 --failed"}, wantReads: 1},
-		{name: "an explicit failed states only the reason given", req: ConcludeRequest{Kind: KindFailed, Evidence: Evidence{Reason: "tests exited 1"}},
-			wantKind: KindFailed, wantSummary: []string{"Tested ref: `" + merge + "` (on head `" + head + "`)\n\nReason: tests exited 1\n"}},
-		{name: "reused links the earlier gate", req: ConcludeRequest{PRNumber: 7, Decision: OutcomeReuse, Evidence: Evidence{ReusedCheckURL: "https://github.com/o/r/runs/99"}},
-			wantKind: KindReused, wantExtID: ExternalIDPrefix + merge + ":reused", wantSummary: []string{"Evidence: https://github.com/o/r/runs/99"}, wantReads: 1},
-		{name: "not-required keeps authorize's reason", req: ConcludeRequest{PRNumber: 7, Decision: OutcomeSkip, SkipKind: KindNotRequired,
-			Evidence: Evidence{Reason: "PR #7 changes 2 file(s), none under the configured GPU paths"}},
-			wantKind: KindNotRequired, wantSummary: []string{"none under the configured GPU paths"}, wantReads: 1},
-		{name: "unknown price is shown unknown", req: ConcludeRequest{Kind: KindPaid, Evidence: Evidence{Pod: &PodEvidence{ID: "p", PriceUnknown: true}}},
-			wantKind: KindPaid, wantSummary: []string{"| unknown |"}},
-		{name: "manual validation does not read a PR", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobSuccess, Evidence: Evidence{Pod: pod}},
-			wantKind: KindPaid},
-		{name: "labelled PR gets nothing", req: ConcludeRequest{PRNumber: 7, Decision: OutcomeRun, GPUJobResult: JobSuccess, Evidence: Evidence{Pod: pod}},
+		{name: "an explicit failed states only the reason given", req: ConcludeRequest{Kind: gatecheck.KindFailed, Evidence: gatecheck.Evidence{Reason: "tests exited 1"}},
+			wantKind: gatecheck.KindFailed, wantSummary: []string{"Tested ref: `" + merge + "` (on head `" + head + "`)\n\nReason: tests exited 1\n"}},
+		{name: "reused links the earlier gate", req: ConcludeRequest{PRNumber: 7, Decision: OutcomeReuse, Evidence: gatecheck.Evidence{ReusedCheckURL: "https://github.com/o/r/runs/99"}},
+			wantKind: gatecheck.KindReused, wantExtID: gatecheck.ExternalIDPrefix + merge + ":reused", wantSummary: []string{"Evidence: https://github.com/o/r/runs/99"}, wantReads: 1},
+		{name: "not-required keeps authorize's reason", req: ConcludeRequest{PRNumber: 7, Decision: OutcomeSkip, SkipKind: gatecheck.KindNotRequired,
+			Evidence: gatecheck.Evidence{Reason: "PR #7 changes 2 file(s), none under the configured GPU paths"}},
+			wantKind: gatecheck.KindNotRequired, wantSummary: []string{"none under the configured GPU paths"}, wantReads: 1},
+		{name: "unknown price is shown unknown", req: ConcludeRequest{Kind: gatecheck.KindPaid, Evidence: gatecheck.Evidence{Pod: &gatecheck.PodEvidence{ID: "p", PriceUnknown: true}}},
+			wantKind: gatecheck.KindPaid, wantSummary: []string{"| unknown |"}},
+		{name: "manual validation does not read a PR", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobSuccess, Evidence: gatecheck.Evidence{Pod: pod}},
+			wantKind: gatecheck.KindPaid},
+		{name: "labelled PR gets nothing", req: ConcludeRequest{PRNumber: 7, Decision: OutcomeRun, GPUJobResult: JobSuccess, Evidence: gatecheck.Evidence{Pod: pod}},
 			gh: &fakePublisher{pr: labelled}, wantNothing: "labelled gpu-validated-locally: the local relay publishes the gate", wantReads: 1},
 		{name: "skip without a kind reads nothing and publishes nothing", req: ConcludeRequest{PRNumber: 7, Decision: OutcomeSkip},
 			wantNothing: "publishes no gate"},
-		{name: "unreadable PR publishes nothing", req: ConcludeRequest{PRNumber: 7, Kind: KindFailed},
+		{name: "unreadable PR publishes nothing", req: ConcludeRequest{PRNumber: 7, Kind: gatecheck.KindFailed},
 			gh: &fakePublisher{readErr: errors.New("502 Bad Gateway")}, wantErr: "re-read PR #7 for the gpu-validated-locally label (nothing published", wantReads: 1},
 		{name: "paid without a pod", req: ConcludeRequest{PRNumber: 7, Decision: OutcomeRun, GPUJobResult: JobSuccess},
 			wantErr: "input pod-id is empty: want the accepted pod's id"},
-		{name: "reused without the earlier gate", req: ConcludeRequest{Kind: KindReused}, wantErr: "input reused-check-url is empty"},
-		{name: "serverless records the payload", req: ConcludeRequest{PRNumber: 7, Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobSuccess, Evidence: Evidence{Serverless: sls}},
-			wantKind: KindServerless, wantSummary: []string{"Payload SHA-256: `" + payloadSHA + "`"}, wantReads: 1},
+		{name: "reused without the earlier gate", req: ConcludeRequest{Kind: gatecheck.KindReused}, wantErr: "input reused-check-url is empty"},
+		{name: "serverless records the payload", req: ConcludeRequest{PRNumber: 7, Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobSuccess, Evidence: gatecheck.Evidence{Serverless: sls}},
+			wantKind: gatecheck.KindServerless, wantSummary: []string{"Payload SHA-256: `" + payloadSHA + "`"}, wantReads: 1},
 		{name: "serverless failure records the payload", req: ConcludeRequest{Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobFailure,
-			Evidence: Evidence{Serverless: &ServerlessEvidence{PayloadSHA256: payloadSHA, JobStatus: "FAILED"}}},
-			wantKind: KindFailed, wantSummary: []string{"Reason: the GPU test job failed", "Payload SHA-256: `" + payloadSHA + "`"}},
+			Evidence: gatecheck.Evidence{Serverless: &gatecheck.ServerlessEvidence{PayloadSHA256: payloadSHA, JobStatus: "FAILED"}}},
+			wantKind: gatecheck.KindFailed, wantSummary: []string{"Reason: the GPU test job failed", "Payload SHA-256: `" + payloadSHA + "`"}},
 		{name: "serverless without the payload", req: ConcludeRequest{Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobSuccess},
 			wantErr: "input payload-sha256 is empty: want the payload's SHA-256"},
 		{name: "serverless with a bad payload sum", req: ConcludeRequest{Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobFailure,
-			Evidence: Evidence{Serverless: &ServerlessEvidence{PayloadSHA256: "not-a-sum"}}}, wantErr: `input payload-sha256 = "not-a-sum": want 64 lowercase hex`},
+			Evidence: gatecheck.Evidence{Serverless: &gatecheck.ServerlessEvidence{PayloadSHA256: "not-a-sum"}}}, wantErr: `input payload-sha256 = "not-a-sum": want 64 lowercase hex`},
 		{name: "serverless without the CUDA proof", req: ConcludeRequest{Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobSuccess,
-			Evidence: Evidence{Serverless: &ServerlessEvidence{PayloadSHA256: payloadSHA}}}, wantErr: `input cuda-executed = "false": want true`},
-		{name: "tested ref not a SHA", req: ConcludeRequest{Kind: KindFailed, Evidence: Evidence{TestedRef: "main"}}, wantErr: `input tested-ref = "main": want the full commit SHA`},
-		{name: "head not a SHA", req: ConcludeRequest{Kind: KindFailed, Evidence: Evidence{HeadSHA: "HEAD"}}, wantErr: `input head-sha = "HEAD"`},
+			Evidence: gatecheck.Evidence{Serverless: &gatecheck.ServerlessEvidence{PayloadSHA256: payloadSHA}}}, wantErr: `input cuda-executed = "false": want true`},
+		{name: "tested ref not a SHA", req: ConcludeRequest{Kind: gatecheck.KindFailed, Evidence: gatecheck.Evidence{TestedRef: "main"}}, wantErr: `input tested-ref = "main": want the full commit SHA`},
+		{name: "head not a SHA", req: ConcludeRequest{Kind: gatecheck.KindFailed, Evidence: gatecheck.Evidence{HeadSHA: "HEAD"}}, wantErr: `input head-sha = "HEAD"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -172,7 +173,7 @@ func TestConclude(t *testing.T) {
 			assert.Assert(t, is.Len(gh.created, 1))
 			in := gh.created[0]
 			assert.Equal(t, done.Kind, tc.wantKind)
-			assert.Equal(t, in.ExternalID, ExternalIDPrefix+merge+":"+string(tc.wantKind))
+			assert.Equal(t, in.ExternalID, gatecheck.ExternalIDPrefix+merge+":"+string(tc.wantKind))
 			assert.Equal(t, done.CheckRun.GetExternalID(), in.ExternalID)
 			assert.Equal(t, in.HeadSHA, head)
 			for _, want := range tc.wantSummary {
@@ -183,9 +184,9 @@ func TestConclude(t *testing.T) {
 }
 
 func TestConcludedSummaryGolden(t *testing.T) {
-	published := Concluded{Kind: KindReused, Reason: "authorize found an earlier passing gate for this tested ref",
-		CheckRun: &github.CheckRun{Name: github.String(DefaultCheckName), HTMLURL: github.String("https://github.com/o/r/runs/501"),
-			Conclusion: github.String("success"), ExternalID: github.String(ExternalIDPrefix + merge + ":reused")}}
+	published := Concluded{Kind: gatecheck.KindReused, Reason: "authorize found an earlier passing gate for this tested ref",
+		CheckRun: &github.CheckRun{Name: github.String(gatecheck.DefaultCheckName), HTMLURL: github.String("https://github.com/o/r/runs/501"),
+			Conclusion: github.String("success"), ExternalID: github.String(gatecheck.ExternalIDPrefix + merge + ":reused")}}
 	nothing := Concluded{Reason: "PR #7 is labelled gpu-validated-locally: the local relay publishes the gate"}
 	golden.Assert(t, published.Summary()+"\n"+nothing.Summary(), "conclude-summary.golden")
 }
@@ -199,7 +200,7 @@ func TestAuthorizationReport(t *testing.T) {
 		{name: "run", a: Authorization{Outcome: OutcomeRun, TestedRef: merge, HeadSHA: head, Reason: "no earlier gate for tested ref " + merge + ": running the paid path"}},
 		{name: "reuse", a: Authorization{Outcome: OutcomeReuse, TestedRef: merge, HeadSHA: head, Reason: "gate 99 already passed tested ref " + merge + " (paid): reusing it",
 			ReusedCheckURL: "https://github.com/o/r/runs/99", ReusedCheckID: 99}},
-		{name: "skip-not-required", a: Authorization{Outcome: OutcomeSkip, Kind: KindNotRequired, TestedRef: merge, HeadSHA: head, Reason: "PR #7 changes 1 file(s), none under the configured GPU paths"}},
+		{name: "skip-not-required", a: Authorization{Outcome: OutcomeSkip, Kind: gatecheck.KindNotRequired, TestedRef: merge, HeadSHA: head, Reason: "PR #7 changes 1 file(s), none under the configured GPU paths"}},
 		{name: "skip-label", a: Authorization{Outcome: OutcomeSkip, HeadSHA: head, Reason: "PR #7 is labelled gpu-validated-locally: the local relay publishes the gate"}},
 		{name: "run-fork-approved-by-label", a: Authorization{Outcome: OutcomeRun, TestedRef: merge, HeadSHA: head,
 			Reason:       "fork PR approved (label gpu-approved added by bob at head " + head + "); no earlier gate for tested ref " + merge + ": running the paid path",
@@ -236,8 +237,8 @@ func FuzzResolveKind(f *testing.F) {
 	f.Add("", "skip", "not-required", "", "")
 	f.Add("local", "", "", "", "")
 	f.Fuzz(func(t *testing.T, kind, decision, skipKind, result, reusedURL string) {
-		r := ConcludeRequest{Kind: Kind(kind), Decision: Outcome(decision), SkipKind: Kind(skipKind), GPUJobResult: JobResult(result),
-			Evidence: Evidence{ReusedCheckURL: reusedURL}}
+		r := ConcludeRequest{Kind: gatecheck.Kind(kind), Decision: Outcome(decision), SkipKind: gatecheck.Kind(skipKind), GPUJobResult: JobResult(result),
+			Evidence: gatecheck.Evidence{ReusedCheckURL: reusedURL}}
 		got, _, err := r.ResolveKind()
 		if err != nil {
 			var reqErr *RequestError
@@ -246,13 +247,13 @@ func FuzzResolveKind(f *testing.F) {
 			}
 			return
 		}
-		if got == KindLocal || (got != "" && !got.Known()) {
+		if got == gatecheck.KindLocal || (got != "" && !got.Known()) {
 			t.Fatalf("resolved %q", got)
 		}
-		if kind == "" && r.Decision == OutcomeRun && r.GPUJobResult != JobSuccess && got == KindPaid {
+		if kind == "" && r.Decision == OutcomeRun && r.GPUJobResult != JobSuccess && got == gatecheck.KindPaid {
 			t.Fatalf("GPU job %q published as paid", result)
 		}
-		if kind == "" && r.Decision == OutcomeRun && got == KindReused && reusedURL == "" {
+		if kind == "" && r.Decision == OutcomeRun && got == gatecheck.KindReused && reusedURL == "" {
 			t.Fatal("reused without the earlier gate")
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-github/v66/github"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )
@@ -74,7 +75,7 @@ func TestAuthorizeForkApproval(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeGitHub{prs: tc.prs, roles: roles}
 			req := AuthorizeRequest{Repository: repo, PRNumber: 7, ExpectedHeadSHA: head, Actor: tc.actor,
-				Reuse: ReuseQuery{AppID: ourApp}, ForkApproval: tc.approval}
+				Reuse: gatecheck.ReuseQuery{AppID: ourApp}, ForkApproval: tc.approval}
 			a, err := Authorize(context.Background(), f, req)
 			if tc.wantRefused != "" {
 				assert.Assert(t, errors.Is(err, ErrRefused), "got %v", err)

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/cost"
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -72,7 +72,7 @@ type Attempt struct {
 	// JobConclusion is how the GPU job ended, from the cost evidence; unknown
 	// when no cost report says (one written before reports carried it, or none).
 	JobConclusion cost.Conclusion `json:"jobConclusion"`
-	Gate          gate.Kind       `json:"gate"` // the kind of the last gate marker in the logs; "" when none
+	Gate          gatecheck.Kind  `json:"gate"` // the kind of the last gate marker in the logs; "" when none
 	// EvidenceComplete is false while a download is missing: the attempt's
 	// GPU work and cost may then be partly or wholly unknown.
 	EvidenceComplete bool     `json:"evidenceComplete"`
@@ -232,9 +232,9 @@ func (a *Attempt) decide(logsRead bool, logs logScan) {
 	switch {
 	case gpuWork:
 		a.Decision = DecisionPaid
-	case a.Gate == gate.KindReused:
+	case a.Gate == gatecheck.KindReused:
 		a.Decision = DecisionReused
-	case a.Gate == gate.KindPaid:
+	case a.Gate == gatecheck.KindPaid:
 		// A pod ran the tests, but nothing else shows it: it is counted,
 		// with its GPU and cost unknown, rather than left out as free.
 		a.Decision = DecisionPaid

@@ -9,7 +9,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/cost"
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 )
 
 const (
@@ -113,7 +113,7 @@ func noise(n int) []string {
 }
 
 func TestAttemptDecisionAndIdentity(t *testing.T) {
-	reusedLine := "published " + gate.ExternalIDPrefix + refB + ":reused (https://github.com/org/app/runs/9): reused"
+	reusedLine := "published " + gatecheck.ExternalIDPrefix + refB + ":reused (https://github.com/org/app/runs/9): reused"
 	tests := []struct {
 		name         string
 		event        string
@@ -132,7 +132,7 @@ func TestAttemptDecisionAndIdentity(t *testing.T) {
 		},
 		{
 			name: "no GPU work", event: "pull_request",
-			logs:         map[string]string{gateLog: logText(t0, "published "+gate.ExternalIDPrefix+refA+":not-required (x): no GPU path")},
+			logs:         map[string]string{gateLog: logText(t0, "published "+gatecheck.ExternalIDPrefix+refA+":not-required (x): no GPU path")},
 			wantDecision: DecisionNone, wantTrigger: cost.TriggerAutomatic, wantRef: refA,
 		},
 		{
@@ -148,7 +148,7 @@ func TestAttemptDecisionAndIdentity(t *testing.T) {
 		},
 		{
 			name: "a paid gate without pod evidence counts a pod of unknown cost", event: "pull_request",
-			logs:         map[string]string{gateLog: logText(t0, "published "+gate.ExternalIDPrefix+refA+":paid (x): passed")},
+			logs:         map[string]string{gateLog: logText(t0, "published "+gatecheck.ExternalIDPrefix+refA+":paid (x): passed")},
 			wantDecision: DecisionPaid, wantTrigger: cost.TriggerAutomatic, wantRef: refA, wantPods: 1,
 		},
 		{

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/cost"
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 )
 
 // BenchmarkSummarize5000Attempts summarizes 5,000 attempts of saved
@@ -57,7 +57,7 @@ func writeBenchEvidence(b *testing.B, dir string, n int) {
 		rejected := rejectedAttempt(1, fmt.Sprintf("rej%09d", i), "NVIDIA RTX A4000", 0.25, int64(60+i%120))
 		accepted := acceptedAttempt(2, fmt.Sprintf("acc%09d", i), "NVIDIA L4", 0.43, 70)
 		report := acceptedReport(accepted.PodID, accepted.GPU, 0.43, at.Add(time.Minute), 400+i%600, rejected)
-		marker, _ := gate.FormatExternalID(ref, gate.KindPaid)
+		marker, _ := gatecheck.FormatExternalID(ref, gatecheck.KindPaid)
 		logs := map[string]string{
 			provisionLog: logText(at, "plan (3 candidates)", cost.AttemptLine(rejected).Format(), cost.AttemptLine(accepted).Format()),
 			gpuLog:       logText(at.Add(2*time.Minute), append([]string{"##[group]Run GPU tests"}, noise(40)...)...),

@@ -6,7 +6,7 @@
 //
 // The evidence is read through the formats the other actions write and that
 // are defined once elsewhere: the structured log lines and the cost artifact of
-// pkg/cost, and the gate marker (external_id) of pkg/gate. A pod's cost comes
+// pkg/cost, and the gate marker (external_id) of pkg/gatecheck. A pod's cost comes
 // from the best evidence there is — the cost artifact, else a cost or attempt
 // log line, else an estimate from the log's timestamps — and anything the
 // evidence does not show is reported as unknown, never as zero.

@@ -21,7 +21,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/cost"
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
 	"github.com/org/runpod-gpu/pkg/ownership"
@@ -283,19 +283,19 @@ func (w *evidenceWorld) attempt(r simRun, runID int64, attempt, prNumber int, he
 		}
 		return logs[name]
 	}
-	kind, reason, res := gate.KindNotRequired, "no GPU path changed", provision.Result{}
+	kind, reason, res := gatecheck.KindNotRequired, "no GPU path changed", provision.Result{}
 	if !r.noGPU {
 		var runErr error
 		res, runErr = w.provision(job("provision"), r, runID, attempt, prNumber, head, merge)
 		switch {
 		case res.Decision == provision.DecisionReused:
-			kind, reason = gate.KindReused, "tested ref already passed: "+res.ReusedCheckURL
+			kind, reason = gatecheck.KindReused, "tested ref already passed: "+res.ReusedCheckURL
 		case runErr != nil:
-			kind, reason = gate.KindFailed, runErr.Error()
+			kind, reason = gatecheck.KindFailed, runErr.Error()
 		default:
-			kind, reason = gate.KindPaid, "GPU tests passed"
+			kind, reason = gatecheck.KindPaid, "GPU tests passed"
 			if !w.gpuJob(job("gpu-tests"), r) {
-				kind, reason = gate.KindFailed, "GPU tests failed"
+				kind, reason = gatecheck.KindFailed, "GPU tests failed"
 			}
 		}
 		if res.Decision == provision.DecisionPaid {
@@ -306,7 +306,7 @@ func (w *evidenceWorld) attempt(r simRun, runID int64, attempt, prNumber int, he
 	w.gateJob(job("gate"), prNumber, head, merge, kind, reason)
 
 	conclusion := "success"
-	if kind == gate.KindFailed {
+	if kind == gatecheck.KindFailed {
 		conclusion = "failure"
 	}
 	assert.NilError(w.t, w.cloud.GitHub.SetRunStatus(cloud.Repository, runID, "completed", conclusion))
@@ -344,7 +344,7 @@ func (w *evidenceWorld) provision(log *jobLog, r simRun, runID int64, attempt, p
 		Config:      cfg,
 		Owner:       ownership.Tags{Repository: cloud.Repository, Workflow: cloud.Workflow, RunID: runID, Attempt: attempt},
 		LabelPrefix: "runpod-gpu", RunnerGroupID: 1, Scope: ghapi.ScopeRepo,
-		PRNumber: prNumber, ExpectedHeadSHA: head, TestedRef: merge, Reuse: gate.ReuseQuery{AppID: cloud.AppID},
+		PRNumber: prNumber, ExpectedHeadSHA: head, TestedRef: merge, Reuse: gatecheck.ReuseQuery{AppID: cloud.AppID},
 		ProofURL: w.cloud.ProofURL, ProofSHA256: w.cloud.ProofSHA256,
 	}
 	if prNumber == 0 {
@@ -473,17 +473,17 @@ func (w *evidenceWorld) cleanupJob(log, gpuLog *jobLog, r simRun, res provision.
 }
 
 // gateJob publishes the gate check, as the gate action does, and logs its marker.
-func (w *evidenceWorld) gateJob(log *jobLog, prNumber int, head, merge string, kind gate.Kind, reason string) {
+func (w *evidenceWorld) gateJob(log *jobLog, prNumber int, head, merge string, kind gatecheck.Kind, reason string) {
 	w.clock.Advance(10 * time.Second)
-	externalID, err := gate.FormatExternalID(merge, kind)
+	externalID, err := gatecheck.FormatExternalID(merge, kind)
 	assert.NilError(w.t, err)
 	conclusion := "success"
-	if kind == gate.KindFailed {
+	if kind == gatecheck.KindFailed {
 		conclusion = "failure"
 	}
 	url := "https://github.com/" + cloud.Repository + "/actions"
 	if prNumber > 0 {
-		id, err := w.cloud.GitHub.AddCheckRun(cloud.Repository, githubsim.CheckRun{Name: gate.DefaultCheckName, HeadSHA: head,
+		id, err := w.cloud.GitHub.AddCheckRun(cloud.Repository, githubsim.CheckRun{Name: gatecheck.DefaultCheckName, HeadSHA: head,
 			ExternalID: externalID, Status: "completed", Conclusion: conclusion, AppID: cloud.AppID, CompletedAt: w.clock.Now()})
 		assert.NilError(w.t, err)
 		url = fmt.Sprintf("https://github.com/%s/runs/%d", cloud.Repository, id)

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/cost"
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -36,11 +36,11 @@ type loggedAttempt struct {
 type logScan struct {
 	attempts []loggedAttempt
 	reports  []cost.Report
-	gates    []gate.ExternalID // gate markers, in log order
-	last     wire.Time         // the latest log timestamp
-	problems []string          // malformed structured lines and unreadable files
-	skipped  int               // problems beyond maxProblems
-	ignored  []string          // jobs whose logs were not read: not the lane's own
+	gates    []gatecheck.ExternalID // gate markers, in log order
+	last     wire.Time              // the latest log timestamp
+	problems []string               // malformed structured lines and unreadable files
+	skipped  int                    // problems beyond maxProblems
+	ignored  []string               // jobs whose logs were not read: not the lane's own
 }
 
 // scanLogs reads a GitHub logs archive. The archive holds each job's log as
@@ -145,7 +145,7 @@ func (s *logScan) scanLine(file string, n int, text string) {
 		}
 	}
 	if !strings.Contains(rest, cost.LinePrefix) {
-		if strings.Contains(rest, gate.ExternalIDPrefix) {
+		if strings.Contains(rest, gatecheck.ExternalIDPrefix) {
 			s.gates = append(s.gates, gateMarkers(rest)...)
 		}
 		return
@@ -158,7 +158,7 @@ func (s *logScan) scanLine(file string, n int, text string) {
 		s.attempts = append(s.attempts, loggedAttempt{Attempt: line.Attempt, at: at})
 	case ok && line.Kind == cost.LineCost:
 		s.reports = append(s.reports, line.Cost)
-	case strings.Contains(rest, gate.ExternalIDPrefix):
+	case strings.Contains(rest, gatecheck.ExternalIDPrefix):
 		s.gates = append(s.gates, gateMarkers(rest)...)
 	}
 }
@@ -186,12 +186,12 @@ func splitStamp(text string) (wire.Time, string) {
 	return wire.KnownTime(t), rest
 }
 
-// gateMarkers finds the gate markers (external_id, defined by pkg/gate) a
+// gateMarkers finds the gate markers (external_id, defined by pkg/gatecheck) a
 // log line names, e.g. the gate action's "published runpod-gpu-gate:v1:<sha>:reused (…)".
-func gateMarkers(text string) []gate.ExternalID {
-	var ids []gate.ExternalID
+func gateMarkers(text string) []gatecheck.ExternalID {
+	var ids []gatecheck.ExternalID
 	for rest := text; ; {
-		i := strings.Index(rest, gate.ExternalIDPrefix)
+		i := strings.Index(rest, gatecheck.ExternalIDPrefix)
 		if i < 0 {
 			return ids
 		}
@@ -203,10 +203,10 @@ func gateMarkers(text string) []gate.ExternalID {
 		if end >= 0 {
 			token = rest[:end]
 		}
-		if id, err := gate.ParseExternalID(strings.TrimRight(token, ":-")); err == nil {
+		if id, err := gatecheck.ParseExternalID(strings.TrimRight(token, ":-")); err == nil {
 			ids = append(ids, id)
 		}
-		rest = rest[len(gate.ExternalIDPrefix):]
+		rest = rest[len(gatecheck.ExternalIDPrefix):]
 	}
 }
 

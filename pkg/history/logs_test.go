@@ -9,7 +9,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/cost"
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 )
 
 func TestScanLogsReadsEachLineOnce(t *testing.T) {
@@ -77,14 +77,14 @@ func TestGateMarkers(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
-		want []gate.ExternalID
+		want []gatecheck.ExternalID
 	}{
 		{name: "the gate action's line", in: "published runpod-gpu-gate:v1:" + refA + ":reused (https://x/runs/1): ok",
-			want: []gate.ExternalID{{TestedRef: refA, Kind: gate.KindReused}}},
+			want: []gatecheck.ExternalID{{TestedRef: refA, Kind: gatecheck.KindReused}}},
 		{name: "quoted, at the end", in: `external_id "runpod-gpu-gate:v1:` + refA + `:not-required"`,
-			want: []gate.ExternalID{{TestedRef: refA, Kind: gate.KindNotRequired}}},
+			want: []gatecheck.ExternalID{{TestedRef: refA, Kind: gatecheck.KindNotRequired}}},
 		{name: "two markers", in: "runpod-gpu-gate:v1:" + refA + ":failed then runpod-gpu-gate:v1:" + refB + ":paid.",
-			want: []gate.ExternalID{{TestedRef: refA, Kind: gate.KindFailed}, {TestedRef: refB, Kind: gate.KindPaid}}},
+			want: []gatecheck.ExternalID{{TestedRef: refA, Kind: gatecheck.KindFailed}, {TestedRef: refB, Kind: gatecheck.KindPaid}}},
 		{name: "an unknown kind", in: "runpod-gpu-gate:v1:" + refA + ":maybe"},
 		{name: "a short ref", in: "runpod-gpu-gate:v1:abc123:paid"},
 		{name: "the local relay's marker never counts", in: "local-gpu-gate:v1:" + refA},

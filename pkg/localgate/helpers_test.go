@@ -9,7 +9,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
@@ -82,7 +82,7 @@ func (f *fixture) addLabelledPR(t *testing.T) int {
 	t.Helper()
 	n, err := f.srv.AddPullRequest(repoFull, githubsim.PullRequestSpec{
 		Title: "Faster kernels", Author: "maint", HeadRef: "feature", HeadSHA: headSHA,
-		MergeCommitSHA: strings.Repeat("c", 40), Labels: []string{gate.LocalLabel},
+		MergeCommitSHA: strings.Repeat("c", 40), Labels: []string{gatecheck.LocalLabel},
 	})
 	assert.NilError(t, err)
 	return n

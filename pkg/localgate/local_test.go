@@ -19,7 +19,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/golden"
 
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 )
 
@@ -101,7 +101,7 @@ func newLocalSetup(t *testing.T) *localSetup {
 
 	var err error
 	s.pr, err = f.srv.AddPullRequest(repoFull, githubsim.PullRequestSpec{
-		Title: "Faster kernels", Author: "maint", HeadRef: "feature", HeadSHA: s.sha, Labels: []string{gate.LocalLabel},
+		Title: "Faster kernels", Author: "maint", HeadRef: "feature", HeadSHA: s.sha, Labels: []string{gatecheck.LocalLabel},
 	})
 	assert.NilError(t, err)
 

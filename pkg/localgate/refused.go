@@ -19,7 +19,7 @@ const (
 	CheckDispatcherRole Check = "dispatcher-role" // the dispatcher must be admin or maintain
 	CheckPRState        Check = "pr-state"        // the pull request must be open
 	CheckOrigin         Check = "pr-origin"       // the local command runs a fork PR's code only with AllowFork
-	CheckLabel          Check = "label"           // the pull request must carry gate.LocalLabel
+	CheckLabel          Check = "label"           // the pull request must carry gatecheck.LocalLabel
 	CheckHeadSHA        Check = "head-sha"        // the pull request's head must be the validated commit
 	CheckComment        Check = "comment"         // the evidence comment must be on that pull request
 	CheckCommentAuthor  Check = "comment-author"  // the comment's author must be admin or maintain

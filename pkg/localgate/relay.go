@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/mdtable"
 	"github.com/org/runpod-gpu/pkg/wire"
@@ -33,7 +33,7 @@ type RelayClient interface {
 // RelayPublisher is what Relay needs: the reads plus creating the check run.
 type RelayPublisher interface {
 	RelayClient
-	gate.CheckRunCreator
+	gatecheck.CheckRunCreator
 }
 
 // RelayRequest is one dispatch of the relay workflow, as the runner reports it.
@@ -199,8 +199,8 @@ func checkPullRequest(pr *github.PullRequest, repository, sha string, allowFork 
 		return refuse(CheckOrigin, "PR #%d comes from the fork %s, not from %s: its code would run on this machine, next to your credentials; "+
 			"review it, then pass -allow-fork (ideally in a throwaway VM or container with no credentials)", n, origin, repository)
 	}
-	if !hasLabel(pr, gate.LocalLabel) {
-		return refuse(CheckLabel, "PR #%d is not labelled %s; add the label first", n, gate.LocalLabel)
+	if !hasLabel(pr, gatecheck.LocalLabel) {
+		return refuse(CheckLabel, "PR #%d is not labelled %s; add the label first", n, gatecheck.LocalLabel)
 	}
 	if head := pr.GetHead().GetSHA(); head != sha {
 		return refuse(CheckHeadSHA, "PR #%d's head is %s, not %s", n, head, sha)
@@ -249,15 +249,15 @@ func prChanges(first, second *github.PullRequest) string {
 	if a, b := first.GetBase().GetRef(), second.GetBase().GetRef(); a != b {
 		changes = append(changes, fmt.Sprintf("base branch %s -> %s", a, b))
 	}
-	if hasLabel(first, gate.LocalLabel) && !hasLabel(second, gate.LocalLabel) {
-		changes = append(changes, "label "+gate.LocalLabel+" removed")
+	if hasLabel(first, gatecheck.LocalLabel) && !hasLabel(second, gatecheck.LocalLabel) {
+		changes = append(changes, "label "+gatecheck.LocalLabel+" removed")
 	}
 	return strings.Join(changes, ", ")
 }
 
 // PublishOptions says how the relay's gate check looks.
 type PublishOptions struct {
-	CheckName string // default gate.DefaultCheckName
+	CheckName string // default gatecheck.DefaultCheckName
 	RunID     int64  // the relay's workflow run
 	RunURL    string // linked as the check's details
 	// CompletedAt stamps the check; zero means now.
@@ -279,12 +279,12 @@ func Relay(ctx context.Context, gh RelayPublisher, req RelayRequest, opts Publis
 	if err != nil {
 		return Published{}, err
 	}
-	externalID, err := gate.LocalExternalID(v.SHA)
+	externalID, err := gatecheck.LocalExternalID(v.SHA)
 	if err != nil {
 		return Published{}, err
 	}
-	run, err := gate.Publish(ctx, gh, gate.Evidence{
-		Kind: gate.KindLocal, HeadSHA: v.SHA, TestedRef: v.SHA, CheckName: opts.CheckName,
+	run, err := gatecheck.Publish(ctx, gh, gatecheck.Evidence{
+		Kind: gatecheck.KindLocal, HeadSHA: v.SHA, TestedRef: v.SHA, CheckName: opts.CheckName,
 		LocalEvidenceURL: v.CommentURL, RunID: opts.RunID, RunURL: opts.RunURL, CompletedAt: opts.CompletedAt,
 	})
 	if err != nil {
@@ -308,7 +308,7 @@ func (p Published) Summary() string {
 	table := mdtable.New("check", "result")
 	rows := [][2]string{
 		{"dispatcher", fmt.Sprintf("%s (%s)", p.Dispatcher, p.DispatcherRole)},
-		{"PR", fmt.Sprintf("#%d open, %s, labelled %s, head `%s`, unchanged on re-read", p.PRNumber, p.origin(), gate.LocalLabel, p.SHA)},
+		{"PR", fmt.Sprintf("#%d open, %s, labelled %s, head `%s`, unchanged on re-read", p.PRNumber, p.origin(), gatecheck.LocalLabel, p.SHA)},
 		{"evidence", fmt.Sprintf("[comment %d](%s) by %s", p.CommentID, p.CommentURL, p.CommentAuthor)},
 		{"GPU", fmt.Sprintf("%s, driver %s, CUDA %s", p.Evidence.GPUName, p.Evidence.Driver, p.Evidence.CUDAVersion)},
 		{"lane", fmt.Sprintf("%s, log SHA-256 `%s`", p.Evidence.Duration, p.Evidence.LogSHA256)},

@@ -11,7 +11,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/golden"
 
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 )
@@ -273,7 +273,7 @@ func TestRelayPublishesLocalGateThatIsNeverReused(t *testing.T) {
 	assert.Assert(t, is.Len(runs, 1))
 	run := runs[0]
 	assert.Equal(t, run.ID, got.CheckRunID)
-	assert.Equal(t, run.Name, gate.DefaultCheckName)
+	assert.Equal(t, run.Name, gatecheck.DefaultCheckName)
 	assert.Equal(t, run.ExternalID, "local-gpu-gate:v1:"+headSHA)
 	assert.Equal(t, run.Status, "completed")
 	assert.Equal(t, run.Conclusion, "success")
@@ -284,7 +284,7 @@ func TestRelayPublishesLocalGateThatIsNeverReused(t *testing.T) {
 
 	// However the reuse lookup is asked, a local validation never lets the paid path be skipped.
 	for _, tested := range []string{headSHA, strings.Repeat("c", 40)} {
-		d := gate.DecideReuse(ctx, client, gate.ReuseQuery{HeadSHA: headSHA, TestedRef: tested})
+		d := gatecheck.DecideReuse(ctx, client, gatecheck.ReuseQuery{HeadSHA: headSHA, TestedRef: tested})
 		assert.Check(t, !d.Reuse, "reused a local gate for %s: %s", tested, d.Reason)
 		assert.Check(t, is.Contains(d.Reason, "no earlier gate"))
 	}

@@ -3,6 +3,10 @@
 // and a pod name derived from the same identity. Provision writes them; cleanup
 // and the reaper only ever touch pods whose tags are well formed and whose name
 // agrees, so a foreign or hand-made pod is never deleted.
+//
+// It also holds the other names one job writes and another reads, so that no
+// job imports another: the debug-retention artifact name (provision → reaper)
+// and the Serverless lane's endpoint and template names (lane → reaper).
 package ownership
 
 import (

@@ -17,7 +17,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/cost"
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
@@ -236,7 +236,7 @@ func TestPodWithAnotherGPUIsRejectedAndDeleted(t *testing.T) {
 
 // The label is re-read right before each create.
 func TestLocalValidationLabelStopsSpending(t *testing.T) {
-	label := func(p *githubsim.PullRequestSpec) { p.Labels = append(p.Labels, gate.LocalLabel) }
+	label := func(p *githubsim.PullRequestSpec) { p.Labels = append(p.Labels, gatecheck.LocalLabel) }
 	t.Run("added after authorize: nothing is created", func(t *testing.T) {
 		s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, nil)
 		assert.NilError(t, s.cloud.GitHub.UpdatePullRequest(cloud.Repository, s.pr, label))

@@ -16,7 +16,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/cost"
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
 	"github.com/org/runpod-gpu/pkg/ownership"
@@ -43,7 +43,7 @@ type GitHub interface {
 	RunnerByName(ctx context.Context, name string, scope ghapi.Scope) (*github.Runner, bool, error)
 	DeleteRunner(ctx context.Context, id int64, scope ghapi.Scope) error
 	GetPullRequest(ctx context.Context, number int) (*github.PullRequest, error)
-	gate.CheckRunLister
+	gatecheck.CheckRunLister
 }
 
 // ImageResolver pins an image tag to its current digest.
@@ -87,7 +87,7 @@ type Request struct {
 	ExpectedHeadSHA string
 	// TestedRef enables the gate reuse lookup right before spending (empty: none).
 	TestedRef string
-	Reuse     gate.ReuseQuery
+	Reuse     gatecheck.ReuseQuery
 	// KeepFailedPods keeps rejected pods for inspection instead of deleting them.
 	KeepFailedPods bool
 	// ProofURL and ProofSHA256 locate the CUDA smoke proof binary.
@@ -278,7 +278,7 @@ func (r *run) provision(ctx context.Context) (Result, error) {
 		q := r.req.Reuse
 		q.HeadSHA, q.TestedRef = r.req.ExpectedHeadSHA, r.req.TestedRef
 		rctx, cancel := r.bound(ctx, ReuseLookupBudget)
-		d := gate.DecideReuse(rctx, r.deps.GitHub, q)
+		d := gatecheck.DecideReuse(rctx, r.deps.GitHub, q)
 		cancel()
 		r.logf("paid-path decision: %s", d.Reason)
 		if d.Reuse {
@@ -403,8 +403,8 @@ func (r *run) readPR(ctx context.Context) (prVerdict, string) {
 		return prObsolete, fmt.Sprintf("PR #%d head moved from %s to %s", r.req.PRNumber, r.req.ExpectedHeadSHA, head)
 	}
 	for _, l := range pr.Labels {
-		if l.GetName() == gate.LocalLabel {
-			return prLocal, fmt.Sprintf("PR #%d carries %s: a maintainer validates it on their own GPU", r.req.PRNumber, gate.LocalLabel)
+		if l.GetName() == gatecheck.LocalLabel {
+			return prLocal, fmt.Sprintf("PR #%d carries %s: a maintainer validates it on their own GPU", r.req.PRNumber, gatecheck.LocalLabel)
 		}
 	}
 	return prCurrent, ""

@@ -14,7 +14,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/cost"
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/registry"
@@ -139,7 +139,7 @@ func newScenario(t testing.TB, o cloud.Options, mutate func(*config.Config)) *sc
 			Config:      cfg,
 			Owner:       ownership.Tags{Repository: cloud.Repository, Workflow: cloud.Workflow, RunID: 7001, Attempt: 1},
 			LabelPrefix: "runpod-gpu", RunnerGroupID: 1, Scope: ghapi.ScopeRepo,
-			PRNumber: pr, ExpectedHeadSHA: headSHA, TestedRef: mergeSHA, Reuse: gate.ReuseQuery{AppID: cloud.AppID},
+			PRNumber: pr, ExpectedHeadSHA: headSHA, TestedRef: mergeSHA, Reuse: gatecheck.ReuseQuery{AppID: cloud.AppID},
 			ProofURL: c.ProofURL, ProofSHA256: c.ProofSHA256,
 		},
 	}
@@ -333,9 +333,9 @@ func TestCancellationDeletesEveryCreatedPod(t *testing.T) {
 
 func TestReusableGateSkipsThePaidPath(t *testing.T) {
 	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, nil)
-	ext, _ := gate.FormatExternalID(mergeSHA, gate.KindPaid)
+	ext, _ := gatecheck.FormatExternalID(mergeSHA, gatecheck.KindPaid)
 	_, err := s.cloud.GitHub.AddCheckRun(cloud.Repository, githubsim.CheckRun{
-		Name: gate.DefaultCheckName, HeadSHA: headSHA, ExternalID: ext, Status: "completed", Conclusion: "success",
+		Name: gatecheck.DefaultCheckName, HeadSHA: headSHA, ExternalID: ext, Status: "completed", Conclusion: "success",
 		AppID: cloud.AppID, CompletedAt: s.clock.Now().Add(-time.Hour),
 	})
 	assert.NilError(t, err)

@@ -8,7 +8,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
@@ -34,14 +34,14 @@ const laneTestDuration = 5 * time.Minute
 // is testing and waits for it on the virtual clock; the third as it ends), then a re-push whose merge commit is new but whose
 // merge tree is identical (an amended message), again with three deliveries.
 // Each delivery runs the lane's paid path in code: the in-progress gate
-// protocol (gate.ClaimOrWait), provision when it says pay, and the gate
+// protocol (gatecheck.ClaimOrWait), provision when it says pay, and the gate
 // completed when the GPU job ends.
 func payOnce(tb testing.TB, n int) payOnceStats {
 	tb.Helper()
 	s := newScenario(tb, cloud.Options{Market: market(host("h1", a4000), host("h2", a4000), host("h3", a4000))}, nil)
 	gh := s.deps.GitHub.(*ghapi.Client)
 	rp := runpod.New(s.cloud.RunPodURL, cloud.RunPodKey)
-	digest, err := gate.LaneDigest(gate.LaneDefinition{Config: []byte(`{"bench":true}`), TestCommand: "make test-gpu",
+	digest, err := gatecheck.LaneDigest(gatecheck.LaneDefinition{Config: []byte(`{"bench":true}`), TestCommand: "make test-gpu",
 		ImageDigest: cloud.RunnerImage + "@" + cloud.RunnerImageDigest, Workflow: cloud.Repository + "/" + cloud.Workflow + "@refs/heads/main", Version: "bench"})
 	assert.NilError(tb, err)
 	var st payOnceStats
@@ -49,24 +49,24 @@ func payOnce(tb testing.TB, n int) payOnceStats {
 	sha := func(kind byte, i int) string { return fmt.Sprintf("%c%039x", kind, i) }
 
 	// deliver runs one delivery's lane and returns how many pods it created.
-	deliver := func(pr int, head, merge, earlier string, key *gate.TreeKey) int {
+	deliver := func(pr int, head, merge, earlier string, key *gatecheck.TreeKey) int {
 		runID++
 		st.lanes++
-		q := gate.ReuseQuery{HeadSHA: head, TestedRef: merge, AppID: cloud.AppID, Key: key}
+		q := gatecheck.ReuseQuery{HeadSHA: head, TestedRef: merge, AppID: cloud.AppID, Key: key}
 		if earlier != "" {
 			q.EarlierHeads = []string{earlier}
 		}
-		c, err := gate.ClaimOrWait(context.Background(), gh, gate.ClaimRequest{Query: q, LaneBound: 2 * time.Hour,
+		c, err := gatecheck.ClaimOrWait(context.Background(), gh, gatecheck.ClaimRequest{Query: q, LaneBound: 2 * time.Hour,
 			Wait: 30 * time.Minute, Poll: 30 * time.Second, Clock: s.clock, Sleep: s.clock.Sleep})
 		assert.NilError(tb, err)
 		if c.Leader != 0 {
 			st.waited++
 		}
-		e := gate.Evidence{HeadSHA: head, TestedRef: merge, Key: key, CheckRunID: c.Staked.GetID()}
+		e := gatecheck.Evidence{HeadSHA: head, TestedRef: merge, Key: key, CheckRunID: c.Staked.GetID()}
 		if c.Reuse {
 			st.reused++
-			e.Kind, e.ReusedCheckURL = gate.KindReused, c.CheckURL
-			_, err := gate.Publish(context.Background(), gh, e)
+			e.Kind, e.ReusedCheckURL = gatecheck.KindReused, c.CheckURL
+			_, err := gatecheck.Publish(context.Background(), gh, e)
 			assert.NilError(tb, err)
 			return 0
 		}
@@ -77,17 +77,17 @@ func payOnce(tb testing.TB, n int) payOnceStats {
 		res, err := Run(context.Background(), s.deps, req)
 		assert.NilError(tb, err)
 		if res.Decision != DecisionPaid || res.Accepted == nil {
-			e.Kind, e.ReusedCheckURL = gate.KindReused, res.ReusedCheckURL
-			_, err := gate.Publish(context.Background(), gh, e)
+			e.Kind, e.ReusedCheckURL = gatecheck.KindReused, res.ReusedCheckURL
+			_, err := gatecheck.Publish(context.Background(), gh, e)
 			assert.NilError(tb, err)
 			return 0
 		}
-		e.Kind, e.Pod = gate.KindPaid, &gate.PodEvidence{ID: res.Accepted.PodID, GPU: res.Accepted.GPU}
+		e.Kind, e.Pod = gatecheck.KindPaid, &gatecheck.PodEvidence{ID: res.Accepted.PodID, GPU: res.Accepted.GPU}
 		pod := res.Accepted.PodID
 		// The GPU job runs on the pod; its gate is completed when it ends,
 		// while later deliveries may be waiting for it.
 		s.clock.AfterFunc(laneTestDuration, func() {
-			_, err := gate.Publish(context.Background(), gh, e)
+			_, err := gatecheck.Publish(context.Background(), gh, e)
 			if err != nil {
 				tb.Errorf("complete the paid gate: %v", err)
 			}
@@ -103,7 +103,7 @@ func payOnce(tb testing.TB, n int) payOnceStats {
 		pr, err := s.cloud.GitHub.AddPullRequest(cloud.Repository, githubsim.PullRequestSpec{Author: "alice", HeadSHA: head, HeadRef: fmt.Sprintf("f%d", i), MergeCommitSHA: merge})
 		assert.NilError(tb, err)
 		assert.NilError(tb, s.cloud.GitHub.SetCommitTree(cloud.Repository, merge, tree))
-		key := &gate.TreeKey{Tree: tree, Lane: digest}
+		key := &gatecheck.TreeKey{Tree: tree, Lane: digest}
 		for range 3 {
 			st.testedPods += deliver(pr, head, merge, "", key)
 		}

@@ -4,19 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
-	"github.com/org/runpod-gpu/pkg/serverless"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
 // The Serverless lane's orphans. Its endpoint and template carry the attempt's
-// unique name (serverless.AttemptName), rpg-sls-<repo slug>-<run id>-<run
+// unique name (ownership.ServerlessAttemptName), rpg-sls-<repo slug>-<run id>-<run
 // attempt>-<8 hex>, the template with "-tpl" appended, and the template's
 // environment names the repository (RPG_OWNER). The lane deletes them itself,
 // deferred and again in an if: always() step; the reaper is the backstop for a
@@ -94,29 +92,6 @@ type slsAttempt struct {
 	endpoints, tplates []string // every id listed under the names (duplicates are reclaimed too)
 }
 
-var slsRestRE = regexp.MustCompile(`^([1-9][0-9]{0,18})-([1-9][0-9]{0,4})-[0-9a-f]{8}$`)
-
-// ParseServerlessName reads an endpoint or template name of the lane for
-// repository: the attempt name (without "-tpl"), run id and run attempt; ok
-// is false for any other name, another repository's included.
-func ParseServerlessName(repository, name string) (attempt string, runID int64, runAttempt int, template, ok bool) {
-	attempt, template = strings.CutSuffix(name, "-tpl")
-	rest, found := strings.CutPrefix(attempt, serverless.NamePrefix+serverless.RepoSlug(repository)+"-")
-	if !found {
-		return "", 0, 0, false, false
-	}
-	m := slsRestRE.FindStringSubmatch(rest)
-	if m == nil {
-		return "", 0, 0, false, false
-	}
-	id, err1 := strconv.ParseInt(m[1], 10, 64)
-	n, err2 := strconv.Atoi(m[2])
-	if err1 != nil || err2 != nil {
-		return "", 0, 0, false, false
-	}
-	return attempt, id, n, template, true
-}
-
 // Sweep lists endpoints and templates, decides each attempt of repository,
 // and with execute scales down, deletes the endpoint then the template, and
 // confirms both gone by fresh listings. A failed listing decides nothing.
@@ -177,7 +152,7 @@ func (s *ServerlessSweeper) list(ctx context.Context, repository string) ([]*sls
 		return a
 	}
 	for i := range eps {
-		name, id, n, isTpl, ok := ParseServerlessName(repository, eps[i].Name)
+		name, id, n, isTpl, ok := ownership.ParseServerlessName(repository, eps[i].Name)
 		if !ok || isTpl {
 			continue
 		}
@@ -188,7 +163,7 @@ func (s *ServerlessSweeper) list(ctx context.Context, repository string) ([]*sls
 		}
 	}
 	for i := range tpls {
-		name, id, n, isTpl, ok := ParseServerlessName(repository, tpls[i].Name)
+		name, id, n, isTpl, ok := ownership.ParseServerlessName(repository, tpls[i].Name)
 		if !ok || !isTpl {
 			continue
 		}
@@ -323,7 +298,7 @@ func (s *ServerlessSweeper) deadline() time.Duration {
 	if s.Deadline > 0 {
 		return s.Deadline
 	}
-	return serverless.DefaultSettings().CleanupDeadline
+	return ownership.ServerlessCleanupDeadline
 }
 
 func (s *ServerlessSweeper) margin() time.Duration {

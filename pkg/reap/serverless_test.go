@@ -12,6 +12,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/serverless"
@@ -61,7 +62,7 @@ func (w *slsWorld) addRun(t *testing.T) int64 {
 // setup creates an attempt's template and endpoint exactly as the lane does.
 func (w *slsWorld) setup(t *testing.T, repository string, runID int64, attempt int) string {
 	t.Helper()
-	name, err := serverless.AttemptName(repository, runID, attempt)
+	name, err := ownership.ServerlessAttemptName(repository, runID, attempt)
 	assert.NilError(t, err)
 	env, err := serverless.TemplateEnv("https://example.com/serverless-worker", strings.Repeat("a", 64), repository, name)
 	assert.NilError(t, err)
@@ -83,39 +84,6 @@ func (w *slsWorld) live() map[string]bool {
 		}
 	}
 	return out
-}
-
-func TestParseServerlessName(t *testing.T) {
-	repo := "org/gpu-project"
-	tests := []struct {
-		name        string
-		wantAttempt string
-		wantRun     int64
-		wantN       int
-		wantTpl     bool
-		wantOK      bool
-	}{
-		{name: "rpg-sls-org-gpu-project-9300-2-0badc0de", wantAttempt: "rpg-sls-org-gpu-project-9300-2-0badc0de", wantRun: 9300, wantN: 2, wantOK: true},
-		{name: "rpg-sls-org-gpu-project-9300-2-0badc0de-tpl", wantAttempt: "rpg-sls-org-gpu-project-9300-2-0badc0de", wantRun: 9300, wantN: 2, wantTpl: true, wantOK: true},
-		{name: "rpg-sls-org-gpu-project-x-9300-2-0badc0de"}, // another repository's slug, org/gpu-project-x
-		{name: "rpg-sls-org-gpu-9300-2-0badc0de"},           // org/gpu
-		{name: "rpg-sls-org-gpu-project-9300-2-0BADC0DE"},   // not the lane's hex
-		{name: "rpg-sls-org-gpu-project-9300-2-0badc0de-x"}, // a suffix the lane never writes
-		{name: "rpg-sls-org-gpu-project-09300-2-0badc0de"},  // a leading zero is no run id
-		{name: "rpg-sls-org-gpu-project-9300-0-0badc0de"},   // attempts start at 1
-		{name: "my-endpoint"},
-		{name: "rpg-sls-org-gpu-project-99999999999999999999-1-0badc0de"}, // overflows int64
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			attempt, run, n, tpl, ok := ParseServerlessName(repo, tc.name)
-			assert.Equal(t, ok, tc.wantOK)
-			assert.Equal(t, attempt, tc.wantAttempt)
-			assert.Equal(t, run, tc.wantRun)
-			assert.Equal(t, n, tc.wantN)
-			assert.Equal(t, tpl, tc.wantTpl)
-		})
-	}
 }
 
 func TestServerlessSweep(t *testing.T) {
@@ -175,7 +143,7 @@ func TestServerlessSweep(t *testing.T) {
 		{name: "our name with another owner is left alone", execute: true,
 			arrange: func(t *testing.T, w *slsWorld) ([]string, []string) {
 				run := w.addRun(t)
-				name, err := serverless.AttemptName(cloud.Repository, run, 1)
+				name, err := ownership.ServerlessAttemptName(cloud.Repository, run, 1)
 				assert.NilError(t, err)
 				_, err = w.rp.CreateTemplate(context.Background(), serverless.DefaultSettings().TemplateRequest(name+"-tpl", "", map[string]string{"RPG_OWNER": "someone/else"}))
 				assert.NilError(t, err)

@@ -2,18 +2,16 @@ package serverless
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
+	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
@@ -47,31 +45,6 @@ const (
 	deleteAttempts = 5
 	confirmRounds  = 3
 )
-
-// NamePrefix starts every resource name the lane creates; the reaper
-// recognises a repository's orphans by NamePrefix + RepoSlug(repository) + "-".
-const NamePrefix = "rpg-sls-"
-
-var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
-
-// RepoSlug is the repository part of resource names: lowercase, [a-z0-9-], at most 32 characters.
-func RepoSlug(repository string) string {
-	s := strings.Trim(slugRE.ReplaceAllString(strings.ToLower(repository), "-"), "-")
-	if len(s) > 32 {
-		s = strings.TrimRight(s[:32], "-")
-	}
-	return s
-}
-
-// AttemptName is a unique name for an attempt's resources:
-// rpg-sls-<repo>-<run id>-<run attempt>-<8 hex random>.
-func AttemptName(repository string, runID int64, runAttempt int) (string, error) {
-	var nonce [4]byte
-	if _, err := rand.Read(nonce[:]); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("%s%s-%d-%d-%s", NamePrefix, RepoSlug(repository), runID, runAttempt, hex.EncodeToString(nonce[:])), nil
-}
 
 // Lane runs the stages of one attempt against RunPod. Every outside call has
 // its own deadline (reqpolicy.Bound on Policy's clock).
@@ -123,8 +96,8 @@ func (l *Lane) Setup(ctx context.Context, req SetupRequest) (*Receipt, error) {
 	if err := l.Settings.Validate(); err != nil {
 		return nil, err
 	}
-	if !strings.HasPrefix(req.Attempt, NamePrefix) {
-		return nil, fmt.Errorf("attempt name %q: want the %s prefix (AttemptName)", req.Attempt, NamePrefix)
+	if !strings.HasPrefix(req.Attempt, ownership.ServerlessNamePrefix) {
+		return nil, fmt.Errorf("attempt name %q: want the %s prefix (ownership.ServerlessAttemptName)", req.Attempt, ownership.ServerlessNamePrefix)
 	}
 	now := l.now()
 	r := &Receipt{Version: ReceiptVersion, Attempt: req.Attempt, Repository: req.Repository, RunID: req.RunID, RunAttempt: req.RunAttempt,

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
 
@@ -41,7 +42,7 @@ func DefaultSettings() Settings {
 		Image: DefaultImage, GPUPool: "AMPERE_16", ContainerDiskGB: 20,
 		IdleTimeout: 5 * time.Second, ExecutionTimeout: 900 * time.Second, JobTTL: 1200 * time.Second,
 		WorkerDeadline: 840 * time.Second, Lifetime: 20 * time.Minute, Reserve: 10 * time.Minute,
-		CleanupDeadline: 30 * time.Minute, CleanupMargin: 2 * time.Minute, PriceCeiling: 0.70,
+		CleanupDeadline: ownership.ServerlessCleanupDeadline, CleanupMargin: 2 * time.Minute, PriceCeiling: 0.70,
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/actionkit"
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/registry"
 	"github.com/org/runpod-gpu/pkg/version"
 	"github.com/org/runpod-gpu/pkg/wire"
@@ -43,10 +44,10 @@ func Run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
-	gateApp = gate.TrustedGateApp(gateApp, appID)
+	gateApp = gatecheck.TrustedGateApp(gateApp, appID)
 	// Each GitHub read gets this long, retries and waits included, so a stalled
 	// answer ends the job unauthorized instead of at the step timeout.
-	readTimeout, err := io.Int("github-timeout-seconds", int64(gate.DefaultReadTimeout/time.Second), 1, 600)
+	readTimeout, err := io.Int("github-timeout-seconds", int64(gatecheck.DefaultReadTimeout/time.Second), 1, 600)
 	if err != nil {
 		return err
 	}
@@ -78,7 +79,7 @@ func Run(ctx context.Context, io *actionio.IO) error {
 		isGPUPath = nil // every path needs the GPU: no need to list the PR's files
 	}
 	var a gate.Authorization
-	var lane *gate.LaneDefinition
+	var lane *gatecheck.LaneDefinition
 	if authErr == nil {
 		lane = laneDefinition(ctx, io, cfg)
 		a, authErr = gate.Authorize(ctx, gh, gate.AuthorizeRequest{
@@ -86,7 +87,7 @@ func Run(ctx context.Context, io *actionio.IO) error {
 			ExpectedHeadSHA: io.Input("expected-head-sha"), DispatchSHA: io.InputOr("dispatch-sha", io.Getenv("GITHUB_SHA")),
 			Actor:        or(io.Getenv("GITHUB_TRIGGERING_ACTOR"), io.Getenv("GITHUB_ACTOR")),
 			IsGPUPath:    isGPUPath,
-			Reuse:        gate.ReuseQuery{CheckName: io.Input("check-name"), AppID: gateApp},
+			Reuse:        gatecheck.ReuseQuery{CheckName: io.Input("check-name"), AppID: gateApp},
 			ReadTimeout:  time.Duration(readTimeout) * time.Second,
 			ForkApproval: approval,
 			Lane:         lane, EarlierHeads: earlier, Claim: claim,
@@ -116,13 +117,13 @@ func or(v, def string) string {
 // laneDefinition gathers what defines the lane for the tree key. A part that
 // cannot be had (no test-command, an unresolvable image) stays empty, so the
 // key is not made and only the exact tested ref can be reused (fail open).
-func laneDefinition(ctx context.Context, io *actionio.IO, cfg *config.Config) *gate.LaneDefinition {
+func laneDefinition(ctx context.Context, io *actionio.IO, cfg *config.Config) *gatecheck.LaneDefinition {
 	canonical, err := json.Marshal(cfg)
 	if err != nil {
 		io.Warningf("tree key: the configuration does not encode (%v): no tree key", err)
 		canonical = nil
 	}
-	lane := &gate.LaneDefinition{Config: canonical, TestCommand: io.Input("test-command"),
+	lane := &gatecheck.LaneDefinition{Config: canonical, TestCommand: io.Input("test-command"),
 		Workflow: io.InputOr("lane-ref", io.Getenv("GITHUB_WORKFLOW_REF")), Version: version.Version}
 	if lane.TestCommand == "" {
 		return lane // no key anyway: do not resolve the image for nothing

@@ -14,6 +14,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/actionkit"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 )
 
 // budget bounds the whole gate, inside the workflow's five-minute step
@@ -46,7 +47,7 @@ func Run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
-	key, err := gate.ParseTreeKey(io.Input("tree-key"))
+	key, err := gatecheck.ParseTreeKey(io.Input("tree-key"))
 	if err != nil {
 		return &actionio.InputError{Input: "tree-key", Value: io.Input("tree-key"), Expected: "authorize's tree-key output (tree:<sha>:lane:<digest>), or empty"}
 	}
@@ -65,10 +66,10 @@ func Run(ctx context.Context, io *actionio.IO) error {
 		return err
 	}
 	done, err := gate.Conclude(ctx, gh, gate.ConcludeRequest{
-		PRNumber: int(pr), Kind: gate.Kind(io.Input("kind")),
-		Decision: gate.Outcome(io.Input("decision")), SkipKind: gate.Kind(io.Input("gate-kind")),
+		PRNumber: int(pr), Kind: gatecheck.Kind(io.Input("kind")),
+		Decision: gate.Outcome(io.Input("decision")), SkipKind: gatecheck.Kind(io.Input("gate-kind")),
 		GPUJobResult: gate.JobResult(io.Input("gpu-job-result")), Lane: gate.Lane(io.Input("lane")),
-		Evidence: gate.Evidence{
+		Evidence: gatecheck.Evidence{
 			HeadSHA: head, TestedRef: tested, CheckName: io.Input("check-name"),
 			Reason: io.Input("reason"), Pod: pod, Serverless: sls, ReusedCheckURL: io.Input("reused-check-url"),
 			RunID: current.ID, RunURL: current.URL(), Key: key, CheckRunID: staked,
@@ -103,7 +104,7 @@ type outputs struct {
 // podEvidence reads the accepted pod's outputs of the provision step; no
 // pod-id means no pod ran. A cost report that cannot be read is left out with
 // a warning: reporting never stops the gate.
-func podEvidence(io *actionio.IO) (*gate.PodEvidence, error) {
+func podEvidence(io *actionio.IO) (*gatecheck.PodEvidence, error) {
 	id := io.Input("pod-id")
 	if id == "" {
 		return nil, nil
@@ -121,7 +122,7 @@ func podEvidence(io *actionio.IO) (*gate.PodEvidence, error) {
 	if err != nil {
 		return nil, &actionio.InputError{Input: "price-per-hour", Value: io.Input("price-per-hour"), Expected: cost.PriceForm + " (the provision step's output)"}
 	}
-	pod := &gate.PodEvidence{ID: id, GPU: io.Input("gpu-type"), Tier: io.Input("tier"),
+	pod := &gatecheck.PodEvidence{ID: id, GPU: io.Input("gpu-type"), Tier: io.Input("tier"),
 		StartupSeconds: int(startup), Attempts: int(attempts), PricePerHour: price.PerHour, PriceUnknown: !price.Known}
 	if io.Input("cost-report-path") != "" {
 		// The report goes into a check run anyone with read access sees: only
@@ -142,8 +143,8 @@ func podEvidence(io *actionio.IO) (*gate.PodEvidence, error) {
 
 // serverlessEvidence reads the serverless step's outputs; no payload-sha256
 // and no job-id means the Serverless lane did not run (the pod lane's gate).
-func serverlessEvidence(io *actionio.IO) (*gate.ServerlessEvidence, error) {
-	sls := &gate.ServerlessEvidence{PayloadSHA256: io.Input("payload-sha256"), WorkerSHA256: io.Input("worker-sha256"),
+func serverlessEvidence(io *actionio.IO) (*gatecheck.ServerlessEvidence, error) {
+	sls := &gatecheck.ServerlessEvidence{PayloadSHA256: io.Input("payload-sha256"), WorkerSHA256: io.Input("worker-sha256"),
 		JobID: io.Input("job-id"), JobStatus: io.Input("job-status"), GPUPool: io.Input("gpu-pool")}
 	cuda, err := io.Bool("cuda-executed", false)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/localgate"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/simclock"
@@ -53,7 +53,7 @@ func newRunner(t *testing.T, opts ...githubsim.Option) *runner {
 	assert.NilError(t, srv.SetRole(repoFull, "maint", "maintain"))
 	assert.NilError(t, srv.SetRole(repoFull, "writer", "write"))
 	pr, err := srv.AddPullRequest(repoFull, githubsim.PullRequestSpec{
-		Author: "maint", HeadRef: "feature", HeadSHA: headSHA, Labels: []string{gate.LocalLabel},
+		Author: "maint", HeadRef: "feature", HeadSHA: headSHA, Labels: []string{gatecheck.LocalLabel},
 	})
 	assert.NilError(t, err)
 	body, err := localgate.Evidence{

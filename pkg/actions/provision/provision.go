@@ -7,7 +7,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
-	"github.com/org/runpod-gpu/pkg/gate"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/provision"
 	"github.com/org/runpod-gpu/pkg/registry"
@@ -28,10 +28,10 @@ func Run(ctx context.Context, io *actionio.IO) error {
 	group, err2 := io.Int("runner-group-id", 1, 1, 1<<53)
 	keep, err3 := io.Bool("keep-failed-pods", false)
 	appID, err4 := io.Int(actionkit.InputAppID, 0, 0, 1<<53)
-	gateApp, err5 := io.Int("gate-app-id", 0, 1, 1<<53) // 0 never means any app: see gate.TrustedGateApp
+	gateApp, err5 := io.Int("gate-app-id", 0, 1, 1<<53) // 0 never means any app: see gatecheck.TrustedGateApp
 	head, err6 := io.SHA("expected-head-sha", pr > 0)   // authorize's pinned head, also for a manual dispatch
 	tested, err7 := io.SHA("tested-ref", false)
-	key, err8 := gate.ParseTreeKey(io.Input("tree-key")) // authorize's: the lookup also matches the same tree and lane
+	key, err8 := gatecheck.ParseTreeKey(io.Input("tree-key")) // authorize's: the lookup also matches the same tree and lane
 	if err8 != nil {
 		err8 = &actionio.InputError{Input: "tree-key", Value: io.Input("tree-key"), Expected: "authorize's tree-key output (tree:<sha>:lane:<digest>), or empty"}
 	}
@@ -68,7 +68,7 @@ func Run(ctx context.Context, io *actionio.IO) error {
 		Config: cfg, LabelPrefix: io.InputOr("runner-label-prefix", "runpod-gpu"), RunnerGroupID: group, Scope: scope,
 		Owner:    ownership.Tags{Repository: current.Repository, Workflow: current.Workflow, RunID: current.ID, Attempt: current.Attempt},
 		PRNumber: int(pr), ExpectedHeadSHA: head, TestedRef: tested,
-		Reuse:          gate.ReuseQuery{CheckName: io.Input("check-name"), AppID: gate.TrustedGateApp(gateApp, appID), Key: key},
+		Reuse:          gatecheck.ReuseQuery{CheckName: io.Input("check-name"), AppID: gatecheck.TrustedGateApp(gateApp, appID), Key: key},
 		KeepFailedPods: keep,
 		ProofURL:       io.InputOr("proof-url", defaultProofURL), ProofSHA256: io.InputOr("proof-sha256", defaultProofSHA256),
 		RunnerDir:  io.Input("runner-dir"), // where the pod image keeps run.sh; empty: the official image's

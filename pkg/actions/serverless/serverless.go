@@ -15,6 +15,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
+	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/serverless"
@@ -71,7 +72,7 @@ func Run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
-	attempt, err := serverless.AttemptName(current.Repository, current.ID, current.Attempt)
+	attempt, err := ownership.ServerlessAttemptName(current.Repository, current.ID, current.Attempt)
 	if err != nil {
 		return err
 	}

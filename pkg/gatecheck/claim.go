@@ -1,4 +1,4 @@
-package gate
+package gatecheck
 
 // Overlapping lanes pay once, in code. A lane that is about to pay publishes
 // its gate as in progress first (the stake), with the marker its success will
@@ -22,6 +22,17 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 )
+
+// DefaultReadTimeout bounds each GitHub read of the gate protocol (Authorize
+// in pkg/gate, ClaimOrWait here; retries and waits included) when the request
+// gives no read timeout. A stalled GitHub answer then ends the step within a
+// minute, not at the step timeout.
+const DefaultReadTimeout = 60 * time.Second
+
+// wallClock is the real clock, for callers that give no Clock.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
 
 // ClaimClient is what the in-progress protocol reads and writes. *ghapi.Client has it.
 type ClaimClient interface {

@@ -1,4 +1,4 @@
-package gate
+package gatecheck
 
 import (
 	"context"
@@ -110,7 +110,7 @@ func Content(e Evidence) (ghapi.CheckRunInput, error) {
 			return ghapi.CheckRunInput{}, fmt.Errorf("gate: %w", err)
 		}
 	}
-	if e.Serverless != nil && e.Serverless.PayloadSHA256 != "" && !isSHA256(e.Serverless.PayloadSHA256) {
+	if e.Serverless != nil && e.Serverless.PayloadSHA256 != "" && !IsSHA256(e.Serverless.PayloadSHA256) {
 		return ghapi.CheckRunInput{}, fmt.Errorf("gate: payload SHA-256 %q: want 64 lowercase hex digits", e.Serverless.PayloadSHA256)
 	}
 	name := e.CheckName
@@ -208,7 +208,7 @@ func (s *ServerlessEvidence) checkSuccess() error {
 	switch {
 	case s == nil:
 		return fmt.Errorf("a serverless gate must name its job (Serverless is nil)")
-	case !isSHA256(s.PayloadSHA256):
+	case !IsSHA256(s.PayloadSHA256):
 		return fmt.Errorf("a serverless gate must record the payload SHA-256: %q is not 64 lowercase hex digits", s.PayloadSHA256)
 	case !s.CUDAExecuted:
 		return fmt.Errorf("a serverless gate needs the worker's CUDA proof (cuda_executed is false)")
@@ -216,7 +216,8 @@ func (s *ServerlessEvidence) checkSuccess() error {
 	return nil
 }
 
-func isSHA256(s string) bool {
+// IsSHA256 reports whether s is a SHA-256 as the gate records it: 64 lowercase hex digits.
+func IsSHA256(s string) bool {
 	return len(s) == 64 && strings.Trim(s, "0123456789abcdef") == ""
 }
 

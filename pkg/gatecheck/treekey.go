@@ -1,4 +1,4 @@
-package gate
+package gatecheck
 
 // The tree key: what a gate validated, independent of which commit carried it.
 //

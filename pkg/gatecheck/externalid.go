@@ -1,10 +1,15 @@
-// Package gate decides whether a tested ref still needs a paid GPU run and
-// publishes the "CI GPU gate" check run that branch protection requires.
+// Package gatecheck is the record and protocol of the "CI GPU gate" check run
+// that branch protection requires, shared by every job that reads or writes
+// one: the gate job (pkg/gate), provision, the local-gate relay and the
+// history. It holds the external id and marker formats and their parsers, the
+// gate kinds, the check's content and Publish, the reuse lookup of an earlier
+// gate (DecideReuse), the in-progress claim that lets overlapping lanes pay
+// once (ClaimOrWait), and the tested-tree key with its lane digest.
 //
 // A gate records what it validated in its external_id,
 // "runpod-gpu-gate:v1:<tested ref>:<kind>", so a later delivery of the same
 // trigger can reuse an earlier paid success instead of paying again.
-package gate
+package gatecheck
 
 import (
 	"fmt"
@@ -54,6 +59,10 @@ const (
 	LocalIDPrefix    = "local-gpu-gate:v1:"
 )
 
+// LocalLabel marks a PR a maintainer validated on a local GPU: every paid job
+// is skipped and the paid gate publishes nothing.
+const LocalLabel = "gpu-validated-locally"
+
 // DefaultCheckName is the check run name branch protection requires.
 const DefaultCheckName = "CI GPU gate"
 
@@ -74,7 +83,7 @@ func (id ExternalID) Validate() error {
 		return fmt.Errorf("gate external_id: tested ref %q: want a full lowercase commit SHA", id.TestedRef)
 	}
 	if !id.Kind.Known() {
-		return fmt.Errorf("gate external_id: kind %q: want one of %s", id.Kind, kindList())
+		return fmt.Errorf("gate external_id: kind %q: want one of %s", id.Kind, KindList())
 	}
 	return nil
 }
@@ -114,7 +123,8 @@ func LocalExternalID(sha string) (string, error) {
 	return LocalIDPrefix + sha, nil
 }
 
-func kindList() string {
+// KindList names every kind, comma-separated, for error messages.
+func KindList() string {
 	names := make([]string, len(Kinds))
 	for i, k := range Kinds {
 		names[i] = string(k)
