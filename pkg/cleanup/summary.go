@@ -96,7 +96,7 @@ func outcome(d Deletion) string {
 func code(ids []string) string {
 	quoted := make([]string, len(ids))
 	for i, id := range ids {
-		quoted[i] = "`" + id + "`"
+		quoted[i] = mdtable.Code(id)
 	}
 	return strings.Join(quoted, ", ")
 }

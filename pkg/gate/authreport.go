@@ -85,9 +85,10 @@ func (a Authorization) Summary(err error) string {
 	return b.String()
 }
 
+// code shows a ref, SHA or label as a code span, "-" when there is none.
 func code(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return "`" + s + "`"
+	return mdtable.Code(s)
 }
