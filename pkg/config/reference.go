@@ -2,8 +2,8 @@ package config
 
 import (
 	"encoding/json"
-	"regexp"
 
+	"github.com/org/runpod-gpu/pkg/lazyre"
 	"github.com/org/runpod-gpu/pkg/mdtable"
 )
 
@@ -93,7 +93,7 @@ var keyDocs = []keyDoc{
 }
 
 // indexRE turns "gpu_tiers[2].name" into the table's "gpu_tiers[].name".
-var indexRE = regexp.MustCompile(`\[[0-9]+\]`)
+var indexRE = lazyre.Regexp{Pattern: `\[[0-9]+\]`}
 
 // docFor returns the table entry for a key path, indexes ignored.
 func docFor(key string) (keyDoc, bool) {

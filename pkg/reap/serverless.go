@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/lazyre"
 	"github.com/org/runpod-gpu/pkg/mdtable"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/serverless"
@@ -95,7 +95,7 @@ type slsAttempt struct {
 	endpoints, tplates []string // every id listed under the names (duplicates are reclaimed too)
 }
 
-var slsRestRE = regexp.MustCompile(`^([1-9][0-9]{0,18})-([1-9][0-9]{0,4})-[0-9a-f]{8}$`)
+var slsRestRE = lazyre.Regexp{Pattern: `^([1-9][0-9]{0,18})-([1-9][0-9]{0,4})-[0-9a-f]{8}$`}
 
 // ParseServerlessName reads an endpoint or template name of the lane for
 // repository: the attempt name (without "-tpl"), run id and run attempt; ok

@@ -10,10 +10,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
+	"github.com/org/runpod-gpu/pkg/lazyre"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
@@ -52,7 +52,7 @@ const (
 // recognises a repository's orphans by NamePrefix + RepoSlug(repository) + "-".
 const NamePrefix = "rpg-sls-"
 
-var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
+var slugRE = lazyre.Regexp{Pattern: `[^a-z0-9]+`}
 
 // RepoSlug is the repository part of resource names: lowercase, [a-z0-9-], at most 32 characters.
 func RepoSlug(repository string) string {
