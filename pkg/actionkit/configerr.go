@@ -33,7 +33,7 @@ func reportConfigError(io *actionio.IO, path string, err error) {
 	file := repoPath(io, path)
 	var b strings.Builder
 	b.WriteString("## RunPod GPU configuration error\n\n")
-	fmt.Fprintf(&b, "`%s` was refused before this step made any API call.\n\n", mdCell(file))
+	fmt.Fprintf(&b, "%s was refused before this step made any API call.\n\n", mdtable.Code(file))
 
 	var syntaxErr *config.SyntaxError
 	problems := fieldErrors(err)
@@ -50,7 +50,7 @@ func reportConfigError(io *actionio.IO, path string, err error) {
 			annotated++
 		}
 		fmt.Fprintf(&b, "%d problem(s); fix them all and push again. Every key is described in the configuration reference in the README.\n\n", len(problems))
-		b.WriteString("| line | key | problem |\n|---|---|---|\n")
+		tb := mdtable.New("line", "key", "problem")
 		for _, p := range problems {
 			line := "–"
 			if p.Line > 0 {
@@ -63,8 +63,9 @@ func reportConfigError(io *actionio.IO, path string, err error) {
 			if p.Suggestion != "" {
 				problem += "; **did you mean `" + p.Suggestion + "`?**"
 			}
-			fmt.Fprintf(&b, "| %s | `%s` | %s |\n", line, strings.ReplaceAll(mdCell(p.Key), "`", "'"), mdCell(problem))
+			tb.Row(line, mdtable.Code(p.Key), mdCell(problem))
 		}
+		b.WriteString(tb.String())
 	case errors.As(err, &syntaxErr):
 		io.ErrorAt(actionio.Annotation{Title: configTitle, File: file, Line: syntaxErr.Line}, "not a valid YAML config: %v", syntaxErr.Err)
 		fmt.Fprintf(&b, "It is not one well-formed YAML document: %s\n\nCheck the indentation (spaces, not tabs) and quoting near that line.\n", mdCell(syntaxErr.Err.Error()))

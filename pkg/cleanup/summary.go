@@ -62,15 +62,15 @@ func (r Result) Summary(runErr error) string {
 	if len(r.Deletions) == 0 {
 		b.WriteString("No pod of this run attempt needed deleting.\n\n")
 	} else {
-		b.WriteString("| Pod | Found by | Outcome |\n|---|---|---|\n")
+		tb := mdtable.New("Pod", "Found by", "Outcome")
 		for _, d := range r.Deletions {
 			found := "pod-id input"
 			if !d.Tracked {
 				found = "run attempt tags (never published)"
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", d.PodID, found, outcome(d))
+			tb.Row(mdtable.Code(d.PodID), found, outcome(d))
 		}
-		b.WriteString("\n")
+		b.WriteString(tb.String() + "\n")
 	}
 	if len(r.Kept) > 0 {
 		fmt.Fprintf(&b, "**Kept for inspection (keep-failed-pods, still billing):** %s\n\n", code(r.Kept))
@@ -96,7 +96,7 @@ func outcome(d Deletion) string {
 func code(ids []string) string {
 	quoted := make([]string, len(ids))
 	for i, id := range ids {
-		quoted[i] = "`" + id + "`"
+		quoted[i] = mdtable.Code(id)
 	}
 	return strings.Join(quoted, ", ")
 }

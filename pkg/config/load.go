@@ -7,13 +7,14 @@ import (
 	"io"
 	"os"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/org/runpod-gpu/pkg/lazyre"
 )
 
 // MaxFileSize bounds what Load reads; a real config is a few kilobytes.
@@ -39,7 +40,7 @@ type SyntaxError struct {
 }
 
 // parserLineRE finds the line yaml.v3 (and parseDocument) name in a message.
-var parserLineRE = regexp.MustCompile(`\bline (\d+):`)
+var parserLineRE = lazyre.Regexp{Pattern: `\bline (\d+):`}
 
 // newSyntaxError wraps a parser error with the line its message names.
 func newSyntaxError(source string, err error) *SyntaxError {

@@ -2,8 +2,9 @@ package config
 
 import (
 	"encoding/json"
-	"regexp"
-	"strings"
+
+	"github.com/org/runpod-gpu/pkg/lazyre"
+	"github.com/org/runpod-gpu/pkg/mdtable"
 )
 
 // keyDoc documents one key. Defaults are read from Default(), never written
@@ -92,7 +93,7 @@ var keyDocs = []keyDoc{
 }
 
 // indexRE turns "gpu_tiers[2].name" into the table's "gpu_tiers[].name".
-var indexRE = regexp.MustCompile(`\[[0-9]+\]`)
+var indexRE = lazyre.Regexp{Pattern: `\[[0-9]+\]`}
 
 // docFor returns the table entry for a key path, indexes ignored.
 func docFor(key string) (keyDoc, bool) {
@@ -116,17 +117,17 @@ func hasDefault(key string) bool {
 // loader uses, for the README.
 func ReferenceMarkdown() string {
 	defaults := Default()
-	var b strings.Builder
-	b.WriteString("| Key | Type | Default | Description |\n")
-	b.WriteString("| --- | --- | --- | --- |\n")
+	// The type and description are Markdown written here (code spans
+	// included), so they go in as given; a test keeps "|" out of them.
+	tb := mdtable.New("Key", "Type", "Default", "Description")
 	for _, d := range keyDocs {
 		def := d.noDefault
 		if d.value != nil {
 			def = "`" + defaultJSON(d.value(defaults)) + "`"
 		}
-		b.WriteString("| `" + d.key + "` | " + cell(d.typ) + " | " + def + " | " + cell(d.desc) + " |\n")
+		tb.Row(mdtable.Code(d.key), d.typ, def, d.desc)
 	}
-	return b.String()
+	return tb.String()
 }
 
 // defaultJSON renders a default as JSON, which is also valid YAML flow syntax.
@@ -138,6 +139,3 @@ func defaultJSON(v any) string {
 	}
 	return string(data)
 }
-
-// cell escapes the one character that would break a table row.
-func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/org/runpod-gpu/pkg/lazyre"
 )
 
 // FieldError is one problem with one key. Validate and Parse return every
@@ -101,13 +102,13 @@ const (
 )
 
 var (
-	tierNameRE   = regexp.MustCompile(tierNamePattern)
-	gpuIDRE      = regexp.MustCompile(gpuIDPattern)
-	zoneRE       = regexp.MustCompile(zonePattern)
-	sha256RE     = regexp.MustCompile(sha256Pattern)
-	volumePathRE = regexp.MustCompile(volumePathPattern)
-	httpsURLRE   = regexp.MustCompile(httpsURLPattern)
-	imageRE      = regexp.MustCompile(imagePattern)
+	tierNameRE   = lazyre.Regexp{Pattern: tierNamePattern}
+	gpuIDRE      = lazyre.Regexp{Pattern: gpuIDPattern}
+	zoneRE       = lazyre.Regexp{Pattern: zonePattern}
+	sha256RE     = lazyre.Regexp{Pattern: sha256Pattern}
+	volumePathRE = lazyre.Regexp{Pattern: volumePathPattern}
+	httpsURLRE   = lazyre.Regexp{Pattern: httpsURLPattern}
+	imageRE      = lazyre.Regexp{Pattern: imagePattern}
 )
 
 // Expected forms, shared by several checks.

@@ -145,7 +145,7 @@ func (r Report) Markdown() string {
 	b.WriteString("> " + Disclaimer + "\n\n")
 
 	if r.accepted() {
-		b.WriteString("| Accepted pod | |\n|---|---|\n")
+		tb := mdtable.New("Accepted pod", "")
 		for _, row := range [][2]string{
 			{"Pod", orUnknown(r.PodID)},
 			{"GPU", orUnknown(r.GPU)},
@@ -155,9 +155,9 @@ func (r Report) Markdown() string {
 			{"Paid seconds (start to deletion)", r.Window.Seconds().String()},
 			{"Estimated cost (start to deletion)", r.Dollars().String()},
 		} {
-			fmt.Fprintf(&b, "| %s | %s |\n", row[0], cell(row[1]))
+			tb.Row(row[0], cell(row[1]))
 		}
-		b.WriteString("\n")
+		b.WriteString(tb.String() + "\n")
 		r.writeStages(&b)
 	} else {
 		b.WriteString("No pod was accepted.\n\n")
@@ -187,11 +187,12 @@ func (r Report) writeStages(b *strings.Builder) {
 		b.WriteString("Stage breakdown unavailable.\n\n")
 		return
 	}
-	b.WriteString("| Kind | Stage | Seconds | Estimated cost |\n|---|---|---:|---:|\n")
+	tb := mdtable.New("Kind", "Stage", "Seconds", "Estimated cost").AlignRight(2, 3)
 	for _, s := range r.Stages {
-		fmt.Fprintf(b, "| %s | %s | %d | %s |\n", s.Kind, cell(s.Name), s.Seconds, KnownSeconds(s.Seconds).At(r.Price))
+		tb.Row(string(s.Kind), cell(s.Name), fmt.Sprint(s.Seconds), KnownSeconds(s.Seconds).At(r.Price).String())
 	}
-	fmt.Fprintf(b, "| **Total** | | **%d** | **%s** |\n\n", sumStages(r.Stages), r.Dollars())
+	tb.Row("**Total**", "", fmt.Sprintf("**%d**", sumStages(r.Stages)), "**"+r.Dollars().String()+"**")
+	b.WriteString(tb.String() + "\n")
 	b.WriteString(r.Gantt())
 
 	var byKind []string
@@ -218,12 +219,12 @@ func (r Report) writeRejected(b *strings.Builder) {
 			"provision's summary lists them and what they cost.\n\n")
 		return
 	}
-	b.WriteString("| # | Candidate | GPU | Pod | Seconds | Price | Estimated cost | Reason |\n")
-	b.WriteString("|---:|---|---|---|---:|---|---:|---|\n")
+	tb := mdtable.New("#", "Candidate", "GPU", "Pod", "Seconds", "Price", "Estimated cost", "Reason").AlignRight(0, 4, 6)
 	for _, a := range r.Rejected {
-		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", a.Number, cell(a.Candidate), cell(a.GPU),
-			cell(orNone(a.PodID)), a.Seconds, cell(a.Price.String()), a.Dollars(), cell(a.Reason))
+		tb.Row(fmt.Sprint(a.Number), cell(a.Candidate), cell(a.GPU), cell(orNone(a.PodID)), a.Seconds.String(),
+			cell(a.Price.String()), a.Dollars().String(), cell(a.Reason))
 	}
+	b.WriteString(tb.String())
 	fmt.Fprintf(b, "\nRejected candidates total: %s\n\n", atLeast(r.rejectedAmounts()))
 }
 

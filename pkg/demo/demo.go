@@ -28,6 +28,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/history"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
+	"github.com/org/runpod-gpu/pkg/mdtable"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/provision"
 	"github.com/org/runpod-gpu/pkg/reap"
@@ -299,10 +300,12 @@ func (w *world) gpuJob(ctx context.Context, runID int64, podID, label string, sn
 	}
 	if j := cost.FindGPUJob(read, label); j != nil {
 		var b strings.Builder
-		fmt.Fprintf(&b, "Your GPU job (simulated) ran on runner `%s`: %s.\n\n| step | took |\n|---|---|\n", j.GetRunnerName(), j.GetConclusion())
+		fmt.Fprintf(&b, "Your GPU job (simulated) ran on runner `%s`: %s.\n\n", j.GetRunnerName(), j.GetConclusion())
+		steps := mdtable.New("step", "took")
 		for _, st := range j.Steps {
-			fmt.Fprintf(&b, "| %s | %s |\n", st.GetName(), st.GetCompletedAt().Sub(st.GetStartedAt().Time))
+			steps.Row(mdtable.Cell(st.GetName()), st.GetCompletedAt().Sub(st.GetStartedAt().Time).String())
 		}
+		b.WriteString(steps.String())
 		w.job("gpu-tests", b.String())
 	}
 	w.job("watchdog", watched.Summary(err))

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/org/runpod-gpu/pkg/mdtable"
 )
 
 // AuthorizeOutputs are the authorize action's outputs, one field per output
@@ -58,32 +60,35 @@ func (a Authorization) Summary(err error) string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "**Decision: %s** — %s.\n\n", a.Outcome, a.Reason)
-	b.WriteString("| | |\n|---|---|\n")
-	fmt.Fprintf(&b, "| tested ref | %s |\n| head | %s |\n", code(a.TestedRef), code(a.HeadSHA))
+	tb := mdtable.New("", "")
+	tb.Row("tested ref", code(a.TestedRef))
+	tb.Row("head", code(a.HeadSHA))
 	if f := a.ForkApproval; f != nil {
 		// A fork's code runs on the pod only because this person approved this SHA.
 		how := "dispatched with `approved-fork-sha`"
 		if f.Via == ApprovedByLabel {
 			how = "added the label " + code(f.Label)
 		}
-		fmt.Fprintf(&b, "| fork approval | %s (%s) %s at %s; any push since voids it |\n", f.Approver, a.ApproverRole, how, code(f.SHA))
+		tb.Row("fork approval", fmt.Sprintf("%s (%s) %s at %s; any push since voids it", f.Approver, a.ApproverRole, how, code(f.SHA)))
 	}
 	switch a.Outcome {
 	case OutcomeReuse:
-		fmt.Fprintf(&b, "| earlier gate | %s |\n", a.ReusedCheckURL)
+		tb.Row("earlier gate", a.ReusedCheckURL)
 	case OutcomeSkip:
 		gate := "none (nothing is published)"
 		if a.Kind != "" {
 			gate = code(string(a.Kind))
 		}
-		fmt.Fprintf(&b, "| gate to publish | %s |\n", gate)
+		tb.Row("gate to publish", gate)
 	}
+	b.WriteString(tb.String())
 	return b.String()
 }
 
+// code shows a ref, SHA or label as a code span, "-" when there is none.
 func code(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return "`" + s + "`"
+	return mdtable.Code(s)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/mdtable"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -194,12 +195,13 @@ func describe(e Evidence) (title, summary string) {
 }
 
 func writePod(b *strings.Builder, p *PodEvidence) {
-	fmt.Fprintf(b, "| accepted pod | GPU | tier | $/h | startup | attempts |\n|---|---|---|---|---|---|\n")
+	tb := mdtable.New("accepted pod", "GPU", "tier", "$/h", "startup", "attempts")
 	price := fmt.Sprintf("%.2f", p.PricePerHour)
 	if p.PriceUnknown {
 		price = "unknown"
 	}
-	fmt.Fprintf(b, "| `%s` | %s | %s | %s | %d s | %d |\n", p.ID, p.GPU, p.Tier, price, p.StartupSeconds, p.Attempts)
+	tb.Row(mdtable.Code(p.ID), p.GPU, p.Tier, price, fmt.Sprintf("%d s", p.StartupSeconds), fmt.Sprint(p.Attempts))
+	b.WriteString(tb.String())
 }
 
 // checkSuccess refuses a serverless success without the evidence it stands
@@ -222,8 +224,9 @@ func IsSHA256(s string) bool {
 }
 
 func writeServerless(b *strings.Builder, s *ServerlessEvidence) {
-	fmt.Fprintf(b, "| Serverless job | status | GPU pool | CUDA executed |\n|---|---|---|---|\n")
-	fmt.Fprintf(b, "| `%s` | %s | %s | %t |\n\n", orDefault(s.JobID, "(none)"), orDefault(s.JobStatus, "unknown"), orDefault(s.GPUPool, "unknown"), s.CUDAExecuted)
+	tb := mdtable.New("Serverless job", "status", "GPU pool", "CUDA executed")
+	tb.Row(mdtable.Code(orDefault(s.JobID, "(none)")), orDefault(s.JobStatus, "unknown"), orDefault(s.GPUPool, "unknown"), fmt.Sprint(s.CUDAExecuted))
+	b.WriteString(tb.String() + "\n")
 	fmt.Fprintf(b, "Payload SHA-256: `%s`\n", orDefault(s.PayloadSHA256, "(no payload was built)"))
 	if s.WorkerSHA256 != "" {
 		fmt.Fprintf(b, "Worker SHA-256: `%s`\n", s.WorkerSHA256)

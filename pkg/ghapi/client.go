@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/bradleyfalzon/ghinstallation/v2"
 	"github.com/golang-jwt/jwt/v4"
 	"github.com/google/go-github/v66/github"
 
+	"github.com/org/runpod-gpu/pkg/lazyre"
 	"github.com/org/runpod-gpu/pkg/redact"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/version"
@@ -93,7 +93,7 @@ type Client struct {
 }
 
 // ownerRepoPattern is what GitHub accepts in an owner or repository name.
-var ownerRepoPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+var ownerRepoPattern = lazyre.Regexp{Pattern: `^[A-Za-z0-9_.-]+$`}
 
 // New validates opts and returns a Client. It makes no request: an App's
 // installation token is minted on first use.

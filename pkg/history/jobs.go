@@ -3,12 +3,13 @@ package history
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
 
 	"github.com/google/go-github/v66/github"
+
+	"github.com/org/runpod-gpu/pkg/lazyre"
 )
 
 // The lane's own jobs, named as in .github/workflows/gpu-lane.yml. Only their
@@ -120,7 +121,7 @@ func (t jobTrust) trusts(archiveName string) bool {
 }
 
 // dedupeSuffixRE is the " (1)" GitHub adds to a second file of one name.
-var dedupeSuffixRE = regexp.MustCompile(` \([0-9]+\)$`)
+var dedupeSuffixRE = lazyre.Regexp{Pattern: ` \([0-9]+\)$`}
 
 // normalizeJobName keeps only letters and digits, lower-cased: GitHub drops
 // or replaces the characters a file name cannot hold ("/" of a called

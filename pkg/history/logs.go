@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/gatecheck"
+	"github.com/org/runpod-gpu/pkg/lazyre"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -85,7 +85,7 @@ func scanLogs(data []byte, trusted func(job string) bool) (logScan, error) {
 }
 
 // jobFileRE matches a job's own log file, "<n>_<job>.txt".
-var jobFileRE = regexp.MustCompile(`^[0-9]+_(.+)\.txt$`)
+var jobFileRE = lazyre.Regexp{Pattern: `^[0-9]+_(.+)\.txt$`}
 
 // archiveJob is the job a file of the archive belongs to: the folder of a
 // step file, the "<job>" of "<n>_<job>.txt", else "" (no job is trusted).

@@ -50,7 +50,7 @@ func (r *Report) writeTotals(b *strings.Builder) {
 	if t.Duplicates > 0 {
 		pods += fmt.Sprintf("; %d duplicate rows counted once", t.Duplicates)
 	}
-	b.WriteString("| | |\n|---|---|\n")
+	tb := mdtable.New("", "")
 	for _, row := range [][2]string{
 		{"Attempts", attempts},
 		{"Attempts with a download still missing (retried by the next collection)", fmt.Sprint(t.Incomplete)},
@@ -59,9 +59,9 @@ func (r *Report) writeTotals(b *strings.Builder) {
 		{"Accepted pods", t.AcceptedSpend.String()},
 		{"Rejected candidates", t.RejectedSpend.String()},
 	} {
-		fmt.Fprintf(b, "| %s | %s |\n", row[0], row[1])
+		tb.Row(row[0], row[1])
 	}
-	b.WriteString("\n")
+	b.WriteString(tb.String() + "\n")
 }
 
 func (r *Report) writeGPUs(b *strings.Builder) {
@@ -70,8 +70,8 @@ func (r *Report) writeGPUs(b *strings.Builder) {
 		b.WriteString("No pods.\n\n")
 		return
 	}
-	b.WriteString("| GPU | Pods | Accepted | Rejected | Unknown-cost pods | Spend | Rejected spend | Spend per accepted pod |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	tb := mdtable.New("GPU", "Pods", "Accepted", "Rejected", "Unknown-cost pods", "Spend", "Rejected spend", "Spend per accepted pod").
+		AlignRight(1, 2, 3, 4, 5, 6, 7)
 	labels, values := make([]string, 0, len(r.GPUs)), make([]float64, 0, len(r.GPUs))
 	unknown := 0
 	for _, g := range r.GPUs {
@@ -79,32 +79,32 @@ func (r *Report) writeGPUs(b *strings.Builder) {
 		if g.SpendPerAcceptedPod != nil {
 			perPod = g.SpendPerAcceptedPod.String()
 		}
-		fmt.Fprintf(b, "| %s | %d | %d | %d | %d | %s | %s | %s |\n", cell(g.GPU), g.Pods, g.Accepted, g.Rejected,
-			g.UnknownCostPods, g.Spend, g.RejectedSpend, perPod)
+		tb.Row(cell(g.GPU), fmt.Sprint(g.Pods), fmt.Sprint(g.Accepted), fmt.Sprint(g.Rejected),
+			fmt.Sprint(g.UnknownCostPods), g.Spend.String(), g.RejectedSpend.String(), perPod)
 		labels, values = append(labels, strings.TrimPrefix(g.GPU, "NVIDIA ")), append(values, g.Spend.Known)
 		unknown += g.UnknownCostPods
 	}
+	b.WriteString(tb.String())
 	b.WriteString("\nSpend per accepted pod divides all of a GPU's spend, rejected candidates included, by its accepted pods.\n\n")
 	writeChart(b, "Known spend per GPU (USD)", labels, values, unknown)
 }
 
 func (r *Report) writeWeeks(b *strings.Builder) {
 	b.WriteString("### Spend per week\n\n")
-	b.WriteString("| Week | Attempts | Pods | Spend |\n|---|---:|---:|---:|\n")
+	tb := mdtable.New("Week", "Attempts", "Pods", "Spend").AlignRight(1, 2, 3)
 	labels, values := make([]string, 0, len(r.Weeks)), make([]float64, 0, len(r.Weeks))
 	unknown := 0
 	for _, w := range r.Weeks {
-		fmt.Fprintf(b, "| %s | %d | %d | %s |\n", w.Week, w.Attempts, w.Pods, w.Spend)
+		tb.Row(w.Week, fmt.Sprint(w.Attempts), fmt.Sprint(w.Pods), w.Spend.String())
 		labels, values = append(labels, w.Week), append(values, w.Spend.Known)
 		unknown += w.Spend.Unknown
 	}
-	b.WriteString("\n")
+	b.WriteString(tb.String() + "\n")
 	writeChart(b, "Known spend per week (USD)", labels, values, unknown)
 }
 
 func (r *Report) writeTriggers(b *strings.Builder) {
 	b.WriteString("### Automatic runs and manual confirmations\n\n")
-	b.WriteString("| Paid attempts | Attempts | Tested refs | Spend |\n|---|---:|---:|---:|\n")
 	tr := r.Triggers
 	type row struct {
 		name  string
@@ -118,27 +118,30 @@ func (r *Report) writeTriggers(b *strings.Builder) {
 	if tr.UnknownRef.Attempts > 0 {
 		rows = append(rows, row{"Automatic, tested ref unknown", tr.UnknownRef})
 	}
+	tb := mdtable.New("Paid attempts", "Attempts", "Tested refs", "Spend").AlignRight(1, 2, 3)
 	for _, r := range rows {
-		fmt.Fprintf(b, "| %s | %d | %d | %s |\n", r.name, r.group.Attempts, r.group.TestedRefs, r.group.Spend)
+		tb.Row(r.name, fmt.Sprint(r.group.Attempts), fmt.Sprint(r.group.TestedRefs), r.group.Spend.String())
 	}
+	b.WriteString(tb.String())
 	b.WriteString("\n#### Tested refs the paid path ran for more than once\n\n")
 	if len(r.RepeatedRefs) == 0 {
 		b.WriteString("None.\n\n")
 		return
 	}
-	b.WriteString("| Tested ref | Automatic | Manual | Reused | Spend |\n|---|---:|---:|---:|---:|\n")
+	repeated := mdtable.New("Tested ref", "Automatic", "Manual", "Reused", "Spend").AlignRight(1, 2, 3, 4)
 	for _, s := range r.RepeatedRefs {
-		fmt.Fprintf(b, "| `%s` | %d | %d | %d | %s |\n", shortRef(s.TestedRef), s.Automatic, s.Manual, s.Reused, s.Spend)
+		repeated.Row("`"+shortRef(s.TestedRef)+"`", fmt.Sprint(s.Automatic), fmt.Sprint(s.Manual), fmt.Sprint(s.Reused), s.Spend.String())
 	}
-	b.WriteString("\n")
+	b.WriteString(repeated.String() + "\n")
 }
 
 func (r *Report) writeConclusions(b *strings.Builder) {
 	b.WriteString("### Paid attempts by GPU job conclusion\n\n")
-	b.WriteString("| GPU job | Paid attempts | Pods | Spend |\n|---|---:|---:|---:|\n")
+	tb := mdtable.New("GPU job", "Paid attempts", "Pods", "Spend").AlignRight(1, 2, 3)
 	for _, g := range r.Conclusions {
-		fmt.Fprintf(b, "| %s | %d | %d | %s |\n", g.Conclusion, g.Attempts, g.Pods, g.Spend)
+		tb.Row(string(g.Conclusion), fmt.Sprint(g.Attempts), fmt.Sprint(g.Pods), g.Spend.String())
 	}
+	b.WriteString(tb.String())
 	b.WriteString("\nSpend includes each attempt's rejected candidates. Unknown: no cost report says how the GPU job ended " +
 		"(one written before reports carried it, none at all, or a job that had not finished).\n\n")
 }
@@ -150,11 +153,11 @@ func (r *Report) writeReused(b *strings.Builder) {
 		return
 	}
 	fmt.Fprintf(b, "%d attempts reused an earlier gate for their tested ref and created no pod.\n\n", len(r.ReusedGates))
-	b.WriteString("| Attempt | Day | Tested ref |\n|---|---|---|\n")
+	tb := mdtable.New("Attempt", "Day", "Tested ref")
 	for _, g := range r.ReusedGates {
-		fmt.Fprintf(b, "| %s | %s | `%s` |\n", attemptLink(g.RunID, g.Attempt, g.URL), g.Day, shortRef(g.TestedRef))
+		tb.Row(attemptLink(g.RunID, g.Attempt, g.URL), g.Day, "`"+shortRef(g.TestedRef)+"`")
 	}
-	b.WriteString("\n")
+	b.WriteString(tb.String() + "\n")
 }
 
 func (r *Report) writeStages(b *strings.Builder) {
@@ -164,19 +167,19 @@ func (r *Report) writeStages(b *strings.Builder) {
 		fmt.Fprintf(b, "No accepted pod has a stage breakdown (%d accepted pods without one).\n\n", s.AcceptedWithout)
 		return
 	}
-	b.WriteString("| Stage | Seconds | Spend |\n|---|---:|---:|\n")
+	tb := mdtable.New("Stage", "Seconds", "Spend").AlignRight(1, 2)
 	for _, k := range s.Kinds {
-		fmt.Fprintf(b, "| %s | %d | %s |\n", k.Kind, k.Seconds, k.Spend)
+		tb.Row(string(k.Kind), fmt.Sprint(k.Seconds), k.Spend.String())
 	}
+	b.WriteString(tb.String())
 	fmt.Fprintf(b, "\n%d accepted pods have a stage breakdown; %d have none and are in no row.\n\n", s.Pods, s.AcceptedWithout)
 }
 
 func (r *Report) writeAttempts(b *strings.Builder) {
 	fmt.Fprintf(b, "<details><summary>Attempts (%d)</summary>\n\n", len(r.Attempts))
-	b.WriteString("| Attempt | Day | Trigger | Tested ref | Decision | GPU job | Pods | Spend | Evidence |\n|---|---|---|---|---|---|---:|---:|---|\n")
+	tb := mdtable.New("Attempt", "Day", "Trigger", "Tested ref", "Decision", "GPU job", "Pods", "Spend", "Evidence").AlignRight(6, 7)
 	for i, a := range r.Attempts {
 		if i == maxAttemptRows {
-			fmt.Fprintf(b, "\n… and %d more in the JSON report.\n", len(r.Attempts)-maxAttemptRows)
 			break
 		}
 		evidence := "complete"
@@ -191,8 +194,12 @@ func (r *Report) writeAttempts(b *strings.Builder) {
 		if a.Decision == DecisionPaid {
 			job = string(a.JobConclusion.OrUnknown())
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %d | %s | %s |\n", attemptLink(a.RunID, a.Attempt, a.URL),
-			a.when().UTC().Format(time.DateOnly), a.Trigger, ref, a.Decision, cell(job), len(a.Pods), a.Spend(), evidence)
+		tb.Row(attemptLink(a.RunID, a.Attempt, a.URL), a.when().UTC().Format(time.DateOnly), string(a.Trigger), ref,
+			string(a.Decision), cell(job), fmt.Sprint(len(a.Pods)), a.Spend().String(), evidence)
+	}
+	b.WriteString(tb.String())
+	if len(r.Attempts) > maxAttemptRows {
+		fmt.Fprintf(b, "\n… and %d more in the JSON report.\n", len(r.Attempts)-maxAttemptRows)
 	}
 	b.WriteString("\n</details>\n")
 }

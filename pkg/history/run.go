@@ -8,8 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
+
+	"github.com/org/runpod-gpu/pkg/lazyre"
 )
 
 // The report files Run writes into the evidence directory.
@@ -103,7 +104,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 }
 
 // workflowFileRE is a workflow file name, which goes into an API path.
-var workflowFileRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+\.ya?ml$`)
+var workflowFileRE = lazyre.Regexp{Pattern: `^[A-Za-z0-9_.-]+\.ya?ml$`}
 
 // workflowFile accepts a workflow file name, or its path in the repository.
 func workflowFile(name string) (string, error) {

@@ -3,12 +3,12 @@ package localgate
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/org/runpod-gpu/pkg/lazyre"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -27,8 +27,8 @@ const MaxDuration = 1000 * time.Hour
 const maxFieldBytes = 2000
 
 var (
-	digestRE    = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	cudaRE      = regexp.MustCompile(`^[0-9]{1,3}\.[0-9]{1,3}$`)
+	digestRE    = lazyre.Regexp{Pattern: `^[0-9a-f]{64}$`}
+	cudaRE      = lazyre.Regexp{Pattern: `^[0-9]{1,3}\.[0-9]{1,3}$`}
 	evidenceKey = []string{keyGPU, keyDriver, keyCUDA, keyDuration, keyLogDigest, keyCommand}
 )
 

@@ -5,8 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/org/runpod-gpu/pkg/lazyre"
 )
 
 // GPUInfo is what nvidia-smi reports about the machine the lane runs on.
@@ -75,7 +76,7 @@ func ParseGPUQuery(out string) (names []string, driver string, err error) {
 }
 
 // cudaBannerRE finds "CUDA Version: 12.4" in nvidia-smi's banner.
-var cudaBannerRE = regexp.MustCompile(`CUDA Version:\s*([0-9]{1,3}\.[0-9]{1,3})\b`)
+var cudaBannerRE = lazyre.Regexp{Pattern: `CUDA Version:\s*([0-9]{1,3}\.[0-9]{1,3})\b`}
 
 // ParseCUDAVersion reads the driver's CUDA version from nvidia-smi's banner.
 func ParseCUDAVersion(banner string) (string, error) {

@@ -3,7 +3,6 @@ package localgate
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/lazyre"
 	"github.com/org/runpod-gpu/pkg/mdtable"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
@@ -74,7 +74,7 @@ type Verified struct {
 var privilegedRoles = map[string]bool{ghapi.RoleAdmin: true, ghapi.RoleMaintain: true}
 
 // repositoryRE is "owner/name" as GitHub spells repositories.
-var repositoryRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
+var repositoryRE = lazyre.Regexp{Pattern: `^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`}
 
 // Verify re-checks everything the relay relies on, reading GitHub only. A
 // failed check is a *RefusedError naming it; a GitHub error is returned

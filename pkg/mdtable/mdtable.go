@@ -34,30 +34,66 @@ func Code(s string) string {
 
 // Table is a Markdown table built row by row. Cells are Markdown as given
 // (bold, links, code spans): text from outside goes through Cell or Code.
+// Every Markdown table in the project is written through it, so the
+// separator row and the cell spacing are the same everywhere.
 type Table struct {
-	b    strings.Builder
-	cols int
+	header []string
+	right  []bool
+	rows   strings.Builder
 }
 
 // New starts a table with its header row.
 func New(header ...string) *Table {
-	t := &Table{cols: len(header)}
-	t.line(header)
-	t.b.WriteString("|" + strings.Repeat("---|", len(header)) + "\n")
+	return &Table{header: header, right: make([]bool, len(header))}
+}
+
+// AlignRight right-aligns the columns at the given indexes (the first column
+// is 0), which is how amounts and counts read best; an index outside the
+// header is ignored. It returns t so a table can be declared in one line.
+func (t *Table) AlignRight(cols ...int) *Table {
+	for _, c := range cols {
+		if c >= 0 && c < len(t.right) {
+			t.right[c] = true
+		}
+	}
 	return t
 }
 
 // Row adds a row; missing cells are left empty and extra ones dropped, so
 // every row has the header's columns.
 func (t *Table) Row(cells ...string) {
-	row := make([]string, t.cols)
+	row := make([]string, len(t.header))
 	copy(row, cells)
-	t.line(row)
+	writeLine(&t.rows, row)
 }
 
-func (t *Table) line(cells []string) {
-	t.b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+// writeLine writes one row; an empty cell is a single space, so an empty
+// header reads "| | |".
+func writeLine(b *strings.Builder, cells []string) {
+	b.WriteString("|")
+	for _, c := range cells {
+		if c == "" {
+			b.WriteString(" |")
+			continue
+		}
+		b.WriteString(" " + c + " |")
+	}
+	b.WriteString("\n")
 }
 
 // String returns the table, each row ending in a newline.
-func (t *Table) String() string { return t.b.String() }
+func (t *Table) String() string {
+	var b strings.Builder
+	writeLine(&b, t.header)
+	b.WriteString("|")
+	for _, right := range t.right {
+		if right {
+			b.WriteString("---:|")
+		} else {
+			b.WriteString("---|")
+		}
+	}
+	b.WriteString("\n")
+	b.WriteString(t.rows.String())
+	return b.String()
+}

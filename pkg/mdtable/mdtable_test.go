@@ -35,9 +35,56 @@ func TestCode(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
-	tb := New("#", "reason")
-	tb.Row("1", Cell("pod | EXITED\nwhile starting"))
-	tb.Row("2")
-	tb.Row("3", "x", "dropped")
-	assert.Equal(t, tb.String(), "| # | reason |\n|---|---|\n| 1 | pod \\| EXITED while starting |\n| 2 |  |\n| 3 | x |\n")
+	tests := []struct {
+		name  string
+		table func() *Table
+		want  string
+	}{
+		{
+			name: "rows keep the header's columns",
+			table: func() *Table {
+				tb := New("#", "reason")
+				tb.Row("1", Cell("pod | EXITED\nwhile starting"))
+				tb.Row("2")
+				tb.Row("3", "x", "dropped")
+				return tb
+			},
+			want: "| # | reason |\n|---|---|\n| 1 | pod \\| EXITED while starting |\n| 2 | |\n| 3 | x |\n",
+		},
+		{
+			name:  "no rows is a header and separator",
+			table: func() *Table { return New("a", "b") },
+			want:  "| a | b |\n|---|---|\n",
+		},
+		{
+			name: "empty header cells are single spaces",
+			table: func() *Table {
+				tb := New("", "")
+				tb.Row("Spend", "$1")
+				return tb
+			},
+			want: "| | |\n|---|---|\n| Spend | $1 |\n",
+		},
+		{
+			name: "right-aligned columns; indexes outside the header are ignored",
+			table: func() *Table {
+				tb := New("GPU", "Pods", "Spend").AlignRight(1, 2, 3, -1)
+				tb.Row("A100", "2", "$3")
+				return tb
+			},
+			want: "| GPU | Pods | Spend |\n|---|---:|---:|\n| A100 | 2 | $3 |\n",
+		},
+		{
+			name: "the first column can be right-aligned",
+			table: func() *Table {
+				return New("#", "x").AlignRight(0)
+			},
+			want: "| # | x |\n|---:|---|\n",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.table().String(), tc.want)
+		})
+	}
 }

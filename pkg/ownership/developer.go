@@ -1,8 +1,9 @@
 package ownership
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/org/runpod-gpu/pkg/lazyre"
 )
 
 // DeveloperMarkerPrefix starts the owner marker (EnvOwner) of a pod a
@@ -14,7 +15,7 @@ const DeveloperMarkerPrefix = "runpod-gpu-dev:"
 // EnvDeveloperTool records the tool that started a developer pod.
 const EnvDeveloperTool = "RUNPOD_GPU_DEV_TOOL"
 
-var userRE = regexp.MustCompile(`[^A-Za-z0-9_.@-]+`)
+var userRE = lazyre.Regexp{Pattern: `[^A-Za-z0-9_.@-]+`}
 
 // DeveloperEnv returns the ownership tags of a developer pod started by
 // user (sanitised to a short, printable name; "unknown" when empty).

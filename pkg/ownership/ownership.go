@@ -11,9 +11,10 @@ package ownership
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/org/runpod-gpu/pkg/lazyre"
 )
 
 // Environment variable names of the ownership tags on a pod.
@@ -43,8 +44,8 @@ type Tags struct {
 }
 
 var (
-	repoRE     = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
-	workflowRE = regexp.MustCompile(`^\.github/workflows/[A-Za-z0-9_./-]+\.ya?ml$`)
+	repoRE     = lazyre.Regexp{Pattern: `^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`}
+	workflowRE = lazyre.Regexp{Pattern: `^\.github/workflows/[A-Za-z0-9_./-]+\.ya?ml$`}
 )
 
 // Validate checks every tag is well formed.

@@ -3,10 +3,11 @@ package ownership
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/org/runpod-gpu/pkg/lazyre"
 )
 
 // The debug-retention artifact name is the record that pods of a run attempt
@@ -56,7 +57,7 @@ func (r Retention) Retains(runID int64, attempt int, podID string) bool {
 
 // podIDRE is what a RunPod pod id looks like; commas and dashes would make
 // the name ambiguous, and GitHub refuses some other characters in names.
-var podIDRE = regexp.MustCompile(`^[A-Za-z0-9]+$`)
+var podIDRE = lazyre.Regexp{Pattern: `^[A-Za-z0-9]+$`}
 
 // maxAttempt bounds a run attempt, as GitHub's own numbers are small.
 const maxAttempt = 1<<31 - 1

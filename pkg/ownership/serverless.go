@@ -4,7 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"regexp"
+	"github.com/org/runpod-gpu/pkg/lazyre"
 	"strconv"
 	"strings"
 	"time"
@@ -24,7 +24,7 @@ const ServerlessNamePrefix = "rpg-sls-"
 // older (plus its margin) without asking GitHub.
 const ServerlessCleanupDeadline = 30 * time.Minute
 
-var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
+var slugRE = lazyre.Regexp{Pattern: `[^a-z0-9]+`}
 
 // RepoSlug is the repository part of resource names: lowercase, [a-z0-9-], at most 32 characters.
 func RepoSlug(repository string) string {
@@ -45,7 +45,7 @@ func ServerlessAttemptName(repository string, runID int64, runAttempt int) (stri
 	return fmt.Sprintf("%s%s-%d-%d-%s", ServerlessNamePrefix, RepoSlug(repository), runID, runAttempt, hex.EncodeToString(nonce[:])), nil
 }
 
-var slsRestRE = regexp.MustCompile(`^([1-9][0-9]{0,18})-([1-9][0-9]{0,4})-[0-9a-f]{8}$`)
+var slsRestRE = lazyre.Regexp{Pattern: `^([1-9][0-9]{0,18})-([1-9][0-9]{0,4})-[0-9a-f]{8}$`}
 
 // ParseServerlessName reads an endpoint or template name of the lane for
 // repository: the attempt name (without "-tpl"), run id and run attempt; ok

@@ -2,9 +2,10 @@ package plan
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/org/runpod-gpu/pkg/lazyre"
 )
 
 // CatalogGPU is what name matching needs to know about one catalog GPU type.
@@ -50,7 +51,7 @@ var genericTokens = map[string]bool{
 	"blackwell": true, "workstation": true, "server": true, "edition": true,
 }
 
-var memoryToken = regexp.MustCompile(`^\d+gb$`)
+var memoryToken = lazyre.Regexp{Pattern: `^\d+gb$`}
 
 // nameTokens splits a GPU name into lower-case alphanumeric tokens at every
 // other character: "A100-SXM4-80GB" → a100 sxm4 80gb.

@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/org/runpod-gpu/pkg/mdtable"
 )
 
 // Clouds RunPod rents pods from.
@@ -496,8 +498,7 @@ func (w WorstCase) String() string {
 // price per pod, and where it may land (region = continent, zone = data center;
 // "any" where RunPod chooses, "-" where the continent is not known).
 func (p Plan) Table() string {
-	var b strings.Builder
-	b.WriteString("| # | candidate | tier | instance type | $/h | region | zone |\n|---|---|---|---|---|---|---|\n")
+	tb := mdtable.New("#", "candidate", "tier", "instance type", "$/h", "region", "zone")
 	for _, c := range p.Candidates {
 		price := "unpriced"
 		if c.PriceKnown {
@@ -514,7 +515,7 @@ func (p Plan) Table() string {
 		default:
 			region = "-"
 		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", c.N, c.Name, c.Tier, c.InstanceType(), price, region, zone)
+		tb.Row(fmt.Sprint(c.N), c.Name, c.Tier, c.InstanceType(), price, region, zone)
 	}
-	return b.String()
+	return tb.String()
 }

@@ -5,7 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"regexp"
+
+	"github.com/org/runpod-gpu/pkg/lazyre"
 )
 
 // MaxRunnerNameLen is GitHub's limit on a self-hosted runner's name; the
@@ -18,7 +19,7 @@ const NonceBytes = 8
 
 // labelPrefixRE is what a label prefix may hold: one plain label word, since
 // it becomes a runs-on label and the runner's name.
-var labelPrefixRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+var labelPrefixRE = lazyre.Regexp{Pattern: `^[A-Za-z0-9][A-Za-z0-9._-]*$`}
 
 // randRead is crypto/rand's reader; a test swaps it to prove a failure is fatal.
 var randRead = rand.Read

@@ -146,11 +146,10 @@ func (r *Record) Markdown() string {
 	if len(r.Pods) == 0 {
 		return b.String()
 	}
-	b.WriteString("| Pod | Name | Run | Attempt | Decision | Reason | Deleted at | Estimated cost | Run cancellation |\n")
-	b.WriteString("|---|---|---:|---:|---|---|---|---:|---|\n")
+	tb := mdtable.New("Pod", "Name", "Run", "Attempt", "Decision", "Reason", "Deleted at", "Estimated cost", "Run cancellation").
+		AlignRight(2, 3, 7)
 	for i, p := range r.Pods {
 		if i == maxSummaryRows {
-			fmt.Fprintf(&b, "\n%d more pod(s) are in the decision record.\n", len(r.Pods)-i)
 			break
 		}
 		run, attempt, deleted, dollars := "", "", "", ""
@@ -173,8 +172,11 @@ func (r *Record) Markdown() string {
 		if p.Detail != "" {
 			reason += ": " + p.Detail
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", cell(p.PodID), cell(p.Name), run, attempt,
-			p.Decision, cell(reason), cell(deleted), dollars, cell(cancellation))
+		tb.Row(cell(p.PodID), cell(p.Name), run, attempt, string(p.Decision), cell(reason), cell(deleted), dollars, cell(cancellation))
+	}
+	b.WriteString(tb.String())
+	if len(r.Pods) > maxSummaryRows {
+		fmt.Fprintf(&b, "\n%d more pod(s) are in the decision record.\n", len(r.Pods)-maxSummaryRows)
 	}
 	if r.Count(DecisionReclaim) > 0 && r.Execute {
 		b.WriteString("\n> " + cost.Disclaimer + "\n")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/mdtable"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/wire"
@@ -328,7 +329,8 @@ func ServerlessMarkdown(recs []ServerlessRecord, execute bool) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString("\n### Serverless endpoints and templates\n\n| attempt | endpoint | template | decision | reason | deleted and confirmed |\n|---|---|---|---|---|---|\n")
+	b.WriteString("\n### Serverless endpoints and templates\n\n")
+	tb := mdtable.New("attempt", "endpoint", "template", "decision", "reason", "deleted and confirmed")
 	for _, r := range recs {
 		done := "–"
 		switch {
@@ -339,7 +341,9 @@ func ServerlessMarkdown(recs []ServerlessRecord, execute bool) string {
 		case r.Decision == DecisionReclaim:
 			done = "**no**: " + cell(r.DeleteError)
 		}
-		fmt.Fprintf(&b, "| `%s` | `%s` | `%s` | %s | %s | %s |\n", r.Attempt, r.EndpointID, r.TemplateID, r.Decision, cell(string(r.Reason)+suffix(r.Detail)), done)
+		tb.Row(mdtable.Code(r.Attempt), mdtable.Code(r.EndpointID), mdtable.Code(r.TemplateID), string(r.Decision),
+			cell(string(r.Reason)+suffix(r.Detail)), done)
 	}
+	b.WriteString(tb.String())
 	return b.String()
 }

@@ -11,11 +11,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/org/runpod-gpu/pkg/lazyre"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 )
 
@@ -33,10 +33,10 @@ type Reference struct {
 }
 
 var (
-	hostRE   = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?$`)
-	repoRE   = regexp.MustCompile(`^[a-z0-9]+([._-][a-z0-9]+)*(/[a-z0-9]+([._-][a-z0-9]+)*)*$`)
-	tagRE    = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
-	digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+	hostRE   = lazyre.Regexp{Pattern: `^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?$`}
+	repoRE   = lazyre.Regexp{Pattern: `^[a-z0-9]+([._-][a-z0-9]+)*(/[a-z0-9]+([._-][a-z0-9]+)*)*$`}
+	tagRE    = lazyre.Regexp{Pattern: `^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`}
+	digestRE = lazyre.Regexp{Pattern: `^sha256:[0-9a-f]{64}$`}
 )
 
 // Parse reads an image reference; the registry host must be explicit (no Docker Hub shorthand).

@@ -3,10 +3,10 @@ package runpod
 import (
 	"context"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/org/runpod-gpu/pkg/lazyre"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -93,9 +93,9 @@ type GPUQuery struct {
 }
 
 var (
-	countryCodeRE = regexp.MustCompile(`^[A-Z]{2}$`)
-	cudaVersionRE = regexp.MustCompile(`^\d+\.\d+$`)
-	cudaFloorRE   = regexp.MustCompile(`^\d+(\.\d+)?$`)
+	countryCodeRE = lazyre.Regexp{Pattern: `^[A-Z]{2}$`}
+	cudaVersionRE = lazyre.Regexp{Pattern: `^\d+\.\d+$`}
+	cudaFloorRE   = lazyre.Regexp{Pattern: `^\d+(\.\d+)?$`}
 )
 
 // values validates q and renders its query string.

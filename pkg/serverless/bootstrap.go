@@ -5,7 +5,8 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/url"
-	"regexp"
+
+	"github.com/org/runpod-gpu/pkg/lazyre"
 )
 
 //go:embed handler.py
@@ -21,7 +22,7 @@ func HandlerSource() []byte { return append([]byte(nil), handlerPy...) }
 // script from the environment, so no value is ever quoted into shell text.
 const BootstrapArgs = `bash -c 'echo "$RPG_BOOTSTRAP_B64" | base64 -d > /tmp/rpg-bootstrap.sh && exec bash /tmp/rpg-bootstrap.sh'`
 
-var sha256RE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var sha256RE = lazyre.Regexp{Pattern: `^[0-9a-f]{64}$`}
 
 // TemplateEnv is the template's environment: the worker's release URL and
 // SHA-256, the handler, the bootstrap and ownership markers. Public values

@@ -2,10 +2,10 @@ package serverless
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"time"
 
+	"github.com/org/runpod-gpu/pkg/lazyre"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
@@ -47,8 +47,8 @@ func DefaultSettings() Settings {
 }
 
 var (
-	digestImageRE = regexp.MustCompile(`^[a-z0-9][a-z0-9._/:-]*@sha256:[0-9a-f]{64}$`)
-	poolRE        = regexp.MustCompile(`^[A-Z][A-Z0-9_]{1,40}$`)
+	digestImageRE = lazyre.Regexp{Pattern: `^[a-z0-9][a-z0-9._/:-]*@sha256:[0-9a-f]{64}$`}
+	poolRE        = lazyre.Regexp{Pattern: `^[A-Z][A-Z0-9_]{1,40}$`}
 )
 
 // Validate names the first setting that is out of range and what is expected.

@@ -14,11 +14,13 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"text/template"
+
+	"github.com/org/runpod-gpu/pkg/lazyre"
 )
 
 // Default values for the official runner image (ghcr.io/actions/actions-runner).
@@ -76,10 +78,10 @@ func (e *FieldError) Error() string {
 }
 
 var (
-	sha256RE   = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	versionRE  = regexp.MustCompile(`^[0-9]{1,3}\.[0-9]{1,3}$`)
-	pathRE     = regexp.MustCompile(`^/[A-Za-z0-9._/-]*$`)
-	urlCharsRE = regexp.MustCompile(`^[A-Za-z0-9._~:/?=&%+@-]+$`)
+	sha256RE   = lazyre.Regexp{Pattern: `^[0-9a-f]{64}$`}
+	versionRE  = lazyre.Regexp{Pattern: `^[0-9]{1,3}\.[0-9]{1,3}$`}
+	pathRE     = lazyre.Regexp{Pattern: `^/[A-Za-z0-9._/-]*$`}
+	urlCharsRE = lazyre.Regexp{Pattern: `^[A-Za-z0-9._~:/?=&%+@-]+$`}
 )
 
 // Validate checks every parameter; the error joins one *FieldError per problem.
@@ -154,7 +156,11 @@ func checkURL(raw string) string {
 //go:embed script.sh.tmpl
 var scriptTemplate string
 
-var tmpl = template.Must(template.New("startup").Funcs(template.FuncMap{"q": Quote}).Parse(scriptTemplate))
+// tmpl parses the script template on the first Render: only provision renders
+// it, and the image's one program starts every role.
+var tmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("startup").Funcs(template.FuncMap{"q": Quote}).Parse(scriptTemplate))
+})
 
 // Render validates p and returns the bash script. The script expects the JIT
 // config in the JITConfigEnv environment variable and nothing else secret.
@@ -171,7 +177,7 @@ func Render(p Params) (string, error) {
 	pins := append([]NVRTCPin(nil), p.NVRTC...)
 	sort.Slice(pins, func(i, j int) bool { return pins[i].Tier < pins[j].Tier })
 	var buf bytes.Buffer
-	err := tmpl.Execute(&buf, struct {
+	err := tmpl().Execute(&buf, struct {
 		Params
 		Pins                                                                []NVRTCPin
 		JITEnv, RunnerUser                                                  string

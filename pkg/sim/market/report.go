@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/org/runpod-gpu/pkg/mdtable"
 )
 
 // Result is what one policy did over the whole workload.
@@ -89,15 +91,13 @@ func (rep Report) Markdown() string {
 
 // Table renders one row per policy.
 func (rep Report) Table() string {
-	var b strings.Builder
-	b.WriteString("| policy | $ per tested ref | paid pods per ref | wasted $ on rejected hosts per accepted pod | p50 time to a runner | p95 time to a runner | runs that ended with no pod |\n")
-	b.WriteString("|---|--:|--:|--:|--:|--:|--:|\n")
+	tb := mdtable.New("policy", "$ per tested ref", "paid pods per ref", "wasted $ on rejected hosts per accepted pod",
+		"p50 time to a runner", "p95 time to a runner", "runs that ended with no pod").AlignRight(1, 2, 3, 4, 5, 6)
 	for _, r := range rep.Results {
-		fmt.Fprintf(&b, "| %s | $%.4f | %.2f | $%.4f | %s | %s | %.1f %% (%d of %d) |\n",
-			r.Policy, r.DollarsPerRef(), r.PodsPerRef(), r.WastePerAccepted(),
-			minutes(r.TimeToRunner(0.5)), minutes(r.TimeToRunner(0.95)), 100*r.NoPodShare(), r.RunsNoPod, r.Runs)
+		tb.Row(r.Policy, fmt.Sprintf("$%.4f", r.DollarsPerRef()), fmt.Sprintf("%.2f", r.PodsPerRef()), fmt.Sprintf("$%.4f", r.WastePerAccepted()),
+			minutes(r.TimeToRunner(0.5)), minutes(r.TimeToRunner(0.95)), fmt.Sprintf("%.1f %% (%d of %d)", 100*r.NoPodShare(), r.RunsNoPod, r.Runs))
 	}
-	return b.String()
+	return tb.String()
 }
 
 // Chart is a Mermaid bar chart of the wasted dollars per accepted pod.
