@@ -120,7 +120,7 @@ func TestMetaReputationCheckDetectsMistakes(t *testing.T) {
 		{name: "history uploads under another name",
 			hist: strings.Replace(hist, "name: runpod-gpu-reputation\n", "name: reputation\n", 1), wantEntry: "no step uploads reputation.json"},
 		{name: "fetch job with a write permission",
-			lane: strings.Replace(lane, "actions: read # the latest runpod-gpu-reputation", "actions: write # the latest runpod-gpu-reputation", 1),
+			lane:      strings.Replace(lane, "actions: read # the latest runpod-gpu-reputation", "actions: write # the latest runpod-gpu-reputation", 1),
 			wantEntry: "want exactly {actions: read}"},
 		{name: "provision given actions: read",
 			lane:      strings.Replace(lane, "pull-requests: read # obsolescence checks before each candidate", "pull-requests: read\n      actions: read", 1),
