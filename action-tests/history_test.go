@@ -121,7 +121,8 @@ func TestHistoryActionCollectsThenRetriesAFailedDownload(t *testing.T) {
 	assert.Equal(t, first.exitCode, 0, first.stdout)
 	dir := filepath.Join(w.temp, "runpod-gpu-history")
 	assert.DeepEqual(t, first.outputs, map[string]string{
-		"report-json": filepath.Join(dir, "report.json"), "report-markdown": filepath.Join(dir, "report.md")})
+		"report-json": filepath.Join(dir, "report.json"), "report-markdown": filepath.Join(dir, "report.md"),
+		"reputation-file": filepath.Join(dir, "reputation.json")})
 	assert.Check(t, is.Contains(first.stdout, "collected 2026-10-06..2026-10-08: 2 runs, 2 attempts (0 already saved, 1 now complete, 1 to retry next time)"))
 	assert.Check(t, is.Contains(first.summary, "## RunPod GPU cost history"))
 	assert.Check(t, is.Contains(first.summary, fmt.Sprintf("run %d attempt 1: logs not downloaded (failed: HTTP 404 Not Found)", failing)))

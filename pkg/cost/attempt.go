@@ -1,6 +1,9 @@
 package cost
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Outcome is how one provision attempt ended.
 type Outcome string
@@ -38,7 +41,30 @@ type Attempt struct {
 	Outcome   Outcome // how the attempt ended
 	Reason    string  // why it was rejected or failed; "" when accepted
 	Seconds   Seconds // paid seconds: startup seconds, or wasted seconds of a rejected pod
+	// Where the pod ran, as its RunPod record showed it, for the lane's
+	// reputation: "" when unknown (no pod, never read, or an older record).
+	Cloud      string // SECURE or COMMUNITY
+	DataCenter string // e.g. EU-RO-1
+	Driver     string // the host's CUDA level (the record's cudaVersion)
+	// Host is what the attempt showed about the host; "" when nothing (see HostVerdict).
+	Host HostVerdict
+	At   time.Time // when the attempt ended; zero in older records
 }
+
+// HostVerdict is what one attempt showed about the host RunPod placed its pod
+// on: the evidence the lane's reputation learns from. A rejection that is no
+// fault of the host (the PR moved, a cancellation, the spend ceiling, a
+// misplaced GPU type) gives no verdict, so it never blames a good data center.
+type HostVerdict string
+
+// Host verdicts.
+const (
+	// HostWorked: the pod proved CUDA and its runner came online.
+	HostWorked HostVerdict = "worked"
+	// HostFailed: the pod never delivered a runner: it ended or lost its
+	// runtime while starting (the CUDA proof failed), or missed the startup timeout.
+	HostFailed HostVerdict = "failed"
+)
 
 // Dollars estimates the attempt's cost; unknown when its seconds or price are.
 func (a Attempt) Dollars() Money { return a.Seconds.At(a.Price) }
@@ -53,6 +79,12 @@ type attemptJSON struct {
 	Reason    string  `json:"reason,omitempty"`
 	Seconds   Seconds `json:"seconds"`
 	Dollars   Money   `json:"dollars"` // derived; written for readers, recomputed on read
+	// Absent from records written before attempts carried where their pod ran.
+	Cloud      string      `json:"cloud,omitempty"`
+	DataCenter string      `json:"dataCenter,omitempty"`
+	Driver     string      `json:"driver,omitempty"`
+	Host       HostVerdict `json:"host,omitempty"`
+	At         time.Time   `json:"at,omitzero"`
 }
 
 // MarshalJSON writes the attempt with its derived dollars.
@@ -60,6 +92,7 @@ func (a Attempt) MarshalJSON() ([]byte, error) {
 	return json.Marshal(attemptJSON{
 		Number: a.Number, Candidate: a.Candidate, GPU: a.GPU, PodID: a.PodID, Price: a.Price,
 		Outcome: a.Outcome, Reason: a.Reason, Seconds: a.Seconds, Dollars: a.Dollars(),
+		Cloud: a.Cloud, DataCenter: a.DataCenter, Driver: a.Driver, Host: a.Host, At: a.At,
 	})
 }
 
@@ -73,6 +106,7 @@ func (a *Attempt) UnmarshalJSON(b []byte) error {
 	out := Attempt{
 		Number: in.Number, Candidate: in.Candidate, GPU: in.GPU, PodID: in.PodID, Price: in.Price,
 		Outcome: in.Outcome, Reason: in.Reason, Seconds: in.Seconds,
+		Cloud: in.Cloud, DataCenter: in.DataCenter, Driver: in.Driver, Host: in.Host, At: in.At,
 	}
 	if err := out.Validate(); err != nil {
 		return err
@@ -89,6 +123,9 @@ func (a Attempt) Validate() error {
 	if !a.Outcome.Valid() {
 		return fieldErr("outcome", invalid("%q: want %s, %s, %s or %s", a.Outcome,
 			OutcomeAccepted, OutcomeRejected, OutcomeNoCapacity, OutcomeFailed))
+	}
+	if a.Host != "" && a.Host != HostWorked && a.Host != HostFailed {
+		return fieldErr("host", invalid("%q: want %s, %s or no value", a.Host, HostWorked, HostFailed))
 	}
 	return nil
 }

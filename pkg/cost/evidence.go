@@ -170,6 +170,7 @@ func BuildReport(e Evidence) Report {
 		if rec.GPU != nil && rec.GPU.ID != "" {
 			r.GPU = rec.GPU.ID
 		}
+		r.Cloud, r.DataCenter, r.Driver = rec.Cloud, rec.DataCenterID, rec.CudaVersion
 	} else {
 		r.Notes = append(r.Notes, fmt.Sprintf("Pod record before deletion unavailable (%v): start and price fall back to the %s.", e.RecordErr, SnapshotSource))
 	}
@@ -242,6 +243,8 @@ func untrackedAttempt(u UntrackedPod) Attempt {
 		Price:   KnownPrice(float64(u.Pod.Cost), "v2 cost in the pod listing"),
 		Outcome: OutcomeFailed,
 		Reason:  "untracked: provision never published this pod; deleted by cleanup",
+		// Where it ran, for the record; no host verdict: why it was left is unknown.
+		Cloud: u.Pod.Cloud, DataCenter: u.Pod.DataCenterID, Driver: u.Pod.CudaVersion,
 	}
 	if u.Pod.GPU != nil {
 		a.GPU = u.Pod.GPU.ID

@@ -17,14 +17,19 @@ const Disclaimer = "Estimates, not invoices: paid seconds run from the provider'
 // stage, and the rejected candidates paid for before it. An empty PodID means
 // no pod was accepted (for example, the attempts were exhausted).
 type Report struct {
-	PodID    string
-	GPU      string
-	Tier     string
-	Price    Price
-	Window   Window
-	Stages   []Stage   // from Stages; empty when the breakdown is unavailable
-	Rejected []Attempt // rejected candidates, reported separately from the accepted pod
-	Notes    []string  // caller's remarks, e.g. why the breakdown is missing
+	PodID string
+	GPU   string
+	Tier  string
+	// Where the accepted pod ran, from its record before deletion, for the
+	// lane's reputation; "" when unknown (no record, or an older report).
+	Cloud      string
+	DataCenter string
+	Driver     string // the host's CUDA level
+	Price      Price
+	Window     Window
+	Stages     []Stage   // from Stages; empty when the breakdown is unavailable
+	Rejected   []Attempt // rejected candidates, reported separately from the accepted pod
+	Notes      []string  // caller's remarks, e.g. why the breakdown is missing
 	// JobConclusion is how the GPU job on the accepted pod ended; "" when the
 	// writer does not say (the reaper knows no job), which reads back as unknown.
 	JobConclusion Conclusion
@@ -269,6 +274,9 @@ type (
 		PodID           string     `json:"podId"`
 		GPU             string     `json:"gpu"`
 		Tier            string     `json:"tier"`
+		Cloud           string     `json:"cloud,omitempty"`
+		DataCenter      string     `json:"dataCenter,omitempty"`
+		Driver          string     `json:"driver,omitempty"`
 		Price           Price      `json:"price"`
 		Window          windowOut  `json:"window"`
 		Dollars         Money      `json:"dollars"`
@@ -291,14 +299,18 @@ type (
 		Dollars Money `json:"dollars"`
 	}
 	reportIn struct {
-		PodID    string    `json:"podId"`
-		GPU      string    `json:"gpu"`
-		Tier     string    `json:"tier"`
-		Price    Price     `json:"price"`
-		Window   windowIn  `json:"window"`
-		Stages   []stageIn `json:"stages"`
-		Rejected []Attempt `json:"rejected"`
-		Notes    []string  `json:"notes"`
+		PodID string `json:"podId"`
+		GPU   string `json:"gpu"`
+		Tier  string `json:"tier"`
+		// Absent from artifacts written before reports said where the pod ran.
+		Cloud      string    `json:"cloud"`
+		DataCenter string    `json:"dataCenter"`
+		Driver     string    `json:"driver"`
+		Price      Price     `json:"price"`
+		Window     windowIn  `json:"window"`
+		Stages     []stageIn `json:"stages"`
+		Rejected   []Attempt `json:"rejected"`
+		Notes      []string  `json:"notes"`
 		// JobConclusion is absent from artifacts written before reports carried it.
 		JobConclusion Conclusion `json:"jobConclusion"`
 		// ProvisionRejected is absent from artifacts written before cleanup was given them.
@@ -315,6 +327,7 @@ func (s *stageIn) UnmarshalJSON(b []byte) error  { return decodeFields(b, s) }
 func (r Report) MarshalJSON() ([]byte, error) {
 	out := reportOut{
 		Disclaimer: Disclaimer, Accepted: r.accepted(), PodID: r.PodID, GPU: r.GPU, Tier: r.Tier, Price: r.Price,
+		Cloud: r.Cloud, DataCenter: r.DataCenter, Driver: r.Driver,
 		Window:   windowOut{Start: r.Window.Start, End: r.Window.End, Seconds: r.Window.Seconds()},
 		Dollars:  r.Dollars(),
 		Stages:   make([]stageOut, 0, len(r.Stages)),
@@ -341,6 +354,7 @@ func (r *Report) UnmarshalJSON(b []byte) error {
 	}
 	out := Report{
 		PodID: in.PodID, GPU: in.GPU, Tier: in.Tier, Price: in.Price,
+		Cloud: in.Cloud, DataCenter: in.DataCenter, Driver: in.Driver,
 		Window: Window(in.Window), Rejected: in.Rejected, Notes: in.Notes,
 		JobConclusion: in.JobConclusion, ProvisionRejected: in.ProvisionRejected,
 	}

@@ -48,6 +48,13 @@ type Pod struct {
 	Dollars   cost.Money   `json:"dollars"`
 	Source    Source       `json:"source"`
 	Stages    []cost.Stage `json:"stages"`
+	// Where the pod ran and what it showed about its host (the reputation's
+	// evidence); empty when the evidence does not say (older records).
+	Cloud      string           `json:"cloud,omitempty"`
+	DataCenter string           `json:"dataCenter,omitempty"`
+	Driver     string           `json:"driver,omitempty"`
+	Host       cost.HostVerdict `json:"host,omitempty"`
+	At         time.Time        `json:"at,omitzero"` // when its attempt ended; zero when unknown
 	// DuplicateOf names the attempt that already counted this pod id; the
 	// pod is then left out of every total.
 	DuplicateOf string   `json:"duplicateOf,omitempty"`
@@ -319,6 +326,7 @@ func reportPods(r cost.Report, src Source) []Pod {
 	var pods []Pod
 	if r.PodID != "" || r.Window.Start.Known() || r.Window.End.Known() {
 		p := Pod{ID: r.PodID, GPU: r.GPU, Tier: r.Tier, Outcome: cost.OutcomeAccepted, Price: r.Price,
+			Cloud: r.Cloud, DataCenter: r.DataCenter, Driver: r.Driver, Host: cost.HostWorked,
 			Seconds: r.Window.Seconds(), Dollars: r.Dollars(), Source: src, Stages: append([]cost.Stage{}, r.Stages...), Notes: []string{}}
 		if !r.Window.Start.Known() {
 			p.Notes = append(p.Notes, "paid window start unknown (createdAt is never used for cost)")
@@ -366,7 +374,8 @@ func attemptPod(l loggedAttempt, lastLog wire.Time) Pod {
 
 func attemptPodOf(att cost.Attempt, src Source) Pod {
 	p := Pod{ID: att.PodID, GPU: att.GPU, Candidate: att.Candidate, Outcome: att.Outcome, Reason: att.Reason,
-		Price: att.Price, Seconds: att.Seconds, Dollars: att.Dollars(), Source: src, Stages: []cost.Stage{}, Notes: []string{}}
+		Price: att.Price, Seconds: att.Seconds, Dollars: att.Dollars(), Source: src, Stages: []cost.Stage{}, Notes: []string{},
+		Cloud: att.Cloud, DataCenter: att.DataCenter, Driver: att.Driver, Host: att.Host, At: att.At}
 	if !p.Dollars.Known {
 		p.Notes = append(p.Notes, fmt.Sprintf("cost unknown (paid seconds %s, price %s)", att.Seconds, att.Price))
 	}
@@ -377,10 +386,15 @@ func attemptPodOf(att cost.Attempt, src Source) Pod {
 func fillIdentity(p, other Pod) Pod {
 	for _, f := range []struct{ dst, src *string }{
 		{&p.GPU, &other.GPU}, {&p.Candidate, &other.Candidate}, {&p.Tier, &other.Tier}, {&p.Reason, &other.Reason},
+		{&p.Cloud, &other.Cloud}, {&p.DataCenter, &other.DataCenter}, {&p.Driver, &other.Driver},
+		{(*string)(&p.Host), (*string)(&other.Host)},
 	} {
 		if *f.dst == "" {
 			*f.dst = *f.src
 		}
+	}
+	if p.At.IsZero() {
+		p.At = other.At
 	}
 	return p
 }

@@ -21,10 +21,14 @@ const (
 	JobWatchdog  = "Watchdog"
 	JobGate      = "Publish the GPU gate"
 	JobCleanup   = "Delete the pod and report its cost"
+	// JobReputation fetches the reputation record for provision; it runs no
+	// pull-request code, so its log is as trustworthy as the others'.
+	JobReputation = "Fetch the host reputation"
 )
 
-// LaneJobs are the jobs whose logs the history trusts.
-var LaneJobs = []string{JobAuthorize, JobProvision, JobWatchdog, JobGate, JobCleanup}
+// LaneJobs are the jobs whose logs the history trusts: every job of the lane
+// but the one on the pod.
+var LaneJobs = []string{JobAuthorize, JobProvision, JobWatchdog, JobGate, JobCleanup, JobReputation}
 
 // DefaultRunnerLabelPrefix is the lane's default runner-label-prefix: a job
 // whose runs-on label or runner name starts with it ran on a pod.

@@ -37,7 +37,11 @@ type Result struct {
 	Report       *Report
 	JSONPath     string
 	MarkdownPath string
-	Collected    *CollectStats // nil for an offline regeneration
+	// ReputationPath is the reputation record (ReputationFile) built from
+	// the report's pods, for provision's reputation-file input.
+	ReputationPath string
+	Reputation     ReputationStats
+	Collected      *CollectStats // nil for an offline regeneration
 }
 
 // Run is the cost history's one entry point: with a range it collects the
@@ -100,6 +104,17 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err := writeAtomic(res.MarkdownPath, []byte(report.Markdown())); err != nil {
 		return Result{}, err
 	}
+	rec, stats := report.Reputation()
+	data, err = rec.Marshal()
+	if err != nil {
+		return Result{}, err
+	}
+	res.ReputationPath, res.Reputation = filepath.Join(dir, ReputationFile), stats
+	if err := writeAtomic(res.ReputationPath, append(data, '\n')); err != nil {
+		return Result{}, err
+	}
+	logf("reputation: %d observation(s) written to %s; left out: %d pod(s) with no known data center (older records), "+
+		"%d whose attempt showed nothing about the host, %d undated", stats.Observations, ReputationFile, stats.NoDataCenter, stats.NoVerdict, stats.Undated)
 	return res, nil
 }
 

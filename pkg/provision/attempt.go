@@ -1,6 +1,7 @@
 package provision
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -40,7 +41,7 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 	}
 	rec := cost.Attempt{Number: c.N, Candidate: c.Name, GPU: c.GPUID, Price: listPrice}
 	done := func(o cost.Outcome, reason string) {
-		rec.Outcome, rec.Reason = o, reason
+		rec.Outcome, rec.Reason, rec.At = o, reason, r.now()
 		r.res.Attempts = append(r.res.Attempts, rec)
 		r.deps.Observer.AttemptDone(rec)
 		r.logf("attempt %d %s: %s on %s, %s: %s (%s paid seconds, %s)", c.N, c.Name, o, c.GPUID, rec.Price, orDash(reason), rec.Seconds, rec.Dollars())
@@ -71,6 +72,8 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 	createdAt := postAt
 
 	w := r.watch(ctx, pod, c, label, createdAt)
+	// Where the pod ran: the watch's records, else the create's answer.
+	rec.Cloud, rec.DataCenter, rec.Driver = cmp.Or(w.cloud, pod.Cloud), cmp.Or(w.dataCenter, pod.DataCenterID), cmp.Or(w.driver, pod.CudaVersion)
 	if r.retriedCreate {
 		// A first create whose answer was lost may reach the pod list late;
 		// by the end of the watch it shows: never two live pods for one candidate.
@@ -87,12 +90,16 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		if !w.start.IsZero() {
 			secs = int64(w.acceptedAt.Sub(w.start).Round(time.Second) / time.Second)
 		}
-		rec.Seconds = cost.KnownSeconds(secs)
+		rec.Seconds, rec.Host = cost.KnownSeconds(secs), cost.HostWorked
 		delete(r.live, pod.ID) // handed over to the GPU job; cleanup deletes it
 		r.res.Accepted = &Accepted{PodID: pod.ID, RunnerLabel: label, GPU: c.GPUID, Candidate: c.Name, Tier: c.Tier,
 			Cloud: c.Cloud, Price: rec.Price, StartupSeconds: secs, StartedAt: w.start}
 		done(cost.OutcomeAccepted, "")
 		return outcomeAccepted, nil
+	}
+
+	if w.hostFailed && ctx.Err() == nil {
+		rec.Host = cost.HostFailed // other rejections say nothing about the host
 	}
 
 	// Rejected: delete at once (bounded), unless the pod is kept for debugging.

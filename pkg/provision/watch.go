@@ -22,8 +22,31 @@ type watchResult struct {
 	overSpend  bool // the price RunPod bills could take the run past max_run_spend_usd
 	taken      bool // the runner was busy with a job before the GPU job was even queued
 	reason     string
+	// hostFailed: the pod never delivered a runner through its host's fault —
+	// it ended or lost its runtime while starting, or missed the startup
+	// timeout — as opposed to a rejection for the PR's, the API's or the
+	// price's sake: the reputation's evidence against the host.
+	hostFailed bool
 	start      time.Time  // provider start (startedAt), zero when never seen
 	price      cost.Price // hourly cost captured while RUNNING
+	// Where RunPod placed the pod, from the last record that said so: the
+	// attempt's evidence for the lane's reputation.
+	cloud, dataCenter, driver string
+}
+
+// place keeps where a pod record says the pod runs; a record that does not
+// say (before scheduling) leaves what an earlier one said.
+func (w *watchResult) place(p *runpod.Pod) {
+	for _, f := range []struct {
+		dst *string
+		src string
+	}{
+		{&w.cloud, p.Cloud}, {&w.dataCenter, p.DataCenterID}, {&w.driver, p.CudaVersion},
+	} {
+		if f.src != "" {
+			*f.dst = f.src
+		}
+	}
 }
 
 // PRWatchInterval is how often the startup watch re-reads the PR while a pod
@@ -90,7 +113,7 @@ func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, labe
 			}
 		}
 		if !now.Before(deadline) || wctx.Err() != nil {
-			w.reason = fmt.Sprintf("runner %s not online within startup_timeout_seconds %d", label, r.cfg.StartupTimeoutSeconds)
+			w.hostFailed, w.reason = true, fmt.Sprintf("runner %s not online within startup_timeout_seconds %d", label, r.cfg.StartupTimeoutSeconds)
 			return w
 		}
 		// The poll never sleeps past the deadline; a cooldown that does not
@@ -106,7 +129,7 @@ func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, labe
 			case errors.Is(err, reqpolicy.ErrWaitExceedsDeadline) && wait < deadline.Sub(now):
 				w.reason = fmt.Sprintf("startup watch ended: %v (startup_timeout_seconds %d)", err, r.cfg.StartupTimeoutSeconds)
 			default:
-				w.reason = fmt.Sprintf("runner %s not online within startup_timeout_seconds %d", label, r.cfg.StartupTimeoutSeconds)
+				w.hostFailed, w.reason = true, fmt.Sprintf("runner %s not online within startup_timeout_seconds %d", label, r.cfg.StartupTimeoutSeconds)
 			}
 			return w
 		}
@@ -239,6 +262,7 @@ func (o *observer) read(ctx context.Context, w *watchResult, tick time.Time, pol
 // ends (w says how).
 func (o *observer) observe(p *runpod.Pod, w *watchResult, tick time.Time, poll time.Duration) bool {
 	r := o.r
+	w.place(p)
 	started, startKnown := p.StartedAt.Get()
 	if startKnown && w.start.IsZero() {
 		w.start = started
@@ -251,7 +275,7 @@ func (o *observer) observe(p *runpod.Pod, w *watchResult, tick time.Time, poll t
 	o.running = false
 	switch {
 	case p.Status.Ended():
-		w.reason = fmt.Sprintf("pod %s while starting (the CUDA smoke proof or the runner failed)", p.Status)
+		w.hostFailed, w.reason = true, fmt.Sprintf("pod %s while starting (the CUDA smoke proof or the runner failed)", p.Status)
 		return true
 	case p.Status == runpod.PodRunning && p.Runtime != nil && p.GPU != nil && p.GPU.ID != "":
 		o.running, o.runtime = true, true
@@ -278,7 +302,7 @@ func (o *observer) observe(p *runpod.Pod, w *watchResult, tick time.Time, poll t
 		o.runtime = true
 		r.logf("pod %s: RUNNING without its GPU id in the record: not counted", o.podID)
 	case o.runtime && p.Runtime == nil:
-		w.reason = fmt.Sprintf("pod runtime lost after boot (status %s)", p.Status)
+		w.hostFailed, w.reason = true, fmt.Sprintf("pod runtime lost after boot (status %s)", p.Status)
 		return true
 	}
 	return false

@@ -1,7 +1,8 @@
 // Package costhistory is the cost history action: from a scheduled
 // workflow it collects the GPU workflow's attempts of a date range into an
 // evidence directory and reports what their pods cost, as a JSON file and as
-// the job summary.
+// the job summary. From the same attempts it writes the reputation record the
+// lane's provision reads, so the lane learns from the repository's own history.
 package costhistory
 
 import (
@@ -39,7 +40,7 @@ func Run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
-	if err := actionio.WriteOutputs[outputs](io, outputs{ReportJSON: res.JSONPath, ReportMarkdown: res.MarkdownPath}); err != nil {
+	if err := actionio.WriteOutputs[outputs](io, outputs{ReportJSON: res.JSONPath, ReportMarkdown: res.MarkdownPath, ReputationFile: res.ReputationPath}); err != nil {
 		return err
 	}
 	return io.AddSummary(res.Report.Markdown())
@@ -49,6 +50,9 @@ func Run(ctx context.Context, io *actionio.IO) error {
 type outputs struct {
 	ReportJSON     string `output:"report-json"`
 	ReportMarkdown string `output:"report-markdown"`
+	// ReputationFile is the reputation record built from the same attempts,
+	// which the lane's provision reads (its reputation-file input).
+	ReputationFile string `output:"reputation-file"`
 }
 
 func or(v, def string) string {

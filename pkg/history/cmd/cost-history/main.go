@@ -6,7 +6,8 @@
 // With dates it collects every attempt of the workflow created in that
 // inclusive UTC range — logs and the small cost artifacts — into the
 // directory, which must lie outside any git repository, and writes
-// report.json and report.md there. Without dates it regenerates the reports
+// report.json and report.md there, with reputation.json, the record provision's
+// reputation-file input reads (it prints the three paths). Without dates it regenerates the reports
 // from the saved evidence with no network access. Collecting reads the token
 // from GH_TOKEN or GITHUB_TOKEN; it needs read access to Actions.
 package main
@@ -77,6 +78,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fmt.Fprintf(stderr, "%d attempts, %d pods (%d with unknown cost), spend %s\n", t.Attempts, t.Pods, t.UnknownCostPods, t.Spend)
 	fmt.Fprintln(stdout, res.MarkdownPath)
 	fmt.Fprintln(stdout, res.JSONPath)
+	fmt.Fprintln(stdout, res.ReputationPath) // for provision's reputation-file
 	return nil
 }
 

@@ -42,15 +42,17 @@ func TestRun(t *testing.T) {
 		{
 			name:       "regenerates offline from saved evidence",
 			args:       []string{"--directory", saved},
-			wantOut:    saved + "/report.md\n" + saved + "/report.json\n",
+			wantOut:    saved + "/report.md\n" + saved + "/report.json\n" + saved + "/reputation.json\n",
 			wantStderr: "31 attempts, 36 pods (1 with unknown cost), spend $1.2400 known, 1 pod of unknown cost\n",
 		},
 		{
-			name:       "collects a range with a token",
-			args:       []string{"-since", "2026-10-06", "-until", "2026-10-08", "-repo", "org/app", "-directory", collectDir},
-			env:        map[string]string{"GH_TOKEN": token, "GITHUB_API_URL": apiURL},
-			wantOut:    collectDir + "/report.md\n" + collectDir + "/report.json\n",
-			wantStderr: "collected 2026-10-06..2026-10-08: 1 runs, 1 attempts (0 already saved, 1 now complete, 0 to retry next time), 1 searches\n1 attempts, 0 pods (0 with unknown cost), spend $0.0000\n",
+			name:    "collects a range with a token",
+			args:    []string{"-since", "2026-10-06", "-until", "2026-10-08", "-repo", "org/app", "-directory", collectDir},
+			env:     map[string]string{"GH_TOKEN": token, "GITHUB_API_URL": apiURL},
+			wantOut: collectDir + "/report.md\n" + collectDir + "/report.json\n" + collectDir + "/reputation.json\n",
+			wantStderr: "collected 2026-10-06..2026-10-08: 1 runs, 1 attempts (0 already saved, 1 now complete, 0 to retry next time), 1 searches\n" +
+				"reputation: 0 observation(s) written to reputation.json; left out: 0 pod(s) with no known data center (older records), 0 whose attempt showed nothing about the host, 0 undated\n" +
+				"1 attempts, 0 pods (0 with unknown cost), spend $0.0000\n",
 		},
 		{
 			name:      "one date without the other",

@@ -1,0 +1,110 @@
+package history
+
+import (
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/reputation"
+)
+
+// repPod is a pod of GPU "A" in dc, ended at, with the host verdict v.
+func repPod(id, dc string, v cost.HostVerdict, at time.Time) Pod {
+	return Pod{ID: id, GPU: "A", Cloud: "SECURE", DataCenter: dc, Driver: "12.8", Host: v, At: at,
+		Outcome: cost.OutcomeRejected, Seconds: cost.KnownSeconds(120), Price: price(0.5)}
+}
+
+func repAttempt(run int64, created time.Time, pods ...Pod) Attempt {
+	return Attempt{RunID: run, Attempt: 1, CreatedAt: created, Pods: pods}
+}
+
+// The cost history's attempts become the reputation record the lane reads:
+// recent evidence weighs more than old, a pair that failed twice in a row
+// lately is quarantined, and evidence that says nothing about a pair (no data
+// center, no host verdict, a duplicate) is left out.
+func TestReportReputation(t *testing.T) {
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	old, recent := now.Add(-10*24*time.Hour), now.Add(-time.Hour)
+	worked, failed := cost.HostWorked, cost.HostFailed
+	type want struct {
+		dc          string
+		failAbove   float64 // the estimate is above this…
+		failBelow   float64 // …and below this
+		quarantined bool
+	}
+	tests := []struct {
+		name      string
+		attempts  []Attempt
+		wantStats ReputationStats
+		want      []want
+	}{
+		{
+			name: "recent failures outweigh old successes, and recent successes old failures",
+			attempts: []Attempt{
+				repAttempt(1, old, repPod("a1", "DC-BAD", worked, old), repPod("b1", "DC-GOOD", failed, old)),
+				repAttempt(2, old, repPod("a2", "DC-BAD", worked, old.Add(time.Minute)), repPod("b2", "DC-GOOD", failed, old.Add(time.Minute))),
+				repAttempt(3, old, repPod("a3", "DC-BAD", worked, old.Add(2*time.Minute))),
+				repAttempt(4, recent, repPod("a4", "DC-BAD", failed, recent), repPod("b4", "DC-GOOD", worked, recent)),
+				repAttempt(5, recent, repPod("a5", "DC-BAD", failed, recent.Add(time.Minute)), repPod("b5", "DC-GOOD", worked, recent.Add(time.Minute))),
+			},
+			wantStats: ReputationStats{Observations: 9},
+			want: []want{
+				{dc: "DC-BAD", failAbove: reputation.DefaultParams.Avoid, failBelow: 1, quarantined: true},
+				{dc: "DC-GOOD", failAbove: 0, failBelow: reputation.DefaultParams.Avoid},
+			},
+		},
+		{
+			name: "no data center (an older record) is no evidence: a cold start",
+			attempts: []Attempt{
+				repAttempt(1, recent, repPod("a1", "", failed, recent), repPod("a2", "", failed, recent)),
+			},
+			wantStats: ReputationStats{NoDataCenter: 2},
+		},
+		{
+			name: "a rejection that says nothing about the host, and a duplicate, are left out",
+			attempts: []Attempt{
+				repAttempt(1, recent, repPod("a1", "DC-X", "", recent), repPod("a2", "DC-X", failed, recent)),
+				repAttempt(2, recent, func() Pod { p := repPod("a2", "DC-X", failed, recent); p.DuplicateOf = "run 1 attempt 1"; return p }()),
+			},
+			wantStats: ReputationStats{Observations: 1, NoVerdict: 1},
+			want:      []want{{dc: "DC-X", failAbove: reputation.DefaultParams.PriorFailure, failBelow: 1}},
+		},
+		{
+			// Dated at the run's creation, the accepted pod would sort before
+			// the run's own two rejections and leave them as two failures in
+			// a row: a quarantine of the pair that just worked.
+			name: "an undated accepted pod comes after its run's rejected pods",
+			attempts: []Attempt{
+				repAttempt(2, recent, repPod("a1", "DC-X", failed, recent.Add(5*time.Minute)), repPod("a2", "DC-X", failed, recent.Add(10*time.Minute)),
+					func() Pod { p := repPod("a3", "DC-X", worked, time.Time{}); p.Outcome = cost.OutcomeAccepted; return p }()),
+			},
+			wantStats: ReputationStats{Observations: 3},
+			want:      []want{{dc: "DC-X", failAbove: 0, failBelow: 1, quarantined: false}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := summarize(tc.attempts, nil)
+			rec, stats := r.Reputation()
+			assert.DeepEqual(t, stats, tc.wantStats)
+			assert.Check(t, is.Len(rec.Observations, tc.wantStats.Observations))
+
+			// The record round-trips through the file provision reads.
+			data, err := rec.Marshal()
+			assert.NilError(t, err)
+			parsed, err := reputation.Parse(data)
+			assert.NilError(t, err)
+			e := reputation.New(parsed, now, reputation.DefaultParams)
+			assert.Equal(t, e.Empty(), len(tc.want) == 0, "a record without evidence is a cold start")
+			for _, w := range tc.want {
+				est := e.Estimate(reputation.Pair{GPU: "A", Cloud: "SECURE", DataCenter: w.dc})
+				assert.Check(t, est.Failure > w.failAbove && est.Failure < w.failBelow,
+					"%s: failure %.3f, want in (%.3f, %.3f)", w.dc, est.Failure, w.failAbove, w.failBelow)
+				assert.Check(t, is.Equal(!est.QuarantinedUntil.IsZero(), w.quarantined), "%s quarantined until %v", w.dc, est.QuarantinedUntil)
+			}
+		})
+	}
+}
