@@ -354,7 +354,10 @@ type taggedPod struct {
 func (c *cleaner) untracked(ctx context.Context) ([]taggedPod, error) {
 	lctx, cancel := reqpolicy.Bound(ctx, c.deps.Policy, ListBound)
 	defer cancel()
-	pods, err := c.deps.RunPod.ListPods(lctx, runpod.ListPodsQuery{})
+	// Urgent: this listing is the only way to find a pod whose create answer
+	// was lost, and such a pod bills until it is found; a cooldown longer than
+	// the bound must not keep it unsent.
+	pods, err := c.deps.RunPod.ListPods(reqpolicy.Urgent(lctx), runpod.ListPodsQuery{})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUntrackedUnchecked, err)
 	}

@@ -392,7 +392,9 @@ func (r *run) sweepUncertain(ctx context.Context) {
 	}
 	sctx, cancel := r.bound(context.WithoutCancel(ctx), CancelReconcileBudget+lifecycle.DefaultDeleteBudget)
 	defer cancel()
-	pods, err := r.deps.RunPod.ListPods(sctx, runpod.ListPodsQuery{})
+	// Urgent: a pod of an uncertain create bills untracked until found, so a
+	// cooldown longer than the budget must not keep this last look unsent.
+	pods, err := r.deps.RunPod.ListPods(reqpolicy.Urgent(sctx), runpod.ListPodsQuery{})
 	if err != nil {
 		r.logf("warning: could not check for pods of uncertain creates (%s): %v; the cleanup job's tag sweep covers them", strings.Join(r.uncertain, ", "), err)
 		return

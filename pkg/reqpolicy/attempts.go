@@ -67,7 +67,8 @@ type urgentKey struct{}
 // Urgent marks ctx so that the first attempt of its requests goes out at once
 // when the shared cooldown is longer than their deadline allows, instead of
 // failing unsent. Use it only for requests that stop spending — deleting a
-// billing pod — where an answer of 429 costs nothing and waiting costs money.
+// billing pod, or the one listing that finds a pod whose create answer was
+// lost — where an answer of 429 costs nothing and waiting costs money.
 // A cooldown that fits the deadline is still waited out, and retries obey it.
 func Urgent(ctx context.Context) context.Context {
 	return context.WithValue(ctx, urgentKey{}, true)
