@@ -190,7 +190,9 @@ func groupByRepository(pods []runpod.Pod, organization string, now time.Time) ([
 	for _, g := range byKey {
 		groups = append(groups, *g)
 	}
-	slices.SortFunc(groups, func(a, b group) int { return strings.Compare(strings.ToLower(a.repository), strings.ToLower(b.repository)) })
+	slices.SortFunc(groups, func(a, b group) int {
+		return strings.Compare(strings.ToLower(a.repository), strings.ToLower(b.repository))
+	})
 	return groups, outside
 }
 
