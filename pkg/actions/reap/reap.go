@@ -50,6 +50,9 @@ func Run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
+	if org := io.Input(inputOrganization); org != "" {
+		return runOrg(ctx, io, org, execute, time.Duration(capHours)*time.Hour, path, relPath) // org.go
+	}
 	owner, repo, err := actionkit.Repository(io)
 	if err != nil {
 		return err
