@@ -278,9 +278,11 @@ func (s *OrgSweeper) sweepRepo(ctx context.Context, g group, req OrgRequest) (Re
 		rr.Pods = s.untouched(g.pods, DecisionError, ReasonInstallationLookupFailed, err.Error())
 		return rr, err
 	}
-	logf := func(format string, args ...any) { s.logf("%s: "+format, append([]any{g.repository}, args...)...) }
+	// The Sweeper's lines are not prefixed: its cost lines are read by
+	// machines from the start of the line; this heading names the repository.
+	s.logf("repository %s: %d pod(s), checked through the App's installation on it", g.repository, len(g.pods))
 	sw := &Sweeper{Pods: podList(g.pods), GitHub: api, Deleter: s.Deleter, Clock: s.Clock,
-		LookupTimeout: s.LookupTimeout, LookupAttempts: s.LookupAttempts, Logf: logf}
+		LookupTimeout: s.LookupTimeout, LookupAttempts: s.LookupAttempts, Logf: s.Logf}
 	one, err := sw.Sweep(ctx, Request{Scope: Scope{Repository: g.repository, Workflows: req.Workflows},
 		Execute: req.Execute, Event: req.Event, RetentionCap: req.RetentionCap})
 	rr.Pods, rr.Status = one.Pods, RepoSwept
