@@ -3,7 +3,8 @@
 // and the Serverless lane's endpoints and templates whose run is over or
 // whose 30-minute cleanup deadline (plus a margin) has passed,
 // and writes a decision record for upload. A manual dispatch is a dry run
-// unless execute is true.
+// unless execute is true. With the organization input it sweeps every
+// repository of the organization through the App instead (org.go).
 package reap
 
 import (
