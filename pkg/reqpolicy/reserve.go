@@ -133,13 +133,16 @@ func IETFQuota(h http.Header, now time.Time) []Window {
 	for _, item := range sfList(h.Values("RateLimit")) {
 		r, okR := item.param("r")
 		t, okT := item.param("t")
-		if !okR || !okT {
-			continue
+		if !okR || !okT || t > maxWindowSeconds {
+			continue // a reset further off than any window is not a window (and would overflow)
 		}
 		out = append(out, Window{Name: "RunPod " + item.name, Limit: limits[item.name], Remaining: r, Reset: now.Add(time.Duration(t) * time.Second)})
 	}
 	return out
 }
+
+// maxWindowSeconds bounds a RateLimit reset: RunPod's longest window is a day.
+const maxWindowSeconds = 366 * 24 * 3600
 
 // sfItem is one member of a structured-field list: a name (a string or a
 // token) with integer parameters.
