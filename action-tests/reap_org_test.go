@@ -231,6 +231,8 @@ func TestReapOrganizationSweepsEachRepositoryThroughItsInstallation(t *testing.T
 
 	// The App looked up each acme repository once; nothing read gamma's or rival's runs.
 	assert.Check(t, is.Equal(w.GitHub.CountRequests("GET", "/repos/acme/*/installation"), 3))
+	assert.Check(t, is.Equal(w.GitHub.CountRequests("POST", "/app/installations/*/access_tokens"), 1),
+		"alpha and beta share the installation, and its token")
 	assert.Check(t, is.Equal(w.GitHub.CountRequests("", "/repos/acme/gamma/actions/*/*"), 0))
 	assert.Check(t, is.Equal(w.GitHub.CountRequests("", "/repos/rival/*"), 0))
 	assert.Check(t, is.Equal(w.GitHub.CountRequests("", "/repos/rival/*/*/*/*"), 0))

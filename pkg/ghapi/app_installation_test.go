@@ -65,3 +65,15 @@ func TestRepoInstallation(t *testing.T) {
 	_, err = app.RepoInstallation(ctx, "acme", "../x")
 	assert.ErrorContains(t, err, `Repo "../x"`)
 }
+
+func TestForRepositorySharesTheClientForAnotherRepository(t *testing.T) {
+	c, err := New(context.Background(), Options{Token: "ghs_x", Owner: "acme", Repo: "alpha"})
+	assert.NilError(t, err)
+	beta, err := c.ForRepository("acme", "beta")
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(beta.Owner()+"/"+beta.Repo(), "acme/beta"))
+	assert.Check(t, beta.gh == c.gh && beta.Redactor() == c.Redactor(), "one transport and redactor: one token")
+	assert.Check(t, is.Equal(c.Repo(), "alpha"), "the original is unchanged")
+	_, err = c.ForRepository("acme", "..")
+	assert.ErrorContains(t, err, `Repo ".."`)
+}

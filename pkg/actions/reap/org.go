@@ -123,6 +123,9 @@ type orgRepos struct {
 	base  ghapi.Options
 	appID int64
 	key   []byte
+	// byInstallation holds the first client of each installation (the sweep
+	// connects to one repository at a time).
+	byInstallation map[int64]*ghapi.Client
 }
 
 // Connect finds the App's installation on repository (owner/name) and
@@ -138,10 +141,23 @@ func (o *orgRepos) Connect(ctx context.Context, repository string) (reap.RunAPI,
 	case err != nil:
 		return nil, err
 	}
+	// One client per installation: its token, minted once, reads every
+	// repository the installation covers.
+	if c, ok := o.byInstallation[inst]; ok {
+		return c.ForRepository(owner, name)
+	}
 	opts := o.base
 	opts.Owner, opts.Repo = owner, name
 	opts.App = &ghapi.AppAuth{AppID: o.appID, InstallationID: inst, PrivateKeyPEM: o.key}
-	return ghapi.New(ctx, opts)
+	c, err := ghapi.New(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if o.byInstallation == nil {
+		o.byInstallation = map[int64]*ghapi.Client{}
+	}
+	o.byInstallation[inst] = c
+	return c, nil
 }
 
 // reservePace waits, before each repository, for any rate-limit window a
