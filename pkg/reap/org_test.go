@@ -229,3 +229,42 @@ type failingLister struct{}
 func (failingLister) ListPods(context.Context, runpod.ListPodsQuery) ([]runpod.Pod, error) {
 	return nil, errors.New("502 from RunPod")
 }
+
+func TestGroupByRepository(t *testing.T) {
+	malformed := orgPod("malformed", "acme/alpha", 1, time.Minute)
+	malformed.Env[ownership.EnvAttempt] = "x"
+	tests := []struct {
+		name       string
+		pods       []runpod.Pod
+		wantGroups map[string][]string // repository → pod ids, in listing order
+		wantOut    map[string]Reason
+	}{
+		{name: "one group per repository, spelled as first seen",
+			pods: []runpod.Pod{orgPod("a1", "acme/Alpha", 1, time.Minute), orgPod("b", "acme/beta", 2, time.Minute), orgPod("a2", "ACME/alpha", 3, time.Minute)},
+			wantGroups: map[string][]string{"acme/Alpha": {"a1", "a2"}, "acme/beta": {"b"}}, wantOut: map[string]Reason{}},
+		{name: "another organization, even with a prefix in common",
+			pods:       []runpod.Pod{orgPod("r", "rival/alpha", 1, time.Minute), orgPod("p", "acme-labs/alpha", 1, time.Minute)},
+			wantGroups: map[string][]string{}, wantOut: map[string]Reason{"r": ReasonOtherOrganization, "p": ReasonOtherOrganization}},
+		{name: "not the suite's pods keep their own reasons",
+			pods:       []runpod.Pod{{ID: "u", Name: "notebook"}, malformed},
+			wantGroups: map[string][]string{}, wantOut: map[string]Reason{"u": ReasonUntagged, "malformed": ReasonMalformedAttempt}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			groups, outside := groupByRepository(tc.pods, "acme", orgNow)
+			got := map[string][]string{}
+			for _, g := range groups {
+				for _, p := range g.pods {
+					got[g.repository] = append(got[g.repository], p.ID)
+				}
+			}
+			assert.Check(t, is.DeepEqual(got, tc.wantGroups))
+			out := map[string]Reason{}
+			for _, p := range outside {
+				out[p.PodID] = p.Reason
+				assert.Check(t, is.Equal(p.RunID, int64(0)), "no tags repeated for pod %s", p.PodID)
+			}
+			assert.Check(t, is.DeepEqual(out, tc.wantOut))
+		})
+	}
+}
