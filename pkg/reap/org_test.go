@@ -240,7 +240,7 @@ func TestGroupByRepository(t *testing.T) {
 		wantOut    map[string]Reason
 	}{
 		{name: "one group per repository, spelled as first seen",
-			pods: []runpod.Pod{orgPod("a1", "acme/Alpha", 1, time.Minute), orgPod("b", "acme/beta", 2, time.Minute), orgPod("a2", "ACME/alpha", 3, time.Minute)},
+			pods:       []runpod.Pod{orgPod("a1", "acme/Alpha", 1, time.Minute), orgPod("b", "acme/beta", 2, time.Minute), orgPod("a2", "ACME/alpha", 3, time.Minute)},
 			wantGroups: map[string][]string{"acme/Alpha": {"a1", "a2"}, "acme/beta": {"b"}}, wantOut: map[string]Reason{}},
 		{name: "another organization, even with a prefix in common",
 			pods:       []runpod.Pod{orgPod("r", "rival/alpha", 1, time.Minute), orgPod("p", "acme-labs/alpha", 1, time.Minute)},
