@@ -31,13 +31,14 @@ const (
 	InputAppPrivateKey = "app-private-key"
 )
 
-// RunPod builds the RunPod client from runpod-api-key and runpod-api-url.
-func RunPod(io *actionio.IO) (*runpod.Client, *reqpolicy.Policy, error) {
+// RunPod builds the RunPod client from runpod-api-key and runpod-api-url;
+// extra options refine its request policy (the org reaper's reserve).
+func RunPod(io *actionio.IO, extra ...reqpolicy.Option) (*runpod.Client, *reqpolicy.Policy, error) {
 	key := io.SecretInput(InputRunPodKey)
 	if key == "" {
 		return nil, nil, &actionio.InputError{Input: InputRunPodKey, Expected: "a RunPod API key (store it as a secret)"}
 	}
-	policy := reqpolicy.New(reqpolicy.WithRedactor(io.Redactor()), reqpolicy.WithLogger(func(s string) { io.Infof("%s", s) }))
+	policy := reqpolicy.New(append([]reqpolicy.Option{reqpolicy.WithRedactor(io.Redactor()), reqpolicy.WithLogger(func(s string) { io.Infof("%s", s) })}, extra...)...)
 	return runpod.New(io.Input(InputRunPodURL), key, runpod.WithPolicy(policy)), policy, nil
 }
 

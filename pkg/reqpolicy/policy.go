@@ -53,6 +53,7 @@ type Policy struct {
 	redactor    *redact.Redactor
 	logf        func(string)
 	cooldown    Cooldown
+	reserve     *reserve // WithReserve; nil keeps none
 }
 
 // Option configures a Policy.

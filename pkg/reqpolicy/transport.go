@@ -130,6 +130,7 @@ func (r *exchange) checkRetry(ctx context.Context, resp *http.Response, err erro
 		err = uerr.Err
 	}
 	retryable, minWait, status, what := p.judge(ctx, resp, err)
+	p.observeReserve(resp) // reserve.go: every answer's rate-limit headers, success or not
 	logged := what
 	if retryable && resp != nil {
 		if excerpt := p.peekBody(resp); excerpt != "" {

@@ -3,7 +3,8 @@
 // and the Serverless lane's endpoints and templates whose run is over or
 // whose 30-minute cleanup deadline (plus a margin) has passed,
 // and writes a decision record for upload. A manual dispatch is a dry run
-// unless execute is true.
+// unless execute is true. With the organization input it sweeps every
+// repository of the organization through the App instead (org.go).
 package reap
 
 import (
@@ -49,6 +50,9 @@ func Run(ctx context.Context, io *actionio.IO) error {
 	relPath, err := io.WorkspaceRelative(path)
 	if err != nil {
 		return err
+	}
+	if org := io.Input(inputOrganization); org != "" {
+		return runOrg(ctx, io, org, execute, time.Duration(capHours)*time.Hour, path, relPath) // org.go
 	}
 	owner, repo, err := actionkit.Repository(io)
 	if err != nil {

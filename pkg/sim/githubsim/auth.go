@@ -30,6 +30,8 @@ const maxJWTLifetime = 10 * time.Minute
 
 type credential struct {
 	who Identity
+	// scope limits a minted installation token's repositories; nil: all.
+	scope repoScope
 	// expires is zero for tokens that never expire (configured with WithToken).
 	expires time.Time
 }
@@ -54,7 +56,7 @@ func (s *Server) authenticate(c *call) error {
 	if !ok || (!cred.expires.IsZero() && !c.now.Before(cred.expires)) {
 		return errBadCredentials
 	}
-	c.who = cred.who
+	c.who, c.scope = cred.who, cred.scope
 	return nil
 }
 
@@ -141,12 +143,13 @@ func (s *Server) createInstallationToken(c *call) error {
 		return err
 	}
 	app := s.apps[c.who.AppID]
-	if app.InstallationID != id {
+	scope, ok := s.installationScope(app, id)
+	if !ok {
 		return notFound("installation %d of app %d", id, app.ID)
 	}
 	token := "ghs_" + s.randomString(36)
 	expires := c.now.Add(installationTokenLifetime)
-	s.tokens[token] = &credential{who: c.who, expires: expires}
+	s.tokens[token] = &credential{who: c.who, scope: scope, expires: expires}
 	c.writeJSON(http.StatusCreated, installationToken{
 		Token:               token,
 		ExpiresAt:           stamp(expires),

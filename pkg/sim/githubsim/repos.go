@@ -203,6 +203,9 @@ func (c *call) repo() (*repo, error) {
 	if !ok {
 		return nil, notFound("repository %s/%s", c.r.PathValue("owner"), c.r.PathValue("repo"))
 	}
+	if err := c.inScope(rp); err != nil {
+		return nil, err
+	}
 	return rp, nil
 }
 

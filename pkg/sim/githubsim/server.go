@@ -99,8 +99,9 @@ type Server struct {
 	artifacts     []*artifact
 	blobs         map[string]*blob
 	faults        []*faultRule
-	rewrites      []*rewriteRule    // see rewrites.go
-	commitTrees   map[string]string // "owner/name@sha" → tree SHA; see trees.go
+	rewrites      []*rewriteRule         // see rewrites.go
+	commitTrees   map[string]string      // "owner/name@sha" → tree SHA; see trees.go
+	installations map[int64]Installation // see installations.go
 	requests      []Request
 	dispatches    []Dispatch
 	cancellations []Cancellation
@@ -220,6 +221,7 @@ type call struct {
 	r      *http.Request
 	now    time.Time
 	who    Identity
+	scope  repoScope // the installation token's repositories; nil: all
 	body   []byte
 	apiURL string
 	status int
@@ -406,4 +408,5 @@ func (s *Server) routes() {
 	s.handle("POST /_sim/runners/connect", authNone, s.connectRunner)
 	s.handle("POST /_sim/runners/disconnect", authNone, s.disconnectRunner)
 	s.handle("GET /_sim/blobs/{key}", authNone, s.getBlob)
+	s.installationRoutes()
 }

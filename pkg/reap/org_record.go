@@ -1,0 +1,130 @@
+package reap
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/mdtable"
+)
+
+// JSON renders the organization record, indented, with a final newline.
+func (r *OrgRecord) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("reap: encode decision record: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// WriteFile writes the organization record's JSON to path.
+func (r *OrgRecord) WriteFile(path string) error {
+	b, err := r.JSON()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("reap: write decision record: %w", err)
+	}
+	return nil
+}
+
+// count returns how many repositories ended with status st.
+func (r *OrgRecord) count(st RepoStatus) int {
+	n := 0
+	for _, rr := range r.Repositories {
+		if rr.Status == st {
+			n++
+		}
+	}
+	return n
+}
+
+// Markdown renders the organization record for the job summary: one row per
+// repository, then the pods that were reclaimed or could not be settled.
+func (r *OrgRecord) Markdown() string {
+	var b strings.Builder
+	mode := "dry run — nothing deleted; dispatch with execute: true to reclaim"
+	if r.Execute {
+		mode = "executed"
+	}
+	fmt.Fprintf(&b, "### RunPod organization reaper: %s (%s)\n\n", mdtable.Cell(r.Organization), mode)
+	fmt.Fprintf(&b, "Checked at %s: %d repositories — %d swept, %d skipped, %d failed, %d deferred; %d pod(s) outside the organization or not the suite's (never touched).\n\n",
+		r.CheckedAt.UTC().Format(time.RFC3339), len(r.Repositories), r.count(RepoSwept), r.count(RepoSkipped),
+		r.count(RepoFailed), r.count(RepoDeferred), len(r.Outside))
+	if r.Error != "" {
+		fmt.Fprintf(&b, "**Sweep failed, nothing was decided:** %s\n\n", mdtable.Cell(r.Error))
+	}
+	if n := r.count(RepoFailed); n > 0 {
+		fmt.Fprintf(&b, "**%d repositories failed:** their unsettled pods were left as they were (see the table); the other repositories were swept, and the next sweep retries.\n\n", n)
+	}
+	if n := r.count(RepoDeferred); n > 0 {
+		fmt.Fprintf(&b, "**%d repositories deferred** to keep the rate-limit reserve for the lanes sharing the key; the next sweep decides them.\n\n", n)
+	}
+	if len(r.Repositories) > 0 {
+		t := mdtable.New("Repository", "Status", "Pods seen", "Reclaimed", "Kept", "Skipped", "Deferred", "Errors", "Reason")
+		for _, rr := range r.Repositories {
+			c := rr.Counts()
+			status := string(rr.Status)
+			if rr.Status == RepoFailed {
+				status = "**failed**"
+			}
+			t.Row(mdtable.Cell(rr.Repository), status, fmt.Sprint(c.Seen), fmt.Sprint(c.Reclaimed), fmt.Sprint(c.Kept),
+				fmt.Sprint(c.Skipped), fmt.Sprint(c.Deferred), fmt.Sprint(c.Errors), mdtable.Cell(rr.Reason))
+		}
+		b.WriteString(t.String())
+	}
+	b.WriteString(r.podsMarkdown())
+	return b.String()
+}
+
+// podsMarkdown lists the reclaimed pods and those that failed, capped; the
+// record has every pod.
+func (r *OrgRecord) podsMarkdown() string {
+	t := mdtable.New("Repository", "Pod", "Run", "Attempt", "Decision", "Reason", "Deleted at", "Estimated cost")
+	rows, more, reclaimed := 0, 0, false
+	for _, rr := range r.Repositories {
+		for _, p := range rr.Pods {
+			if p.Decision != DecisionReclaim && !p.Failed() {
+				continue
+			}
+			reclaimed = reclaimed || p.Decision == DecisionReclaim
+			if rows == maxSummaryRows {
+				more++
+				continue
+			}
+			rows++
+			run, attempt, deleted, dollars := "", "", "", ""
+			if p.RunID > 0 {
+				run, attempt = fmt.Sprint(p.RunID), fmt.Sprint(p.Attempt)
+			}
+			if at, ok := p.DeletedAt.Get(); ok {
+				deleted = at.Format(time.RFC3339)
+			} else if p.DeleteError != "" {
+				deleted = "**unconfirmed:** " + p.DeleteError
+			}
+			if p.Cost != nil {
+				dollars = p.Cost.Dollars().String()
+			}
+			reason := string(p.Reason)
+			if p.Detail != "" {
+				reason += ": " + p.Detail
+			}
+			t.Row(mdtable.Cell(rr.Repository), mdtable.Cell(p.PodID), run, attempt, string(p.Decision), mdtable.Cell(reason), mdtable.Cell(deleted), dollars)
+		}
+	}
+	if rows == 0 {
+		return ""
+	}
+	out := "\nReclaimed and unsettled pods:\n\n" + t.String()
+	if more > 0 {
+		out += fmt.Sprintf("\n%d more pod(s) are in the decision record.\n", more)
+	}
+	if reclaimed && r.Execute {
+		out += "\n> " + cost.Disclaimer + "\n"
+	}
+	return out
+}
