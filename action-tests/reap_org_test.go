@@ -220,8 +220,8 @@ func TestReapOrganizationSweepsEachRepositoryThroughItsInstallation(t *testing.T
 
 	for _, row := range []string{
 		"| Repository | Status | Pods seen | Reclaimed | Kept | Skipped | Deferred | Errors | Reason |",
-		"| acme/alpha | swept | 1 | 1 | 0 | 0 | 0 | 0 |  |",
-		"| acme/beta | swept | 1 | 0 | 1 | 0 | 0 | 0 |  |",
+		"| acme/alpha | swept | 1 | 1 | 0 | 0 | 0 | 0 | |",
+		"| acme/beta | swept | 1 | 0 | 1 | 0 | 0 | 0 | |",
 		"| acme/gamma | skipped | 2 | 0 | 0 | 2 | 0 | 0 |",
 		"3 repositories — 2 swept, 1 skipped, 0 failed, 0 deferred; 2 pod(s) outside",
 	} {

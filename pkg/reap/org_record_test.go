@@ -39,12 +39,12 @@ func TestOrgRecordMarkdown(t *testing.T) {
 		"3 repositories — 1 swept, 0 skipped, 1 failed, 1 deferred; 0 pod(s) outside",
 		"**1 repositories failed:**",
 		"**1 repositories deferred**",
-		"| acme/alpha | swept | 3 | 2 | 1 | 0 | 0 | 1 |  |",
+		"| acme/alpha | swept | 3 | 2 | 1 | 0 | 0 | 1 | |",
 		"| acme/beta | **failed** | 1 | 0 | 0 | 0 | 0 | 1 | lookup failed |",
 		"| acme/gamma | deferred | 1 | 0 | 0 | 0 | 1 | 0 | reserve |",
 		"| acme/alpha | p-deleted | 11 | 2 | reclaim | run-completed: run completed 1h ago | 2026-11-02T12:00:00Z | $0.5000 |",
-		"| acme/alpha | p-unconfirmed | 12 | 1 | reclaim | lifetime-exceeded | **unconfirmed:** DELETE 502 |  |",
-		"| acme/beta | p-error |  |  | error | installation-lookup-failed |  |  |",
+		"| acme/alpha | p-unconfirmed | 12 | 1 | reclaim | lifetime-exceeded | **unconfirmed:** DELETE 502 | |",
+		"| acme/beta | p-error | | | error | installation-lookup-failed | | |",
 		"> " + cost.Disclaimer,
 	} {
 		assert.Check(t, is.Contains(md, want))
