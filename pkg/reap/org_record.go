@@ -52,17 +52,17 @@ func (r *OrgRecord) Markdown() string {
 		mode = "executed"
 	}
 	fmt.Fprintf(&b, "### RunPod organization reaper: %s (%s)\n\n", mdtable.Cell(r.Organization), mode)
-	fmt.Fprintf(&b, "Checked at %s: %d repositories — %d swept, %d skipped, %d failed, %d deferred; %d pod(s) outside the organization or not the suite's (never touched).\n\n",
-		r.CheckedAt.UTC().Format(time.RFC3339), len(r.Repositories), r.count(RepoSwept), r.count(RepoSkipped),
+	fmt.Fprintf(&b, "Checked at %s: %s — %d swept, %d skipped, %d failed, %d deferred; %d pod(s) outside the organization or not the suite's (never touched).\n\n",
+		r.CheckedAt.UTC().Format(time.RFC3339), repositories(len(r.Repositories)), r.count(RepoSwept), r.count(RepoSkipped),
 		r.count(RepoFailed), r.count(RepoDeferred), len(r.Outside))
 	if r.Error != "" {
 		fmt.Fprintf(&b, "**Sweep failed, nothing was decided:** %s\n\n", mdtable.Cell(r.Error))
 	}
 	if n := r.count(RepoFailed); n > 0 {
-		fmt.Fprintf(&b, "**%d repositories failed:** their unsettled pods were left as they were (see the table); the other repositories were swept, and the next sweep retries.\n\n", n)
+		fmt.Fprintf(&b, "**%s failed:** their unsettled pods were left as they were (see the table); the other repositories were swept, and the next sweep retries.\n\n", repositories(n))
 	}
 	if n := r.count(RepoDeferred); n > 0 {
-		fmt.Fprintf(&b, "**%d repositories deferred** to keep the rate-limit reserve for the lanes sharing the key; the next sweep decides them.\n\n", n)
+		fmt.Fprintf(&b, "**%s deferred** to keep the rate-limit reserve for the lanes sharing the key; the next sweep decides them.\n\n", repositories(n))
 	}
 	if len(r.Repositories) > 0 {
 		t := mdtable.New("Repository", "Status", "Pods seen", "Reclaimed", "Kept", "Skipped", "Deferred", "Errors", "Reason")
@@ -127,4 +127,12 @@ func (r *OrgRecord) podsMarkdown() string {
 		out += "\n> " + cost.Disclaimer + "\n"
 	}
 	return out
+}
+
+// repositories counts repositories in words: "1 repository", "3 repositories".
+func repositories(n int) string {
+	if n == 1 {
+		return "1 repository"
+	}
+	return fmt.Sprintf("%d repositories", n)
 }

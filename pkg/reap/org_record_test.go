@@ -37,8 +37,8 @@ func TestOrgRecordMarkdown(t *testing.T) {
 	for _, want := range []string{
 		"### RunPod organization reaper: acme (executed)",
 		"3 repositories — 1 swept, 0 skipped, 1 failed, 1 deferred; 0 pod(s) outside",
-		"**1 repositories failed:**",
-		"**1 repositories deferred**",
+		"**1 repository failed:**",
+		"**1 repository deferred**",
 		"| acme/alpha | swept | 3 | 2 | 1 | 0 | 0 | 1 | |",
 		"| acme/beta | **failed** | 1 | 0 | 0 | 0 | 0 | 1 | lookup failed |",
 		"| acme/gamma | deferred | 1 | 0 | 0 | 0 | 1 | 0 | reserve |",
