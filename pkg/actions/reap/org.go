@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/lazyre"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
 	"github.com/org/runpod-gpu/pkg/reap"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
@@ -29,10 +29,10 @@ const (
 const orgSweepBudget = 10 * time.Minute
 
 // loginPattern is what GitHub accepts as an organization login.
-var loginPattern = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$`)
+var loginPattern = lazyre.Regexp{Pattern: `^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$`}
 
 // repoNamePattern is what GitHub accepts as a repository name.
-var repoNamePattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+var repoNamePattern = lazyre.Regexp{Pattern: `^[A-Za-z0-9._-]+$`}
 
 // runOrg is the organization mode: every repository of org whose pods are in
 // the account, each checked through the App's installation on it.
