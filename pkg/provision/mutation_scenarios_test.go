@@ -8,6 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -187,4 +189,123 @@ func TestManualRunReadsNoPullRequest(t *testing.T) {
 	assert.Check(t, is.Equal(s.cloud.GitHub.CountRequests("", "/repos/*/*/commits/*/check-runs"), 0))
 	assert.Check(t, is.Equal(res.RetentionArtifact, ""))
 	assert.Check(t, is.Equal(res.Outputs().RetentionArtifactName, ""))
+}
+
+// hideListedPods answers the pod-list reads it hits with an empty list: pods
+// that exist but are not listed yet, read by read.
+func hideListedPods(nth ...int) runpodsim.RewriteFault {
+	return runpodsim.RewriteFault{Match: runpodsim.Match{Route: "GET /v2/pods"}, When: runpodsim.Trigger{Nth: nth},
+		Body: func(status int, body []byte) []byte {
+			if status != http.StatusOK {
+				return body
+			}
+			return []byte("[]")
+		}}
+}
+
+// TestDuplicatesOfARetriedCreateAreDeleted: both POSTs of a retried create
+// made a pod of the same name. Whichever way the other pod comes to light —
+// listed together with the one used, or only after the one used was
+// rejected at once — it is deleted before the run ends, never left billing.
+func TestDuplicatesOfARetriedCreateAreDeleted(t *testing.T) {
+	anotherGPU := func(status int, body []byte) []byte {
+		var pod map[string]any
+		if status >= 300 || json.Unmarshal(body, &pod) != nil {
+			return body
+		}
+		pod["gpu"] = map[string]any{"id": "NVIDIA H100 80GB HBM3", "count": 1}
+		out, _ := json.Marshal(pod)
+		return out
+	}
+	for _, tc := range []struct {
+		name         string
+		faults       runpodsim.Faults
+		wantAccepted bool
+		wantDeletes  int
+	}{
+		{
+			// Both answers lost; the first reconciliation (four reads) lists
+			// nothing, the second lists both pods: one is used, the other is a
+			// duplicate already tracked.
+			name: "both listed by the second reconciliation", wantAccepted: true, wantDeletes: 1,
+			faults: runpodsim.Faults{
+				LostCreates: []runpodsim.LostCreateFault{{When: runpodsim.Trigger{Nth: []int{1, 2}}, Status: 502}},
+				Rewrites:    []runpodsim.RewriteFault{hideListedPods(1, 2, 3, 4)},
+			},
+		},
+		{
+			// The first answer lost and its pod not listed during the
+			// reconciliation; the retry's pod is another GPU, rejected on its
+			// create answer before any watch read: only the look after the
+			// watch can find the first pod.
+			name: "the first listed only after the retry's pod was rejected", wantDeletes: 2,
+			faults: runpodsim.Faults{
+				LostCreates: []runpodsim.LostCreateFault{{When: runpodsim.Trigger{Nth: []int{1}}, Status: 502}},
+				Rewrites: []runpodsim.RewriteFault{hideListedPods(1, 2, 3, 4),
+					{Match: runpodsim.Match{Route: "POST /v2/pods"}, When: runpodsim.Trigger{Nth: []int{2}}, Body: anotherGPU}},
+			},
+		},
+		{
+			// As above, and the first DELETE (the duplicate's) answers 429 with
+			// a Retry-After that takes most of the deletion's 180 s budget: the
+			// duplicate's deletion has that whole budget, in wall time too.
+			name: "the duplicate's deletion waits out a long Retry-After", wantDeletes: 3,
+			faults: runpodsim.Faults{
+				LostCreates: []runpodsim.LostCreateFault{{When: runpodsim.Trigger{Nth: []int{1}}, Status: 502}},
+				Rewrites: []runpodsim.RewriteFault{hideListedPods(1, 2, 3, 4),
+					{Match: runpodsim.Match{Route: "POST /v2/pods"}, When: runpodsim.Trigger{Nth: []int{2}}, Body: anotherGPU}},
+				RateLimits: []runpodsim.RateLimitFault{{Match: runpodsim.Match{Route: "DELETE /v2/pods/{id}"}, When: runpodsim.Trigger{Nth: []int{1}}, RetryAfter: 175 * time.Second}},
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a4000)), Faults: tc.faults}, onlyA4000)
+
+			res, err := s.run(t)
+
+			assert.Check(t, is.Equal(countRoute(s, "POST /v2/pods"), 2))
+			assert.Check(t, is.Equal(countRoute(s, "DELETE /v2/pods/{id}"), tc.wantDeletes), "each pod not used is deleted once")
+			assert.Check(t, is.Len(s.cloud.RunPod.Pods(), 2), "both POSTs made a pod")
+			if !tc.wantAccepted {
+				assert.Check(t, err != nil)
+				assert.Check(t, is.Len(aliveInSim(s), 0))
+				return
+			}
+			assert.NilError(t, err)
+			assert.Assert(t, res.Accepted != nil)
+			assert.Check(t, is.DeepEqual(aliveInSim(s), []string{res.Accepted.PodID}))
+		})
+	}
+}
+
+// TestCeilingCountsEachPodFromTheCandidatesFirstPOST: what the ceiling
+// counts as spent is, for each pod of a rejected candidate — the duplicate
+// of a retried create included — its price from the candidate's first POST
+// to its confirmed deletion: no pod left out, none counted at another rate.
+func TestCeilingCountsEachPodFromTheCandidatesFirstPOST(t *testing.T) {
+	ceiling := 0.30 // the A4000 fits ($0.2792); the A5000 after it never does ($0.3015)
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, oldPTX), host("h2", a4000, oldPTX), host("h3", a5000)),
+		Faults: runpodsim.Faults{
+			LostCreates:  []runpodsim.LostCreateFault{{When: runpodsim.Trigger{Nth: []int{1}}, Status: 502}},
+			ListingDelay: 20 * time.Second,
+		}}, ceilingAt(ceiling))
+
+	_, err := s.run(t)
+
+	assert.Assert(t, errors.Is(err, ErrStopped), "got %v", err)
+	var counted float64
+	msg := err.Error()
+	i := strings.Index(msg, "(rejected pods $")
+	assert.Assert(t, i >= 0, msg)
+	_, scanErr := fmt.Sscanf(msg[i:], "(rejected pods $%f", &counted)
+	assert.NilError(t, scanErr, msg)
+	pods := s.cloud.RunPod.Pods()
+	assert.Assert(t, is.Len(pods, 2), "the first create and its retry")
+	firstPOST := pods[0].CreatedAt
+	want := 0.0
+	for _, p := range pods {
+		assert.Assert(t, !p.TerminatedAt.IsZero(), "pod %s deleted", p.ID)
+		want += max(p.HourlyPrice, 0.25) * p.TerminatedAt.Sub(firstPOST).Hours()
+	}
+	assert.Check(t, math.Abs(counted-want) <= 0.0002, "the ceiling counted $%.4f; each pod from the first POST to its deletion is $%.4f", counted, want)
 }
