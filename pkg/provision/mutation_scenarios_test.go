@@ -167,8 +167,9 @@ func TestRunningPodWithoutACostKeepsTheCatalogPrice(t *testing.T) {
 }
 
 // TestManualRunReadsNoPullRequest: a manual validation (no PR) reads no PR
-// and looks for no reusable gate result, even with a tested ref; and a run
-// that kept no pod names no retention artifact.
+// and looks for no reusable gate result, even with a tested ref — not even
+// one refused locally, which would log a PR #0 or a paid-path decision — and
+// a run that kept no pod names no retention artifact nor warns about one.
 func TestManualRunReadsNoPullRequest(t *testing.T) {
 	// The same run for a PR reads both: the patterns below do match them.
 	pr := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, onlyA4000)
@@ -189,6 +190,9 @@ func TestManualRunReadsNoPullRequest(t *testing.T) {
 	assert.Check(t, is.Equal(s.cloud.GitHub.CountRequests("", "/repos/*/*/commits/*/check-runs"), 0))
 	assert.Check(t, is.Equal(res.RetentionArtifact, ""))
 	assert.Check(t, is.Equal(res.Outputs().RetentionArtifactName, ""))
+	for _, never := range []string{"PR #0", "paid-path decision", "retention record"} {
+		assert.Check(t, !strings.Contains(s.obs.log(), never), "%q in the log:\n%s", never, s.obs.log())
+	}
 }
 
 // hideListedPods answers the pod-list reads it hits with an empty list: pods
