@@ -21,6 +21,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
@@ -312,4 +313,55 @@ func TestCeilingCountsEachPodFromTheCandidatesFirstPOST(t *testing.T) {
 		want += max(p.HourlyPrice, 0.25) * p.TerminatedAt.Sub(firstPOST).Hours()
 	}
 	assert.Check(t, math.Abs(counted-want) <= 0.0002, "the ceiling counted $%.4f; each pod from the first POST to its deletion is $%.4f", counted, want)
+}
+
+// TestKeptPodsRetentionRecordLogsNoWarning: a kept pod's retention name is
+// written without a warning; the warning is for a name that cannot be made.
+func TestKeptPodsRetentionRecordLogsNoWarning(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, oldPTX), host("h2", a5000))}, nil)
+	s.req.KeepFailedPods = true
+
+	res, err := s.run(t)
+
+	assert.NilError(t, err)
+	assert.Assert(t, is.Len(res.RetainedPodIDs, 1))
+	want, nerr := ownership.FormatRetentionName(7001, 1, res.RetainedPodIDs)
+	assert.NilError(t, nerr)
+	assert.Check(t, is.Equal(res.RetentionArtifact, want))
+	assert.Check(t, !strings.Contains(s.obs.log(), "retention record"), s.obs.log())
+}
+
+// TestCancelledAfterAcceptanceIsAnError: SIGTERM arriving once the pod was
+// accepted, before Run returns, fails the run as cancelled, with the
+// cancellation as its cause; no GPU job of a cancelled run will use the pod,
+// so Run deletes it like every other pod it created (its documented
+// contract) and no longer reports it as accepted in the outputs.
+func TestCancelledAfterAcceptanceIsAnError(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, onlyA4000)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s.deps.Observer = cancelOnAccept{Observer: s.deps.Observer, cancel: cancel}
+
+	res, err := Run(ctx, s.deps, s.req)
+
+	assert.Check(t, is.Error(err, "provisioning cancelled: context canceled"))
+	assert.Check(t, errors.Is(err, context.Canceled))
+	assert.Check(t, is.Len(s.obs.created, 1))
+	assert.Check(t, is.Len(aliveInSim(s), 0), "the accepted pod of a cancelled run is deleted")
+	assert.Check(t, res.Accepted == nil)
+	assert.Check(t, is.Equal(res.Outputs().PodID, ""), "no output names a deleted pod as accepted")
+	assert.Check(t, is.Contains(res.Summary(err), "**Failed**: provisioning cancelled"))
+}
+
+// cancelOnAccept cancels the run the moment an attempt is accepted.
+type cancelOnAccept struct {
+	Observer
+	cancel context.CancelFunc
+}
+
+func (o cancelOnAccept) AttemptDone(a cost.Attempt) {
+	o.Observer.AttemptDone(a)
+	if a.Outcome == cost.OutcomeAccepted {
+		o.cancel()
+	}
 }
