@@ -346,8 +346,10 @@ func TestCancelledAfterAcceptanceIsAnError(t *testing.T) {
 
 	assert.Check(t, is.Error(err, "provisioning cancelled: context canceled"))
 	assert.Check(t, errors.Is(err, context.Canceled))
-	assert.Check(t, is.Len(s.obs.created, 1))
+	assert.Assert(t, is.Len(s.obs.created, 1))
 	assert.Check(t, is.Len(aliveInSim(s), 0), "the accepted pod of a cancelled run is deleted")
+	assert.Check(t, is.Contains(s.obs.log(), "cancelled: pod "+s.obs.created[0]+" deleted at "))
+	assert.Check(t, !strings.Contains(s.obs.log(), "cancelled: pod "+s.obs.created[0]+": "), "no deletion error logged")
 	assert.Check(t, res.Accepted == nil)
 	assert.Check(t, is.Equal(res.Outputs().PodID, ""), "no output names a deleted pod as accepted")
 	assert.Check(t, is.Contains(res.Summary(err), "**Failed**: provisioning cancelled"))
