@@ -367,3 +367,49 @@ func (o cancelOnAccept) AttemptDone(a cost.Attempt) {
 		o.cancel()
 	}
 }
+
+// TestPodNeverOnlineEndsAtTheStartupTimeout: a pod whose runner never comes
+// online is rejected at startup_timeout_seconds from its create (within its
+// last poll), for that reason — not as cancelled, nor as a pause that did
+// not fit.
+func TestPodNeverOnlineEndsAtTheStartupTimeout(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, func(h *runpodsim.HostProfile) { h.BootSeconds = 1000 }))}, onlyA4000)
+	var label string
+	s.deps.Observer = &timedObserver{Observer: s.deps.Observer, now: s.clock.Now}
+	start := s.clock.Now()
+
+	res, err := s.run(t)
+
+	assert.Check(t, errors.Is(err, ErrExhausted), "got %v", err)
+	assert.Assert(t, is.Len(res.Attempts, 1))
+	a := res.Attempts[0]
+	assert.Check(t, is.Equal(a.Outcome, cost.OutcomeRejected))
+	for _, l := range strings.Split(s.obs.log(), "\n") {
+		if i := strings.Index(l, "runner runpod-gpu-"); i >= 0 {
+			label = strings.Fields(l[i+len("runner "):])[0]
+			break
+		}
+	}
+	assert.Check(t, is.Equal(a.Reason, "runner "+label+" not online within startup_timeout_seconds 420"), "label %q", label)
+	obs := s.deps.Observer.(*timedObserver)
+	assert.Assert(t, is.Len(obs.ends, 1))
+	// The last wait, to the deadline itself, never fits the budget (a pause
+	// must be shorter than what remains), so the candidate ends at the last
+	// poll before it: within one poll (10 s) of the timeout, never after.
+	took := obs.ends[0].Sub(start)
+	assert.Check(t, took >= 410*time.Second && took <= 420*time.Second, "rejected %s after the run began", took)
+}
+
+// TestRunningRecordWithoutAGPUIDIsNotCounted: a RUNNING record with a
+// runtime but no GPU id is neither health nor death: it is logged as not
+// counted, and the pod is never accepted.
+func TestRunningRecordWithoutAGPUIDIsNotCounted(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000)),
+		Faults: runpodsim.Faults{Rewrites: []runpodsim.RewriteFault{gpuRewrite(map[string]any{"id": "", "count": 1})}}}, onlyA4000)
+
+	res, err := s.run(t)
+
+	assert.Check(t, err != nil, "nothing can be accepted")
+	assert.Assert(t, is.Len(res.Attempts, 1))
+	assert.Check(t, is.Contains(s.obs.log(), "pod "+res.Attempts[0].PodID+": RUNNING without its GPU id in the record: not counted"))
+}
