@@ -244,7 +244,16 @@ func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
 		r.res.RetentionArtifact, res.RetentionArtifact = name, name
 	}
 	if ctx.Err() != nil {
+		// Cancelled even after acceptance (SIGTERM during the last checks or
+		// the sweep): no GPU job of a cancelled run uses the pod, so it is
+		// deleted with the others and no longer reported as accepted.
+		if a := r.res.Accepted; a != nil {
+			r.live[a.PodID] = true
+		}
 		r.deleteAllCreated()
+		if a := r.res.Accepted; a != nil && !r.live[a.PodID] {
+			r.res.Accepted = nil
+		}
 		if err == nil {
 			err = ctx.Err()
 		}
