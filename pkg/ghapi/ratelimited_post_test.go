@@ -29,7 +29,9 @@ func TestCreatePostsAreRetriedAfterA429(t *testing.T) {
 				_, err := c.GenerateJITConfig(ctx, JITRequest{Name: "gpu-c1", Labels: []string{"gpu-c1"}, RunnerGroupID: 1})
 				return err
 			},
-			ok: func(t *testing.T) http.HandlerFunc { return respondFile(t, http.StatusCreated, "jit_config_created.json") },
+			ok: func(t *testing.T) http.HandlerFunc {
+				return respondFile(t, http.StatusCreated, "jit_config_created.json")
+			},
 		},
 		{
 			name: "check run", path: "repos/acme/widgets/check-runs", body: `{"name":"CI GPU gate","head_sha":"` + headSHA + `"}`,
@@ -37,7 +39,9 @@ func TestCreatePostsAreRetriedAfterA429(t *testing.T) {
 				_, err := c.CreateCheckRun(ctx, CheckRunInput{Name: "CI GPU gate", HeadSHA: headSHA})
 				return err
 			},
-			ok: func(t *testing.T) http.HandlerFunc { return respondFile(t, http.StatusCreated, "check_run_created.json") },
+			ok: func(t *testing.T) http.HandlerFunc {
+				return respondFile(t, http.StatusCreated, "check_run_created.json")
+			},
 		},
 	}
 	for _, tt := range tests {
