@@ -228,3 +228,29 @@ func TestBodyExcerptLengthEdge(t *testing.T) {
 		assert.Check(t, !strings.Contains(h.log(), strings.Repeat("é", 257)), "n=%d", tc.n)
 	}
 }
+
+// closeRecorder is a response body that records whether it was closed.
+type closeRecorder struct {
+	*strings.Reader
+	closed bool
+}
+
+func (c *closeRecorder) Close() error { c.closed = true; return nil }
+
+// A response the caller never gets (its retry did not fit the deadline) is
+// closed by the policy, so its connection is not leaked.
+func TestResponseOfARefusedRetryIsClosed(t *testing.T) {
+	h := newHarness()
+	ctx, cancel := h.withFakeDeadline(500 * time.Millisecond)
+	defer cancel()
+	body := &closeRecorder{Reader: strings.NewReader("busy")}
+	next := roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 503, Status: "503 Service Unavailable", Header: http.Header{}, Body: body, Request: req}, nil
+	})
+
+	resp, err := get(ctx, h.policy.Transport(next), "/v2/pods")
+
+	assert.Check(t, resp == nil)
+	assert.Check(t, errors.Is(err, ErrWaitExceedsDeadline), "%v", err)
+	assert.Check(t, body.closed, "the undelivered response body was not closed")
+}
