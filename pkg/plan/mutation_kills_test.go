@@ -247,3 +247,28 @@ func TestRankerRepeatTakesTheNextSameCandidate(t *testing.T) {
 		})
 	}
 }
+
+// A GPU type reviewed in two tiers is planned twice as a static candidate,
+// not next to each other; a ranker naming it twice gets both, in plan order.
+func TestRankerRepeatFindsALaterDuplicate(t *testing.T) {
+	in := Input{
+		Tiers: []Tier{
+			{Name: "ada", GPUIDs: []string{rtx4090}},
+			{Name: "ampere", GPUIDs: []string{a6000}},
+			{Name: "mixed", GPUIDs: []string{l40s, rtx4090}},
+		},
+		CatalogErr: errTest, MaxPriceCandidates: 3, MaxAttempts: 4,
+	}
+	assert.DeepEqual(t, describe(Build(in)), []string{
+		"static-ada-1 ada GeForce RTX 4090 secure ?",
+		"static-ampere-1 ampere RTX A6000 secure ?",
+		"static-mixed-1 mixed L40S secure ?",
+		"static-mixed-2 mixed GeForce RTX 4090 secure ?",
+	})
+	in.Rank = func(_ Input, c []Candidate) []Candidate { return []Candidate{c[0], c[0]} }
+
+	assert.DeepEqual(t, describe(Build(in)), []string{
+		"static-ada-1 ada GeForce RTX 4090 secure ?",
+		"static-mixed-1 mixed GeForce RTX 4090 secure ?",
+	})
+}
