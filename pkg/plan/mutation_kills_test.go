@@ -272,3 +272,27 @@ func TestRankerRepeatFindsALaterDuplicate(t *testing.T) {
 		"static-mixed-1 mixed GeForce RTX 4090 secure ?",
 	})
 }
+
+// Without a GPU filter every type ranks the same, so a price and cloud tie
+// falls to the GPU id, alphabetically: the order stays stable.
+func TestDataCenterOffersTieWithoutFilterGoesToTheGPUID(t *testing.T) {
+	offers := []Offer{offer(rtx4090, 24, CloudSecure, 0.5, "HIGH", "US-TX-3=HIGH"), offer(l40s, 48, CloudSecure, 0.5, "HIGH", "US-TX-3=HIGH")}
+
+	var got []string
+	for _, o := range DataCenterOffers(offers, 1, DCFilter{}) {
+		got = append(got, o.GPUID)
+	}
+
+	assert.DeepEqual(t, got, []string{rtx4090, l40s}) // "NVIDIA GeForce…" < "NVIDIA L40S"
+}
+
+// family: leading letters when a digit follows them (0 and 9 included), the
+// first two digits of a bare number, "" otherwise.
+func TestFamilyEdges(t *testing.T) {
+	for in, want := range map[string]string{
+		"a0": "a", "h9": "h", "l40s": "l", "h100": "h",
+		"50": "50", "4090": "40", "5": "", "9": "", "rtx": "", "": "",
+	} {
+		assert.Equal(t, family(in), want, "family(%q)", in)
+	}
+}
