@@ -199,7 +199,7 @@ func TestBackoffJitterArithmetic(t *testing.T) {
 		{jitter: -3, attempt: 2, want: time.Second},
 		{jitter: math.NaN(), attempt: 2, want: time.Second},
 		{jitter: 7, attempt: 2, want: 2 * time.Second},
-		{jitter: 1, attempt: 10, want: DefaultMaxDelay},
+		{jitter: 1, attempt: 10, want: 60 * time.Second}, // DefaultMaxDelay
 	} {
 		j := tc.jitter
 		p := New(WithJitter(func() float64 { return j }))
