@@ -254,3 +254,19 @@ func TestClaimWithdrawalOutlivesTheCancelledRun(t *testing.T) {
 	assert.Equal(t, f.updates[0].Conclusion, "neutral")
 	assert.Check(t, strings.Contains(f.updates[0].Summary, "this lane stopped while it waited for another lane's result; nothing was paid"))
 }
+
+// Among several live stakes for the key, the oldest (lowest id) leads.
+func TestClaimWaitsForTheOldestLiveStake(t *testing.T) {
+	f := &ffChecks{now: ffStart, nextID: 100}
+	f.stake(7, "in_progress", "", ffStart)
+	oldest := f.stake(3, "in_progress", "", ffStart)
+	f.stake(5, "in_progress", "", ffStart)
+	f.onSleep = func(f *ffChecks, _ int) { f.complete(oldest.GetID(), "success") }
+
+	c, err := ffClaim(t, f, ClaimRequest{LaneBound: time.Hour, Wait: 10 * time.Minute, Poll: time.Minute})
+
+	assert.NilError(t, err)
+	assert.Equal(t, c.Leader, int64(3))
+	assert.Check(t, c.Reuse, c.Reason)
+	assert.Equal(t, c.CheckID, int64(3))
+}

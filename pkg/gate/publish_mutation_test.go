@@ -4,11 +4,16 @@ package gate
 // only), so it can move with the gate protocol.
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-github/v66/github"
 	"gotest.tools/v3/assert"
+
+	"github.com/org/runpod-gpu/pkg/ghapi"
 )
 
 var (
@@ -62,4 +67,83 @@ func TestContentTextLimitEdges(t *testing.T) {
 			assert.Check(t, in.Text == tc.want)
 		})
 	}
+}
+
+// The in-progress gate, exactly: the default check name, the marker its
+// success would carry, the tree line only with a key, the run link only with
+// a run.
+func TestInProgressContentExact(t *testing.T) {
+	key := &TreeKey{Tree: strings.Repeat("7", 40), Lane: strings.Repeat("1", 64)}
+	started := time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)
+	refLine := "Tested ref: `" + pmMerge + "` (on head `" + pmHead + "`)\n\n"
+	body := "This lane is testing this tested ref. Other lanes for the same tree and lane wait for its result instead of paying again.\n"
+	for _, tc := range []struct {
+		name        string
+		e           Evidence
+		wantName    string
+		wantID      string
+		wantSummary string
+	}{
+		{name: "bare", e: Evidence{HeadSHA: pmHead, TestedRef: pmMerge}, wantName: DefaultCheckName,
+			wantID: "runpod-gpu-gate:v1:" + pmMerge + ":paid", wantSummary: refLine + body},
+		{name: "named, keyed, linked", e: Evidence{HeadSHA: pmHead, TestedRef: pmMerge, CheckName: "GPU", Key: key, RunURL: "https://github.com/o/r/actions/runs/1"},
+			wantName: "GPU", wantID: "runpod-gpu-gate:v2:" + pmMerge + ":paid:" + key.String(),
+			wantSummary: refLine + "Tested tree: `" + key.Tree + "`, lane digest `" + key.Lane + "`\n\n" + body + "\nWorkflow run: https://github.com/o/r/actions/runs/1\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in, err := InProgressContent(tc.e, started)
+			assert.NilError(t, err)
+			assert.Equal(t, in.Name, tc.wantName)
+			assert.Equal(t, in.ExternalID, tc.wantID)
+			assert.Equal(t, in.Summary, tc.wantSummary)
+			assert.Equal(t, in.Status, "in_progress")
+			assert.Equal(t, in.StartedAt, started)
+			assert.Equal(t, in.DetailsURL, tc.e.RunURL)
+		})
+	}
+}
+
+// pmUpdater completes in-progress gates, or fails to.
+type pmUpdater struct {
+	err     error
+	updated []int64
+}
+
+func (u *pmUpdater) CreateCheckRun(context.Context, ghapi.CheckRunInput) (*github.CheckRun, error) {
+	return nil, errors.New("unexpected create: an in-progress gate must be completed, not duplicated")
+}
+
+func (u *pmUpdater) UpdateCheckRun(_ context.Context, id int64, in ghapi.CheckRunInput) (*github.CheckRun, error) {
+	u.updated = append(u.updated, id)
+	if u.err != nil {
+		return nil, u.err
+	}
+	return &github.CheckRun{ID: github.Int64(id), Conclusion: github.String(in.Conclusion)}, nil
+}
+
+// With CheckRunID, Publish completes that gate and hands it back; a failed
+// completion names the gate.
+func TestPublishCompletesTheInProgressGate(t *testing.T) {
+	u := &pmUpdater{}
+	run, err := Publish(context.Background(), u, pmFailed(func(e *Evidence) { e.CheckRunID = 42 }))
+	assert.NilError(t, err)
+	assert.Equal(t, run.GetID(), int64(42))
+	assert.Equal(t, run.GetConclusion(), "failure")
+	assert.DeepEqual(t, u.updated, []int64{42})
+
+	u = &pmUpdater{err: errors.New("404 Not Found")}
+	run, err = Publish(context.Background(), u, pmFailed(func(e *Evidence) { e.CheckRunID = 42 }))
+	assert.Check(t, run == nil)
+	assert.Error(t, err, "publish failed gate: complete in-progress gate 42: 404 Not Found")
+}
+
+// A marker that does not parse is quoted whole up to 120 characters, and cut
+// with an ellipsis beyond.
+func TestParseExternalIDQuotesAtMost120Characters(t *testing.T) {
+	at120 := strings.Repeat("x", 120)
+	_, err := ParseExternalID(at120)
+	assert.Error(t, err, `gate external_id "`+at120+`": want prefix "runpod-gpu-gate:v1:"`)
+
+	_, err = ParseExternalID(at120 + "y")
+	assert.Error(t, err, `gate external_id "`+at120+`…": want prefix "runpod-gpu-gate:v1:"`)
 }
