@@ -147,3 +147,21 @@ func TestParseExternalIDQuotesAtMost120Characters(t *testing.T) {
 	_, err = ParseExternalID(at120 + "y")
 	assert.Error(t, err, `gate external_id "`+at120+`…": want prefix "runpod-gpu-gate:v1:"`)
 }
+
+// pmLister records the page bound of each listing.
+type pmLister struct{ pages []int }
+
+func (l *pmLister) ListCheckRunsForRef(_ context.Context, _, _ string, maxPages int) ([]*github.CheckRun, error) {
+	l.pages = append(l.pages, maxPages)
+	return nil, nil
+}
+
+// The reuse lookup reads at most MaxPages pages, DefaultMaxPages when unset.
+func TestDecideReusePageBound(t *testing.T) {
+	for _, tc := range []struct{ given, want int }{{0, DefaultMaxPages}, {-1, DefaultMaxPages}, {2, 2}} {
+		l := &pmLister{}
+		d := DecideReuse(context.Background(), l, ReuseQuery{HeadSHA: pmHead, TestedRef: pmMerge, MaxPages: tc.given})
+		assert.Equal(t, d.Reuse, false)
+		assert.DeepEqual(t, l.pages, []int{tc.want})
+	}
+}
