@@ -2,10 +2,14 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/google/go-github/v66/github"
 	"gotest.tools/v3/assert"
+
+	"github.com/org/runpod-gpu/pkg/ghapi"
 )
 
 // A paid or failed gate records the tree key only when the pod provably ran
@@ -52,4 +56,43 @@ func TestConcludeKeepsTheTreeKeyOnlyForTheKeyedImage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// updatingPublisher is a fakePublisher that can also complete in-progress gates.
+type updatingPublisher struct {
+	fakePublisher
+	updateErr error
+	updated   map[int64]ghapi.CheckRunInput
+}
+
+func (u *updatingPublisher) UpdateCheckRun(_ context.Context, id int64, in ghapi.CheckRunInput) (*github.CheckRun, error) {
+	if u.updateErr != nil {
+		return nil, u.updateErr
+	}
+	u.updated[id] = in
+	return &github.CheckRun{ID: github.Int64(id)}, nil
+}
+
+// A PR labelled for the local relay gets no gate from the paid workflow, but
+// this lane's in-progress gate is completed as skipped, never left running;
+// a completion that fails is an error.
+func TestConcludeLocalLabelCompletesTheInProgressGate(t *testing.T) {
+	labelled := pullRequest(func(p *github.PullRequest) { p.Labels = []*github.Label{{Name: github.String(LocalLabel)}} })
+	const why = "PR #7 is labelled gpu-validated-locally: the local relay publishes the gate"
+	req := ConcludeRequest{PRNumber: 7, Decision: OutcomeRun, GPUJobResult: JobSuccess,
+		Evidence: Evidence{HeadSHA: head, TestedRef: merge, Pod: &PodEvidence{ID: "pod1"}, CheckRunID: 42}}
+
+	u := &updatingPublisher{fakePublisher: fakePublisher{pr: labelled}, updated: map[int64]ghapi.CheckRunInput{}}
+	c, err := Conclude(context.Background(), u, req)
+	assert.NilError(t, err)
+	assert.Equal(t, c.Reason, why)
+	assert.Check(t, c.CheckRun == nil)
+	assert.Equal(t, len(u.created), 0)
+	assert.Equal(t, u.updated[42].Conclusion, "neutral")
+	assert.Equal(t, u.updated[42].ExternalID, "runpod-gpu-gate:v1:"+merge+":skipped")
+	assert.Check(t, strings.Contains(u.updated[42].Summary, why))
+
+	u = &updatingPublisher{fakePublisher: fakePublisher{pr: labelled}, updateErr: errors.New("404 Not Found"), updated: map[int64]ghapi.CheckRunInput{}}
+	_, err = Conclude(context.Background(), u, req)
+	assert.Error(t, err, "publish skipped gate: complete in-progress gate 42: 404 Not Found")
 }
