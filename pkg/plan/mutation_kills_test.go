@@ -296,3 +296,22 @@ func TestFamilyEdges(t *testing.T) {
 		assert.Equal(t, family(in), want, "family(%q)", in)
 	}
 }
+
+// A GPU id reviewed in two tiers keeps its first place in the allowlist, so
+// price ties keep allowlist order and the plan is the same on every build
+// (the second listing used to share its place with the next id, leaving the
+// tie to map iteration order).
+func TestAllowlistOrderWithAnIDInTwoTiers(t *testing.T) {
+	in := Input{
+		Tiers:  []Tier{{Name: "ada", GPUIDs: []string{rtx4090, l40s}}, {Name: "mixed", GPUIDs: []string{rtx4090, a6000}}},
+		Offers: []Offer{offer(a6000, 48, CloudSecure, 0.5, "HIGH"), offer(l40s, 48, CloudSecure, 0.5, "HIGH"), offer(rtx4090, 24, CloudSecure, 0.5, "HIGH")},
+		MaxPriceCandidates: 3, MaxAttempts: 5,
+	}
+	for range 20 {
+		var got []string
+		for _, c := range Build(in).Candidates[:3] {
+			got = append(got, c.GPUID)
+		}
+		assert.DeepEqual(t, got, []string{rtx4090, l40s, a6000})
+	}
+}
