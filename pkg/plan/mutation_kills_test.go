@@ -303,8 +303,8 @@ func TestFamilyEdges(t *testing.T) {
 // tie to map iteration order).
 func TestAllowlistOrderWithAnIDInTwoTiers(t *testing.T) {
 	in := Input{
-		Tiers:  []Tier{{Name: "ada", GPUIDs: []string{rtx4090, l40s}}, {Name: "mixed", GPUIDs: []string{rtx4090, a6000}}},
-		Offers: []Offer{offer(a6000, 48, CloudSecure, 0.5, "HIGH"), offer(l40s, 48, CloudSecure, 0.5, "HIGH"), offer(rtx4090, 24, CloudSecure, 0.5, "HIGH")},
+		Tiers:              []Tier{{Name: "ada", GPUIDs: []string{rtx4090, l40s}}, {Name: "mixed", GPUIDs: []string{rtx4090, a6000}}},
+		Offers:             []Offer{offer(a6000, 48, CloudSecure, 0.5, "HIGH"), offer(l40s, 48, CloudSecure, 0.5, "HIGH"), offer(rtx4090, 24, CloudSecure, 0.5, "HIGH")},
 		MaxPriceCandidates: 3, MaxAttempts: 5,
 	}
 	for range 20 {
