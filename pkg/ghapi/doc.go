@@ -34,8 +34,9 @@
 // matching reqpolicy.ErrWaitExceedsDeadline.
 //
 // POSTs that create something (JIT configs, check runs, comments, dispatches)
-// are sent once, never retried; idempotent POSTs (run cancel, installation
-// token minting) are marked with reqpolicy.AllowRetry.
+// are sent once, and again only after a 429 (refused unprocessed, so nothing
+// was created); idempotent POSTs (run cancel, installation token minting) are
+// marked with reqpolicy.AllowRetry.
 //
 // # Returned types
 //

@@ -97,7 +97,7 @@ func TestRateLimitsAreWaitedOut(t *testing.T) {
 }
 
 // TestRateLimitsAreTyped shows each limit reaching the caller as a
-// *RateLimitError when the policy may not retry (a POST).
+// *RateLimitError when the policy may not retry (a single attempt).
 func TestRateLimitsAreTyped(t *testing.T) {
 	tests := []struct {
 		name           string
@@ -145,7 +145,7 @@ func TestRateLimitsAreTyped(t *testing.T) {
 			start := env.clock.Now()
 			env.fake.on("POST", "repos/acme/widgets/issues/7/comments", tt.limit(start))
 
-			_, err := env.client.CreateIssueComment(context.Background(), 7, "hello")
+			_, err := env.client.CreateIssueComment(reqpolicy.WithAttemptLimit(context.Background(), 1), 7, "hello")
 			assert.ErrorIs(t, err, ErrRateLimited)
 			assert.ErrorContains(t, err, "comment on #7: ")
 			if tt.wantMessage != "" {

@@ -107,7 +107,6 @@ func TestGenerateJITConfigIsNeverRetried(t *testing.T) {
 		wantErr string
 	}{
 		{name: "502", handler: respond(http.StatusBadGateway, `{"message":"Server Error"}`), wantErr: "502 Server Error"},
-		{name: "429", handler: respond(http.StatusTooManyRequests, `{"message":"slow down"}`, "Retry-After", "5"), wantErr: "too many requests: slow down (retry after 5s)"},
 		{name: "no config in answer", handler: respond(http.StatusCreated, `{"runner":{"id":23,"name":"gpu-c1"}}`), wantErr: "no encoded_jit_config"},
 	}
 	for _, tt := range tests {

@@ -130,7 +130,11 @@ func Build(in Input) Plan {
 	for _, t := range in.Tiers {
 		for _, id := range t.GPUIDs {
 			tierOf[id] = t.Name
-			order[id] = len(order)
+			// An id reviewed in two tiers keeps its first place: a second
+			// listing must not take the place of the next new id.
+			if _, seen := order[id]; !seen {
+				order[id] = len(order)
+			}
 		}
 	}
 

@@ -2,8 +2,10 @@
 // follows: bounded exponential backoff with jitter for 408, 429, 5xx and
 // transport failures; Retry-After as a minimum wait, even above the backoff cap;
 // one process-local cooldown shared by every request of a Policy; waits that must
-// fit the caller's deadline; non-idempotent requests sent once; and every error and log line
-// it writes passed through a shared redact.Redactor (package redact).
+// fit the caller's deadline; non-idempotent requests sent once, unless answered
+// 429 (a rate limit refuses a request unprocessed, so repeating it cannot act
+// twice); and every error and log line it writes passed through a shared
+// redact.Redactor (package redact).
 //
 // It is an http.RoundTripper layer, so clients stack it as auth → retry → network:
 //

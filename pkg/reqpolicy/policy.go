@@ -141,8 +141,8 @@ func (p *Policy) pause(ctx context.Context, d time.Duration, reason string, stat
 type allowRetryKey struct{}
 
 // AllowRetry marks ctx so that a non-idempotent request (POST, PATCH) made with
-// it may be retried like a GET. Use it only where a repeat cannot create a
-// second resource.
+// it may be retried like a GET after any transient failure, not only after a
+// 429. Use it only where a repeat cannot create a second resource.
 func AllowRetry(ctx context.Context) context.Context {
 	return context.WithValue(ctx, allowRetryKey{}, true)
 }

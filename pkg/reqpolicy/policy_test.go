@@ -300,7 +300,6 @@ func TestNonIdempotentRequestsAreSentOnce(t *testing.T) {
 		wantCooldown time.Duration
 	}{
 		{name: "create answered 503", method: http.MethodPost, step: step{status: 503}, wantStatus: 503, wantCooldown: time.Second},
-		{name: "create answered 429", method: http.MethodPost, step: step{status: 429, header: http.Header{"Retry-After": {"10"}}}, wantStatus: 429, wantCooldown: 10 * time.Second},
 		{name: "patch answered 502", method: http.MethodPatch, step: step{status: 502}, wantStatus: 502, wantCooldown: time.Second},
 		{name: "create with a lost response", method: http.MethodPost, step: step{err: errConnReset}, wantErr: errConnReset, wantCooldown: time.Second},
 	}

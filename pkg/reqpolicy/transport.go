@@ -51,13 +51,14 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	p := t.policy
 	ctx := req.Context()
 	r := &exchange{
-		policy: p,
-		ctx:    ctx,
-		method: req.Method,
-		target: req.Method + " " + p.redactor.Redact(req.URL.Redacted()),
+		policy:     p,
+		ctx:        ctx,
+		method:     req.Method,
+		target:     req.Method + " " + p.redactor.Redact(req.URL.Redacted()),
+		idempotent: retryAllowed(req),
 		// A body that cannot be replayed (no GetBody) makes the request single-shot.
-		mayRetry: retryAllowed(req) && (req.Body == nil || req.Body == http.NoBody || req.GetBody != nil),
-		limit:    p.attemptsFor(ctx),
+		replayable: req.Body == nil || req.Body == http.NoBody || req.GetBody != nil,
+		limit:      p.attemptsFor(ctx),
 	}
 	// The library has no hook before the first attempt; later attempts wait
 	// in PrepareRetry.
@@ -88,13 +89,14 @@ func noLibraryWait(time.Duration, time.Duration, int, *http.Response) time.Durat
 // exchange is the policy's state for one RoundTrip, which the library's hooks
 // share.
 type exchange struct {
-	policy   *Policy
-	ctx      context.Context
-	method   string
-	target   string // method and redacted URL, for log lines
-	mayRetry bool
-	limit    int // wire attempts allowed (attemptsFor)
-	attempt  int // attempts judged so far
+	policy     *Policy
+	ctx        context.Context
+	method     string
+	target     string // method and redacted URL, for log lines
+	idempotent bool   // a repeat cannot act twice (retryAllowed)
+	replayable bool   // the body can be sent again
+	limit      int    // wire attempts allowed (attemptsFor)
+	attempt    int    // attempts judged so far
 }
 
 // awaitCooldown waits out the shared cooldown before an attempt. Only the
@@ -150,7 +152,14 @@ func (r *exchange) checkRetry(ctx context.Context, resp *http.Response, err erro
 	wait := max(p.backoff(r.attempt), minWait)
 	p.cooldown.Extend(p.clock.Now().Add(wait))
 	switch {
-	case !r.mayRetry:
+	case !r.replayable:
+		p.log("%s: %s; not retried (the request body cannot be replayed); cooldown %s", r.target, logged, wait)
+		return false, err
+	case !r.idempotent && status != http.StatusTooManyRequests:
+		// A 429 is the one answer that says the request was refused
+		// unprocessed (a rate limit acts before the handler), so even a
+		// create may be sent again; after any other failure it may have
+		// acted, and only the caller can find out (e.g. by name).
 		p.log("%s: %s; not retried (%s is not idempotent); cooldown %s", r.target, logged, r.method, wait)
 		return false, err
 	case r.attempt >= r.limit:
