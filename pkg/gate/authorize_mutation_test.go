@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-github/v66/github"
 	"gotest.tools/v3/assert"
 
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 )
 
@@ -31,10 +32,10 @@ func (g *treeGitHub) CommitTree(_ context.Context, sha string) (string, error) {
 // with a note in the reason, never a wider match.
 func TestAuthorizeTreeKey(t *testing.T) {
 	const treeSHA = "7777777777777777777777777777777777777777"
-	good := LaneDefinition{Config: []byte(`{"max_provision_attempts":3}`), TestCommand: "make test-gpu",
+	good := gatecheck.LaneDefinition{Config: []byte(`{"max_provision_attempts":3}`), TestCommand: "make test-gpu",
 		ImageDigest: "ghcr.io/actions/actions-runner:latest@sha256:" + strings.Repeat("1", 64),
 		Workflow:    "o/r/.github/workflows/gpu.yml@refs/heads/main", Version: "v1.2.3"}
-	digest, err := LaneDigest(good)
+	digest, err := gatecheck.LaneDigest(good)
 	assert.NilError(t, err)
 	noGateReason := "no earlier gate for tested ref " + merge
 	noKey := ": only this exact tested ref can be reused"
@@ -42,16 +43,16 @@ func TestAuthorizeTreeKey(t *testing.T) {
 	broken.TestCommand = " "
 	tests := []struct {
 		name       string
-		lane       *LaneDefinition
+		lane       *gatecheck.LaneDefinition
 		reader     bool
 		tree       string
 		treeErr    error
-		wantKey    *TreeKey
+		wantKey    *gatecheck.TreeKey
 		wantReason string
 		wantReads  int
 	}{
 		{name: "lane and tree: keyed", lane: &good, reader: true, tree: treeSHA, wantReads: 1,
-			wantKey:    &TreeKey{Tree: treeSHA, Lane: digest},
+			wantKey:    &gatecheck.TreeKey{Tree: treeSHA, Lane: digest},
 			wantReason: noGateReason + " (tree:" + treeSHA + ":lane:" + digest + "): running the paid path"},
 		{name: "no lane: no key, no note, no tree read", reader: true, tree: treeSHA,
 			wantReason: noGateReason + ": running the paid path"},
@@ -74,7 +75,7 @@ func TestAuthorizeTreeKey(t *testing.T) {
 			}
 
 			a, err := Authorize(context.Background(), gh, AuthorizeRequest{Repository: repo, PRNumber: 7, ExpectedHeadSHA: head, Actor: "bob",
-				Reuse: ReuseQuery{AppID: ourApp}, Lane: tc.lane})
+				Reuse: gatecheck.ReuseQuery{AppID: ourApp}, Lane: tc.lane})
 
 			assert.NilError(t, err)
 			assert.Equal(t, a.Outcome, OutcomeRun)
@@ -90,7 +91,7 @@ func TestAuthorizeTreeKey(t *testing.T) {
 	}
 }
 
-// claimGitHub is a fakeGitHub that can publish check runs (ClaimClient).
+// claimGitHub is a fakeGitHub that can publish check runs (gatecheck.ClaimClient).
 type claimGitHub struct {
 	*fakeGitHub
 	created []ghapi.CheckRunInput
@@ -122,7 +123,7 @@ func TestAuthorizeStakesOnlyWhenAskedTo(t *testing.T) {
 			gh := &claimGitHub{fakeGitHub: &fakeGitHub{prs: []*github.PullRequest{pullRequest()}, roles: map[string]string{"alice": "maintain", "bob": "admin"}}}
 
 			a, err := Authorize(context.Background(), gh, AuthorizeRequest{Repository: repo, PRNumber: 7, ExpectedHeadSHA: head, Actor: "bob",
-				Reuse: ReuseQuery{AppID: ourApp}, Claim: tc.claim})
+				Reuse: gatecheck.ReuseQuery{AppID: ourApp}, Claim: tc.claim})
 
 			assert.NilError(t, err)
 			assert.Equal(t, a.Outcome, OutcomeRun)
@@ -158,7 +159,7 @@ func TestAuthorizeForkApprovalReason(t *testing.T) {
 			approval := tc.approval
 
 			a, err := Authorize(context.Background(), f, AuthorizeRequest{Repository: repo, PRNumber: 7, ExpectedHeadSHA: head, Actor: "bob",
-				Reuse: ReuseQuery{AppID: ourApp}, ForkApproval: &approval})
+				Reuse: gatecheck.ReuseQuery{AppID: ourApp}, ForkApproval: &approval})
 
 			assert.NilError(t, err)
 			assert.Equal(t, a.Outcome, OutcomeRun)

@@ -9,16 +9,17 @@ import (
 	"github.com/google/go-github/v66/github"
 	"gotest.tools/v3/assert"
 
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 )
 
 // A paid or failed gate records the tree key only when the pod provably ran
 // the keyed lane's image; other kinds keep the key they were given.
 func TestConcludeKeepsTheTreeKeyOnlyForTheKeyedImage(t *testing.T) {
-	key := &TreeKey{Tree: strings.Repeat("7", 40), Lane: strings.Repeat("1", 64)}
+	key := &gatecheck.TreeKey{Tree: strings.Repeat("7", 40), Lane: strings.Repeat("1", 64)}
 	const img, other = "ghcr.io/o/runner@sha256:aaaa", "ghcr.io/o/runner@sha256:bbbb"
-	v1 := func(k Kind) string { return "runpod-gpu-gate:v1:" + merge + ":" + string(k) }
-	v2 := func(k Kind) string { return "runpod-gpu-gate:v2:" + merge + ":" + string(k) + ":" + key.String() }
+	v1 := func(k gatecheck.Kind) string { return "runpod-gpu-gate:v1:" + merge + ":" + string(k) }
+	v2 := func(k gatecheck.Kind) string { return "runpod-gpu-gate:v2:" + merge + ":" + string(k) + ":" + key.String() }
 	note := func(image, lane string) string {
 		return `the pod's image "` + image + `" is not the keyed lane's "` + lane + `", so the gate records no tree key`
 	}
@@ -26,22 +27,22 @@ func TestConcludeKeepsTheTreeKeyOnlyForTheKeyedImage(t *testing.T) {
 		name              string
 		decision          Outcome
 		result            JobResult
-		key               *TreeKey
+		key               *gatecheck.TreeKey
 		image, laneImage  string
 		wantID, wantNote  string
 		wantNoteInSummary bool
 	}{
-		{name: "paid on the keyed image keeps the key", decision: OutcomeRun, result: JobSuccess, key: key, image: img, laneImage: img, wantID: v2(KindPaid)},
-		{name: "paid on another image drops it", decision: OutcomeRun, result: JobSuccess, key: key, image: other, laneImage: img, wantID: v1(KindPaid), wantNote: note(other, img)},
-		{name: "paid with no image known drops it", decision: OutcomeRun, result: JobSuccess, key: key, wantID: v1(KindPaid), wantNote: note("", "")},
-		{name: "failed on another image drops it", decision: OutcomeRun, result: JobFailure, key: key, image: other, laneImage: img, wantID: v1(KindFailed), wantNote: note(other, img)},
-		{name: "reused keeps its key whatever the images", decision: OutcomeReuse, key: key, image: other, laneImage: img, wantID: v2(KindReused)},
-		{name: "no key: nothing to drop, no note", decision: OutcomeRun, result: JobSuccess, image: other, laneImage: img, wantID: v1(KindPaid)},
+		{name: "paid on the keyed image keeps the key", decision: OutcomeRun, result: JobSuccess, key: key, image: img, laneImage: img, wantID: v2(gatecheck.KindPaid)},
+		{name: "paid on another image drops it", decision: OutcomeRun, result: JobSuccess, key: key, image: other, laneImage: img, wantID: v1(gatecheck.KindPaid), wantNote: note(other, img)},
+		{name: "paid with no image known drops it", decision: OutcomeRun, result: JobSuccess, key: key, wantID: v1(gatecheck.KindPaid), wantNote: note("", "")},
+		{name: "failed on another image drops it", decision: OutcomeRun, result: JobFailure, key: key, image: other, laneImage: img, wantID: v1(gatecheck.KindFailed), wantNote: note(other, img)},
+		{name: "reused keeps its key whatever the images", decision: OutcomeReuse, key: key, image: other, laneImage: img, wantID: v2(gatecheck.KindReused)},
+		{name: "no key: nothing to drop, no note", decision: OutcomeRun, result: JobSuccess, image: other, laneImage: img, wantID: v1(gatecheck.KindPaid)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakePublisher{}
-			e := Evidence{HeadSHA: head, TestedRef: merge, Key: tc.key, Pod: &PodEvidence{ID: "pod1", GPU: "RTX A4000"}, ReusedCheckURL: "https://github.com/o/r/runs/9"}
+			e := gatecheck.Evidence{HeadSHA: head, TestedRef: merge, Key: tc.key, Pod: &gatecheck.PodEvidence{ID: "pod1", GPU: "RTX A4000"}, ReusedCheckURL: "https://github.com/o/r/runs/9"}
 
 			c, err := Conclude(context.Background(), f, ConcludeRequest{Decision: tc.decision, GPUJobResult: tc.result, Evidence: e, Image: tc.image, LaneImage: tc.laneImage})
 
@@ -77,10 +78,10 @@ func (u *updatingPublisher) UpdateCheckRun(_ context.Context, id int64, in ghapi
 // this lane's in-progress gate is completed as skipped, never left running;
 // a completion that fails is an error.
 func TestConcludeLocalLabelCompletesTheInProgressGate(t *testing.T) {
-	labelled := pullRequest(func(p *github.PullRequest) { p.Labels = []*github.Label{{Name: github.String(LocalLabel)}} })
+	labelled := pullRequest(func(p *github.PullRequest) { p.Labels = []*github.Label{{Name: github.String(gatecheck.LocalLabel)}} })
 	const why = "PR #7 is labelled gpu-validated-locally: the local relay publishes the gate"
 	req := ConcludeRequest{PRNumber: 7, Decision: OutcomeRun, GPUJobResult: JobSuccess,
-		Evidence: Evidence{HeadSHA: head, TestedRef: merge, Pod: &PodEvidence{ID: "pod1"}, CheckRunID: 42}}
+		Evidence: gatecheck.Evidence{HeadSHA: head, TestedRef: merge, Pod: &gatecheck.PodEvidence{ID: "pod1"}, CheckRunID: 42}}
 
 	u := &updatingPublisher{fakePublisher: fakePublisher{pr: labelled}, updated: map[int64]ghapi.CheckRunInput{}}
 	c, err := Conclude(context.Background(), u, req)

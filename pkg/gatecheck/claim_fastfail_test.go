@@ -1,4 +1,4 @@
-package gate
+package gatecheck
 
 // Tests of ClaimOrWait's exact waits and bounds, each of which fails fast
 // when a line breaks: the sleeper is virtual and refuses to be called more

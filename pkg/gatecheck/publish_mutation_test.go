@@ -1,4 +1,4 @@
-package gate
+package gatecheck
 
 // Exact edges of the published gate's content. Self-contained (exported API
 // only), so it can move with the gate protocol.
