@@ -19,7 +19,9 @@ func TestConcludeKeepsTheTreeKeyOnlyForTheKeyedImage(t *testing.T) {
 	key := &gatecheck.TreeKey{Tree: strings.Repeat("7", 40), Lane: strings.Repeat("1", 64)}
 	const img, other = "ghcr.io/o/runner@sha256:aaaa", "ghcr.io/o/runner@sha256:bbbb"
 	v1 := func(k gatecheck.Kind) string { return "runpod-gpu-gate:v1:" + merge + ":" + string(k) }
-	v2 := func(k gatecheck.Kind) string { return "runpod-gpu-gate:v2:" + merge + ":" + string(k) + ":" + key.String() }
+	v2 := func(k gatecheck.Kind) string {
+		return "runpod-gpu-gate:v2:" + merge + ":" + string(k) + ":" + key.String()
+	}
 	note := func(image, lane string) string {
 		return `the pod's image "` + image + `" is not the keyed lane's "` + lane + `", so the gate records no tree key`
 	}
