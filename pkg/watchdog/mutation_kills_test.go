@@ -147,6 +147,19 @@ func (failingRuns) ListWorkflowRuns(context.Context, string, ghapi.ListRunsFilte
 	return nil, errors.New("503 Service Unavailable")
 }
 
+// timedRuns records how long the in-progress runs listing had to answer.
+type timedRuns struct {
+	*fakeGitHub
+	left *time.Duration
+}
+
+func (f timedRuns) ListWorkflowRuns(ctx context.Context, workflow string, filter ghapi.ListRunsFilter, pages int) ([]*github.WorkflowRun, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		*f.left = time.Until(dl)
+	}
+	return f.fakeGitHub.ListWorkflowRuns(ctx, workflow, filter, pages)
+}
+
 // The search for the job that took the runner reads at most 20 in-progress
 // runs (this attempt's own counts, and is skipped), skips a run whose jobs
 // cannot be read, and leaves the first reason when it finds nothing.
@@ -176,7 +189,8 @@ func TestRunFindTakerBounds(t *testing.T) {
 			h.gh.inProgress = append(h.gh.inProgress, &github.WorkflowRun{ID: github.Int64(9200), RunAttempt: github.Int(1),
 				Name: github.String("fork-pr"), Event: github.String("pull_request")})
 			h.gh.foreignJobs = map[int64][]*github.WorkflowJob{9200: {{ID: github.Int64(77), RunnerName: github.String(testLabel)}}}
-			var gh GitHub = h.gh
+			var left time.Duration
+			var gh GitHub = timedRuns{h.gh, &left}
 			if tc.listFails {
 				gh = failingRuns{h.gh}
 			}
@@ -191,7 +205,10 @@ func TestRunFindTakerBounds(t *testing.T) {
 			assert.Equal(t, res.Reason, tc.wantReason)
 			if tc.wantLog != "" {
 				assert.Check(t, is.Contains(strings.Join(h.logs, "\n"), tc.wantLog))
+				return
 			}
+			// The search is best effort within two request timeouts (2 × 15 s).
+			assert.Check(t, left <= 30*time.Second && left > 29*time.Second, "the listing had %s", left)
 		})
 	}
 }
