@@ -251,3 +251,36 @@ func TestRunCancelNeedsAnAnswer(t *testing.T) {
 		})
 	}
 }
+
+// attemptJobs answers the jobs of one other attempt of the watched run.
+type attemptJobs struct {
+	*fakeGitHub
+	attempt int
+	jobs    []*github.WorkflowJob
+}
+
+func (f attemptJobs) ListAttemptJobs(ctx context.Context, run int64, attempt int) ([]*github.WorkflowJob, error) {
+	if run == runID && attempt == f.attempt {
+		return f.jobs, nil
+	}
+	return f.fakeGitHub.ListAttemptJobs(ctx, run, attempt)
+}
+
+// Only this very attempt is skipped in the search: a newer attempt of the
+// same run whose job ran on the runner is named as the taker.
+func TestRunFindTakerSearchesOtherAttemptsOfTheRun(t *testing.T) {
+	h := newHarness(t)
+	h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) { return queuedGPUJob(), nil }
+	h.gh.runner = func(time.Duration) (*github.Runner, error) { return runnerRecord(true), nil }
+	h.gh.inProgress = []*github.WorkflowRun{
+		{ID: github.Int64(runID), RunAttempt: github.Int(1)},
+		{ID: github.Int64(runID), RunAttempt: github.Int(2), Name: github.String("gpu-lane"), Event: github.String("pull_request")},
+	}
+	gh := attemptJobs{fakeGitHub: h.gh, attempt: 2, jobs: []*github.WorkflowJob{{ID: github.Int64(78), RunnerName: github.String(testLabel)}}}
+	policy := reqpolicy.New(reqpolicy.WithClock(h.clock), reqpolicy.WithSleeper(h.clock.Sleep))
+
+	res, err := Run(context.Background(), Deps{Pods: h.pods, GitHub: gh, Policy: policy, Clock: h.clock, Sleep: h.clock.Sleep}, h.req)
+
+	assert.Check(t, errors.Is(err, ErrRunnerTaken))
+	assert.Equal(t, res.Reason, `runner taken by job 78 of run 9100 (attempt 2, workflow "gpu-lane", event pull_request)`)
+}
