@@ -13,7 +13,9 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/lifecycle"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -325,4 +327,60 @@ func TestSummaryNamesThePodsAndTheRunsFate(t *testing.T) {
 			assert.Check(t, is.Equal(strings.Contains(got, "Watchdog failed"), tc.runErr != nil), got)
 		})
 	}
+}
+
+// nilRecord answers the pod read with neither a record nor an error.
+type nilRecord struct{ *fakePods }
+
+func (nilRecord) GetPod(context.Context, string) (*runpod.Pod, error) { return nil, nil }
+
+// An unusable pod record is named in the reason: whose record it was, or none.
+func TestRunNamesTheUnusableRecord(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pods func(h *harness) lifecycle.PodAPI
+		want string
+	}{
+		{name: "another pod's record", pods: func(h *harness) lifecycle.PodAPI { h.pods.record.ID = "pod0other00001"; return h.pods },
+			want: `reading pod pod0watched001 answered the record of pod "pod0other00001": unusable`},
+		{name: "no record", pods: func(h *harness) lifecycle.PodAPI { return nilRecord{h.pods} },
+			want: "reading pod pod0watched001 answered no record: unusable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			policy := reqpolicy.New(reqpolicy.WithClock(h.clock), reqpolicy.WithSleeper(h.clock.Sleep))
+			deps := Deps{Pods: tc.pods(h), GitHub: h.gh, Policy: policy, Clock: h.clock, Sleep: h.clock.Sleep}
+
+			res, err := Run(context.Background(), deps, h.req)
+
+			assert.Check(t, errors.Is(err, ErrStartUnreadable))
+			assert.Equal(t, res.Outcome, OutcomeStartUnknown)
+			assert.Equal(t, res.Reason, tc.want)
+			assert.Equal(t, h.j.String(), "+1m15s DELETE pod0watched001")
+		})
+	}
+}
+
+// A jobs read that uses up the whole poll leaves nothing for the pull
+// request read: it is not sent with a zero budget (it could only fail, and
+// a fake that ignores its context would even answer).
+func TestRunNoPullRequestReadWithNothingLeftOfThePoll(t *testing.T) {
+	h := newHarness(t)
+	h.req.SetupBudget = 3 * time.Minute
+	h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) {
+		h.clock.Advance(h.req.Poll) // the read answers just as the next poll is due
+		return queuedGPUJob(), nil
+	}
+	prReads := 0
+	h.gh.pr = func(time.Duration) (*github.PullRequest, error) {
+		prReads++
+		pr := openPR(headSHA)
+		pr.State = github.String("closed")
+		return pr, nil
+	}
+
+	res, _ := h.run()
+
+	assert.Equal(t, res.Outcome, OutcomeSetupExpired)
+	assert.Equal(t, prReads, 0)
 }
