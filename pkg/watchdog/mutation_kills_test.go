@@ -51,7 +51,13 @@ func TestRunRequestEdges(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) { return job("completed", "completed"), nil }
+			// The job ends at the third poll, so the pull request would be read before.
+			h.gh.jobs = func(since time.Duration) ([]*github.WorkflowJob, error) {
+				if since < 130*time.Second {
+					return job("in_progress", "in_progress"), nil
+				}
+				return job("completed", "completed"), nil
+			}
 			prReads := 0
 			h.gh.pr = func(time.Duration) (*github.PullRequest, error) { prReads++; return openPR(headSHA), nil }
 			if tc.mutate != nil {
@@ -73,6 +79,8 @@ func TestRunRequestEdges(t *testing.T) {
 			assert.Equal(t, res.Outcome, OutcomeJobFinished)
 			if h.req.PRNumber == 0 {
 				assert.Equal(t, prReads, 0, "no pull request to read")
+			} else {
+				assert.Equal(t, prReads, 2, "read in each poll before the job ended")
 			}
 		})
 	}
@@ -383,4 +391,38 @@ func TestRunNoPullRequestReadWithNothingLeftOfThePoll(t *testing.T) {
 
 	assert.Equal(t, res.Outcome, OutcomeSetupExpired)
 	assert.Equal(t, prReads, 0)
+}
+
+// The interrupted pod's report says which evidence the watch lacked — the
+// record, the job — and only that.
+func TestRunReportNamesTheMissingEvidence(t *testing.T) {
+	const noRecord = "Pod record before deletion unavailable (the pod record could not be read)"
+	const noJob = "Stage breakdown unknown: the GPU job was never observed."
+	for _, tc := range []struct {
+		name       string
+		setup      func(h *harness)
+		wantAbsent []string
+		wantNotes  []string
+	}{
+		{name: "record and job seen", setup: func(h *harness) {
+			h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) { return queuedGPUJob(), nil }
+		}, wantAbsent: []string{noRecord, noJob}},
+		{name: "record unreadable, job never read", setup: func(h *harness) {
+			h.pods.getErr = fmt.Errorf("503: %w", runpod.ErrServer)
+		}, wantNotes: []string{noRecord, noJob}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			tc.setup(h)
+			res, _ := h.run()
+			assert.Assert(t, res.Report != nil)
+			notes := strings.Join(res.Report.Notes, "\n")
+			for _, n := range tc.wantNotes {
+				assert.Check(t, is.Contains(notes, n))
+			}
+			for _, n := range tc.wantAbsent {
+				assert.Check(t, !strings.Contains(notes, n), notes)
+			}
+		})
+	}
 }
