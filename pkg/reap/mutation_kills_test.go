@@ -412,3 +412,35 @@ func TestViewNamesTheMalformedTag(t *testing.T) {
 		})
 	}
 }
+
+// The summary's overflow line counts exactly the pods left out, and the cost
+// disclaimer appears only when an executed sweep reclaimed something.
+func TestRecordMarkdownCountsAndDisclaimer(t *testing.T) {
+	rec := &Record{CheckedAt: decisionNow, Repository: testRepo, Execute: true}
+	for i := range maxSummaryRows + 5 {
+		rec.Pods = append(rec.Pods, PodRecord{PodID: fmt.Sprint("p", i), Decision: DecisionKeep, Reason: ReasonRunActive})
+	}
+	md := rec.Markdown()
+	assert.Check(t, is.Contains(md, "\n\n5 more pod(s) are in the decision record.\n"))
+	assert.Check(t, !strings.Contains(md, "Estimates, not invoices"), "nothing reclaimed: no cost disclaimer")
+
+	rec.Pods[0].Decision, rec.Pods[0].Reason = DecisionReclaim, ReasonLifetime
+	assert.Check(t, is.Contains(rec.Markdown(), "Estimates, not invoices"))
+	rec.Execute = false
+	assert.Check(t, !strings.Contains(rec.Markdown(), "Estimates, not invoices"), "a dry run deletes nothing")
+}
+
+// An executed Serverless sweep that reclaims nothing lists once: no
+// confirmation listing without deletions to confirm.
+func TestServerlessSweepWithoutReclaimListsOnce(t *testing.T) {
+	api := &fakeSls{}
+	api.endpoints, api.templates = slsPair(testRepo, time.Minute)
+	s := &ServerlessSweeper{API: api, GitHub: &fakeRuns{run: ghRun(1, "in_progress")}, Clock: fixedClock(decisionNow)}
+
+	recs, err := s.Sweep(context.Background(), testRepo, true)
+
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(recs[0].Reason, SlsReasonRunActive))
+	assert.Check(t, is.Equal(api.lists, 2), "one ListEndpoints and one ListTemplates")
+	assert.Check(t, is.Len(api.calls, 0))
+}
