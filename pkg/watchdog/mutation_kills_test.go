@@ -234,6 +234,8 @@ func TestRunCancelNeedsAnAnswer(t *testing.T) {
 	}{
 		{name: "no answer before cancelling", runs: []*github.WorkflowRun{nil},
 			wantErr: "workflow run not cancelled: reading run 9100 before cancelling it failed: no answer: unusable answer"},
+		{name: "an answer without an attempt", runs: []*github.WorkflowRun{workflowRun(0, "in_progress", "")},
+			wantErr: `workflow run not cancelled: reading run 9100 before cancelling it failed: the answer has attempt 0 and status "in_progress"; want both: unusable answer`},
 		{name: "409, and no answer to the re-read", runs: []*github.WorkflowRun{workflowRun(1, "in_progress", ""), nil},
 			cancel:  fmt.Errorf("409 Conflict: %w", ghapi.ErrRunCompleted),
 			wantErr: "workflow run not cancelled: run 9100: 409 Conflict: workflow run already completed\nno answer: unusable answer"},
