@@ -17,6 +17,8 @@ import (
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/sim/cloud"
+	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -443,4 +445,33 @@ func TestServerlessSweepWithoutReclaimListsOnce(t *testing.T) {
 	assert.Check(t, is.Equal(recs[0].Reason, SlsReasonRunActive))
 	assert.Check(t, is.Equal(api.lists, 2), "one ListEndpoints and one ListTemplates")
 	assert.Check(t, is.Len(api.calls, 0))
+}
+
+// Each run lookup sends at most LookupAttempts requests (2 by default): one
+// 502 is retried by default, but not when one attempt is configured.
+func TestSweepLookupAttempts(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		attempts int
+		failures int
+		want     string
+	}{
+		{name: "default: one 502 retried", failures: 1, want: "keep run-active"},
+		{name: "default: two 502s fail the lookup", failures: 2, want: "error run-lookup-failed"},
+		{name: "one attempt: one 502 fails the lookup", attempts: 1, failures: 1, want: "error run-lookup-failed"},
+		{name: "three attempts: two 502s retried", attempts: 3, failures: 2, want: "keep run-active"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, worldOptions{})
+			runID := w.addRun(t)
+			pod := w.ownedPod(t, tagsFor(runID, 1, 1))
+			w.cloud.GitHub.AddFault(githubsim.Fault{Kind: githubsim.FaultServerError, Status: 502, Times: tc.failures,
+				Path: fmt.Sprintf("/repos/%s/actions/runs/%d", cloud.Repository, runID)})
+			w.sweeper.LookupAttempts = tc.attempts
+
+			rec, _ := w.sweeper.Sweep(context.Background(), Request{Scope: Scope{Repository: cloud.Repository}})
+
+			assert.Equal(t, decisions(rec)[pod], tc.want)
+		})
+	}
 }
