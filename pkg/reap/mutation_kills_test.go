@@ -180,6 +180,7 @@ func TestSweepLifetimeCancellationOutcomes(t *testing.T) {
 				return
 			}
 			assert.Error(t, err, "reap: sweep incomplete: 2 pod(s) deleted, but the owning run's cancellation failed: pod1, pod2 — see the decision record; the next sweep retries")
+			assert.Check(t, is.Contains(rec.Markdown(), "| **failed:** "+cell(tc.wantErr)+" |"))
 		})
 	}
 }
@@ -474,4 +475,34 @@ func TestSweepLookupAttempts(t *testing.T) {
 			assert.Equal(t, decisions(rec)[pod], tc.want)
 		})
 	}
+}
+
+// Unconfirmed deletions and failed cancels both fail the sweep, however many
+// of each; the log shows each decision, with its detail only when it has one.
+func TestSweepIncompleteMixAndDecisionLog(t *testing.T) {
+	gone := testTags()
+	cancelled := testTags()
+	cancelled.Candidate = 2
+	untagged := runpod.Pod{ID: "dev1", Name: "my-notebook", Status: runpod.PodRunning}
+	runs := &fakeRuns{run: ghRun(1, "in_progress"), cancelErr: errors.New("403 Forbidden")}
+	del := &fakeDeleter{errs: map[string]error{"pod1": errors.New("deletion of pod pod1 unconfirmed")}}
+	s, _ := sweeperOf([]runpod.Pod{ownedPod(gone, 3*time.Hour), ownedPod(cancelled, 3*time.Hour), untagged}, runs, del)
+	var logs []string
+	s.Logf = func(format string, args ...any) { logs = append(logs, fmt.Sprintf(format, args...)) }
+
+	_, err := s.Sweep(context.Background(), Request{Scope: testScope, Execute: true})
+
+	assert.Error(t, err, "reap: sweep incomplete: 1 pod(s) deletion unconfirmed (may still be billing): pod1; "+
+		"1 pod(s) deleted, but the owning run's cancellation failed: pod2 — see the decision record; the next sweep retries")
+	var decided []string
+	for _, l := range logs {
+		if strings.HasPrefix(l, "pod ") && strings.Contains(l, "): ") {
+			decided = append(decided, l)
+		}
+	}
+	assert.DeepEqual(t, decided, []string{
+		"pod pod1 (rgpu-9001-1-c1): reclaim, lifetime-exceeded: active 3h0m0s (since startedAt), over the 2h0m0s backstop",
+		"pod pod2 (rgpu-9001-1-c2): reclaim, lifetime-exceeded: active 3h0m0s (since startedAt), over the 2h0m0s backstop",
+		"pod dev1 (my-notebook): skip-foreign, untagged",
+	})
 }
