@@ -171,7 +171,9 @@ func (s *Sweeper) gather(ctx context.Context, views []PodView, now time.Time) Fa
 	var since time.Time // the oldest such pod's creation: no record of it is older
 	known := true
 	for _, v := range views {
-		if need[v.Tags.RunID] || !NeedsRetention(v, facts) {
+		// Every such pod counts, not only a run's first: a run's pods can be
+		// hours apart (a rerun's), and the listing must reach the oldest.
+		if !NeedsRetention(v, facts) {
 			continue
 		}
 		need[v.Tags.RunID] = true
