@@ -21,9 +21,6 @@ import (
 
 var orgNow = time.Date(2026, 11, 2, 12, 0, 0, 0, time.UTC)
 
-type fixedClock time.Time
-
-func (c fixedClock) Now() time.Time { return time.Time(c) }
 
 // orgPod is a pod started `age` before orgNow whose tags name repo and run.
 func orgPod(id, repo string, run int64, age time.Duration) runpod.Pod {
@@ -32,14 +29,14 @@ func orgPod(id, repo string, run int64, age time.Duration) runpod.Pod {
 	return runpod.Pod{ID: id, Name: tags.PodName(), Env: tags.Env(), Status: runpod.PodRunning, CreatedAt: started, StartedAt: started}
 }
 
-// fakeRuns is one repository's RunAPI: run id → status ("" → 404), or a failure for every call.
-type fakeRuns struct {
+// orgRuns is one repository's RunAPI: run id → status ("" → 404), or a failure for every call.
+type orgRuns struct {
 	repo string
 	runs map[int64]string
 	fail error
 }
 
-func (f *fakeRuns) GetWorkflowRun(_ context.Context, id int64) (*github.WorkflowRun, error) {
+func (f *orgRuns) GetWorkflowRun(_ context.Context, id int64) (*github.WorkflowRun, error) {
 	status, ok := f.runs[id]
 	switch {
 	case f.fail != nil:
@@ -53,16 +50,16 @@ func (f *fakeRuns) GetWorkflowRun(_ context.Context, id int64) (*github.Workflow
 		UpdatedAt:  &github.Timestamp{Time: orgNow.Add(-time.Hour)}}, nil
 }
 
-func (f *fakeRuns) ArtifactsWithPrefix(context.Context, string, time.Time) ([]*github.Artifact, error) {
+func (f *orgRuns) ArtifactsWithPrefix(context.Context, string, time.Time) ([]*github.Artifact, error) {
 	return nil, nil
 }
 
-func (f *fakeRuns) CancelWorkflowRun(context.Context, int64) error { return nil }
+func (f *orgRuns) CancelWorkflowRun(context.Context, int64) error { return nil }
 
 // fakeOrg connects to the repositories it knows; others are not visible;
 // broken ones fail the lookup.
 type fakeOrg struct {
-	repos     map[string]*fakeRuns
+	repos     map[string]*orgRuns
 	broken    map[string]error
 	connected []string
 }
@@ -113,7 +110,7 @@ func TestOrgSweepDecidesPerRepository(t *testing.T) {
 		{ID: "notebook", Name: "my-notebook", Status: runpod.PodRunning},
 	}
 	org := &fakeOrg{
-		repos: map[string]*fakeRuns{
+		repos: map[string]*orgRuns{
 			"acme/alpha":   {repo: "acme/alpha", runs: map[int64]string{1: "completed"}},
 			"acme/beta":    {repo: "acme/beta", runs: map[int64]string{2: "in_progress"}},
 			"acme/epsilon": {repo: "acme/epsilon", fail: errors.New("GitHub answered 502")},
@@ -169,7 +166,7 @@ func TestOrgSweepDecidesPerRepository(t *testing.T) {
 // installation lookup, no run read, no deletion; the sweep does not fail.
 func TestOrgSweepDefersWhenThePaceRefuses(t *testing.T) {
 	pods := []runpod.Pod{orgPod("a", "acme/alpha", 1, 30*time.Minute), orgPod("b", "acme/beta", 2, 3*time.Hour), orgPod("c", "acme/gamma", 3, 3*time.Hour)}
-	org := &fakeOrg{repos: map[string]*fakeRuns{
+	org := &fakeOrg{repos: map[string]*orgRuns{
 		"acme/alpha": {repo: "acme/alpha", runs: map[int64]string{1: "completed"}},
 		"acme/beta":  {repo: "acme/beta", runs: map[int64]string{}},
 		"acme/gamma": {repo: "acme/gamma", runs: map[int64]string{}},

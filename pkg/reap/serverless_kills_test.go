@@ -203,11 +203,3 @@ func TestServerlessReclaimAndListingFailures(t *testing.T) {
 		})
 	}
 }
-
-func TestParseServerlessNameOverflowWithinTheDigits(t *testing.T) {
-	_, _, _, _, ok := ParseServerlessName(testRepo, "rpg-sls-org-gpu-project-9999999999999999999-1-0badc0de")
-	assert.Check(t, !ok, "19 digits past MaxInt64 are no run id")
-	_, id, _, _, ok := ParseServerlessName(testRepo, "rpg-sls-org-gpu-project-9223372036854775807-1-0badc0de")
-	assert.Check(t, ok)
-	assert.Check(t, is.Equal(id, int64(9223372036854775807)))
-}
