@@ -21,7 +21,6 @@ import (
 
 var orgNow = time.Date(2026, 11, 2, 12, 0, 0, 0, time.UTC)
 
-
 // orgPod is a pod started `age` before orgNow whose tags name repo and run.
 func orgPod(id, repo string, run int64, age time.Duration) runpod.Pod {
 	tags := ownership.Tags{Repository: repo, Workflow: ".github/workflows/gpu.yml", RunID: run, Attempt: 1, Candidate: 1}
