@@ -250,7 +250,9 @@ func (r *run) create(ctx context.Context, c plan.Candidate, label string, jit *g
 		}
 	}()
 	for {
-		pod, err := r.deps.RunPod.CreatePod(cctx, body)
+		// One POST per send: this loop, not the policy, decides whether a
+		// create goes again (once after a 429, informed after a lost answer).
+		pod, err := r.deps.RunPod.CreatePod(reqpolicy.WithAttemptLimit(cctx, 1), body)
 		switch {
 		case err == nil:
 			r.track(pod.ID)
