@@ -56,6 +56,11 @@ func (w *watchResult) place(p *runpod.Pod) {
 // is not a whole number of polls).
 const PRWatchInterval = time.Minute
 
+// FinalPollReserve is how long before startup_timeout_seconds ends the watch's
+// last poll goes out (at most half a poll): time for its reads, so a runner
+// that comes online in the last interval is still seen.
+const FinalPollReserve = 2 * time.Second
+
 // RunnerStartFloor bounds the least time a runner is taken to need after its
 // container starts before it can be online: the startup script fetches and
 // runs the CUDA proof, then the runner registers (25 s and more on a real
@@ -102,6 +107,10 @@ func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, labe
 		return w
 	}
 	podDue := created.Add(podEvery)
+	// The last poll goes out a little before the deadline, with time left for
+	// its reads: a pause to the deadline itself never fits the budget, so a
+	// runner that came online in the last interval would be paid for and missed.
+	last := deadline.Add(-min(FinalPollReserve, poll/2))
 	for {
 		// The next tick of the grid that has not passed (a slow call skips ticks).
 		now := r.now()
@@ -112,14 +121,14 @@ func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, labe
 				tick = tick.Add(poll)
 			}
 		}
-		if !now.Before(deadline) || wctx.Err() != nil {
+		if !now.Before(last) || wctx.Err() != nil {
 			w.hostFailed, w.reason = true, fmt.Sprintf("runner %s not online within startup_timeout_seconds %d", label, r.cfg.StartupTimeoutSeconds)
 			return w
 		}
-		// The poll never sleeps past the deadline; a cooldown that does not
+		// The poll never sleeps past the last one; a cooldown that does not
 		// fit the rest of the budget ends the candidate (a *WaitError).
-		if tick.After(deadline) {
-			tick = deadline
+		if tick.After(last) {
+			tick = last
 		}
 		wait := tick.Sub(now)
 		if err := r.deps.Policy.Wait(wctx, wait, "startup poll"); err != nil {
