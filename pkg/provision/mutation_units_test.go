@@ -336,8 +336,8 @@ func TestSummaryShapes(t *testing.T) {
 }
 
 // TestLoadReputation: no path is no record; a missing file is a cold start
-// said in the note; an unreadable or invalid record is an error naming the
-// input and the path.
+// said in the note; an unreadable or invalid record is a problem naming the
+// input and the path (the action warns), with no record.
 func TestLoadReputation(t *testing.T) {
 	dir := t.TempDir()
 	valid := filepath.Join(dir, "rep.json")

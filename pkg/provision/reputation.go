@@ -34,10 +34,13 @@ func (r *run) ranker() plan.Ranker {
 
 // LoadReputation reads the reputation record at path, given through the
 // action input named input. An empty path means no record. A missing file is
-// a cold start (the first runs have no history yet), reported in the note;
-// an unreadable or invalid record is an error naming the input and the path,
-// since silently planning without it would hide a broken history.
-func LoadReputation(input, path string) (rec *reputation.Record, note string, err error) {
+// a cold start (the first runs have no history yet), reported in the note.
+// An unreadable or invalid record comes back as problem, naming the input and
+// the path, with no record: the caller warns and plans in the seed's order.
+// The record only orders candidates inside the reviewed allowlist, and it is
+// downloaded from an artifact: a truncated download, a newer format or a
+// planted file must not stop every lane (nor steer it).
+func LoadReputation(input, path string) (rec *reputation.Record, note string, problem error) {
 	if strings.TrimSpace(path) == "" {
 		return nil, "", nil
 	}

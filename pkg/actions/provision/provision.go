@@ -54,9 +54,9 @@ func Run(ctx context.Context, io *actionio.IO) error {
 	if err != nil {
 		return err
 	}
-	rep, note, err := provision.LoadReputation("reputation-file", io.Input("reputation-file"))
-	if err != nil {
-		return err
+	rep, note, problem := provision.LoadReputation("reputation-file", io.Input("reputation-file"))
+	if problem != nil {
+		io.Warningf("%v: candidates in the seed's order", problem)
 	}
 	if note != "" {
 		io.Infof("%s", note)
