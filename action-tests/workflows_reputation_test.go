@@ -2,6 +2,7 @@ package actiontests
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 type repWorkflow struct {
 	Jobs map[string]struct {
 		If          string         `yaml:"if"`
+		Needs       any            `yaml:"needs"`
 		Environment any            `yaml:"environment"`
 		Permissions map[string]any `yaml:"permissions"`
 		Steps       []struct {
@@ -72,9 +74,23 @@ func metaReputationProblems(lane, costHistory string) []string {
 			add("gpu-lane.yml: job reputation step %q can fail the lane; want continue-on-error: true (best effort)", st.ID+st.Uses)
 		}
 		fetches = fetches || strings.Contains(st.Run, "name=runpod-gpu-reputation")
+		if strings.Contains(st.Run, "name=runpod-gpu-reputation") && !strings.Contains(st.Run, "actions/workflows/${REPUTATION_WORKFLOW}/runs") {
+			add("gpu-lane.yml: job reputation looks for the artifact outside the cost-history workflow's runs; a lane run's artifact (where PR code ran) could be taken")
+		}
 	}
 	if !fetches {
 		add("gpu-lane.yml: job reputation does not look up the artifact runpod-gpu-reputation")
+	}
+
+	// A job after provision without a status function gets GitHub's implicit
+	// success(), which also waits on the best-effort reputation job upstream.
+	for name, job := range l.Jobs {
+		if !slices.Contains(metaNeeds(metaJob{Needs: job.Needs}), "provision") {
+			continue
+		}
+		if !strings.Contains(job.If, "always()") && !strings.Contains(job.If, "cancelled()") && !strings.Contains(job.If, "failure()") {
+			add("gpu-lane.yml: job %s's if %q has no status function: a failed reputation job would skip it", name, job.If)
+		}
 	}
 
 	prov := l.Jobs["provision"]
@@ -131,6 +147,12 @@ func TestMetaReputationCheckDetectsMistakes(t *testing.T) {
 		{name: "the file is read elsewhere",
 			lane:      strings.Replace(lane, "reputation-file: runpod-gpu-reputation/reputation.json", "reputation-file: reputation.json", 1),
 			wantEntry: "is not where its download puts the record"},
+		{name: "the GPU job skipped when the fetch job fails",
+			lane:      strings.Replace(lane, "if: ${{ !cancelled() && needs.provision.result == 'success'", "if: ${{ needs.provision.result == 'success'", 1),
+			wantEntry: "has no status function"},
+		{name: "any run's artifact, a lane run's included",
+			lane:      strings.Replace(lane, "actions/workflows/${REPUTATION_WORKFLOW}/runs", "actions/runs", 1),
+			wantEntry: "outside the cost-history workflow's runs"},
 		{name: "a fetch step that can fail the lane",
 			lane:      strings.Replace(lane, "        id: fetch\n        continue-on-error: true\n", "        id: fetch\n", 1),
 			wantEntry: "can fail the lane"},
