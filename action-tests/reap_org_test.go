@@ -229,6 +229,8 @@ func TestReapOrganizationSweepsEachRepositoryThroughItsInstallation(t *testing.T
 	}
 	assert.Check(t, !strings.Contains(res.summary+raw, "rival/alpha"), "another organization's repository is not named")
 
+	// Pods the App cannot see are named in a warning: they may bill on.
+	assert.Check(t, is.Contains(res.stdout, "::warning::acme/gamma: 2 pod(s) left untouched: "))
 	// The App looked up each acme repository once; nothing read gamma's or rival's runs.
 	assert.Check(t, is.Equal(w.GitHub.CountRequests("GET", "/repos/acme/*/installation"), 3))
 	assert.Check(t, is.Equal(w.GitHub.CountRequests("POST", "/app/installations/*/access_tokens"), 1),

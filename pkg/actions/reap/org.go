@@ -104,6 +104,12 @@ func runOrg(ctx context.Context, io *actionio.IO, org string, execute bool, rete
 			io.Warningf("%s: %s", rr.Repository, rr.Reason)
 		case reap.RepoDeferred:
 			io.Warningf("%s: deferred to the next sweep: %s", rr.Repository, rr.Reason)
+		case reap.RepoSkipped:
+			// Pods the App cannot see may bill on, past the backstop too:
+			// nothing else in this sweep would say so.
+			if n := len(rr.Pods); n > 0 && rr.Pods[0].Reason == reap.ReasonAppCannotSee {
+				io.Warningf("%s: %d pod(s) left untouched: %s (install the App there, or sweep it with the repository's own reaper)", rr.Repository, n, rr.Reason)
+			}
 		}
 	}
 
