@@ -38,8 +38,8 @@ var (
 	checkConclusions = []string{"success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required"}
 )
 
-// CreateCheckRun creates a check run with one POST (never retried: a repeat
-// would publish a second check).
+// CreateCheckRun creates a check run with one POST, sent again only after a
+// 429 (which published nothing): any other repeat could publish a second check.
 func (c *Client) CreateCheckRun(ctx context.Context, in CheckRunInput) (*github.CheckRun, error) {
 	// A check run is public to everyone who can read the repository: no
 	// secret the client knows goes into its text.

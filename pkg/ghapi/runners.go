@@ -56,8 +56,9 @@ func (j JITConfig) String() string {
 // GoString keeps %#v from printing the secret.
 func (j JITConfig) GoString() string { return j.String() }
 
-// GenerateJITConfig mints a JIT runner configuration with exactly one POST.
-// The POST is never retried: a retry after a lost answer that did register
+// GenerateJITConfig mints a JIT runner configuration with one POST, sent again
+// only after a 429 (which registered nothing). It is never retried after
+// another failure: a retry after a lost answer that did register
 // the runner gets 409. A 409 is answered by looking the runner up by name and
 // returning *RunnerExistsError (errors.Is ErrRunnerExists), so the caller
 // decides; after any other failure the runner may still have been

@@ -120,8 +120,9 @@ func (j *JobClient) Health(ctx context.Context, endpointID string) (*Health, err
 	return &h, nil
 }
 
-// Run submits one job, exactly once: a transport or server error leaves the
-// job's existence unknown and is never answered by a second submission.
+// Run submits one job, sent again only after a 429 (which submitted nothing):
+// a transport or server error leaves the job's existence unknown and is never
+// answered by a second submission.
 // Bodies over MaxRunBodyBytes are refused before sending.
 func (j *JobClient) Run(ctx context.Context, endpointID string, input any, policy JobPolicy) (*JobStatus, error) {
 	op := "run job on endpoint " + endpointID

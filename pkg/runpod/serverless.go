@@ -133,8 +133,9 @@ func checkID(op, what, id string) error {
 	return nil
 }
 
-// CreateTemplate creates one template (POST /v2/templates), sent exactly once:
-// on ErrTransport or ErrServer it may exist anyway, so reconcile by its name.
+// CreateTemplate creates one template (POST /v2/templates), sent again only
+// after a 429 (which created nothing): on ErrTransport or ErrServer it may
+// exist anyway, so reconcile by its name.
 func (c *Client) CreateTemplate(ctx context.Context, r CreateTemplateRequest) (*Template, error) {
 	op := "create template " + strconv.Quote(r.Name)
 	switch {
@@ -196,7 +197,7 @@ func (c *Client) DeleteTemplate(ctx context.Context, id string) error {
 }
 
 // CreateEndpoint creates one Serverless endpoint (POST /v2/serverless), sent
-// exactly once; reconcile a transport or server error by name.
+// again only after a 429; reconcile a transport or server error by name.
 func (c *Client) CreateEndpoint(ctx context.Context, r CreateEndpointRequest) (*Endpoint, error) {
 	op := "create endpoint " + strconv.Quote(r.Name)
 	switch {
