@@ -24,8 +24,9 @@ type watchResult struct {
 	reason     string
 	// hostFailed: the pod never delivered a runner through its host's fault —
 	// it ended or lost its runtime while starting, or missed the startup
-	// timeout — as opposed to a rejection for the PR's, the API's or the
-	// price's sake: the reputation's evidence against the host.
+	// timeout while the watch could see it — as opposed to a rejection for
+	// the PR's, the API's or the price's sake: the reputation's evidence
+	// against the host.
 	hostFailed bool
 	start      time.Time  // provider start (startedAt), zero when never seen
 	price      cost.Price // hourly cost captured while RUNNING
@@ -122,7 +123,7 @@ func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, labe
 			}
 		}
 		if !now.Before(last) || wctx.Err() != nil {
-			w.hostFailed, w.reason = true, fmt.Sprintf("runner %s not online within startup_timeout_seconds %d", label, r.cfg.StartupTimeoutSeconds)
+			w.hostFailed, w.reason = !o.blind, fmt.Sprintf("runner %s not online within startup_timeout_seconds %d", label, r.cfg.StartupTimeoutSeconds)
 			return w
 		}
 		// The poll never sleeps past the last one; a cooldown that does not
@@ -138,7 +139,7 @@ func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, labe
 			case errors.Is(err, reqpolicy.ErrWaitExceedsDeadline) && wait < deadline.Sub(now):
 				w.reason = fmt.Sprintf("startup watch ended: %v (startup_timeout_seconds %d)", err, r.cfg.StartupTimeoutSeconds)
 			default:
-				w.hostFailed, w.reason = true, fmt.Sprintf("runner %s not online within startup_timeout_seconds %d", label, r.cfg.StartupTimeoutSeconds)
+				w.hostFailed, w.reason = !o.blind, fmt.Sprintf("runner %s not online within startup_timeout_seconds %d", label, r.cfg.StartupTimeoutSeconds)
 			}
 			return w
 		}
@@ -178,6 +179,7 @@ func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, labe
 			continue
 		}
 		online, busy, err := r.runnerState(wctx, label)
+		o.blind = err != nil
 		switch {
 		case err != nil:
 			r.logf("runner %s: registry unreadable (%v): not counted", label, err)
@@ -250,6 +252,9 @@ type observer struct {
 	running     bool
 	registryDue time.Time
 	runtime     bool // a record with a runtime was seen (its loss is death)
+	// blind: the last pod or registry read failed. A timeout then may be the
+	// API's fault, not the host's, and is no evidence against the host.
+	blind bool
 }
 
 // read reads the pod once: done reports that the watch ends (w says how), ok
@@ -262,8 +267,10 @@ func (o *observer) read(ctx context.Context, w *watchResult, tick time.Time, pol
 		return true, false
 	case err != nil:
 		o.r.logf("pod %s: observation failed (%v): backing off, not counted", o.podID, err)
+		o.blind = true
 		return false, false
 	}
+	o.blind = false
 	return o.observe(p, w, tick, poll), true
 }
 
