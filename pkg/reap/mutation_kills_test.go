@@ -506,3 +506,14 @@ func TestSweepIncompleteMixAndDecisionLog(t *testing.T) {
 		"pod dev1 (my-notebook): skip-foreign, untagged",
 	})
 }
+
+// A table of exactly maxSummaryRows pods shows them all and has no overflow line.
+func TestRecordMarkdownAtExactlyTheRowBound(t *testing.T) {
+	rec := &Record{CheckedAt: decisionNow, Repository: testRepo}
+	for i := range maxSummaryRows {
+		rec.Pods = append(rec.Pods, PodRecord{PodID: fmt.Sprint("p", i), Decision: DecisionKeep, Reason: ReasonRunActive})
+	}
+	md := rec.Markdown()
+	assert.Check(t, is.Contains(md, fmt.Sprintf("| p%d |", maxSummaryRows-1)))
+	assert.Check(t, !strings.Contains(md, "more pod(s)"), "no pod was left out")
+}
