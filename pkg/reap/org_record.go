@@ -1,9 +1,7 @@
 package reap
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -12,25 +10,10 @@ import (
 )
 
 // JSON renders the organization record, indented, with a final newline.
-func (r *OrgRecord) JSON() ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("reap: encode decision record: %w", err)
-	}
-	return append(b, '\n'), nil
-}
+func (r *OrgRecord) JSON() ([]byte, error) { return encodeRecord(r) }
 
 // WriteFile writes the organization record's JSON to path.
-func (r *OrgRecord) WriteFile(path string) error {
-	b, err := r.JSON()
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("reap: write decision record: %w", err)
-	}
-	return nil
-}
+func (r *OrgRecord) WriteFile(path string) error { return writeRecord(path, r) }
 
 // count returns how many repositories ended with status st.
 func (r *OrgRecord) count(st RepoStatus) int {

@@ -109,17 +109,24 @@ func (r *Record) PodIDs(d Decision) []string {
 }
 
 // JSON renders the record, indented, with a final newline.
-func (r *Record) JSON() ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
+func (r *Record) JSON() ([]byte, error) { return encodeRecord(r) }
+
+// WriteFile writes the record's JSON to path.
+func (r *Record) WriteFile(path string) error { return writeRecord(path, r) }
+
+// encodeRecord renders a decision record (a repository's or an
+// organization's), indented, with a final newline.
+func encodeRecord(v any) ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("reap: encode decision record: %w", err)
 	}
 	return append(b, '\n'), nil
 }
 
-// WriteFile writes the record's JSON to path.
-func (r *Record) WriteFile(path string) error {
-	b, err := r.JSON()
+// writeRecord writes a decision record's JSON to path.
+func writeRecord(path string, v any) error {
+	b, err := encodeRecord(v)
 	if err != nil {
 		return err
 	}
