@@ -36,7 +36,7 @@ func TestErrorAt(t *testing.T) {
 
 func TestErrorAtIsRedacted(t *testing.T) {
 	r := newRunner(t, map[string]string{"runpod-api-key": "rpa_SECRET"})
-	r.io.SecretInput("runpod-api-key")
+	r.io.Mask(r.io.input("runpod-api-key"))
 	r.stdout.Reset()
 	r.io.ErrorAt(Annotation{File: "c.yml", Line: 1}, "token rpa_SECRET leaked")
 	assert.Equal(t, r.stdout.String(), "::error file=c.yml,line=1::token *** leaked\n")

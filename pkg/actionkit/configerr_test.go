@@ -90,9 +90,9 @@ func TestConfigErrorsStayWithinGitHubsAnnotationLimit(t *testing.T) {
 func loadConfig(t *testing.T, ws, input string) (log, summary string, err error) {
 	t.Helper()
 	summaryPath := filepath.Join(t.TempDir(), "summary")
-	env := map[string]string{"GITHUB_WORKSPACE": ws, "GITHUB_STEP_SUMMARY": summaryPath, "INPUT_CONFIG-PATH": input}
+	env := map[string]string{"GITHUB_WORKSPACE": ws, "GITHUB_STEP_SUMMARY": summaryPath}
 	var out bytes.Buffer
-	cfg, err := Config(actionio.New(&out, func(k string) string { return env[k] }, nil))
+	cfg, err := Config(actionio.New(&out, func(k string) string { return env[k] }, nil), input)
 	assert.Assert(t, cfg == nil)
 	b, rerr := os.ReadFile(summaryPath)
 	assert.NilError(t, rerr)

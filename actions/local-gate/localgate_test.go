@@ -1,4 +1,4 @@
-package localgate
+package localgateaction
 
 import (
 	"bytes"
@@ -89,7 +89,7 @@ func newRunner(t *testing.T, opts ...githubsim.Option) *runner {
 
 func (r *runner) run(t *testing.T) error {
 	t.Helper()
-	return Run(context.Background(), actionio.New(&r.stdout, func(k string) string { return r.env[k] }, nil))
+	return Action.Run(context.Background(), actionio.New(&r.stdout, func(k string) string { return r.env[k] }, nil))
 }
 
 func (r *runner) file(t *testing.T, key string) string {
@@ -143,8 +143,10 @@ func TestRelayBadInputs(t *testing.T) {
 		{"App id not a number", "INPUT_APP-ID", "my-app", `input app-id = "my-app": want an integer from 0 to`},
 		{"PR number not a number", "INPUT_PR-NUMBER", "12a", `input pr-number = "12a": want an integer from 1 to`},
 		{"negative comment id", "INPUT_COMMENT-ID", "-4", `input comment-id = "-4": want an integer from 1 to`},
-		{"missing sha", "INPUT_SHA", "", `local GPU gate refused (request): sha "": want a full lowercase commit SHA`},
-		{"missing PR number", "INPUT_PR-NUMBER", "", "local GPU gate refused (request): pr-number 0: want a pull request number"},
+		// Required inputs are refused as they are read, before any call
+		// (pkg/localgate's own request check refuses them too).
+		{"missing sha", "INPUT_SHA", "", "input sha: a value (the input is required)"},
+		{"missing PR number", "INPUT_PR-NUMBER", "", "input pr-number: a value (the input is required)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

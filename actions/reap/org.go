@@ -1,4 +1,4 @@
-package reap
+package reapaction
 
 import (
 	"context"
@@ -16,13 +16,6 @@ import (
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 )
 
-// Inputs of the organization mode.
-const (
-	inputOrganization = "organization"
-	inputRepositories = "repositories"
-	inputReserve      = "rate-limit-reserve"
-)
-
 // orgSweepBudget bounds the whole organization sweep, inside the workflow
 // step's 12 minutes: a rate-limit hold that does not fit what is left defers
 // the remaining repositories instead of holding the job.
@@ -36,38 +29,31 @@ var repoNamePattern = lazyre.Regexp{Pattern: `^[A-Za-z0-9._-]+$`}
 
 // runOrg is the organization mode: every repository of org whose pods are in
 // the account, each checked through the App's installation on it.
-func runOrg(ctx context.Context, io *actionio.IO, org string, execute bool, retentionCap time.Duration, path, relPath string) error {
+func runOrg(ctx context.Context, io *actionio.IO, in Inputs, retentionCap time.Duration, relPath string) error {
+	org := in.Organization
 	if !loginPattern.MatchString(org) {
-		return &actionio.InputError{Input: inputOrganization, Value: org, Expected: "an organization login (letters, digits and '-', at most 39)"}
+		return &actionio.InputError{Input: "organization", Value: org, Expected: "an organization login (letters, digits and '-', at most 39)"}
 	}
-	repos := io.Lines(inputRepositories)
+	repos := in.Repositories
 	for _, r := range repos {
 		owner, name, hasOwner := strings.Cut(r, "/")
 		if !hasOwner {
 			owner, name = org, r
 		}
 		if !strings.EqualFold(owner, org) || !loginPattern.MatchString(owner) || !repoNamePattern.MatchString(name) {
-			return &actionio.InputError{Input: inputRepositories, Value: r, Expected: fmt.Sprintf("repository names of %s, one per line (name or %s/name)", org, org)}
+			return &actionio.InputError{Input: "repositories", Value: r, Expected: fmt.Sprintf("repository names of %s, one per line (name or %s/name)", org, org)}
 		}
 	}
-	percent, err := io.Int(inputReserve, 10, 0, 90)
-	if err != nil {
-		return err
-	}
-	fraction := float64(percent) / 100
-	appID, err := io.Int(actionkit.InputAppID, 0, 0, 1<<53)
-	if err != nil {
-		return err
-	}
+	fraction := float64(in.RateLimitReserve) / 100
+	appID, key := in.AppID, in.PrivateKey
 	if appID == 0 {
-		return &actionio.InputError{Input: actionkit.InputAppID, Expected: "the GitHub App's id: the organization mode checks each repository's runs through the App's installation on it"}
+		return &actionio.InputError{Input: "app-id", Expected: "the GitHub App's id: the organization mode checks each repository's runs through the App's installation on it"}
 	}
-	key := io.SecretInput(actionkit.InputAppPrivateKey)
 	if key == "" {
-		return &actionio.InputError{Input: actionkit.InputAppPrivateKey, Expected: "the App's PEM private key (required with organization)"}
+		return &actionio.InputError{Input: "app-private-key", Expected: "the App's PEM private key (required with organization)"}
 	}
 
-	rp, rpPolicy, err := actionkit.RunPod(io, reqpolicy.WithReserve(reqpolicy.IETFQuota, fraction))
+	rp, rpPolicy, err := actionkit.RunPod(io, in.RunPodInputs, reqpolicy.WithReserve(reqpolicy.IETFQuota, fraction))
 	if err != nil {
 		return err
 	}
@@ -94,8 +80,8 @@ func runOrg(ctx context.Context, io *actionio.IO, org string, execute bool, rete
 	}
 	endSweep := io.Phase("sweep: the pods of " + org + "'s repositories")
 	rec, sweepErr := sweeper.Sweep(ctx, reap.OrgRequest{
-		OrgScope: reap.OrgScope{Organization: org, Repositories: repos, Workflows: io.Lines("workflows")},
-		Execute:  reap.ShouldExecute(event, execute), Event: event, RetentionCap: retentionCap,
+		OrgScope: reap.OrgScope{Organization: org, Repositories: repos, Workflows: in.Workflows},
+		Execute:  reap.ShouldExecute(event, in.Execute), Event: event, RetentionCap: retentionCap,
 	})
 	endSweep()
 	for _, rr := range rec.Repositories {
@@ -114,7 +100,7 @@ func runOrg(ctx context.Context, io *actionio.IO, org string, execute bool, rete
 	}
 
 	// The record and summary are written whatever happened: they are the evidence.
-	errs := []error{sweepErr, rec.WriteFile(path)}
+	errs := []error{sweepErr, rec.WriteFile(in.RecordPath)}
 	errs = append(errs, actionio.WriteOutputs[outputs](io, outputs{DecisionRecord: relPath, Execute: rec.Execute,
 		ReclaimPodIDs: strings.Join(rec.PodIDs(reap.DecisionReclaim), ","), ErrorPodIDs: strings.Join(rec.PodIDs(reap.DecisionError), ",")}))
 	if err := io.AddSummary(rec.Markdown()); err != nil {
