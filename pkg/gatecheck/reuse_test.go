@@ -8,99 +8,75 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-github/v66/github"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
-	"gotest.tools/v3/golden"
 
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 )
 
-var (
-	head   = strings.Repeat("a", 40)
-	merge  = strings.Repeat("b", 40)
-	merge2 = strings.Repeat("c", 40) // the merge ref after the base moved
-)
-
-const ourApp = 4242
-
-var payloadSHA = strings.Repeat("d", 64)
-
-func TestExternalIDRoundTrip(t *testing.T) {
-	for _, k := range Kinds {
-		s, err := FormatExternalID(merge, k)
-		assert.NilError(t, err)
-		assert.Equal(t, s, "runpod-gpu-gate:v1:"+merge+":"+string(k))
-		id, err := ParseExternalID(s)
-		assert.NilError(t, err)
-		assert.DeepEqual(t, id, ExternalID{TestedRef: merge, Kind: k})
+// A gate counts only when the app that published it is the one trusted: a
+// query without an app id trusts GitHub Actions (token mode), never any app.
+func TestDecideTrustsOnlyTheNamedApp(t *testing.T) {
+	const otherApp = 999
+	gateFrom := func(id, app int64) *github.CheckRun {
+		return gateRun(id, DefaultCheckName, ExternalIDPrefix+merge+":paid", "completed", "success", app, t0)
 	}
-}
-
-func TestParseExternalIDRejects(t *testing.T) {
-	tests := []struct{ in, wantErr string }{
-		{"", "want prefix"},
-		{"runpod-gpu-gate:v2:" + merge + ":paid", "want prefix"},
-		{"local-gpu-gate:v1:" + merge, "want prefix"},
-		{"runpod-gpu-gate:v1:" + merge, "want \"runpod-gpu-gate:v1:\"<ref>:<kind>"},
-		{"runpod-gpu-gate:v1::paid", "tested ref \"\""},
-		{"runpod-gpu-gate:v1:main:paid", "tested ref \"main\""},
-		{"runpod-gpu-gate:v1:" + strings.ToUpper(merge) + ":paid", "full lowercase commit SHA"},
-		{"runpod-gpu-gate:v1:" + merge + ":free", `kind "free"`},
-		{"runpod-gpu-gate:v1:" + merge + ":paid:extra", `kind "paid:extra"`},
+	tests := []struct {
+		name      string
+		queryApp  int64
+		runs      []*github.CheckRun
+		wantReuse bool
+		wantID    int64
+		wantIn    string
+	}{
+		{name: "token mode ignores another app's success", runs: []*github.CheckRun{gateFrom(1, otherApp)}, wantIn: "no earlier gate"},
+		{name: "token mode ignores an App's success", runs: []*github.CheckRun{gateFrom(1, ourApp)}, wantIn: "no earlier gate"},
+		{name: "token mode reuses GitHub Actions' gate", runs: []*github.CheckRun{gateFrom(1, otherApp), gateFrom(2, GitHubActionsAppID)},
+			wantReuse: true, wantID: 2},
+		{name: "named App ignores GitHub Actions", queryApp: ourApp, runs: []*github.CheckRun{gateFrom(1, GitHubActionsAppID)}, wantIn: "no earlier gate"},
+		{name: "named App ignores another app", queryApp: ourApp, runs: []*github.CheckRun{gateFrom(1, otherApp)}, wantIn: "no earlier gate"},
+		{name: "named App reuses its own gate", queryApp: ourApp, runs: []*github.CheckRun{gateFrom(1, otherApp), gateFrom(2, ourApp)},
+			wantReuse: true, wantID: 2},
+		{name: "gate with no app object ignored", runs: []*github.CheckRun{{
+			ID: github.Int64(3), Name: github.String(DefaultCheckName), ExternalID: github.String(ExternalIDPrefix + merge + ":paid"),
+			Status: github.String("completed"), Conclusion: github.String("success"), CompletedAt: &github.Timestamp{Time: t0},
+		}}, wantIn: "no earlier gate"},
+		{name: "negative app id runs the paid path", queryApp: -1, runs: []*github.CheckRun{gateFrom(1, GitHubActionsAppID)},
+			wantIn: "gate app id -1 is not an app id: running the paid path"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			_, err := ParseExternalID(tc.in)
-			assert.ErrorContains(t, err, tc.wantErr)
+		t.Run(tc.name, func(t *testing.T) {
+			d := DecideReuse(context.Background(), fakeLister{runs: tc.runs}, ReuseQuery{HeadSHA: head, TestedRef: merge, AppID: tc.queryApp})
+			assert.Equal(t, d.Reuse, tc.wantReuse, d.Reason)
+			assert.Equal(t, d.CheckID, tc.wantID)
+			if tc.wantIn != "" {
+				assert.Check(t, is.Contains(d.Reason, tc.wantIn))
+			}
 		})
 	}
-	_, err := FormatExternalID("", KindPaid)
-	assert.ErrorContains(t, err, "tested ref")
-	_, err = FormatExternalID(merge, "weird")
-	assert.ErrorContains(t, err, "want one of paid, reused, failed, not-required, local, skipped")
-	local, err := LocalExternalID(merge)
-	assert.NilError(t, err)
-	assert.Equal(t, local, "local-gpu-gate:v1:"+merge)
 }
 
-func FuzzParseExternalID(f *testing.F) {
-	f.Add("runpod-gpu-gate:v1:" + merge + ":paid")
-	f.Add("runpod-gpu-gate:v1::")
-	f.Add("local-gpu-gate:v1:" + merge)
-	f.Fuzz(func(t *testing.T, s string) {
-		id, err := ParseExternalID(s)
-		if err != nil {
-			return
-		}
-		if id.String() != s {
-			t.Fatalf("ParseExternalID(%q) round-trips to %q", s, id.String())
-		}
-	})
-}
-
-var t0 = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-
-// gateRun builds a check run as GitHub returns it.
-func gateRun(id int64, name, externalID, status, conclusion string, app int64, completed time.Time) *github.CheckRun {
-	r := &github.CheckRun{
-		ID: github.Int64(id), Name: github.String(name), HeadSHA: github.String(head),
-		ExternalID: github.String(externalID), Status: github.String(status),
-		HTMLURL: github.String(fmt.Sprintf("https://github.com/o/r/runs/%d", id)),
-		App:     &github.App{ID: github.Int64(app)},
+func TestTrustedGateApp(t *testing.T) {
+	tests := []struct {
+		name           string
+		gateApp, appID int64
+		want           int64
+	}{
+		{name: "token mode trusts GitHub Actions", want: GitHubActionsAppID},
+		{name: "App mode trusts the App", appID: ourApp, want: ourApp},
+		{name: "an explicit gate app wins", gateApp: 777, appID: ourApp, want: 777},
+		{name: "an explicit gate app in token mode", gateApp: 777, want: 777},
 	}
-	if conclusion != "" {
-		r.Conclusion = github.String(conclusion)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, TrustedGateApp(tc.gateApp, tc.appID), tc.want)
+		})
 	}
-	if !completed.IsZero() {
-		r.CompletedAt = &github.Timestamp{Time: completed}
-	}
-	return r
 }
 
 func ok(id int64, ref string, k Kind, at time.Time) *github.CheckRun {
@@ -266,84 +242,20 @@ func TestDecideOverHTTP(t *testing.T) {
 	assert.Check(t, !d.Reuse, "bad credentials must run the paid path")
 }
 
-func TestContentGolden(t *testing.T) {
-	pod := &PodEvidence{ID: "pod7h9k2m4n6p", GPU: "NVIDIA RTX A6000", Tier: "ampere", PricePerHour: 0.49, StartupSeconds: 95, Attempts: 2, CostMarkdown: "cost report"}
-	sls := &ServerlessEvidence{PayloadSHA256: payloadSHA, WorkerSHA256: strings.Repeat("e", 64), JobID: "job-1", JobStatus: "COMPLETED", GPUPool: "AMPERE_16", CUDAExecuted: true}
-	cases := map[Kind]Evidence{
-		KindPaid:        {Pod: pod},
-		KindReused:      {ReusedCheckURL: "https://github.com/o/r/runs/99"},
-		KindFailed:      {Pod: pod, Reason: "tests exited 1", RunID: 12345},
-		KindNotRequired: {},
-		KindLocal:       {LocalEvidenceURL: "https://github.com/o/r/pull/7#issuecomment-1"},
-		KindSkipped:     {Reason: "the PR is closed"},
-		KindServerless:  {Serverless: sls},
-	}
-	for _, k := range Kinds {
-		t.Run(string(k), func(t *testing.T) {
-			e := cases[k]
-			e.Kind, e.HeadSHA, e.TestedRef, e.RunURL, e.CompletedAt = k, head, merge, "https://github.com/o/r/actions/runs/12345", t0
-			in, err := Content(e)
-			assert.NilError(t, err)
-			got := fmt.Sprintf("name: %s\nconclusion: %s\nexternal_id: %s\ntitle: %s\n---\n%s---\n%s\n", in.Name, in.Conclusion, in.ExternalID, in.Title, in.Summary, in.Text)
-			golden.Assert(t, got, "content-"+string(k)+".golden")
-		})
-	}
-	_, err := Content(Evidence{Kind: KindReused, HeadSHA: head, TestedRef: merge})
-	assert.ErrorContains(t, err, "must link the earlier check")
-	_, err = Content(Evidence{Kind: KindPaid, HeadSHA: head, TestedRef: merge})
-	assert.ErrorContains(t, err, "must name the accepted pod")
-	_, err = Content(Evidence{Kind: KindPaid, HeadSHA: "main", TestedRef: merge, Pod: pod})
-	assert.ErrorContains(t, err, "head SHA")
+// pmLister records the page bound of each listing.
+type pmLister struct{ pages []int }
+
+func (l *pmLister) ListCheckRunsForRef(_ context.Context, _, _ string, maxPages int) ([]*github.CheckRun, error) {
+	l.pages = append(l.pages, maxPages)
+	return nil, nil
 }
 
-// TestServerlessContent: a serverless success stands on the payload's
-// checksum and the CUDA proof; a failure of the lane still records the payload.
-func TestServerlessContent(t *testing.T) {
-	good := ServerlessEvidence{PayloadSHA256: payloadSHA, JobID: "job-1", JobStatus: "COMPLETED", GPUPool: "AMPERE_16", CUDAExecuted: true}
-	with := func(f func(*ServerlessEvidence)) *ServerlessEvidence { s := good; f(&s); return &s }
-	tests := []struct {
-		name        string
-		kind        Kind
-		sls         *ServerlessEvidence
-		wantErr     string
-		wantSummary []string
-		wantTitle   string
-	}{
-		{name: "success records the payload", kind: KindServerless, sls: &good, wantTitle: "GPU tests passed in one Serverless job on AMPERE_16",
-			wantSummary: []string{"Payload SHA-256: `" + payloadSHA + "`", "| `job-1` | COMPLETED | AMPERE_16 | true |"}},
-		{name: "success without evidence", kind: KindServerless, wantErr: "a serverless gate must name its job"},
-		{name: "success without payload", kind: KindServerless, sls: with(func(s *ServerlessEvidence) { s.PayloadSHA256 = "" }), wantErr: "must record the payload SHA-256"},
-		{name: "success with a short payload sum", kind: KindServerless, sls: with(func(s *ServerlessEvidence) { s.PayloadSHA256 = "abc" }), wantErr: `"abc" is not 64 lowercase hex`},
-		{name: "success without the CUDA proof", kind: KindServerless, sls: with(func(s *ServerlessEvidence) { s.CUDAExecuted = false }), wantErr: "needs the worker's CUDA proof"},
-		{name: "failure records the payload", kind: KindFailed, sls: with(func(s *ServerlessEvidence) { s.JobStatus, s.CUDAExecuted = "FAILED", false }),
-			wantTitle: "GPU tests failed", wantSummary: []string{"Payload SHA-256: `" + payloadSHA + "`", "| FAILED |"}},
-		{name: "failure before any payload", kind: KindFailed, sls: &ServerlessEvidence{}, wantTitle: "GPU tests failed",
-			wantSummary: []string{"Payload SHA-256: `(no payload was built)`"}},
-		{name: "failure with an upper-case payload sum", kind: KindFailed, sls: with(func(s *ServerlessEvidence) { s.PayloadSHA256 = strings.ToUpper(payloadSHA) }),
-			wantErr: "want 64 lowercase hex digits"},
+// The reuse lookup reads at most MaxPages pages, DefaultMaxPages when unset.
+func TestDecideReusePageBound(t *testing.T) {
+	for _, tc := range []struct{ given, want int }{{0, DefaultMaxPages}, {-1, DefaultMaxPages}, {2, 2}} {
+		l := &pmLister{}
+		d := DecideReuse(context.Background(), l, ReuseQuery{HeadSHA: pmHead, TestedRef: pmMerge, MaxPages: tc.given})
+		assert.Equal(t, d.Reuse, false)
+		assert.DeepEqual(t, l.pages, []int{tc.want})
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			in, err := Content(Evidence{Kind: tc.kind, HeadSHA: head, TestedRef: merge, Serverless: tc.sls, CompletedAt: t0})
-			if tc.wantErr != "" {
-				assert.ErrorContains(t, err, tc.wantErr)
-				return
-			}
-			assert.NilError(t, err)
-			assert.Equal(t, in.Title, tc.wantTitle)
-			assert.Equal(t, in.ExternalID, ExternalIDPrefix+merge+":"+string(tc.kind))
-			for _, want := range tc.wantSummary {
-				assert.Check(t, is.Contains(in.Summary, want))
-			}
-		})
-	}
-}
-
-func TestClipKeepsInsideGitHubLimit(t *testing.T) {
-	long := strings.Repeat("é", MaxOutputBytes) // two bytes each
-	got := clip(long)
-	assert.Check(t, len(got) <= MaxOutputBytes, "len %d", len(got))
-	assert.Check(t, is.Contains(got, "truncated to fit"))
-	assert.Check(t, strings.ToValidUTF8(got, "?") == got, "cut inside a rune")
-	assert.Equal(t, clip("short"), "short")
 }

@@ -8,6 +8,8 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/plan"
+	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
@@ -79,6 +81,40 @@ func TestPlanModeAndDataCenterRead(t *testing.T) {
 			if tc.wantWarn != "" {
 				assert.Check(t, is.Contains(strings.Join(res.Warnings, "\n"), tc.wantWarn))
 			}
+		})
+	}
+}
+
+// TestOffer: a catalog entry is priced in a cloud only when offered there,
+// at that cloud's price; an absent availability is not in stock.
+func TestOffer(t *testing.T) {
+	both := runpod.GPUType{ID: a4000, Memory: 16, Secure: true, Community: true, Availability: runpod.AvailabilityHigh,
+		Price:       runpod.GPUPrice{Secure: 0.25, Community: 0.17},
+		DataCenters: []runpod.ResourceAvailability{{ID: "US-TX-3", Availability: runpod.AvailabilityLow}}}
+	secureOnly, communityOnly := both, both
+	secureOnly.Community, communityOnly.Secure = false, false
+	unlisted := both
+	unlisted.Availability, unlisted.DataCenters = "", nil
+	stock := []plan.DataCenterStock{{ID: "US-TX-3", Availability: "LOW"}}
+	for _, tc := range []struct {
+		name  string
+		g     runpod.GPUType
+		cloud config.Cloud
+		want  plan.Offer
+	}{
+		{name: "secure", g: both, cloud: config.CloudSecure,
+			want: plan.Offer{GPUID: a4000, MemoryGB: 16, Cloud: "SECURE", PricePerHour: 0.25, Availability: "HIGH", DataCenters: stock}},
+		{name: "community", g: both, cloud: config.CloudCommunity,
+			want: plan.Offer{GPUID: a4000, MemoryGB: 16, Cloud: "COMMUNITY", PricePerHour: 0.17, Availability: "HIGH", DataCenters: stock}},
+		{name: "secure asked, community only", g: communityOnly, cloud: config.CloudSecure,
+			want: plan.Offer{GPUID: a4000, MemoryGB: 16, Cloud: "SECURE", Availability: "HIGH", DataCenters: stock}},
+		{name: "community asked, secure only", g: secureOnly, cloud: config.CloudCommunity,
+			want: plan.Offer{GPUID: a4000, MemoryGB: 16, Cloud: "COMMUNITY", Availability: "HIGH", DataCenters: stock}},
+		{name: "availability absent", g: unlisted, cloud: config.CloudSecure,
+			want: plan.Offer{GPUID: a4000, MemoryGB: 16, Cloud: "SECURE", PricePerHour: 0.25, Availability: "NONE"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Check(t, is.DeepEqual(offer(tc.g, tc.cloud), tc.want))
 		})
 	}
 }

@@ -1,26 +1,105 @@
 package gatecheck
 
-// Exact edges of the published gate's content. Self-contained (exported API
-// only), so it can move with the gate protocol.
-
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-github/v66/github"
 	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+	"gotest.tools/v3/golden"
 
 	"github.com/org/runpod-gpu/pkg/ghapi"
 )
 
-var (
-	pmHead  = strings.Repeat("a", 40)
-	pmMerge = strings.Repeat("b", 40)
-	pmNote  = "\n\n… (truncated to fit GitHub's 65535-byte limit)"
-)
+func TestContentGolden(t *testing.T) {
+	pod := &PodEvidence{ID: "pod7h9k2m4n6p", GPU: "NVIDIA RTX A6000", Tier: "ampere", PricePerHour: 0.49, StartupSeconds: 95, Attempts: 2, CostMarkdown: "cost report"}
+	sls := &ServerlessEvidence{PayloadSHA256: payloadSHA, WorkerSHA256: strings.Repeat("e", 64), JobID: "job-1", JobStatus: "COMPLETED", GPUPool: "AMPERE_16", CUDAExecuted: true}
+	cases := map[Kind]Evidence{
+		KindPaid:        {Pod: pod},
+		KindReused:      {ReusedCheckURL: "https://github.com/o/r/runs/99"},
+		KindFailed:      {Pod: pod, Reason: "tests exited 1", RunID: 12345},
+		KindNotRequired: {},
+		KindLocal:       {LocalEvidenceURL: "https://github.com/o/r/pull/7#issuecomment-1"},
+		KindSkipped:     {Reason: "the PR is closed"},
+		KindServerless:  {Serverless: sls},
+	}
+	for _, k := range Kinds {
+		t.Run(string(k), func(t *testing.T) {
+			e := cases[k]
+			e.Kind, e.HeadSHA, e.TestedRef, e.RunURL, e.CompletedAt = k, head, merge, "https://github.com/o/r/actions/runs/12345", t0
+			in, err := Content(e)
+			assert.NilError(t, err)
+			got := fmt.Sprintf("name: %s\nconclusion: %s\nexternal_id: %s\ntitle: %s\n---\n%s---\n%s\n", in.Name, in.Conclusion, in.ExternalID, in.Title, in.Summary, in.Text)
+			golden.Assert(t, got, "content-"+string(k)+".golden")
+		})
+	}
+	_, err := Content(Evidence{Kind: KindReused, HeadSHA: head, TestedRef: merge})
+	assert.ErrorContains(t, err, "must link the earlier check")
+	_, err = Content(Evidence{Kind: KindPaid, HeadSHA: head, TestedRef: merge})
+	assert.ErrorContains(t, err, "must name the accepted pod")
+	_, err = Content(Evidence{Kind: KindPaid, HeadSHA: "main", TestedRef: merge, Pod: pod})
+	assert.ErrorContains(t, err, "head SHA")
+}
+
+// TestServerlessContent: a serverless success stands on the payload's
+// checksum and the CUDA proof; a failure of the lane still records the payload.
+func TestServerlessContent(t *testing.T) {
+	good := ServerlessEvidence{PayloadSHA256: payloadSHA, JobID: "job-1", JobStatus: "COMPLETED", GPUPool: "AMPERE_16", CUDAExecuted: true}
+	with := func(f func(*ServerlessEvidence)) *ServerlessEvidence { s := good; f(&s); return &s }
+	tests := []struct {
+		name        string
+		kind        Kind
+		sls         *ServerlessEvidence
+		wantErr     string
+		wantSummary []string
+		wantTitle   string
+	}{
+		{name: "success records the payload", kind: KindServerless, sls: &good, wantTitle: "GPU tests passed in one Serverless job on AMPERE_16",
+			wantSummary: []string{"Payload SHA-256: `" + payloadSHA + "`", "| `job-1` | COMPLETED | AMPERE_16 | true |"}},
+		{name: "success without evidence", kind: KindServerless, wantErr: "a serverless gate must name its job"},
+		{name: "success without payload", kind: KindServerless, sls: with(func(s *ServerlessEvidence) { s.PayloadSHA256 = "" }), wantErr: "must record the payload SHA-256"},
+		{name: "success with a short payload sum", kind: KindServerless, sls: with(func(s *ServerlessEvidence) { s.PayloadSHA256 = "abc" }), wantErr: `"abc" is not 64 lowercase hex`},
+		{name: "success without the CUDA proof", kind: KindServerless, sls: with(func(s *ServerlessEvidence) { s.CUDAExecuted = false }), wantErr: "needs the worker's CUDA proof"},
+		{name: "failure records the payload", kind: KindFailed, sls: with(func(s *ServerlessEvidence) { s.JobStatus, s.CUDAExecuted = "FAILED", false }),
+			wantTitle: "GPU tests failed", wantSummary: []string{"Payload SHA-256: `" + payloadSHA + "`", "| FAILED |"}},
+		{name: "failure before any payload", kind: KindFailed, sls: &ServerlessEvidence{}, wantTitle: "GPU tests failed",
+			wantSummary: []string{"Payload SHA-256: `(no payload was built)`"}},
+		{name: "failure with an upper-case payload sum", kind: KindFailed, sls: with(func(s *ServerlessEvidence) { s.PayloadSHA256 = strings.ToUpper(payloadSHA) }),
+			wantErr: "want 64 lowercase hex digits"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in, err := Content(Evidence{Kind: tc.kind, HeadSHA: head, TestedRef: merge, Serverless: tc.sls, CompletedAt: t0})
+			if tc.wantErr != "" {
+				assert.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			assert.NilError(t, err)
+			assert.Equal(t, in.Title, tc.wantTitle)
+			assert.Equal(t, in.ExternalID, ExternalIDPrefix+merge+":"+string(tc.kind))
+			for _, want := range tc.wantSummary {
+				assert.Check(t, is.Contains(in.Summary, want))
+			}
+		})
+	}
+}
+
+func TestClipKeepsInsideGitHubLimit(t *testing.T) {
+	long := strings.Repeat("é", MaxOutputBytes) // two bytes each
+	got := clip(long)
+	assert.Check(t, len(got) <= MaxOutputBytes, "len %d", len(got))
+	assert.Check(t, is.Contains(got, "truncated to fit"))
+	assert.Check(t, strings.ToValidUTF8(got, "?") == got, "cut inside a rune")
+	assert.Equal(t, clip("short"), "short")
+}
+
+// pmNote is the note a clipped check text ends with.
+var pmNote = "\n\n… (truncated to fit GitHub's 65535-byte limit)"
 
 func pmFailed(mut func(*Evidence)) Evidence {
 	e := Evidence{Kind: KindFailed, HeadSHA: pmHead, TestedRef: pmMerge, CompletedAt: time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)}
@@ -135,33 +214,4 @@ func TestPublishCompletesTheInProgressGate(t *testing.T) {
 	run, err = Publish(context.Background(), u, pmFailed(func(e *Evidence) { e.CheckRunID = 42 }))
 	assert.Check(t, run == nil)
 	assert.Error(t, err, "publish failed gate: complete in-progress gate 42: 404 Not Found")
-}
-
-// A marker that does not parse is quoted whole up to 120 characters, and cut
-// with an ellipsis beyond.
-func TestParseExternalIDQuotesAtMost120Characters(t *testing.T) {
-	at120 := strings.Repeat("x", 120)
-	_, err := ParseExternalID(at120)
-	assert.Error(t, err, `gate external_id "`+at120+`": want prefix "runpod-gpu-gate:v1:"`)
-
-	_, err = ParseExternalID(at120 + "y")
-	assert.Error(t, err, `gate external_id "`+at120+`…": want prefix "runpod-gpu-gate:v1:"`)
-}
-
-// pmLister records the page bound of each listing.
-type pmLister struct{ pages []int }
-
-func (l *pmLister) ListCheckRunsForRef(_ context.Context, _, _ string, maxPages int) ([]*github.CheckRun, error) {
-	l.pages = append(l.pages, maxPages)
-	return nil, nil
-}
-
-// The reuse lookup reads at most MaxPages pages, DefaultMaxPages when unset.
-func TestDecideReusePageBound(t *testing.T) {
-	for _, tc := range []struct{ given, want int }{{0, DefaultMaxPages}, {-1, DefaultMaxPages}, {2, 2}} {
-		l := &pmLister{}
-		d := DecideReuse(context.Background(), l, ReuseQuery{HeadSHA: pmHead, TestedRef: pmMerge, MaxPages: tc.given})
-		assert.Equal(t, d.Reuse, false)
-		assert.DeepEqual(t, l.pages, []int{tc.want})
-	}
 }
