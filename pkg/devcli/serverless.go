@@ -15,6 +15,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/serverless"
+	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
 )
 
 // The serverless-worker release asset the template fetches; the release
@@ -219,7 +220,7 @@ func (a *app) slsPrepare(f *slsFlags) error {
 	if err := need("payload", f.payload, "where to write the payload file"); err != nil {
 		return err
 	}
-	p, err := serverless.BuildPayload(f.source, serverless.DefaultPayloadLimits)
+	p, err := serverless.BuildPayload(f.source, jobwire.DefaultPayloadLimits)
 	if err != nil {
 		return withCode(ExitFailure, err)
 	}
@@ -256,7 +257,7 @@ func (a *app) slsRun(ctx context.Context, f *slsFlags) error {
 			return err
 		}
 	}
-	p, err := serverless.ReadPayload(f.payload, serverless.DefaultPayloadLimits)
+	p, err := serverless.ReadPayload(f.payload, jobwire.DefaultPayloadLimits)
 	if err != nil {
 		return withCode(ExitFailure, err)
 	}
@@ -270,7 +271,7 @@ func (a *app) slsRun(ctx context.Context, f *slsFlags) error {
 	// The job never extends the lifetime: this watchdog has setup's deadline.
 	a.armWatchdog(f.state)
 	res, err := l.Run(ctx, serverless.RunRequest{Execute: true, Approved: f.approved, Payload: p, Output: f.output,
-		Input: serverless.JobInput{TestCommand: f.testCommand, Smoke: serverless.SmokeArgs{MinCUDA: f.minCUDA}}})
+		Input: jobwire.JobInput{TestCommand: f.testCommand, Smoke: jobwire.SmokeArgs{MinCUDA: f.minCUDA}}})
 	if res != nil {
 		fmt.Fprintf(a.env.Stdout, "job %s ended %s; cuda_executed %t; %d result files in %s\n", res.JobID, res.State, res.CUDAExecuted, len(res.Files), f.output)
 	}

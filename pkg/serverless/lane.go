@@ -14,6 +14,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
 )
 
 // Management is the part of the RunPod management client the lane uses.
@@ -314,34 +315,8 @@ type RunRequest struct {
 	Execute  bool
 	Approved string // the reviewed payload_sha256
 	Payload  *Payload
-	Input    JobInput
+	Input    jobwire.JobInput
 	Output   string // results directory; must not exist or be empty
-}
-
-// JobInput is what the worker receives besides the payload.
-type JobInput struct {
-	PayloadB64      string    `json:"payload_b64"`
-	PayloadSHA256   string    `json:"payload_sha256"`
-	TestCommand     string    `json:"test_command"`
-	DeadlineSeconds int       `json:"deadline_seconds"`
-	MaxResultBytes  int64     `json:"max_result_bytes"`
-	Smoke           SmokeArgs `json:"smoke"`
-}
-
-// SmokeArgs configure the worker's CUDA proof (the pod lane's smoke proof).
-type SmokeArgs struct {
-	MinCUDA   string `json:"min_cuda,omitempty"`
-	MinVRAMGB int    `json:"min_vram_gb,omitempty"`
-}
-
-// JobOutput is what the Go worker returns (and the handler passes through).
-type JobOutput struct {
-	ResultB64     string         `json:"result_archive_b64,omitempty"`
-	ResultSHA256  string         `json:"result_sha256,omitempty"`
-	CUDAExecuted  bool           `json:"cuda_executed"`
-	TestsExitCode *int           `json:"tests_exit_code,omitempty"`
-	Error         string         `json:"error,omitempty"`
-	Summary       map[string]any `json:"summary,omitempty"`
 }
 
 // RunResult is what a run found.
@@ -394,7 +369,7 @@ func (l *Lane) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 		in.DeadlineSeconds = int(l.Settings.WorkerDeadline / time.Second)
 	}
 	if in.MaxResultBytes == 0 {
-		in.MaxResultBytes = DefaultResultLimits.MaxCompressed
+		in.MaxResultBytes = jobwire.DefaultResultLimits.MaxCompressed
 	}
 
 	r.Job = &JobRecord{Intent: true, PayloadSHA256: req.Payload.SHA256, SubmittedAt: now}
@@ -480,7 +455,7 @@ func (l *Lane) collect(st *runpod.JobStatus, outDir string, res *RunResult) erro
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return err
 	}
-	var out JobOutput
+	var out jobwire.JobOutput
 	decodeErr := error(nil)
 	if len(st.Output) > 0 {
 		decodeErr = json.Unmarshal(st.Output, &out)
@@ -506,10 +481,10 @@ func (l *Lane) collect(st *runpod.JobStatus, outDir string, res *RunResult) erro
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("result archive: not base64: %v", err))
-		case out.ResultSHA256 != "" && SHA256Hex(archive) != out.ResultSHA256:
-			errs = append(errs, fmt.Errorf("result archive: SHA-256 %s differs from the worker's %s", SHA256Hex(archive), out.ResultSHA256))
+		case out.ResultSHA256 != "" && jobwire.SHA256Hex(archive) != out.ResultSHA256:
+			errs = append(errs, fmt.Errorf("result archive: SHA-256 %s differs from the worker's %s", jobwire.SHA256Hex(archive), out.ResultSHA256))
 		default:
-			entries, err := Extract(archive, filepath.Join(outDir, "results"), DefaultResultLimits)
+			entries, err := jobwire.Extract(archive, filepath.Join(outDir, "results"), jobwire.DefaultResultLimits)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("result archive: %w (nothing of it was written)", err))
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/serverless"
+	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
 )
 
 // Set by the release build (-X) to the published serverless-worker asset.
@@ -87,7 +88,7 @@ func Run(ctx context.Context, io *actionio.IO) error {
 		return err
 	}
 	res, runErr := lane.Run(ctx, serverless.RunRequest{Execute: true, Approved: io.Input("approved-payload-sha256"), Payload: payload, Output: out,
-		Input: serverless.JobInput{TestCommand: io.Input("test-command"), Smoke: serverless.SmokeArgs{MinCUDA: io.Input("min-cuda")}}})
+		Input: jobwire.JobInput{TestCommand: io.Input("test-command"), Smoke: jobwire.SmokeArgs{MinCUDA: io.Input("min-cuda")}}})
 	if res != nil {
 		_ = actionio.WriteOutputs[runOutputs](io, runOutputs{JobID: res.JobID, JobStatus: string(res.State), CUDAExecuted: res.CUDAExecuted, Receipt: lane.Receipt})
 		_ = io.AddSummary(fmt.Sprintf("### Serverless lane\n\nJob `%s` ended `%s`; CUDA executed: %t; %d result files in `%s`; payload `%s`.\n",
@@ -103,7 +104,7 @@ func prepare(io *actionio.IO) (*serverless.Payload, error) {
 	if err != nil {
 		return nil, err
 	}
-	payload, err := serverless.BuildPayload(src, serverless.DefaultPayloadLimits)
+	payload, err := serverless.BuildPayload(src, jobwire.DefaultPayloadLimits)
 	if err != nil {
 		return nil, fmt.Errorf("prepare: %w", err)
 	}
