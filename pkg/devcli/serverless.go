@@ -261,7 +261,8 @@ func (a *app) slsRun(ctx context.Context, f *slsFlags) error {
 	if err != nil {
 		return withCode(ExitFailure, err)
 	}
-	if err := serverless.CheckApproval(p, f.approved); err != nil {
+	approved, err := serverless.Approve(p, f.approved)
+	if err != nil {
 		return withCode(ExitUsage, err)
 	}
 	l, err := a.lane(f)
@@ -270,7 +271,7 @@ func (a *app) slsRun(ctx context.Context, f *slsFlags) error {
 	}
 	// The job never extends the lifetime: this watchdog has setup's deadline.
 	a.armWatchdog(f.state)
-	res, err := l.Run(ctx, serverless.RunRequest{Execute: true, Approved: f.approved, Payload: p, Output: f.output,
+	res, err := l.Run(ctx, serverless.RunRequest{Execute: true, Payload: approved, Output: f.output,
 		Input: jobwire.JobInput{TestCommand: f.testCommand, Smoke: jobwire.SmokeArgs{MinCUDA: f.minCUDA}}})
 	if res != nil {
 		fmt.Fprintf(a.env.Stdout, "job %s ended %s; cuda_executed %t; %d result files in %s\n", res.JobID, res.State, res.CUDAExecuted, len(res.Files), f.output)

@@ -312,11 +312,10 @@ func (l *Lane) Health(ctx context.Context) (*Receipt, error) {
 
 // RunRequest is the one job of an attempt.
 type RunRequest struct {
-	Execute  bool
-	Approved string // the reviewed payload_sha256
-	Payload  *Payload
-	Input    jobwire.JobInput
-	Output   string // results directory; must not exist or be empty
+	Execute bool
+	Payload ApprovedPayload // from Approve: the run does not check the approval again
+	Input   jobwire.JobInput
+	Output  string // results directory; must not exist or be empty
 }
 
 // RunResult is what a run found.
@@ -333,8 +332,8 @@ type RunResult struct {
 var ErrNotExecuted = errors.New("run needs --execute: it submits one billable job")
 
 // Run submits exactly one job and collects its checked results. It refuses
-// without Execute and an approved checksum equal to the payload's, while a
-// create is unresolved, after a job was already submitted, when the job's
+// without Execute and a payload Approve approved (the approval is not checked
+// again), while a create is unresolved, after a job was already submitted, when the job's
 // TTL and the cleanup margin no longer fit before the setup deadline, or
 // when the ledger refuses the job's reservation. Polling is bounded by the
 // TTL; on cancellation the job is cancelled.
@@ -342,8 +341,9 @@ func (l *Lane) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	if !req.Execute {
 		return nil, ErrNotExecuted
 	}
-	if err := CheckApproval(req.Payload, req.Approved); err != nil {
-		return nil, err
+	payload := req.Payload.Payload()
+	if payload == nil {
+		return nil, fmt.Errorf("%w: the request carries no payload that Approve approved", ErrNotApproved)
 	}
 	r, err := l.Health(ctx)
 	if err != nil {
@@ -364,7 +364,7 @@ func (l *Lane) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	}
 	l.logf("run: reserved %s for the job", Dollars(cents))
 	in := req.Input
-	in.PayloadB64, in.PayloadSHA256 = base64.StdEncoding.EncodeToString(req.Payload.Archive), req.Payload.SHA256
+	in.PayloadB64, in.PayloadSHA256 = base64.StdEncoding.EncodeToString(payload.Archive), req.Payload.SHA256()
 	if in.DeadlineSeconds == 0 {
 		in.DeadlineSeconds = int(l.Settings.WorkerDeadline / time.Second)
 	}
@@ -372,7 +372,7 @@ func (l *Lane) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 		in.MaxResultBytes = jobwire.DefaultResultLimits.MaxCompressed
 	}
 
-	r.Job = &JobRecord{Intent: true, PayloadSHA256: req.Payload.SHA256, SubmittedAt: now}
+	r.Job = &JobRecord{Intent: true, PayloadSHA256: req.Payload.SHA256(), SubmittedAt: now}
 	if err := SaveReceipt(l.Receipt, r); err != nil {
 		return nil, err
 	}

@@ -200,19 +200,34 @@ func sourceName(name string) bool {
 // ErrNotApproved is returned when a run's approved checksum is missing or differs.
 var ErrNotApproved = errors.New("payload not approved")
 
-// CheckApproval refuses a payload whose checksum differs from the approved one.
-func CheckApproval(p *Payload, approved string) error {
+// ApprovedPayload is a payload whose checksum a person approved. Only Approve
+// makes one, so holding it proves the check ran: Lane.Run takes it and does
+// not check again. The zero value approves nothing.
+type ApprovedPayload struct {
+	payload *Payload
+	sha256  string // the approved checksum, kept apart from later edits of payload
+}
+
+// Approve refuses a payload whose checksum differs from the approved one, and
+// otherwise returns it approved; it is the process's one approval check.
+func Approve(p *Payload, approved string) (ApprovedPayload, error) {
 	approved = strings.ToLower(strings.TrimSpace(approved))
 	switch {
 	case approved == "":
-		return fmt.Errorf("%w: --approved-payload-sha256 is empty: review the payload, then pass the payload_sha256 that prepare printed", ErrNotApproved)
+		return ApprovedPayload{}, fmt.Errorf("%w: --approved-payload-sha256 is empty: review the payload, then pass the payload_sha256 that prepare printed", ErrNotApproved)
 	case len(approved) != 64 || strings.Trim(approved, "0123456789abcdef") != "":
-		return fmt.Errorf("%w: approved checksum %q: want 64 hex digits", ErrNotApproved, approved)
+		return ApprovedPayload{}, fmt.Errorf("%w: approved checksum %q: want 64 hex digits", ErrNotApproved, approved)
 	case approved != p.SHA256:
-		return fmt.Errorf("%w: approved checksum %s differs from the payload's %s (the source changed since review?)", ErrNotApproved, approved, p.SHA256)
+		return ApprovedPayload{}, fmt.Errorf("%w: approved checksum %s differs from the payload's %s (the source changed since review?)", ErrNotApproved, approved, p.SHA256)
 	}
-	return nil
+	return ApprovedPayload{payload: p, sha256: approved}, nil
 }
+
+// Payload is the approved payload, nil for the zero value.
+func (a ApprovedPayload) Payload() *Payload { return a.payload }
+
+// SHA256 is the approved checksum, "" for the zero value.
+func (a ApprovedPayload) SHA256() string { return a.sha256 }
 
 // EncodeArchive is the base64 form a job input carries.
 func EncodeArchive(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

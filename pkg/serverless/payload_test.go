@@ -118,7 +118,7 @@ func TestReadPayloadRefusesEdits(t *testing.T) {
 	assert.ErrorContains(t, err, "version 9")
 }
 
-func TestCheckApproval(t *testing.T) {
+func TestApprove(t *testing.T) {
 	p := &Payload{SHA256: strings.Repeat("ab", 32)}
 	cases := []struct{ approved, want string }{
 		{"", "is empty"},
@@ -128,7 +128,7 @@ func TestCheckApproval(t *testing.T) {
 		{p.SHA256, ""},
 	}
 	for _, tc := range cases {
-		err := CheckApproval(p, tc.approved)
+		_, err := Approve(p, tc.approved)
 		if tc.want == "" {
 			assert.Check(t, err)
 			continue
@@ -136,4 +136,21 @@ func TestCheckApproval(t *testing.T) {
 		assert.Check(t, is.ErrorContains(err, tc.want), tc.approved)
 		assert.Check(t, errors.Is(err, ErrNotApproved))
 	}
+}
+
+// TestApprovedPayloadKeepsTheApprovedChecksum: the approval is a value made
+// once; what a run sends is the checksum approved, whatever the payload
+// says afterwards, and the zero value approves nothing.
+func TestApprovedPayloadKeepsTheApprovedChecksum(t *testing.T) {
+	reviewed := strings.Repeat("ab", 32)
+	p := &Payload{SHA256: reviewed}
+	approved, err := Approve(p, " "+strings.ToUpper(reviewed)+"\n")
+	assert.NilError(t, err)
+	p.SHA256 = strings.Repeat("cd", 32) // an edit after the review
+	assert.Check(t, is.Equal(approved.SHA256(), reviewed))
+	assert.Check(t, approved.Payload() == p)
+
+	var zero ApprovedPayload
+	assert.Check(t, zero.Payload() == nil)
+	assert.Check(t, is.Equal(zero.SHA256(), ""))
 }

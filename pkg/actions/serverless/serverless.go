@@ -62,7 +62,8 @@ func Run(ctx context.Context, io *actionio.IO) error {
 	if !execute {
 		return serverless.ErrNotExecuted
 	}
-	if err := serverless.CheckApproval(payload, io.Input("approved-payload-sha256")); err != nil {
+	approved, err := serverless.Approve(payload, io.Input("approved-payload-sha256"))
+	if err != nil {
 		return err
 	}
 	out, err := io.PathInput("output-dir", ".runpod-gpu/serverless/results", actionio.RootWorkspace)
@@ -87,7 +88,7 @@ func Run(ctx context.Context, io *actionio.IO) error {
 		RunAttempt: current.Attempt, Args: serverless.BootstrapArgs, Env: env}); err != nil {
 		return err
 	}
-	res, runErr := lane.Run(ctx, serverless.RunRequest{Execute: true, Approved: io.Input("approved-payload-sha256"), Payload: payload, Output: out,
+	res, runErr := lane.Run(ctx, serverless.RunRequest{Execute: true, Payload: approved, Output: out,
 		Input: jobwire.JobInput{TestCommand: io.Input("test-command"), Smoke: jobwire.SmokeArgs{MinCUDA: io.Input("min-cuda")}}})
 	if res != nil {
 		_ = actionio.WriteOutputs[runOutputs](io, runOutputs{JobID: res.JobID, JobStatus: string(res.State), CUDAExecuted: res.CUDAExecuted, Receipt: lane.Receipt})
