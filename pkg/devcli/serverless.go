@@ -181,7 +181,7 @@ func (a *app) slsSetup(ctx context.Context, f *slsFlags) error {
 	}
 	env, err := serverless.TemplateEnv(f.workerURL, f.workerSHA, repository, attempt)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return withCode(ExitUsage, slsFlagError(err))
 	}
 	// The watchdog is armed as soon as the receipt exists, before the first
 	// create, so a setup killed half-way is still cleaned up at the deadline.
@@ -245,7 +245,7 @@ func orUnset(s string) string {
 func (a *app) slsRun(ctx context.Context, f *slsFlags) error {
 	// Refusals that need no key come first: nothing is read or billed.
 	if !f.execute {
-		return withCode(ExitUsage, serverless.ErrNotExecuted)
+		return withCode(ExitUsage, fmt.Errorf("run needs --execute: %w", serverless.ErrNotExecuted))
 	}
 	for _, r := range [][3]string{
 		{"payload", f.payload, "the payload file prepare wrote"},
@@ -263,7 +263,7 @@ func (a *app) slsRun(ctx context.Context, f *slsFlags) error {
 	}
 	approved, err := serverless.Approve(p, f.approved)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return withCode(ExitUsage, fmt.Errorf("--approved-payload-sha256: %w", err))
 	}
 	l, err := a.lane(f)
 	if err != nil {
@@ -376,6 +376,21 @@ func spawnDetached(args []string) error {
 		return err
 	}
 	return cmd.Process.Release()
+}
+
+// slsValueFlags are the flags that carry the values the lane's errors name.
+var slsValueFlags = map[string]string{serverless.WorkerURLValue: "worker-url", serverless.WorkerSHA256Value: "worker-sha256"}
+
+// slsFlagError names the flag of a value the lane refused (the lane names
+// only what the value is).
+func slsFlagError(err error) error {
+	var bad *serverless.ValueError
+	if errors.As(err, &bad) {
+		if flag, ok := slsValueFlags[bad.Name]; ok {
+			return fmt.Errorf("--%s %q: want %s", flag, bad.Value, bad.Want)
+		}
+	}
+	return err
 }
 
 // slsError maps the lane's refusals to exit codes.

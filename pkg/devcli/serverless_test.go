@@ -136,6 +136,7 @@ func TestServerlessCommandWholeLane(t *testing.T) {
 		"without approval":   {args: []string{"--execute"}, want: "--approved-payload-sha256 is required"},
 		"with another sum":   {args: []string{"--execute", "--approved-payload-sha256", strings.Repeat("0", 64)}, want: "differs from the payload's " + p.SHA256},
 		"with a short sum":   {args: []string{"--execute", "--approved-payload-sha256", "abc"}, want: `approved checksum "abc": want 64 hex digits`},
+		"with a blank sum":   {args: []string{"--execute", "--approved-payload-sha256", " "}, want: "--approved-payload-sha256: payload not approved: the approved checksum is empty"},
 		"without the output": {args: []string{"--execute", "--approved-payload-sha256", p.SHA256, "--output", ""}, want: "--output is required"},
 	} {
 		r := s.run(append(append([]string{}, runArgs...), tc.args...)...)
@@ -237,6 +238,8 @@ func TestServerlessCommandUsage(t *testing.T) {
 		{args: []string{"serverless", "setup", "--state", s.path("r.json")}, want: "--ledger is required"},
 		{args: []string{"serverless", "setup", "--state", s.path("r.json"), "--ledger", s.path("b.json"), "--worker-url", "http://x/w", "--worker-sha256", testWorkerSHA},
 			want: `worker-url "http://x/w": want an https URL`},
+		{args: []string{"serverless", "setup", "--state", s.path("r.json"), "--ledger", s.path("b.json"), "--worker-url", "https://x/w", "--worker-sha256", "xyz"},
+			want: `--worker-sha256 "xyz": want 64 lowercase hex digits`},
 		{args: []string{"serverless", "setup", "--state", s.path("r.json"), "--ledger", s.path("b.json"), "--image", "runpod/pytorch:latest"},
 			want: `serverless setting image = "runpod/pytorch:latest": want an image pinned by digest`},
 		{args: []string{"serverless", "prepare"}, want: "--payload is required"},

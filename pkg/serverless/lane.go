@@ -328,8 +328,9 @@ type RunResult struct {
 	ProviderErr  string
 }
 
-// ErrNotExecuted is returned when run is asked without --execute.
-var ErrNotExecuted = errors.New("run needs --execute: it submits one billable job")
+// ErrNotExecuted is returned when a run is not confirmed to execute (the
+// CLI's --execute, the action's execute input).
+var ErrNotExecuted = errors.New("the run is not confirmed to execute: it submits one billable job")
 
 // Run submits exactly one job and collects its checked results. It refuses
 // without Execute and a payload Approve approved (the approval is not checked

@@ -209,12 +209,13 @@ type ApprovedPayload struct {
 }
 
 // Approve refuses a payload whose checksum differs from the approved one, and
-// otherwise returns it approved; it is the process's one approval check.
+// otherwise returns it approved; it is the process's one approval check. Its
+// errors name the approved checksum, not the flag or input that carried it.
 func Approve(p *Payload, approved string) (ApprovedPayload, error) {
 	approved = strings.ToLower(strings.TrimSpace(approved))
 	switch {
 	case approved == "":
-		return ApprovedPayload{}, fmt.Errorf("%w: --approved-payload-sha256 is empty: review the payload, then pass the payload_sha256 that prepare printed", ErrNotApproved)
+		return ApprovedPayload{}, fmt.Errorf("%w: the approved checksum is empty: review the payload, then approve the payload_sha256 that prepare printed", ErrNotApproved)
 	case len(approved) != 64 || strings.Trim(approved, "0123456789abcdef") != "":
 		return ApprovedPayload{}, fmt.Errorf("%w: approved checksum %q: want 64 hex digits", ErrNotApproved, approved)
 	case approved != p.SHA256:

@@ -60,11 +60,11 @@ func Run(ctx context.Context, io *actionio.IO) error {
 		return err
 	}
 	if !execute {
-		return serverless.ErrNotExecuted
+		return fmt.Errorf("input execute is not true: %w", serverless.ErrNotExecuted)
 	}
 	approved, err := serverless.Approve(payload, io.Input("approved-payload-sha256"))
 	if err != nil {
-		return err
+		return fmt.Errorf("input approved-payload-sha256: %w", err)
 	}
 	out, err := io.PathInput("output-dir", ".runpod-gpu/serverless/results", actionio.RootWorkspace)
 	if err != nil {
