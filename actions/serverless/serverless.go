@@ -21,6 +21,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/serverless"
+	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
 )
 
 // Set by the release build (-X) to the published serverless-worker asset.
@@ -83,10 +84,11 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	}
 	workerSHA := cmp.Or(in.WorkerSHA256, defaultWorkerSHA256)
 	if !in.Execute {
-		return serverless.ErrNotExecuted
+		return fmt.Errorf("input execute is not true: %w", serverless.ErrNotExecuted)
 	}
-	if err := serverless.CheckApproval(payload, in.Approved); err != nil {
-		return err
+	approved, err := serverless.Approve(payload, in.Approved)
+	if err != nil {
+		return fmt.Errorf("input approved-payload-sha256: %w", err)
 	}
 	current, err := actionkit.CurrentRun(io)
 	if err != nil {
@@ -98,7 +100,7 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	}
 	env, err := serverless.TemplateEnv(cmp.Or(in.WorkerURL, defaultWorkerURL), workerSHA, current.Repository, attempt)
 	if err != nil {
-		return err
+		return workerInputError(err)
 	}
 	// Cleanup runs whatever happens next, SIGTERM included, on its own bounded context.
 	defer func() { _ = cleanup(io, lane) }()
@@ -106,8 +108,8 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 		RunAttempt: current.Attempt, Args: serverless.BootstrapArgs, Env: env}); err != nil {
 		return err
 	}
-	res, runErr := lane.Run(ctx, serverless.RunRequest{Execute: true, Approved: in.Approved, Payload: payload, Output: in.OutputDir,
-		Input: serverless.JobInput{TestCommand: in.TestCommand, Smoke: serverless.SmokeArgs{MinCUDA: in.MinCUDA}}})
+	res, runErr := lane.Run(ctx, serverless.RunRequest{Execute: true, Payload: approved, Output: in.OutputDir,
+		Input: jobwire.JobInput{TestCommand: in.TestCommand, Smoke: jobwire.SmokeArgs{MinCUDA: in.MinCUDA}}})
 	if res != nil {
 		_ = actionio.WriteOutputs[runOutputs](io, runOutputs{JobID: res.JobID, JobStatus: string(res.State), CUDAExecuted: res.CUDAExecuted, Receipt: lane.Receipt})
 		_ = io.AddSummary(fmt.Sprintf("### Serverless lane\n\nJob `%s` ended `%s`; CUDA executed: %t; %d result files in `%s`; payload `%s`.\n",
@@ -119,7 +121,7 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 // prepare builds the source-only payload of source-dir and reports its
 // SHA-256 and the worker's (outputs payload-sha256 and worker-sha256).
 func prepare(io *actionio.IO, in Inputs) (*serverless.Payload, error) {
-	payload, err := serverless.BuildPayload(in.SourceDir, serverless.DefaultPayloadLimits)
+	payload, err := serverless.BuildPayload(in.SourceDir, jobwire.DefaultPayloadLimits)
 	if err != nil {
 		return nil, fmt.Errorf("prepare: %w", err)
 	}
@@ -156,6 +158,20 @@ func newLane(io *actionio.IO, in Inputs) (*serverless.Lane, error) {
 	}
 	return &serverless.Lane{Mgmt: rp, Jobs: jobs, Policy: policy, Settings: s, Receipt: in.StatePath, Poll: in.Poll,
 		Ledger: serverless.LedgerFile{Path: in.LedgerPath, Caps: caps, LockWait: 30 * time.Second}, Logf: io.Infof}, nil
+}
+
+// workerInputError names the input behind a worker setting TemplateEnv
+// refused (the lane's errors name the setting, not this action's input).
+func workerInputError(err error) error {
+	var v *serverless.ValueError
+	if !errors.As(err, &v) {
+		return err
+	}
+	input := map[string]string{serverless.WorkerURLValue: "worker-url", serverless.WorkerSHA256Value: "worker-sha256"}[v.Name]
+	if input == "" {
+		return err
+	}
+	return &actionio.InputError{Input: input, Value: v.Value, Expected: v.Want}
 }
 
 // cleanup deletes the receipt's resources with a fresh context: the job's may be cancelled.

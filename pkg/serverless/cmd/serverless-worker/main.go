@@ -20,7 +20,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/org/runpod-gpu/pkg/serverless"
+	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
 	"github.com/org/runpod-gpu/pkg/serverless/worker"
 	"github.com/org/runpod-gpu/pkg/smoke"
 	"github.com/org/runpod-gpu/pkg/smoke/cudalib"
@@ -50,7 +50,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var in serverless.JobInput
+	var in jobwire.JobInput
 	if err := json.Unmarshal(data, &in); err != nil {
 		return fmt.Errorf("input: %v", err)
 	}

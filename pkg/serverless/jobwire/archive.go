@@ -1,4 +1,4 @@
-package serverless
+package jobwire
 
 import (
 	"archive/tar"
