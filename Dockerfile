@@ -35,13 +35,13 @@ COPY . /src
 # linux/amd64. It is cgo-free but dynamically linked on purpose: purego loads libcuda.so.1
 # through the system's dynamic loader at run time.
 RUN CGO_ENABLED=0 GOOS=linux GOARCH=amd64 \
-      go build -C /src -trimpath -buildvcs=false -ldflags "-s -w" -o /out/cuda-smoke ./pkg/smoke/cmd/cuda-smoke \
+      go build -C /src -trimpath -buildvcs=false -ldflags "-s -w" -o /out/cuda-smoke ./pkg/cmd/cuda-smoke \
  && cd /out && sha256sum cuda-smoke > cuda-smoke.sha256
 
 # The Serverless worker runs in RunPod's x86-64 image, so it is linux/amd64 too, and links
 # like the proof (it runs the same proof in-process through purego).
 RUN CGO_ENABLED=0 GOOS=linux GOARCH=amd64 \
-      go build -C /src -trimpath -buildvcs=false -ldflags "-s -w" -o /out/serverless-worker ./pkg/serverless/cmd/serverless-worker \
+      go build -C /src -trimpath -buildvcs=false -ldflags "-s -w" -o /out/serverless-worker ./pkg/cmd/serverless-worker \
  && cd /out && sha256sum serverless-worker > serverless-worker.sha256
 
 # The one program for every action; a new action adds its role to actions.All, not

@@ -121,10 +121,10 @@ func metaCheckDockerfile(text string) []string {
 			if strings.Contains(in.args, "./actions/") {
 				add("RUN %.60s…: builds a program per action; the image holds one, %s /%s", in.args, metaActionsCmd, metaActionsBinary)
 			}
-			if strings.Contains(in.args, "./pkg/smoke/cmd/cuda-smoke") && strings.Contains(in.args, "sha256sum cuda-smoke > cuda-smoke.sha256") {
+			if strings.Contains(in.args, "./pkg/cmd/cuda-smoke") && strings.Contains(in.args, "sha256sum cuda-smoke > cuda-smoke.sha256") {
 				built["cuda-smoke"] = true
 			}
-			if strings.Contains(in.args, "./pkg/serverless/cmd/serverless-worker") && strings.Contains(in.args, "sha256sum serverless-worker > serverless-worker.sha256") {
+			if strings.Contains(in.args, "./pkg/cmd/serverless-worker") && strings.Contains(in.args, "sha256sum serverless-worker > serverless-worker.sha256") {
 				built["serverless-worker"] = true
 			}
 			if strings.Contains(in.args, metaActionsCmd) {
@@ -141,10 +141,10 @@ func metaCheckDockerfile(text string) []string {
 		add("the actions' multi-call binary is not built: go build -o /out/%s %s", metaActionsBinary, metaActionsCmd)
 	}
 	if !built["cuda-smoke"] {
-		add("the proof is not built: go build ./pkg/smoke/cmd/cuda-smoke, then sha256sum cuda-smoke > cuda-smoke.sha256")
+		add("the proof is not built: go build ./pkg/cmd/cuda-smoke, then sha256sum cuda-smoke > cuda-smoke.sha256")
 	}
 	if !built["serverless-worker"] {
-		add("the Serverless worker is not built: go build ./pkg/serverless/cmd/serverless-worker, then sha256sum serverless-worker > serverless-worker.sha256")
+		add("the Serverless worker is not built: go build ./pkg/cmd/serverless-worker, then sha256sum serverless-worker > serverless-worker.sha256")
 	}
 
 	final := stages[len(stages)-1]
@@ -306,7 +306,7 @@ func TestMetaActionBinariesAreStatic(t *testing.T) {
 // driver is missing has to get "SMOKE FAIL", not a loader error.
 func TestMetaProofBinaryNeedsOnlyGlibc(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "cuda-smoke")
-	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", out, "./pkg/smoke/cmd/cuda-smoke")
+	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", out, "./pkg/cmd/cuda-smoke")
 	cmd.Dir = metaRepoRoot
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 	output, err := cmd.CombinedOutput()

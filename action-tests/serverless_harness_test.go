@@ -34,7 +34,7 @@ func slsArtifacts(t *testing.T) (worker, libDir string) {
 	t.Helper()
 	slsBuild.once.Do(func() {
 		slsBuild.worker = filepath.Join(binDir, "serverless-worker")
-		cmd := exec.Command("go", "build", "-o", slsBuild.worker, "./pkg/serverless/cmd/serverless-worker")
+		cmd := exec.Command("go", "build", "-o", slsBuild.worker, "./pkg/cmd/serverless-worker")
 		cmd.Dir, cmd.Env = "..", append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			slsBuild.err = errors.New("build serverless-worker: " + err.Error() + "\n" + string(out))

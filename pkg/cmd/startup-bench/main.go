@@ -78,7 +78,7 @@ func run(base string, n int) error {
 		return fmt.Errorf("%s has no actions/*/main.go: is it a per-action commit?", base)
 	}
 	multi := filepath.Join(tmp, "new", "runpod-gpu-actions")
-	if err := build(root, multi, "./pkg/actions/cmd/runpod-gpu-actions"); err != nil {
+	if err := build(root, multi, "./pkg/cmd/runpod-gpu-actions"); err != nil {
 		return err
 	}
 	cwd := filepath.Join(tmp, "cwd") // empty: roles that read the config find none

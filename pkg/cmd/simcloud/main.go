@@ -3,7 +3,7 @@
 // actions, curl or gh at the URLs it prints, with the key and token it prints.
 // It runs until interrupted.
 //
-//	go run ./pkg/sim/cloud/cmd/simcloud -mode process -seed 7
+//	go run ./pkg/cmd/simcloud -mode process -seed 7
 //
 // In model mode pods are decided from their host profiles; in process mode
 // each pod runs the real startup script and CUDA smoke proof against stand-ins

@@ -3,7 +3,7 @@
 // pod, p50/p95 time to a runner and runs that ended with no pod, as Markdown
 // tables and Mermaid charts: one per bad-machine layout.
 //
-//	go run ./pkg/sim/market/cmd/market -seed 1 -prs 1000 -bad 0.2
+//	go run ./pkg/cmd/market -seed 1 -prs 1000 -bad 0.2
 package main
 
 import (

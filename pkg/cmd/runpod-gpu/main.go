@@ -1,7 +1,7 @@
 // Command runpod-gpu is the developer's command line for RunPod GPUs: offers,
 // up, ls, ssh, down and allowlist. See package devcli for exit codes.
 //
-//	go install github.com/org/runpod-gpu/pkg/devcli/cmd/runpod-gpu@v1
+//	go install github.com/org/runpod-gpu/pkg/cmd/runpod-gpu@v1
 package main
 
 import (

@@ -17,7 +17,7 @@ const maxProofBytes = 3_000_000
 // releaseBuild is the proof's build line in the Dockerfile, the one the release publishes;
 // the test builds with exactly these flags so the size it checks is the size pods download.
 const releaseBuild = `CGO_ENABLED=0 GOOS=linux GOARCH=amd64 \
-      go build -C /src -trimpath -buildvcs=false -ldflags "-s -w" -o /out/cuda-smoke ./pkg/smoke/cmd/cuda-smoke`
+      go build -C /src -trimpath -buildvcs=false -ldflags "-s -w" -o /out/cuda-smoke ./pkg/cmd/cuda-smoke`
 
 // TestProofStaysSmall builds the proof as the release does (CGO_ENABLED=0,
 // -trimpath, -ldflags "-s -w") and checks its size and that no HTTP or TLS
@@ -28,7 +28,7 @@ func TestProofStaysSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the proof")
 	}
-	dockerfile, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "Dockerfile"))
+	dockerfile, err := os.ReadFile(filepath.Join("..", "..", "..", "Dockerfile"))
 	assert.NilError(t, err)
 	assert.Assert(t, strings.Contains(string(dockerfile), releaseBuild),
 		"the Dockerfile no longer builds the proof as this test does; update releaseBuild and the build below together")

@@ -23,7 +23,7 @@ const token = "ghp_CostHistoryTestToken0123456789"
 
 func TestRun(t *testing.T) {
 	saved := t.TempDir()
-	assert.NilError(t, os.CopyFS(saved, os.DirFS("../../testdata/evidence")))
+	assert.NilError(t, os.CopyFS(saved, os.DirFS("../../history/testdata/evidence")))
 	repoDir := t.TempDir()
 	assert.NilError(t, os.Mkdir(filepath.Join(repoDir, ".git"), 0o755))
 	empty := t.TempDir()
