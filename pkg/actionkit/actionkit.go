@@ -126,6 +126,15 @@ func CurrentRun(io *actionio.IO) (Run, error) {
 	return r, nil
 }
 
+// ConfigInput is the config-path input of an action that reads the
+// repository's configuration; embedding it also makes the configuration's
+// problems the first thing the action reports, before any other input's.
+type ConfigInput struct {
+	ConfigPath string `input:"config-path" default:".github/runpod-gpu.yml" desc:"Path of the runpod-gpu configuration in the repository."`
+}
+
+func (c *ConfigInput) configPath() string { return c.ConfigPath }
+
 // Config loads the repository's runpod-gpu configuration from path (an
 // action's config-path input), strictly validated, before any API call. On
 // an error it has already written an annotation at each offending key and a

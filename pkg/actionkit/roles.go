@@ -50,6 +50,13 @@ func (a *action[In]) Run(ctx context.Context, io *actionio.IO) error {
 	io.RestrictOutputs(names)
 	in, err := actionio.ReadInputs[In](io)
 	if err != nil {
+		// An action that reads the configuration reports its problems first,
+		// annotated on the file, as it does when every input is right.
+		if c, ok := any(&in).(interface{ configPath() string }); ok {
+			if _, cfgErr := Config(io, c.configPath()); cfgErr != nil {
+				return cfgErr
+			}
+		}
 		return err
 	}
 	return a.run(ctx, io, in)
