@@ -12,9 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
+	"github.com/org/runpod-gpu/pkg/clock"
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
@@ -52,7 +52,7 @@ func GitHub(ctx context.Context, io *actionio.IO, org string) (*ghapi.Client, er
 	}
 	opts := ghapi.Options{BaseURL: io.Getenv("GITHUB_API_URL"), Owner: owner, Repo: repo, Org: org,
 		Policy: reqpolicy.New(reqpolicy.WithRedactor(io.Redactor()), reqpolicy.WithLogger(func(s string) { io.Infof("%s", s) }),
-			reqpolicy.WithClassifier(ghapi.RateLimitClassifier(wallClock{}))),
+			reqpolicy.WithClassifier(ghapi.RateLimitClassifier(clock.Wall{}))),
 		OnSecret: io.Mask} // minted installation tokens and JIT configs: ::add-mask:: before any use
 	appID, err := io.Int(InputAppID, 0, 0, 1<<53)
 	if err != nil {
@@ -76,11 +76,6 @@ func GitHub(ctx context.Context, io *actionio.IO, org string) (*ghapi.Client, er
 	}
 	return ghapi.New(ctx, opts)
 }
-
-// wallClock is the real clock for GitHub's rate-limit reset times.
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
 
 // Repository returns GITHUB_REPOSITORY split into owner and name.
 func Repository(io *actionio.IO) (string, string, error) {

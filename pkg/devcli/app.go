@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/org/runpod-gpu/pkg/clock"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
@@ -40,8 +41,8 @@ type Env struct {
 	// User names the developer in the pod's ownership tag.
 	User string
 	// Clock and Sleep drive the request policy and the boot wait; nil means real time.
-	Clock reqpolicy.Clock
-	Sleep reqpolicy.Sleeper
+	Clock clock.Clock
+	Sleep clock.Sleeper
 	// HTTPClient carries the API requests; nil means the client's default.
 	HTTPClient *http.Client
 	// RunSSH runs ssh with argv (argv[0] is "ssh") and returns its exit
@@ -112,20 +113,16 @@ func (e Env) withDefaults() Env {
 		e.Stderr = io.Discard
 	}
 	if e.Clock == nil {
-		e.Clock = realClock{}
+		e.Clock = clock.Wall{}
 	}
 	if e.Sleep == nil {
-		e.Sleep = reqpolicy.SleepContext
+		e.Sleep = clock.SleepContext
 	}
 	if e.RunSSH == nil {
 		e.RunSSH = execSSH
 	}
 	return e
 }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
 
 // execSSH runs ssh attached to the terminal and returns its exit status.
 func execSSH(ctx context.Context, argv []string) (int, error) {

@@ -475,14 +475,6 @@ func TestPolicyWait(t *testing.T) {
 	}
 }
 
-func TestSleepContext(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	assert.Check(t, errors.Is(SleepContext(ctx, time.Hour), context.Canceled), "a cancelled context ends the sleep at once")
-	assert.NilError(t, SleepContext(context.Background(), 0))
-	assert.NilError(t, SleepContext(context.Background(), time.Nanosecond))
-}
-
 // TestOverRealHTTP runs the policy under a real http.Client against a loopback
 // server with the real clock, sleeping only a millisecond-scale backoff.
 func TestOverRealHTTP(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
+	"github.com/org/runpod-gpu/pkg/clock"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
@@ -59,8 +60,8 @@ type Deps struct {
 	Pods   lifecycle.PodAPI
 	GitHub GitHub
 	Policy *reqpolicy.Policy
-	Clock  reqpolicy.Clock
-	Sleep  reqpolicy.Sleeper
+	Clock  clock.Clock
+	Sleep  clock.Sleeper
 	// Logf receives progress lines; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -190,8 +191,8 @@ func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
 type watch struct {
 	deps  Deps
 	req   Request
-	clock reqpolicy.Clock
-	sleep reqpolicy.Sleeper
+	clock clock.Clock
+	sleep clock.Sleeper
 
 	record   *runpod.Pod         // the pod as read when the watch began
 	lastJob  *github.WorkflowJob // the GPU job as last observed
@@ -232,7 +233,7 @@ func newWatch(deps Deps, req Request) (*watch, error) {
 		w.clock = deps.Policy
 	}
 	if w.sleep == nil {
-		w.sleep = reqpolicy.SleepContext
+		w.sleep = clock.SleepContext
 	}
 	return w, nil
 }
