@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
-	"github.com/org/runpod-gpu/pkg/version"
 )
 
 // DefaultBaseURL is RunPod's API host; paths are under /v2.
@@ -131,7 +130,8 @@ func defaultTransport() http.RoundTripper {
 	return t
 }
 
-// authTransport is the outer layer: bearer auth, JSON accept, User-Agent.
+// authTransport is the outer layer: bearer auth and JSON accept. The request
+// policy below it adds the suite's User-Agent, as it does for every client.
 type authTransport struct {
 	apiKey string
 	host   string
@@ -144,7 +144,6 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Host == t.host {
 		out.Header.Set("Authorization", "Bearer "+t.apiKey)
 	}
-	out.Header.Set("User-Agent", version.UserAgent())
 	if out.Header.Get("Accept") == "" {
 		out.Header.Set("Accept", "application/json")
 	}
