@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -151,6 +150,7 @@ type app struct {
 	client *runpod.Client
 	policy *reqpolicy.Policy
 	cfg    fileConfig
+	key    string // the RunPod API key connect read (apiKey); every client uses it
 }
 
 // connect reads the key and builds the client; every command that talks to
@@ -164,11 +164,8 @@ func (a *app) connect() error {
 		return withCode(ExitFailure, err)
 	}
 	a.cfg = cfg
-	key := strings.TrimSpace(a.env.Getenv("RUNPOD_API_KEY"))
-	if key == "" {
-		key = cfg.Runpod.APIKey
-	}
-	if key == "" {
+	a.key = apiKey(a.env.Getenv, cfg)
+	if a.key == "" {
 		return fail(ExitFailure, "no RunPod API key: set RUNPOD_API_KEY, or api_key under [runpod] in %s", configPath(a.env.Home))
 	}
 	a.policy = reqpolicy.New(reqpolicy.WithClock(a.env.Clock), reqpolicy.WithSleeper(a.env.Sleep))
@@ -176,7 +173,7 @@ func (a *app) connect() error {
 	if a.env.HTTPClient != nil {
 		opts = append(opts, runpod.WithHTTPClient(a.env.HTTPClient))
 	}
-	a.client = runpod.New(a.env.Getenv("RUNPOD_API_URL"), key, opts...)
+	a.client = runpod.New(a.env.Getenv("RUNPOD_API_URL"), a.key, opts...)
 	return nil
 }
 
