@@ -19,11 +19,6 @@ import (
 // DefaultBaseURL is RunPod's API host; paths are under /v2.
 const DefaultBaseURL = "https://api.runpod.io"
 
-// DefaultMaxListPages was ListPods' page bound (50 pages of 500: an error
-// above 25,000 pods). The listing is now bounded by time
-// (DefaultListPodsBudget); WithMaxListPages still sets a page bound for tests.
-const DefaultMaxListPages = 50
-
 // DefaultListPodsBudget bounds how long ListPods follows the cursor, however
 // many pages the account has: the caller's own deadline applies when sooner.
 const DefaultListPodsBudget = 5 * time.Minute

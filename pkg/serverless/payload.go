@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -217,6 +216,3 @@ func CheckApproval(p *Payload, approved string) error {
 	}
 	return nil
 }
-
-// EncodeArchive is the base64 form a job input carries.
-func EncodeArchive(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

@@ -14,6 +14,7 @@
 package watchdog
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -213,10 +214,11 @@ func newWatch(deps Deps, req Request) (*watch, error) {
 	if deps.Pods == nil || deps.GitHub == nil || deps.Policy == nil {
 		return nil, fmt.Errorf("%w: Pods, GitHub and Policy are required", ErrInvalidRequest)
 	}
-	req.SetupBudget = orDefault(req.SetupBudget, DefaultSetupBudget)
-	req.Lifetime = orDefault(req.Lifetime, DefaultLifetime)
-	req.Poll = orDefault(req.Poll, DefaultPoll)
-	req.RequestTimeout = orDefault(req.RequestTimeout, DefaultRequestTimeout)
+	// A zero or negative duration takes the default.
+	req.SetupBudget = cmp.Or(max(req.SetupBudget, 0), DefaultSetupBudget)
+	req.Lifetime = cmp.Or(max(req.Lifetime, 0), DefaultLifetime)
+	req.Poll = cmp.Or(max(req.Poll, 0), DefaultPoll)
+	req.RequestTimeout = cmp.Or(max(req.RequestTimeout, 0), DefaultRequestTimeout)
 	if req.TestStep == "" {
 		req.TestStep = cost.DefaultTestStep
 	}
@@ -236,13 +238,6 @@ func newWatch(deps Deps, req Request) (*watch, error) {
 		w.sleep = clock.SleepContext
 	}
 	return w, nil
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
 }
 
 // run polls until the pod must go. Each poll reads the GPU job first, then the
