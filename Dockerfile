@@ -1,7 +1,7 @@
 # One image for every runpod-gpu action, holding one static multi-call program,
 # /runpod-gpu-actions: every actions/<role>/action.yml runs it with `entrypoint:
-# /runpod-gpu-actions` and `args: [<role>]`, and the role runs the same function as
-# actions/<role>/main.go (pkg/actions.Roles). One program carries the Go runtime, TLS,
+# /runpod-gpu-actions` and `args: [<role>]`, and the role runs the action whose room is
+# actions/<role>/ (actions.All). One program carries the Go runtime, TLS,
 # go-github and YAML once instead of once per action. The image also carries the
 # pod-side CUDA proof, /cuda-smoke, with /cuda-smoke.sha256: the release publishes exactly
 # these bytes as release assets, and the provision role embeds their URL and SHA-256 so a
@@ -35,24 +35,24 @@ COPY . /src
 # linux/amd64. It is cgo-free but dynamically linked on purpose: purego loads libcuda.so.1
 # through the system's dynamic loader at run time.
 RUN CGO_ENABLED=0 GOOS=linux GOARCH=amd64 \
-      go build -C /src -trimpath -buildvcs=false -ldflags "-s -w" -o /out/cuda-smoke ./pkg/smoke/cmd/cuda-smoke \
+      go build -C /src -trimpath -buildvcs=false -ldflags "-s -w" -o /out/cuda-smoke ./pkg/cmd/cuda-smoke \
  && cd /out && sha256sum cuda-smoke > cuda-smoke.sha256
 
 # The Serverless worker runs in RunPod's x86-64 image, so it is linux/amd64 too, and links
 # like the proof (it runs the same proof in-process through purego).
 RUN CGO_ENABLED=0 GOOS=linux GOARCH=amd64 \
-      go build -C /src -trimpath -buildvcs=false -ldflags "-s -w" -o /out/serverless-worker ./pkg/serverless/cmd/serverless-worker \
+      go build -C /src -trimpath -buildvcs=false -ldflags "-s -w" -o /out/serverless-worker ./pkg/cmd/serverless-worker \
  && cd /out && sha256sum serverless-worker > serverless-worker.sha256
 
-# The one program for every action; a new action adds its role to pkg/actions.Roles, not
+# The one program for every action; a new action adds its role to actions.All, not
 # a line here. The release's assets reach provision and serverless through -X defaults.
 RUN set -eu; \
     proof_sha256=$(cut -d' ' -f1 /out/cuda-smoke.sha256); \
     worker_sha256=$(cut -d' ' -f1 /out/serverless-worker.sha256); \
     CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
       go build -C /src -trimpath -buildvcs=false \
-        -ldflags "-s -w -X github.com/org/runpod-gpu/pkg/version.Version=${VERSION} -X github.com/org/runpod-gpu/pkg/actions/provision.defaultProofURL=${PROOF_URL} -X github.com/org/runpod-gpu/pkg/actions/provision.defaultProofSHA256=${proof_sha256} -X github.com/org/runpod-gpu/pkg/actions/serverless.defaultWorkerURL=${WORKER_URL} -X github.com/org/runpod-gpu/pkg/actions/serverless.defaultWorkerSHA256=${worker_sha256}" \
-        -o /out/runpod-gpu-actions ./pkg/actions/cmd/runpod-gpu-actions; \
+        -ldflags "-s -w -X github.com/org/runpod-gpu/pkg/version.Version=${VERSION} -X github.com/org/runpod-gpu/actions/provision.defaultProofURL=${PROOF_URL} -X github.com/org/runpod-gpu/actions/provision.defaultProofSHA256=${proof_sha256} -X github.com/org/runpod-gpu/actions/serverless.defaultWorkerURL=${WORKER_URL} -X github.com/org/runpod-gpu/actions/serverless.defaultWorkerSHA256=${worker_sha256}" \
+        -o /out/runpod-gpu-actions ./pkg/cmd/runpod-gpu-actions; \
     mkdir -m 1777 /out/tmp; \
     cp /usr/local/go/lib/time/zoneinfo.zip /out/zoneinfo.zip
 

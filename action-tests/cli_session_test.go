@@ -20,7 +20,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/sim/simclock"
 )
 
-// The developer's command line, built once from pkg/devcli/cmd/runpod-gpu
+// The developer's command line, built once from pkg/cmd/runpod-gpu
 // and run as a developer would run it, against the simulated RunPod.
 var (
 	cliOnce sync.Once
@@ -35,7 +35,7 @@ func cliBinary(t *testing.T) string {
 			return
 		}
 		cliPath = filepath.Join(binDir, "runpod-gpu")
-		cmd := exec.Command("go", "build", "-o", cliPath, "./pkg/devcli/cmd/runpod-gpu")
+		cmd := exec.Command("go", "build", "-o", cliPath, "./pkg/cmd/runpod-gpu")
 		cmd.Dir = ".."
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {

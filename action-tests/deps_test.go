@@ -52,7 +52,7 @@ func TestShippedProgramsCarryNoTestFixtures(t *testing.T) {
 	mains, err := filepath.Glob(filepath.Join(metaRepoRoot, "actions", "*", "main.go"))
 	assert.NilError(t, err)
 	assert.Assert(t, len(mains) >= 9, "found only %d action mains under actions/", len(mains))
-	programs := []string{"./pkg/actions/cmd/runpod-gpu-actions", "./pkg/smoke/cmd/cuda-smoke", "./pkg/serverless/cmd/serverless-worker"}
+	programs := []string{"./pkg/cmd/runpod-gpu-actions", "./pkg/cmd/cuda-smoke", "./pkg/cmd/serverless-worker"}
 	for _, m := range mains {
 		programs = append(programs, "./actions/"+filepath.Base(filepath.Dir(m)))
 	}

@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 	// The image's one multi-call binary is built, as the runner runs it: every
 	// step starts it with its role (the actions/<role> directory) as the one
 	// argument, which is what each action.yml passes in runs.args.
-	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, actionsBinary), "./pkg/actions/cmd/"+actionsBinary)
+	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, actionsBinary), "./pkg/cmd/"+actionsBinary)
 	cmd.Dir = ".."
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {

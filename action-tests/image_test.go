@@ -84,7 +84,7 @@ var (
 // action image: pinned bases, a static build of the one multi-call action
 // binary and of the proof, and a final stage that holds them and runs as root
 // in the workspace. That every action has a role in the binary is
-// pkg/actions' TestRolesAreTheActionMains.
+// actions' TestEveryRoomIsARole.
 func metaCheckDockerfile(text string) []string {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
@@ -121,10 +121,10 @@ func metaCheckDockerfile(text string) []string {
 			if strings.Contains(in.args, "./actions/") {
 				add("RUN %.60s…: builds a program per action; the image holds one, %s /%s", in.args, metaActionsCmd, metaActionsBinary)
 			}
-			if strings.Contains(in.args, "./pkg/smoke/cmd/cuda-smoke") && strings.Contains(in.args, "sha256sum cuda-smoke > cuda-smoke.sha256") {
+			if strings.Contains(in.args, "./pkg/cmd/cuda-smoke") && strings.Contains(in.args, "sha256sum cuda-smoke > cuda-smoke.sha256") {
 				built["cuda-smoke"] = true
 			}
-			if strings.Contains(in.args, "./pkg/serverless/cmd/serverless-worker") && strings.Contains(in.args, "sha256sum serverless-worker > serverless-worker.sha256") {
+			if strings.Contains(in.args, "./pkg/cmd/serverless-worker") && strings.Contains(in.args, "sha256sum serverless-worker > serverless-worker.sha256") {
 				built["serverless-worker"] = true
 			}
 			if strings.Contains(in.args, metaActionsCmd) {
@@ -141,10 +141,10 @@ func metaCheckDockerfile(text string) []string {
 		add("the actions' multi-call binary is not built: go build -o /out/%s %s", metaActionsBinary, metaActionsCmd)
 	}
 	if !built["cuda-smoke"] {
-		add("the proof is not built: go build ./pkg/smoke/cmd/cuda-smoke, then sha256sum cuda-smoke > cuda-smoke.sha256")
+		add("the proof is not built: go build ./pkg/cmd/cuda-smoke, then sha256sum cuda-smoke > cuda-smoke.sha256")
 	}
 	if !built["serverless-worker"] {
-		add("the Serverless worker is not built: go build ./pkg/serverless/cmd/serverless-worker, then sha256sum serverless-worker > serverless-worker.sha256")
+		add("the Serverless worker is not built: go build ./pkg/cmd/serverless-worker, then sha256sum serverless-worker > serverless-worker.sha256")
 	}
 
 	final := stages[len(stages)-1]
@@ -178,8 +178,8 @@ func metaCheckDockerfile(text string) []string {
 // metaInjectedDefaults are the -X flags that give provision its proof and
 // serverless its worker: the URL and SHA-256 of the release assets.
 var metaInjectedDefaults = []string{
-	"-X " + metaModule + "/pkg/actions/provision.defaultProofURL=", "-X " + metaModule + "/pkg/actions/provision.defaultProofSHA256=",
-	"-X " + metaModule + "/pkg/actions/serverless.defaultWorkerURL=", "-X " + metaModule + "/pkg/actions/serverless.defaultWorkerSHA256=",
+	"-X " + metaModule + "/actions/provision.defaultProofURL=", "-X " + metaModule + "/actions/provision.defaultProofSHA256=",
+	"-X " + metaModule + "/actions/serverless.defaultWorkerURL=", "-X " + metaModule + "/actions/serverless.defaultWorkerSHA256=",
 }
 
 const (
@@ -187,7 +187,7 @@ const (
 	// entrypoint of every action.yml; its role is runs.args.
 	metaActionsBinary = "runpod-gpu-actions"
 	// metaActionsCmd is the package it is built from.
-	metaActionsCmd = "./pkg/actions/cmd/" + metaActionsBinary
+	metaActionsCmd = "./pkg/cmd/" + metaActionsBinary
 )
 
 func TestMetaDockerfile(t *testing.T) {
@@ -226,7 +226,7 @@ func TestMetaDockerfileDetectsProblems(t *testing.T) {
 			wantProbs: []string{"every go build needs CGO_ENABLED=0"},
 		},
 		{
-			name: "a program per action again", old: "-o /out/runpod-gpu-actions ./pkg/actions/cmd/runpod-gpu-actions", new: `-o "/out/$name" "./actions/$name"`,
+			name: "a program per action again", old: "-o /out/runpod-gpu-actions ./pkg/cmd/runpod-gpu-actions", new: `-o "/out/$name" "./actions/$name"`,
 			wantProbs: []string{"builds a program per action; the image holds one", "the actions' multi-call binary is not built"},
 		},
 		{
@@ -250,12 +250,12 @@ func TestMetaDockerfileDetectsProblems(t *testing.T) {
 			wantProbs: []string{"the Serverless worker is not built"},
 		},
 		{
-			name: "worker defaults not injected", old: " -X github.com/org/runpod-gpu/pkg/actions/serverless.defaultWorkerURL=${WORKER_URL} -X github.com/org/runpod-gpu/pkg/actions/serverless.defaultWorkerSHA256=${worker_sha256}", new: "",
-			wantProbs: []string{"does not inject -X github.com/org/runpod-gpu/pkg/actions/serverless.defaultWorkerURL", "does not inject -X github.com/org/runpod-gpu/pkg/actions/serverless.defaultWorkerSHA256"},
+			name: "worker defaults not injected", old: " -X github.com/org/runpod-gpu/actions/serverless.defaultWorkerURL=${WORKER_URL} -X github.com/org/runpod-gpu/actions/serverless.defaultWorkerSHA256=${worker_sha256}", new: "",
+			wantProbs: []string{"does not inject -X github.com/org/runpod-gpu/actions/serverless.defaultWorkerURL", "does not inject -X github.com/org/runpod-gpu/actions/serverless.defaultWorkerSHA256"},
 		},
 		{
-			name: "defaults injected into main, which is not where they live", old: "-X github.com/org/runpod-gpu/pkg/actions/provision.defaultProofURL=", new: "-X main.defaultProofURL=",
-			wantProbs: []string{"does not inject -X github.com/org/runpod-gpu/pkg/actions/provision.defaultProofURL"},
+			name: "defaults injected into main, which is not where they live", old: "-X github.com/org/runpod-gpu/actions/provision.defaultProofURL=", new: "-X main.defaultProofURL=",
+			wantProbs: []string{"does not inject -X github.com/org/runpod-gpu/actions/provision.defaultProofURL"},
 		},
 	}
 	for _, tc := range tests {
@@ -306,7 +306,7 @@ func TestMetaActionBinariesAreStatic(t *testing.T) {
 // driver is missing has to get "SMOKE FAIL", not a loader error.
 func TestMetaProofBinaryNeedsOnlyGlibc(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "cuda-smoke")
-	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", out, "./pkg/smoke/cmd/cuda-smoke")
+	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w", "-o", out, "./pkg/cmd/cuda-smoke")
 	cmd.Dir = metaRepoRoot
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 	output, err := cmd.CombinedOutput()

@@ -1,6 +1,7 @@
 package actiontests
 
 import (
+	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
@@ -60,4 +61,50 @@ func TestJobPackagesImportOnlyDownward(t *testing.T) {
 		{"provision", "gate"}, {"history", "gate"}, {"localgate", "gate"}, {"reap", "serverless"}} {
 		assert.Check(t, !slices.Contains(deps[edge[0]], metaModule+"/pkg/"+edge[1]), "go list -deps ./pkg/%s shows pkg/%s", edge[0], edge[1])
 	}
+}
+
+// TestNoPackageImportsItsOwnName: nothing below the actions imports them, and a reader who meets provision.Run finds one
+// function, not two. Each action's room is package <role>action for that
+// reason (actions/provision is provisionaction, which imports pkg/provision),
+// and no other package of this module may import a package of its own name.
+func TestNoPackageImportsItsOwnName(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "-test", "-f", `{{.ImportPath}}|{{.Name}}|{{join .Imports " "}}`, "./...")
+	cmd.Dir = metaRepoRoot
+	out, err := cmd.CombinedOutput()
+	assert.NilError(t, err, "%s", out)
+	names := map[string]string{}
+	type pkg struct {
+		path, name string
+		imports    []string
+	}
+	var ours []pkg
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.SplitN(line, "|", 3)
+		if len(f) != 3 {
+			continue
+		}
+		path, _, _ := strings.Cut(f[0], " ") // "p [p.test]" for a package compiled with its tests
+		names[path] = f[1]
+		if strings.HasPrefix(path, metaModule) && !strings.HasSuffix(path, ".test") {
+			ours = append(ours, pkg{path: path, name: f[1], imports: strings.Fields(f[2])})
+		}
+	}
+	var problems []string
+	for _, p := range ours {
+		// The actions sit on top: only the programs (pkg/cmd/...), the rooms
+		// themselves and the end-to-end tests may import them.
+		top := strings.HasPrefix(p.path, metaModule+"/actions") || strings.HasPrefix(p.path, metaModule+"/pkg/cmd/") ||
+			strings.HasPrefix(p.path, metaModule+"/action-tests")
+		for _, imp := range p.imports {
+			imp, _, _ = strings.Cut(imp, " ")
+			if imp != p.path && names[imp] == p.name && p.name != "main" {
+				problems = append(problems, fmt.Sprintf("%s (package %s) imports %s, also package %s", p.path, p.name, imp, p.name))
+			}
+			if !top && (imp == metaModule+"/actions" || strings.HasPrefix(imp, metaModule+"/actions/")) {
+				problems = append(problems, fmt.Sprintf("%s imports %s: only pkg/cmd's programs import the actions", p.path, imp))
+			}
+		}
+	}
+	assert.Assert(t, len(ours) > 50, "go list found only %d packages of this module", len(ours))
+	assert.Check(t, len(problems) == 0, "\n  %s", strings.Join(slices.Compact(problems), "\n  "))
 }

@@ -42,8 +42,8 @@ func TestReadmeConfigReferenceIsTheCodes(t *testing.T) {
 // The set-up commands exist: the demo's main and the test command .ci/run calls.
 func TestReadmeSetupCommands(t *testing.T) {
 	readme := readmeText(t)
-	assert.Check(t, is.Contains(readme, "go run ./pkg/demo/cmd/demo"))
-	_, err := os.Stat("../pkg/demo/cmd/demo/main.go")
+	assert.Check(t, is.Contains(readme, "go run ./pkg/cmd/demo"))
+	_, err := os.Stat("../pkg/cmd/demo/main.go")
 	assert.NilError(t, err)
 	assert.Check(t, is.Contains(readme, "go test ./..."))
 	ci, err := os.ReadFile("../.ci/run")

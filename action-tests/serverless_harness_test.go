@@ -16,6 +16,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/org/runpod-gpu/pkg/serverless"
+	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 	"github.com/org/runpod-gpu/pkg/sim/simclock"
@@ -33,7 +34,7 @@ func slsArtifacts(t *testing.T) (worker, libDir string) {
 	t.Helper()
 	slsBuild.once.Do(func() {
 		slsBuild.worker = filepath.Join(binDir, "serverless-worker")
-		cmd := exec.Command("go", "build", "-o", slsBuild.worker, "./pkg/serverless/cmd/serverless-worker")
+		cmd := exec.Command("go", "build", "-o", slsBuild.worker, "./pkg/cmd/serverless-worker")
 		cmd.Dir, cmd.Env = "..", append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			slsBuild.err = errors.New("build serverless-worker: " + err.Error() + "\n" + string(out))
@@ -138,7 +139,7 @@ func startServerless(t *testing.T, faults runpodsim.ServerlessFaults, driver smo
 // payloadSHA is what prepare computes for the workspace: the approval a reviewer gives.
 func (s *slsCloud) payloadSHA(t *testing.T) string {
 	t.Helper()
-	p, err := serverless.BuildPayload(s.workspace, serverless.DefaultPayloadLimits)
+	p, err := serverless.BuildPayload(s.workspace, jobwire.DefaultPayloadLimits)
 	if err != nil {
 		return slsWorkerSHA // a payload that cannot be built is refused before approval matters
 	}

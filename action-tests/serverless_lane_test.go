@@ -18,6 +18,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/serverless"
+	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 	"github.com/org/runpod-gpu/pkg/smoke/smoketest"
@@ -156,8 +157,8 @@ func TestServerlessLaneRejectsBadResultArchives(t *testing.T) {
 			t.Parallel()
 			archive := tc.archive(t)
 			crafted := runpodsim.JobWorkerFunc(func(ctx context.Context, j runpodsim.WorkerJob) runpodsim.WorkerResult {
-				out, _ := json.Marshal(serverless.JobOutput{ResultB64: base64.StdEncoding.EncodeToString(archive),
-					ResultSHA256: serverless.SHA256Hex(archive), CUDAExecuted: true, TestsExitCode: new(int)})
+				out, _ := json.Marshal(jobwire.JobOutput{ResultB64: base64.StdEncoding.EncodeToString(archive),
+					ResultSHA256: jobwire.SHA256Hex(archive), CUDAExecuted: true, TestsExitCode: new(int)})
 				return runpodsim.WorkerResult{Output: out}
 			})
 			s := startServerless(t, runpodsim.ServerlessFaults{}, smoketest.DriverConfig{}, crafted)

@@ -11,6 +11,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/serverless"
+	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 	"github.com/org/runpod-gpu/pkg/smoke/smoketest"
 )
@@ -186,7 +187,7 @@ func TestMetaServerlessLaneShapeDetectsMistakes(t *testing.T) {
 func TestServerlessPrepareModeNeedsNoKey(t *testing.T) {
 	t.Parallel()
 	s := startServerless(t, runpodsim.ServerlessFaults{}, smoketest.DriverConfig{}, runpodsim.JobWorkerFunc(nil))
-	want, err := serverless.BuildPayload(s.workspace, serverless.DefaultPayloadLimits)
+	want, err := serverless.BuildPayload(s.workspace, jobwire.DefaultPayloadLimits)
 	assert.NilError(t, err)
 	st := s.step(t, "")
 	st.inputs = map[string]string{"mode": "prepare", "source-dir": ".", "worker-sha256": slsWorkerSHA}

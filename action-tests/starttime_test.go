@@ -27,7 +27,7 @@ const metaMaxInitBytes = 8 << 10
 // TestRolesStartWithoutEagerInit starts every role as the runner does, with
 // no inputs, and reads GODEBUG=inittrace=1: no package of this module may
 // spend more than metaMaxInitBytes initialising. The start-up comparison with
-// the per-action programs is pkg/actions/cmd/startup-bench.
+// the per-action programs is pkg/cmd/startup-bench.
 func TestRolesStartWithoutEagerInit(t *testing.T) {
 	dirs, err := filepath.Glob("../actions/*/action.yml")
 	assert.NilError(t, err)

@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/sethvargo/go-githubactions"
 
@@ -42,7 +41,8 @@ type IO struct {
 
 	mu         sync.Mutex
 	summaryLen int
-	groups     int // Group calls not yet ended: only the outermost reaches the runner
+	groups     int             // Group calls not yet ended: only the outermost reaches the runner
+	outputs    map[string]bool // the outputs the action declared; nil allows any (tests of one package)
 }
 
 // New returns an IO writing log lines to out and reading the environment
@@ -76,36 +76,11 @@ func (e *InputError) Error() string {
 	return fmt.Sprintf("input %s = %q: want %s", e.Input, e.Value, e.Expected)
 }
 
-// Input returns the trimmed input exactly as named in action.yml.
-func (r *IO) Input(name string) string {
+// input returns the trimmed input exactly as named in action.yml. Actions
+// read their inputs through ReadInputs only, so that their declaration is
+// the whole story.
+func (r *IO) input(name string) string {
 	return r.action.GetInput(name)
-}
-
-// InputOr returns the input, or def when it is empty.
-func (r *IO) InputOr(name, def string) string {
-	if v := r.Input(name); v != "" {
-		return v
-	}
-	return def
-}
-
-// RequiredInput returns a non-empty input or an error naming it.
-func (r *IO) RequiredInput(name string) (string, error) {
-	v := r.Input(name)
-	if v == "" {
-		return "", &InputError{Input: name, Expected: "a value (the input is required)"}
-	}
-	return v, nil
-}
-
-// SecretInput reads an input that holds a credential: it is masked in the log
-// and registered with the redactor before anything can print it.
-func (r *IO) SecretInput(name string) string {
-	v := r.Input(name)
-	if v != "" {
-		r.Mask(v)
-	}
-	return v
 }
 
 // Mask registers a secret learned at run time (a minted token, a JIT config):
@@ -118,11 +93,9 @@ func (r *IO) Mask(secret string) {
 	r.masker.AddMask(secret)
 }
 
-// Bool reads a YAML 1.2 core boolean (true/True/TRUE/false/False/FALSE), or def when empty.
-func (r *IO) Bool(name string, def bool) (bool, error) {
-	switch v := r.Input(name); v {
-	case "":
-		return def, nil
+// parseBool reads a YAML 1.2 core boolean (true/True/TRUE/false/False/FALSE).
+func parseBool(name, v string) (bool, error) {
+	switch v {
 	case "true", "True", "TRUE":
 		return true, nil
 	case "false", "False", "FALSE":
@@ -132,12 +105,8 @@ func (r *IO) Bool(name string, def bool) (bool, error) {
 	}
 }
 
-// Int reads an integer in [min, max], or def when empty.
-func (r *IO) Int(name string, def, min, max int64) (int64, error) {
-	v := r.Input(name)
-	if v == "" {
-		return def, nil
-	}
+// parseBoundedInt reads an integer in [min, max].
+func parseBoundedInt(name, v string, min, max int64) (int64, error) {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < min || n > max {
 		return 0, &InputError{Input: name, Value: v, Expected: fmt.Sprintf("an integer from %d to %d", min, max)}
@@ -148,32 +117,27 @@ func (r *IO) Int(name string, def, min, max int64) (int64, error) {
 // SHAForm is what a commit SHA input must be.
 const SHAForm = "a full commit SHA (40 lower-case hex digits, or 64 in a SHA-256 repository)"
 
-// SHA reads a full commit SHA (wire.IsCommitSHA). An empty input is "" when
-// optional and an error when required: a SHA that decides what is tested or
-// deleted is never guessed or shortened.
-func (r *IO) SHA(name string, required bool) (string, error) {
-	v := r.Input(name)
-	switch {
-	case v == "" && !required:
-		return "", nil
-	case v == "":
-		return "", &InputError{Input: name, Expected: SHAForm + " (the input is required)"}
-	case !wire.IsCommitSHA(v):
-		return "", &InputError{Input: name, Value: v, Expected: SHAForm}
+// checkSHA accepts a full commit SHA (wire.IsCommitSHA).
+func checkSHA(v string) error {
+	if !wire.IsCommitSHA(v) {
+		return errors.New(SHAForm)
 	}
-	return v, nil
+	return nil
 }
 
-// Duration reads whole seconds in [min, max], or def when empty.
-func (r *IO) Duration(name string, def, min, max time.Duration) (time.Duration, error) {
-	n, err := r.Int(name, int64(def/time.Second), int64(min/time.Second), int64(max/time.Second))
-	return time.Duration(n) * time.Second, err
+// RequireSHA is the error of a SHA input that a rule between inputs makes
+// required (expected-head-sha once pr-number is set), or nil when it is set.
+func RequireSHA(name string, v CommitSHA) error {
+	if v == "" {
+		return &InputError{Input: name, Expected: SHAForm + " (the input is required)"}
+	}
+	return nil
 }
 
-// Lines reads a multi-line input as trimmed, non-empty lines.
-func (r *IO) Lines(name string) []string {
+// lines splits a multi-line input into trimmed, non-empty lines.
+func lines(v string) []string {
 	var out []string
-	for _, l := range strings.Split(r.Input(name), "\n") {
+	for _, l := range strings.Split(v, "\n") {
 		if l = strings.TrimSpace(l); l != "" {
 			out = append(out, l)
 		}
@@ -190,6 +154,12 @@ func (r *IO) setOutput(name, value string) (err error) {
 	}
 	if r.redactor.Redact(value) != value {
 		return fmt.Errorf("output %s: value contains a secret; refusing to write it", name)
+	}
+	r.mu.Lock()
+	undeclared := r.outputs != nil && !r.outputs[name]
+	r.mu.Unlock()
+	if undeclared {
+		return fmt.Errorf("output %s: the action declares no such output; refusing to write it", name)
 	}
 	if r.getenv("GITHUB_OUTPUT") == "" {
 		return errors.New("GITHUB_OUTPUT is not set: is this running as a GitHub Action?")

@@ -46,27 +46,37 @@ func TestInputs(t *testing.T) {
 		"runpod-api-key": "  rpa_SECRET  ", "keep-failed-pods": "True", "pr-number": "42", "bad-bool": "yes",
 		"attempts": "9", "labels": "a\n\n b \n", "timeout-seconds": "420",
 	})
-	assert.Equal(t, r.io.Input("pr-number"), "42")
-	_, err := r.io.RequiredInput("missing")
+	type inputs struct {
+		PRNumber string        `input:"pr-number"`
+		Keep     bool          `input:"keep-failed-pods" default:"false"`
+		Absent   bool          `input:"absent" default:"true"`
+		Timeout  time.Duration `input:"timeout-seconds" default:"60" min:"1" max:"3600"`
+		Labels   []string      `input:"labels"`
+		Key      string        `input:"runpod-api-key,secret"`
+	}
+	in, err := ReadInputs[inputs](r.io)
+	assert.NilError(t, err)
+	assert.Equal(t, in.PRNumber, "42")
+	_, err = ReadInputs[struct {
+		Missing string `input:"missing,required"`
+	}](r.io)
 	assert.ErrorContains(t, err, "input missing: a value (the input is required)")
 
-	keep, err := r.io.Bool("keep-failed-pods", false)
-	assert.NilError(t, err)
-	assert.Check(t, keep)
-	def, err := r.io.Bool("absent", true)
-	assert.NilError(t, err)
-	assert.Check(t, def)
-	_, err = r.io.Bool("bad-bool", false)
+	assert.Check(t, in.Keep)
+	assert.Check(t, in.Absent)
+	_, err = ReadInputs[struct {
+		Bad bool `input:"bad-bool" default:"false"`
+	}](r.io)
 	assert.ErrorContains(t, err, `input bad-bool = "yes": want true or false`)
 
-	_, err = r.io.Int("attempts", 6, 1, 8)
+	_, err = ReadInputs[struct {
+		Attempts int64 `input:"attempts" default:"6" min:"1" max:"8"`
+	}](r.io)
 	assert.ErrorContains(t, err, `input attempts = "9": want an integer from 1 to 8`)
-	d, err := r.io.Duration("timeout-seconds", time.Minute, time.Second, time.Hour)
-	assert.NilError(t, err)
-	assert.Equal(t, d, 420*time.Second)
-	assert.DeepEqual(t, r.io.Lines("labels"), []string{"a", "b"})
+	assert.Equal(t, in.Timeout, 420*time.Second)
+	assert.DeepEqual(t, in.Labels, []string{"a", "b"})
 
-	key := r.io.SecretInput("runpod-api-key")
+	key := in.Key
 	assert.Equal(t, key, "rpa_SECRET")
 	r.io.Infof("calling RunPod with %s", key)
 	golden.Assert(t, r.stdout.String(), "inputs.golden")
@@ -91,20 +101,25 @@ func TestSHA(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRunner(t, map[string]string{"sha": tc.value})
-			got, err := r.io.SHA("sha", tc.required)
+			in, err := ReadInputs[struct {
+				SHA CommitSHA `input:"sha"`
+			}](r.io)
+			if err == nil && tc.required {
+				err = RequireSHA("sha", in.SHA)
+			}
 			if tc.wantErr != "" {
 				assert.ErrorContains(t, err, tc.wantErr)
 				return
 			}
 			assert.NilError(t, err)
-			assert.Equal(t, got, tc.want)
+			assert.Equal(t, string(in.SHA), tc.want)
 		})
 	}
 }
 
 func TestOutputRefusesInjection(t *testing.T) {
 	r := newRunner(t, map[string]string{"token": "ghs_tok"})
-	r.io.SecretInput("token")
+	r.io.Mask(r.io.input("token"))
 	assert.NilError(t, r.io.setOutput("pod-id", "abc123"))
 	assert.ErrorContains(t, r.io.setOutput("title", "x\nreused=true"), "contains a newline")
 	assert.ErrorContains(t, r.io.setOutput("title", "a"+fileCommandDelimiter+"b"), "file-command delimiter")
@@ -191,4 +206,55 @@ func TestWriteOutputsRefusesUntypedResults(t *testing.T) {
 		})
 	}
 	assert.Check(t, is.Equal(r.file(t, "GITHUB_OUTPUT"), ""), "nothing is written")
+}
+
+func TestErrorAt(t *testing.T) {
+	tests := []struct {
+		name string
+		at   Annotation
+		msg  string
+		want string
+	}{
+		{name: "key in a file", at: Annotation{Title: "config error", File: ".github/runpod-gpu.yml", Line: 5, Column: 3}, msg: "min_vram_gbs: want a known key",
+			want: "::error col=3,file=.github/runpod-gpu.yml,line=5,title=config error::min_vram_gbs: want a known key\n"},
+		{name: "line without column", at: Annotation{File: "c.yml", Line: 2}, msg: "bad",
+			want: "::error file=c.yml,line=2::bad\n"},
+		{name: "file only", at: Annotation{File: "c.yml"}, msg: "missing gpu_tiers",
+			want: "::error file=c.yml::missing gpu_tiers\n"},
+		{name: "a line needs a file", at: Annotation{Line: 4, Column: 1}, msg: "x",
+			want: "::error::x\n"},
+		// Property and message syntax is escaped: a value cannot end the command early.
+		{name: "escaped", at: Annotation{Title: "a: b, c", File: "x,y:z.yml", Line: 1}, msg: "100% wrong\nsecond line",
+			want: "::error file=x%2Cy%3Az.yml,line=1,title=a%3A b%2C c::100%25 wrong%0Asecond line\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRunner(t, nil)
+			r.io.ErrorAt(tc.at, "%s", tc.msg)
+			assert.Equal(t, r.stdout.String(), tc.want)
+		})
+	}
+}
+
+func TestErrorAtIsRedacted(t *testing.T) {
+	r := newRunner(t, map[string]string{"runpod-api-key": "rpa_SECRET"})
+	r.io.Mask(r.io.input("runpod-api-key"))
+	r.stdout.Reset()
+	r.io.ErrorAt(Annotation{File: "c.yml", Line: 1}, "token rpa_SECRET leaked")
+	assert.Equal(t, r.stdout.String(), "::error file=c.yml,line=1::token *** leaked\n")
+}
+
+func TestGroupsNeverNest(t *testing.T) {
+	r := newRunner(t, nil)
+	endPlan := r.io.Phase("plan")
+	r.io.Infof("candidate 1")
+	inner := r.io.Phase("inner") // GitHub cannot nest: a plain line
+	inner()
+	inner() // ending twice ends once
+	endPlan()
+	endPlan()
+	r.io.EndGroup() // unmatched: nothing
+	r.io.Group("attempt 1")
+	r.io.EndGroup()
+	assert.Equal(t, r.stdout.String(), "::group::plan\ncandidate 1\ninner\n::endgroup::\n::group::attempt 1\n::endgroup::\n")
 }

@@ -38,40 +38,94 @@ func WriteOutputs[T any](io *IO, outputs T) error {
 // outputField is one output to write.
 type outputField struct{ name, value string }
 
-// outputFields reads the tagged fields of a struct, sorted by name, leaving
-// out empty ",omitempty" ones. A field of another type is a programming
-// error, reported rather than written in some guessed form.
-func outputFields(v reflect.Value) ([]outputField, error) {
-	if v.Kind() != reflect.Struct {
-		return nil, fmt.Errorf("outputs: %s is not a struct with %q tags", v.Type(), OutputTag)
+// outputTag is one field a struct declares as an output.
+type outputTag struct {
+	name      string
+	omitempty bool
+	index     int
+}
+
+// outputTags reads the OutputTag fields of a struct type. A field of
+// another type is a programming error, reported rather than written in some
+// guessed form.
+func outputTags(t reflect.Type) ([]outputTag, error) {
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("outputs: %s is not a struct with %q tags", t, OutputTag)
 	}
-	var out []outputField
-	for i := range v.NumField() {
-		sf := v.Type().Field(i)
+	var out []outputTag
+	for i := range t.NumField() {
+		sf := t.Field(i)
 		tag, ok := sf.Tag.Lookup(OutputTag)
 		if !ok {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
 		if name == "" || (opts != "" && opts != "omitempty") {
-			return nil, fmt.Errorf("outputs: %s.%s: tag %q: want `output:\"name\"` or `output:\"name,omitempty\"`", v.Type(), sf.Name, tag)
+			return nil, fmt.Errorf("outputs: %s.%s: tag %q: want `output:\"name\"` or `output:\"name,omitempty\"`", t, sf.Name, tag)
 		}
+		switch sf.Type.Kind() {
+		case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		default:
+			return nil, fmt.Errorf("outputs: %s.%s is a %s: want a string, bool or integer", t, sf.Name, sf.Type)
+		}
+		out = append(out, outputTag{name: name, omitempty: opts == "omitempty", index: i})
+	}
+	return out, nil
+}
+
+// outputFields reads the tagged fields of a struct value, sorted by name,
+// leaving out empty ",omitempty" ones.
+func outputFields(v reflect.Value) ([]outputField, error) {
+	if v.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("outputs: %s is not a struct with %q tags", v.Type(), OutputTag)
+	}
+	tags, err := outputTags(v.Type())
+	if err != nil {
+		return nil, err
+	}
+	var out []outputField
+	for _, tag := range tags {
 		var value string
-		switch f := v.Field(i); f.Kind() {
+		switch f := v.Field(tag.index); f.Kind() {
 		case reflect.String:
 			value = f.String()
 		case reflect.Bool:
 			value = strconv.FormatBool(f.Bool())
-		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-			value = strconv.FormatInt(f.Int(), 10)
 		default:
-			return nil, fmt.Errorf("outputs: %s.%s is a %s: want a string, bool or integer", v.Type(), sf.Name, f.Type())
+			value = strconv.FormatInt(f.Int(), 10)
 		}
-		if opts == "omitempty" && value == "" {
+		if tag.omitempty && value == "" {
 			continue
 		}
-		out = append(out, outputField{name, value})
+		out = append(out, outputField{tag.name, value})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out, nil
+}
+
+// OutputNames lists the outputs an outputs struct declares (its OutputTag
+// fields, ",omitempty" ones included), in name order; the action.yml check
+// compares them with the file.
+func OutputNames(t reflect.Type) ([]string, error) {
+	tags, err := outputTags(t)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(tags))
+	for i, tag := range tags {
+		names[i] = tag.name
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// RestrictOutputs makes writing any output but these an error: an action
+// writes only what it declared, which is what its action.yml declares.
+func (r *IO) RestrictOutputs(names []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.outputs = map[string]bool{}
+	for _, n := range names {
+		r.outputs[n] = true
+	}
 }

@@ -15,15 +15,17 @@ const (
 	RootTemp      = "RUNNER_TEMP"
 )
 
-// PathInput reads a file or directory path input (def when empty) that the
-// action reads or writes, and accepts it only inside one of roots (the
-// directories GITHUB_WORKSPACE or RUNNER_TEMP name), after resolving "..",
-// and every symbolic link of the part that exists. A relative path is taken
-// from the first root. It returns the resolved absolute path. A path outside
-// could publish or overwrite any file the action can reach (/etc/passwd into
-// a check run, say), so it is an *InputError naming input, value and roots.
-func (r *IO) PathInput(name, def string, roots ...string) (string, error) {
-	value := r.Input(name)
+// ResolvePath accepts a file or directory path input's value (def when
+// empty) that the action reads or writes only inside one of roots (the
+// directories GITHUB_WORKSPACE, RUNNER_TEMP or HOME name), after resolving
+// "..", and every symbolic link of the part that exists. A relative path is
+// taken from the first root. It returns the resolved absolute path. A path
+// outside could publish or overwrite any file the action can reach
+// (/etc/passwd into a check run, say), so it is an *InputError naming input,
+// value and roots. A `path` tag (see InputTag) makes ReadInputs call it; an
+// action calls it itself where the default is computed or a bad path must
+// not stop what comes first (cleanup's deletion).
+func (r *IO) ResolvePath(name, value, def string, roots ...string) (string, error) {
 	if value == "" {
 		value = def
 	}
@@ -100,7 +102,7 @@ func within(base, p string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
-// WorkspaceRelative returns a path PathInput accepted under the workspace
+// WorkspaceRelative returns a path ResolvePath accepted under the workspace
 // relative to it: how a later step (upload-artifact, outside a container
 // action's mounts) finds the file.
 func (r *IO) WorkspaceRelative(path string) (string, error) {
@@ -112,4 +114,9 @@ func (r *IO) WorkspaceRelative(path string) (string, error) {
 		return "", fmt.Errorf("%s is not inside %s (%s)", path, RootWorkspace, ws)
 	}
 	return filepath.Rel(ws, path)
+}
+
+// resolvePath is ResolvePath for a value that already holds its default.
+func (r *IO) resolvePath(name, value string, roots ...string) (string, error) {
+	return r.ResolvePath(name, value, "", roots...)
 }

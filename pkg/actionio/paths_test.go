@@ -8,7 +8,7 @@ import (
 	"gotest.tools/v3/assert"
 )
 
-func TestPathInput(t *testing.T) {
+func TestResolvePath(t *testing.T) {
 	ws, temp, outside := t.TempDir(), t.TempDir(), t.TempDir()
 	assert.NilError(t, os.MkdirAll(filepath.Join(ws, "out"), 0o755))
 	assert.NilError(t, os.WriteFile(filepath.Join(ws, "out", "report.md"), []byte("x"), 0o644))
@@ -43,7 +43,7 @@ func TestPathInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRunner(t, map[string]string{"cost-report-path": tc.value})
 			r.env[RootWorkspace], r.env[RootTemp] = ws, temp
-			got, err := r.io.PathInput("cost-report-path", tc.def, RootWorkspace, RootTemp)
+			got, err := r.io.ResolvePath("cost-report-path", r.io.input("cost-report-path"), tc.def, RootWorkspace, RootTemp)
 			if tc.want != "" {
 				assert.NilError(t, err)
 				assert.Equal(t, got, tc.want)
@@ -57,7 +57,7 @@ func TestPathInput(t *testing.T) {
 
 	t.Run("no root set", func(t *testing.T) {
 		r := newRunner(t, map[string]string{"record-path": "x.json"})
-		_, err := r.io.PathInput("record-path", "", RootWorkspace)
+		_, err := r.io.ResolvePath("record-path", r.io.input("record-path"), "", RootWorkspace)
 		assert.ErrorContains(t, err, `input record-path = "x.json": want a path inside GITHUB_WORKSPACE, but none of them is set to an existing directory`)
 	})
 }

@@ -5,47 +5,51 @@
 package actionkit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/clock"
 	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
 
-// Standard input names, shared by every action.yml.
-const (
-	InputRunPodKey     = "runpod-api-key"
-	InputRunPodURL     = "runpod-api-url"
-	InputGitHubToken   = "github-token"
-	InputAppID         = "app-id"
-	InputInstallation  = "app-installation-id"
-	InputAppPrivateKey = "app-private-key"
-)
+// RunPodInputs are the inputs of an action that calls RunPod's management API.
+type RunPodInputs struct {
+	APIKey string `input:"runpod-api-key,required,secret" want:"a RunPod API key (store it as a secret)" desc:"RunPod API key. Store it as a secret; it stays on the hosted runner and never reaches a pod."`
+	APIURL string `input:"runpod-api-url" default:"https://api.runpod.io" desc:"RunPod API base URL (override for proxies and tests)."`
+}
 
-// RunPod builds the RunPod client from runpod-api-key and runpod-api-url;
-// extra options refine its request policy (the org reaper's reserve).
-func RunPod(io *actionio.IO, extra ...reqpolicy.Option) (*runpod.Client, *reqpolicy.Policy, error) {
-	key := io.SecretInput(InputRunPodKey)
-	if key == "" {
-		return nil, nil, &actionio.InputError{Input: InputRunPodKey, Expected: "a RunPod API key (store it as a secret)"}
+// RunPod builds the RunPod client from the RunPod inputs; extra options
+// refine its request policy (the org reaper's reserve).
+func RunPod(io *actionio.IO, in RunPodInputs, extra ...reqpolicy.Option) (*runpod.Client, *reqpolicy.Policy, error) {
+	if in.APIKey == "" { // an action whose key is optional in one mode declares it without required
+		return nil, nil, &actionio.InputError{Input: "runpod-api-key", Expected: "a RunPod API key (store it as a secret)"}
 	}
 	policy := reqpolicy.New(append([]reqpolicy.Option{reqpolicy.WithRedactor(io.Redactor()), reqpolicy.WithLogger(func(s string) { io.Infof("%s", s) })}, extra...)...)
-	return runpod.New(io.Input(InputRunPodURL), key, runpod.WithPolicy(policy)), policy, nil
+	return runpod.New(in.APIURL, in.APIKey, runpod.WithPolicy(policy)), policy, nil
+}
+
+// GitHubInputs are the inputs of an action that calls GitHub: a GitHub App
+// installation, or a token. Each action's embedding field says, in
+// `desc.<input>` tags, what it needs them for.
+type GitHubInputs struct {
+	Token          string `input:"github-token,secret" default:"${{ github.token }}" desc:"Token used when app-id is empty."`
+	AppID          int64  `input:"app-id" default:"" desc:"GitHub App id to authenticate as instead of github-token."`
+	InstallationID int64  `input:"app-installation-id" default:"" min:"1" desc:"The App's installation id (required with app-id)."`
+	PrivateKey     string `input:"app-private-key,secret" default:"" desc:"The App's PEM private key (required with app-id). Store it as a secret."`
 }
 
 // GitHub builds the GitHub client: a GitHub App installation when app-id is
 // set (needed for check runs branch protection trusts and for JIT configs),
 // else github-token. The API URL comes from GITHUB_API_URL.
-func GitHub(ctx context.Context, io *actionio.IO, org string) (*ghapi.Client, error) {
+func GitHub(ctx context.Context, io *actionio.IO, in GitHubInputs, org string) (*ghapi.Client, error) {
 	owner, repo, err := Repository(io)
 	if err != nil {
 		return nil, err
@@ -54,25 +58,19 @@ func GitHub(ctx context.Context, io *actionio.IO, org string) (*ghapi.Client, er
 		Policy: reqpolicy.New(reqpolicy.WithRedactor(io.Redactor()), reqpolicy.WithLogger(func(s string) { io.Infof("%s", s) }),
 			reqpolicy.WithClassifier(ghapi.RateLimitClassifier(clock.Wall{}))),
 		OnSecret: io.Mask} // minted installation tokens and JIT configs: ::add-mask:: before any use
-	appID, err := io.Int(InputAppID, 0, 0, 1<<53)
-	if err != nil {
-		return nil, err
-	}
-	if appID > 0 {
-		inst, err := io.Int(InputInstallation, 0, 1, 1<<53)
-		if err != nil || inst == 0 {
-			return nil, &actionio.InputError{Input: InputInstallation, Expected: "the App's installation id (a positive integer) when app-id is set"}
+	if in.AppID > 0 {
+		if in.InstallationID == 0 {
+			return nil, &actionio.InputError{Input: "app-installation-id", Expected: "the App's installation id (a positive integer) when app-id is set"}
 		}
-		key := io.SecretInput(InputAppPrivateKey)
-		if key == "" {
-			return nil, &actionio.InputError{Input: InputAppPrivateKey, Expected: "the App's PEM private key when app-id is set"}
+		if in.PrivateKey == "" {
+			return nil, &actionio.InputError{Input: "app-private-key", Expected: "the App's PEM private key when app-id is set"}
 		}
-		opts.App = &ghapi.AppAuth{AppID: appID, InstallationID: inst, PrivateKeyPEM: []byte(key)}
+		opts.App = &ghapi.AppAuth{AppID: in.AppID, InstallationID: in.InstallationID, PrivateKeyPEM: []byte(in.PrivateKey)}
 	} else {
-		opts.Token = io.SecretInput(InputGitHubToken)
-		if opts.Token == "" {
-			return nil, &actionio.InputError{Input: InputGitHubToken, Expected: "a token, or app-id with app-installation-id and app-private-key"}
+		if in.Token == "" {
+			return nil, &actionio.InputError{Input: "github-token", Expected: "a token, or app-id with app-installation-id and app-private-key"}
 		}
+		opts.Token = in.Token
 	}
 	return ghapi.New(ctx, opts)
 }
@@ -123,33 +121,12 @@ func CurrentRun(io *actionio.IO) (Run, error) {
 	return r, nil
 }
 
-// Main is every action's main: it cancels the context on SIGINT/SIGTERM (so
-// cleanup paths run), connects the action to the runner, and exits 1 with an
-// error annotation when run fails.
-func Main(run func(ctx context.Context, io *actionio.IO) error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	io := actionio.New(os.Stdout, os.Getenv, nil)
-	err := run(ctx, io)
-	stop()
-	if err != nil {
-		if _, placed := err.(annotatedError); placed {
-			io.Infof("Error: %v", err) // its annotations are already on the file
-		} else {
-			io.Errorf("%v", err)
-		}
-		os.Exit(1)
-	}
-}
-
-// InputConfigPath names the config file input every action that reads the config takes.
-const InputConfigPath = "config-path"
-
-// Config loads the repository's runpod-gpu configuration from config-path
-// (default config.DefaultPath), strictly validated, before any API call. On
+// Config loads the repository's runpod-gpu configuration from path (an
+// action's config-path input), strictly validated, before any API call. On
 // an error it has already written an annotation at each offending key and a
 // job summary saying what to fix; Main then adds no second annotation.
-func Config(io *actionio.IO) (*config.Config, error) {
-	path := io.InputOr(InputConfigPath, config.DefaultPath)
+func Config(io *actionio.IO, path string) (*config.Config, error) {
+	path = cmp.Or(path, config.DefaultPath)
 	cfg, err := config.Load(path)
 	if err != nil {
 		reportConfigError(io, path, err)
@@ -158,16 +135,38 @@ func Config(io *actionio.IO) (*config.Config, error) {
 	return cfg, nil
 }
 
-// RunnerScope reads runner-scope (repo or org; empty means repo) and, for org,
-// the required runner-org: where JIT runners are minted, looked up and removed.
-func RunnerScope(io *actionio.IO) (ghapi.Scope, string, error) {
-	scope := ghapi.Scope(io.InputOr("runner-scope", string(ghapi.ScopeRepo)))
-	org := io.Input("runner-org")
+// RunnerInputs say where an action's JIT runners register: the repository,
+// or an organization.
+type RunnerInputs struct {
+	Scope ghapi.Scope `input:"runner-scope" default:"repo" desc:"Where the runner registers, repo or org."`
+	Org   string      `input:"runner-org" default:"" desc:"Organization of org-scope runners (required when runner-scope is org)."`
+}
+
+// RunnerScope checks the runner inputs: runner-scope is repo or org (empty
+// means repo), and org needs runner-org. It returns where JIT runners are
+// minted, looked up and removed.
+func RunnerScope(in RunnerInputs) (ghapi.Scope, string, error) {
+	scope := cmp.Or(in.Scope, ghapi.ScopeRepo)
 	switch {
 	case scope != ghapi.ScopeRepo && scope != ghapi.ScopeOrg:
 		return "", "", &actionio.InputError{Input: "runner-scope", Value: string(scope), Expected: fmt.Sprintf("%q or %q", ghapi.ScopeRepo, ghapi.ScopeOrg)}
-	case scope == ghapi.ScopeOrg && org == "":
+	case scope == ghapi.ScopeOrg && in.Org == "":
 		return "", "", &actionio.InputError{Input: "runner-org", Expected: "the organization of org-scope runners (required when runner-scope is org)"}
 	}
-	return scope, org, nil
+	return scope, in.Org, nil
 }
+
+// TreeKeyInput is an input holding authorize's tree-key output, or empty.
+type TreeKeyInput struct{ key *gatecheck.TreeKey }
+
+// UnmarshalText accepts "tree:<sha>:lane:<digest>".
+func (k *TreeKeyInput) UnmarshalText(text []byte) (err error) {
+	k.key, err = gatecheck.ParseTreeKey(string(text))
+	return err
+}
+
+// Key is the parsed key; nil when the input is empty.
+func (k TreeKeyInput) Key() *gatecheck.TreeKey { return k.key }
+
+// TreeKeyForm is what a tree-key input must hold.
+const TreeKeyForm = "authorize's tree-key output (tree:<sha>:lane:<digest>), or empty"

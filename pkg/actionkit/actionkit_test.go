@@ -10,6 +10,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
+	"github.com/org/runpod-gpu/pkg/ghapi"
 )
 
 func newIO(t *testing.T, env map[string]string) *actionio.IO {
@@ -49,16 +50,17 @@ func TestCurrentRun(t *testing.T) {
 }
 
 func TestClientsNameTheMissingInput(t *testing.T) {
-	_, _, err := RunPod(newIO(t, nil))
+	_, _, err := RunPod(newIO(t, nil), RunPodInputs{})
 	assert.ErrorContains(t, err, "input runpod-api-key")
 	env := map[string]string{"GITHUB_REPOSITORY": "org/gpu"}
-	_, err = GitHub(context.Background(), newIO(t, env), "")
+	in := GitHubInputs{}
+	_, err = GitHub(context.Background(), newIO(t, env), in, "")
 	assert.ErrorContains(t, err, "input github-token")
-	env["INPUT_APP-ID"] = "12"
-	_, err = GitHub(context.Background(), newIO(t, env), "")
+	in.AppID = 12
+	_, err = GitHub(context.Background(), newIO(t, env), in, "")
 	assert.ErrorContains(t, err, "input app-installation-id")
-	env["INPUT_APP-INSTALLATION-ID"] = "34"
-	_, err = GitHub(context.Background(), newIO(t, env), "")
+	in.InstallationID = 34
+	_, err = GitHub(context.Background(), newIO(t, env), in, "")
 	assert.ErrorContains(t, err, "input app-private-key")
 }
 
@@ -66,8 +68,34 @@ func TestConfigNamesTheFileAndKey(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "gpu.yml")
 	assert.NilError(t, os.WriteFile(path, []byte("gpu_tiers: []\nbogus: 1\n"), 0o644))
-	_, err := Config(newIO(t, map[string]string{"INPUT_CONFIG-PATH": path}))
+	_, err := Config(newIO(t, nil), path)
 	assert.ErrorContains(t, err, "bogus")
-	_, err = Config(newIO(t, map[string]string{"INPUT_CONFIG-PATH": filepath.Join(dir, "missing.yml")}))
+	_, err = Config(newIO(t, nil), filepath.Join(dir, "missing.yml"))
 	assert.ErrorContains(t, err, "missing.yml")
+}
+
+func TestRunnerScope(t *testing.T) {
+	tests := []struct {
+		name      string
+		in        RunnerInputs
+		wantScope ghapi.Scope
+		wantErr   string
+	}{
+		{name: "empty means the repository", wantScope: ghapi.ScopeRepo},
+		{name: "an organization", in: RunnerInputs{Scope: ghapi.ScopeOrg, Org: "acme"}, wantScope: ghapi.ScopeOrg},
+		{name: "an organization without its name", in: RunnerInputs{Scope: ghapi.ScopeOrg},
+			wantErr: "input runner-org: the organization of org-scope runners (required when runner-scope is org)"},
+		{name: "another scope", in: RunnerInputs{Scope: "enterprise"}, wantErr: `input runner-scope = "enterprise": want "repo" or "org"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			scope, _, err := RunnerScope(tc.in)
+			if tc.wantErr != "" {
+				assert.ErrorContains(t, err, tc.wantErr)
+				return
+			}
+			assert.NilError(t, err)
+			assert.Equal(t, scope, tc.wantScope)
+		})
+	}
 }

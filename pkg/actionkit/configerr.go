@@ -71,7 +71,7 @@ func reportConfigError(io *actionio.IO, path string, err error) {
 		fmt.Fprintf(&b, "It is not one well-formed YAML document: %s\n\nCheck the indentation (spaces, not tabs) and quoting near that line.\n", mdCell(syntaxErr.Err.Error()))
 	case errors.Is(err, fs.ErrNotExist):
 		io.ErrorAt(actionio.Annotation{Title: configTitle, File: file}, "%v", err)
-		fmt.Fprintf(&b, "There is no file at that path. Create it (a minimal config is one `gpu_tiers` entry) and commit it to the default branch, or point the `%s` input at it.\n", InputConfigPath)
+		fmt.Fprintf(&b, "There is no file at that path. Create it (a minimal config is one `gpu_tiers` entry) and commit it to the default branch, or point the `config-path` input at it.\n")
 	default:
 		io.ErrorAt(actionio.Annotation{Title: configTitle, File: file}, "%v", err)
 		fmt.Fprintf(&b, "It could not be read: %s\n", mdCell(err.Error()))

@@ -3,36 +3,88 @@ package actionkit
 import (
 	"context"
 	"fmt"
-	"os"
+	"io"
+	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 )
 
-// RunFunc is an action's whole job: it reads the inputs and writes the
-// outputs and job summary through io. Main and MainRoles run it.
-type RunFunc = func(ctx context.Context, io *actionio.IO) error
+// Action is one action of the suite: what the image's program runs for its
+// role, and the declarations its action.yml is checked against.
+type Action interface {
+	// Run reads the action's inputs, then does its whole job, writing its
+	// outputs and job summary through io.
+	Run(ctx context.Context, io *actionio.IO) error
+	// Inputs is the struct type that declares the inputs (see actionio.InputTag).
+	Inputs() reflect.Type
+	// Outputs are the struct types of every output the action writes.
+	Outputs() []reflect.Type
+}
+
+// NewAction declares an action: run gets the inputs In declares, read and
+// validated; outputs are the types it writes with actionio.WriteOutputs,
+// and no other output can be written.
+func NewAction[In any](run func(ctx context.Context, io *actionio.IO, in In) error, outputs ...reflect.Type) Action {
+	return &action[In]{run: run, outputs: outputs}
+}
+
+type action[In any] struct {
+	run     func(ctx context.Context, io *actionio.IO, in In) error
+	outputs []reflect.Type
+}
+
+func (a *action[In]) Inputs() reflect.Type    { return reflect.TypeFor[In]() }
+func (a *action[In]) Outputs() []reflect.Type { return a.outputs }
+
+func (a *action[In]) Run(ctx context.Context, io *actionio.IO) error {
+	var names []string
+	for _, t := range a.outputs {
+		n, err := actionio.OutputNames(t)
+		if err != nil {
+			return err
+		}
+		names = append(names, n...)
+	}
+	io.RestrictOutputs(names)
+	in, err := actionio.ReadInputs[In](io)
+	if err != nil {
+		return err
+	}
+	return a.run(ctx, io, in)
+}
 
 // ExitUsage is the exit status of a multi-call binary started without a
 // known role: a broken action.yml or image, not a failed action (1).
 const ExitUsage = 2
 
-// MainRoles is the image's one multi-call main: its first argument, which
-// each action.yml passes through runs.args, names the action, and Main runs
-// that action's function exactly as the action's own main would.
-func MainRoles(roles map[string]RunFunc) {
-	run, err := Role(os.Args, roles)
+// RunRole is the image's one multi-call program: args[1], which each
+// action.yml passes through runs.args, names the action to run. It connects
+// the action to the runner (getenv, stdout) and returns the exit status: 0,
+// 1 with an error annotation when the action fails, ExitUsage for a role it
+// does not know. The caller cancels ctx on SIGINT/SIGTERM, so cleanup paths run.
+func RunRole(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, roles map[string]Action) int {
+	aio := actionio.New(stdout, getenv, nil)
+	a, err := Role(args, roles)
 	if err != nil {
-		actionio.New(os.Stdout, os.Getenv, nil).Errorf("%v", err)
-		os.Exit(ExitUsage)
+		aio.Errorf("%v", err)
+		return ExitUsage
 	}
-	Main(run)
+	if err := a.Run(ctx, aio); err != nil {
+		if _, placed := err.(annotatedError); placed {
+			aio.Infof("Error: %v", err) // its annotations are already on the file
+		} else {
+			aio.Errorf("%v", err)
+		}
+		return 1
+	}
+	return 0
 }
 
-// Role picks the function args[1] names. Exactly one argument is accepted, so
+// Role picks the action args[1] names. Exactly one argument is accepted, so
 // a runs.args that drifted from the role table fails at start, naming the roles.
-func Role(args []string, roles map[string]RunFunc) (RunFunc, error) {
+func Role(args []string, roles map[string]Action) (Action, error) {
 	names := make([]string, 0, len(roles))
 	for name := range roles {
 		names = append(names, name)
@@ -46,9 +98,9 @@ func Role(args []string, roles map[string]RunFunc) (RunFunc, error) {
 		return nil, fmt.Errorf("%s: %d arguments %q: want exactly one, the action's role (%s), as its action.yml passes in runs.args",
 			prog, max(len(args)-1, 0), args[min(1, len(args)):], strings.Join(names, ", "))
 	}
-	run, ok := roles[args[1]]
-	if !ok || run == nil {
+	a, ok := roles[args[1]]
+	if !ok || a == nil {
 		return nil, fmt.Errorf("%s: role %q: want one of %s", prog, args[1], strings.Join(names, ", "))
 	}
-	return run, nil
+	return a, nil
 }

@@ -3,6 +3,7 @@ package cost
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
@@ -83,3 +84,45 @@ func TestGantt(t *testing.T) {
 }
 
 func acceptedReportMarkdown(t *testing.T) string { return acceptedReport(t).Markdown() }
+
+// Attempts carry where their pod ran, when they ended and the host verdict
+// through provision's output and the cost artifact; records written before
+// they did read with those fields unknown, and a verdict that is none of the
+// defined ones is refused, naming the key and the value.
+func TestAttemptPlacementJSON(t *testing.T) {
+	ended := time.Date(2026, 11, 2, 10, 4, 5, 0, time.UTC)
+	full := Attempt{Number: 1, Candidate: "live-1", GPU: "NVIDIA L4", PodID: "p1", Price: KnownPrice(0.44, "v2 cost"),
+		Outcome: OutcomeRejected, Reason: "EXITED while starting", Seconds: KnownSeconds(90),
+		Cloud: "SECURE", DataCenter: "EU-RO-1", Driver: "12.8", Host: HostFailed, At: ended}
+	tests := []struct {
+		name    string
+		in      string
+		want    Attempt
+		wantErr string
+	}{
+		{name: "round trip", in: FormatAttempts([]Attempt{full}), want: full},
+		{name: "an older record: placement, verdict and time unknown",
+			in: `[{"attempt":1,"candidate":"live-1","gpu":"NVIDIA L4","podId":"p1","price":{"perHour":0.44,"known":true,"source":"v2 cost"},` +
+				`"outcome":"rejected","reason":"EXITED while starting","seconds":90}]`,
+			want: Attempt{Number: 1, Candidate: "live-1", GPU: "NVIDIA L4", PodID: "p1", Price: KnownPrice(0.44, "v2 cost"),
+				Outcome: OutcomeRejected, Reason: "EXITED while starting", Seconds: KnownSeconds(90)}},
+		{name: "an unknown verdict", in: `[{"attempt":1,"outcome":"rejected","host":"flaky"}]`, wantErr: `key "[0].host"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseAttempts(tc.in)
+			if tc.wantErr != "" {
+				assert.ErrorContains(t, err, tc.wantErr)
+				assert.ErrorContains(t, err, `"flaky": want worked, failed or no value`)
+				return
+			}
+			assert.NilError(t, err)
+			assert.DeepEqual(t, got, []Attempt{tc.want})
+		})
+	}
+	// Unknown fields stay out of the written form, so older readers see what they knew.
+	old := FormatAttempts([]Attempt{{Number: 1, Outcome: OutcomeNoCapacity}})
+	for _, key := range []string{"cloud", "dataCenter", "driver", "host", `"at"`} {
+		assert.Check(t, !strings.Contains(old, key), "%s written for an attempt without it: %s", key, old)
+	}
+}

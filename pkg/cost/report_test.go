@@ -4,10 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"testing"
+	"time"
 
-	"github.com/org/runpod-gpu/pkg/wire"
 	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/golden"
+
+	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/wire"
 )
 
 // rejectedAttempts are two candidates paid for before the accepted pod.
@@ -157,6 +161,39 @@ func TestReportUnmarshalErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var r Report
 			assert.ErrorContains(t, json.Unmarshal([]byte(tc.in), &r), tc.wantErr)
+		})
+	}
+}
+
+// The accepted pod's placement comes from its record before deletion, and
+// only from a record that describes it.
+func TestReportPlacementFromThePodRecord(t *testing.T) {
+	start := wire.KnownTime(time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC))
+	rec := func(id string) *runpod.Pod {
+		return &runpod.Pod{ID: id, Status: runpod.PodRunning, Cost: 0.44, StartedAt: start, GPU: &runpod.PodGPU{ID: "NVIDIA L4"},
+			Cloud: "COMMUNITY", DataCenterID: "EU-RO-1", CudaVersion: "12.8"}
+	}
+	tests := []struct {
+		name              string
+		record            *runpod.Pod
+		cloud, dc, driver string
+	}{
+		{name: "its own record", record: rec("p1"), cloud: "COMMUNITY", dc: "EU-RO-1", driver: "12.8"},
+		{name: "another pod's record says nothing about it", record: rec("other")},
+		{name: "no record", record: nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := BuildReport(Evidence{PodID: "p1", Record: tc.record, DeletedAt: wire.KnownTime(time.Date(2026, 11, 2, 10, 10, 0, 0, time.UTC))})
+			assert.Check(t, is.Equal(r.Cloud, tc.cloud))
+			assert.Check(t, is.Equal(r.DataCenter, tc.dc))
+			assert.Check(t, is.Equal(r.Driver, tc.driver))
+
+			data, err := json.Marshal(r)
+			assert.NilError(t, err)
+			var back Report
+			assert.NilError(t, json.Unmarshal(data, &back))
+			assert.Check(t, is.Equal(back.DataCenter, tc.dc), "the artifact keeps it: %s", data)
 		})
 	}
 }

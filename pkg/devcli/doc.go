@@ -7,7 +7,7 @@
 // shares the lane's planner (pkg/plan), RunPod client and request policy,
 // ownership tags and deletion helper.
 //
-// Install: go install github.com/org/runpod-gpu/pkg/devcli/cmd/runpod-gpu@v1
+// Install: go install github.com/org/runpod-gpu/pkg/cmd/runpod-gpu@v1
 //
 // The API key comes from RUNPOD_API_KEY, else from [runpod] api_key in
 // ~/.runpod/config.toml; it is never printed and never taken from the

@@ -15,6 +15,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/serverless"
+	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
 )
 
 // The serverless-worker release asset the template fetches; the release
@@ -176,7 +177,7 @@ func (a *app) slsSetup(ctx context.Context, f *slsFlags) error {
 	}
 	env, err := serverless.TemplateEnv(f.workerURL, f.workerSHA, repository, attempt)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return withCode(ExitUsage, slsFlagError(err))
 	}
 	// The watchdog is armed as soon as the receipt exists, before the first
 	// create, so a setup killed half-way is still cleaned up at the deadline.
@@ -215,7 +216,7 @@ func (a *app) slsPrepare(f *slsFlags) error {
 	if err := need("payload", f.payload, "where to write the payload file"); err != nil {
 		return err
 	}
-	p, err := serverless.BuildPayload(f.source, serverless.DefaultPayloadLimits)
+	p, err := serverless.BuildPayload(f.source, jobwire.DefaultPayloadLimits)
 	if err != nil {
 		return withCode(ExitFailure, err)
 	}
@@ -240,7 +241,7 @@ func orUnset(s string) string {
 func (a *app) slsRun(ctx context.Context, f *slsFlags) error {
 	// Refusals that need no key come first: nothing is read or billed.
 	if !f.execute {
-		return withCode(ExitUsage, serverless.ErrNotExecuted)
+		return withCode(ExitUsage, fmt.Errorf("run needs --execute: %w", serverless.ErrNotExecuted))
 	}
 	for _, r := range [][3]string{
 		{"payload", f.payload, "the payload file prepare wrote"},
@@ -252,12 +253,13 @@ func (a *app) slsRun(ctx context.Context, f *slsFlags) error {
 			return err
 		}
 	}
-	p, err := serverless.ReadPayload(f.payload, serverless.DefaultPayloadLimits)
+	p, err := serverless.ReadPayload(f.payload, jobwire.DefaultPayloadLimits)
 	if err != nil {
 		return withCode(ExitFailure, err)
 	}
-	if err := serverless.CheckApproval(p, f.approved); err != nil {
-		return withCode(ExitUsage, err)
+	approved, err := serverless.Approve(p, f.approved)
+	if err != nil {
+		return withCode(ExitUsage, fmt.Errorf("--approved-payload-sha256: %w", err))
 	}
 	l, err := a.lane(f)
 	if err != nil {
@@ -265,8 +267,8 @@ func (a *app) slsRun(ctx context.Context, f *slsFlags) error {
 	}
 	// The job never extends the lifetime: this watchdog has setup's deadline.
 	a.armWatchdog(f.state)
-	res, err := l.Run(ctx, serverless.RunRequest{Execute: true, Approved: f.approved, Payload: p, Output: f.output,
-		Input: serverless.JobInput{TestCommand: f.testCommand, Smoke: serverless.SmokeArgs{MinCUDA: f.minCUDA}}})
+	res, err := l.Run(ctx, serverless.RunRequest{Execute: true, Payload: approved, Output: f.output,
+		Input: jobwire.JobInput{TestCommand: f.testCommand, Smoke: jobwire.SmokeArgs{MinCUDA: f.minCUDA}}})
 	if res != nil {
 		fmt.Fprintf(a.env.Stdout, "job %s ended %s; cuda_executed %t; %d result files in %s\n", res.JobID, res.State, res.CUDAExecuted, len(res.Files), f.output)
 	}
@@ -370,6 +372,21 @@ func spawnDetached(args []string) error {
 		return err
 	}
 	return cmd.Process.Release()
+}
+
+// slsValueFlags are the flags that carry the values the lane's errors name.
+var slsValueFlags = map[string]string{serverless.WorkerURLValue: "worker-url", serverless.WorkerSHA256Value: "worker-sha256"}
+
+// slsFlagError names the flag of a value the lane refused (the lane names
+// only what the value is).
+func slsFlagError(err error) error {
+	var bad *serverless.ValueError
+	if errors.As(err, &bad) {
+		if flag, ok := slsValueFlags[bad.Name]; ok {
+			return fmt.Errorf("--%s %q: want %s", flag, bad.Value, bad.Want)
+		}
+	}
+	return err
 }
 
 // slsError maps the lane's refusals to exit codes.

@@ -18,6 +18,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/serverless"
+	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
 
@@ -36,7 +37,7 @@ func newSlsWorld(t *testing.T, faults runpodsim.ServerlessFaults) *slsWorld {
 	worker := runpodsim.JobWorkerFunc(func(context.Context, runpodsim.WorkerJob) runpodsim.WorkerResult {
 		archive := resultArchive(t, map[string]string{"junit.xml": `<testsuite tests="1" failures="0"/>`, "test.log": "ok\n"})
 		code := 0
-		out, err := json.Marshal(serverless.JobOutput{ResultB64: base64.StdEncoding.EncodeToString(archive), ResultSHA256: serverless.SHA256Hex(archive),
+		out, err := json.Marshal(jobwire.JobOutput{ResultB64: base64.StdEncoding.EncodeToString(archive), ResultSHA256: jobwire.SHA256Hex(archive),
 			CUDAExecuted: true, TestsExitCode: &code})
 		assert.NilError(t, err)
 		return runpodsim.WorkerResult{Output: out}
@@ -108,7 +109,7 @@ func TestServerlessCommandWholeLane(t *testing.T) {
 
 	prep := s.run("serverless", "prepare", "--payload", payload, "--source", s.path("src"), "--worker-sha256", testWorkerSHA)
 	assert.Assert(t, prep.code == ExitOK, prep.stderr)
-	p, err := serverless.ReadPayload(payload, serverless.DefaultPayloadLimits)
+	p, err := serverless.ReadPayload(payload, jobwire.DefaultPayloadLimits)
 	assert.NilError(t, err)
 	assert.Check(t, is.Contains(prep.stdout, "payload_sha256 "+p.SHA256))
 	assert.Check(t, is.Contains(prep.stdout, "worker_sha256 "+testWorkerSHA))
@@ -135,6 +136,7 @@ func TestServerlessCommandWholeLane(t *testing.T) {
 		"without approval":   {args: []string{"--execute"}, want: "--approved-payload-sha256 is required"},
 		"with another sum":   {args: []string{"--execute", "--approved-payload-sha256", strings.Repeat("0", 64)}, want: "differs from the payload's " + p.SHA256},
 		"with a short sum":   {args: []string{"--execute", "--approved-payload-sha256", "abc"}, want: `approved checksum "abc": want 64 hex digits`},
+		"with a blank sum":   {args: []string{"--execute", "--approved-payload-sha256", " "}, want: "--approved-payload-sha256: payload not approved: the approved checksum is empty"},
 		"without the output": {args: []string{"--execute", "--approved-payload-sha256", p.SHA256, "--output", ""}, want: "--output is required"},
 	} {
 		r := s.run(append(append([]string{}, runArgs...), tc.args...)...)
@@ -236,6 +238,8 @@ func TestServerlessCommandUsage(t *testing.T) {
 		{args: []string{"serverless", "setup", "--state", s.path("r.json")}, want: "--ledger is required"},
 		{args: []string{"serverless", "setup", "--state", s.path("r.json"), "--ledger", s.path("b.json"), "--worker-url", "http://x/w", "--worker-sha256", testWorkerSHA},
 			want: `worker-url "http://x/w": want an https URL`},
+		{args: []string{"serverless", "setup", "--state", s.path("r.json"), "--ledger", s.path("b.json"), "--worker-url", "https://x/w", "--worker-sha256", "xyz"},
+			want: `--worker-sha256 "xyz": want 64 lowercase hex digits`},
 		{args: []string{"serverless", "setup", "--state", s.path("r.json"), "--ledger", s.path("b.json"), "--image", "runpod/pytorch:latest"},
 			want: `serverless setting image = "runpod/pytorch:latest": want an image pinned by digest`},
 		{args: []string{"serverless", "prepare"}, want: "--payload is required"},

@@ -8,9 +8,10 @@ import (
 	"testing"
 
 	"github.com/google/go-github/v66/github"
-	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/gatecheck"
 )
 
 // forkPR is a fork PR by an outsider ("mallory", no role) at head.
@@ -159,6 +160,38 @@ func TestForkApprovalFromTrigger(t *testing.T) {
 			}
 			assert.NilError(t, err)
 			assert.DeepEqual(t, got, tc.want)
+		})
+	}
+}
+
+// A fork PR's reason names the approval exactly: who added which label at
+// which head, or who dispatched which SHA.
+func TestAuthorizeForkApprovalReason(t *testing.T) {
+	fork := func(p *github.PullRequest) {
+		p.Head.Repo.FullName = github.String("mallory/gpu-project")
+		p.Labels = []*github.Label{{Name: github.String(ApprovalLabel)}}
+	}
+	for _, tc := range []struct {
+		name     string
+		approval ForkApproval
+		want     string
+	}{
+		{name: "label", approval: ForkApproval{Via: ApprovedByLabel, SHA: head, Approver: "bob", Label: ApprovalLabel},
+			want: "fork PR approved (label gpu-approved added by bob at head " + head + "); no earlier gate"},
+		{name: "dispatch", approval: ForkApproval{Via: ApprovedByDispatch, SHA: head, Approver: "bob"},
+			want: "fork PR approved (dispatch by bob with approved-fork-sha " + head + "); no earlier gate"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeGitHub{prs: []*github.PullRequest{pullRequest(fork)}, roles: map[string]string{"bob": "admin"}}
+			approval := tc.approval
+
+			a, err := Authorize(context.Background(), f, AuthorizeRequest{Repository: repo, PRNumber: 7, ExpectedHeadSHA: head, Actor: "bob",
+				Reuse: gatecheck.ReuseQuery{AppID: ourApp}, ForkApproval: &approval})
+
+			assert.NilError(t, err)
+			assert.Equal(t, a.Outcome, OutcomeRun)
+			assert.Check(t, strings.HasPrefix(a.Reason, tc.want), a.Reason)
+			assert.Equal(t, a.ApproverRole, "admin")
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +13,263 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
 )
+
+// The ff tests pin ClaimOrWait's exact waits and bounds, each failing fast
+// when a line breaks: the sleeper is virtual and refuses to be called more
+// than a few times, and every call has a short wall-clock deadline of its own,
+// so a broken loop or a real sleep ends the test in seconds instead of hanging
+// it. They come first in this file: under go test -failfast (as mutation
+// testing runs it) they fail before a slower test could hang.
+
+const ffApp = 777
+
+var (
+	ffHead   = strings.Repeat("a", 40)
+	ffMerge  = strings.Repeat("b", 40)
+	ffStart  = time.Date(2026, 10, 1, 12, 0, 0, 0, time.UTC)
+	errSpins = errors.New("slept too often: the wait loop does not advance")
+)
+
+// ffChecks is a GitHub of check runs on a virtual clock that moves only when
+// the protocol sleeps. Every call honours its context.
+type ffChecks struct {
+	now          time.Time
+	runs         []*github.CheckRun
+	nextID       int64
+	sleeps       []time.Duration
+	pages        []int
+	listLeft     []time.Duration // virtual time left on each listing's deadline
+	updates      []ghapi.CheckRunInput
+	beforeCreate func(f *ffChecks)
+	onSleep      func(f *ffChecks, n int)
+}
+
+func (f *ffChecks) Now() time.Time { return f.now }
+
+func (f *ffChecks) sleep(ctx context.Context, d time.Duration) error {
+	if len(f.sleeps) >= 8 {
+		return errSpins
+	}
+	f.sleeps = append(f.sleeps, d)
+	f.now = f.now.Add(d)
+	if f.onSleep != nil {
+		f.onSleep(f, len(f.sleeps))
+	}
+	return ctx.Err()
+}
+
+func (f *ffChecks) stake(id int64, status, conclusion string, started time.Time) *github.CheckRun {
+	marker, _ := FormatMarker(ffMerge, KindPaid, nil)
+	r := &github.CheckRun{ID: github.Int64(id), Name: github.String(DefaultCheckName), ExternalID: github.String(marker),
+		Status: github.String(status), App: &github.App{ID: github.Int64(ffApp)}, StartedAt: &github.Timestamp{Time: started}}
+	if conclusion != "" {
+		r.Conclusion = github.String(conclusion)
+		r.CompletedAt = &github.Timestamp{Time: f.now}
+	}
+	f.runs = append(f.runs, r)
+	return r
+}
+
+func (f *ffChecks) ListCheckRunsForRef(ctx context.Context, _, _ string, maxPages int) ([]*github.CheckRun, error) {
+	f.pages = append(f.pages, maxPages)
+	left, _ := reqpolicy.New(reqpolicy.WithClock(f)).Remaining(ctx)
+	f.listLeft = append(f.listLeft, left)
+	return f.runs, ctx.Err()
+}
+
+func (f *ffChecks) CreateCheckRun(ctx context.Context, in ghapi.CheckRunInput) (*github.CheckRun, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if f.beforeCreate != nil {
+		f.beforeCreate(f)
+	}
+	f.nextID += 10
+	r := f.stake(f.nextID, in.Status, "", in.StartedAt)
+	r.ExternalID = github.String(in.ExternalID)
+	return r, nil
+}
+
+func (f *ffChecks) UpdateCheckRun(ctx context.Context, id int64, in ghapi.CheckRunInput) (*github.CheckRun, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f.updates = append(f.updates, in)
+	return &github.CheckRun{ID: github.Int64(id), Status: github.String(in.Status), Conclusion: github.String(in.Conclusion)}, nil
+}
+
+func (f *ffChecks) complete(id int64, conclusion string) {
+	for _, r := range f.runs {
+		if r.GetID() == id {
+			r.Status, r.Conclusion, r.CompletedAt = github.String("completed"), github.String(conclusion), &github.Timestamp{Time: f.now}
+		}
+	}
+}
+
+// ffClaim runs ClaimOrWait with the fake as clock and sleeper, under a
+// wall-clock deadline: a real sleep or a stuck loop fails within seconds.
+func ffClaim(t *testing.T, f *ffChecks, r ClaimRequest) (Claim, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r.Query.HeadSHA, r.Query.TestedRef, r.Query.AppID = ffHead, ffMerge, ffApp
+	r.Clock = f
+	if r.Sleep == nil {
+		r.Sleep = f.sleep
+	}
+	return ClaimOrWait(ctx, f, r)
+}
+
+// The waits of a lane behind a live stake: Poll at a time, the last pause cut
+// to what is left of Wait, and a budget spent exactly is spent.
+func TestClaimWaitArithmetic(t *testing.T) {
+	tests := []struct {
+		name       string
+		wait, poll time.Duration
+		wantSleeps []time.Duration
+		wantReason string
+	}{
+		{name: "the last pause is what is left of the budget", wait: 90 * time.Second, poll: time.Minute,
+			wantSleeps: []time.Duration{time.Minute, 30 * time.Second},
+			wantReason: "after this lane waited 1m30s (its budget): running the paid path"},
+		{name: "a budget of 0 never waits", wait: 0, poll: time.Minute,
+			wantReason: "after this lane waited 0s (its budget): running the paid path"},
+		{name: "a budget of 0 without a poll never waits", wait: 0, poll: 0,
+			wantReason: "after this lane waited 0s (its budget): running the paid path"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &ffChecks{now: ffStart, nextID: 100}
+			leader := f.stake(5, "in_progress", "", ffStart)
+
+			c, err := ffClaim(t, f, ClaimRequest{LaneBound: time.Hour, Wait: tc.wait, Poll: tc.poll})
+
+			assert.NilError(t, err)
+			assert.DeepEqual(t, f.sleeps, tc.wantSleeps)
+			assert.Equal(t, c.Reuse, false)
+			assert.Equal(t, c.Leader, leader.GetID())
+			assert.Equal(t, c.Waited, tc.wait)
+			assert.Check(t, strings.HasPrefix(c.Reason, fmt.Sprintf("gate 5 of another lane for the same tested ref %s is still in progress", ffMerge)), c.Reason)
+			assert.Check(t, strings.Contains(c.Reason, tc.wantReason), c.Reason)
+			assert.Check(t, c.Staked != nil, "a lane that pays stakes first")
+		})
+	}
+}
+
+// The sleeper given is the one used: a wait follows the policy clock, never
+// the wall clock.
+func TestClaimUsesTheGivenSleeper(t *testing.T) {
+	f := &ffChecks{now: ffStart, nextID: 100}
+	leader := f.stake(5, "in_progress", "", ffStart)
+	f.onSleep = func(f *ffChecks, _ int) { f.complete(leader.GetID(), "success") }
+
+	c, err := ffClaim(t, f, ClaimRequest{LaneBound: time.Hour, Wait: 10 * time.Minute, Poll: time.Minute})
+
+	assert.NilError(t, err)
+	assert.DeepEqual(t, f.sleeps, []time.Duration{time.Minute})
+	assert.Check(t, c.Reuse, c.Reason)
+	assert.Equal(t, c.CheckID, leader.GetID())
+}
+
+// A stake exactly LaneBound old is a lane that vanished: not waited for.
+func TestClaimStakeExactlyTheLaneBoundOldIsNotWaitedFor(t *testing.T) {
+	f := &ffChecks{now: ffStart, nextID: 100}
+	f.stake(5, "in_progress", "", ffStart.Add(-time.Hour))
+
+	c, err := ffClaim(t, f, ClaimRequest{LaneBound: time.Hour, Wait: 10 * time.Minute, Poll: time.Minute})
+
+	assert.NilError(t, err)
+	assert.Equal(t, len(f.sleeps), 0)
+	assert.Equal(t, c.Leader, int64(0))
+	assert.Check(t, strings.HasSuffix(c.Reason, "; this lane leads (in-progress gate 110)"), c.Reason)
+}
+
+// Each listing asks for MaxPages (10 when unset) and is bounded by
+// ReadTimeout (60 s when unset) on the policy clock.
+func TestClaimListingBounds(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		pages     int
+		timeout   time.Duration
+		wantPages int
+		wantLeft  time.Duration
+	}{
+		{name: "defaults", wantPages: DefaultMaxPages, wantLeft: DefaultReadTimeout},
+		{name: "given", pages: 3, timeout: 20 * time.Second, wantPages: 3, wantLeft: 20 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &ffChecks{now: ffStart, nextID: 100}
+
+			// No wait and no leader: nothing can loop, so the run's own
+			// context carries no deadline that would hide the listing's.
+			c, err := ClaimOrWait(context.Background(), f, ClaimRequest{Query: ReuseQuery{HeadSHA: ffHead, TestedRef: ffMerge, AppID: ffApp, MaxPages: tc.pages},
+				LaneBound: time.Hour, ReadTimeout: tc.timeout, Clock: f, Sleep: f.sleep})
+
+			assert.NilError(t, err)
+			assert.Check(t, c.Staked != nil, c.Reason)
+			assert.Check(t, !strings.Contains(c.Reason, "lookup failed"), c.Reason)
+			assert.DeepEqual(t, f.pages, []int{tc.wantPages, tc.wantPages})
+			assert.Equal(t, len(f.listLeft), 2)
+			for _, left := range f.listLeft {
+				// The wall-clock half of the bound has run a little.
+				assert.Check(t, left <= tc.wantLeft && left > tc.wantLeft-5*time.Second, "%s left; want about %s", left, tc.wantLeft)
+			}
+		})
+	}
+}
+
+// Request bounds: 0 is a valid budget, poll and read timeout; a negative read
+// timeout is refused with what is expected.
+func TestClaimRequestBounds(t *testing.T) {
+	f := &ffChecks{now: ffStart, nextID: 100}
+	_, err := ffClaim(t, f, ClaimRequest{LaneBound: time.Hour, ReadTimeout: -time.Second})
+	assert.Error(t, err, "claim: read timeout -1s: want 0 (default 1m0s) or more")
+
+	_, err = ffClaim(t, f, ClaimRequest{LaneBound: time.Nanosecond})
+	assert.NilError(t, err)
+}
+
+// A lane stopped while it waits completes its own stake as skipped, on a
+// context of its own (the run's is already done).
+func TestClaimWithdrawalOutlivesTheCancelledRun(t *testing.T) {
+	f := &ffChecks{now: ffStart, nextID: 100}
+	// Another lane's stake lands just before this one's: it is older, so this lane waits.
+	f.beforeCreate = func(f *ffChecks) {
+		f.beforeCreate = nil
+		f.stake(5, "in_progress", "", f.now)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f.onSleep = func(*ffChecks, int) { cancel() }
+
+	_, err := ClaimOrWait(ctx, f, ClaimRequest{Query: ReuseQuery{HeadSHA: ffHead, TestedRef: ffMerge, AppID: ffApp},
+		LaneBound: time.Hour, Wait: 10 * time.Minute, Poll: time.Minute, Clock: f, Sleep: f.sleep})
+
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Check(t, strings.HasPrefix(err.Error(), "waiting for another lane's gate: context canceled"), err.Error())
+	assert.Check(t, !strings.Contains(err.Error(), "stays in progress"), err.Error())
+	assert.Equal(t, len(f.updates), 1)
+	assert.Equal(t, f.updates[0].Conclusion, "neutral")
+	assert.Check(t, strings.Contains(f.updates[0].Summary, "this lane stopped while it waited for another lane's result; nothing was paid"))
+}
+
+// Among several live stakes for the key, the oldest (lowest id) leads.
+func TestClaimWaitsForTheOldestLiveStake(t *testing.T) {
+	f := &ffChecks{now: ffStart, nextID: 100}
+	f.stake(7, "in_progress", "", ffStart)
+	oldest := f.stake(3, "in_progress", "", ffStart)
+	f.stake(5, "in_progress", "", ffStart)
+	f.onSleep = func(f *ffChecks, _ int) { f.complete(oldest.GetID(), "success") }
+
+	c, err := ffClaim(t, f, ClaimRequest{LaneBound: time.Hour, Wait: 10 * time.Minute, Poll: time.Minute})
+
+	assert.NilError(t, err)
+	assert.Equal(t, c.Leader, int64(3))
+	assert.Check(t, c.Reuse, c.Reason)
+	assert.Equal(t, c.CheckID, int64(3))
+}
 
 // fakeChecks is a GitHub of check runs on one head, on a fake clock that only
 // moves when the protocol sleeps; onSleep lets a test change the world then.

@@ -59,3 +59,25 @@ func TestDataCenterOffersOnePerDataCenterCheapestFirst(t *testing.T) {
 	assert.Equal(t, two[0].PricePerHour, 1.38)
 	assert.Equal(t, DataCenterOffers(offers, 1, DCFilter{Continents: []string{"europe"}, DataCenterRegions: regions})[0].Region, "europe")
 }
+
+// The VRAM floor admits a GPU with exactly that much memory.
+func TestDataCenterOffersVRAMFloorIsInclusive(t *testing.T) {
+	offers := []Offer{offer(l40s, 48, CloudSecure, 0.86, "HIGH", "US-KS-2=HIGH"), offer(rtx4090, 24, CloudSecure, 0.69, "HIGH", "US-TX-3=HIGH")}
+
+	got := DataCenterOffers(offers, 1, DCFilter{MinVRAMGB: 48})
+
+	assert.DeepEqual(t, got, []DCOffer{{GPUID: l40s, GPUCount: 1, Cloud: CloudSecure, MemoryGB: 48, DataCenterID: "US-KS-2", PricePerHour: 0.86, Availability: "HIGH"}})
+}
+
+// Without a GPU filter every type ranks the same, so a price and cloud tie
+// falls to the GPU id, alphabetically: the order stays stable.
+func TestDataCenterOffersTieWithoutFilterGoesToTheGPUID(t *testing.T) {
+	offers := []Offer{offer(rtx4090, 24, CloudSecure, 0.5, "HIGH", "US-TX-3=HIGH"), offer(l40s, 48, CloudSecure, 0.5, "HIGH", "US-TX-3=HIGH")}
+
+	var got []string
+	for _, o := range DataCenterOffers(offers, 1, DCFilter{}) {
+		got = append(got, o.GPUID)
+	}
+
+	assert.DeepEqual(t, got, []string{rtx4090, l40s}) // "NVIDIA GeForce…" < "NVIDIA L40S"
+}

@@ -126,3 +126,39 @@ func FuzzMatchGPUName(f *testing.F) {
 		}
 	})
 }
+
+// nameTokens splits at every character but a-z and 0-9, the ends of both
+// ranges included.
+func TestNameTokensKeepTheEndsOfEachRange(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"A100-SXM4-80GB", []string{"a100", "sxm4", "80gb"}},
+		{"az09", []string{"az09"}},
+		{"Z9 a0", []string{"z9", "a0"}},
+		{"x/y_z", []string{"x", "y", "z"}},
+	} {
+		assert.DeepEqual(t, nameTokens(tc.in), tc.want)
+	}
+}
+
+// Generic words are ambiguous only when they match several types: one match
+// is the answer.
+func TestMatchGPUNameGenericWordsWithOneMatch(t *testing.T) {
+	got, err := MatchGPUName("RTX", []CatalogGPU{{ID: "NVIDIA RTX A4000", Name: "RTX A4000"}, {ID: "NVIDIA L4", Name: "L4"}})
+
+	assert.NilError(t, err)
+	assert.DeepEqual(t, got, []string{"NVIDIA RTX A4000"})
+}
+
+// family: leading letters when a digit follows them (0 and 9 included), the
+// first two digits of a bare number, "" otherwise.
+func TestFamilyEdges(t *testing.T) {
+	for in, want := range map[string]string{
+		"a0": "a", "h9": "h", "l40s": "l", "h100": "h",
+		"50": "50", "4090": "40", "5": "", "9": "", "rtx": "", "": "",
+	} {
+		assert.Equal(t, family(in), want, "family(%q)", in)
+	}
+}

@@ -527,3 +527,158 @@ func TestPerDataCenterTable(t *testing.T) {
 	// (0.34+0.49+0.69+0.89+0.86+2.99) × 420/3600 + 2.99: per-pod prices bound the run
 	assert.Check(t, is.Equal(fmt.Sprintf("%.4f", w.USD), "3.7203"))
 }
+
+var errTest = errors.New("catalog down")
+
+// Boundaries of Build that TestBuild's table does not pin: each row
+// is the exact plan one broken comparison would change.
+func TestBuildBoundaries(t *testing.T) {
+	tests := []struct {
+		name        string
+		in          Input
+		want        []string
+		wantDropped map[string]string
+	}{
+		{
+			name: "an attempt budget of 0 still tries one candidate",
+			in:   Input{Tiers: reviewed, Offers: market(), MinVRAMGB: 8, MaxPriceCandidates: 3, MaxAttempts: 0},
+			want: []string{"static-ada-1 ada GeForce RTX 4090 secure 0.69"},
+		},
+		{
+			name: "a GPU exactly at the VRAM floor stays a static candidate",
+			in: Input{Tiers: []Tier{{Name: "ampere", GPUIDs: []string{a6000}}},
+				Offers: []Offer{offer(a6000, 48, CloudSecure, 0.49, "NONE")}, MinVRAMGB: 48, MaxPriceCandidates: 3, MaxAttempts: 3},
+			want:        []string{"static-ampere-1 ampere RTX A6000 secure 0.49"},
+			wantDropped: map[string]string{a6000: "out of stock in secure cloud"},
+		},
+		{
+			name: "an offer of unknown memory (0 GB) does not drop the static candidate",
+			in: Input{Tiers: []Tier{{Name: "ampere", GPUIDs: []string{a6000}}},
+				Offers: []Offer{offer(a6000, 0, CloudSecure, 0.49, "HIGH")}, MinVRAMGB: 8, MaxPriceCandidates: 3, MaxAttempts: 3},
+			want:        []string{"static-ampere-1 ampere RTX A6000 secure 0.49"},
+			wantDropped: map[string]string{a6000: "0 GB VRAM is below min_vram_gb 8"},
+		},
+		{
+			name: "static candidates use the only allowed cloud when secure is not allowed",
+			in: Input{Tiers: []Tier{{Name: "ampere", GPUIDs: []string{a6000}}}, CatalogErr: errTest,
+				Clouds: []string{"community"}, MaxPriceCandidates: 3, MaxAttempts: 3},
+			want: []string{"static-ampere-1 ampere RTX A6000 community ?"},
+		},
+		{
+			name: "secure and community at one price: secure wins whichever is listed first",
+			in: Input{Tiers: []Tier{{Name: "ada", GPUIDs: []string{rtx4090}}}, Clouds: []string{CloudSecure, CloudCommunity},
+				Offers:             []Offer{offer(rtx4090, 24, CloudCommunity, 0.5, "HIGH"), offer(rtx4090, 24, CloudSecure, 0.5, "HIGH")},
+				MaxPriceCandidates: 3, MaxAttempts: 3},
+			want: []string{"live-1 ada GeForce RTX 4090 secure 0.50"},
+		},
+		{
+			name: "secure listed first keeps its tie against community",
+			in: Input{Tiers: []Tier{{Name: "ada", GPUIDs: []string{rtx4090}}}, Clouds: []string{CloudSecure, CloudCommunity},
+				Offers:             []Offer{offer(rtx4090, 24, CloudSecure, 0.5, "HIGH"), offer(rtx4090, 24, CloudCommunity, 0.5, "HIGH")},
+				MaxPriceCandidates: 3, MaxAttempts: 3},
+			want: []string{"live-1 ada GeForce RTX 4090 secure 0.50"},
+		},
+		{
+			name: "per data center: a price tie between GPU types keeps allowlist order",
+			in: Input{Tiers: []Tier{{Name: "ada", GPUIDs: []string{l40s, rtx4090}}, {Name: "ampere", GPUIDs: []string{a6000}}},
+				Offers: []Offer{
+					offer(a6000, 48, CloudSecure, 0.5, "HIGH", "US-TX-3=HIGH"),
+					offer(rtx4090, 24, CloudSecure, 0.5, "HIGH", "US-TX-3=HIGH"),
+					offer(l40s, 48, CloudSecure, 0.5, "HIGH", "US-TX-3=HIGH"),
+				},
+				PerDataCenter: true, MaxPriceCandidates: 3, MaxAttempts: 5},
+			want: []string{
+				"live-1 ada L40S secure 0.50 @US-TX-3",
+				"live-2 ada GeForce RTX 4090 secure 0.50 @US-TX-3",
+				"live-3 ampere RTX A6000 secure 0.50 @US-TX-3",
+			},
+		},
+		{
+			name: "per data center without regions: no data center in stock is said so",
+			in: Input{Tiers: []Tier{{Name: "ada", GPUIDs: []string{rtx4090}}},
+				Offers:        []Offer{offer(rtx4090, 24, CloudSecure, 0.69, "HIGH", "US-TX-3=NONE")},
+				PerDataCenter: true, MaxPriceCandidates: 3, MaxAttempts: 3},
+			want:        []string{"static-ada-1 ada GeForce RTX 4090 secure 0.69"},
+			wantDropped: map[string]string{rtx4090: "no data center with stock in secure cloud"},
+		},
+		{
+			name: "per data center with zones: no stock in them is said so",
+			in: Input{Tiers: []Tier{{Name: "ada", GPUIDs: []string{rtx4090}}},
+				Offers:        []Offer{offer(rtx4090, 24, CloudSecure, 0.69, "HIGH", "US-TX-3=HIGH")},
+				Zones:         []string{"EU-RO-1"},
+				PerDataCenter: true, MaxPriceCandidates: 3, MaxAttempts: 3},
+			want:        []string{"static-ada-1 ada GeForce RTX 4090 secure 0.69 @EU-RO-1"},
+			wantDropped: map[string]string{rtx4090: "no stock in the configured regions/zones (secure cloud)"},
+		},
+		{
+			name: "per data center with continents: no stock in them is said so",
+			in: Input{Tiers: []Tier{{Name: "ada", GPUIDs: []string{rtx4090}}},
+				Offers:            []Offer{offer(rtx4090, 24, CloudSecure, 0.69, "HIGH", "US-TX-3=HIGH")},
+				Continents:        []string{"europe"},
+				DataCenterRegions: map[string]string{"US-TX-3": "NORTH_AMERICA", "EU-RO-1": "EUROPE"},
+				PerDataCenter:     true, MaxPriceCandidates: 3, MaxAttempts: 3},
+			want:        []string{"static-ada-1 ada GeForce RTX 4090 secure 0.69 @EU-RO-1"},
+			wantDropped: map[string]string{rtx4090: "no stock in the configured regions/zones (secure cloud)"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Build(tc.in)
+			assert.DeepEqual(t, describe(p), tc.want)
+			want := tc.wantDropped
+			if want == nil {
+				want = map[string]string{}
+			}
+			assert.DeepEqual(t, p.Dropped, want)
+		})
+	}
+}
+
+// GPU ids the catalog does not know are warned about in allowlist order.
+func TestUnknownGPUIDWarningsKeepAllowlistOrder(t *testing.T) {
+	in := baseInput()
+	in.KnownGPUIDs = []string{rtx4090, a100}
+
+	p := Build(in)
+
+	assert.DeepEqual(t, p.Warnings, []string{
+		`GPU id "NVIDIA L40S" in gpu_tiers is not in the RunPod catalog (a typo?): it is only tried as a static candidate`,
+		`GPU id "NVIDIA RTX A6000" in gpu_tiers is not in the RunPod catalog (a typo?): it is only tried as a static candidate`,
+		`GPU id "NVIDIA H100 80GB HBM3" in gpu_tiers is not in the RunPod catalog (a typo?): it is only tried as a static candidate`,
+	})
+}
+
+// The worst case is every priced candidate for the startup timeout, then the
+// dearest for the whole lifetime: exact dollars for a 30 min startup and a
+// 2 h lifetime (a lifetime of 1 h would hide a division for a product).
+func TestWorstCaseExactDollars(t *testing.T) {
+	p := Plan{Candidates: []Candidate{
+		{Name: "live-1", PricePerHour: 0.5, PriceKnown: true},
+		{Name: "live-2", PricePerHour: 1.0, PriceKnown: true},
+		{Name: "static-ada-1"},
+	}}
+
+	w := p.WorstCase(30*time.Minute, 2*time.Hour)
+
+	assert.Equal(t, w.USD, 0.5*0.5+1.0*0.5+1.0*2)
+	assert.Equal(t, w.String(), "$2.75 + 1 unpriced candidate(s) (static-ada-1)")
+}
+
+// A GPU id reviewed in two tiers keeps its first place in the allowlist, so
+// price ties keep allowlist order and the plan is the same on every build
+// (the second listing used to share its place with the next id, leaving the
+// tie to map iteration order).
+func TestAllowlistOrderWithAnIDInTwoTiers(t *testing.T) {
+	in := Input{
+		Tiers:              []Tier{{Name: "ada", GPUIDs: []string{rtx4090, l40s}}, {Name: "mixed", GPUIDs: []string{rtx4090, a6000}}},
+		Offers:             []Offer{offer(a6000, 48, CloudSecure, 0.5, "HIGH"), offer(l40s, 48, CloudSecure, 0.5, "HIGH"), offer(rtx4090, 24, CloudSecure, 0.5, "HIGH")},
+		MaxPriceCandidates: 3, MaxAttempts: 5,
+	}
+	for range 20 {
+		var got []string
+		for _, c := range Build(in).Candidates[:3] {
+			got = append(got, c.GPUID)
+		}
+		assert.DeepEqual(t, got, []string{rtx4090, l40s, a6000})
+	}
+}

@@ -70,3 +70,98 @@ func TestRankerStaysInsideTheBoundary(t *testing.T) {
 		})
 	}
 }
+
+// A ranker cannot move a planned GPU type to another cloud or source: such a
+// candidate is not one the plan made, so it is dropped.
+func TestRankerCannotChangeCloudOrSource(t *testing.T) {
+	in := Input{
+		Tiers: []Tier{{Name: "ada", GPUIDs: []string{rtx4090}}, {Name: "ampere", GPUIDs: []string{a6000}}}, MaxPriceCandidates: 3, MaxAttempts: 4,
+		Offers: []Offer{offer(rtx4090, 24, CloudSecure, 0.69, "HIGH")},
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*Candidate)
+	}{
+		{name: "cloud", edit: func(c *Candidate) { c.Cloud = CloudCommunity }},
+		{name: "source", edit: func(c *Candidate) { c.Source = SourceStatic }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in.Rank = func(_ Input, c []Candidate) []Candidate {
+				tc.edit(&c[0]) // the live RTX 4090
+				return c
+			}
+			assert.DeepEqual(t, describe(Build(in)), []string{"static-ampere-1 ampere RTX A6000 secure ?"})
+		})
+	}
+}
+
+// A ranker that names one candidate twice gets the next unused candidate of
+// the same type, cloud and source (another data center of it), and nothing
+// once those run out; never another GPU type.
+func TestRankerRepeatTakesTheNextSameCandidate(t *testing.T) {
+	in := Input{
+		Tiers: []Tier{{Name: "ada", GPUIDs: []string{rtx4090}}, {Name: "ampere", GPUIDs: []string{a6000}}}, MaxPriceCandidates: 5, MaxAttempts: 5,
+		Offers: []Offer{
+			offer(rtx4090, 24, CloudSecure, 0.69, "HIGH", "EU-RO-1=HIGH", "US-TX-3=HIGH"),
+			offer(a6000, 48, CloudSecure, 0.69, "HIGH", "US-KS-2=HIGH"),
+		},
+		PerDataCenter: true,
+	}
+	assert.DeepEqual(t, describe(Build(in)), []string{
+		"live-1 ada GeForce RTX 4090 secure 0.69 @EU-RO-1",
+		"live-2 ada GeForce RTX 4090 secure 0.69 @US-TX-3",
+		"live-3 ampere RTX A6000 secure 0.69 @US-KS-2",
+	})
+	for _, tc := range []struct {
+		name   string
+		copies int
+		want   []string
+	}{
+		{name: "twice", copies: 2, want: []string{
+			"live-1 ada GeForce RTX 4090 secure 0.69 @EU-RO-1",
+			"live-2 ada GeForce RTX 4090 secure 0.69 @US-TX-3",
+		}},
+		{name: "three times", copies: 3, want: []string{
+			"live-1 ada GeForce RTX 4090 secure 0.69 @EU-RO-1",
+			"live-2 ada GeForce RTX 4090 secure 0.69 @US-TX-3",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in.Rank = func(_ Input, c []Candidate) []Candidate {
+				var out []Candidate
+				for range tc.copies {
+					first := c[0]
+					first.DataCenterIDs = nil // no pin: keeps the plan's placement
+					out = append(out, first)
+				}
+				return out
+			}
+			assert.DeepEqual(t, describe(Build(in)), tc.want)
+		})
+	}
+}
+
+// A GPU type reviewed in two tiers is planned twice as a static candidate,
+// not next to each other; a ranker naming it twice gets both, in plan order.
+func TestRankerRepeatFindsALaterDuplicate(t *testing.T) {
+	in := Input{
+		Tiers: []Tier{
+			{Name: "ada", GPUIDs: []string{rtx4090}},
+			{Name: "ampere", GPUIDs: []string{a6000}},
+			{Name: "mixed", GPUIDs: []string{l40s, rtx4090}},
+		},
+		CatalogErr: errTest, MaxPriceCandidates: 3, MaxAttempts: 4,
+	}
+	assert.DeepEqual(t, describe(Build(in)), []string{
+		"static-ada-1 ada GeForce RTX 4090 secure ?",
+		"static-ampere-1 ampere RTX A6000 secure ?",
+		"static-mixed-1 mixed L40S secure ?",
+		"static-mixed-2 mixed GeForce RTX 4090 secure ?",
+	})
+	in.Rank = func(_ Input, c []Candidate) []Candidate { return []Candidate{c[0], c[0]} }
+
+	assert.DeepEqual(t, describe(Build(in)), []string{
+		"static-ada-1 ada GeForce RTX 4090 secure ?",
+		"static-mixed-1 mixed GeForce RTX 4090 secure ?",
+	})
+}

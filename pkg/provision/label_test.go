@@ -101,3 +101,17 @@ func TestRunnerBusyAtAcceptanceIsRejected(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Equal(t, jobs[0].RunnerName, leaked, "the foreign job did take the runner")
 }
+
+// TestLabelPrefixAtGitHubsLimit: a label of exactly 64 characters is allowed;
+// one more is refused, naming the length and the longest prefix that fits.
+func TestLabelPrefixAtGitHubsLimit(t *testing.T) {
+	// "-9100-1-c1-" and the 16-hex nonce are 27 characters: a 37-character prefix makes 64.
+	assert.NilError(t, CheckLabelPrefix(strings.Repeat("p", 37), 9100, 1, 1))
+	label, err := NewRunnerLabel(strings.Repeat("p", 37), 9100, 1, 1)
+	assert.NilError(t, err)
+	assert.Check(t, is.Len(label, MaxRunnerNameLen))
+
+	err = CheckLabelPrefix(strings.Repeat("p", 38), 9100, 1, 1)
+	assert.Check(t, is.Error(err, `runner-label-prefix: "`+strings.Repeat("p", 38)+
+		`" makes a 65-character runner name for run 9100 attempt 1; GitHub allows 64: want a prefix of at most 37 characters`))
+}

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-github/v66/github"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
@@ -17,162 +20,12 @@ import (
 	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/ownership"
-	"github.com/org/runpod-gpu/pkg/registry"
+	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
-	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
-	"github.com/org/runpod-gpu/pkg/sim/simclock"
 )
-
-const (
-	a4000 = "NVIDIA RTX A4000"
-	a5000 = "NVIDIA RTX A5000"
-	l4    = "NVIDIA L4"
-	a6000 = "NVIDIA RTX A6000"
-)
-
-var (
-	headSHA   = strings.Repeat("a", 40)
-	mergeSHA  = strings.Repeat("b", 40)
-	movedHead = strings.Repeat("c", 40)
-)
-
-// host is a healthy 12.8 machine unless changed.
-func host(id, gpu string, mut ...func(*runpodsim.HostProfile)) runpodsim.HostProfile {
-	h := runpodsim.HostProfile{ID: id, DataCenterID: "US-TX-3", GPUTypeID: gpu, DriverCUDA: "12.8", MaxPTXISA: "8.7", BootSeconds: 30, Healthy: true}
-	for _, m := range mut {
-		m(&h)
-	}
-	return h
-}
-
-// oldPTX is a same-SKU host whose driver reports 12.8 but loads PTX only up to 8.5.
-func oldPTX(h *runpodsim.HostProfile) { h.MaxPTXISA = "8.5" }
-
-func market(hosts ...runpodsim.HostProfile) *runpodsim.Market {
-	return &runpodsim.Market{
-		GPUTypes: []runpodsim.GPUType{
-			{ID: a4000, Name: "RTX A4000", MemoryGB: 16, SecurePrice: 0.25, CommunityPrice: 0.17},
-			{ID: a5000, Name: "RTX A5000", MemoryGB: 24, SecurePrice: 0.27, CommunityPrice: 0.16},
-			{ID: l4, Name: "L4", MemoryGB: 24, SecurePrice: 0.43, CommunityPrice: 0.28},
-			{ID: a6000, Name: "RTX A6000", MemoryGB: 48, SecurePrice: 0.49, CommunityPrice: 0.33},
-		},
-		DataCenters: []runpodsim.DataCenter{
-			{ID: "US-TX-3", Name: "US Texas 3", Region: "NORTH_AMERICA", CountryCode: "US", NetworkVolumeTypes: []string{"STANDARD"}, Compliance: []string{}},
-		},
-		Hosts: hosts,
-	}
-}
-
-// recorder is the Observer of a test run.
-type recorder struct {
-	mu       sync.Mutex
-	lines    []string
-	created  []string
-	attempts []cost.Attempt
-	onCreate func(id string)
-}
-
-func (r *recorder) Logf(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.lines = append(r.lines, fmt.Sprintf(format, args...))
-}
-func (r *recorder) PodCreated(id string) {
-	r.mu.Lock()
-	r.created = append(r.created, id)
-	hook := r.onCreate
-	r.mu.Unlock()
-	if hook != nil {
-		hook(id)
-	}
-}
-func (r *recorder) AttemptDone(a cost.Attempt) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.attempts = append(r.attempts, a)
-}
-func (r *recorder) log() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return strings.Join(r.lines, "\n")
-}
-
-type scenario struct {
-	cloud *cloud.Cloud
-	clock *simclock.Virtual
-	deps  Deps
-	req   Request
-	obs   *recorder
-	pr    int
-}
-
-func newScenario(t testing.TB, o cloud.Options, mutate func(*config.Config)) *scenario {
-	t.Helper()
-	c, err := cloud.Start(o)
-	assert.NilError(t, err)
-	t.Cleanup(c.Close)
-	clock := c.Clock.(*simclock.Virtual)
-	rpPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep), reqpolicy.WithJitter(func() float64 { return 0.5 }))
-	ghPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep), reqpolicy.WithClassifier(ghapi.RateLimitClassifier(clock)))
-	gh, err := ghapi.New(context.Background(), ghapi.Options{BaseURL: c.GitHubURL, Token: cloud.GitHubToken, Owner: cloud.Owner, Repo: cloud.RepoName, Policy: ghPolicy})
-	assert.NilError(t, err)
-	pr, err := c.GitHub.AddPullRequest(cloud.Repository, githubsim.PullRequestSpec{Author: "alice", HeadSHA: headSHA, HeadRef: "feature", MergeCommitSHA: mergeSHA})
-	assert.NilError(t, err)
-
-	cfg := config.Default()
-	cfg.GPUTiers = []config.GPUTier{{Name: "ampere", GPUIDs: []string{a4000, a5000, l4, a6000}}}
-	cfg.MaxPriceCandidates = 3
-	if mutate != nil {
-		mutate(cfg)
-	}
-	assert.NilError(t, cfg.Validate())
-	obs := &recorder{}
-	s := &scenario{cloud: c, clock: clock, obs: obs, pr: pr,
-		deps: Deps{
-			RunPod: runpod.New(c.RunPodURL, cloud.RunPodKey, runpod.WithPolicy(rpPolicy)),
-			GitHub: gh, Images: &registry.Resolver{APIURL: c.RegistryURL}, Policy: rpPolicy, Observer: obs,
-		},
-		req: Request{
-			Config:      cfg,
-			Owner:       ownership.Tags{Repository: cloud.Repository, Workflow: cloud.Workflow, RunID: 7001, Attempt: 1},
-			LabelPrefix: "runpod-gpu", RunnerGroupID: 1, Scope: ghapi.ScopeRepo,
-			PRNumber: pr, ExpectedHeadSHA: headSHA, TestedRef: mergeSHA, Reuse: gatecheck.ReuseQuery{AppID: cloud.AppID},
-			ProofURL: c.ProofURL, ProofSHA256: c.ProofSHA256,
-		},
-	}
-	return s
-}
-
-func (s *scenario) run(t *testing.T) (Result, error) {
-	t.Helper()
-	return Run(context.Background(), s.deps, s.req)
-}
-
-// livePods lists pods that are not gone, through the simulator's own API.
-func (s *scenario) livePods(t *testing.T) []runpod.Pod {
-	t.Helper()
-	rp := runpod.New(s.cloud.RunPodURL, cloud.RunPodKey)
-	pods, err := rp.ListPods(context.Background(), runpod.ListPodsQuery{})
-	assert.NilError(t, err)
-	var live []runpod.Pod
-	for _, p := range pods {
-		if p.Status != runpod.PodTerminated {
-			live = append(live, p)
-		}
-	}
-	return live
-}
-
-func outcomes(r Result) []string {
-	var out []string
-	for _, a := range r.Attempts {
-		out = append(out, fmt.Sprintf("%s %s %s", a.Candidate, strings.TrimPrefix(a.GPU, "NVIDIA "), a.Outcome))
-	}
-	return out
-}
 
 func TestFirstCandidateAccepted(t *testing.T) {
 	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a5000))}, nil)
@@ -346,17 +199,6 @@ func TestReusableGateSkipsThePaidPath(t *testing.T) {
 	assert.Check(t, is.Len(s.obs.created, 0))
 }
 
-// countRoute counts the requests the simulated RunPod received on a route.
-func countRoute(s *scenario, route string) int {
-	n := 0
-	for _, r := range s.cloud.RunPod.Requests() {
-		if r.Route == route {
-			n++
-		}
-	}
-	return n
-}
-
 // A reviewed GPU id the catalog does not know (a typo) must not silently
 // shrink the allowlist: it is tried as a static candidate and the job summary
 // warns about it.
@@ -371,4 +213,422 @@ func TestUnknownGPUIDIsWarnedInTheSummary(t *testing.T) {
 	assert.Check(t, is.Contains(summary, `> [!WARNING]`))
 	assert.Check(t, is.Contains(summary, `GPU id "NVIDIA RTX A4O00" in gpu_tiers is not in the RunPod catalog (a typo?)`))
 	assert.Check(t, is.Contains(res.Plan.Table(), "NVIDIA RTX A4O00"), "still planned as a static candidate")
+}
+
+// TestManualRunReadsNoPullRequest: a manual validation (no PR) reads no PR
+// and looks for no reusable gate result, even with a tested ref — not even
+// one refused locally, which would log a PR #0 or a paid-path decision — and
+// a run that kept no pod names no retention artifact nor warns about one.
+func TestManualRunReadsNoPullRequest(t *testing.T) {
+	// The same run for a PR reads both: the patterns below do match them.
+	pr := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, onlyA4000)
+	_, err := pr.run(t)
+	assert.NilError(t, err)
+	assert.Assert(t, pr.cloud.GitHub.CountRequests("", "/repos/*/*/pulls/*") > 0)
+	assert.Assert(t, pr.cloud.GitHub.CountRequests("", "/repos/*/*/commits/*/check-runs") > 0)
+
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, onlyA4000)
+	s.req.PRNumber, s.req.ExpectedHeadSHA = 0, ""
+
+	res, err := s.run(t)
+
+	assert.NilError(t, err)
+	assert.Assert(t, res.Accepted != nil)
+	assert.Check(t, is.Equal(res.Decision, DecisionPaid))
+	assert.Check(t, is.Equal(s.cloud.GitHub.CountRequests("", "/repos/*/*/pulls/*"), 0))
+	assert.Check(t, is.Equal(s.cloud.GitHub.CountRequests("", "/repos/*/*/commits/*/check-runs"), 0))
+	assert.Check(t, is.Equal(res.RetentionArtifact, ""))
+	assert.Check(t, is.Equal(res.Outputs().RetentionArtifactName, ""))
+	for _, never := range []string{"PR #0", "paid-path decision", "retention record"} {
+		assert.Check(t, !strings.Contains(s.obs.log(), never), "%q in the log:\n%s", never, s.obs.log())
+	}
+}
+
+// TestCeilingCountsEachPodFromTheCandidatesFirstPOST: what the ceiling
+// counts as spent is, for each pod of a rejected candidate — the duplicate
+// of a retried create included — its price from the candidate's first POST
+// to its confirmed deletion: no pod left out, none counted at another rate.
+func TestCeilingCountsEachPodFromTheCandidatesFirstPOST(t *testing.T) {
+	ceiling := 0.30 // the A4000 fits ($0.2792); the A5000 after it never does ($0.3015)
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, oldPTX), host("h2", a4000, oldPTX), host("h3", a5000)),
+		Faults: runpodsim.Faults{
+			LostCreates:  []runpodsim.LostCreateFault{{When: runpodsim.Trigger{Nth: []int{1}}, Status: 502}},
+			ListingDelay: 20 * time.Second,
+		}}, ceilingAt(ceiling))
+
+	_, err := s.run(t)
+
+	assert.Assert(t, errors.Is(err, ErrStopped), "got %v", err)
+	var counted float64
+	msg := err.Error()
+	i := strings.Index(msg, "(rejected pods $")
+	assert.Assert(t, i >= 0, msg)
+	_, scanErr := fmt.Sscanf(msg[i:], "(rejected pods $%f", &counted)
+	assert.NilError(t, scanErr, msg)
+	pods := s.cloud.RunPod.Pods()
+	assert.Assert(t, is.Len(pods, 2), "the first create and its retry")
+	firstPOST := pods[0].CreatedAt
+	want := 0.0
+	for _, p := range pods {
+		assert.Assert(t, !p.TerminatedAt.IsZero(), "pod %s deleted", p.ID)
+		want += max(p.HourlyPrice, 0.25) * p.TerminatedAt.Sub(firstPOST).Hours()
+	}
+	assert.Check(t, math.Abs(counted-want) <= 0.0002, "the ceiling counted $%.4f; each pod from the first POST to its deletion is $%.4f", counted, want)
+}
+
+// TestKeptPodsRetentionRecordLogsNoWarning: a kept pod's retention name is
+// written without a warning; the warning is for a name that cannot be made.
+func TestKeptPodsRetentionRecordLogsNoWarning(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, oldPTX), host("h2", a5000))}, nil)
+	s.req.KeepFailedPods = true
+
+	res, err := s.run(t)
+
+	assert.NilError(t, err)
+	assert.Assert(t, is.Len(res.RetainedPodIDs, 1))
+	want, nerr := ownership.FormatRetentionName(7001, 1, res.RetainedPodIDs)
+	assert.NilError(t, nerr)
+	assert.Check(t, is.Equal(res.RetentionArtifact, want))
+	assert.Check(t, !strings.Contains(s.obs.log(), "retention record"), s.obs.log())
+}
+
+// TestCancelledAfterAcceptanceIsAnError: SIGTERM arriving once the pod was
+// accepted, before Run returns, fails the run as cancelled, with the
+// cancellation as its cause; no GPU job of a cancelled run will use the pod,
+// so Run deletes it like every other pod it created (its documented
+// contract) and no longer reports it as accepted in the outputs.
+func TestCancelledAfterAcceptanceIsAnError(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, onlyA4000)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s.deps.Observer = cancelOnAccept{Observer: s.deps.Observer, cancel: cancel}
+
+	res, err := Run(ctx, s.deps, s.req)
+
+	assert.Check(t, is.Error(err, "provisioning cancelled: context canceled"))
+	assert.Check(t, errors.Is(err, context.Canceled))
+	assert.Assert(t, is.Len(s.obs.created, 1))
+	assert.Check(t, is.Len(aliveInSim(s), 0), "the accepted pod of a cancelled run is deleted")
+	assert.Check(t, is.Contains(s.obs.log(), "cancelled: pod "+s.obs.created[0]+" deleted at "))
+	assert.Check(t, !strings.Contains(s.obs.log(), "cancelled: pod "+s.obs.created[0]+": "), "no deletion error logged")
+	assert.Check(t, res.Accepted == nil)
+	assert.Check(t, is.Equal(res.Outputs().PodID, ""), "no output names a deleted pod as accepted")
+	assert.Check(t, is.Contains(res.Summary(err), "**Failed**: provisioning cancelled"))
+}
+
+// cancelOnAccept cancels the run the moment an attempt is accepted.
+type cancelOnAccept struct {
+	Observer
+	cancel context.CancelFunc
+}
+
+func (o cancelOnAccept) AttemptDone(a cost.Attempt) {
+	o.Observer.AttemptDone(a)
+	if a.Outcome == cost.OutcomeAccepted {
+		o.cancel()
+	}
+}
+
+// TestCeilingBoundaries: max_run_spend_usd is a bound a run may reach but
+// never pass — before a create (catalog price) and while a pod runs (the
+// price RunPod bills) — counting what rejected pods already cost.
+func TestCeilingBoundaries(t *testing.T) {
+	const price = 0.5
+	cfg := config.Default()
+	one := CandidateWorstCase(price, cfg.StartupTimeout(), cfg.Lifetime())
+	// The worst case of one pod: its whole startup budget plus its lifetime, at its price.
+	assert.Check(t, is.Equal(one, price*(cfg.StartupTimeout()+cfg.Lifetime()).Hours()))
+	assert.Check(t, is.Equal(CandidateWorstCase(2, 30*time.Minute, 90*time.Minute), 4.0))
+	c := plan.Candidate{N: 1, Name: "live-1", GPUID: a4000, PriceKnown: true, PricePerHour: price}
+
+	for _, tc := range []struct {
+		name    string
+		ceiling float64
+		spent   float64
+		wantErr string
+	}{
+		{name: "exactly at the ceiling", ceiling: one},
+		{name: "rejected pods count toward it", ceiling: one + 0.25, spent: 0.25},
+		{name: "a cent past it", ceiling: one - 0.01, wantErr: "creating candidate live-1 (NVIDIA RTX A4000 at $0.50/h) could bring the run to $"},
+		{name: "past it only with what rejected pods cost", ceiling: one + 0.2, spent: 0.25,
+			wantErr: "(rejected pods $0.2500 + startup_timeout_seconds 420 + lifetime_seconds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := unitRun(t, ceilingAt(tc.ceiling))
+			r.spentBound = tc.spent
+			err := r.checkCeiling(c)
+			if tc.wantErr == "" {
+				assert.NilError(t, err)
+				return
+			}
+			assert.Check(t, errors.Is(err, ErrStopped))
+			assert.Check(t, is.ErrorContains(err, tc.wantErr))
+		})
+	}
+
+	t.Run("a billed price above the catalog's", func(t *testing.T) {
+		billed := func(usd float64) cost.Price { return cost.KnownPrice(usd, "v2 cost while running") }
+		atBilled := CandidateWorstCase(0.75, cfg.StartupTimeout(), cfg.Lifetime())
+		for _, tc := range []struct {
+			name    string
+			ceiling float64
+			spent   float64
+			price   cost.Price
+			want    string // "" : not over
+		}{
+			{name: "the catalog price, over the ceiling, was checked before the create", ceiling: one / 2, price: billed(price)},
+			{name: "unknown billed price", ceiling: one / 2, price: cost.Price{}},
+			{name: "billed higher, exactly at the ceiling", ceiling: atBilled, price: billed(0.75)},
+			{name: "billed higher, rejected pods count", ceiling: atBilled + 0.1, spent: 0.2, price: billed(0.75),
+				want: "RunPod bills this pod at $0.7500/h (catalog $0.50/h), which could bring the run to $"},
+			{name: "billed higher, past the ceiling", ceiling: atBilled - 0.01, price: billed(0.75),
+				want: "(rejected pods $0.0000 + startup_timeout_seconds 420 + lifetime_seconds"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				r, _ := unitRun(t, ceilingAt(tc.ceiling))
+				r.spentBound = tc.spent
+				got := r.overCeiling(c, tc.price)
+				if tc.want == "" {
+					assert.Check(t, is.Equal(got, ""))
+					return
+				}
+				assert.Check(t, is.Contains(got, tc.want))
+			})
+		}
+	})
+}
+
+// TestValidateSHAs: only a PR run needs the head it authorized; every SHA
+// given must be a full commit SHA.
+func TestValidateSHAs(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		req     Request
+		wantErr string
+	}{
+		{name: "manual run without a head", req: Request{PRNumber: 0}},
+		{name: "PR 1 without a head", req: Request{PRNumber: 1},
+			wantErr: "expected head SHA: empty for PR #1; want authorize's pinned head-sha output"},
+		{name: "PR with its head", req: Request{PRNumber: 1, ExpectedHeadSHA: headSHA}},
+		{name: "short tested ref", req: Request{TestedRef: "abc123"}, wantErr: `tested ref: got "abc123"; want a full commit SHA`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.req.validateSHAs()
+			if tc.wantErr == "" {
+				assert.NilError(t, err)
+				return
+			}
+			assert.Check(t, is.ErrorContains(err, tc.wantErr))
+		})
+	}
+}
+
+// TestRunErrorCountsOnlyRejectedPods: a failed run's error names what its
+// rejected pods cost — their number, known seconds and dollars, and how many
+// have an unknown cost — and nothing of failed or accepted attempts.
+func TestRunErrorCountsOnlyRejectedPods(t *testing.T) {
+	price := cost.KnownPrice(3.6, "catalog list price") // $0.001 a second
+	res := Result{Attempts: []cost.Attempt{
+		{Number: 1, Outcome: cost.OutcomeRejected, Price: price, Seconds: cost.KnownSeconds(100)},
+		{Number: 2, Outcome: cost.OutcomeFailed, Price: price, Seconds: cost.KnownSeconds(1000)},
+		{Number: 3, Outcome: cost.OutcomeRejected, Price: price, Seconds: cost.KnownSeconds(50)},
+		{Number: 4, Outcome: cost.OutcomeNoCapacity},
+		{Number: 5, Outcome: cost.OutcomeAccepted, Price: price, Seconds: cost.KnownSeconds(40)},
+	}}
+	r, _ := unitRun(t, nil)
+	r.res = res
+
+	err := r.fail(ErrExhausted, "all tried")
+
+	var re *RunError
+	assert.Assert(t, errors.As(err, &re))
+	assert.Check(t, is.Equal(re.Rejected, 2))
+	assert.Check(t, is.Equal(re.Seconds, int64(150)))
+	assert.Check(t, is.Equal(re.Unknown, 0))
+	assert.Check(t, is.Error(err, "provision attempts exhausted: all tried; 2 pod(s) rejected, 150 paid second(s), "+cost.KnownMoney(0.15).String()+" estimated"))
+
+	// A rejected pod that never started has an unknown cost.
+	r.res.Attempts = append(r.res.Attempts, cost.Attempt{Number: 6, Outcome: cost.OutcomeRejected, Price: price})
+	err = r.fail(ErrExhausted, "all tried")
+	assert.Check(t, is.ErrorContains(err, "3 pod(s) rejected, 150 paid second(s), "+cost.KnownMoney(0.15).String()+" estimated (+1 with unknown cost)"))
+	known, unknown := r.res.RejectedCost()
+	assert.Check(t, is.Equal(known.String(), "$0.1500"))
+	assert.Check(t, is.Equal(unknown, 1))
+}
+
+// The ceiling counts the accepted pod's lifetime bound.
+func TestSpendCeilingCountsTheStartupBudgetAndTheLifetime(t *testing.T) {
+	tests := []struct {
+		name         string
+		ceiling      float64
+		hosts        []runpodsim.HostProfile
+		wantAttempts []string
+		wantErr      string
+	}{
+		{
+			// $0.25/h × (420 s + 3600 s) = $0.2792: the old check saw only $0.0292.
+			name: "first candidate could pass the ceiling", ceiling: 0.10, hosts: []runpodsim.HostProfile{host("h1", a4000)},
+			wantErr: "max_run_spend_usd $0.10: creating candidate live-1 (NVIDIA RTX A4000 at $0.25/h) could bring the run to $0.2792 " +
+				"(rejected pods $0.0000 + startup_timeout_seconds 420 + lifetime_seconds 3600 at its price); no pod was created for it",
+		},
+		{
+			name: "first candidate fits", ceiling: 0.28, hosts: []runpodsim.HostProfile{host("h1", a4000)},
+			wantAttempts: []string{"live-1 RTX A4000 accepted"},
+		},
+		{
+			// The rejected A4000 cost a little; the A5000's $0.3015 on top passes $0.30.
+			name: "what rejected pods cost counts", ceiling: 0.30, hosts: []runpodsim.HostProfile{host("h1", a4000, oldPTX), host("h2", a5000)},
+			wantAttempts: []string{"live-1 RTX A4000 rejected"},
+			wantErr:      "creating candidate live-2 (NVIDIA RTX A5000 at $0.27/h) could bring the run to $0.30",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScenario(t, cloud.Options{Market: market(tc.hosts...)}, func(c *config.Config) { c.MaxRunSpendUSD = &tc.ceiling })
+
+			res, err := s.run(t)
+
+			assert.DeepEqual(t, outcomes(res), tc.wantAttempts)
+			if tc.wantErr == "" {
+				assert.NilError(t, err)
+				return
+			}
+			assert.Check(t, errors.Is(err, ErrStopped), "got %v", err)
+			assert.ErrorContains(t, err, tc.wantErr)
+			assert.Check(t, is.Len(s.livePods(t), 0))
+		})
+	}
+}
+
+// The label is re-read right before each create.
+func TestLocalValidationLabelStopsSpending(t *testing.T) {
+	label := func(p *githubsim.PullRequestSpec) { p.Labels = append(p.Labels, gatecheck.LocalLabel) }
+	t.Run("added after authorize: nothing is created", func(t *testing.T) {
+		s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, nil)
+		assert.NilError(t, s.cloud.GitHub.UpdatePullRequest(cloud.Repository, s.pr, label))
+
+		res, err := s.run(t)
+
+		assert.NilError(t, err)
+		assert.Equal(t, res.Decision, DecisionSkipped)
+		assert.Equal(t, res.Outputs().PaidPath, "skipped")
+		assert.Check(t, is.Len(s.obs.created, 0))
+		assert.Equal(t, countRoute(s, "POST /v2/pods"), 0)
+		assert.Check(t, is.Contains(res.Summary(err), "**Skipped**"))
+	})
+	t.Run("added while the pod boots: it is deleted and no other is created", func(t *testing.T) {
+		s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a5000))}, nil)
+		s.obs.onCreate = func(string) { _ = s.cloud.GitHub.UpdatePullRequest(cloud.Repository, s.pr, label) }
+
+		res, err := s.run(t)
+
+		assert.NilError(t, err)
+		assert.Equal(t, res.Decision, DecisionSkipped)
+		assert.Check(t, res.Accepted == nil)
+		assert.Check(t, is.Len(s.obs.created, 1))
+		assert.Check(t, is.Len(s.livePods(t), 0))
+	})
+}
+
+// A PR run needs the pinned head; every SHA is a full SHA.
+func TestCommitSHAsAreValidatedBeforeAnyCall(t *testing.T) {
+	tests := []struct {
+		name    string
+		mutate  func(*Request)
+		wantErr string
+	}{
+		{name: "PR without its head", mutate: func(r *Request) { r.ExpectedHeadSHA = "" },
+			wantErr: "expected head SHA: empty for PR #1; want authorize's pinned head-sha output (a full commit SHA)"},
+		{name: "short head", mutate: func(r *Request) { r.ExpectedHeadSHA = "abc1234" },
+			wantErr: `expected head SHA: got "abc1234"; want a full commit SHA (40 lower-case hex digits`},
+		{name: "tested ref as a branch", mutate: func(r *Request) { r.TestedRef = "refs/heads/main" },
+			wantErr: `tested ref: got "refs/heads/main"; want a full commit SHA`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, nil)
+			tc.mutate(&s.req)
+
+			_, err := s.run(t)
+
+			assert.ErrorContains(t, err, tc.wantErr)
+			assert.Equal(t, len(s.cloud.RunPod.Requests()), 0, "no RunPod call")
+		})
+	}
+}
+
+// unreadablePR answers every PR read with a 200 that has no state: through the
+// real GitHub client, as GitHub's edge might send it.
+type unreadablePR struct {
+	GitHub
+	pulls *ghapi.Client
+}
+
+func (u unreadablePR) GetPullRequest(ctx context.Context, n int) (*github.PullRequest, error) {
+	return u.pulls.GetPullRequest(ctx, n)
+}
+
+// An unreadable PR answer is unknown, never obsolete.
+func TestPRAnswerWithoutStateIsUnknownNotObsolete(t *testing.T) {
+	tests := []struct {
+		name, answer string
+		wantLog      string
+	}{
+		{name: "no state", answer: `{}`, wantLog: "state unknown"},
+		// An open PR whose answer names no head is not "head moved to ''".
+		{name: "open without a head", answer: `{"state":"open","number":1}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			stub := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(tc.answer))
+			}))
+			defer stub.Close()
+			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, nil)
+			pulls, err := ghapi.New(context.Background(), ghapi.Options{BaseURL: stub.URL, Token: "t", Owner: cloud.Owner, Repo: cloud.RepoName,
+				Policy: reqpolicy.New(reqpolicy.WithClock(s.clock), reqpolicy.WithSleeper(s.clock.Sleep))})
+			assert.NilError(t, err)
+			s.deps.GitHub = unreadablePR{GitHub: s.deps.GitHub, pulls: pulls}
+
+			res, err := s.run(t)
+
+			assert.NilError(t, err)
+			assert.Assert(t, res.Accepted != nil, "an unusable PR answer never stops the run")
+			if tc.wantLog != "" {
+				assert.Check(t, is.Contains(s.obs.log(), tc.wantLog))
+			}
+		})
+	}
+}
+
+// What the ceiling counts as spent bounds what RunPod billed for every pod
+// of the run, the duplicate of a retried create included.
+func TestCeilingCountsADuplicatePodsSpend(t *testing.T) {
+	ceiling := 0.30 // the A4000 fits ($0.2792); the A5000 after it never does ($0.3015)
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, oldPTX), host("h2", a4000, oldPTX), host("h3", a5000)),
+		Faults: runpodsim.Faults{
+			LostCreates:  []runpodsim.LostCreateFault{{When: runpodsim.Trigger{Nth: []int{1}}, Status: 502}},
+			ListingDelay: 20 * time.Second,
+		}}, func(c *config.Config) { c.MaxRunSpendUSD = &ceiling })
+
+	_, err := s.run(t)
+
+	assert.Assert(t, errors.Is(err, ErrStopped), "got %v", err)
+	var counted float64
+	_, scanErr := fmt.Sscanf(err.Error()[strings.Index(err.Error(), "(rejected pods $"):], "(rejected pods $%f", &counted)
+	assert.NilError(t, scanErr, err.Error())
+	billed := 0.0
+	pods := s.cloud.RunPod.Pods()
+	assert.Assert(t, is.Len(pods, 2), "the first create and its retry")
+	for _, p := range pods {
+		b, berr := s.cloud.RunPod.Bill(p.ID)
+		assert.NilError(t, berr)
+		billed += b.Dollars
+	}
+	assert.Check(t, counted >= billed-0.00005, "the ceiling counted $%.4f of $%.4f billed", counted, billed)
+}
+
+func ceilingAt(usd float64) func(*config.Config) {
+	return func(c *config.Config) { c.MaxRunSpendUSD = &usd }
 }

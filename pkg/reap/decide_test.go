@@ -361,3 +361,25 @@ func FuzzView(f *testing.F) {
 		}
 	})
 }
+
+// A run id or attempt of zero is malformed by name, not a generic tag error:
+// the record says which tag is wrong.
+func TestViewNamesTheMalformedTag(t *testing.T) {
+	for _, tc := range []struct {
+		key, value string
+		want       Reason
+	}{
+		{ownership.EnvRunID, "0", ReasonMalformedRunID},
+		{ownership.EnvRunID, "-1", ReasonMalformedRunID},
+		{ownership.EnvRunID, "x", ReasonMalformedRunID},
+		{ownership.EnvAttempt, "0", ReasonMalformedAttempt},
+		{ownership.EnvAttempt, "-1", ReasonMalformedAttempt},
+		{ownership.EnvCandidate, "x", ReasonMalformedTags},
+	} {
+		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
+			p := ownedPod(testTags(), time.Hour)
+			p.Env[tc.key] = tc.value
+			assert.Equal(t, View(p, testScope).Foreign, tc.want)
+		})
+	}
+}

@@ -104,8 +104,3 @@ func TestOrgRecordJSON(t *testing.T) {
 	assert.Check(t, is.Contains(string(raw), `"organization": "acme"`))
 	assert.ErrorContains(t, orgRecordFixture().WriteFile(t.TempDir()+"/missing/record.json"), "reap: write decision record")
 }
-
-func TestOrgSweeperWallClock(t *testing.T) {
-	before := time.Now()
-	assert.Check(t, !(&OrgSweeper{}).now().Before(before), "no Clock reads the wall clock")
-}

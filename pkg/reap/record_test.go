@@ -3,6 +3,8 @@ package reap
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -89,4 +91,47 @@ func TestRecordOfAFailedListing(t *testing.T) {
 	b, err := rec.JSON()
 	assert.NilError(t, err)
 	assert.Check(t, is.Contains(string(b), `"pods": []`))
+}
+
+func TestRecordWriteFile(t *testing.T) {
+	rec := &Record{Version: RecordVersion, CheckedAt: decisionNow, Repository: testRepo, Pods: []PodRecord{}}
+	path := filepath.Join(t.TempDir(), "record.json")
+	assert.NilError(t, rec.WriteFile(path))
+	data, err := os.ReadFile(path)
+	assert.NilError(t, err)
+	want, err := rec.JSON()
+	assert.NilError(t, err)
+	assert.Equal(t, string(data), string(want))
+	assert.Check(t, strings.HasSuffix(string(data), "}\n"))
+
+	err = rec.WriteFile(filepath.Join(t.TempDir(), "missing", "record.json"))
+	assert.ErrorContains(t, err, "reap: write decision record: open ")
+}
+
+// The summary's overflow line counts exactly the pods left out, and the cost
+// disclaimer appears only when an executed sweep reclaimed something.
+func TestRecordMarkdownCountsAndDisclaimer(t *testing.T) {
+	rec := &Record{CheckedAt: decisionNow, Repository: testRepo, Execute: true}
+	for i := range maxSummaryRows + 5 {
+		rec.Pods = append(rec.Pods, PodRecord{PodID: fmt.Sprint("p", i), Decision: DecisionKeep, Reason: ReasonRunActive})
+	}
+	md := rec.Markdown()
+	assert.Check(t, is.Contains(md, "\n\n5 more pod(s) are in the decision record.\n"))
+	assert.Check(t, !strings.Contains(md, "Estimates, not invoices"), "nothing reclaimed: no cost disclaimer")
+
+	rec.Pods[0].Decision, rec.Pods[0].Reason = DecisionReclaim, ReasonLifetime
+	assert.Check(t, is.Contains(rec.Markdown(), "Estimates, not invoices"))
+	rec.Execute = false
+	assert.Check(t, !strings.Contains(rec.Markdown(), "Estimates, not invoices"), "a dry run deletes nothing")
+}
+
+// A table of exactly maxSummaryRows pods shows them all and has no overflow line.
+func TestRecordMarkdownAtExactlyTheRowBound(t *testing.T) {
+	rec := &Record{CheckedAt: decisionNow, Repository: testRepo}
+	for i := range maxSummaryRows {
+		rec.Pods = append(rec.Pods, PodRecord{PodID: fmt.Sprint("p", i), Decision: DecisionKeep, Reason: ReasonRunActive})
+	}
+	md := rec.Markdown()
+	assert.Check(t, is.Contains(md, fmt.Sprintf("| p%d |", maxSummaryRows-1)))
+	assert.Check(t, !strings.Contains(md, "more pod(s)"), "no pod was left out")
 }

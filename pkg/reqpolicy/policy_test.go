@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/org/runpod-gpu/pkg/redact"
-	"github.com/org/runpod-gpu/pkg/version"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/redact"
+	"github.com/org/runpod-gpu/pkg/version"
 )
 
 func TestStatusClassification(t *testing.T) {
@@ -559,5 +560,47 @@ func TestRemainingMeasuresEachDeadlineOnItsOwnClock(t *testing.T) {
 	}
 	if left, _ := p.Remaining(WithDeadline(ctx, fake.now.Add(time.Hour*5))); left != 3*time.Minute {
 		t.Fatalf("a later policy deadline does not extend an earlier one; got %s", left)
+	}
+}
+
+// Exact edges of Policy.Wait: a pause equal to what is left does not fit, a
+// zero pause never sleeps (not even past the deadline), and a cooldown only
+// replaces the caller's wait (and its reason) when it is longer.
+func TestPolicyWaitEdges(t *testing.T) {
+	tests := []struct {
+		name      string
+		cooldown  time.Duration
+		wait      time.Duration
+		remaining time.Duration
+		wantWaits []time.Duration
+		wantErr   string
+	}{
+		{name: "a wait equal to what is left does not fit", wait: 10 * time.Second, remaining: 10 * time.Second,
+			wantErr: "wait 10s (poll) exceeds the remaining deadline 10s"},
+		{name: "a cooldown equal to the wait keeps the caller's reason", cooldown: 10 * time.Second, wait: 10 * time.Second, remaining: 5 * time.Second,
+			wantErr: "wait 10s (poll) exceeds the remaining deadline 5s"},
+		{name: "a zero wait does not sleep", wait: 0, remaining: time.Minute},
+		{name: "a zero wait past the deadline is not an error", wait: 0, remaining: -time.Second},
+		{name: "a wait past the deadline reports 0 left", wait: time.Second, remaining: -time.Second,
+			wantErr: "wait 1s (poll) exceeds the remaining deadline 0s"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness()
+			ctx, cancel := h.withFakeDeadline(tc.remaining)
+			defer cancel()
+			if tc.cooldown > 0 {
+				h.policy.Cooldown().Extend(h.clock.Now().Add(tc.cooldown))
+			}
+
+			err := h.policy.Wait(ctx, tc.wait, "poll")
+
+			if tc.wantErr != "" {
+				assert.Error(t, err, tc.wantErr)
+			} else {
+				assert.NilError(t, err)
+			}
+			assert.DeepEqual(t, h.sleeps.waits, tc.wantWaits)
+		})
 	}
 }

@@ -61,3 +61,16 @@ func FuzzParseRetryAfter(f *testing.F) {
 		}
 	})
 }
+
+// The largest delay-seconds a time.Duration holds is read exactly; one more
+// saturates.
+func TestParseRetryAfterSaturationEdge(t *testing.T) {
+	const most = math.MaxInt64 / int64(time.Second) // 9223372036
+	wait, ok := ParseRetryAfter("9223372036", epoch)
+	assert.Check(t, ok)
+	assert.Equal(t, wait, time.Duration(most)*time.Second)
+
+	wait, ok = ParseRetryAfter("9223372037", epoch)
+	assert.Check(t, ok)
+	assert.Equal(t, wait, time.Duration(math.MaxInt64))
+}

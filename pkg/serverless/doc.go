@@ -5,8 +5,10 @@
 //
 //   - payload.go: the source-only payload, a deterministic tar.gz whose
 //     SHA-256 a person approves before anything is paid for;
-//   - archive.go: the checks a result archive passes before one byte of it is
-//     written (no absolute paths, traversal, links or duplicates; size caps);
+//   - jobwire (a package of its own, shared with the pod-side worker): the
+//     job's input and output and the checks an archive passes before one byte
+//     of it is written (no absolute paths, traversal, links or duplicates;
+//     size caps);
 //   - receipt.go: the ownership receipt, which records the intent before each
 //     create and the ids after, and is never overwritten by another attempt;
 //   - ledger.go: the budget ledger shared across attempts (atomic writes, a

@@ -14,6 +14,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
 )
 
 // Management is the part of the RunPod management client the lane uses.
@@ -311,37 +312,10 @@ func (l *Lane) Health(ctx context.Context) (*Receipt, error) {
 
 // RunRequest is the one job of an attempt.
 type RunRequest struct {
-	Execute  bool
-	Approved string // the reviewed payload_sha256
-	Payload  *Payload
-	Input    JobInput
-	Output   string // results directory; must not exist or be empty
-}
-
-// JobInput is what the worker receives besides the payload.
-type JobInput struct {
-	PayloadB64      string    `json:"payload_b64"`
-	PayloadSHA256   string    `json:"payload_sha256"`
-	TestCommand     string    `json:"test_command"`
-	DeadlineSeconds int       `json:"deadline_seconds"`
-	MaxResultBytes  int64     `json:"max_result_bytes"`
-	Smoke           SmokeArgs `json:"smoke"`
-}
-
-// SmokeArgs configure the worker's CUDA proof (the pod lane's smoke proof).
-type SmokeArgs struct {
-	MinCUDA   string `json:"min_cuda,omitempty"`
-	MinVRAMGB int    `json:"min_vram_gb,omitempty"`
-}
-
-// JobOutput is what the Go worker returns (and the handler passes through).
-type JobOutput struct {
-	ResultB64     string         `json:"result_archive_b64,omitempty"`
-	ResultSHA256  string         `json:"result_sha256,omitempty"`
-	CUDAExecuted  bool           `json:"cuda_executed"`
-	TestsExitCode *int           `json:"tests_exit_code,omitempty"`
-	Error         string         `json:"error,omitempty"`
-	Summary       map[string]any `json:"summary,omitempty"`
+	Execute bool
+	Payload ApprovedPayload // from Approve: the run does not check the approval again
+	Input   jobwire.JobInput
+	Output  string // results directory; must not exist or be empty
 }
 
 // RunResult is what a run found.
@@ -354,12 +328,13 @@ type RunResult struct {
 	ProviderErr  string
 }
 
-// ErrNotExecuted is returned when run is asked without --execute.
-var ErrNotExecuted = errors.New("run needs --execute: it submits one billable job")
+// ErrNotExecuted is returned when a run is not confirmed to execute (the
+// CLI's --execute, the action's execute input).
+var ErrNotExecuted = errors.New("the run is not confirmed to execute: it submits one billable job")
 
 // Run submits exactly one job and collects its checked results. It refuses
-// without Execute and an approved checksum equal to the payload's, while a
-// create is unresolved, after a job was already submitted, when the job's
+// without Execute and a payload Approve approved (the approval is not checked
+// again), while a create is unresolved, after a job was already submitted, when the job's
 // TTL and the cleanup margin no longer fit before the setup deadline, or
 // when the ledger refuses the job's reservation. Polling is bounded by the
 // TTL; on cancellation the job is cancelled.
@@ -367,8 +342,9 @@ func (l *Lane) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	if !req.Execute {
 		return nil, ErrNotExecuted
 	}
-	if err := CheckApproval(req.Payload, req.Approved); err != nil {
-		return nil, err
+	payload := req.Payload.Payload()
+	if payload == nil {
+		return nil, fmt.Errorf("%w: the request carries no payload that Approve approved", ErrNotApproved)
 	}
 	r, err := l.Health(ctx)
 	if err != nil {
@@ -389,15 +365,15 @@ func (l *Lane) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 	}
 	l.logf("run: reserved %s for the job", Dollars(cents))
 	in := req.Input
-	in.PayloadB64, in.PayloadSHA256 = base64.StdEncoding.EncodeToString(req.Payload.Archive), req.Payload.SHA256
+	in.PayloadB64, in.PayloadSHA256 = base64.StdEncoding.EncodeToString(payload.Archive), req.Payload.SHA256()
 	if in.DeadlineSeconds == 0 {
 		in.DeadlineSeconds = int(l.Settings.WorkerDeadline / time.Second)
 	}
 	if in.MaxResultBytes == 0 {
-		in.MaxResultBytes = DefaultResultLimits.MaxCompressed
+		in.MaxResultBytes = jobwire.DefaultResultLimits.MaxCompressed
 	}
 
-	r.Job = &JobRecord{Intent: true, PayloadSHA256: req.Payload.SHA256, SubmittedAt: now}
+	r.Job = &JobRecord{Intent: true, PayloadSHA256: req.Payload.SHA256(), SubmittedAt: now}
 	if err := SaveReceipt(l.Receipt, r); err != nil {
 		return nil, err
 	}
@@ -480,7 +456,7 @@ func (l *Lane) collect(st *runpod.JobStatus, outDir string, res *RunResult) erro
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return err
 	}
-	var out JobOutput
+	var out jobwire.JobOutput
 	decodeErr := error(nil)
 	if len(st.Output) > 0 {
 		decodeErr = json.Unmarshal(st.Output, &out)
@@ -506,10 +482,10 @@ func (l *Lane) collect(st *runpod.JobStatus, outDir string, res *RunResult) erro
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("result archive: not base64: %v", err))
-		case out.ResultSHA256 != "" && SHA256Hex(archive) != out.ResultSHA256:
-			errs = append(errs, fmt.Errorf("result archive: SHA-256 %s differs from the worker's %s", SHA256Hex(archive), out.ResultSHA256))
+		case out.ResultSHA256 != "" && jobwire.SHA256Hex(archive) != out.ResultSHA256:
+			errs = append(errs, fmt.Errorf("result archive: SHA-256 %s differs from the worker's %s", jobwire.SHA256Hex(archive), out.ResultSHA256))
 		default:
-			entries, err := Extract(archive, filepath.Join(outDir, "results"), DefaultResultLimits)
+			entries, err := jobwire.Extract(archive, filepath.Join(outDir, "results"), jobwire.DefaultResultLimits)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("result archive: %w (nothing of it was written)", err))
 			}

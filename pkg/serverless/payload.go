@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
 )
 
 // PayloadVersion is the payload file's format version.
@@ -55,7 +57,7 @@ func excludedFile(name string) bool {
 // BuildPayload archives the source tree at root: regular files only, in
 // sorted order, with fixed owners, modes and times, so the same tree always
 // gives the same checksum. Links and special files are skipped and listed.
-func BuildPayload(root string, lim Limits) (*Payload, error) {
+func BuildPayload(root string, lim jobwire.Limits) (*Payload, error) {
 	var files, skipped []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -80,7 +82,7 @@ func BuildPayload(root string, lim Limits) (*Payload, error) {
 			skipped = append(skipped, rel)
 			return nil
 		}
-		if _, err := CheckName(rel); err != nil {
+		if _, err := jobwire.CheckName(rel); err != nil {
 			return fmt.Errorf("payload: %w", err)
 		}
 		files = append(files, rel)
@@ -125,7 +127,7 @@ func BuildPayload(root string, lim Limits) (*Payload, error) {
 	}
 	archive := buf.Bytes()
 	if int64(len(archive)) > lim.MaxCompressed {
-		return nil, fmt.Errorf("payload: %w", &ArchiveError{Reason: fmt.Sprintf("compressed size %d bytes exceeds the limit of %d bytes (the /run request limit is 10 MB)", len(archive), lim.MaxCompressed)})
+		return nil, fmt.Errorf("payload: %w", &jobwire.ArchiveError{Reason: fmt.Sprintf("compressed size %d bytes exceeds the limit of %d bytes (the /run request limit is 10 MB)", len(archive), lim.MaxCompressed)})
 	}
 	sum := sha256.Sum256(archive)
 	return &Payload{Version: PayloadVersion, SHA256: hex.EncodeToString(sum[:]), Bytes: len(archive), Files: sort, Skipped: skipped, Archive: archive}, nil
@@ -157,7 +159,7 @@ func WritePayload(file string, p *Payload) error {
 
 // ReadPayload loads a payload file and checks it: the checksum matches the
 // archive, and the archive passes the same checks as a result archive.
-func ReadPayload(file string, lim Limits) (*Payload, error) {
+func ReadPayload(file string, lim jobwire.Limits) (*Payload, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("payload: %w", err)
@@ -169,10 +171,10 @@ func ReadPayload(file string, lim Limits) (*Payload, error) {
 	if p.Version != PayloadVersion {
 		return nil, fmt.Errorf("payload %s: version %d: want %d (re-run prepare)", file, p.Version, PayloadVersion)
 	}
-	if got := SHA256Hex(p.Archive); got != p.SHA256 {
+	if got := jobwire.SHA256Hex(p.Archive); got != p.SHA256 {
 		return nil, fmt.Errorf("payload %s: payload_sha256 %q does not match the archive's %s (the file was edited; re-run prepare)", file, p.SHA256, got)
 	}
-	entries, err := CheckArchive(p.Archive, lim)
+	entries, err := jobwire.CheckArchive(p.Archive, lim)
 	if err != nil {
 		return nil, fmt.Errorf("payload %s: %w", file, err)
 	}
@@ -194,25 +196,35 @@ func sourceName(name string) bool {
 	return !excludedFile(path.Base(name))
 }
 
-// SHA256Hex is the lowercase hex SHA-256 of data.
-func SHA256Hex(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
-}
-
 // ErrNotApproved is returned when a run's approved checksum is missing or differs.
 var ErrNotApproved = errors.New("payload not approved")
 
-// CheckApproval refuses a payload whose checksum differs from the approved one.
-func CheckApproval(p *Payload, approved string) error {
+// ApprovedPayload is a payload whose checksum a person approved. Only Approve
+// makes one, so holding it proves the check ran: Lane.Run takes it and does
+// not check again. The zero value approves nothing.
+type ApprovedPayload struct {
+	payload *Payload
+	sha256  string // the approved checksum, kept apart from later edits of payload
+}
+
+// Approve refuses a payload whose checksum differs from the approved one, and
+// otherwise returns it approved; it is the process's one approval check. Its
+// errors name the approved checksum, not the flag or input that carried it.
+func Approve(p *Payload, approved string) (ApprovedPayload, error) {
 	approved = strings.ToLower(strings.TrimSpace(approved))
 	switch {
 	case approved == "":
-		return fmt.Errorf("%w: --approved-payload-sha256 is empty: review the payload, then pass the payload_sha256 that prepare printed", ErrNotApproved)
+		return ApprovedPayload{}, fmt.Errorf("%w: the approved checksum is empty: review the payload, then approve the payload_sha256 that prepare printed", ErrNotApproved)
 	case len(approved) != 64 || strings.Trim(approved, "0123456789abcdef") != "":
-		return fmt.Errorf("%w: approved checksum %q: want 64 hex digits", ErrNotApproved, approved)
+		return ApprovedPayload{}, fmt.Errorf("%w: approved checksum %q: want 64 hex digits", ErrNotApproved, approved)
 	case approved != p.SHA256:
-		return fmt.Errorf("%w: approved checksum %s differs from the payload's %s (the source changed since review?)", ErrNotApproved, approved, p.SHA256)
+		return ApprovedPayload{}, fmt.Errorf("%w: approved checksum %s differs from the payload's %s (the source changed since review?)", ErrNotApproved, approved, p.SHA256)
 	}
-	return nil
+	return ApprovedPayload{payload: p, sha256: approved}, nil
 }
+
+// Payload is the approved payload, nil for the zero value.
+func (a ApprovedPayload) Payload() *Payload { return a.payload }
+
+// SHA256 is the approved checksum, "" for the zero value.
+func (a ApprovedPayload) SHA256() string { return a.sha256 }

@@ -1,6 +1,9 @@
 package serverless
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
@@ -11,6 +14,8 @@ import (
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
 )
 
 func writeTree(t *testing.T, root string, files map[string]string) {
@@ -22,6 +27,27 @@ func writeTree(t *testing.T, root string, files map[string]string) {
 	}
 }
 
+// member is one regular file of a test payload archive.
+type member struct{ name, body string }
+
+// makeArchive packs members as regular files (the payload's only kind),
+// without the checks BuildPayload applies, so that ReadPayload meets them.
+func makeArchive(t testing.TB, members ...member) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for _, m := range members {
+		h := &tar.Header{Name: m.name, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(m.body)), Format: tar.FormatPAX}
+		assert.NilError(t, tw.WriteHeader(h))
+		_, err := tw.Write([]byte(m.body))
+		assert.NilError(t, err)
+	}
+	assert.NilError(t, tw.Close())
+	assert.NilError(t, zw.Close())
+	return buf.Bytes()
+}
+
 func TestBuildPayloadIsSourceOnlyAndDeterministic(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{
@@ -31,22 +57,22 @@ func TestBuildPayloadIsSourceOnlyAndDeterministic(t *testing.T) {
 	})
 	assert.NilError(t, os.Symlink("/etc/passwd", filepath.Join(root, "src", "link")))
 
-	p, err := BuildPayload(root, DefaultPayloadLimits)
+	p, err := BuildPayload(root, jobwire.DefaultPayloadLimits)
 	assert.NilError(t, err)
 	assert.DeepEqual(t, p.Files, []string{"pyproject.toml", "src/kernel.cu", "tests/test_k.py"})
 	assert.DeepEqual(t, p.Skipped, []string{"src/link"})
-	assert.Check(t, is.Equal(p.SHA256, SHA256Hex(p.Archive)))
+	assert.Check(t, is.Equal(p.SHA256, jobwire.SHA256Hex(p.Archive)))
 
 	// Same tree, other times: same checksum.
 	future := filepath.Join(root, "src", "kernel.cu")
 	assert.NilError(t, os.Chtimes(future, p2time(), p2time()))
-	again, err := BuildPayload(root, DefaultPayloadLimits)
+	again, err := BuildPayload(root, jobwire.DefaultPayloadLimits)
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(again.SHA256, p.SHA256))
 
 	file := filepath.Join(t.TempDir(), "payload.json")
 	assert.NilError(t, WritePayload(file, p))
-	back, err := ReadPayload(file, DefaultPayloadLimits)
+	back, err := ReadPayload(file, jobwire.DefaultPayloadLimits)
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(back.SHA256, p.SHA256))
 }
@@ -57,15 +83,15 @@ func TestBuildPayloadTooLarge(t *testing.T) {
 	big := make([]byte, 4096)
 	_, _ = rand.NewChaCha8([32]byte{1}).Read(big)
 	assert.NilError(t, os.WriteFile(filepath.Join(root, "noise.bin"), big, 0o644))
-	_, err := BuildPayload(root, Limits{MaxCompressed: 1024, MaxFile: 1 << 20, MaxTotal: 1 << 20, MaxEntries: 10})
+	_, err := BuildPayload(root, jobwire.Limits{MaxCompressed: 1024, MaxFile: 1 << 20, MaxTotal: 1 << 20, MaxEntries: 10})
 	assert.ErrorContains(t, err, "compressed size")
-	assert.Check(t, errors.Is(err, ErrArchive))
+	assert.Check(t, errors.Is(err, jobwire.ErrArchive))
 }
 
 func TestReadPayloadRefusesEdits(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{"a.py": "print(1)"})
-	p, err := BuildPayload(root, DefaultPayloadLimits)
+	p, err := BuildPayload(root, jobwire.DefaultPayloadLimits)
 	assert.NilError(t, err)
 	dir := t.TempDir()
 
@@ -73,26 +99,26 @@ func TestReadPayloadRefusesEdits(t *testing.T) {
 	edited.Archive = makeArchive(t, member{name: "a.py", body: "print(2)"})
 	file := filepath.Join(dir, "edited.json")
 	assert.NilError(t, WritePayload(file, &edited))
-	_, err = ReadPayload(file, DefaultPayloadLimits)
+	_, err = ReadPayload(file, jobwire.DefaultPayloadLimits)
 	assert.ErrorContains(t, err, "does not match the archive")
 
 	// A consistent checksum does not make a traversal or a secret acceptable.
 	for name, m := range map[string]member{"traversal": {name: "../x", body: "x"}, "env": {name: ".env", body: "K=V"}, "git": {name: ".git/config", body: "x"}} {
 		bad := Payload{Version: PayloadVersion, Archive: makeArchive(t, m)}
-		bad.SHA256 = SHA256Hex(bad.Archive)
+		bad.SHA256 = jobwire.SHA256Hex(bad.Archive)
 		file := filepath.Join(dir, name+".json")
 		assert.NilError(t, WritePayload(file, &bad))
-		_, err = ReadPayload(file, DefaultPayloadLimits)
+		_, err = ReadPayload(file, jobwire.DefaultPayloadLimits)
 		assert.Check(t, err != nil, name)
 	}
 
 	raw, _ := json.Marshal(map[string]any{"version": 9})
 	assert.NilError(t, os.WriteFile(filepath.Join(dir, "v9.json"), raw, 0o644))
-	_, err = ReadPayload(filepath.Join(dir, "v9.json"), DefaultPayloadLimits)
+	_, err = ReadPayload(filepath.Join(dir, "v9.json"), jobwire.DefaultPayloadLimits)
 	assert.ErrorContains(t, err, "version 9")
 }
 
-func TestCheckApproval(t *testing.T) {
+func TestApprove(t *testing.T) {
 	p := &Payload{SHA256: strings.Repeat("ab", 32)}
 	cases := []struct{ approved, want string }{
 		{"", "is empty"},
@@ -102,7 +128,7 @@ func TestCheckApproval(t *testing.T) {
 		{p.SHA256, ""},
 	}
 	for _, tc := range cases {
-		err := CheckApproval(p, tc.approved)
+		_, err := Approve(p, tc.approved)
 		if tc.want == "" {
 			assert.Check(t, err)
 			continue
@@ -110,4 +136,21 @@ func TestCheckApproval(t *testing.T) {
 		assert.Check(t, is.ErrorContains(err, tc.want), tc.approved)
 		assert.Check(t, errors.Is(err, ErrNotApproved))
 	}
+}
+
+// TestApprovedPayloadKeepsTheApprovedChecksum: the approval is a value made
+// once; what a run sends is the checksum approved, whatever the payload
+// says afterwards, and the zero value approves nothing.
+func TestApprovedPayloadKeepsTheApprovedChecksum(t *testing.T) {
+	reviewed := strings.Repeat("ab", 32)
+	p := &Payload{SHA256: reviewed}
+	approved, err := Approve(p, " "+strings.ToUpper(reviewed)+"\n")
+	assert.NilError(t, err)
+	p.SHA256 = strings.Repeat("cd", 32) // an edit after the review
+	assert.Check(t, is.Equal(approved.SHA256(), reviewed))
+	assert.Check(t, approved.Payload() == p)
+
+	var zero ApprovedPayload
+	assert.Check(t, zero.Payload() == nil)
+	assert.Check(t, is.Equal(zero.SHA256(), ""))
 }

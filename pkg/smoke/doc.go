@@ -1,6 +1,6 @@
 // Package smoke is the CUDA smoke proof a GPU pod runs before its GitHub runner registers: it
 // proves the host can run the CUDA the workflow needs, so an incompatible host is rejected
-// before any test is paid for. Command cuda-smoke (cmd/cuda-smoke) is its main.
+// before any test is paid for. Command cuda-smoke (pkg/cmd/cuda-smoke) is its main.
 //
 // The steps, each printed as one line "[ok] step: detail (N ms)" or "[FAIL] step: reason":
 //

@@ -239,3 +239,10 @@ func mustSnapshotPrice(t *testing.T, price string) cost.Price {
 	}
 	return s.Price
 }
+
+// queuedGPUJob is this attempt's GPU job still waiting for its runner.
+func queuedGPUJob() []*github.WorkflowJob {
+	jobs := job("queued", "")
+	jobs[1].RunnerName, jobs[1].StartedAt = nil, nil
+	return jobs
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +18,13 @@ import (
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
+	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/sim/cloud"
+	"github.com/org/runpod-gpu/pkg/sim/githubsim"
+	"github.com/org/runpod-gpu/pkg/sim/simclock"
+	"github.com/org/runpod-gpu/pkg/startup"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -502,6 +509,480 @@ func TestRunUnusablePullRequestAnswerIsNeverObsolete(t *testing.T) {
 			assert.Equal(t, res.Outcome, OutcomeJobFinished, "log:\n%s", strings.Join(h.logs, "\n"))
 			assert.Equal(t, h.j.String(), "+6m45s DELETE pod0watched001", "deleted when the job ended, never cancelled")
 			assert.Check(t, is.Contains(strings.Join(h.logs, "\n"), "pull request #42 state unknown"))
+		})
+	}
+}
+
+// The edges of a valid request: attempt 0 is rejected like run 0, a setup
+// budget equal to the lifetime and pull request 0 (none) are accepted.
+func TestRunRequestEdges(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		deps    func(*Deps)
+		mutate  func(*Request)
+		wantErr string // exact; "" when valid
+	}{
+		{name: "attempt 0", mutate: func(r *Request) { r.Attempt = 0 },
+			wantErr: "invalid watchdog request: run 9100 attempt 0: want positive numbers"},
+		{name: "negative run", mutate: func(r *Request) { r.RunID = -1 },
+			wantErr: "invalid watchdog request: run -1 attempt 1: want positive numbers"},
+		{name: "setup budget a nanosecond over the lifetime", mutate: func(r *Request) { r.SetupBudget = r.Lifetime + 1 },
+			wantErr: "invalid watchdog request: setup budget 1h0m0.000000001s exceeds the lifetime 1h0m0s"},
+		{name: "pull request -1", mutate: func(r *Request) { r.PRNumber = -1 },
+			wantErr: "invalid watchdog request: pull request number -1: want 0 (none) or more"},
+		{name: "no pods client", deps: func(d *Deps) { d.Pods = nil },
+			wantErr: "invalid watchdog request: Pods, GitHub and Policy are required"},
+		{name: "no GitHub client", deps: func(d *Deps) { d.GitHub = nil },
+			wantErr: "invalid watchdog request: Pods, GitHub and Policy are required"},
+		{name: "no policy", deps: func(d *Deps) { d.Policy = nil },
+			wantErr: "invalid watchdog request: Pods, GitHub and Policy are required"},
+		{name: "setup budget equal to the lifetime", mutate: func(r *Request) { r.SetupBudget = r.Lifetime }},
+		{name: "pull request 0: no obsolescence check", mutate: func(r *Request) { r.PRNumber = 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			// The job ends at the third poll, so the pull request would be read before.
+			h.gh.jobs = func(since time.Duration) ([]*github.WorkflowJob, error) {
+				if since < 130*time.Second {
+					return job("in_progress", "in_progress"), nil
+				}
+				return job("completed", "completed"), nil
+			}
+			prReads := 0
+			h.gh.pr = func(time.Duration) (*github.PullRequest, error) { prReads++; return openPR(headSHA), nil }
+			if tc.mutate != nil {
+				tc.mutate(&h.req)
+			}
+			policy := reqpolicy.New(reqpolicy.WithClock(h.clock), reqpolicy.WithSleeper(h.clock.Sleep))
+			deps := Deps{Pods: h.pods, GitHub: h.gh, Policy: policy, Clock: h.clock, Sleep: h.clock.Sleep}
+			if tc.deps != nil {
+				tc.deps(&deps)
+			}
+			res, err := Run(context.Background(), deps, h.req)
+			if tc.wantErr != "" {
+				assert.Error(t, err, tc.wantErr)
+				assert.Check(t, errors.Is(err, ErrInvalidRequest))
+				assert.Equal(t, h.j.String(), "", "nothing deleted or cancelled")
+				return
+			}
+			assert.NilError(t, err)
+			assert.Equal(t, res.Outcome, OutcomeJobFinished)
+			if h.req.PRNumber == 0 {
+				assert.Equal(t, prReads, 0, "no pull request to read")
+			} else {
+				assert.Equal(t, prReads, 2, "read in each poll before the job ended")
+			}
+		})
+	}
+}
+
+// Zero bounds take the documented defaults: 15 min setup, 1 h lifetime,
+// 30 s polls. A pod whose job never starts goes at exactly start + 15 min.
+func TestRunZeroBoundsTakeTheDefaults(t *testing.T) {
+	h := newHarness(t)
+	h.req.SetupBudget, h.req.Lifetime, h.req.Poll, h.req.RequestTimeout = 0, 0, 0, 0
+	polls := 0
+	h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) { polls++; return queuedGPUJob(), nil }
+
+	res, err := h.run()
+
+	var deadline *DeadlineError
+	assert.Assert(t, errors.As(err, &deadline), "%v", err)
+	assert.Equal(t, deadline.Budget, DefaultSetupBudget)
+	assert.Equal(t, res.DeletedAt, afterStart(DefaultSetupBudget))
+	assert.Check(t, is.Contains(strings.Join(h.logs, "\n"), "(15m0s), lifetime deadline 2030-01-02T04:01:00Z (1h0m0s); polling every 30s"))
+	// +75 s to +960 s, every 30 s, plus the last look at the deadline.
+	assert.Equal(t, polls, 31)
+}
+
+// Without Deps.Clock and Deps.Sleep the watch runs on the policy's clock and
+// a real sleep; a job that has already finished needs neither to sleep.
+func TestRunDefaultsToThePolicysClock(t *testing.T) {
+	h := newHarness(t)
+	h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) { return job("completed", "completed"), nil }
+	policy := reqpolicy.New(reqpolicy.WithClock(h.clock), reqpolicy.WithSleeper(h.clock.Sleep))
+
+	res, err := Run(context.Background(), Deps{Pods: h.pods, GitHub: h.gh, Policy: policy}, h.req)
+
+	assert.NilError(t, err)
+	assert.Equal(t, res.Outcome, OutcomeJobFinished)
+	assert.Equal(t, res.DeletedAt, epoch.Add(75*time.Second), "confirmed on the policy's (virtual) clock")
+}
+
+// Once a failed pull request read succeeds again the log says so, once; the
+// failure itself is logged once per streak.
+func TestRunLogsPullRequestStreaks(t *testing.T) {
+	h := newHarness(t)
+	h.gh.jobs = func(since time.Duration) ([]*github.WorkflowJob, error) {
+		if since < 200*time.Second {
+			return job("in_progress", "in_progress"), nil
+		}
+		return job("completed", "completed"), nil
+	}
+	h.gh.pr = func(since time.Duration) (*github.PullRequest, error) {
+		if since < 130*time.Second {
+			return nil, errors.New("502 Bad Gateway")
+		}
+		return openPR(headSHA), nil
+	}
+
+	_, err := h.run()
+
+	assert.NilError(t, err)
+	var prLines []string
+	for _, l := range h.logs {
+		if strings.HasPrefix(l, "pull request #42") {
+			prLines = append(prLines, l)
+		}
+	}
+	assert.DeepEqual(t, prLines, []string{
+		"pull request #42 state unknown (502 Bad Gateway): not treated as obsolete",
+		"pull request #42 state readable again",
+	})
+}
+
+// A cancel that cannot rest on a usable run answer fails with both causes.
+func TestRunCancelNeedsAnAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		runs    []*github.WorkflowRun
+		cancel  error
+		wantErr string
+	}{
+		{name: "no answer before cancelling", runs: []*github.WorkflowRun{nil},
+			wantErr: "workflow run not cancelled: reading run 9100 before cancelling it failed: no answer: unusable answer"},
+		{name: "an answer without an attempt", runs: []*github.WorkflowRun{workflowRun(0, "in_progress", "")},
+			wantErr: `workflow run not cancelled: reading run 9100 before cancelling it failed: the answer has attempt 0 and status "in_progress"; want both: unusable answer`},
+		{name: "409, and no answer to the re-read", runs: []*github.WorkflowRun{workflowRun(1, "in_progress", ""), nil},
+			cancel:  fmt.Errorf("409 Conflict: %w", ghapi.ErrRunCompleted),
+			wantErr: "workflow run not cancelled: run 9100: 409 Conflict: workflow run already completed\nno answer: unusable answer"},
+		{name: "409, and the re-read shows a newer attempt", runs: []*github.WorkflowRun{workflowRun(1, "in_progress", ""), workflowRun(2, "in_progress", "")},
+			cancel: fmt.Errorf("409 Conflict: %w", ghapi.ErrRunCompleted)},
+		{name: "a refusal other than 409", runs: []*github.WorkflowRun{workflowRun(1, "in_progress", "")},
+			cancel:  errors.New("403 Forbidden"),
+			wantErr: "workflow run not cancelled: run 9100: 403 Forbidden"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.gh.pr = func(time.Duration) (*github.PullRequest, error) { return openPR(movedSHA), nil }
+			h.gh.runs, h.gh.cancel = tc.runs, tc.cancel
+
+			res, err := h.run()
+
+			assert.Equal(t, res.Outcome, OutcomeObsolete)
+			assert.Check(t, !res.Cancel.Requested)
+			if tc.wantErr == "" {
+				assert.NilError(t, err)
+				assert.Check(t, is.Equal(res.Cancel.Skipped, "run 9100 is at attempt 2, not this attempt 1: a newer attempt is never cancelled"))
+				return
+			}
+			assert.Check(t, is.Error(res.Cancel.Err, tc.wantErr))
+			assert.Check(t, errors.Is(err, ErrCancel))
+		})
+	}
+}
+
+// nilRecord answers the pod read with neither a record nor an error.
+type nilRecord struct{ *fakePods }
+
+func (nilRecord) GetPod(context.Context, string) (*runpod.Pod, error) { return nil, nil }
+
+// An unusable pod record is named in the reason: whose record it was, or none.
+func TestRunNamesTheUnusableRecord(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pods func(h *harness) lifecycle.PodAPI
+		want string
+	}{
+		{name: "another pod's record", pods: func(h *harness) lifecycle.PodAPI { h.pods.record.ID = "pod0other00001"; return h.pods },
+			want: `reading pod pod0watched001 answered the record of pod "pod0other00001": unusable`},
+		{name: "no record", pods: func(h *harness) lifecycle.PodAPI { return nilRecord{h.pods} },
+			want: "reading pod pod0watched001 answered no record: unusable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			policy := reqpolicy.New(reqpolicy.WithClock(h.clock), reqpolicy.WithSleeper(h.clock.Sleep))
+			deps := Deps{Pods: tc.pods(h), GitHub: h.gh, Policy: policy, Clock: h.clock, Sleep: h.clock.Sleep}
+
+			res, err := Run(context.Background(), deps, h.req)
+
+			assert.Check(t, errors.Is(err, ErrStartUnreadable))
+			assert.Equal(t, res.Outcome, OutcomeStartUnknown)
+			assert.Equal(t, res.Reason, tc.want)
+			assert.Equal(t, h.j.String(), "+1m15s DELETE pod0watched001")
+		})
+	}
+}
+
+// A jobs read that uses up the whole poll leaves nothing for the pull
+// request read: it is not sent with a zero budget (it could only fail, and
+// a fake that ignores its context would even answer).
+func TestRunNoPullRequestReadWithNothingLeftOfThePoll(t *testing.T) {
+	h := newHarness(t)
+	h.req.SetupBudget = 3 * time.Minute
+	h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) {
+		h.clock.Advance(h.req.Poll) // the read answers just as the next poll is due
+		return queuedGPUJob(), nil
+	}
+	prReads := 0
+	h.gh.pr = func(time.Duration) (*github.PullRequest, error) {
+		prReads++
+		pr := openPR(headSHA)
+		pr.State = github.String("closed")
+		return pr, nil
+	}
+
+	res, _ := h.run()
+
+	assert.Equal(t, res.Outcome, OutcomeSetupExpired)
+	assert.Equal(t, prReads, 0)
+}
+
+// The interrupted pod's report says which evidence the watch lacked — the
+// record, the job — and only that.
+func TestRunReportNamesTheMissingEvidence(t *testing.T) {
+	const noRecord = "Pod record before deletion unavailable (the pod record could not be read)"
+	const noJob = "Stage breakdown unknown: the GPU job was never observed."
+	for _, tc := range []struct {
+		name       string
+		setup      func(h *harness)
+		wantAbsent []string
+		wantNotes  []string
+	}{
+		{name: "record and job seen", setup: func(h *harness) {
+			h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) { return queuedGPUJob(), nil }
+		}, wantAbsent: []string{noRecord, noJob}},
+		{name: "record unreadable, job never read", setup: func(h *harness) {
+			h.pods.getErr = fmt.Errorf("503: %w", runpod.ErrServer)
+		}, wantNotes: []string{noRecord, noJob}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			tc.setup(h)
+			res, _ := h.run()
+			assert.Assert(t, res.Report != nil)
+			notes := strings.Join(res.Report.Notes, "\n")
+			for _, n := range tc.wantNotes {
+				assert.Check(t, is.Contains(notes, n))
+			}
+			for _, n := range tc.wantAbsent {
+				assert.Check(t, !strings.Contains(notes, n), notes)
+			}
+		})
+	}
+}
+
+// simulatedWatch runs the watchdog against the simulated RunPod and GitHub on
+// one virtual clock: a pod created the way provision creates it, and a run
+// whose GPU job waits for that pod's runner and then follows its steps.
+type simulatedWatch struct {
+	cloud  *cloud.Cloud
+	clock  *simclock.Virtual
+	deps   Deps
+	req    Request
+	runID  int64
+	podID  string
+	pr     int
+	policy *reqpolicy.Policy
+}
+
+func startSimulatedWatch(t *testing.T, withRunner bool, steps ...githubsim.StepSpec) *simulatedWatch {
+	t.Helper()
+	return startSimulatedWatchWithJitter(t, 0.5, withRunner, steps...)
+}
+
+// startSimulatedWatchWithJitter fixes the GitHub policy's backoff jitter, which
+// decides how far a run of failures pushes the shared cooldown.
+func startSimulatedWatchWithJitter(t *testing.T, jitter float64, withRunner bool, steps ...githubsim.StepSpec) *simulatedWatch {
+	t.Helper()
+	ctx := context.Background()
+	c, err := cloud.Start(cloud.Options{Start: epoch})
+	assert.NilError(t, err)
+	t.Cleanup(c.Close)
+	clock := c.Clock.(*simclock.Virtual)
+	rpPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep), reqpolicy.WithJitter(func() float64 { return 0.5 }))
+	gh, err := ghapi.New(ctx, ghapi.Options{BaseURL: c.GitHubURL, Token: cloud.GitHubToken, Owner: cloud.Owner, Repo: cloud.RepoName,
+		Policy: reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep), reqpolicy.WithJitter(func() float64 { return jitter }),
+			reqpolicy.WithClassifier(ghapi.RateLimitClassifier(clock)))})
+	assert.NilError(t, err)
+	rp := runpod.New(c.RunPodURL, cloud.RunPodKey, runpod.WithPolicy(rpPolicy))
+
+	pr, err := c.GitHub.AddPullRequest(cloud.Repository, githubsim.PullRequestSpec{Author: "alice", HeadSHA: headSHA, HeadRef: "feature"})
+	assert.NilError(t, err)
+	runID, err := c.GitHub.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: cloud.Repository, WorkflowPath: cloud.Workflow, Event: "pull_request",
+		HeadSHA: headSHA, PullRequests: []int{pr},
+		Jobs: []githubsim.JobSpec{{Name: "gpu-tests", Labels: []string{testLabel}, Steps: steps}}})
+	assert.NilError(t, err)
+
+	tags := ownership.Tags{Repository: cloud.Repository, Workflow: cloud.Workflow, RunID: runID, Attempt: 1, Candidate: 1}
+	env := tags.Env()
+	if withRunner {
+		jit, err := gh.GenerateJITConfig(ctx, ghapi.JITRequest{Name: testLabel, Labels: []string{testLabel}, RunnerGroupID: 1})
+		assert.NilError(t, err)
+		env[startup.JITConfigEnv] = jit.EncodedConfig
+	}
+	pod, err := rp.CreatePod(ctx, runpod.CreatePodRequest{Name: tags.PodName(), Image: cloud.RunnerImage,
+		GPU: &runpod.CreateGPU{ID: "NVIDIA RTX A4000", Count: 1, MinCudaVersion: "12.6"}, Env: env})
+	assert.NilError(t, err)
+	clock.Advance(2 * time.Minute) // booted; the watchdog's hosted job starts
+
+	return &simulatedWatch{cloud: c, clock: clock, runID: runID, podID: pod.ID, pr: pr, policy: rpPolicy,
+		deps: Deps{Pods: rp, GitHub: gh, Policy: rpPolicy, Clock: clock, Sleep: clock.Sleep},
+		req: Request{PodID: pod.ID, RunID: runID, Attempt: 1, RunnerLabel: testLabel, PRNumber: pr, ExpectedHeadSHA: headSHA,
+			SetupBudget: 900 * time.Second, Lifetime: 3600 * time.Second, Poll: 20 * time.Second}}
+}
+
+func (s *simulatedWatch) pod(t *testing.T) (status string, started, ended time.Time) {
+	t.Helper()
+	for _, p := range s.cloud.RunPod.Pods() {
+		if p.ID == s.podID {
+			return p.Status, p.StartedAt, p.TerminatedAt
+		}
+	}
+	t.Fatalf("no pod %s", s.podID)
+	return "", time.Time{}, time.Time{}
+}
+
+func TestSimulatedNoProgressIsDeletedAtTheDeadlineThenCancelled(t *testing.T) {
+	// No runner ever takes the GPU job: setup never reaches the tests.
+	s := startSimulatedWatch(t, false, githubsim.StepSpec{Name: "Run GPU tests", Duration: time.Minute})
+	res, err := Run(context.Background(), s.deps, s.req)
+	assert.Check(t, errors.Is(err, ErrDeadline))
+	assert.Equal(t, res.Outcome, OutcomeSetupExpired)
+
+	status, started, ended := s.pod(t)
+	assert.Equal(t, status, "TERMINATED")
+	assert.Equal(t, ended, started.Add(900*time.Second), "deleted exactly at the setup deadline")
+	cancels := s.cloud.GitHub.Cancellations()
+	assert.Assert(t, is.Len(cancels, 1))
+	assert.Equal(t, cancels[0].RunID, s.runID)
+	assert.Check(t, !cancels[0].At.Before(ended), "cancelled only after the deletion was confirmed")
+}
+
+func TestSimulatedTestsDisarmTheSetupDeadline(t *testing.T) {
+	// The job's setup alone outlasts the 900 s budget counted from the pod's
+	// start, but its test step starts in time; the job then finishes.
+	s := startSimulatedWatch(t, true,
+		githubsim.StepSpec{Name: "Set up job", Duration: 10 * time.Minute},
+		githubsim.StepSpec{Name: "Run GPU tests", Duration: 20 * time.Minute},
+		githubsim.StepSpec{Name: "Complete job", Duration: 30 * time.Second})
+	res, err := Run(context.Background(), s.deps, s.req)
+	assert.NilError(t, err)
+	assert.Equal(t, res.Outcome, OutcomeJobFinished)
+	assert.Check(t, res.TestsStarted)
+	status, started, ended := s.pod(t)
+	assert.Equal(t, status, "TERMINATED")
+	assert.Check(t, ended.Sub(started) > 900*time.Second, "lived past the setup budget once tests ran")
+	assert.Check(t, is.Len(s.cloud.GitHub.Cancellations(), 0), "a finished job's run is not cancelled")
+	assert.Check(t, res.Report == nil, "cleanup reports a normally finished pod")
+}
+
+func TestSimulatedHeadMovedIsDeletedThenCancelled(t *testing.T) {
+	s := startSimulatedWatch(t, true, githubsim.StepSpec{Name: "Set up job", Duration: time.Hour})
+	s.clock.AfterFunc(5*time.Minute, func() {
+		_ = s.cloud.GitHub.UpdatePullRequest(cloud.Repository, s.pr, func(p *githubsim.PullRequestSpec) { p.HeadSHA = movedSHA })
+	})
+	res, err := Run(context.Background(), s.deps, s.req)
+	assert.NilError(t, err)
+	assert.Equal(t, res.Outcome, OutcomeObsolete)
+	assert.Check(t, res.Cancel.Requested)
+	status, _, ended := s.pod(t)
+	assert.Equal(t, status, "TERMINATED")
+	cancels := s.cloud.GitHub.Cancellations()
+	assert.Assert(t, is.Len(cancels, 1))
+	assert.Check(t, !cancels[0].At.Before(ended))
+	attempt, err := s.cloud.GitHub.WorkflowRunAttempt(cloud.Repository, s.runID, 1)
+	assert.NilError(t, err)
+	assert.Equal(t, attempt.Conclusion, "cancelled")
+	bill, err := s.cloud.RunPod.Bill(s.podID)
+	assert.NilError(t, err)
+	assert.Equal(t, res.Report.Window.Seconds().N, bill.Seconds, "the interrupted pod's reported window is what the provider billed")
+}
+
+// prReadsFail makes every pull request read answer 503 for the whole watch.
+var prReadsFail = githubsim.Fault{Kind: githubsim.FaultServerError, Status: http.StatusServiceUnavailable, Method: http.MethodGet, Path: "/repos/*/*/pulls/*"}
+
+// Jitters cover the backoff schedules of the GitHub policy: at some of them a
+// retried PR read used to leave a cooldown longer than the jobs read's limit.
+var jitters = []float64{0, 0.5, 0.9, 1}
+
+func TestSimulatedFailingPullRequestReadsDoNotHideRunningTests(t *testing.T) {
+	for _, jitter := range jitters {
+		t.Run(fmt.Sprintf("jitter %.1f", jitter), func(t *testing.T) {
+			// Setup alone outlasts the 900 s budget from the pod's start, but the
+			// test step starts in time and runs past the setup deadline.
+			s := startSimulatedWatchWithJitter(t, jitter, true,
+				githubsim.StepSpec{Name: "Set up job", Duration: 10 * time.Minute},
+				githubsim.StepSpec{Name: "Run GPU tests", Duration: 20 * time.Minute},
+				githubsim.StepSpec{Name: "Complete job", Duration: 30 * time.Second})
+			s.cloud.GitHub.AddFault(prReadsFail)
+			res, err := Run(context.Background(), s.deps, s.req)
+			assert.NilError(t, err)
+			assert.Equal(t, res.Outcome, OutcomeJobFinished)
+			assert.Check(t, res.TestsStarted)
+			_, started, ended := s.pod(t)
+			assert.Check(t, ended.Sub(started) > 900*time.Second, "the pod lived on after the tests started; lived %s", ended.Sub(started))
+			assert.Check(t, is.Len(s.cloud.GitHub.Cancellations(), 0))
+			assert.Check(t, s.cloud.GitHub.CountRequests(http.MethodGet, "/repos/*/*/pulls/*") > 0, "the PR was read (and failed)")
+			checkJobsReadEveryPoll(t, s)
+		})
+	}
+}
+
+func TestSimulatedLifetimeFiresWithinOnePollWhilePullRequestReadsFail(t *testing.T) {
+	for _, jitter := range jitters {
+		t.Run(fmt.Sprintf("jitter %.1f", jitter), func(t *testing.T) {
+			s := startSimulatedWatchWithJitter(t, jitter, true,
+				githubsim.StepSpec{Name: "Set up job", Duration: 5 * time.Minute},
+				githubsim.StepSpec{Name: "Run GPU tests", Duration: 2 * time.Hour})
+			s.cloud.GitHub.AddFault(prReadsFail)
+			res, err := Run(context.Background(), s.deps, s.req)
+			assert.Check(t, errors.Is(err, ErrDeadline), "%v", err)
+			assert.Equal(t, res.Outcome, OutcomeLifetimeExpired)
+			assert.Check(t, res.TestsStarted)
+			_, started, ended := s.pod(t)
+			lived := ended.Sub(started)
+			assert.Check(t, lived >= s.req.Lifetime && lived <= s.req.Lifetime+s.req.Poll,
+				"deleted within one poll (%s) of the lifetime deadline; lived %s", s.req.Poll, lived)
+		})
+	}
+}
+
+// checkJobsReadEveryPoll asserts that the GPU job was read at least once per
+// poll throughout the watch: no failing read in between held it back.
+func checkJobsReadEveryPoll(t *testing.T, s *simulatedWatch) {
+	t.Helper()
+	var last time.Time
+	reads := 0
+	for _, r := range s.cloud.GitHub.Requests() {
+		if ok, _ := path.Match("/repos/*/*/actions/runs/*/attempts/*/jobs", r.Path); !ok || r.Method != http.MethodGet {
+			continue
+		}
+		if reads++; reads > 1 {
+			assert.Check(t, r.At.Sub(last) <= s.req.Poll, "jobs read %d came %s after the previous one; want at most one poll (%s)", reads, r.At.Sub(last), s.req.Poll)
+		}
+		last = r.At
+	}
+	assert.Check(t, reads > 1, "the GPU job was read %d times", reads)
+}
+
+func TestSimulatedCancelWaitsOutTheCooldownOfFailingReads(t *testing.T) {
+	for _, jitter := range jitters {
+		t.Run(fmt.Sprintf("jitter %.1f", jitter), func(t *testing.T) {
+			// The job never reaches its tests and every progress read fails: the
+			// retried reads leave a long cooldown when the setup deadline comes.
+			s := startSimulatedWatchWithJitter(t, jitter, true, githubsim.StepSpec{Name: "Set up job", Duration: time.Hour})
+			s.cloud.GitHub.AddFault(githubsim.Fault{Kind: githubsim.FaultServerError, Status: http.StatusServiceUnavailable,
+				Method: http.MethodGet, Path: "/repos/*/*/actions/runs/*/attempts/*/jobs"})
+			s.cloud.GitHub.AddFault(prReadsFail)
+			res, err := Run(context.Background(), s.deps, s.req)
+			assert.Check(t, errors.Is(err, ErrDeadline), "%v", err)
+			assert.Check(t, !errors.Is(err, ErrCancel), "%v", err)
+			assert.Equal(t, res.Outcome, OutcomeSetupExpired)
+			_, started, ended := s.pod(t)
+			assert.Check(t, ended.Sub(started) >= s.req.SetupBudget && ended.Sub(started) <= s.req.SetupBudget+s.req.Poll, "lived %s", ended.Sub(started))
+			assert.Check(t, res.Cancel.Requested, "%+v", res.Cancel)
+			assert.Check(t, is.Len(s.cloud.GitHub.Cancellations(), 1))
 		})
 	}
 }

@@ -25,7 +25,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/org/runpod-gpu/pkg/serverless"
+	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
 	"github.com/org/runpod-gpu/pkg/smoke"
 )
 
@@ -48,15 +48,15 @@ type Deps struct {
 
 // Run does one job and always returns an output: failures are in Error,
 // with whatever artifacts exist.
-func Run(ctx context.Context, in serverless.JobInput, d Deps) serverless.JobOutput {
+func Run(ctx context.Context, in jobwire.JobInput, d Deps) jobwire.JobOutput {
 	start := d.Now()
 	src, results := filepath.Join(d.WorkDir, "src"), filepath.Join(d.WorkDir, "results")
 	meta := map[string]any{"started_at": start.UTC().Format(time.RFC3339), "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH}
 	if host, err := os.Hostname(); err == nil {
 		meta["hostname"] = host
 	}
-	out := serverless.JobOutput{}
-	fail := func(format string, args ...any) serverless.JobOutput {
+	out := jobwire.JobOutput{}
+	fail := func(format string, args ...any) jobwire.JobOutput {
 		out.Error = fmt.Sprintf(format, args...)
 		return finish(out, results, meta, d, in.MaxResultBytes)
 	}
@@ -74,10 +74,10 @@ func Run(ctx context.Context, in serverless.JobInput, d Deps) serverless.JobOutp
 	if err != nil {
 		return fail("payload: not base64: %v", err)
 	}
-	if got := serverless.SHA256Hex(archive); got != in.PayloadSHA256 {
+	if got := jobwire.SHA256Hex(archive); got != in.PayloadSHA256 {
 		return fail("payload: SHA-256 %s differs from the approved %s", got, in.PayloadSHA256)
 	}
-	if _, err := serverless.Extract(archive, src, serverless.DefaultPayloadLimits); err != nil {
+	if _, err := jobwire.Extract(archive, src, jobwire.DefaultPayloadLimits); err != nil {
 		return fail("payload: %v", err)
 	}
 	meta["payload_sha256"] = in.PayloadSHA256
@@ -114,7 +114,7 @@ func Run(ctx context.Context, in serverless.JobInput, d Deps) serverless.JobOutp
 	return finish(out, results, meta, d, in.MaxResultBytes)
 }
 
-func smokeArgs(s serverless.SmokeArgs, report, work string) []string {
+func smokeArgs(s jobwire.SmokeArgs, report, work string) []string {
 	args := []string{"--report", report, "--work-dir", work}
 	if s.MinCUDA != "" {
 		args = append(args, "--min-cuda", s.MinCUDA)
@@ -190,9 +190,9 @@ func (c *capped) Write(p []byte) (int, error) {
 
 // finish writes the metadata, packs the results and enforces the cap: an
 // oversized result is dropped and replaced by a summary of what it held.
-func finish(out serverless.JobOutput, results string, meta map[string]any, d Deps, maxBytes int64) serverless.JobOutput {
+func finish(out jobwire.JobOutput, results string, meta map[string]any, d Deps, maxBytes int64) jobwire.JobOutput {
 	if maxBytes <= 0 {
-		maxBytes = serverless.DefaultResultLimits.MaxCompressed
+		maxBytes = jobwire.DefaultResultLimits.MaxCompressed
 	}
 	meta["cuda_executed"] = out.CUDAExecuted
 	meta["tests_exit_code"] = out.TestsExitCode
@@ -210,7 +210,7 @@ func finish(out serverless.JobOutput, results string, meta map[string]any, d Dep
 		out.Error = strings.TrimPrefix(fmt.Sprintf("%s; result archive is %d bytes, above the %d-byte cap: only this summary returns", out.Error, len(archive), maxBytes), "; ")
 	default:
 		out.ResultB64 = base64.StdEncoding.EncodeToString(archive)
-		out.ResultSHA256 = serverless.SHA256Hex(archive)
+		out.ResultSHA256 = jobwire.SHA256Hex(archive)
 	}
 	return out
 }

@@ -378,7 +378,7 @@ func (b *build) get(f func() ([]byte, error)) ([]byte, error) {
 
 var proofBuild, driverBuild build
 
-// ProofBinary builds the real CUDA smoke proof (./pkg/smoke/cmd/cuda-smoke,
+// ProofBinary builds the real CUDA smoke proof (./pkg/cmd/cuda-smoke,
 // CGO_ENABLED=0, stripped) with the go tool once per process and returns it.
 // It must run inside this module's source tree.
 func ProofBinary() ([]byte, error) {
@@ -390,7 +390,7 @@ func ProofBinary() ([]byte, error) {
 		defer os.RemoveAll(dir)
 		out := filepath.Join(dir, "cuda-smoke")
 		// Stripped, as a release build is: a smaller download for every pod.
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "github.com/org/runpod-gpu/pkg/smoke/cmd/cuda-smoke")
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "github.com/org/runpod-gpu/pkg/cmd/cuda-smoke")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("build the CUDA smoke proof (run inside the runpod-gpu module): %w: %s", err, bytes.TrimSpace(msg))

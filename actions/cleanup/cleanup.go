@@ -1,0 +1,106 @@
+// Package cleanupaction is the cleanup action (cleanup-runpod) (if: always()): it deletes the
+// run attempt's pods — the published one and any provision never published —
+// and then reports what the accepted pod cost.
+package cleanupaction
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"reflect"
+
+	"github.com/org/runpod-gpu/pkg/actionio"
+	"github.com/org/runpod-gpu/pkg/actionkit"
+	"github.com/org/runpod-gpu/pkg/cleanup"
+	"github.com/org/runpod-gpu/pkg/cost"
+)
+
+// Action is the cleanup action, as the image's program runs it (role cleanup).
+var Action = actionkit.NewAction(run, reflect.TypeFor[cleanup.Outputs]())
+
+// Inputs are the cleanup action's inputs. Only the RunPod key can stop the
+// deletion: inputs that feed the report or the runner's removal are lenient,
+// a bad one warns and reads as unknown.
+type Inputs struct {
+	actionkit.RunPodInputs
+	actionkit.GitHubInputs `lenient:"the stage breakdown will be unknown" desc.github-token:"Token that reads this run's jobs, for the stage breakdown (actions: read). Without it, or without app-id, the breakdown is reported as unknown; deletion never needs it." desc.app-id:"GitHub App id to read the jobs with instead of github-token."`
+	actionkit.RunnerInputs `desc.runner-scope:"Where the runner is registered, repo or org (as given to provision); its registration is removed there."`
+
+	PodID            string             `input:"pod-id" default:"" desc:"Provision's pod-id output; may be empty (pods of this run attempt are still found by their tags)."`
+	RetainedPodIDs   string             `input:"retained-pod-ids" default:"" desc:"Provision's retained-pod-ids output; these rejected pods, kept with keep-failed-pods, are left alone."`
+	PricePerHour     string             `input:"price-per-hour" default:"" desc:"Provision's price-per-hour output, the price fallback when the pod record cannot be read."`
+	StartedAt        string             `input:"started-at" default:"" desc:"Provision's started-at output (RFC 3339), the start fallback when the pod record cannot be read."`
+	GPUType          string             `input:"gpu-type" default:"" desc:"Provision's gpu-type output, shown in the report."`
+	Tier             string             `input:"tier" default:"" desc:"Provision's tier output, shown in the report."`
+	RejectedAttempts string             `input:"rejected-attempts" default:"" desc:"Provision's rejected-attempts output (a JSON array of its rejected candidates), so the run total covers the whole run. Empty: the report says provision's rejected candidates are not included."`
+	RunnerLabel      string             `input:"runner-label" default:"" desc:"Provision's runner-label output; finds the GPU job whose steps break the paid window into stages."`
+	TestStep         string             `input:"test-step-name" default:"Run GPU tests" desc:"Name of the GPU job's real test step, reported as the tests stage."`
+	TestedRef        actionio.CommitSHA `input:"tested-ref" default:"" lenient:"the cost artifact records no tested ref" desc:"The pinned merge SHA (or dispatched SHA) under test, recorded in the cost artifact."`
+	PRNumber         int64              `input:"pr-number" default:"0" max:"2147483647" lenient:"the cost artifact records no pull request" desc:"Pull request under test, recorded in the cost artifact; 0 is a manual validation."`
+	// ArtifactDir is resolved after the deletion: a bad one never stops it,
+	// but fails the step after it, with no artifact written.
+	ArtifactDir string `input:"artifact-dir" default:"runpod-gpu-cost" desc:"Directory, relative to the workspace and inside it (symbolic links resolved), where the cost artifact file is written."`
+}
+
+func run(ctx context.Context, io *actionio.IO, in Inputs) error {
+	rp, policy, err := actionkit.RunPod(io, in.RunPodInputs)
+	if err != nil {
+		return err
+	}
+	current, err := actionkit.CurrentRun(io)
+	if err != nil {
+		return err
+	}
+	snapshot, err := cost.ParseSnapshot(in.PricePerHour, in.StartedAt, in.GPUType, in.Tier)
+	if err != nil {
+		io.Warningf("%v; the cost report treats it as unknown", err)
+	}
+	provisioned, err := cost.ParseProvisionAttempts(in.RejectedAttempts)
+	if err != nil {
+		io.Warningf("%v; the cost report leaves provision's rejected candidates out", err)
+	}
+	// The artifact directory must lie inside the workspace (upload-artifact
+	// reads it from there).
+	artifactDir, dirErr := io.ResolvePath("artifact-dir", in.ArtifactDir, cleanup.DefaultArtifactDir, actionio.RootWorkspace)
+	deps := cleanup.Deps{RunPod: rp, Policy: policy, Logf: io.Infof, Warnf: io.Warningf}
+	// Where the runner's registration is removed; a bad scope never stops the deletion.
+	scope, org, scopeErr := actionkit.RunnerScope(in.RunnerInputs)
+	if scopeErr != nil {
+		io.Warningf("%v; the runner's registration is looked up at repository scope only", scopeErr)
+	}
+	if gh, err := actionkit.GitHub(ctx, io, in.GitHubInputs, org); err != nil {
+		io.Warningf("GitHub client: %v; the stage breakdown will be unknown", err)
+	} else {
+		deps.Jobs = gh
+	}
+
+	endDeletion := io.Phase("deletion: this run's pods, then their cost")
+	res, runErr := cleanup.Run(ctx, deps, cleanup.Request{
+		PodID: in.PodID, RetainedPodIDs: cleanup.ParseIDs(in.RetainedPodIDs),
+		Run: cost.Run{Repository: current.Repository, ID: current.ID, Attempt: current.Attempt, TestedRef: string(in.TestedRef),
+			Trigger: cleanup.TriggerOf(io.Getenv("GITHUB_EVENT_NAME")), PRNumber: int(in.PRNumber)},
+		Snapshot: snapshot, RunnerLabel: in.RunnerLabel, RunnerScope: scope, TestStep: in.TestStep,
+		Provision: provisioned,
+	})
+	endDeletion()
+	io.Infof("%s", cost.CostLine(res.Report).Format())
+
+	outputs := res.Outputs()
+	if dirErr != nil {
+		runErr = errors.Join(runErr, dirErr)
+	} else if _, err := cleanup.WriteArtifact(artifactDir, res.Artifact()); err != nil {
+		io.Warningf("%v", err)
+	} else if rel, err := io.WorkspaceRelative(artifactDir); err != nil {
+		io.Warningf("%v", err)
+	} else {
+		// Relative to the workspace, which is where upload-artifact resolves it outside this container.
+		outputs.CostArtifactPath = filepath.Join(rel, cost.ArtifactFileName)
+	}
+	if err := actionio.WriteOutputs[cleanup.Outputs](io, outputs); err != nil {
+		io.Warningf("%v", err)
+	}
+	if err := io.AddSummary(res.Summary(runErr)); err != nil {
+		io.Warningf("job summary: %v", err)
+	}
+	return runErr
+}

@@ -1,0 +1,211 @@
+// Package serverlessaction is the Serverless lane's action: one job that prepares
+// the source-only payload, sets up a 0–1 worker endpoint, checks its health,
+// runs exactly one approved job and cleans up (deferred, and again in a
+// separate if: always() step with mode: cleanup reading the receipt).
+package serverlessaction
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"time"
+
+	"github.com/org/runpod-gpu/pkg/actionio"
+	"github.com/org/runpod-gpu/pkg/actionkit"
+	"github.com/org/runpod-gpu/pkg/ownership"
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/serverless"
+	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
+)
+
+// Set by the release build (-X) to the published serverless-worker asset.
+var (
+	defaultWorkerURL    = ""
+	defaultWorkerSHA256 = ""
+)
+
+// Action is the serverless action, as the image's program runs it (role serverless).
+var Action = actionkit.NewAction(run, reflect.TypeFor[prepareOutputs](), reflect.TypeFor[runOutputs](), reflect.TypeFor[cleanupOutputs]())
+
+// Inputs are the serverless action's inputs.
+type Inputs struct {
+	// APIKey is not required: the prepare mode calls nothing (it runs in a
+	// job that holds no secret); the other modes refuse an empty one.
+	APIKey    string `input:"runpod-api-key,secret" default:"" desc:"RunPod API key (not needed with mode prepare). Store it as a secret; it stays on the hosted runner and never reaches the worker."`
+	APIURL    string `input:"runpod-api-url" default:"https://api.runpod.io" desc:"RunPod management API base URL (override for proxies and tests)."`
+	JobURL    string `input:"runpod-job-url" default:"https://api.runpod.ai" desc:"RunPod Serverless job host (run, status, health, cancel)."`
+	Mode      string `input:"mode" default:"run" desc:"run (prepare, setup, health, run, cleanup), prepare (build the payload and print its SHA-256 only; no key, no cloud call) or cleanup (delete what the receipt records)."`
+	SourceDir string `input:"source-dir" default:"." path:"GITHUB_WORKSPACE" desc:"The checked-out tested ref whose sources become the payload (inside the workspace)."`
+	Execute   bool   `input:"execute" default:"false" desc:"Must be true to create anything or submit the (billable) job."`
+	Approved  string `input:"approved-payload-sha256" default:"" desc:"The reviewed payload_sha256; the job is refused unless it equals the payload's."`
+	// TestCommand and MinCUDA travel to the worker in the job's input.
+	TestCommand  string        `input:"test-command" default:"" desc:"Shell command (bash) the worker runs in the unpacked sources after the CUDA proof; JUnit XML goes to $RUNPOD_GPU_JUNIT."`
+	MinCUDA      string        `input:"min-cuda" default:"" desc:"The CUDA proof's driver floor (major.minor); empty means the proof's default."`
+	WorkerURL    string        `input:"worker-url" default:"" desc:"HTTPS URL of the serverless-worker release asset (default set by the release)."`
+	WorkerSHA256 string        `input:"worker-sha256" default:"" desc:"SHA-256 of the serverless-worker asset (default set by the release)."`
+	Image        string        `input:"image" default:"runpod/pytorch:2.8.0-py3.11-cuda12.8.1-cudnn-devel-ubuntu22.04@sha256:cb154fcca15d1d6ce858cfa672b76505e30861ef981d28ec94bd44168767d853" desc:"The template's image, pinned by digest."`
+	GPUPool      string        `input:"gpu-pool" default:"AMPERE_16" desc:"Serverless GPU pool of the one worker (AMPERE_16 is the A4000 class)."`
+	StatePath    string        `input:"state-path" default:".runpod-gpu/serverless/receipt.json" path:"GITHUB_WORKSPACE,RUNNER_TEMP" desc:"The ownership receipt (a new file per attempt; never overwritten)."`
+	LedgerPath   string        `input:"ledger-path" default:".runpod-gpu/serverless/budget.json" path:"GITHUB_WORKSPACE,RUNNER_TEMP" desc:"The budget ledger shared across attempts."`
+	OutputDir    string        `input:"output-dir" default:".runpod-gpu/serverless/results" path:"GITHUB_WORKSPACE" desc:"Where the provider's answer and the checked results are written (must be new or empty)."`
+	MinStage     int64         `input:"min-stage-cents" default:"100" min:"1" max:"100000" desc:"Least reservation of a stage, in US cents."`
+	MaxStage     int64         `input:"max-stage-cents" default:"300" min:"1" max:"100000" desc:"Largest reservation of a stage, in US cents."`
+	Total        int64         `input:"total-cents" default:"1000" min:"1" max:"100000" desc:"All reservations of the ledger together, in US cents."`
+	Poll         time.Duration `input:"poll-seconds" default:"10" min:"1" max:"300" desc:"Seconds between job status polls (1 to 300); polling ends at the job TTL."`
+}
+
+func run(ctx context.Context, io *actionio.IO, in Inputs) error {
+	switch in.Mode {
+	case "prepare":
+		// No key and no cloud call: the reusable workflow runs this in a job
+		// without secrets, and its payload-sha256 is what the run approves.
+		_, err := prepare(io, in)
+		return err
+	case "run", "cleanup":
+	default:
+		return &actionio.InputError{Input: "mode", Value: in.Mode, Expected: "run, prepare or cleanup"}
+	}
+	lane, err := newLane(io, in)
+	if err != nil {
+		return err
+	}
+	if in.Mode == "cleanup" {
+		return cleanup(io, lane)
+	}
+	payload, err := prepare(io, in)
+	if err != nil {
+		return err
+	}
+	workerSHA := cmp.Or(in.WorkerSHA256, defaultWorkerSHA256)
+	if !in.Execute {
+		return fmt.Errorf("input execute is not true: %w", serverless.ErrNotExecuted)
+	}
+	approved, err := serverless.Approve(payload, in.Approved)
+	if err != nil {
+		return fmt.Errorf("input approved-payload-sha256: %w", err)
+	}
+	current, err := actionkit.CurrentRun(io)
+	if err != nil {
+		return err
+	}
+	attempt, err := ownership.ServerlessAttemptName(current.Repository, current.ID, current.Attempt)
+	if err != nil {
+		return err
+	}
+	env, err := serverless.TemplateEnv(cmp.Or(in.WorkerURL, defaultWorkerURL), workerSHA, current.Repository, attempt)
+	if err != nil {
+		return workerInputError(err)
+	}
+	// Cleanup runs whatever happens next, SIGTERM included, on its own bounded context.
+	defer func() { _ = cleanup(io, lane) }()
+	if _, err := lane.Setup(ctx, serverless.SetupRequest{Attempt: attempt, Repository: current.Repository, RunID: current.ID,
+		RunAttempt: current.Attempt, Args: serverless.BootstrapArgs, Env: env}); err != nil {
+		return err
+	}
+	res, runErr := lane.Run(ctx, serverless.RunRequest{Execute: true, Payload: approved, Output: in.OutputDir,
+		Input: jobwire.JobInput{TestCommand: in.TestCommand, Smoke: jobwire.SmokeArgs{MinCUDA: in.MinCUDA}}})
+	if res != nil {
+		_ = actionio.WriteOutputs[runOutputs](io, runOutputs{JobID: res.JobID, JobStatus: string(res.State), CUDAExecuted: res.CUDAExecuted, Receipt: lane.Receipt})
+		_ = io.AddSummary(fmt.Sprintf("### Serverless lane\n\nJob `%s` ended `%s`; CUDA executed: %t; %d result files in `%s`; payload `%s`.\n",
+			res.JobID, res.State, res.CUDAExecuted, len(res.Files), in.OutputDir, payload.SHA256))
+	}
+	return runErr
+}
+
+// prepare builds the source-only payload of source-dir and reports its
+// SHA-256 and the worker's (outputs payload-sha256 and worker-sha256).
+func prepare(io *actionio.IO, in Inputs) (*serverless.Payload, error) {
+	payload, err := serverless.BuildPayload(in.SourceDir, jobwire.DefaultPayloadLimits)
+	if err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	workerSHA := cmp.Or(in.WorkerSHA256, defaultWorkerSHA256)
+	io.Infof("prepare: payload_sha256 %s (%d files, %d bytes); worker_sha256 %s", payload.SHA256, len(payload.Files), payload.Bytes, workerSHA)
+	for _, s := range payload.Skipped {
+		io.Warningf("prepare: %s is a link or special file and is not sent", s)
+	}
+	if err := actionio.WriteOutputs[prepareOutputs](io, prepareOutputs{PayloadSHA256: payload.SHA256, WorkerSHA256: workerSHA}); err != nil {
+		return nil, err
+	}
+	return payload, nil
+}
+
+func newLane(io *actionio.IO, in Inputs) (*serverless.Lane, error) {
+	rp, policy, err := actionkit.RunPod(io, actionkit.RunPodInputs{APIKey: in.APIKey, APIURL: in.APIURL})
+	if err != nil {
+		return nil, err
+	}
+	jobs := runpod.NewJobClient(in.JobURL, in.APIKey, runpod.WithPolicy(policy))
+	for _, p := range []string{in.StatePath, in.LedgerPath} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	caps := serverless.Caps{MinStage: in.MinStage, MaxStage: in.MaxStage, Total: in.Total}
+	if err := caps.Validate(); err != nil {
+		return nil, err
+	}
+	s := serverless.DefaultSettings()
+	s.Image, s.GPUPool = cmp.Or(in.Image, s.Image), cmp.Or(in.GPUPool, s.GPUPool)
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return &serverless.Lane{Mgmt: rp, Jobs: jobs, Policy: policy, Settings: s, Receipt: in.StatePath, Poll: in.Poll,
+		Ledger: serverless.LedgerFile{Path: in.LedgerPath, Caps: caps, LockWait: 30 * time.Second}, Logf: io.Infof}, nil
+}
+
+// workerInputError names the input behind a worker setting TemplateEnv
+// refused (the lane's errors name the setting, not this action's input).
+func workerInputError(err error) error {
+	var v *serverless.ValueError
+	if !errors.As(err, &v) {
+		return err
+	}
+	input := map[string]string{serverless.WorkerURLValue: "worker-url", serverless.WorkerSHA256Value: "worker-sha256"}[v.Name]
+	if input == "" {
+		return err
+	}
+	return &actionio.InputError{Input: input, Value: v.Value, Expected: v.Want}
+}
+
+// cleanup deletes the receipt's resources with a fresh context: the job's may be cancelled.
+func cleanup(io *actionio.IO, lane *serverless.Lane) error {
+	if _, err := os.Stat(lane.Receipt); errors.Is(err, fs.ErrNotExist) {
+		io.Infof("cleanup: no receipt at %s: nothing was created", lane.Receipt)
+		_ = actionio.WriteOutputs[cleanupOutputs](io, cleanupOutputs{Confirmed: true})
+		return nil
+	}
+	ctx, cancel := reqpolicy.Bound(context.Background(), lane.Policy, serverless.CleanupTimeout)
+	defer cancel()
+	res, err := lane.Cleanup(ctx)
+	_ = actionio.WriteOutputs[cleanupOutputs](io, cleanupOutputs{Confirmed: err == nil && res != nil && res.Confirmed})
+	if err != nil {
+		io.Errorf("cleanup: %v", err)
+	}
+	return err
+}
+
+// prepareOutputs are what the prepare mode publishes: the payload to approve and the worker.
+type prepareOutputs struct {
+	PayloadSHA256 string `output:"payload-sha256"`
+	WorkerSHA256  string `output:"worker-sha256"`
+}
+
+// runOutputs are what the run mode publishes once the job ended.
+type runOutputs struct {
+	JobID        string `output:"job-id"`
+	JobStatus    string `output:"job-status"`
+	CUDAExecuted bool   `output:"cuda-executed"`
+	Receipt      string `output:"receipt"`
+}
+
+// cleanupOutputs say whether the run's Serverless resources are confirmed gone.
+type cleanupOutputs struct {
+	Confirmed bool `output:"cleanup-confirmed"`
+}

@@ -1,0 +1,91 @@
+// Package watchdogaction is the watchdog action (setup-watchdog): on a hosted
+// runner beside the GPU job it bounds the accepted pod's setup and lifetime,
+// deletes it when the job ends, a bound expires or the pull request becomes
+// obsolete, and cancels an obsolete run only after the deletion is confirmed.
+// The work is pkg/watchdog's.
+package watchdogaction
+
+import (
+	"context"
+	"reflect"
+	"time"
+
+	"github.com/org/runpod-gpu/pkg/actionio"
+	"github.com/org/runpod-gpu/pkg/actionkit"
+	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/watchdog"
+)
+
+// Action is the watchdog action, as the image's program runs it (role watchdog).
+var Action = actionkit.NewAction(run, reflect.TypeFor[watchdog.Outputs]())
+
+// Inputs are the watchdog action's inputs.
+type Inputs struct {
+	actionkit.RunPodInputs
+	actionkit.GitHubInputs `desc.github-token:"Token that reads this run's jobs and the pull request and can cancel the run, used when app-id is empty." desc.app-id:"GitHub App id to use instead of github-token."`
+	// RunnerInputs: the foreign-job check and the registration's removal look the runner up there.
+	actionkit.RunnerInputs `desc.runner-scope:"Where the runner is registered, repo or org (as given to provision)."`
+
+	ConfigPath  string `input:"config-path" default:".github/runpod-gpu.yml" desc:"Path of the runpod-gpu configuration (setup_budget_seconds, lifetime_seconds)."`
+	PodID       string `input:"pod-id" default:"" desc:"Provision's pod-id output. Empty means no pod was accepted and there is nothing to watch."`
+	RunnerLabel string `input:"runner-label" default:"" desc:"Provision's runner-label output; finds the GPU job in this run attempt's job list and names the runner."`
+	TestStep    string `input:"test-step-name" default:"Run GPU tests" desc:"Name of the GPU job's real test step; once it runs, the setup deadline is disarmed."`
+	PRNumber    int64  `input:"pr-number" default:"0" max:"2147483647" desc:"Pull request under test; 0 (a manual validation) disables the obsolescence check."`
+	// ExpectedHeadSHA is the head authorize pinned (provision refused the same value if it was malformed).
+	ExpectedHeadSHA actionio.CommitSHA `input:"expected-head-sha" default:"" desc:"The PR head this run was triggered for; a moved head makes the run obsolete."`
+	Poll            time.Duration      `input:"poll-seconds" default:"30" min:"1" max:"3600" desc:"Seconds between progress polls (1 to 3600). Deadlines are enforced on time whatever the cadence."`
+	PricePerHour    string             `input:"price-per-hour" default:"" desc:"Provision's price-per-hour output, the price fallback of an interrupted pod's cost report."`
+	GPUType         string             `input:"gpu-type" default:"" desc:"Provision's gpu-type output, shown in the cost report."`
+	Tier            string             `input:"tier" default:"" desc:"Provision's tier output, shown in the cost report."`
+}
+
+// Validate requires the pinned head whenever a pull request is watched.
+func (in *Inputs) Validate() error {
+	if in.PRNumber > 0 {
+		return actionio.RequireSHA("expected-head-sha", in.ExpectedHeadSHA)
+	}
+	return nil
+}
+
+func run(ctx context.Context, io *actionio.IO, in Inputs) error {
+	cfg, err := actionkit.Config(io, in.ConfigPath)
+	if err != nil {
+		return err
+	}
+	snapshot, err := cost.ParseSnapshot(in.PricePerHour, "", in.GPUType, in.Tier)
+	if err != nil {
+		io.Warningf("%v; the cost report treats it as unknown", err)
+	}
+	rp, policy, err := actionkit.RunPod(io, in.RunPodInputs)
+	if err != nil {
+		return err
+	}
+	scope, org, err := actionkit.RunnerScope(in.RunnerInputs)
+	if err != nil {
+		return err
+	}
+	gh, err := actionkit.GitHub(ctx, io, in.GitHubInputs, org)
+	if err != nil {
+		return err
+	}
+	current, err := actionkit.CurrentRun(io)
+	if err != nil {
+		return err
+	}
+
+	res, runErr := watchdog.Run(ctx, watchdog.Deps{Pods: rp, GitHub: gh, Policy: policy, Logf: io.Infof}, watchdog.Request{
+		PodID: in.PodID, RunID: current.ID, Attempt: current.Attempt,
+		RunnerLabel: in.RunnerLabel, RunnerScope: scope, TestStep: in.TestStep,
+		PRNumber: int(in.PRNumber), ExpectedHeadSHA: string(in.ExpectedHeadSHA),
+		SetupBudget: cfg.SetupBudget(), Lifetime: cfg.Lifetime(), Poll: in.Poll, Snapshot: snapshot,
+	})
+	// The watch logged an interrupted pod's cost line itself, before it asked
+	// for the run's cancellation (which can end this job).
+	if err := actionio.WriteOutputs[watchdog.Outputs](io, res.Outputs()); err != nil {
+		io.Warningf("%v", err)
+	}
+	if err := io.AddSummary(res.Summary(runErr)); err != nil {
+		io.Warningf("job summary: %v", err)
+	}
+	return runErr
+}
