@@ -10,9 +10,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
+	"github.com/org/runpod-gpu/pkg/clock"
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
@@ -56,7 +56,7 @@ func GitHub(ctx context.Context, io *actionio.IO, in GitHubInputs, org string) (
 	}
 	opts := ghapi.Options{BaseURL: io.Getenv("GITHUB_API_URL"), Owner: owner, Repo: repo, Org: org,
 		Policy: reqpolicy.New(reqpolicy.WithRedactor(io.Redactor()), reqpolicy.WithLogger(func(s string) { io.Infof("%s", s) }),
-			reqpolicy.WithClassifier(ghapi.RateLimitClassifier(wallClock{}))),
+			reqpolicy.WithClassifier(ghapi.RateLimitClassifier(clock.Wall{}))),
 		OnSecret: io.Mask} // minted installation tokens and JIT configs: ::add-mask:: before any use
 	if in.AppID > 0 {
 		if in.InstallationID == 0 {
@@ -74,11 +74,6 @@ func GitHub(ctx context.Context, io *actionio.IO, in GitHubInputs, org string) (
 	}
 	return ghapi.New(ctx, opts)
 }
-
-// wallClock is the real clock for GitHub's rate-limit reset times.
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
 
 // Repository returns GITHUB_REPOSITORY split into owner and name.
 func Repository(io *actionio.IO) (string, string, error) {

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -300,10 +299,9 @@ func CheckRecord(pod *runpod.Pod, id string, run cost.Run) error {
 	if run.ID == 0 {
 		return nil
 	}
-	want := fmt.Sprintf("%s-%d-%d-c<N>", ownership.NamePrefix, run.ID, run.Attempt)
-	if !nameOfAttempt(pod.Name, run.ID, run.Attempt) {
+	if runID, attempt, _, ok := ownership.ParsePodName(pod.Name); !ok || runID != run.ID || attempt != run.Attempt {
 		return fmt.Errorf("%w: pod %s: the record is named %q, not %s of run %d attempt %d",
-			runpod.ErrUnusableRecord, id, pod.Name, want, run.ID, run.Attempt)
+			runpod.ErrUnusableRecord, id, pod.Name, ownership.PodNamePattern(run.ID, run.Attempt), run.ID, run.Attempt)
 	}
 	if _, tagged := pod.Env[ownership.EnvOwner]; !tagged {
 		return nil // the name alone identifies it; the API may leave the env out
@@ -317,17 +315,6 @@ func CheckRecord(pod *runpod.Pod, id string, run cost.Run) error {
 			runpod.ErrUnusableRecord, id, run.Repository, run.ID, run.Attempt, err)
 	}
 	return nil
-}
-
-// nameOfAttempt reports whether name is ownership's pod name
-// rgpu-<run>-<attempt>-c<N> (N ≥ 1) for this run attempt.
-func nameOfAttempt(name string, runID int64, attempt int) bool {
-	n, ok := strings.CutPrefix(name, fmt.Sprintf("%s-%d-%d-c", ownership.NamePrefix, runID, attempt))
-	if !ok || n == "" || n[0] == '0' {
-		return false
-	}
-	candidate, err := strconv.Atoi(n)
-	return err == nil && candidate > 0
 }
 
 // gone reports whether the pre-delete read showed the pod already deleted.

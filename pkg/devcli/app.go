@@ -8,11 +8,11 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/org/runpod-gpu/pkg/clock"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
@@ -40,8 +40,8 @@ type Env struct {
 	// User names the developer in the pod's ownership tag.
 	User string
 	// Clock and Sleep drive the request policy and the boot wait; nil means real time.
-	Clock reqpolicy.Clock
-	Sleep reqpolicy.Sleeper
+	Clock clock.Clock
+	Sleep clock.Sleeper
 	// HTTPClient carries the API requests; nil means the client's default.
 	HTTPClient *http.Client
 	// RunSSH runs ssh with argv (argv[0] is "ssh") and returns its exit
@@ -112,20 +112,16 @@ func (e Env) withDefaults() Env {
 		e.Stderr = io.Discard
 	}
 	if e.Clock == nil {
-		e.Clock = realClock{}
+		e.Clock = clock.Wall{}
 	}
 	if e.Sleep == nil {
-		e.Sleep = reqpolicy.SleepContext
+		e.Sleep = clock.SleepContext
 	}
 	if e.RunSSH == nil {
 		e.RunSSH = execSSH
 	}
 	return e
 }
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
 
 // execSSH runs ssh attached to the terminal and returns its exit status.
 func execSSH(ctx context.Context, argv []string) (int, error) {
@@ -154,6 +150,7 @@ type app struct {
 	client *runpod.Client
 	policy *reqpolicy.Policy
 	cfg    fileConfig
+	key    string // the RunPod API key connect read (apiKey); every client uses it
 }
 
 // connect reads the key and builds the client; every command that talks to
@@ -167,11 +164,8 @@ func (a *app) connect() error {
 		return withCode(ExitFailure, err)
 	}
 	a.cfg = cfg
-	key := strings.TrimSpace(a.env.Getenv("RUNPOD_API_KEY"))
-	if key == "" {
-		key = cfg.Runpod.APIKey
-	}
-	if key == "" {
+	a.key = apiKey(a.env.Getenv, cfg)
+	if a.key == "" {
 		return fail(ExitFailure, "no RunPod API key: set RUNPOD_API_KEY, or api_key under [runpod] in %s", configPath(a.env.Home))
 	}
 	a.policy = reqpolicy.New(reqpolicy.WithClock(a.env.Clock), reqpolicy.WithSleeper(a.env.Sleep))
@@ -179,7 +173,7 @@ func (a *app) connect() error {
 	if a.env.HTTPClient != nil {
 		opts = append(opts, runpod.WithHTTPClient(a.env.HTTPClient))
 	}
-	a.client = runpod.New(a.env.Getenv("RUNPOD_API_URL"), key, opts...)
+	a.client = runpod.New(a.env.Getenv("RUNPOD_API_URL"), a.key, opts...)
 	return nil
 }
 

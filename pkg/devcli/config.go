@@ -1,11 +1,13 @@
 package devcli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 )
@@ -24,6 +26,12 @@ type fileConfig struct {
 }
 
 func configPath(home string) string { return filepath.Join(home, ".runpod", "config.toml") }
+
+// apiKey is the RunPod API key of every command: RUNPOD_API_KEY (trimmed),
+// else api_key under [runpod] in the config file; "" when neither is set.
+func apiKey(getenv func(string) string, cfg fileConfig) string {
+	return cmp.Or(strings.TrimSpace(getenv("RUNPOD_API_KEY")), cfg.Runpod.APIKey)
+}
 
 // maxConfigSize bounds the file read: it holds a key and an image name.
 const maxConfigSize = 1 << 20

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
+	"github.com/org/runpod-gpu/pkg/clock"
 	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/wire"
@@ -59,7 +60,7 @@ type AuthorizeRequest struct {
 	ReadTimeout time.Duration
 	// Clock is the GitHub client's policy clock, on which read deadlines are
 	// set (reqpolicy.Bound) so that virtual time is honoured; nil is the wall clock.
-	Clock reqpolicy.Clock
+	Clock clock.Clock
 	// Lane defines the lane for the tree key (see treekey.go); nil, or a
 	// GitHub client that cannot read commit trees, reuses on the tested ref only.
 	Lane *gatecheck.LaneDefinition
@@ -76,7 +77,7 @@ type ClaimOptions struct {
 	LaneBound, Wait, Poll time.Duration
 	RunURL                string
 	// Sleep waits on the policy clock; nil is the wall clock.
-	Sleep reqpolicy.Sleeper
+	Sleep clock.Sleeper
 	Logf  func(format string, args ...any)
 }
 
@@ -136,7 +137,7 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 	}
 	rd := reads{ctx: ctx, clock: req.Clock, limit: req.ReadTimeout}
 	if rd.clock == nil {
-		rd.clock = wallClock{}
+		rd.clock = clock.Wall{}
 	}
 	if rd.limit == 0 {
 		rd.limit = gatecheck.DefaultReadTimeout
@@ -308,7 +309,7 @@ func checkRole(rd reads, gh PullRequests, who, user string) (string, error) {
 // reads gives each GitHub read of one Authorize its own deadline.
 type reads struct {
 	ctx   context.Context
-	clock reqpolicy.Clock
+	clock clock.Clock
 	limit time.Duration
 }
 
@@ -331,11 +332,6 @@ func (r reads) do(what string, read func(context.Context) error) error {
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
-
-// wallClock is the real clock, for callers that give no Clock.
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
 
 // treeKey reads the merge commit's tree and digests the lane. Any doubt (no
 // lane, no tree reader, an unreadable tree, a missing part of the lane)

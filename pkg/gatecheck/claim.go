@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
+	"github.com/org/runpod-gpu/pkg/clock"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 )
 
@@ -28,11 +29,6 @@ import (
 // gives no read timeout. A stalled GitHub answer then ends the step within a
 // minute, not at the step timeout.
 const DefaultReadTimeout = 60 * time.Second
-
-// wallClock is the real clock, for callers that give no Clock.
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
 
 // ClaimClient is what the in-progress protocol reads and writes. *ghapi.Client has it.
 type ClaimClient interface {
@@ -58,8 +54,8 @@ type ClaimRequest struct {
 	// ReadTimeout bounds each listing; 0 means DefaultReadTimeout.
 	ReadTimeout time.Duration
 	// Clock and Sleep are the policy clock; nil means the wall clock.
-	Clock reqpolicy.Clock
-	Sleep reqpolicy.Sleeper
+	Clock clock.Clock
+	Sleep clock.Sleeper
 	// Logf hears each step; nil is silent.
 	Logf func(format string, args ...any)
 }
@@ -88,12 +84,12 @@ func ClaimOrWait(ctx context.Context, c ClaimClient, r ClaimRequest) (Claim, err
 	if c == nil {
 		return Claim{Decision: Decision{Reason: "no GitHub client for the in-progress gate: running the paid path"}}, nil
 	}
-	clock, sleep := r.Clock, r.Sleep
-	if clock == nil {
-		clock = wallClock{}
+	clk, sleep := r.Clock, r.Sleep
+	if clk == nil {
+		clk = clock.Wall{}
 	}
 	if sleep == nil {
-		sleep = reqpolicy.SleepContext
+		sleep = clock.SleepContext
 	}
 	logf := r.Logf
 	if logf == nil {
@@ -110,28 +106,28 @@ func ClaimOrWait(ctx context.Context, c ClaimClient, r ClaimRequest) (Claim, err
 	if limit == 0 {
 		limit = DefaultReadTimeout
 	}
-	start := clock.Now()
+	start := clk.Now()
 	var out Claim
 	for {
-		runs, err := r.list(ctx, c, clock, q, limit)
+		runs, err := r.list(ctx, c, clk, q, limit)
 		if ctx.Err() != nil {
 			return out, r.withdraw(c, out.Staked, ctx.Err())
 		}
 		if err != nil {
 			out.Decision = Decision{Reason: fmt.Sprintf("gate lookup failed (%v): running the paid path", err)}
-			return r.stakeOnce(ctx, c, clock, out, logf), nil
+			return r.stakeOnce(ctx, c, clk, out, logf), nil
 		}
 		if out.Decision = decide(runs, name, q); out.Reuse {
 			return out, nil
 		}
-		now := clock.Now()
+		now := clk.Now()
 		leader := oldestLiveStake(runs, name, q, now, r.LaneBound, out.Staked)
 		if leader == nil {
 			if out.Staked != nil {
 				out.Reason = fmt.Sprintf("%s; this lane leads (in-progress gate %d)", out.Reason, out.Staked.GetID())
 				return out, nil
 			}
-			out = r.stakeOnce(ctx, c, clock, out, logf)
+			out = r.stakeOnce(ctx, c, clk, out, logf)
 			if out.Staked == nil {
 				return out, nil // could not stake: pay without one (fail open)
 			}
@@ -142,7 +138,7 @@ func ClaimOrWait(ctx context.Context, c ClaimClient, r ClaimRequest) (Claim, err
 			out.Reason = fmt.Sprintf("gate %d of another lane for the same %s is still in progress after this lane waited %s (its budget): running the paid path",
 				leader.GetID(), keyOrRef(q), out.Waited.Round(time.Second))
 			if out.Staked == nil {
-				out = r.stakeOnce(ctx, c, clock, out, logf)
+				out = r.stakeOnce(ctx, c, clk, out, logf)
 			}
 			return out, nil
 		}
@@ -170,13 +166,13 @@ func (r ClaimRequest) validate() error {
 }
 
 // list lists the gates once, within the read timeout, failing open as DecideReuse does.
-func (r ClaimRequest) list(ctx context.Context, c ClaimClient, clock reqpolicy.Clock, q ReuseQuery, limit time.Duration) (runs []*github.CheckRun, err error) {
+func (r ClaimRequest) list(ctx context.Context, c ClaimClient, clk clock.Clock, q ReuseQuery, limit time.Duration) (runs []*github.CheckRun, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			runs, err = nil, fmt.Errorf("program error: %v", p)
 		}
 	}()
-	lctx, cancel := reqpolicy.Bound(ctx, clock, limit)
+	lctx, cancel := reqpolicy.Bound(ctx, clk, limit)
 	defer cancel()
 	pages := q.MaxPages
 	if pages <= 0 {
@@ -187,11 +183,11 @@ func (r ClaimRequest) list(ctx context.Context, c ClaimClient, clock reqpolicy.C
 
 // stakeOnce publishes this lane's in-progress gate; failing, the lane pays
 // without one and says so.
-func (r ClaimRequest) stakeOnce(ctx context.Context, c ClaimClient, clock reqpolicy.Clock, out Claim, logf func(string, ...any)) Claim {
+func (r ClaimRequest) stakeOnce(ctx context.Context, c ClaimClient, clk clock.Clock, out Claim, logf func(string, ...any)) Claim {
 	in, err := InProgressContent(Evidence{HeadSHA: r.Query.HeadSHA, TestedRef: r.Query.TestedRef, CheckName: r.Query.CheckName,
-		Key: r.Query.Key, RunURL: r.RunURL}, clock.Now())
+		Key: r.Query.Key, RunURL: r.RunURL}, clk.Now())
 	if err == nil {
-		sctx, cancel := reqpolicy.Bound(ctx, clock, r.readTimeout())
+		sctx, cancel := reqpolicy.Bound(ctx, clk, r.readTimeout())
 		out.Staked, err = c.CreateCheckRun(sctx, in)
 		cancel()
 	}

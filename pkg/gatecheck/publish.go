@@ -1,6 +1,7 @@
 package gatecheck
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -171,10 +172,10 @@ func describe(e Evidence) (title, summary string) {
 		}
 	case KindNotRequired:
 		title = "GPU tests not required"
-		fmt.Fprintf(&b, "%s\n", orDefault(e.Reason, "The change touches none of the configured GPU paths."))
+		fmt.Fprintf(&b, "%s\n", cmp.Or(e.Reason, "The change touches none of the configured GPU paths."))
 	case KindLocal:
 		title = "GPU tests passed on a maintainer's local GPU"
-		fmt.Fprintf(&b, "Evidence: %s\n", orDefault(e.LocalEvidenceURL, "(no link)"))
+		fmt.Fprintf(&b, "Evidence: %s\n", cmp.Or(e.LocalEvidenceURL, "(no link)"))
 	case KindServerless:
 		title = "GPU tests passed in one Serverless job"
 		if e.Serverless.GPUPool != "" {
@@ -183,7 +184,7 @@ func describe(e Evidence) (title, summary string) {
 		writeServerless(&b, e.Serverless)
 	case KindSkipped:
 		title = "GPU tests skipped"
-		fmt.Fprintf(&b, "%s\n", orDefault(e.Reason, "The paid path was skipped."))
+		fmt.Fprintf(&b, "%s\n", cmp.Or(e.Reason, "The paid path was skipped."))
 	}
 	if e.RunURL != "" {
 		fmt.Fprintf(&b, "\nWorkflow run: %s\n", e.RunURL)
@@ -225,19 +226,12 @@ func IsSHA256(s string) bool {
 
 func writeServerless(b *strings.Builder, s *ServerlessEvidence) {
 	tb := mdtable.New("Serverless job", "status", "GPU pool", "CUDA executed")
-	tb.Row(mdtable.Code(orDefault(s.JobID, "(none)")), orDefault(s.JobStatus, "unknown"), orDefault(s.GPUPool, "unknown"), fmt.Sprint(s.CUDAExecuted))
+	tb.Row(mdtable.Code(cmp.Or(s.JobID, "(none)")), cmp.Or(s.JobStatus, "unknown"), cmp.Or(s.GPUPool, "unknown"), fmt.Sprint(s.CUDAExecuted))
 	b.WriteString(tb.String() + "\n")
-	fmt.Fprintf(b, "Payload SHA-256: `%s`\n", orDefault(s.PayloadSHA256, "(no payload was built)"))
+	fmt.Fprintf(b, "Payload SHA-256: `%s`\n", cmp.Or(s.PayloadSHA256, "(no payload was built)"))
 	if s.WorkerSHA256 != "" {
 		fmt.Fprintf(b, "Worker SHA-256: `%s`\n", s.WorkerSHA256)
 	}
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // clip keeps s inside GitHub's limit, cutting on a UTF-8 boundary and saying so.

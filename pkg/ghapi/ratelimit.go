@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/org/runpod-gpu/pkg/clock"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 )
 
@@ -27,9 +28,9 @@ const maxErrorPeek = 16 << 10
 //     nothing remains, else one minute.
 //
 // Everything else is left to the policy's built-in rules.
-func RateLimitClassifier(clock reqpolicy.Clock) reqpolicy.Classifier {
+func RateLimitClassifier(c clock.Clock) reqpolicy.Classifier {
 	return func(resp *http.Response) reqpolicy.Decision {
-		wait, limited := rateLimitWait(resp, clock.Now())
+		wait, limited := rateLimitWait(resp, c.Now())
 		if !limited {
 			return reqpolicy.Decision{Verdict: reqpolicy.Defer}
 		}
@@ -40,14 +41,9 @@ func RateLimitClassifier(clock reqpolicy.Clock) reqpolicy.Classifier {
 // defaultPolicy is the Policy used when Options.Policy is nil.
 func defaultPolicy() *reqpolicy.Policy {
 	var p *reqpolicy.Policy
-	p = reqpolicy.New(reqpolicy.WithClassifier(RateLimitClassifier(clockFunc(func() time.Time { return p.Now() }))))
+	p = reqpolicy.New(reqpolicy.WithClassifier(RateLimitClassifier(clock.Func(func() time.Time { return p.Now() }))))
 	return p
 }
-
-// clockFunc adapts a function to reqpolicy.Clock.
-type clockFunc func() time.Time
-
-func (f clockFunc) Now() time.Time { return f() }
 
 // rateLimitWait reports whether resp is a GitHub rate limit and the least
 // wait before the next request. It leaves resp.Body readable in full.

@@ -66,9 +66,47 @@ func (t Tags) Validate() error {
 }
 
 // PodName is the run-unique pod name, rgpu-<run>-<attempt>-c<N>; reconciling a
-// lost create looks for exactly this name.
+// lost create looks for exactly this name. ParsePodName reads it back.
 func (t Tags) PodName() string {
 	return fmt.Sprintf("%s-%d-%d-c%d", NamePrefix, t.RunID, t.Attempt, t.Candidate)
+}
+
+// PodNamePattern describes the pod names of one run attempt,
+// rgpu-<run>-<attempt>-c<N>, for messages about a name that is not one.
+func PodNamePattern(runID int64, attempt int) string {
+	return fmt.Sprintf("%s-%d-%d-c<N>", NamePrefix, runID, attempt)
+}
+
+// ParsePodName reads a name Tags.PodName writes: the run id, attempt and
+// candidate, each a positive decimal without sign or leading zero. ok is false
+// for any other name, so a hand-made pod never passes for one of a run's.
+func ParsePodName(name string) (runID int64, attempt, candidate int, ok bool) {
+	rest, found := strings.CutPrefix(name, NamePrefix+"-")
+	if !found {
+		return 0, 0, 0, false
+	}
+	runText, rest, found1 := strings.Cut(rest, "-")
+	attemptText, candidateText, found2 := strings.Cut(rest, "-c")
+	if !found1 || !found2 {
+		return 0, 0, 0, false
+	}
+	run, ok1 := positiveDecimal(runText, 64)
+	att, ok2 := positiveDecimal(attemptText, strconv.IntSize)
+	cand, ok3 := positiveDecimal(candidateText, strconv.IntSize)
+	if !ok1 || !ok2 || !ok3 {
+		return 0, 0, 0, false
+	}
+	return run, int(att), int(cand), true
+}
+
+// positiveDecimal parses s as a canonical positive decimal that fits a signed
+// integer of bitSize bits.
+func positiveDecimal(s string, bitSize int) (int64, bool) {
+	if s == "" || s[0] == '0' || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, bitSize)
+	return n, err == nil
 }
 
 // OwnerMarker is the value of EnvOwner.

@@ -52,6 +52,59 @@ func TestFromPodRejects(t *testing.T) {
 	}
 }
 
+func TestParsePodName(t *testing.T) {
+	tests := []struct {
+		name                       string
+		wantRun                    int64
+		wantAttempt, wantCandidate int
+		wantOK                     bool
+	}{
+		{name: "rgpu-9001-2-c3", wantRun: 9001, wantAttempt: 2, wantCandidate: 3, wantOK: true},
+		{name: "rgpu-9001-2-c12", wantRun: 9001, wantAttempt: 2, wantCandidate: 12, wantOK: true},
+		{name: "rgpu-9223372036854775807-1-c1", wantRun: 1<<63 - 1, wantAttempt: 1, wantCandidate: 1, wantOK: true},
+		{name: "rgpu-9223372036854775808-1-c1"},
+		{name: "rgpu-9001-2-c0"},
+		{name: "rgpu-9001-2-c03"},
+		{name: "rgpu-9001-2-c-1"},
+		{name: "rgpu-9001-2-c+5"},
+		{name: "rgpu-9001-2-c"},
+		{name: "rgpu-9001-2-c3x"},
+		{name: "rgpu-9001-0-c3"},
+		{name: "rgpu-09001-2-c3"},
+		{name: "rgpu-9001-2-3-c4"},
+		{name: "rgpu-9001-c3"},
+		{name: "rgpu-hand-made"},
+		{name: "RGPU-9001-2-c3"},
+		{name: "gpu-box"},
+		{name: ""},
+	}
+	for _, tc := range tests {
+		run, attempt, candidate, ok := ParsePodName(tc.name)
+		assert.Equal(t, ok, tc.wantOK, "%q", tc.name)
+		assert.Equal(t, run, tc.wantRun, "%q", tc.name)
+		assert.Equal(t, attempt, tc.wantAttempt, "%q", tc.name)
+		assert.Equal(t, candidate, tc.wantCandidate, "%q", tc.name)
+	}
+	assert.Equal(t, PodNamePattern(9001, 2), "rgpu-9001-2-c<N>")
+}
+
+// FuzzParsePodName checks that the parser reads exactly the names PodName writes.
+func FuzzParsePodName(f *testing.F) {
+	for _, seed := range []string{"rgpu-1-1-c1", "rgpu-9001-2-c03", "rgpu-1-1-c+1", "rgpu--1-c1"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		run, attempt, candidate, ok := ParsePodName(name)
+		if !ok {
+			return
+		}
+		written := Tags{RunID: run, Attempt: attempt, Candidate: candidate}.PodName()
+		if written != name {
+			t.Fatalf("%q parsed to run %d attempt %d candidate %d, which PodName writes as %q", name, run, attempt, candidate, written)
+		}
+	})
+}
+
 func FuzzFromPod(f *testing.F) {
 	f.Add("rgpu-1-1-c1", "org/r", "runpod-gpu:.github/workflows/a.yml", "1", "1", "1")
 	f.Fuzz(func(t *testing.T, name, repo, owner, run, attempt, cand string) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/org/runpod-gpu/pkg/clock"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
@@ -76,7 +77,7 @@ type OrgSweeper struct {
 	Pods    PodLister
 	Repos   RepoConnector
 	Deleter PodDeleter
-	Clock   Clock
+	Clock   clock.Clock
 	// LookupTimeout and LookupAttempts are each repository Sweeper's.
 	LookupTimeout  time.Duration
 	LookupAttempts int

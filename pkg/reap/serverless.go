@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/org/runpod-gpu/pkg/clock"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/mdtable"
 	"github.com/org/runpod-gpu/pkg/ownership"
@@ -70,7 +71,7 @@ type ServerlessRecord struct {
 type ServerlessSweeper struct {
 	API    ServerlessAPI
 	GitHub RunAPI
-	Clock  Clock
+	Clock  clock.Clock
 	// Deadline is the lane's absolute cleanup deadline from setup (default
 	// the lane's, 30 minutes) and Margin what the reaper adds to it.
 	Deadline, Margin time.Duration

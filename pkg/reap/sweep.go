@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
+	"github.com/org/runpod-gpu/pkg/clock"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/ownership"
@@ -46,16 +47,13 @@ type PodDeleter interface {
 	Delete(ctx context.Context, podID string) (time.Time, error)
 }
 
-// Clock reads the time decisions are taken at.
-type Clock interface{ Now() time.Time }
-
 // Sweeper runs sweeps. Its zero bounds take the defaults.
 type Sweeper struct {
 	Pods    PodLister
 	GitHub  RunAPI
 	Deleter PodDeleter
 	// Clock is the decision time; nil means the wall clock.
-	Clock Clock
+	Clock clock.Clock
 	// LookupTimeout bounds each GitHub lookup and LookupAttempts the requests
 	// it sends, so one failing run costs seconds, not the sweep; the next
 	// scheduled sweep retries it.

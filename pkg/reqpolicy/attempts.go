@@ -3,6 +3,8 @@ package reqpolicy
 import (
 	"context"
 	"time"
+
+	"github.com/org/runpod-gpu/pkg/clock"
 )
 
 type attemptLimitKey struct{}
@@ -54,12 +56,12 @@ func (p *Policy) Remaining(ctx context.Context) (time.Duration, bool) {
 	return left, found
 }
 
-// Bound limits a call to d: on clock (the deadline every wait must fit, see
+// Bound limits a call to d: on c (the deadline every wait must fit, see
 // WithDeadline) and in wall time (so a request that hangs is cut). Under a
 // real clock the two coincide; under a virtual clock the first follows the
 // simulation and the second only guards against a stuck connection.
-func Bound(ctx context.Context, clock Clock, d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(WithDeadline(ctx, clock.Now().Add(d)), d)
+func Bound(ctx context.Context, c clock.Clock, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(WithDeadline(ctx, c.Now().Add(d)), d)
 }
 
 type urgentKey struct{}

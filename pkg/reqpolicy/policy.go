@@ -2,10 +2,12 @@ package reqpolicy
 
 import (
 	"context"
-	"github.com/org/runpod-gpu/pkg/redact"
 	"math/rand/v2"
 	"net/http"
 	"time"
+
+	"github.com/org/runpod-gpu/pkg/clock"
+	"github.com/org/runpod-gpu/pkg/redact"
 )
 
 // Defaults of a Policy built without options.
@@ -43,8 +45,8 @@ type Classifier func(*http.Response) Decision
 // Policy is one retry, backoff and cooldown policy; every transport it builds
 // shares its cooldown. It is safe for concurrent use.
 type Policy struct {
-	clock       Clock
-	sleep       Sleeper
+	clock       clock.Clock
+	sleep       clock.Sleeper
 	jitter      func() float64
 	maxAttempts int
 	baseDelay   time.Duration
@@ -60,10 +62,10 @@ type Policy struct {
 type Option func(*Policy)
 
 // WithClock sets the clock used for Retry-After dates, deadlines and the cooldown.
-func WithClock(c Clock) Option { return func(p *Policy) { p.clock = c } }
+func WithClock(c clock.Clock) Option { return func(p *Policy) { p.clock = c } }
 
 // WithSleeper sets how the policy waits; the default honours ctx cancellation.
-func WithSleeper(s Sleeper) Option { return func(p *Policy) { p.sleep = s } }
+func WithSleeper(s clock.Sleeper) Option { return func(p *Policy) { p.sleep = s } }
 
 // WithJitter sets the jitter source; it must return values in [0, 1]. A backoff
 // step d waits d/2 + jitter*d/2, so it never collapses to zero.
@@ -92,8 +94,8 @@ func WithLogger(logf func(string)) Option { return func(p *Policy) { p.logf = lo
 // New returns a Policy with the defaults above, changed by opts.
 func New(opts ...Option) *Policy {
 	p := &Policy{
-		clock:       realClock{},
-		sleep:       SleepContext,
+		clock:       clock.Wall{},
+		sleep:       clock.SleepContext,
 		jitter:      rand.Float64,
 		maxAttempts: DefaultMaxAttempts,
 		baseDelay:   DefaultBaseDelay,

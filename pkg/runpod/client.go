@@ -14,16 +14,10 @@ import (
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
-	"github.com/org/runpod-gpu/pkg/version"
 )
 
 // DefaultBaseURL is RunPod's API host; paths are under /v2.
 const DefaultBaseURL = "https://api.runpod.io"
-
-// DefaultMaxListPages was ListPods' page bound (50 pages of 500: an error
-// above 25,000 pods). The listing is now bounded by time
-// (DefaultListPodsBudget); WithMaxListPages still sets a page bound for tests.
-const DefaultMaxListPages = 50
 
 // DefaultListPodsBudget bounds how long ListPods follows the cursor, however
 // many pages the account has: the caller's own deadline applies when sooner.
@@ -131,7 +125,8 @@ func defaultTransport() http.RoundTripper {
 	return t
 }
 
-// authTransport is the outer layer: bearer auth, JSON accept, User-Agent.
+// authTransport is the outer layer: bearer auth and JSON accept. The request
+// policy below it adds the suite's User-Agent, as it does for every client.
 type authTransport struct {
 	apiKey string
 	host   string
@@ -144,7 +139,6 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Host == t.host {
 		out.Header.Set("Authorization", "Bearer "+t.apiKey)
 	}
-	out.Header.Set("User-Agent", version.UserAgent())
 	if out.Header.Get("Accept") == "" {
 		out.Header.Set("Accept", "application/json")
 	}

@@ -1,10 +1,6 @@
 package runpod
 
 import (
-	"encoding/json"
-	"fmt"
-	"strings"
-
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -25,29 +21,6 @@ const (
 	listPodsLimitParam  = "limit"
 	listPodsCursorParam = "cursor"
 )
-
-// decodePodsPage reads one page of GET /v2/pods, {"pods": [...], "nextCursor":
-// "..."}, and tolerates a bare array (v1's shape) as a last page.
-func decodePodsPage(data []byte) (pods []Pod, nextCursor string, err error) {
-	if trimmed := strings.TrimSpace(string(data)); strings.HasPrefix(trimmed, "[") {
-		err := json.Unmarshal(data, &pods)
-		return pods, "", err
-	}
-	var page struct {
-		Pods       *[]Pod  `json:"pods"`
-		NextCursor *string `json:"nextCursor"` // null and "" both end the listing
-	}
-	if err := json.Unmarshal(data, &page); err != nil {
-		return nil, "", err
-	}
-	if page.Pods == nil {
-		return nil, "", fmt.Errorf(`no "pods" array in the answer`)
-	}
-	if page.NextCursor != nil {
-		nextCursor = *page.NextCursor
-	}
-	return *page.Pods, nextCursor, nil
-}
 
 // podV1Fields are the REST v1 names of fields saved v1 records carry (delta 3).
 // They fill a Pod's v2 fields only when those are missing.

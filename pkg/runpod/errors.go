@@ -1,6 +1,7 @@
 package runpod
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -173,7 +174,7 @@ func decodeError(op string, status int, body []byte, create bool, r *redact.Reda
 		e.Title = clip(r.Redact(p.Title))
 		e.Detail = p.Detail
 		if e.Detail == "" {
-			e.Detail = firstNonEmpty(textOf(p.Error), p.Message)
+			e.Detail = cmp.Or(textOf(p.Error), p.Message)
 		}
 		for i, msg := range messagesOf(p.Errors) {
 			if i == maxErrorItems {
@@ -190,7 +191,7 @@ func decodeError(op string, status int, body []byte, create bool, r *redact.Reda
 	// whitespace would no longer match after the whitespace is folded.
 	e.Detail = clip(strings.Join(strings.Fields(r.Redact(e.Detail)), " "))
 	if e.Title == "" {
-		e.Title = firstNonEmpty(http.StatusText(status), "error")
+		e.Title = cmp.Or(http.StatusText(status), "error")
 	}
 	e.Kind = kindOf(status, create, e.Detail)
 	return e
@@ -286,19 +287,10 @@ func textOf(raw json.RawMessage) string {
 		return s
 	}
 	var obj struct{ Message, Detail string }
-	if json.Unmarshal(raw, &obj) == nil && firstNonEmpty(obj.Message, obj.Detail) != "" {
-		return firstNonEmpty(obj.Message, obj.Detail)
+	if json.Unmarshal(raw, &obj) == nil && cmp.Or(obj.Message, obj.Detail) != "" {
+		return cmp.Or(obj.Message, obj.Detail)
 	}
 	return string(raw)
-}
-
-func firstNonEmpty(values ...string) string {
-	for _, v := range values {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // clip shortens outside text for an error message, on a rune boundary.

@@ -38,9 +38,8 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 
 // decodePodsStream reads one GET /v2/pods page from r as it arrives, one pod
 // record at a time (never the whole page as text), appending to pods. The page
-// is a bare array (no cursor) or {"pods": […], "nextCursor": "…"}; like
-// decodePodsPage, a page without a "pods" array is malformed, and null or ""
-// end the listing.
+// is a bare array (no cursor) or {"pods": […], "nextCursor": "…"}; a page
+// without a "pods" array is malformed, and null or "" end the listing.
 func decodePodsStream(r io.Reader, pods []Pod) (_ []Pod, nextCursor string, _ error) {
 	br := &boundedReader{r: r, n: maxResponseBytes}
 	got, next, err := decodePodsFrom(json.NewDecoder(br), pods)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,4 +89,28 @@ func TestListPodsIsBoundedByTime(t *testing.T) {
 	assert.Check(t, pods == nil, "an incomplete listing returns no pods")
 	assert.Check(t, errors.Is(err, context.DeadlineExceeded), "got %v", err)
 	assert.ErrorContains(t, err, "list pods: 2 pages (2 pods) read within the 200ms listing budget and the server has more; the list is incomplete")
+}
+
+// decodePodsPage reads one page of GET /v2/pods as whole text, {"pods": [...],
+// "nextCursor": "..."}, and tolerates a bare array (v1's shape) as a last page:
+// the plain decoder that FuzzPodsStreamMatchesPage holds the streaming one to.
+func decodePodsPage(data []byte) (pods []Pod, nextCursor string, err error) {
+	if trimmed := strings.TrimSpace(string(data)); strings.HasPrefix(trimmed, "[") {
+		err := json.Unmarshal(data, &pods)
+		return pods, "", err
+	}
+	var page struct {
+		Pods       *[]Pod  `json:"pods"`
+		NextCursor *string `json:"nextCursor"` // null and "" both end the listing
+	}
+	if err := json.Unmarshal(data, &page); err != nil {
+		return nil, "", err
+	}
+	if page.Pods == nil {
+		return nil, "", fmt.Errorf(`no "pods" array in the answer`)
+	}
+	if page.NextCursor != nil {
+		nextCursor = *page.NextCursor
+	}
+	return *page.Pods, nextCursor, nil
 }

@@ -15,9 +15,6 @@ var handlerPy []byte
 //go:embed bootstrap.sh
 var bootstrapSh []byte
 
-// HandlerSource is the few-line Python handler (runpod==1.12.0) the template runs.
-func HandlerSource() []byte { return append([]byte(nil), handlerPy...) }
-
 // BootstrapArgs is the template's start command: it decodes the bootstrap
 // script from the environment, so no value is ever quoted into shell text.
 const BootstrapArgs = `bash -c 'echo "$RPG_BOOTSTRAP_B64" | base64 -d > /tmp/rpg-bootstrap.sh && exec bash /tmp/rpg-bootstrap.sh'`

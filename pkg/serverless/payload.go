@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -229,6 +228,3 @@ func (a ApprovedPayload) Payload() *Payload { return a.payload }
 
 // SHA256 is the approved checksum, "" for the zero value.
 func (a ApprovedPayload) SHA256() string { return a.sha256 }
-
-// EncodeArchive is the base64 form a job input carries.
-func EncodeArchive(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/org/runpod-gpu/pkg/cudaver"
 )
 
 // Config is what one proof run checks. ParseConfig builds it from flags and environment.
@@ -96,7 +98,7 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 	}
 
 	version := func(name string) (Version, error) {
-		v, err := ParseVersion(*values[name])
+		v, err := cudaver.Parse(*values[name])
 		if err != nil {
 			return Version{}, &ConfigError{Flag: name, Env: envName(name), Value: *values[name], Want: "want a CUDA version MAJOR.MINOR such as 12.8"}
 		}

@@ -2,6 +2,7 @@ package smoke
 
 import (
 	"archive/tar"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
@@ -138,7 +139,7 @@ type DebInstaller struct {
 
 // Install runs `dpkg-deb -x archive dir`.
 func (d DebInstaller) Install(ctx context.Context, archive, dir string) error {
-	prog := cmpOr(d.DpkgDeb, "dpkg-deb")
+	prog := cmp.Or(d.DpkgDeb, "dpkg-deb")
 	out, err := exec.CommandContext(ctx, prog, "-x", archive, dir).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s -x %s: %w: %s", prog, filepath.Base(archive), err, oneLine(string(out)))
@@ -272,12 +273,4 @@ func FindNVRTCLibrary(dir string, major int) (string, error) {
 	}
 	slices.Sort(found)
 	return found[0], nil
-}
-
-// cmpOr returns a unless it is empty, then b.
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

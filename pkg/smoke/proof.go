@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"time"
+
+	"github.com/org/runpod-gpu/pkg/cudaver"
 )
 
 // Proof runs the CUDA smoke proof. Config says what to check; the function fields are the
@@ -195,7 +197,7 @@ func (r *proofRun) checkDriverVersion() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	v, err := VersionFromCode(code)
+	v, err := cudaver.FromCode(code)
 	if err != nil {
 		return "", err
 	}

@@ -69,8 +69,8 @@ func TestReportJSONMatchesEncodingJSON(t *testing.T) {
 		{
 			name: "a pass as the proof writes it",
 			report: Report{
-				Result: "pass", DriverVersion: Version{12, 8}, DriverVersionCode: 12080, Tier: TierFull,
-				TierCUDA: Version{12, 8}, PTXISA: ISA{8, 7}, PTXTarget: "sm_89",
+				Result: "pass", DriverVersion: Version{Major: 12, Minor: 8}, DriverVersionCode: 12080, Tier: TierFull,
+				TierCUDA: Version{Major: 12, Minor: 8}, PTXISA: ISA{8, 7}, PTXTarget: "sm_89",
 				Device:     &DeviceReport{Name: "NVIDIA GeForce RTX 4090", ComputeCapability: ComputeCapability{8, 9}, VRAMBytes: 25757220864, MinVRAMBytes: 8 << 30},
 				Steps:      []StepReport{{Name: "driver", OK: true, Detail: "CUDA 12.8 >= 12.6", DurationMS: 0.001}, {Name: "kernel", DurationMS: 1234.567}},
 				DurationMS: 1500,

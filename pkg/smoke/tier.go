@@ -17,7 +17,7 @@ type Tiers struct {
 }
 
 // DefaultTiers are the spec's defaults: 12.8 full, 12.6 baseline.
-var DefaultTiers = Tiers{Full: Version{12, 8}, Baseline: Version{12, 6}}
+var DefaultTiers = Tiers{Full: Version{Major: 12, Minor: 8}, Baseline: Version{Major: 12, Minor: 6}}
 
 // Tier is a selected runtime tier and the PTX ISA the proof emits for it.
 type Tier struct {

@@ -5,6 +5,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/org/runpod-gpu/pkg/cudaver"
 	"github.com/org/runpod-gpu/pkg/smoke"
 )
 
@@ -23,7 +24,7 @@ func TestTiersSelect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.driver, func(t *testing.T) {
-			driver, err := smoke.ParseVersion(tt.driver)
+			driver, err := cudaver.Parse(tt.driver)
 			assert.NilError(t, err)
 			got, err := smoke.DefaultTiers.Select(driver)
 			if tt.wantErr != "" {

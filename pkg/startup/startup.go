@@ -20,6 +20,7 @@ import (
 	"sync"
 	"text/template"
 
+	"github.com/org/runpod-gpu/pkg/cudaver"
 	"github.com/org/runpod-gpu/pkg/lazyre"
 )
 
@@ -56,7 +57,7 @@ type NVRTCPin struct {
 type Params struct {
 	ProofURL     string     // where the proof binary is fetched, with no credentials
 	ProofSHA256  string     // expected SHA-256 of the proof binary (lowercase hex)
-	MinCUDA      string     // driver CUDA floor, "major.minor"
+	MinCUDA      string     // driver CUDA floor, "major.minor" in pkg/cudaver's grammar
 	FullTier     string     // CUDA version of the full runtime tier
 	BaselineTier string     // CUDA version of the baseline runtime tier
 	MinVRAMGB    int        // VRAM floor
@@ -79,7 +80,6 @@ func (e *FieldError) Error() string {
 
 var (
 	sha256RE   = lazyre.Regexp{Pattern: `^[0-9a-f]{64}$`}
-	versionRE  = lazyre.Regexp{Pattern: `^[0-9]{1,3}\.[0-9]{1,3}$`}
 	pathRE     = lazyre.Regexp{Pattern: `^/[A-Za-z0-9._/-]*$`}
 	urlCharsRE = lazyre.Regexp{Pattern: `^[A-Za-z0-9._~:/?=&%+@-]+$`}
 )
@@ -99,7 +99,8 @@ func (p Params) Validate() error {
 	for _, v := range []struct{ field, value string }{
 		{"min_cuda_version", p.MinCUDA}, {"runtime_tiers.full", p.FullTier}, {"runtime_tiers.baseline", p.BaselineTier},
 	} {
-		if !versionRE.MatchString(v.value) {
+		// The proof parses these with the same grammar, so a value that renders is one it accepts.
+		if _, err := cudaver.Parse(v.value); err != nil {
 			bad(v.field, v.value, `a CUDA version "major.minor", e.g. "12.6"`)
 		}
 	}

@@ -20,6 +20,9 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/golden"
+
+	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/smoke"
 )
 
 func validParams() Params {
@@ -409,4 +412,64 @@ func TestProofDownloadOverlapsTheMachineReport(t *testing.T) {
 	overlap, _ := h.recorded("overlap")
 	assert.Check(t, is.Equal(overlap, "overlapped"), "the machine report ran before the proof's download began")
 	assert.Check(t, reportDuringDownload.Load(), "the proof's download ended before the machine report ran: it did not overlap")
+}
+
+// TestCUDAVersionsAgreeAcrossConfigScriptAndProof feeds edge values through the three
+// places a CUDA version is read: loading the config, rendering and running the startup
+// script, and the proof's own flag parsing. "12.100" once passed the first two and was
+// refused only by the pod's proof, after the pod had been paid for; now all three read
+// pkg/cudaver's grammar, and this test holds them to the same answer.
+func TestCUDAVersionsAgreeAcrossConfigScriptAndProof(t *testing.T) {
+	tests := []struct {
+		value string
+		valid bool
+	}{
+		{value: "12.6", valid: true},
+		{value: "12.10", valid: true},
+		{value: "13.0", valid: true},
+		{value: "12.100"},
+		{value: "12.06"},
+		{value: "012.6"},
+		{value: "12"},
+		{value: "12.6.1"},
+		{value: " 12.6"},
+		{value: "99999.1"},
+	}
+	noEnv := func(string) string { return "" }
+	for _, tc := range tests {
+		t.Run(tc.value, func(t *testing.T) {
+			doc := "gpu_tiers:\n  - name: ada\n    gpu_ids: [\"NVIDIA GeForce RTX 4090\"]\nmin_cuda_version: " + strconv.Quote(tc.value) + "\n"
+			cfg, configErr := config.Parse([]byte(doc), "runpod-gpu.yml")
+
+			h := newHost(t, 0)
+			p := h.params()
+			p.MinCUDA = tc.value
+			script, renderErr := Render(p)
+
+			_, proofErr := smoke.ParseConfig([]string{"--min-cuda", tc.value}, noEnv)
+
+			if !tc.valid {
+				assert.ErrorContains(t, configErr, "min_cuda_version")
+				var fe *FieldError
+				assert.Assert(t, errors.As(renderErr, &fe), "the script rendered %q", tc.value)
+				assert.Equal(t, fe.Field, "min_cuda_version")
+				assert.ErrorContains(t, proofErr, "--min-cuda")
+				return
+			}
+			assert.NilError(t, configErr)
+			assert.Equal(t, cfg.MinCUDAVersion.String(), tc.value)
+			assert.NilError(t, renderErr)
+			assert.NilError(t, proofErr)
+
+			// The value the script hands the proof is one the proof's parser takes, unchanged.
+			env := map[string]string{JITConfigEnv: jitConfig}
+			code, out := h.run(t, script, env)
+			assert.Equal(t, code, 0, "output:\n%s", out)
+			args, ran := h.recorded("proof-args")
+			assert.Assert(t, ran, "the proof never ran:\n%s", out)
+			proofCfg, err := smoke.ParseConfig(strings.Fields(args), noEnv)
+			assert.NilError(t, err)
+			assert.Equal(t, proofCfg.MinCUDA.String(), tc.value)
+		})
+	}
 }

@@ -14,6 +14,7 @@
 package watchdog
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
+	"github.com/org/runpod-gpu/pkg/clock"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
@@ -59,8 +61,8 @@ type Deps struct {
 	Pods   lifecycle.PodAPI
 	GitHub GitHub
 	Policy *reqpolicy.Policy
-	Clock  reqpolicy.Clock
-	Sleep  reqpolicy.Sleeper
+	Clock  clock.Clock
+	Sleep  clock.Sleeper
 	// Logf receives progress lines; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -190,8 +192,8 @@ func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
 type watch struct {
 	deps  Deps
 	req   Request
-	clock reqpolicy.Clock
-	sleep reqpolicy.Sleeper
+	clock clock.Clock
+	sleep clock.Sleeper
 
 	record   *runpod.Pod         // the pod as read when the watch began
 	lastJob  *github.WorkflowJob // the GPU job as last observed
@@ -212,10 +214,11 @@ func newWatch(deps Deps, req Request) (*watch, error) {
 	if deps.Pods == nil || deps.GitHub == nil || deps.Policy == nil {
 		return nil, fmt.Errorf("%w: Pods, GitHub and Policy are required", ErrInvalidRequest)
 	}
-	req.SetupBudget = orDefault(req.SetupBudget, DefaultSetupBudget)
-	req.Lifetime = orDefault(req.Lifetime, DefaultLifetime)
-	req.Poll = orDefault(req.Poll, DefaultPoll)
-	req.RequestTimeout = orDefault(req.RequestTimeout, DefaultRequestTimeout)
+	// A zero or negative duration takes the default.
+	req.SetupBudget = cmp.Or(max(req.SetupBudget, 0), DefaultSetupBudget)
+	req.Lifetime = cmp.Or(max(req.Lifetime, 0), DefaultLifetime)
+	req.Poll = cmp.Or(max(req.Poll, 0), DefaultPoll)
+	req.RequestTimeout = cmp.Or(max(req.RequestTimeout, 0), DefaultRequestTimeout)
 	if req.TestStep == "" {
 		req.TestStep = cost.DefaultTestStep
 	}
@@ -232,16 +235,9 @@ func newWatch(deps Deps, req Request) (*watch, error) {
 		w.clock = deps.Policy
 	}
 	if w.sleep == nil {
-		w.sleep = reqpolicy.SleepContext
+		w.sleep = clock.SleepContext
 	}
 	return w, nil
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
 }
 
 // run polls until the pod must go. Each poll reads the GPU job first, then the

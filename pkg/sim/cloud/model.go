@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/org/runpod-gpu/pkg/cudaver"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 	"github.com/org/runpod-gpu/pkg/sim/simclock"
@@ -86,7 +87,7 @@ func ProofVerdict(h runpodsim.HostProfile, env map[string]string) string {
 	if env[startup.JITConfigEnv] == "" {
 		return "no JIT runner config in the pod environment"
 	}
-	driver, err := smoke.ParseVersion(h.DriverCUDA)
+	driver, err := cudaver.Parse(h.DriverCUDA)
 	if err != nil {
 		return fmt.Sprintf("host %s: driver CUDA %q unreadable", h.ID, h.DriverCUDA)
 	}
@@ -96,9 +97,9 @@ func ProofVerdict(h runpodsim.HostProfile, env map[string]string) string {
 		}
 		return def
 	}
-	floor, err1 := smoke.ParseVersion(param("RUNPOD_GPU_SMOKE_MIN_CUDA", "12.6"))
-	full, err2 := smoke.ParseVersion(param("RUNPOD_GPU_SMOKE_FULL_TIER", "12.8"))
-	base, err3 := smoke.ParseVersion(param("RUNPOD_GPU_SMOKE_BASE_TIER", "12.6"))
+	floor, err1 := cudaver.Parse(param("RUNPOD_GPU_SMOKE_MIN_CUDA", "12.6"))
+	full, err2 := cudaver.Parse(param("RUNPOD_GPU_SMOKE_FULL_TIER", "12.8"))
+	base, err3 := cudaver.Parse(param("RUNPOD_GPU_SMOKE_BASE_TIER", "12.6"))
 	if err1 != nil || err2 != nil || err3 != nil {
 		return "smoke parameters unreadable"
 	}
@@ -111,7 +112,7 @@ func ProofVerdict(h runpodsim.HostProfile, env map[string]string) string {
 	}
 	need := tier.PTX
 	if h.MaxPTXISA != "" {
-		have, err := smoke.ParseVersion(h.MaxPTXISA)
+		have, err := cudaver.Parse(h.MaxPTXISA)
 		if err != nil || have.Compare(smoke.Version{Major: need.Major, Minor: need.Minor}) < 0 {
 			return fmt.Sprintf("the driver rejected PTX ISA %s (CUDA_ERROR_UNSUPPORTED_PTX_VERSION): it loads up to %s", need, h.MaxPTXISA)
 		}

@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/org/runpod-gpu/pkg/cudaver"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
-	"github.com/org/runpod-gpu/pkg/smoke"
 	"github.com/org/runpod-gpu/pkg/smoke/smoketest"
 )
 
@@ -314,7 +314,7 @@ func (h *ProcessHosts) environment(l runpodsim.Launch, dir string) ([]string, er
 // "24 GB" card reports about 24 GiB), gpuCount devices named after the GPU
 // type, and a kernel that reads back the wrong value on an unhealthy host.
 func driverConfig(h runpodsim.HostProfile, gpuCount int) (smoketest.DriverConfig, error) {
-	v, err := smoke.ParseVersion(h.DriverCUDA)
+	v, err := cudaver.Parse(h.DriverCUDA)
 	if err != nil {
 		return smoketest.DriverConfig{}, fmt.Errorf("host %s: driver CUDA %q: %w", h.ID, h.DriverCUDA, err)
 	}
@@ -341,13 +341,13 @@ var kernelDriverVersions = []struct{ cuda, driver string }{
 }
 
 func kernelDriverVersion(cuda string) string {
-	want, err := smoke.ParseVersion(cuda)
+	want, err := cudaver.Parse(cuda)
 	if err != nil {
 		return "unknown"
 	}
 	driver := "520.61.05" // CUDA 11.8's, for anything older than the table
 	for _, e := range kernelDriverVersions {
-		if v, _ := smoke.ParseVersion(e.cuda); want.AtLeast(v) {
+		if v, _ := cudaver.Parse(e.cuda); want.AtLeast(v) {
 			driver = e.driver
 		}
 	}

@@ -10,7 +10,7 @@
 // messages. Tests set state up and inspect it through the Server's methods.
 //
 // The simulation is deterministic: identifiers are sequential, secrets and fault draws come
-// from streams seeded by [WithSeed], and every timestamp comes from the injected [Clock].
+// from streams seeded by [WithSeed], and every timestamp comes from the clock given to [WithClock].
 // Scripted jobs advance only when that clock does; nothing sleeps or runs in the background.
 //
 // Endpoints under /_sim/ are not GitHub's: they let a stand-in runner connect with its JIT

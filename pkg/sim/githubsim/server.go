@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/org/runpod-gpu/pkg/clock"
 )
 
 // ActionsAppID is the app id of the GitHub Actions app, whose installation token is GITHUB_TOKEN.
@@ -46,8 +48,10 @@ func (id Identity) normalized() Identity {
 // Option configures a Server.
 type Option func(*Server)
 
-// WithClock makes the server read time only from c; the default is the system clock.
-func WithClock(c Clock) Option { return func(s *Server) { s.clock = c } }
+// WithClock makes the server read time only from c, the simulation's only source
+// of time; tests and benchmarks pass a *simclock.Virtual, which moves only when
+// told to. The default is the wall clock.
+func WithClock(c clock.Clock) Option { return func(s *Server) { s.clock = c } }
 
 // WithSeed seeds the streams that secrets, tokens and probabilistic faults draw from.
 func WithSeed(seed uint64) Option { return func(s *Server) { s.seed = seed } }
@@ -72,7 +76,7 @@ func WithFault(f Fault) Option {
 type Server struct {
 	mu        sync.Mutex
 	mux       *http.ServeMux
-	clock     Clock
+	clock     clock.Clock
 	seed      uint64
 	secrets   *rand.Rand // JIT secrets, tokens, download keys
 	faultRand *rand.Rand // probabilistic faults, separate so minting never shifts fault draws
@@ -110,7 +114,7 @@ type Server struct {
 // New returns a Server with no repositories; add them with AddRepo.
 func New(opts ...Option) *Server {
 	s := &Server{
-		clock:        systemClock{},
+		clock:        clock.Wall{},
 		webURL:       "https://github.com",
 		rateLimit:    5000,
 		tokens:       map[string]*credential{},
@@ -130,7 +134,7 @@ func New(opts ...Option) *Server {
 		opt(s)
 	}
 	if s.clock == nil {
-		s.clock = systemClock{}
+		s.clock = clock.Wall{}
 	}
 	if s.rateLimit < 1 {
 		s.rateLimit = 5000

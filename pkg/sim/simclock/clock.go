@@ -2,8 +2,8 @@
 // that moves only when told to (tests, model-mode benchmarks) and a wrapper of
 // the real clock (the demo), behind one small interface.
 //
-// Both satisfy any interface that only needs Now() (githubsim.Clock among
-// them), so one Virtual can drive every simulator of a scenario.
+// Both are a clock.Clock, the suite's one Now-only interface, so one Virtual
+// can drive every simulator of a scenario and every client under test.
 package simclock
 
 import (
@@ -11,12 +11,13 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/org/runpod-gpu/pkg/clock"
 )
 
 // Clock is a source of time that can also run a function later.
 type Clock interface {
-	// Now returns the current time.
-	Now() time.Time
+	clock.Clock
 	// AfterFunc runs f once the clock reaches Now()+d, in its own call stack.
 	AfterFunc(d time.Duration, f func()) Timer
 	// Sleep waits for d or until ctx is done. On a Virtual clock sleeping is
@@ -30,26 +31,14 @@ type Timer interface {
 	Stop() bool
 }
 
-// Real is the wall clock.
-type Real struct{}
-
-// Now returns time.Now().
-func (Real) Now() time.Time { return time.Now() }
+// Real is the wall clock (clock.Wall) with timers and sleeps.
+type Real struct{ clock.Wall }
 
 // AfterFunc wraps time.AfterFunc.
 func (Real) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
 
 // Sleep waits for d of wall time or until ctx is done, whichever is first.
-func (Real) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (Real) Sleep(ctx context.Context, d time.Duration) error { return clock.SleepContext(ctx, d) }
 
 // Virtual is a clock that moves only through Advance (or Sleep). Timers fire
 // inside Advance, in deadline order (ties in scheduling order), each seeing

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"unsafe"
 
+	"github.com/org/runpod-gpu/pkg/cudaver"
 	"github.com/org/runpod-gpu/pkg/smoke"
 )
 
@@ -66,7 +67,7 @@ func (n *NVRTC) Version() (smoke.Version, error) {
 	if err := n.check("nvrtcVersion", n.nvrtcVersion(&major, &minor)); err != nil {
 		return smoke.Version{}, err
 	}
-	v, err := smoke.VersionFromCode(int(major)*1000 + int(minor)*10)
+	v, err := cudaver.FromCode(int(major)*1000 + int(minor)*10)
 	if err != nil {
 		return smoke.Version{}, fmt.Errorf("nvrtcVersion: %d.%d: %w", major, minor, err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/org/runpod-gpu/pkg/cudaver"
 	"github.com/org/runpod-gpu/pkg/smoke"
 	"github.com/org/runpod-gpu/pkg/smoke/cudalib"
 	"github.com/org/runpod-gpu/pkg/smoke/smoketest"
@@ -105,7 +106,7 @@ func configureStandIn(t *testing.T, cfg smoketest.DriverConfig) (callLog string)
 
 func mustVersion(tb testing.TB, s string) smoke.Version {
 	tb.Helper()
-	v, err := smoke.ParseVersion(s)
+	v, err := cudaver.Parse(s)
 	assert.NilError(tb, err)
 	return v
 }
