@@ -88,13 +88,8 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	outputs := res.Outputs()
 	if dirErr != nil {
 		runErr = errors.Join(runErr, dirErr)
-	} else if _, err := cleanup.WriteArtifact(artifactDir, res.Artifact()); err != nil {
-		io.Warningf("%v", err)
-	} else if rel, err := io.WorkspaceRelative(artifactDir); err != nil {
-		io.Warningf("%v", err)
 	} else {
-		// Relative to the workspace, which is where upload-artifact resolves it outside this container.
-		outputs.CostArtifactPath = filepath.Join(rel, cost.ArtifactFileName)
+		outputs.CostArtifactPath = writeArtifact(io, artifactDir, res)
 	}
 	if err := actionio.WriteOutputs[cleanup.Outputs](io, outputs); err != nil {
 		io.Warningf("%v", err)
@@ -103,4 +98,20 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 		io.Warningf("job summary: %v", err)
 	}
 	return runErr
+}
+
+// writeArtifact writes the cost artifact into dir and returns its path
+// relative to the workspace, which is where upload-artifact resolves it
+// outside this container; "" (with a warning) when it could not.
+func writeArtifact(io *actionio.IO, dir string, res cleanup.Result) string {
+	if _, err := cleanup.WriteArtifact(dir, res.Artifact()); err != nil {
+		io.Warningf("%v", err)
+		return ""
+	}
+	rel, err := io.WorkspaceRelative(dir)
+	if err != nil {
+		io.Warningf("%v", err)
+		return ""
+	}
+	return filepath.Join(rel, cost.ArtifactFileName)
 }

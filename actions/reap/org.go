@@ -9,6 +9,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
+	"github.com/org/runpod-gpu/pkg/clock"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/lazyre"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
@@ -30,29 +31,11 @@ var repoNamePattern = lazyre.Regexp{Pattern: `^[A-Za-z0-9._-]+$`}
 // runOrg is the organization mode: every repository of org whose pods are in
 // the account, each checked through the App's installation on it.
 func runOrg(ctx context.Context, io *actionio.IO, in Inputs, retentionCap time.Duration, relPath string) error {
-	org := in.Organization
-	if !loginPattern.MatchString(org) {
-		return &actionio.InputError{Input: "organization", Value: org, Expected: "an organization login (letters, digits and '-', at most 39)"}
+	if err := checkOrgInputs(in); err != nil {
+		return err
 	}
-	repos := in.Repositories
-	for _, r := range repos {
-		owner, name, hasOwner := strings.Cut(r, "/")
-		if !hasOwner {
-			owner, name = org, r
-		}
-		if !strings.EqualFold(owner, org) || !loginPattern.MatchString(owner) || !repoNamePattern.MatchString(name) {
-			return &actionio.InputError{Input: "repositories", Value: r, Expected: fmt.Sprintf("repository names of %s, one per line (name or %s/name)", org, org)}
-		}
-	}
+	org, repos, appID, key := in.Organization, in.Repositories, in.AppID, in.PrivateKey
 	fraction := float64(in.RateLimitReserve) / 100
-	appID, key := in.AppID, in.PrivateKey
-	if appID == 0 {
-		return &actionio.InputError{Input: "app-id", Expected: "the GitHub App's id: the organization mode checks each repository's runs through the App's installation on it"}
-	}
-	if key == "" {
-		return &actionio.InputError{Input: "app-private-key", Expected: "the App's PEM private key (required with organization)"}
-	}
-
 	rp, rpPolicy, err := actionkit.RunPod(io, in.RunPodInputs, reqpolicy.WithReserve(reqpolicy.IETFQuota, fraction))
 	if err != nil {
 		return err
@@ -60,7 +43,7 @@ func runOrg(ctx context.Context, io *actionio.IO, in Inputs, retentionCap time.D
 	// One GitHub policy for the App and every installation client: they
 	// share the App's budget, so they share its reserve and cooldown.
 	ghPolicy := reqpolicy.New(reqpolicy.WithRedactor(io.Redactor()), reqpolicy.WithLogger(func(s string) { io.Infof("%s", s) }),
-		reqpolicy.WithClassifier(ghapi.RateLimitClassifier(wallClock{})), reqpolicy.WithReserve(reqpolicy.GitHubQuota, fraction))
+		reqpolicy.WithClassifier(ghapi.RateLimitClassifier(clock.Wall{})), reqpolicy.WithReserve(reqpolicy.GitHubQuota, fraction))
 	base := ghapi.Options{BaseURL: io.Getenv("GITHUB_API_URL"), Policy: ghPolicy, OnSecret: io.Mask}
 	appOpts := base
 	appOpts.App = &ghapi.AppAuth{AppID: appID, PrivateKeyPEM: []byte(key)}
@@ -84,6 +67,47 @@ func runOrg(ctx context.Context, io *actionio.IO, in Inputs, retentionCap time.D
 		Execute:  reap.ShouldExecute(event, in.Execute), Event: event, RetentionCap: retentionCap,
 	})
 	endSweep()
+	warnRepositories(io, rec)
+
+	// The record and summary are written whatever happened: they are the evidence.
+	errs := []error{sweepErr, rec.WriteFile(in.RecordPath)}
+	errs = append(errs, actionio.WriteOutputs[outputs](io, outputs{DecisionRecord: relPath, Execute: rec.Execute,
+		ReclaimPodIDs: strings.Join(rec.PodIDs(reap.DecisionReclaim), ","), ErrorPodIDs: strings.Join(rec.PodIDs(reap.DecisionError), ",")}))
+	if err := io.AddSummary(rec.Markdown()); err != nil {
+		io.Warningf("job summary: %v", err)
+	}
+	return errors.Join(errs...)
+}
+
+// checkOrgInputs refuses an organization sweep that cannot be scoped or
+// authenticated: the login and repository names as GitHub writes them, and
+// the App's id and key (the mode reads each repository through the App).
+func checkOrgInputs(in Inputs) error {
+	org := in.Organization
+	if !loginPattern.MatchString(org) {
+		return &actionio.InputError{Input: "organization", Value: org, Expected: "an organization login (letters, digits and '-', at most 39)"}
+	}
+	for _, r := range in.Repositories {
+		owner, name, hasOwner := strings.Cut(r, "/")
+		if !hasOwner {
+			owner, name = org, r
+		}
+		if !strings.EqualFold(owner, org) || !loginPattern.MatchString(owner) || !repoNamePattern.MatchString(name) {
+			return &actionio.InputError{Input: "repositories", Value: r, Expected: fmt.Sprintf("repository names of %s, one per line (name or %s/name)", org, org)}
+		}
+	}
+	if in.AppID == 0 {
+		return &actionio.InputError{Input: "app-id", Expected: "the GitHub App's id: the organization mode checks each repository's runs through the App's installation on it"}
+	}
+	if in.PrivateKey == "" {
+		return &actionio.InputError{Input: "app-private-key", Expected: "the App's PEM private key (required with organization)"}
+	}
+	return nil
+}
+
+// warnRepositories raises a warning for each repository the sweep could not
+// finish: failed, deferred, or holding pods the App cannot see.
+func warnRepositories(io *actionio.IO, rec *reap.OrgRecord) {
 	for _, rr := range rec.Repositories {
 		switch rr.Status {
 		case reap.RepoFailed:
@@ -98,15 +122,6 @@ func runOrg(ctx context.Context, io *actionio.IO, in Inputs, retentionCap time.D
 			}
 		}
 	}
-
-	// The record and summary are written whatever happened: they are the evidence.
-	errs := []error{sweepErr, rec.WriteFile(in.RecordPath)}
-	errs = append(errs, actionio.WriteOutputs[outputs](io, outputs{DecisionRecord: relPath, Execute: rec.Execute,
-		ReclaimPodIDs: strings.Join(rec.PodIDs(reap.DecisionReclaim), ","), ErrorPodIDs: strings.Join(rec.PodIDs(reap.DecisionError), ",")}))
-	if err := io.AddSummary(rec.Markdown()); err != nil {
-		io.Warningf("job summary: %v", err)
-	}
-	return errors.Join(errs...)
 }
 
 // orgRepos connects to a repository through the App's installation on it.
@@ -170,8 +185,3 @@ func reservePace(policies ...*reqpolicy.Policy) func(ctx context.Context) error 
 		return nil
 	}
 }
-
-// wallClock is the real clock for GitHub's rate-limit reset times.
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }

@@ -210,20 +210,8 @@ func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
 	}
 
 	var errs []error
-	untracked, err := c.untracked(ctx)
-	if err != nil {
-		c.logf("%v", err)
+	if err := c.deleteUntracked(ctx, &res, &evidence, retained); err != nil {
 		errs = append(errs, err)
-	}
-	for _, p := range untracked {
-		if retained(p.pod.ID) {
-			res.Kept = append(res.Kept, p.pod.ID)
-			continue
-		}
-		c.logf("pod %s (%s) is tagged with this run attempt but was never published: deleting it", p.pod.ID, p.pod.Name)
-		d := c.delete(ctx, p.pod.ID, false)
-		res.Deletions = append(res.Deletions, d)
-		evidence.Untracked = append(evidence.Untracked, cost.UntrackedPod{Pod: p.pod, Candidate: p.tags.Candidate, DeletedAt: d.DeletedAt})
 	}
 
 	// Every pod is gone: the runner's registration goes too.
@@ -235,16 +223,47 @@ func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
 	}
 	res.Report = cost.BuildReport(evidence)
 
-	if remaining := res.Remaining(); len(remaining) > 0 {
-		rerr := &RemainingError{PodIDs: remaining}
-		for _, d := range res.Deletions {
-			if !d.Confirmed() {
-				rerr.Errs = append(rerr.Errs, d.Err)
-			}
-		}
+	if rerr := res.remainingError(); rerr != nil {
 		errs = append([]error{rerr}, errs...)
 	}
 	return res, errors.Join(errs...)
+}
+
+// deleteUntracked deletes the pods tagged with this run attempt that were
+// never published, except those retained, recording each in res and
+// evidence. The error, already logged, says the pods could not be listed.
+func (c *cleaner) deleteUntracked(ctx context.Context, res *Result, evidence *cost.Evidence, retained func(string) bool) error {
+	untracked, err := c.untracked(ctx)
+	if err != nil {
+		c.logf("%v", err)
+	}
+	for _, p := range untracked {
+		if retained(p.pod.ID) {
+			res.Kept = append(res.Kept, p.pod.ID)
+			continue
+		}
+		c.logf("pod %s (%s) is tagged with this run attempt but was never published: deleting it", p.pod.ID, p.pod.Name)
+		d := c.delete(ctx, p.pod.ID, false)
+		res.Deletions = append(res.Deletions, d)
+		evidence.Untracked = append(evidence.Untracked, cost.UntrackedPod{Pod: p.pod, Candidate: p.tags.Candidate, DeletedAt: d.DeletedAt})
+	}
+	return err
+}
+
+// remainingError names the pods whose deletion is unconfirmed, with why;
+// nil when there are none.
+func (r Result) remainingError() error {
+	remaining := r.Remaining()
+	if len(remaining) == 0 {
+		return nil
+	}
+	rerr := &RemainingError{PodIDs: remaining}
+	for _, d := range r.Deletions {
+		if !d.Confirmed() {
+			rerr.Errs = append(rerr.Errs, d.Err)
+		}
+	}
+	return rerr
 }
 
 type cleaner struct {

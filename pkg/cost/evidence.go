@@ -163,17 +163,7 @@ func BuildReport(e Evidence) Report {
 		e.Record, e.RecordErr = nil, fmt.Errorf("%w: pod %s: the record describes pod %q", runpod.ErrUnusableRecord, e.PodID, e.Record.ID)
 	}
 
-	recordPrice := Price{Source: "pod record unavailable"}
-	if rec := e.Record; rec != nil {
-		r.Window.Start = rec.StartedAt
-		recordPrice = KnownPrice(float64(rec.Cost), "v2 cost before deletion")
-		if rec.GPU != nil && rec.GPU.ID != "" {
-			r.GPU = rec.GPU.ID
-		}
-		r.Cloud, r.DataCenter, r.Driver = rec.Cloud, rec.DataCenterID, rec.CudaVersion
-	} else {
-		r.Notes = append(r.Notes, fmt.Sprintf("Pod record before deletion unavailable (%v): start and price fall back to the %s.", e.RecordErr, SnapshotSource))
-	}
+	recordPrice := r.readRecord(e)
 	if !r.Window.Start.Known() && e.Snapshot.StartedAt.Known() {
 		r.Window.Start = e.Snapshot.StartedAt
 		if e.Record != nil {
@@ -187,6 +177,24 @@ func BuildReport(e Evidence) Report {
 	}
 	r.Stages, r.Notes = stages(r.Window, e, r.Notes)
 	return r
+}
+
+// readRecord takes the pod's start, GPU and placement from its record before
+// deletion and returns the price the record states; without a record it
+// notes the fall back to the snapshot.
+func (r *Report) readRecord(e Evidence) Price {
+	recordPrice := Price{Source: "pod record unavailable"}
+	if rec := e.Record; rec != nil {
+		r.Window.Start = rec.StartedAt
+		recordPrice = KnownPrice(float64(rec.Cost), "v2 cost before deletion")
+		if rec.GPU != nil && rec.GPU.ID != "" {
+			r.GPU = rec.GPU.ID
+		}
+		r.Cloud, r.DataCenter, r.Driver = rec.Cloud, rec.DataCenterID, rec.CudaVersion
+	} else {
+		r.Notes = append(r.Notes, fmt.Sprintf("Pod record before deletion unavailable (%v): start and price fall back to the %s.", e.RecordErr, SnapshotSource))
+	}
+	return recordPrice
 }
 
 // stages computes the breakdown, or explains in a note why there is none.

@@ -106,10 +106,7 @@ func Stages(w Window, job Job, isTest func(stepName string) bool) ([]Stage, erro
 		return wholeSeconds(t.Sub(start))
 	}
 
-	jobStart, jobStarted := job.Started.Get()
-	if !jobStarted && len(steps) > 0 {
-		jobStart, jobStarted = steps[0].start, true
-	}
+	jobStart, jobStarted := jobStartOf(job, steps)
 	if !jobStarted {
 		// The job never started: the whole window was startup and queue.
 		return []Stage{
@@ -118,22 +115,10 @@ func Stages(w Window, job Job, isTest func(stepName string) bool) ([]Stage, erro
 			{Kind: StageOverhead, Name: OverheadStageName, Seconds: 0},
 		}, nil
 	}
-	if jobStart.Before(start) {
-		return nil, &IntervalError{What: "job", Start: jobStart, End: start, Err: ErrBeforeWindow}
+	if err := checkJob(job, jobStart, start); err != nil {
+		return nil, err
 	}
-	if jobEnd, ok := job.Completed.Get(); ok && jobEnd.Before(jobStart) {
-		return nil, &IntervalError{What: "job", Start: jobStart, End: jobEnd, Err: ErrNegativeInterval}
-	}
-
-	firstTest, lastTest := -1, -1
-	for i, s := range steps {
-		if isTest != nil && isTest(s.name) {
-			if firstTest < 0 {
-				firstTest = i
-			}
-			lastTest = i
-		}
-	}
+	firstTest, lastTest := testSpan(steps, isTest)
 
 	cursor := offset(jobStart)
 	stages := []Stage{{Kind: StageStartup, Name: StartupStageName, Seconds: cursor}}
@@ -156,6 +141,42 @@ func Stages(w Window, job Job, isTest func(stepName string) bool) ([]Stage, erro
 		Stage{Kind: StageCleanup, Name: CleanupStageName, Seconds: total - cursor},
 		Stage{Kind: StageOverhead, Name: OverheadStageName, Seconds: overhead},
 	), nil
+}
+
+// jobStartOf is when the job started: as recorded, else when its first step
+// did; false when it never started.
+func jobStartOf(job Job, steps []ranStep) (time.Time, bool) {
+	jobStart, jobStarted := job.Started.Get()
+	if !jobStarted && len(steps) > 0 {
+		jobStart, jobStarted = steps[0].start, true
+	}
+	return jobStart, jobStarted
+}
+
+// checkJob refuses a job that started before the window (windowStart) or
+// completed before it started.
+func checkJob(job Job, jobStart, windowStart time.Time) error {
+	if jobStart.Before(windowStart) {
+		return &IntervalError{What: "job", Start: jobStart, End: windowStart, Err: ErrBeforeWindow}
+	}
+	if jobEnd, ok := job.Completed.Get(); ok && jobEnd.Before(jobStart) {
+		return &IntervalError{What: "job", Start: jobStart, End: jobEnd, Err: ErrNegativeInterval}
+	}
+	return nil
+}
+
+// testSpan is the index of the first and the last test step, -1 when none is.
+func testSpan(steps []ranStep, isTest func(stepName string) bool) (firstTest, lastTest int) {
+	firstTest, lastTest = -1, -1
+	for i, s := range steps {
+		if isTest != nil && isTest(s.name) {
+			if firstTest < 0 {
+				firstTest = i
+			}
+			lastTest = i
+		}
+	}
+	return firstTest, lastTest
 }
 
 // stepKind classifies step i given the first and last test step indexes.

@@ -132,9 +132,21 @@ func buildAllowlist(names []string, gpus []runpod.GPUType, minVRAM int) (allowli
 		catalog = append(catalog, plan.CatalogGPU{ID: g.ID, Name: g.Name})
 		byID[g.ID] = g
 	}
-	var dropped []string
+	ids, dropped, err := matchAllowed(names, catalog, byID, minVRAM)
+	if err != nil {
+		return allowlistDoc{}, dropped, err
+	}
+	if len(ids) == 0 {
+		return allowlistDoc{}, nil, fail(ExitUsage, "--gpus names no GPU")
+	}
+	return tiersByPrice(ids, byID), dropped, nil
+}
+
+// matchAllowed resolves each name to the catalog's ids with at least minVRAM
+// GB, in order and without repeats, and notes the ids dropped for their VRAM.
+// On an error, dropped is what the caller reports with it.
+func matchAllowed(names []string, catalog []plan.CatalogGPU, byID map[string]runpod.GPUType, minVRAM int) (ids, dropped []string, _ error) {
 	picked := map[string]bool{}
-	var ids []string
 	for _, raw := range names {
 		name := strings.TrimSpace(raw)
 		if name == "" {
@@ -142,7 +154,7 @@ func buildAllowlist(names []string, gpus []runpod.GPUType, minVRAM int) (allowli
 		}
 		matched, err := plan.MatchGPUName(name, catalog)
 		if err != nil {
-			return allowlistDoc{}, nil, withCode(ExitUsage, err)
+			return nil, nil, withCode(ExitUsage, err)
 		}
 		kept := 0
 		for _, id := range matched {
@@ -157,12 +169,15 @@ func buildAllowlist(names []string, gpus []runpod.GPUType, minVRAM int) (allowli
 			}
 		}
 		if kept == 0 {
-			return allowlistDoc{}, dropped, fail(ExitUsage, "GPU name %q leaves no type with at least %d GB VRAM (matched %s)", name, minVRAM, quoted(matched))
+			return nil, dropped, fail(ExitUsage, "GPU name %q leaves no type with at least %d GB VRAM (matched %s)", name, minVRAM, quoted(matched))
 		}
 	}
-	if len(ids) == 0 {
-		return allowlistDoc{}, nil, fail(ExitUsage, "--gpus names no GPU")
-	}
+	return ids, dropped, nil
+}
+
+// tiersByPrice groups ids into one tier per architecture, each tier's ids
+// and the tiers themselves from the cheapest.
+func tiersByPrice(ids []string, byID map[string]runpod.GPUType) allowlistDoc {
 	price := func(id string) float64 {
 		g := byID[id]
 		if g.Secure && g.Price.Secure > 0 {
@@ -189,7 +204,7 @@ func buildAllowlist(names []string, gpus []runpod.GPUType, minVRAM int) (allowli
 	for _, arch := range order {
 		doc.GPUTiers = append(doc.GPUTiers, config.GPUTier{Name: arch, GPUIDs: tiers[arch]})
 	}
-	return doc, dropped, nil
+	return doc
 }
 
 // renderAllowlist prints the block and proves it loads with the lane's own

@@ -41,6 +41,7 @@ type slsFlags struct {
 	execute                                          bool
 }
 
+// serverlessCmd is the serverless command: the Serverless lane by hand.
 func (a *app) serverlessCmd() *cobra.Command {
 	f := &slsFlags{}
 	cmd := &cobra.Command{
@@ -66,6 +67,13 @@ must reach it as well as the management host.`,
     --approved-payload-sha256 <payload_sha256> --ledger ~/rpg/budget.json --output ~/rpg/results
   runpod-gpu serverless cleanup --state ~/rpg/attempt-01.json`,
 	}
+	cmd.AddCommand(a.slsSubcommands(f)...)
+	return cmd
+}
+
+// slsSubcommands are serverless's stages (and the hidden watchdog), each
+// with the flags it reads into f.
+func (a *app) slsSubcommands(f *slsFlags) []*cobra.Command {
 	state := func(c *cobra.Command) {
 		c.Flags().StringVar(&f.state, "state", "", "the ownership receipt of this attempt (a new file for each setup)")
 	}
@@ -120,8 +128,7 @@ must reach it as well as the management host.`,
 		RunE:  func(c *cobra.Command, _ []string) error { return a.slsWatchdog(c.Context(), f) }}
 	state(watchdog)
 
-	cmd.AddCommand(setup, health, prepare, run, cleanup, watchdog)
-	return cmd
+	return []*cobra.Command{setup, health, prepare, run, cleanup, watchdog}
 }
 
 // need refuses an empty required flag with its name and what it is for.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/lifecycle"
 	"github.com/org/runpod-gpu/pkg/ownership"
+	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
@@ -96,13 +97,8 @@ func (a *app) up(cmd *cobra.Command, f upFlags) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case !podNameRE.MatchString(f.name):
-		return fail(ExitUsage, "--name %q: want 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", f.name)
-	case f.disk < 1 || f.disk > 10000:
-		return fail(ExitUsage, "--disk %d: want a container disk of 1 to 10000 GB", f.disk)
-	case f.poll <= 0:
-		return fail(ExitUsage, "--poll %s: want a positive duration", f.poll)
+	if err := f.check(); err != nil {
+		return err
 	}
 	userKey, err := a.userKey(f.sshKey)
 	if err != nil {
@@ -119,36 +115,17 @@ func (a *app) up(cmd *cobra.Command, f upFlags) error {
 		image = DefaultImage
 	}
 
-	pods, err := a.listPods(ctx)
-	if err != nil {
+	if err := a.checkNameFree(ctx, f.name); err != nil {
 		return err
-	}
-	for _, p := range pods {
-		if p.Name == f.name && p.Status != runpod.PodTerminated {
-			return fail(ExitUsage, "a pod named %q already exists (%s, %s): pick another --name, or runpod-gpu down %s", f.name, p.ID, p.Status, p.ID)
-		}
 	}
 	keys, err := a.publicKeys(ctx, userKey)
 	if err != nil {
 		return err
 	}
 
-	set, err := a.readOffers(ctx, q)
+	o, err := a.cheapestInStock(ctx, q)
 	if err != nil {
 		return err
-	}
-	if len(set.offers) == 0 {
-		return errNoOffer(q, set)
-	}
-	o := set.offers[0]
-	fmt.Fprintf(a.env.Stderr, "offer: %s in %s (%s) at $%.2f/hour\n", o.InstanceType(), o.DataCenterID, orDash(o.Region), o.PricePerHour)
-	// Stock changes minute to minute: the offer is re-checked right before the create.
-	ok, err := a.stillInStock(ctx, o)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fail(ExitNoCapacity, "stale offer: %s is no longer in stock in %s; nothing was created. Run runpod-gpu offers again", o.InstanceType(), o.DataCenterID)
 	}
 
 	env := ownership.DeveloperEnv(a.env.User)
@@ -168,10 +145,65 @@ func (a *app) up(cmd *cobra.Command, f upFlags) error {
 	if err != nil {
 		return a.abandon(ctx, pod, err)
 	}
+	return a.printReady(ready, o, f.asJSON)
+}
+
+// check refuses flags up cannot use, before any call.
+func (f upFlags) check() error {
+	switch {
+	case !podNameRE.MatchString(f.name):
+		return fail(ExitUsage, "--name %q: want 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", f.name)
+	case f.disk < 1 || f.disk > 10000:
+		return fail(ExitUsage, "--disk %d: want a container disk of 1 to 10000 GB", f.disk)
+	case f.poll <= 0:
+		return fail(ExitUsage, "--poll %s: want a positive duration", f.poll)
+	}
+	return nil
+}
+
+// checkNameFree refuses a name a live pod already has.
+func (a *app) checkNameFree(ctx context.Context, name string) error {
+	pods, err := a.listPods(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range pods {
+		if p.Name == name && p.Status != runpod.PodTerminated {
+			return fail(ExitUsage, "a pod named %q already exists (%s, %s): pick another --name, or runpod-gpu down %s", name, p.ID, p.Status, p.ID)
+		}
+	}
+	return nil
+}
+
+// cheapestInStock picks the cheapest offer for q and checks, right before
+// the create, that it is still in stock.
+func (a *app) cheapestInStock(ctx context.Context, q query) (plan.DCOffer, error) {
+	set, err := a.readOffers(ctx, q)
+	if err != nil {
+		return plan.DCOffer{}, err
+	}
+	if len(set.offers) == 0 {
+		return plan.DCOffer{}, errNoOffer(q, set)
+	}
+	o := set.offers[0]
+	fmt.Fprintf(a.env.Stderr, "offer: %s in %s (%s) at $%.2f/hour\n", o.InstanceType(), o.DataCenterID, orDash(o.Region), o.PricePerHour)
+	// Stock changes minute to minute: the offer is re-checked right before the create.
+	ok, err := a.stillInStock(ctx, o)
+	if err != nil {
+		return plan.DCOffer{}, err
+	}
+	if !ok {
+		return plan.DCOffer{}, fail(ExitNoCapacity, "stale offer: %s is no longer in stock in %s; nothing was created. Run runpod-gpu offers again", o.InstanceType(), o.DataCenterID)
+	}
+	return o, nil
+}
+
+// printReady prints how to reach the running pod, as JSON with asJSON.
+func (a *app) printReady(ready *runpod.Pod, o plan.DCOffer, asJSON bool) error {
 	e, _ := ready.DirectSSH()
 	argv := sshArgv(e, "", nil)
 	block := sshConfig(ready.Name, e, "")
-	if f.asJSON {
+	if asJSON {
 		return writeJSON(a.env.Stdout, upJSON{InstanceType: o.InstanceType(), Pod: viewPod(*ready), SSHCommand: shellJoin(argv), SSHConfig: block})
 	}
 	fmt.Fprintf(a.env.Stdout, "pod %s (%s) is running: %s in %s at $%.2f/hour\n\nConnect:\n  runpod-gpu ssh %s\n  %s\n\nOr add to ~/.ssh/config and run ssh %s:\n%s\nDelete it when done: runpod-gpu down %s\n",

@@ -153,7 +153,27 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 		return Authorization{Outcome: OutcomeRun, TestedRef: req.DispatchSHA, HeadSHA: req.DispatchSHA,
 			Reason: "manual validation of " + req.DispatchSHA}, nil
 	}
+	return authorizePR(ctx, rd, gh, req)
+}
 
+// pinnedPR is a PR trigger as the first read pinned it: its head, the merge
+// commit that would be tested, and the fork approval it runs under, if any.
+type pinnedPR struct {
+	pr           *github.PullRequest
+	head, tested string
+	approval     *ForkApproval
+	approverRole string
+}
+
+// skip answers a skip of the pinned head.
+func (p pinnedPR) skip(kind gatecheck.Kind, format string, args ...any) (Authorization, error) {
+	return Authorization{Outcome: OutcomeSkip, Kind: kind, HeadSHA: p.head, Reason: fmt.Sprintf(format, args...)}, nil
+}
+
+// authorizePR pins a PR trigger at its first read: open, at the expected
+// head, from this repository or approved, by a privileged author, not
+// labelled for local validation, with a merge commit to test.
+func authorizePR(ctx context.Context, rd reads, gh PullRequests, req AuthorizeRequest) (Authorization, error) {
 	var first *github.PullRequest
 	if err := rd.do(fmt.Sprintf("read PR #%d", req.PRNumber), func(ctx context.Context) (err error) {
 		first, err = gh.GetPullRequest(ctx, req.PRNumber)
@@ -161,40 +181,41 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 	}); err != nil {
 		return Authorization{}, err
 	}
-	head := first.GetHead().GetSHA()
-	skip := func(kind gatecheck.Kind, format string, args ...any) (Authorization, error) {
-		return Authorization{Outcome: OutcomeSkip, Kind: kind, HeadSHA: head, Reason: fmt.Sprintf(format, args...)}, nil
-	}
+	p := pinnedPR{pr: first, head: first.GetHead().GetSHA()}
 	if first.GetState() != "open" {
-		return skip("", "PR #%d is %s", req.PRNumber, first.GetState())
+		return p.skip("", "PR #%d is %s", req.PRNumber, first.GetState())
 	}
 	// A fork PR's code is nobody's here until a maintainer approves its exact
 	// head: the approval stands in for the author's role, for that SHA only.
-	var approval *ForkApproval
-	var approverRole string
 	if origin := first.GetHead().GetRepo().GetFullName(); !strings.EqualFold(origin, req.Repository) {
 		var err error
-		if approverRole, err = checkForkApproval(rd, gh, req, first, origin); err != nil {
+		if p.approverRole, err = checkForkApproval(rd, gh, req, first, origin); err != nil {
 			return Authorization{}, err
 		}
-		approval = req.ForkApproval
+		p.approval = req.ForkApproval
 	}
-	if req.ExpectedHeadSHA != "" && head != req.ExpectedHeadSHA {
-		return skip("", "PR #%d head moved from %s to %s: this trigger is obsolete", req.PRNumber, req.ExpectedHeadSHA, head)
+	if req.ExpectedHeadSHA != "" && p.head != req.ExpectedHeadSHA {
+		return p.skip("", "PR #%d head moved from %s to %s: this trigger is obsolete", req.PRNumber, req.ExpectedHeadSHA, p.head)
 	}
-	if approval == nil {
+	if p.approval == nil {
 		if _, err := checkRole(rd, gh, "PR author", first.GetUser().GetLogin()); err != nil {
 			return Authorization{}, err
 		}
 	}
 	if hasLabel(first, gatecheck.LocalLabel) {
-		return skip("", "PR #%d is labelled %s: the local relay publishes the gate", req.PRNumber, gatecheck.LocalLabel)
+		return p.skip("", "PR #%d is labelled %s: the local relay publishes the gate", req.PRNumber, gatecheck.LocalLabel)
 	}
-	tested := first.GetMergeCommitSHA()
-	if !wire.IsCommitSHA(tested) {
+	p.tested = first.GetMergeCommitSHA()
+	if !wire.IsCommitSHA(p.tested) {
 		return Authorization{}, refuse("PR #%d has no merge commit to pin (GitHub has not computed it, or the PR conflicts); re-run later", req.PRNumber)
 	}
+	return authorizePinned(ctx, rd, gh, req, p)
+}
 
+// authorizePinned finishes a pinned PR trigger: it skips a PR that changes
+// no GPU path, re-reads the PR to confirm nothing moved, then decides between
+// running and reusing an earlier gate.
+func authorizePinned(ctx context.Context, rd reads, gh PullRequests, req AuthorizeRequest, p pinnedPR) (Authorization, error) {
 	if req.IsGPUPath != nil {
 		var files []string
 		if err := rd.do(fmt.Sprintf("list files of PR #%d", req.PRNumber), func(ctx context.Context) (err error) {
@@ -204,8 +225,8 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 			return Authorization{}, err
 		}
 		if !slices.ContainsFunc(files, req.IsGPUPath) {
-			a, _ := skip(gatecheck.KindNotRequired, "PR #%d changes %d file(s), none under the configured GPU paths", req.PRNumber, len(files))
-			a.TestedRef = tested
+			a, _ := p.skip(gatecheck.KindNotRequired, "PR #%d changes %d file(s), none under the configured GPU paths", req.PRNumber, len(files))
+			a.TestedRef = p.tested
 			return a, nil
 		}
 	}
@@ -218,18 +239,24 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 	}); err != nil {
 		return Authorization{}, err
 	}
-	if second.GetState() != "open" || second.GetHead().GetSHA() != head ||
-		second.GetBase().GetSHA() != first.GetBase().GetSHA() || second.GetMergeCommitSHA() != tested {
-		return skip("", "PR #%d changed while it was being authorized (head, base or state moved): a newer trigger will test it", req.PRNumber)
+	if second.GetState() != "open" || second.GetHead().GetSHA() != p.head ||
+		second.GetBase().GetSHA() != p.pr.GetBase().GetSHA() || second.GetMergeCommitSHA() != p.tested {
+		return p.skip("", "PR #%d changed while it was being authorized (head, base or state moved): a newer trigger will test it", req.PRNumber)
 	}
-	if approval != nil && approval.Via == ApprovedByLabel && !hasLabel(second, approval.Label) {
-		return Authorization{}, refuse("PR #%d lost the label %s while it was being authorized: the approval was withdrawn", req.PRNumber, approval.Label)
+	if p.approval != nil && p.approval.Via == ApprovedByLabel && !hasLabel(second, p.approval.Label) {
+		return Authorization{}, refuse("PR #%d lost the label %s while it was being authorized: the approval was withdrawn", req.PRNumber, p.approval.Label)
 	}
+	return decideRun(ctx, rd, gh, req, p)
+}
 
+// decideRun answers run or reuse for a confirmed PR trigger: the reuse
+// lookup (or, with Claim, the in-progress protocol) decides, keyed by the
+// tested tree when it can be read.
+func decideRun(ctx context.Context, rd reads, gh PullRequests, req AuthorizeRequest, p pinnedPR) (Authorization, error) {
 	q := req.Reuse
-	q.HeadSHA, q.TestedRef, q.EarlierHeads = head, tested, req.EarlierHeads
+	q.HeadSHA, q.TestedRef, q.EarlierHeads = p.head, p.tested, req.EarlierHeads
 	var keyNote string
-	q.Key, keyNote = treeKey(rd, gh, req.Lane, tested)
+	q.Key, keyNote = treeKey(rd, gh, req.Lane, p.tested)
 	// The lookup fails open toward running, so a stalled one must end too:
 	// within its bound, as "run".
 	var d gatecheck.Decision
@@ -251,10 +278,10 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 	if keyNote != "" {
 		d.Reason += "; " + keyNote
 	}
-	a := Authorization{Outcome: OutcomeRun, TestedRef: tested, HeadSHA: head, Reason: d.Reason,
-		ForkApproval: approval, ApproverRole: approverRole, TreeKey: q.Key, GateCheckRunID: staked}
-	if approval != nil {
-		a.Reason = "fork PR approved (" + approval.describe() + "); " + a.Reason
+	a := Authorization{Outcome: OutcomeRun, TestedRef: p.tested, HeadSHA: p.head, Reason: d.Reason,
+		ForkApproval: p.approval, ApproverRole: p.approverRole, TreeKey: q.Key, GateCheckRunID: staked}
+	if p.approval != nil {
+		a.Reason = "fork PR approved (" + p.approval.describe() + "); " + a.Reason
 	}
 	if d.Reuse {
 		a.Outcome, a.ReusedCheckURL, a.ReusedCheckID = OutcomeReuse, d.CheckURL, d.CheckID

@@ -179,21 +179,8 @@ func Conclude(ctx context.Context, gh Publisher, r ConcludeRequest) (Concluded, 
 		return Concluded{Reason: reason}, nil
 	}
 	e := r.Evidence
-	switch {
-	case !wire.IsCommitSHA(e.HeadSHA):
-		return Concluded{}, &RequestError{Input: "head-sha", Value: e.HeadSHA, Expected: "the full commit SHA the gate is attached to (authorize's head-sha output)"}
-	case !wire.IsCommitSHA(e.TestedRef):
-		return Concluded{}, &RequestError{Input: "tested-ref", Value: e.TestedRef, Expected: "the full commit SHA that was tested (authorize's tested-ref output)"}
-	case kind == gatecheck.KindPaid && e.Pod == nil:
-		return Concluded{}, &RequestError{Input: "pod-id", Expected: "the accepted pod's id (the provision step's pod-id output): a paid gate names its evidence"}
-	case kind == gatecheck.KindServerless && (e.Serverless == nil || e.Serverless.PayloadSHA256 == ""):
-		return Concluded{}, &RequestError{Input: "payload-sha256", Expected: "the payload's SHA-256 (the serverless step's payload-sha256 output): a serverless gate records what it tested"}
-	case e.Serverless != nil && e.Serverless.PayloadSHA256 != "" && !gatecheck.IsSHA256(e.Serverless.PayloadSHA256):
-		return Concluded{}, &RequestError{Input: "payload-sha256", Value: e.Serverless.PayloadSHA256, Expected: "64 lowercase hex digits (the serverless step's payload-sha256 output)"}
-	case kind == gatecheck.KindServerless && !e.Serverless.CUDAExecuted:
-		return Concluded{}, &RequestError{Input: "cuda-executed", Value: "false", Expected: "true (the serverless step's cuda-executed output): a serverless gate needs the worker's CUDA proof"}
-	case kind == gatecheck.KindReused && e.ReusedCheckURL == "":
-		return Concluded{}, &RequestError{Input: "reused-check-url", Expected: "the earlier gate's URL (authorize's or provision's reused-check-url output): a reused gate links its evidence"}
+	if err := checkEvidence(kind, e); err != nil {
+		return Concluded{}, err
 	}
 	if r.PRNumber > 0 {
 		pr, err := gh.GetPullRequest(ctx, r.PRNumber)
@@ -233,6 +220,28 @@ func Conclude(ctx context.Context, gh Publisher, r ConcludeRequest) (Concluded, 
 		return Concluded{}, err
 	}
 	return Concluded{Kind: kind, Reason: reason, CheckRun: run}, nil
+}
+
+// checkEvidence checks that the evidence names what a gate of kind states:
+// the SHAs it is attached to and tested, and the proof its kind needs.
+func checkEvidence(kind gatecheck.Kind, e gatecheck.Evidence) error {
+	switch {
+	case !wire.IsCommitSHA(e.HeadSHA):
+		return &RequestError{Input: "head-sha", Value: e.HeadSHA, Expected: "the full commit SHA the gate is attached to (authorize's head-sha output)"}
+	case !wire.IsCommitSHA(e.TestedRef):
+		return &RequestError{Input: "tested-ref", Value: e.TestedRef, Expected: "the full commit SHA that was tested (authorize's tested-ref output)"}
+	case kind == gatecheck.KindPaid && e.Pod == nil:
+		return &RequestError{Input: "pod-id", Expected: "the accepted pod's id (the provision step's pod-id output): a paid gate names its evidence"}
+	case kind == gatecheck.KindServerless && (e.Serverless == nil || e.Serverless.PayloadSHA256 == ""):
+		return &RequestError{Input: "payload-sha256", Expected: "the payload's SHA-256 (the serverless step's payload-sha256 output): a serverless gate records what it tested"}
+	case e.Serverless != nil && e.Serverless.PayloadSHA256 != "" && !gatecheck.IsSHA256(e.Serverless.PayloadSHA256):
+		return &RequestError{Input: "payload-sha256", Value: e.Serverless.PayloadSHA256, Expected: "64 lowercase hex digits (the serverless step's payload-sha256 output)"}
+	case kind == gatecheck.KindServerless && !e.Serverless.CUDAExecuted:
+		return &RequestError{Input: "cuda-executed", Value: "false", Expected: "true (the serverless step's cuda-executed output): a serverless gate needs the worker's CUDA proof"}
+	case kind == gatecheck.KindReused && e.ReusedCheckURL == "":
+		return &RequestError{Input: "reused-check-url", Expected: "the earlier gate's URL (authorize's or provision's reused-check-url output): a reused gate links its evidence"}
+	}
+	return nil
 }
 
 // Summary renders the gate job's summary: what was published and why.

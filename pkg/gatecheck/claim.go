@@ -95,17 +95,8 @@ func ClaimOrWait(ctx context.Context, c ClaimClient, r ClaimRequest) (Claim, err
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	q := r.Query
-	q.AppID = TrustedGateApp(q.AppID, 0)
-	name := q.CheckName
-	if name == "" {
-		name = DefaultCheckName
-	}
-	q.CheckName = name
-	limit := r.ReadTimeout
-	if limit == 0 {
-		limit = DefaultReadTimeout
-	}
+	q, name := r.query()
+	limit := r.readTimeout()
 	start := clk.Now()
 	var out Claim
 	for {
@@ -135,12 +126,7 @@ func ClaimOrWait(ctx context.Context, c ClaimClient, r ClaimRequest) (Claim, err
 		}
 		out.Leader, out.Waited = leader.GetID(), now.Sub(start)
 		if out.Waited >= r.Wait {
-			out.Reason = fmt.Sprintf("gate %d of another lane for the same %s is still in progress after this lane waited %s (its budget): running the paid path",
-				leader.GetID(), keyOrRef(q), out.Waited.Round(time.Second))
-			if out.Staked == nil {
-				out = r.stakeOnce(ctx, c, clk, out, logf)
-			}
-			return out, nil
+			return r.waitedEnough(ctx, c, clk, out, leader, q, logf), nil
 		}
 		logf("waiting for in-progress gate %d (%s) of another lane for the same %s; waited %s of %s",
 			leader.GetID(), leader.GetHTMLURL(), keyOrRef(q), out.Waited.Round(time.Second), r.Wait)
@@ -149,6 +135,32 @@ func ClaimOrWait(ctx context.Context, c ClaimClient, r ClaimRequest) (Claim, err
 			return out, r.withdraw(c, out.Staked, errors.Join(ctx.Err(), err))
 		}
 	}
+}
+
+// query is the reuse query the claim lists gates with: only the trusted
+// app's gates, under the check name (DefaultCheckName when unset), which it
+// also returns.
+func (r ClaimRequest) query() (q ReuseQuery, name string) {
+	q = r.Query
+	q.AppID = TrustedGateApp(q.AppID, 0)
+	name = q.CheckName
+	if name == "" {
+		name = DefaultCheckName
+	}
+	q.CheckName = name
+	return q, name
+}
+
+// waitedEnough ends a wait that used its whole budget while leader's gate
+// was still in progress: this lane pays, under its own stake.
+func (r ClaimRequest) waitedEnough(ctx context.Context, c ClaimClient, clk clock.Clock, out Claim, leader *github.CheckRun, q ReuseQuery,
+	logf func(string, ...any)) Claim {
+	out.Reason = fmt.Sprintf("gate %d of another lane for the same %s is still in progress after this lane waited %s (its budget): running the paid path",
+		leader.GetID(), keyOrRef(q), out.Waited.Round(time.Second))
+	if out.Staked == nil {
+		out = r.stakeOnce(ctx, c, clk, out, logf)
+	}
+	return out
 }
 
 func (r ClaimRequest) validate() error {

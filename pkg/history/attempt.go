@@ -117,8 +117,21 @@ func readAttempt(st store, rec AttemptRecord) Attempt {
 	}
 	a.EvidenceComplete = rec.Final()
 
+	trust, jobsKnown := a.readJobs(st, rec)
+	logs, logsRead := a.readLogs(st, rec, trust, jobsKnown)
+	artifacts := a.readArtifacts(st, rec)
+
+	a.identify(rec, artifacts, logs)
+	a.JobConclusion = jobConclusion(artifacts, logs.reports)
+	a.Pods = mergePods(&a, artifacts, logs)
+	a.decide(logsRead, logs)
+	return a
+}
+
+// readJobs reads the attempt's job list: the lane's own jobs are the only
+// ones whose log lines are trusted. jobsKnown is false until they are listed.
+func (a *Attempt) readJobs(st store, rec AttemptRecord) (trust jobTrust, jobsKnown bool) {
 	// Only the lane's own jobs' logs are read; until the jobs are known, none.
-	trust, jobsKnown := jobTrust{}, false
 	if rec.Jobs.State == StateComplete {
 		data, err := st.readFile(rec.Key(), jobsFile)
 		var jobs []JobInfo
@@ -133,12 +146,15 @@ func readAttempt(st store, rec AttemptRecord) Attempt {
 	} else {
 		a.note("jobs not listed (%s): no log line is trusted until a collection lists them", describeDownload(rec.Jobs))
 	}
+	return trust, jobsKnown
+}
 
-	var logs logScan
-	logsRead := false
+// readLogs scans the attempt's logs for the trusted jobs' structured lines;
+// logsRead is false when there were none to read or they were unreadable.
+func (a *Attempt) readLogs(st store, rec AttemptRecord, trust jobTrust, jobsKnown bool) (logs logScan, logsRead bool) {
 	switch {
 	case rec.Logs.State == StateComplete && !jobsKnown:
-		// Noted above: without the jobs, the logs say nothing trustworthy.
+		// Noted by readJobs: without the jobs, the logs say nothing trustworthy.
 	case rec.Logs.State == StateComplete:
 		data, err := st.readFile(rec.Key(), logsFile)
 		if err == nil {
@@ -159,7 +175,12 @@ func readAttempt(st store, rec AttemptRecord) Attempt {
 	if logs.skipped > 0 {
 		a.warn("log: %d more malformed structured lines", logs.skipped)
 	}
+	return logs, logsRead
+}
 
+// readArtifacts reads the attempt's downloaded cost artifacts, noting those
+// missing and warning of those unreadable.
+func (a *Attempt) readArtifacts(st store, rec AttemptRecord) []cost.Artifact {
 	var artifacts []cost.Artifact
 	if rec.ArtifactList.State != StateComplete {
 		a.note("cost artifacts not listed (%s): the cost artifact may be missing", describeDownload(rec.ArtifactList))
@@ -183,12 +204,7 @@ func readAttempt(st store, rec AttemptRecord) Attempt {
 		}
 		artifacts = append(artifacts, art)
 	}
-
-	a.identify(rec, artifacts, logs)
-	a.JobConclusion = jobConclusion(artifacts, logs.reports)
-	a.Pods = mergePods(&a, artifacts, logs)
-	a.decide(logsRead, logs)
-	return a
+	return artifacts
 }
 
 // identify sets the trigger and tested ref: the cost artifact says them; else

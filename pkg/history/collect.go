@@ -205,16 +205,7 @@ func (s *collection) attempt(ctx context.Context, k AttemptKey, run *github.Work
 	rec = fresh
 	if rec.Status != "completed" {
 		// Logs of a running attempt are partial: wait until it completes.
-		pending := Download{State: StatePending, Error: "the attempt is " + rec.Status}
-		if rec.Logs.State != StateComplete {
-			rec.Logs = pending
-		}
-		if rec.Jobs.State != StateComplete {
-			rec.Jobs = pending
-		}
-		if rec.ArtifactList.State != StateComplete {
-			rec.ArtifactList = pending
-		}
+		markPending(&rec)
 		return s.finish(rec)
 	}
 	if err := s.fetchLogs(ctx, &rec); err != nil {
@@ -227,6 +218,21 @@ func (s *collection) attempt(ctx context.Context, k AttemptKey, run *github.Work
 		return err
 	}
 	return s.finish(rec)
+}
+
+// markPending marks what rec has not downloaded yet as pending until its
+// attempt completes.
+func markPending(rec *AttemptRecord) {
+	pending := Download{State: StatePending, Error: "the attempt is " + rec.Status}
+	if rec.Logs.State != StateComplete {
+		rec.Logs = pending
+	}
+	if rec.Jobs.State != StateComplete {
+		rec.Jobs = pending
+	}
+	if rec.ArtifactList.State != StateComplete {
+		rec.ArtifactList = pending
+	}
 }
 
 // finish saves the record and counts it.

@@ -70,52 +70,69 @@ func Run(ctx context.Context, o Options) (Result, error) {
 
 	var res Result
 	if o.Range != nil {
-		if o.GitHub == nil {
-			return Result{}, errors.New("collecting needs a GitHub client")
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return Result{}, fmt.Errorf("evidence directory: %w", err)
-		}
-		c := &Collector{GitHub: o.GitHub, Dir: dir, Workflow: workflow, Logf: logf}
-		stats, err := c.Collect(ctx, *o.Range)
+		stats, err := collect(ctx, o, dir, workflow, logf)
 		if err != nil {
 			return Result{}, err
 		}
 		res.Collected = &stats
-		logf("collected %s: %d runs, %d attempts (%d already saved, %d now complete, %d to retry next time), %d searches",
-			o.Range, stats.Runs, stats.Attempts, stats.Cached, stats.Complete, stats.Incomplete, stats.Searches)
 	} else if keys, err := (store{dir: dir}).keys(); err != nil || len(keys) == 0 {
 		return Result{}, fmt.Errorf("%w in %s: collect with a date range first", ErrNoEvidence, dir)
 	}
-
-	report, err := Summarize(dir, o.Range)
-	if err != nil {
+	if err := writeReports(&res, dir, o.Range, logf); err != nil {
 		return Result{}, err
+	}
+	return res, nil
+}
+
+// collect collects o.Range's evidence into dir.
+func collect(ctx context.Context, o Options, dir, workflow string, logf func(string, ...any)) (CollectStats, error) {
+	if o.GitHub == nil {
+		return CollectStats{}, errors.New("collecting needs a GitHub client")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return CollectStats{}, fmt.Errorf("evidence directory: %w", err)
+	}
+	c := &Collector{GitHub: o.GitHub, Dir: dir, Workflow: workflow, Logf: logf}
+	stats, err := c.Collect(ctx, *o.Range)
+	if err != nil {
+		return CollectStats{}, err
+	}
+	logf("collected %s: %d runs, %d attempts (%d already saved, %d now complete, %d to retry next time), %d searches",
+		o.Range, stats.Runs, stats.Attempts, stats.Cached, stats.Complete, stats.Incomplete, stats.Searches)
+	return stats, nil
+}
+
+// writeReports summarizes dir's evidence within rng and writes the JSON and
+// Markdown reports and the reputation record, saying in res where.
+func writeReports(res *Result, dir string, rng *Range, logf func(string, ...any)) error {
+	report, err := Summarize(dir, rng)
+	if err != nil {
+		return err
 	}
 	data, err := json.MarshalIndent(report, "", "  ")
 	if err != nil {
-		return Result{}, err
+		return err
 	}
 	res.Report = report
 	res.JSONPath, res.MarkdownPath = filepath.Join(dir, JSONReportFile), filepath.Join(dir, MarkdownReportFile)
 	if err := writeAtomic(res.JSONPath, append(data, '\n')); err != nil {
-		return Result{}, err
+		return err
 	}
 	if err := writeAtomic(res.MarkdownPath, []byte(report.Markdown())); err != nil {
-		return Result{}, err
+		return err
 	}
 	rec, stats := report.Reputation()
 	data, err = rec.Marshal()
 	if err != nil {
-		return Result{}, err
+		return err
 	}
 	res.ReputationPath, res.Reputation = filepath.Join(dir, ReputationFile), stats
 	if err := writeAtomic(res.ReputationPath, append(data, '\n')); err != nil {
-		return Result{}, err
+		return err
 	}
 	logf("reputation: %d observation(s) written to %s; left out: %d pod(s) with no known data center (older records), "+
 		"%d whose attempt showed nothing about the host, %d undated", stats.Observations, ReputationFile, stats.NoDataCenter, stats.NoVerdict, stats.Undated)
-	return res, nil
+	return nil
 }
 
 // workflowFileRE is a workflow file name, which goes into an API path.

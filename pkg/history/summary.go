@@ -332,25 +332,7 @@ func (r *Report) byGPU() {
 }
 
 func (r *Report) byTrigger() {
-	groups := map[*TriggerGroup]map[string]bool{}
-	add := func(g *TriggerGroup, a Attempt) {
-		g.Attempts++
-		g.Spend.Plus(a.Spend())
-		if groups[g] == nil {
-			groups[g] = map[string]bool{}
-		}
-		if a.TestedRef != "" {
-			groups[g][a.TestedRef] = true
-		}
-	}
-	refs := map[string]*RefSummary{}
-	ref := func(name string) *RefSummary {
-		if refs[name] == nil {
-			refs[name] = &RefSummary{TestedRef: name}
-		}
-		return refs[name]
-	}
-
+	t := triggerTally{groups: map[*TriggerGroup]map[string]bool{}, refs: map[string]*RefSummary{}}
 	chronological := slices.Clone(r.Attempts)
 	slices.SortStableFunc(chronological, func(a, b Attempt) int { return a.when().Compare(b.when()) })
 	ranAutomatically := map[string]bool{}
@@ -360,25 +342,25 @@ func (r *Report) byTrigger() {
 			r.ReusedGates = append(r.ReusedGates, ReusedGate{RunID: a.RunID, Attempt: a.Attempt,
 				Day: a.when().UTC().Format(time.DateOnly), TestedRef: a.TestedRef, URL: a.URL})
 			if a.TestedRef != "" {
-				ref(a.TestedRef).Reused++
+				t.ref(a.TestedRef).Reused++
 			}
 			continue
 		case a.Decision != DecisionPaid:
 			continue
 		case a.Trigger == cost.TriggerManual:
-			add(&r.Triggers.Manual, a)
+			t.add(&r.Triggers.Manual, a)
 		case a.TestedRef == "":
-			add(&r.Triggers.UnknownRef, a)
+			t.add(&r.Triggers.UnknownRef, a)
 		case ranAutomatically[a.TestedRef]:
-			add(&r.Triggers.AutomaticRepeat, a)
+			t.add(&r.Triggers.AutomaticRepeat, a)
 		default:
 			ranAutomatically[a.TestedRef] = true
-			add(&r.Triggers.AutomaticFirst, a)
+			t.add(&r.Triggers.AutomaticFirst, a)
 		}
 		if a.TestedRef == "" {
 			continue
 		}
-		s := ref(a.TestedRef)
+		s := t.ref(a.TestedRef)
 		if a.Trigger == cost.TriggerManual {
 			s.Manual++
 		} else {
@@ -386,10 +368,10 @@ func (r *Report) byTrigger() {
 		}
 		s.Spend.Plus(a.Spend())
 	}
-	for g, set := range groups {
+	for g, set := range t.groups {
 		g.TestedRefs = len(set)
 	}
-	for _, s := range refs {
+	for _, s := range t.refs {
 		if s.Automatic+s.Manual > 1 {
 			r.RepeatedRefs = append(r.RepeatedRefs, *s)
 		}
@@ -397,6 +379,33 @@ func (r *Report) byTrigger() {
 	slices.SortFunc(r.RepeatedRefs, func(a, b RefSummary) int {
 		return cmp.Or(cmp.Compare(b.Automatic+b.Manual, a.Automatic+a.Manual), cmp.Compare(a.TestedRef, b.TestedRef))
 	})
+}
+
+// triggerTally is what byTrigger counts as it goes: the tested refs of each
+// trigger group and the summary of each tested ref.
+type triggerTally struct {
+	groups map[*TriggerGroup]map[string]bool
+	refs   map[string]*RefSummary
+}
+
+// add counts a paid attempt in g.
+func (t *triggerTally) add(g *TriggerGroup, a Attempt) {
+	g.Attempts++
+	g.Spend.Plus(a.Spend())
+	if t.groups[g] == nil {
+		t.groups[g] = map[string]bool{}
+	}
+	if a.TestedRef != "" {
+		t.groups[g][a.TestedRef] = true
+	}
+}
+
+// ref is the summary of the tested ref name, created at its first use.
+func (t *triggerTally) ref(name string) *RefSummary {
+	if t.refs[name] == nil {
+		t.refs[name] = &RefSummary{TestedRef: name}
+	}
+	return t.refs[name]
 }
 
 // byConclusion sums the paid attempts by how their GPU job ended.

@@ -70,16 +70,7 @@ func (e *UnconfirmedError) Unwrap() error { return e.LastErr }
 // is left, stops at once on a permanent error, and never checks a lost response
 // with GET before the shared cooldown has passed.
 func (d *Deleter) Delete(ctx context.Context, podID string) (time.Time, error) {
-	maxDeletes, budget, perRequest := d.MaxDeletes, d.Budget, d.RequestTimeout
-	if maxDeletes <= 0 {
-		maxDeletes = DefaultMaxDeletes
-	}
-	if budget <= 0 {
-		budget = DefaultDeleteBudget
-	}
-	if perRequest <= 0 {
-		perRequest = DefaultRequestTimeout
-	}
+	maxDeletes, budget, perRequest := d.bounds()
 	clock := d.Policy // the policy's clock, so tests run on virtual time
 	start := clock.Now()
 	deadline := start.Add(budget)
@@ -106,14 +97,7 @@ func (d *Deleter) Delete(ctx context.Context, podID string) (time.Time, error) {
 		if remaining <= 0 {
 			return fail(n-1, "budget exhausted", lastErr)
 		}
-		rctx, rcancel := context.WithTimeout(ctx, min(perRequest, remaining))
-		if n == 1 {
-			// A pod bills every second: the first DELETE goes out even while a
-			// cooldown longer than the budget (a huge Retry-After) is in force.
-			rctx = reqpolicy.Urgent(rctx)
-		}
-		err := d.Pods.DeletePod(rctx, podID)
-		rcancel()
+		err := d.deleteOnce(ctx, podID, n == 1, min(perRequest, remaining))
 		switch {
 		case err == nil:
 			d.logf("pod %s: DELETE %d/%d confirmed", podID, n, maxDeletes)
@@ -137,6 +121,33 @@ func (d *Deleter) Delete(ctx context.Context, podID string) (time.Time, error) {
 		lastErr = err
 	}
 	return fail(maxDeletes, "attempts exhausted", lastErr)
+}
+
+// bounds returns the deleter's bounds, with the defaults for those unset.
+func (d *Deleter) bounds() (maxDeletes int, budget, perRequest time.Duration) {
+	maxDeletes, budget, perRequest = d.MaxDeletes, d.Budget, d.RequestTimeout
+	if maxDeletes <= 0 {
+		maxDeletes = DefaultMaxDeletes
+	}
+	if budget <= 0 {
+		budget = DefaultDeleteBudget
+	}
+	if perRequest <= 0 {
+		perRequest = DefaultRequestTimeout
+	}
+	return maxDeletes, budget, perRequest
+}
+
+// deleteOnce sends one DELETE of podID bounded by timeout.
+func (d *Deleter) deleteOnce(ctx context.Context, podID string, first bool, timeout time.Duration) error {
+	rctx, rcancel := context.WithTimeout(ctx, timeout)
+	defer rcancel()
+	if first {
+		// A pod bills every second: the first DELETE goes out even while a
+		// cooldown longer than the budget (a huge Retry-After) is in force.
+		rctx = reqpolicy.Urgent(rctx)
+	}
+	return d.Pods.DeletePod(rctx, podID)
 }
 
 // checkGone reads the pod after the cooldown; 404 or TERMINATED confirms deletion.

@@ -156,6 +156,12 @@ func Run(ctx context.Context, gh LocalClient, opts LocalOptions) (Result, error)
 		SHA: sha, GPUName: gpu.Name, Driver: gpu.Driver, CUDAVersion: gpu.CUDAVersion,
 		Duration: lane.duration, LogSHA256: lane.digest, Command: FormatCommand(opts.Command),
 	}
+	return postAndDispatch(ctx, gh, opts, ref, evidence, progress)
+}
+
+// postAndDispatch posts the evidence as a comment on the PR and dispatches the relay
+// workflow on ref to publish the gate from it.
+func postAndDispatch(ctx context.Context, gh LocalClient, opts LocalOptions, ref string, evidence Evidence, progress func(string, ...any)) (Result, error) {
 	body, err := evidence.Comment()
 	if err != nil {
 		return Result{}, err
@@ -171,13 +177,13 @@ func Run(ctx context.Context, gh LocalClient, opts LocalOptions) (Result, error)
 		Workflow: opts.Workflow, Ref: ref,
 		Inputs: map[string]any{
 			InputPRNumber:  strconv.Itoa(opts.PRNumber),
-			InputSHA:       sha,
+			InputSHA:       evidence.SHA,
 			InputCommentID: strconv.FormatInt(comment.GetID(), 10),
 		},
 	}
 	if err := gh.DispatchWorkflow(ctx, res.Workflow, res.Ref, res.Inputs); err != nil {
 		return res, fmt.Errorf("evidence posted at %s, but dispatching %s failed (dispatch it by hand with pr-number=%d sha=%s comment-id=%d): %w",
-			res.CommentURL, res.Workflow, opts.PRNumber, sha, res.CommentID, err)
+			res.CommentURL, res.Workflow, opts.PRNumber, evidence.SHA, res.CommentID, err)
 	}
 	progress("relay %s dispatched on %s", res.Workflow, res.Ref)
 	return res, nil

@@ -116,28 +116,9 @@ func Verify(ctx context.Context, gh RelayClient, req RelayRequest) (Verified, er
 	}
 	v.BaseSHA = first.GetBase().GetSHA()
 
-	comment, err := findComment(ctx, gh, req.PRNumber, req.CommentID)
-	if err != nil {
+	if err := verifyComment(ctx, gh, req, &v); err != nil {
 		return Verified{}, err
 	}
-	author := comment.GetUser().GetLogin()
-	if _, err := requireRole(ctx, gh, CheckCommentAuthor, "comment author", author); err != nil {
-		return Verified{}, err
-	}
-	body := comment.GetBody()
-	firstLine, _, _ := strings.Cut(body, "\n")
-	markerSHA, err := ParseMarker(firstLine)
-	if err != nil {
-		return Verified{}, refuse(CheckMarker, "comment %d: %v", req.CommentID, err)
-	}
-	if markerSHA != req.SHA {
-		return Verified{}, refuse(CheckMarker, "comment %d is evidence for %s, not for the dispatched %s", req.CommentID, markerSHA, req.SHA)
-	}
-	evidence, err := ParseEvidence(body)
-	if err != nil {
-		return Verified{}, refuse(CheckEvidence, "comment %d: %v", req.CommentID, err)
-	}
-	v.CommentURL, v.CommentAuthor, v.Evidence = comment.GetHTMLURL(), author, evidence
 
 	// Read the PR again: a push or a base change while we verified means the
 	// evidence may no longer describe what would merge.
@@ -149,6 +130,35 @@ func Verify(ctx context.Context, gh RelayClient, req RelayRequest) (Verified, er
 		return Verified{}, refuse(CheckPRUnchanged, "PR #%d changed while the relay verified it (%s); dispatch the relay again", req.PRNumber, diff)
 	}
 	return v, nil
+}
+
+// verifyComment checks the evidence comment: written by an admin or
+// maintainer, marked for the dispatched SHA, and holding readable evidence,
+// which it records in v.
+func verifyComment(ctx context.Context, gh RelayClient, req RelayRequest, v *Verified) error {
+	comment, err := findComment(ctx, gh, req.PRNumber, req.CommentID)
+	if err != nil {
+		return err
+	}
+	author := comment.GetUser().GetLogin()
+	if _, err := requireRole(ctx, gh, CheckCommentAuthor, "comment author", author); err != nil {
+		return err
+	}
+	body := comment.GetBody()
+	firstLine, _, _ := strings.Cut(body, "\n")
+	markerSHA, err := ParseMarker(firstLine)
+	if err != nil {
+		return refuse(CheckMarker, "comment %d: %v", req.CommentID, err)
+	}
+	if markerSHA != req.SHA {
+		return refuse(CheckMarker, "comment %d is evidence for %s, not for the dispatched %s", req.CommentID, markerSHA, req.SHA)
+	}
+	evidence, err := ParseEvidence(body)
+	if err != nil {
+		return refuse(CheckEvidence, "comment %d: %v", req.CommentID, err)
+	}
+	v.CommentURL, v.CommentAuthor, v.Evidence = comment.GetHTMLURL(), author, evidence
+	return nil
 }
 
 func (req RelayRequest) validate() error {

@@ -125,18 +125,7 @@ type Plan struct {
 func Build(in Input) Plan {
 	p := Plan{Dropped: map[string]string{}}
 	count := max(in.GPUCount, 1)
-	tierOf := map[string]string{}
-	order := map[string]int{}
-	for _, t := range in.Tiers {
-		for _, id := range t.GPUIDs {
-			tierOf[id] = t.Name
-			// An id reviewed in two tiers keeps its first place: a second
-			// listing must not take the place of the next new id.
-			if _, seen := order[id]; !seen {
-				order[id] = len(order)
-			}
-		}
-	}
+	tierOf, order := reviewedOrder(in)
 
 	memory := map[string]int{}
 	var live []Candidate
@@ -171,6 +160,32 @@ func Build(in Input) Plan {
 		all = all[:budget]
 	}
 	all = in.rank(all)
+	number(in, all, count)
+	p.Candidates = all
+	return p
+}
+
+// reviewedOrder maps each reviewed GPU id to its tier and to its place in
+// the review (tiers in order, ids in order within each).
+func reviewedOrder(in Input) (tierOf map[string]string, order map[string]int) {
+	tierOf = map[string]string{}
+	order = map[string]int{}
+	for _, t := range in.Tiers {
+		for _, id := range t.GPUIDs {
+			tierOf[id] = t.Name
+			// An id reviewed in two tiers keeps its first place: a second
+			// listing must not take the place of the next new id.
+			if _, seen := order[id]; !seen {
+				order[id] = len(order)
+			}
+		}
+	}
+	return tierOf, order
+}
+
+// number numbers and names the ranked candidates, fills in their GPU count
+// and region, and prices each static one at its cloud's list price.
+func number(in Input, all []Candidate, count int) {
 	// A static candidate is created in one cloud, so it is priced at that
 	// cloud's list price: a cheaper offer in another cloud would understate the
 	// worst case and let the spend ceiling pass a dearer pod.
@@ -199,62 +214,14 @@ func Build(in Input) Plan {
 			c.PricePerHour, c.PriceKnown = price, true
 		}
 	}
-	p.Candidates = all
-	return p
 }
 
 // liveCandidates filters and orders the live offers of reviewed GPU types:
 // one candidate per type (the cheapest allowed cloud, with the data centers
 // RunPod may choose from), or with PerDataCenter one per data center in stock.
 func liveCandidates(in Input, tierOf map[string]string, order map[string]int, count int, memory map[string]int, dropped map[string]string) []Candidate {
-	best := map[string]Candidate{}
-	reason := map[string]string{}
-	note := func(id, why string) {
-		if _, ok := reason[id]; !ok {
-			reason[id] = why
-		}
-	}
-	var eligible []Offer // reviewed, allowed, priced and in stock somewhere
-	for _, o := range in.Offers {
-		tier, reviewed := tierOf[o.GPUID]
-		if !reviewed {
-			continue // the allowlist is the boundary
-		}
-		if o.MemoryGB > 0 {
-			memory[o.GPUID] = o.MemoryGB
-		}
-		switch {
-		case !cloudAllowed(in.Clouds, o.Cloud):
-			continue
-		case o.MemoryGB < in.MinVRAMGB:
-			note(o.GPUID, fmt.Sprintf("%d GB VRAM is below min_vram_gb %d", o.MemoryGB, in.MinVRAMGB))
-			continue
-		case o.PricePerHour <= 0:
-			note(o.GPUID, "no offer in "+strings.ToLower(o.Cloud)+" cloud")
-			continue
-		case strings.EqualFold(o.Availability, availabilityNone):
-			note(o.GPUID, "out of stock in "+strings.ToLower(o.Cloud)+" cloud")
-			continue
-		}
-		if in.PerDataCenter {
-			eligible = append(eligible, o)
-			continue
-		}
-		dcs, ok := placement(in, o)
-		if !ok {
-			note(o.GPUID, "no stock in the configured regions/zones ("+strings.ToLower(o.Cloud)+" cloud)")
-			continue
-		}
-		c := Candidate{
-			Tier: tier, GPUID: o.GPUID, Cloud: o.Cloud, Source: SourceLive,
-			PricePerHour: o.PricePerHour * float64(count), PriceKnown: true, DataCenterIDs: dcs,
-		}
-		// One candidate per type: the cheapest cloud wins; secure wins a tie.
-		if prev, ok := best[o.GPUID]; !ok || c.PricePerHour < prev.PricePerHour ||
-			(c.PricePerHour == prev.PricePerHour && c.Cloud == CloudSecure) {
-			best[o.GPUID] = c
-		}
-	}
+	reason := dropReasons{}
+	best, eligible := bestOffers(in, tierOf, count, memory, reason)
 	var out []Candidate
 	if in.PerDataCenter {
 		out = dataCenterCandidates(in, eligible, tierOf, order, count)
@@ -263,7 +230,7 @@ func liveCandidates(in Input, tierOf map[string]string, order map[string]int, co
 		}
 		for _, o := range eligible {
 			if _, ok := best[o.GPUID]; !ok {
-				note(o.GPUID, noDataCenterReason(in, o.Cloud))
+				reason.note(o.GPUID, noDataCenterReason(in, o.Cloud))
 			}
 		}
 	} else {
@@ -284,6 +251,66 @@ func liveCandidates(in Input, tierOf map[string]string, order map[string]int, co
 		dropped[id] = why
 	}
 	return out
+}
+
+// dropReasons keeps, for each GPU id, the first reason one of its offers
+// could not be a candidate.
+type dropReasons map[string]string
+
+func (r dropReasons) note(id, why string) {
+	if _, ok := r[id]; !ok {
+		r[id] = why
+	}
+}
+
+// bestOffers picks, per reviewed GPU type, the cheapest usable offer's
+// candidate (secure wins a tie); with PerDataCenter it only collects the
+// usable offers (reviewed, allowed, priced and in stock somewhere) as
+// eligible. It records each type's memory, and in reason why an offer was
+// unusable.
+func bestOffers(in Input, tierOf map[string]string, count int, memory map[string]int, reason dropReasons) (best map[string]Candidate, eligible []Offer) {
+	best = map[string]Candidate{}
+	for _, o := range in.Offers {
+		tier, reviewed := tierOf[o.GPUID]
+		if !reviewed {
+			continue // the allowlist is the boundary
+		}
+		if o.MemoryGB > 0 {
+			memory[o.GPUID] = o.MemoryGB
+		}
+		switch {
+		case !cloudAllowed(in.Clouds, o.Cloud):
+			continue
+		case o.MemoryGB < in.MinVRAMGB:
+			reason.note(o.GPUID, fmt.Sprintf("%d GB VRAM is below min_vram_gb %d", o.MemoryGB, in.MinVRAMGB))
+			continue
+		case o.PricePerHour <= 0:
+			reason.note(o.GPUID, "no offer in "+strings.ToLower(o.Cloud)+" cloud")
+			continue
+		case strings.EqualFold(o.Availability, availabilityNone):
+			reason.note(o.GPUID, "out of stock in "+strings.ToLower(o.Cloud)+" cloud")
+			continue
+		}
+		if in.PerDataCenter {
+			eligible = append(eligible, o)
+			continue
+		}
+		dcs, ok := placement(in, o)
+		if !ok {
+			reason.note(o.GPUID, "no stock in the configured regions/zones ("+strings.ToLower(o.Cloud)+" cloud)")
+			continue
+		}
+		c := Candidate{
+			Tier: tier, GPUID: o.GPUID, Cloud: o.Cloud, Source: SourceLive,
+			PricePerHour: o.PricePerHour * float64(count), PriceKnown: true, DataCenterIDs: dcs,
+		}
+		// One candidate per type: the cheapest cloud wins; secure wins a tie.
+		if prev, ok := best[o.GPUID]; !ok || c.PricePerHour < prev.PricePerHour ||
+			(c.PricePerHour == prev.PricePerHour && c.Cloud == CloudSecure) {
+			best[o.GPUID] = c
+		}
+	}
+	return best, eligible
 }
 
 // dataCenterCandidates turns the eligible offers into one candidate per data

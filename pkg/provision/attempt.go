@@ -40,12 +40,7 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		listPrice = cost.KnownPrice(c.PricePerHour, "catalog list price")
 	}
 	rec := cost.Attempt{Number: c.N, Candidate: c.Name, GPU: c.GPUID, Price: listPrice}
-	done := func(o cost.Outcome, reason string) {
-		rec.Outcome, rec.Reason, rec.At = o, reason, r.now()
-		r.res.Attempts = append(r.res.Attempts, rec)
-		r.deps.Observer.AttemptDone(rec)
-		r.logf("attempt %d %s: %s on %s, %s: %s (%s paid seconds, %s)", c.N, c.Name, o, c.GPUID, rec.Price, orDash(reason), rec.Seconds, rec.Dollars())
-	}
+	done := r.attemptDone(c, &rec)
 
 	jit, err := r.mintJIT(ctx, label)
 	if err != nil {
@@ -86,18 +81,42 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		rec.Price = cost.FirstKnown(w.price, listPrice)
 	}
 	if w.accepted {
-		secs := int64(0)
-		if !w.start.IsZero() {
-			secs = int64(w.acceptedAt.Sub(w.start).Round(time.Second) / time.Second)
-		}
-		rec.Seconds, rec.Host = cost.KnownSeconds(secs), cost.HostWorked
-		delete(r.live, pod.ID) // handed over to the GPU job; cleanup deletes it
-		r.res.Accepted = &Accepted{PodID: pod.ID, RunnerLabel: label, GPU: c.GPUID, Candidate: c.Name, Tier: c.Tier,
-			Cloud: c.Cloud, Price: rec.Price, StartupSeconds: secs, StartedAt: w.start}
-		done(cost.OutcomeAccepted, "")
-		return outcomeAccepted, nil
+		return r.accept(c, label, pod, w, &rec, done)
 	}
+	return r.reject(ctx, pod, jit, w, &rec, listPrice, createdAt, done)
+}
 
+// attemptDone returns the end of c's attempt: it stamps rec with the outcome
+// and publishes it (the result, the observer, the log).
+func (r *run) attemptDone(c plan.Candidate, rec *cost.Attempt) func(o cost.Outcome, reason string) {
+	return func(o cost.Outcome, reason string) {
+		rec.Outcome, rec.Reason, rec.At = o, reason, r.now()
+		r.res.Attempts = append(r.res.Attempts, *rec)
+		r.deps.Observer.AttemptDone(*rec)
+		r.logf("attempt %d %s: %s on %s, %s: %s (%s paid seconds, %s)", c.N, c.Name, o, c.GPUID, rec.Price, orDash(reason), rec.Seconds, rec.Dollars())
+	}
+}
+
+// accept hands the candidate's pod to the GPU job: it leaves the run's live
+// pods (the cleanup job deletes it) and becomes the run's accepted pod.
+func (r *run) accept(c plan.Candidate, label string, pod *runpod.Pod, w watchResult, rec *cost.Attempt, done func(cost.Outcome, string)) (outcome, error) {
+	secs := int64(0)
+	if !w.start.IsZero() {
+		secs = int64(w.acceptedAt.Sub(w.start).Round(time.Second) / time.Second)
+	}
+	rec.Seconds, rec.Host = cost.KnownSeconds(secs), cost.HostWorked
+	delete(r.live, pod.ID) // handed over to the GPU job; cleanup deletes it
+	r.res.Accepted = &Accepted{PodID: pod.ID, RunnerLabel: label, GPU: c.GPUID, Candidate: c.Name, Tier: c.Tier,
+		Cloud: c.Cloud, Price: rec.Price, StartupSeconds: secs, StartedAt: w.start}
+	done(cost.OutcomeAccepted, "")
+	return outcomeAccepted, nil
+}
+
+// reject ends a candidate the watch rejected: its pod is deleted at once
+// (bounded) or kept for debugging, what it billed counts toward the ceiling,
+// and the outcome says whether the run goes on to the next candidate.
+func (r *run) reject(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig, w watchResult, rec *cost.Attempt,
+	listPrice cost.Price, createdAt time.Time, done func(cost.Outcome, string)) (outcome, error) {
 	if w.hostFailed && ctx.Err() == nil {
 		rec.Host = cost.HostFailed // other rejections say nothing about the host
 	}
@@ -205,13 +224,24 @@ var errNotCreated = errors.New("no pod was created")
 // reconciled by the pod's unique name before anything else; it is never
 // silently re-sent. A 429 (certainly not created) waits out the cooldown and
 // is sent once more within the create deadline.
-func (r *run) create(ctx context.Context, c plan.Candidate, label string, jit *ghapi.JITConfig) (created *runpod.Pod, _ error) {
+func (r *run) create(ctx context.Context, c plan.Candidate, label string, jit *ghapi.JITConfig) (*runpod.Pod, error) {
+	body, err := r.createRequest(c, label, jit)
+	if err != nil {
+		return nil, err
+	}
+	return r.sendCreate(ctx, body)
+}
+
+// createRequest builds the candidate's create: its unique name and owner
+// tags, the runner image, the GPU and where it may run, and the startup
+// script with the runner's label and single-use config.
+func (r *run) createRequest(c plan.Candidate, label string, jit *ghapi.JITConfig) (runpod.CreatePodRequest, error) {
 	tags := r.req.Owner
 	tags.Candidate, tags.KeepFailed = c.N, r.req.KeepFailedPods
 	params := r.startupParams()
 	script, err := startup.Render(params)
 	if err != nil {
-		return nil, err
+		return runpod.CreatePodRequest{}, err
 	}
 	env := startup.PodEnv(params)
 	for k, v := range tags.Env() {
@@ -233,7 +263,12 @@ func (r *run) create(ctx context.Context, c plan.Candidate, label string, jit *g
 	if v := r.cfg.Volume; v != nil {
 		body.Mounts = &runpod.Mounts{Persistent: &runpod.PersistentMount{Size: v.SizeGB, Path: v.Path}}
 	}
+	return body, nil
+}
 
+// sendCreate is create's retry and reconciliation loop for body: each POST
+// goes once, and only this loop decides whether another follows.
+func (r *run) sendCreate(ctx context.Context, body runpod.CreatePodRequest) (created *runpod.Pod, _ error) {
 	// Everything about this create — the POST, a 429's wait, reconciliation
 	// and one informed retry — fits create_deadline_seconds.
 	cctx, cancel := r.bound(ctx, r.cfg.CreateDeadline())
@@ -265,14 +300,7 @@ func (r *run) create(ctx context.Context, c plan.Candidate, label string, jit *g
 			r.reconcileAfterCancel(body.Name)
 			return nil, fmt.Errorf("create of %s interrupted: %w", body.Name, ctx.Err())
 		case errors.Is(err, runpod.ErrCapacity) && uncertain:
-			// The informed retry found no capacity: the first POST may hold
-			// the machine and reach the pod list late. Keep looking until the
-			// create deadline before moving on.
-			r.logf("create of %s: the retry found no capacity; the first create may have taken it: reading the pod list until the create deadline", body.Name)
-			if found := r.reconcileUntilDeadline(cctx, body.Name); found != nil {
-				return found, nil
-			}
-			return nil, err
+			return r.capacityAfterUncertainCreate(cctx, body.Name, err)
 		case errors.Is(err, runpod.ErrCapacity):
 			return nil, err
 		case errors.Is(err, runpod.ErrInsufficientBalance):
@@ -290,41 +318,64 @@ func (r *run) create(ctx context.Context, c plan.Candidate, label string, jit *g
 			}
 		case uncertainCreate(err):
 			uncertain = true
-			r.logf("create of %s: %v; reconciling by name before anything else", body.Name, err)
-			rctx := cctx
-			if cctx.Err() != nil { // the create used up the deadline in wall time: a short one of its own
-				var rcancel context.CancelFunc
-				rctx, rcancel = r.bound(ctx, 2*lifecycle.DefaultRequestTimeout)
-				defer rcancel()
+			if found, rerr := r.reconcileCreate(ctx, cctx, body.Name, err, retried); found != nil || rerr != nil {
+				return found, rerr
 			}
-			found, rerr := r.reconcile(rctx, body.Name)
-			switch {
-			case found != nil:
-				// After a retry both POSTs may have made a pod, sharing the
-				// runner config: the other one is looked for during the watch.
-				r.retriedCreate = retried
-				return found, nil
-			case ctx.Err() != nil:
-				// Cancelled (SIGTERM) during the reconciliation: look once more
-				// on a fresh, bounded context so Run deletes what exists.
-				r.reconcileAfterCancel(body.Name)
-				return nil, fmt.Errorf("create of %s interrupted during its reconciliation: %w", body.Name, ctx.Err())
-			case rerr != nil:
-				return nil, fmt.Errorf("create of %s: %v; the pod list could not be read (%v), so it may exist: stopping rather than risk a second pod", body.Name, err, rerr)
-			case retried:
-				return nil, fmt.Errorf("%w: create of %s failed twice (%v) and no pod of that name exists", errNotCreated, body.Name, err)
-			}
-			// Certainly not created: one informed retry of the same candidate,
-			// if the shared cooldown leaves time for it.
 			retried = true
-			if werr := r.deps.Policy.Wait(cctx, 0, "create retry after reconciliation"); werr != nil {
-				return nil, fmt.Errorf("%w: create of %s: %v; no pod of that name exists and no retry fits create_deadline_seconds %d", errNotCreated, body.Name, err, r.cfg.CreateDeadlineSeconds)
-			}
-			r.logf("create of %s: no pod of that name exists; one informed retry", body.Name)
 		default:
 			return nil, fmt.Errorf("create pod %s: %w", body.Name, err)
 		}
 	}
+}
+
+// capacityAfterUncertainCreate handles the informed retry finding no
+// capacity: the first POST may hold the machine and reach the pod list late.
+// It keeps looking until the create deadline (cctx's) before moving on.
+func (r *run) capacityAfterUncertainCreate(cctx context.Context, name string, err error) (*runpod.Pod, error) {
+	r.logf("create of %s: the retry found no capacity; the first create may have taken it: reading the pod list until the create deadline", name)
+	if found := r.reconcileUntilDeadline(cctx, name); found != nil {
+		return found, nil
+	}
+	return nil, err
+}
+
+// reconcileCreate reconciles by name a create whose answer was lost (err),
+// within the create deadline (cctx's) or, when the POST used it up, a short
+// one of its own. It returns the pod found, or an error when the create ends
+// without one; neither means no pod of that name exists and the cooldown was
+// waited out: the caller sends its one informed retry.
+func (r *run) reconcileCreate(ctx, cctx context.Context, name string, err error, retried bool) (*runpod.Pod, error) {
+	r.logf("create of %s: %v; reconciling by name before anything else", name, err)
+	rctx := cctx
+	if cctx.Err() != nil { // the create used up the deadline in wall time: a short one of its own
+		var rcancel context.CancelFunc
+		rctx, rcancel = r.bound(ctx, 2*lifecycle.DefaultRequestTimeout)
+		defer rcancel()
+	}
+	found, rerr := r.reconcile(rctx, name)
+	switch {
+	case found != nil:
+		// After a retry both POSTs may have made a pod, sharing the
+		// runner config: the other one is looked for during the watch.
+		r.retriedCreate = retried
+		return found, nil
+	case ctx.Err() != nil:
+		// Cancelled (SIGTERM) during the reconciliation: look once more
+		// on a fresh, bounded context so Run deletes what exists.
+		r.reconcileAfterCancel(name)
+		return nil, fmt.Errorf("create of %s interrupted during its reconciliation: %w", name, ctx.Err())
+	case rerr != nil:
+		return nil, fmt.Errorf("create of %s: %v; the pod list could not be read (%v), so it may exist: stopping rather than risk a second pod", name, err, rerr)
+	case retried:
+		return nil, fmt.Errorf("%w: create of %s failed twice (%v) and no pod of that name exists", errNotCreated, name, err)
+	}
+	// Certainly not created: one informed retry of the same candidate,
+	// if the shared cooldown leaves time for it.
+	if werr := r.deps.Policy.Wait(cctx, 0, "create retry after reconciliation"); werr != nil {
+		return nil, fmt.Errorf("%w: create of %s: %v; no pod of that name exists and no retry fits create_deadline_seconds %d", errNotCreated, name, err, r.cfg.CreateDeadlineSeconds)
+	}
+	r.logf("create of %s: no pod of that name exists; one informed retry", name)
+	return nil, nil
 }
 
 // uncertainCreate reports whether a create's failure leaves it unknown if the

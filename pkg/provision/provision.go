@@ -266,34 +266,12 @@ func (r *run) logf(format string, args ...any) { r.deps.Observer.Logf(format, ar
 func (r *run) now() time.Time                  { return r.deps.Policy.Now() }
 
 func (r *run) provision(ctx context.Context) (Result, error) {
-	probe := r.req.Owner
-	probe.Candidate = 1 // each attempt sets its own
-	if err := probe.Validate(); err != nil {
-		return r.res, err
-	}
-	// Script parameters are checked before any API call, not at the first create.
-	if err := r.startupParams().Validate(); err != nil {
-		return r.res, err
-	}
-	if err := r.req.validateSHAs(); err != nil {
-		return r.res, err
-	}
-	// The longest label this run can make must fit GitHub's runner-name limit.
-	if err := CheckLabelPrefix(r.req.LabelPrefix, r.req.Owner.RunID, r.req.Owner.Attempt, max(r.cfg.MaxProvisionAttempts, 1)); err != nil {
+	if err := r.checkRequest(); err != nil {
 		return r.res, err
 	}
 	// The paid path is decided right before any spend; the lookup fails open.
-	if r.req.TestedRef != "" && r.req.PRNumber > 0 {
-		q := r.req.Reuse
-		q.HeadSHA, q.TestedRef = r.req.ExpectedHeadSHA, r.req.TestedRef
-		rctx, cancel := r.bound(ctx, ReuseLookupBudget)
-		d := gatecheck.DecideReuse(rctx, r.deps.GitHub, q)
-		cancel()
-		r.logf("paid-path decision: %s", d.Reason)
-		if d.Reuse {
-			r.res.Decision, r.res.ReusedCheckURL = DecisionReused, d.CheckURL
-			return r.res, nil
-		}
+	if r.req.TestedRef != "" && r.req.PRNumber > 0 && r.reused(ctx) {
+		return r.res, nil
 	}
 	r.res.Decision = DecisionPaid
 
@@ -320,7 +298,50 @@ func (r *run) provision(ctx context.Context) (Result, error) {
 	if len(r.res.Plan.Candidates) == 0 {
 		return r.res, r.fail(ErrExhausted, "the plan has no candidate")
 	}
+	return r.tryCandidates(ctx)
+}
 
+// checkRequest checks what the run's pods, startup script, SHAs and runner
+// labels will be made of, before any API call.
+func (r *run) checkRequest() error {
+	probe := r.req.Owner
+	probe.Candidate = 1 // each attempt sets its own
+	if err := probe.Validate(); err != nil {
+		return err
+	}
+	// Script parameters are checked before any API call, not at the first create.
+	if err := r.startupParams().Validate(); err != nil {
+		return err
+	}
+	if err := r.req.validateSHAs(); err != nil {
+		return err
+	}
+	// The longest label this run can make must fit GitHub's runner-name limit.
+	if err := CheckLabelPrefix(r.req.LabelPrefix, r.req.Owner.RunID, r.req.Owner.Attempt, max(r.cfg.MaxProvisionAttempts, 1)); err != nil {
+		return err
+	}
+	return nil
+}
+
+// reused looks for an earlier passing gate of the tested ref, within
+// ReuseLookupBudget; when one exists the run's decision is reuse.
+func (r *run) reused(ctx context.Context) bool {
+	q := r.req.Reuse
+	q.HeadSHA, q.TestedRef = r.req.ExpectedHeadSHA, r.req.TestedRef
+	rctx, cancel := r.bound(ctx, ReuseLookupBudget)
+	d := gatecheck.DecideReuse(rctx, r.deps.GitHub, q)
+	cancel()
+	r.logf("paid-path decision: %s", d.Reason)
+	if d.Reuse {
+		r.res.Decision, r.res.ReusedCheckURL = DecisionReused, d.CheckURL
+		return true
+	}
+	return false
+}
+
+// tryCandidates attempts the plan's candidates in order until one is
+// accepted, the PR no longer wants a pod, or the run stops.
+func (r *run) tryCandidates(ctx context.Context) (Result, error) {
 	consecutive := 0
 	for _, c := range r.res.Plan.Candidates {
 		// The PR (state, head and labels) is re-read right before each create.

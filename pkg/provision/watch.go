@@ -90,131 +90,178 @@ func runnerFloor(poll time.Duration) time.Duration { return min(RunnerStartFloor
 // (startup_timeout_seconds from creation): a pause that does not fit — a long
 // Retry-After, the shared cooldown — ends the candidate instead of extending it.
 func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, label string, created time.Time) watchResult {
-	var w watchResult
 	// The budget runs from the first POST: a reconciled pod may have been
 	// billing since then, and no pod of the candidate can be older.
 	deadline := created.Add(r.cfg.StartupTimeout())
 	wctx, cancel := r.bound(ctx, max(deadline.Sub(r.now()), 0))
 	defer cancel()
 	poll := r.cfg.StartupPoll()
-	podEvery := time.Duration(podPolls(poll)) * poll
-	o := observer{r: r, c: c, label: label, podID: pod.ID}
+	s := &startupWatch{r: r, pod: pod, label: label, o: observer{r: r, c: c, label: label, podID: pod.ID},
+		deadline: deadline, poll: poll, podEvery: time.Duration(podPolls(poll)) * poll}
 	// The PR was read right before this candidate's create (and runner mint).
-	prDue := created.Add(PRWatchInterval)
+	s.prDue = created.Add(PRWatchInterval)
 	// The create's (or reconciliation's) answer is the first observation: a
 	// misplaced GPU or an ended pod is rejected without another call.
-	tick := created
-	if o.observe(pod, &w, tick, poll) {
-		return w
+	s.tick = created
+	if s.o.observe(pod, &s.w, s.tick, poll) {
+		return s.w
 	}
-	podDue := created.Add(podEvery)
+	s.podDue = created.Add(s.podEvery)
 	// The last poll goes out a little before the deadline, with time left for
 	// its reads: a pause to the deadline itself never fits the budget, so a
 	// runner that came online in the last interval would be paid for and missed.
-	last := deadline.Add(-min(FinalPollReserve, poll/2))
+	s.last = deadline.Add(-min(FinalPollReserve, poll/2))
 	for {
-		// The next tick of the grid that has not passed (a slow call skips ticks).
-		now := r.now()
-		tick = tick.Add(poll)
-		if tick.Before(now) {
-			tick = tick.Add(now.Sub(tick).Truncate(poll))
-			if tick.Before(now) {
-				tick = tick.Add(poll)
-			}
-		}
-		if !now.Before(last) || wctx.Err() != nil {
-			w.hostFailed, w.reason = !o.blind, fmt.Sprintf("runner %s not online within startup_timeout_seconds %d", label, r.cfg.StartupTimeoutSeconds)
-			return w
-		}
-		// The poll never sleeps past the last one; a cooldown that does not
-		// fit the rest of the budget ends the candidate (a *WaitError).
-		if tick.After(last) {
-			tick = last
-		}
-		wait := tick.Sub(now)
-		if err := r.deps.Policy.Wait(wctx, wait, "startup poll"); err != nil {
-			switch {
-			case ctx.Err() != nil:
-				w.reason = "cancelled"
-			case errors.Is(err, reqpolicy.ErrWaitExceedsDeadline) && wait < deadline.Sub(now):
-				w.reason = fmt.Sprintf("startup watch ended: %v (startup_timeout_seconds %d)", err, r.cfg.StartupTimeoutSeconds)
-			default:
-				w.hostFailed, w.reason = !o.blind, fmt.Sprintf("runner %s not online within startup_timeout_seconds %d", label, r.cfg.StartupTimeoutSeconds)
-			}
-			return w
-		}
-		if ctx.Err() != nil {
-			w.reason = "cancelled"
-			return w
-		}
-		if r.retriedCreate {
-			// Both POSTs of a retried create may have made a pod, sharing the
-			// one runner config: the other is deleted as soon as it is listed,
-			// before its runner can stand in for this pod's.
-			if found, why := r.dropDuplicates(wctx, pod.Name, pod.ID, label); found {
-				r.retriedCreate = false
-				if why != "" {
-					w.reason = why
-					return w
-				}
-			}
-		}
-		prRead := false // the PR was read at this tick
-		if !tick.Before(prDue) {
-			prDue, prRead = tick.Add(PRWatchInterval), true
-			if r.watchPR(wctx, &w) {
-				return w
-			}
-		}
-		fresh := false // a pod record of this tick says RUNNING
-		if !tick.Before(podDue) {
-			podDue = tick.Add(podEvery)
-			done, ok := o.read(wctx, &w, tick, poll)
-			if done {
-				return w
-			}
-			fresh = ok && o.running
-		}
-		if !o.running || tick.Before(o.registryDue) {
-			continue
-		}
-		online, busy, err := r.runnerState(wctx, label)
-		o.blind = err != nil
-		switch {
-		case err != nil:
-			r.logf("runner %s: registry unreadable (%v): not counted", label, err)
-		case online && busy:
-			// The GPU job is queued only after acceptance: whatever the
-			// runner runs now is some other job, holding a paid GPU.
-			w.taken, w.reason = true, fmt.Sprintf("runner %s was already busy with a job before this run's GPU job was queued: "+
-				"another job took it (restrict the runner group to the lane's workflow)", label)
-			return w
-		case online:
-			if !fresh {
-				// Accepted only on a record of this poll: the pod may have
-				// died or lost its runtime since the last one.
-				podDue = tick.Add(podEvery)
-				done, ok := o.read(wctx, &w, tick, poll)
-				if done {
-					return w
-				}
-				if !ok || !o.running {
-					continue
-				}
-			}
-			// Nor on a PR read a minute old: a head moved or a PR closed
-			// since is noticed before the GPU job can start (an unchanged PR
-			// answers 304, free of rate limit).
-			if !prRead {
-				prDue = tick.Add(PRWatchInterval)
-				if r.watchPR(wctx, &w) {
-					return w
-				}
-			}
-			w.accepted, w.acceptedAt = true, r.now()
-			return w
+		if s.pollOnce(ctx, wctx) {
+			return s.w
 		}
 	}
+}
+
+// startupWatch is one watch in progress: what it has seen and where it
+// stands on its poll grid.
+type startupWatch struct {
+	r     *run
+	pod   *runpod.Pod
+	label string
+	o     observer
+	w     watchResult
+	// deadline ends the startup budget; last is the last poll, a little before it.
+	deadline, last time.Time
+	poll, podEvery time.Duration
+	// tick is the grid point being polled; podDue and prDue are when the pod
+	// and the PR are read next.
+	tick, podDue, prDue time.Time
+}
+
+// pollOnce waits for the next tick and reads what is due at it; it reports
+// true when the watch ends (s.w says how).
+func (s *startupWatch) pollOnce(ctx, wctx context.Context) bool {
+	if s.waitForTick(ctx, wctx) {
+		return true
+	}
+	if s.r.retriedCreate {
+		// Both POSTs of a retried create may have made a pod, sharing the
+		// one runner config: the other is deleted as soon as it is listed,
+		// before its runner can stand in for this pod's.
+		if found, why := s.r.dropDuplicates(wctx, s.pod.Name, s.pod.ID, s.label); found {
+			s.r.retriedCreate = false
+			if why != "" {
+				s.w.reason = why
+				return true
+			}
+		}
+	}
+	prRead := false // the PR was read at this tick
+	if !s.tick.Before(s.prDue) {
+		s.prDue, prRead = s.tick.Add(PRWatchInterval), true
+		if s.r.watchPR(wctx, &s.w) {
+			return true
+		}
+	}
+	fresh := false // a pod record of this tick says RUNNING
+	if !s.tick.Before(s.podDue) {
+		s.podDue = s.tick.Add(s.podEvery)
+		done, ok := s.o.read(wctx, &s.w, s.tick, s.poll)
+		if done {
+			return true
+		}
+		fresh = ok && s.o.running
+	}
+	if !s.o.running || s.tick.Before(s.o.registryDue) {
+		return false
+	}
+	return s.readRunner(wctx, fresh, prRead)
+}
+
+// waitForTick moves to the next tick of the grid that has not passed (a slow
+// call skips ticks) and waits for it; it reports true when the watch ends
+// instead: the budget is spent, a pause does not fit it, or the run is cancelled.
+func (s *startupWatch) waitForTick(ctx, wctx context.Context) bool {
+	now := s.r.now()
+	s.tick = s.tick.Add(s.poll)
+	if s.tick.Before(now) {
+		s.tick = s.tick.Add(now.Sub(s.tick).Truncate(s.poll))
+		if s.tick.Before(now) {
+			s.tick = s.tick.Add(s.poll)
+		}
+	}
+	if !now.Before(s.last) || wctx.Err() != nil {
+		s.timedOut()
+		return true
+	}
+	// The poll never sleeps past the last one; a cooldown that does not
+	// fit the rest of the budget ends the candidate (a *WaitError).
+	if s.tick.After(s.last) {
+		s.tick = s.last
+	}
+	wait := s.tick.Sub(now)
+	if err := s.r.deps.Policy.Wait(wctx, wait, "startup poll"); err != nil {
+		switch {
+		case ctx.Err() != nil:
+			s.w.reason = "cancelled"
+		case errors.Is(err, reqpolicy.ErrWaitExceedsDeadline) && wait < s.deadline.Sub(now):
+			s.w.reason = fmt.Sprintf("startup watch ended: %v (startup_timeout_seconds %d)", err, s.r.cfg.StartupTimeoutSeconds)
+		default:
+			s.timedOut()
+		}
+		return true
+	}
+	if ctx.Err() != nil {
+		s.w.reason = "cancelled"
+		return true
+	}
+	return false
+}
+
+// timedOut ends the watch at the startup timeout, the host's fault unless
+// the last read failed.
+func (s *startupWatch) timedOut() {
+	s.w.hostFailed, s.w.reason = !s.o.blind, fmt.Sprintf("runner %s not online within startup_timeout_seconds %d", s.label, s.r.cfg.StartupTimeoutSeconds)
+}
+
+// readRunner reads the runner registry once the pod runs and its runner may
+// be online. A runner online and idle is accepted on a pod record and a PR
+// read of this tick (each made now when the tick has none); it reports true
+// when the watch ends (s.w says how).
+func (s *startupWatch) readRunner(wctx context.Context, fresh, prRead bool) bool {
+	online, busy, err := s.r.runnerState(wctx, s.label)
+	s.o.blind = err != nil
+	switch {
+	case err != nil:
+		s.r.logf("runner %s: registry unreadable (%v): not counted", s.label, err)
+	case online && busy:
+		// The GPU job is queued only after acceptance: whatever the
+		// runner runs now is some other job, holding a paid GPU.
+		s.w.taken, s.w.reason = true, fmt.Sprintf("runner %s was already busy with a job before this run's GPU job was queued: "+
+			"another job took it (restrict the runner group to the lane's workflow)", s.label)
+		return true
+	case online:
+		if !fresh {
+			// Accepted only on a record of this poll: the pod may have
+			// died or lost its runtime since the last one.
+			s.podDue = s.tick.Add(s.podEvery)
+			done, ok := s.o.read(wctx, &s.w, s.tick, s.poll)
+			if done {
+				return true
+			}
+			if !ok || !s.o.running {
+				return false
+			}
+		}
+		// Nor on a PR read a minute old: a head moved or a PR closed
+		// since is noticed before the GPU job can start (an unchanged PR
+		// answers 304, free of rate limit).
+		if !prRead {
+			s.prDue = s.tick.Add(PRWatchInterval)
+			if s.r.watchPR(wctx, &s.w) {
+				return true
+			}
+		}
+		s.w.accepted, s.w.acceptedAt = true, s.r.now()
+		return true
+	}
+	return false
 }
 
 // watchPR reads the PR once; it reports true when the watch ends (closed,

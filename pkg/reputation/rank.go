@@ -88,16 +88,7 @@ func (e *Estimator) Rank(in plan.Input, cands []plan.Candidate) []plan.Candidate
 // quarantined.
 func (e *Estimator) place(c *plan.Candidate, parked *bool, dcs []plan.DataCenterStock) (float64, time.Duration) {
 	if len(c.DataCenterIDs) > 0 { // a zone restriction: never widened
-		var within []plan.DataCenterStock
-		for _, id := range c.DataCenterIDs {
-			i := slices.IndexFunc(dcs, func(d plan.DataCenterStock) bool { return strings.EqualFold(d.ID, id) })
-			if i >= 0 {
-				within = append(within, dcs[i])
-			} else {
-				within = append(within, plan.DataCenterStock{ID: id, Availability: "LOW"})
-			}
-		}
-		dcs = within
+		dcs = withinZones(c.DataCenterIDs, dcs)
 	}
 	if len(dcs) == 0 { // no stock known (static, catalog down): the type's prior
 		return e.p.PriorFailure, e.p.FailTime
@@ -146,6 +137,21 @@ func (e *Estimator) place(c *plan.Candidate, parked *bool, dcs []plan.DataCenter
 		failSecs += sw * o.est.FailTime.Seconds()
 	}
 	return failure / w, secondsOf(failSecs / w)
+}
+
+// withinZones is the stock of each data center ids names, in that order; one
+// dcs does not list counts as low stock.
+func withinZones(ids []string, dcs []plan.DataCenterStock) []plan.DataCenterStock {
+	var within []plan.DataCenterStock
+	for _, id := range ids {
+		i := slices.IndexFunc(dcs, func(d plan.DataCenterStock) bool { return strings.EqualFold(d.ID, id) })
+		if i >= 0 {
+			within = append(within, dcs[i])
+		} else {
+			within = append(within, plan.DataCenterStock{ID: id, Availability: "LOW"})
+		}
+	}
+	return within
 }
 
 // cmpFloat orders floats, treating values within rounding noise as equal so

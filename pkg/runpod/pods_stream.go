@@ -71,6 +71,12 @@ func decodePodsFrom(dec *json.Decoder, pods []Pod) (_ []Pod, nextCursor string, 
 	default:
 		return pods, "", fmt.Errorf("the answer is %v, not a pod list", tok)
 	}
+	return decodePodPage(dec, pods)
+}
+
+// decodePodPage decodes the rest of a page object, after its '{': its "pods"
+// array appended to pods, and its nextCursor.
+func decodePodPage(dec *json.Decoder, pods []Pod) (_ []Pod, nextCursor string, _ error) {
 	// Member names match as json.Unmarshal matches them (case-insensitively,
 	// the last of a repeated member winning), so both decoders agree.
 	sawPods := false

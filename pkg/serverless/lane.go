@@ -117,35 +117,14 @@ func (l *Lane) Setup(ctx context.Context, req SetupRequest) (*Receipt, error) {
 	}
 	l.logf("setup: reserved %s in %s; cleanup deadline %s", Dollars(cents), l.Ledger.Path, r.Deadline.Format(time.RFC3339))
 
-	// The template.
-	tplReq := l.Settings.TemplateRequest(r.Template.Name, req.Args, req.Env)
-	tpl, err := createOnce(ctx, l, r, &r.Template, func(ctx context.Context) (string, error) {
-		t, err := l.Mgmt.CreateTemplate(ctx, tplReq)
-		if err != nil {
-			return "", err
-		}
-		if bad := l.Settings.VerifyTemplate(t, r.Template.Name); len(bad) > 0 {
-			return t.ID, fmt.Errorf("%w: %s", ErrSettingsMismatch, strings.Join(bad, "; "))
-		}
-		return t.ID, nil
-	}, l.findTemplate)
+	tpl, err := l.createTemplate(ctx, r, req)
 	if err != nil {
 		return r, l.failSetup(ctx, r, err)
 	}
 	l.logf("setup: template %s (%s) created", tpl, r.Template.Name)
 
 	// The endpoint, then a fresh read of it: both answers are verified.
-	epReq := l.Settings.EndpointRequest(r.Endpoint.Name, tpl)
-	ep, err := createOnce(ctx, l, r, &r.Endpoint, func(ctx context.Context) (string, error) {
-		e, err := l.Mgmt.CreateEndpoint(ctx, epReq)
-		if err != nil {
-			return "", err
-		}
-		if bad := l.Settings.VerifyEndpoint(e, r.Endpoint.Name); len(bad) > 0 {
-			return e.ID, fmt.Errorf("%w: %s", ErrSettingsMismatch, strings.Join(bad, "; "))
-		}
-		return e.ID, nil
-	}, l.findEndpoint)
+	ep, err := l.createEndpoint(ctx, r, tpl)
 	if err == nil {
 		err = l.verifyLive(ctx, r)
 	}
@@ -155,6 +134,38 @@ func (l *Lane) Setup(ctx context.Context, req SetupRequest) (*Receipt, error) {
 	l.logf("setup: endpoint %s (%s) created: workers %d–%d, idle %s, timeout %s, pool %s",
 		ep, r.Endpoint.Name, WorkersMin, WorkersMax, l.Settings.IdleTimeout, l.Settings.ExecutionTimeout, l.Settings.GPUPool)
 	return r, SaveReceipt(l.Receipt, r)
+}
+
+// createTemplate creates the attempt's template once (see createOnce) and
+// verifies the answer against the settings.
+func (l *Lane) createTemplate(ctx context.Context, r *Receipt, req SetupRequest) (string, error) {
+	tplReq := l.Settings.TemplateRequest(r.Template.Name, req.Args, req.Env)
+	return createOnce(ctx, l, r, &r.Template, func(ctx context.Context) (string, error) {
+		t, err := l.Mgmt.CreateTemplate(ctx, tplReq)
+		if err != nil {
+			return "", err
+		}
+		if bad := l.Settings.VerifyTemplate(t, r.Template.Name); len(bad) > 0 {
+			return t.ID, fmt.Errorf("%w: %s", ErrSettingsMismatch, strings.Join(bad, "; "))
+		}
+		return t.ID, nil
+	}, l.findTemplate)
+}
+
+// createEndpoint creates the attempt's endpoint on template tpl once (see
+// createOnce) and verifies the answer against the settings.
+func (l *Lane) createEndpoint(ctx context.Context, r *Receipt, tpl string) (string, error) {
+	epReq := l.Settings.EndpointRequest(r.Endpoint.Name, tpl)
+	return createOnce(ctx, l, r, &r.Endpoint, func(ctx context.Context) (string, error) {
+		e, err := l.Mgmt.CreateEndpoint(ctx, epReq)
+		if err != nil {
+			return "", err
+		}
+		if bad := l.Settings.VerifyEndpoint(e, r.Endpoint.Name); len(bad) > 0 {
+			return e.ID, fmt.Errorf("%w: %s", ErrSettingsMismatch, strings.Join(bad, "; "))
+		}
+		return e.ID, nil
+	}, l.findEndpoint)
 }
 
 // failSetup deletes what setup created and returns the setup error (with the
@@ -354,16 +365,9 @@ func (l *Lane) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 		return nil, fmt.Errorf("run: attempt %s already submitted a job (%q): a job is never resubmitted; run setup with a new receipt", r.Attempt, r.Job.ID)
 	}
 	now := l.now()
-	if latest := r.Deadline.Add(-l.Settings.JobTTL - l.Settings.CleanupMargin); now.After(latest) {
-		return nil, fmt.Errorf("run: too late for this setup: the job TTL (%s) and cleanup margin (%s) end after the cleanup deadline %s; clean up and set up again",
-			l.Settings.JobTTL, l.Settings.CleanupMargin, r.Deadline.Format(time.RFC3339))
+	if err := l.reserveJob(r, now); err != nil {
+		return nil, err
 	}
-	cents := l.Settings.JobReservationCents()
-	if _, err := l.Ledger.Reserve(Reservation{Stage: "job", Attempt: r.Attempt, Cents: cents, At: now,
-		Basis: fmt.Sprintf("job TTL %s at $%.2f/h + $1", l.Settings.JobTTL, l.Settings.PriceCeiling)}); err != nil {
-		return nil, fmt.Errorf("run: %w", err)
-	}
-	l.logf("run: reserved %s for the job", Dollars(cents))
 	in := req.Input
 	in.PayloadB64, in.PayloadSHA256 = base64.StdEncoding.EncodeToString(payload.Archive), req.Payload.SHA256()
 	if in.DeadlineSeconds == 0 {
@@ -402,6 +406,22 @@ func (l *Lane) Run(ctx context.Context, req RunRequest) (*RunResult, error) {
 		return res, err
 	}
 	return res, l.collect(final, req.Output, res)
+}
+
+// reserveJob reserves the job's budget in the ledger at now, when the job's
+// TTL and the cleanup margin still end before the receipt's cleanup deadline.
+func (l *Lane) reserveJob(r *Receipt, now time.Time) error {
+	if latest := r.Deadline.Add(-l.Settings.JobTTL - l.Settings.CleanupMargin); now.After(latest) {
+		return fmt.Errorf("run: too late for this setup: the job TTL (%s) and cleanup margin (%s) end after the cleanup deadline %s; clean up and set up again",
+			l.Settings.JobTTL, l.Settings.CleanupMargin, r.Deadline.Format(time.RFC3339))
+	}
+	cents := l.Settings.JobReservationCents()
+	if _, err := l.Ledger.Reserve(Reservation{Stage: "job", Attempt: r.Attempt, Cents: cents, At: now,
+		Basis: fmt.Sprintf("job TTL %s at $%.2f/h + $1", l.Settings.JobTTL, l.Settings.PriceCeiling)}); err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	l.logf("run: reserved %s for the job", Dollars(cents))
+	return nil
 }
 
 // poll waits for a terminal state, at most the job TTL from submission.

@@ -58,7 +58,26 @@ func excludedFile(name string) bool {
 // sorted order, with fixed owners, modes and times, so the same tree always
 // gives the same checksum. Links and special files are skipped and listed.
 func BuildPayload(root string, lim jobwire.Limits) (*Payload, error) {
-	var files, skipped []string
+	files, skipped, err := payloadFiles(root, lim)
+	if err != nil {
+		return nil, err
+	}
+	sort := slices.Clone(files)
+	slices.Sort(sort)
+	archive, err := packPayload(root, sort, lim)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(archive)) > lim.MaxCompressed {
+		return nil, fmt.Errorf("payload: %w", &jobwire.ArchiveError{Reason: fmt.Sprintf("compressed size %d bytes exceeds the limit of %d bytes (the /run request limit is 10 MB)", len(archive), lim.MaxCompressed)})
+	}
+	sum := sha256.Sum256(archive)
+	return &Payload{Version: PayloadVersion, SHA256: hex.EncodeToString(sum[:]), Bytes: len(archive), Files: sort, Skipped: skipped, Archive: archive}, nil
+}
+
+// payloadFiles lists the regular files under root that the payload carries
+// (slash-separated, relative to root) and those it skips as not regular.
+func payloadFiles(root string, lim jobwire.Limits) (files, skipped []string, _ error) {
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -92,14 +111,18 @@ func BuildPayload(root string, lim jobwire.Limits) (*Payload, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	sort := slices.Clone(files)
-	slices.Sort(sort)
+	return files, skipped, nil
+}
+
+// packPayload archives the files (in that order) as a reproducible
+// tar.gz: fixed modes and times, so equal sources give an equal digest.
+func packPayload(root string, files []string, lim jobwire.Limits) ([]byte, error) {
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 	tw := tar.NewWriter(zw)
-	for _, rel := range sort {
+	for _, rel := range files {
 		data, info, err := readRegular(filepath.Join(root, filepath.FromSlash(rel)))
 		if err != nil {
 			return nil, fmt.Errorf("payload: %w", err)
@@ -125,12 +148,7 @@ func BuildPayload(root string, lim jobwire.Limits) (*Payload, error) {
 	if err := zw.Close(); err != nil {
 		return nil, err
 	}
-	archive := buf.Bytes()
-	if int64(len(archive)) > lim.MaxCompressed {
-		return nil, fmt.Errorf("payload: %w", &jobwire.ArchiveError{Reason: fmt.Sprintf("compressed size %d bytes exceeds the limit of %d bytes (the /run request limit is 10 MB)", len(archive), lim.MaxCompressed)})
-	}
-	sum := sha256.Sum256(archive)
-	return &Payload{Version: PayloadVersion, SHA256: hex.EncodeToString(sum[:]), Bytes: len(archive), Files: sort, Skipped: skipped, Archive: archive}, nil
+	return buf.Bytes(), nil
 }
 
 // readRegular reads a file that must still be regular when opened (not

@@ -69,32 +69,10 @@ func envName(flagName string) string {
 // through getenv and then to the defaults. Errors are *ConfigError naming the flag and variable;
 // -h and --help return flag.ErrHelp.
 func ParseConfig(args []string, getenv func(string) string) (Config, error) {
-	fs := flag.NewFlagSet("cuda-smoke", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	values := map[string]*string{}
-	def := func(name, fallback string) {
-		v := getenv(envName(name))
-		if v == "" {
-			v = fallback
-		}
-		values[name] = fs.String(name, v, "")
-	}
-	def("min-cuda", DefaultMinCUDA)
-	def("full-tier", DefaultTiers.Full.String())
-	def("baseline-tier", DefaultTiers.Baseline.String())
-	def("min-vram-gb", strconv.Itoa(DefaultMinVRAMGB))
-	def("report", "")
-	def("work-dir", "")
 	tiers := []TierName{TierFull, TierBaseline}
-	for _, tier := range tiers {
-		def("nvrtc-url-"+string(tier), "")
-		def("nvrtc-sha256-"+string(tier), "")
-	}
-	if err := fs.Parse(args); err != nil {
+	values, err := parseConfigFlags(args, getenv, tiers)
+	if err != nil {
 		return Config{}, err
-	}
-	if fs.NArg() > 0 {
-		return Config{}, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
 	}
 
 	version := func(name string) (Version, error) {
@@ -105,7 +83,6 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 		return v, nil
 	}
 	var cfg Config
-	var err error
 	if cfg.MinCUDA, err = version("min-cuda"); err != nil {
 		return Config{}, err
 	}
@@ -137,6 +114,38 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// parseConfigFlags reads the flags, each defaulting to its environment
+// variable and then to the built-in default, into values by flag name.
+func parseConfigFlags(args []string, getenv func(string) string, tiers []TierName) (map[string]*string, error) {
+	fs := flag.NewFlagSet("cuda-smoke", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	values := map[string]*string{}
+	def := func(name, fallback string) {
+		v := getenv(envName(name))
+		if v == "" {
+			v = fallback
+		}
+		values[name] = fs.String(name, v, "")
+	}
+	def("min-cuda", DefaultMinCUDA)
+	def("full-tier", DefaultTiers.Full.String())
+	def("baseline-tier", DefaultTiers.Baseline.String())
+	def("min-vram-gb", strconv.Itoa(DefaultMinVRAMGB))
+	def("report", "")
+	def("work-dir", "")
+	for _, tier := range tiers {
+		def("nvrtc-url-"+string(tier), "")
+		def("nvrtc-sha256-"+string(tier), "")
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
+	}
+	return values, nil
 }
 
 // parseGB parses a non-negative decimal number of GB into bytes.

@@ -321,121 +321,146 @@ func (r *proofRun) runKernel(ptx, what string) (string, error) {
 // proveNVRTC downloads, verifies, unpacks and loads the tier's pinned NVRTC, compiles the magic
 // kernel for this device and runs it.
 func (r *proofRun) proveNVRTC(ctx context.Context, pin NVRTCPin) error {
-	rep := &NVRTCReport{PackageURL: pin.URL, PackageSHA256: pin.SHA256}
-	r.report.NVRTC = rep
+	n := &nvrtcProof{r: r, pin: pin, rep: &NVRTCReport{PackageURL: pin.URL, PackageSHA256: pin.SHA256}}
+	r.report.NVRTC = n.rep
 	// Everything fetched or unpacked lives in one private directory, removed when the proof
 	// ends; the loaded library stays mapped until the process exits.
-	var workDir, archive string
 	defer func() {
-		if workDir != "" {
-			os.RemoveAll(workDir)
+		if n.workDir != "" {
+			os.RemoveAll(n.workDir)
 		}
 	}()
-	if err := r.step(ctx, "nvrtc-download", func() (string, error) {
-		var err error
-		if workDir, err = os.MkdirTemp(r.p.Config.WorkDir, "cuda-smoke-"); err != nil {
-			return "", err
-		}
-		archive = filepath.Join(workDir, packageFileName(pin.URL))
-		fetch := r.p.Fetch
-		if fetch == nil {
-			fetch = CurlFetch
-		}
-		n, err := Download(ctx, fetch, pin, archive)
-		if err != nil {
-			return "", err
-		}
-		rep.PackageBytes = n
-		return fmt.Sprintf("%s: %d bytes, sha256 %s verified", pin.URL, n, pin.SHA256), nil
-	}); err != nil {
-		return err
+	steps := []struct {
+		name string
+		fn   func() (string, error)
+	}{
+		{"nvrtc-download", func() (string, error) { return n.download(ctx) }},
+		{"nvrtc-install", func() (string, error) { return n.install(ctx) }},
+		{"nvrtc-load", n.load},
+		{"nvrtc-version", n.checkVersion},
+		{"nvrtc-compile", n.compile},
+		{"nvrtc-kernel", n.runKernel},
 	}
-
-	var libPath string
-	if err := r.step(ctx, "nvrtc-install", func() (string, error) {
-		pick := r.p.InstallerFor
-		if pick == nil {
-			pick = InstallerFor
+	for _, s := range steps {
+		if err := r.step(ctx, s.name, s.fn); err != nil {
+			return err
 		}
-		inst, err := pick(pin.URL)
-		if err != nil {
-			return "", err
-		}
-		dir := filepath.Join(workDir, "nvrtc")
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			return "", err
-		}
-		if err := inst.Install(ctx, archive, dir); err != nil {
-			return "", err
-		}
-		if libPath, err = FindNVRTCLibrary(dir, r.tier.CUDA.Major); err != nil {
-			return "", err
-		}
-		rel, _ := filepath.Rel(dir, libPath)
-		return fmt.Sprintf("unpacked into a private directory; using %s", rel), nil
-	}); err != nil {
-		return err
 	}
+	return nil
+}
 
-	var nvrtc NVRTC
-	if err := r.step(ctx, "nvrtc-load", func() (string, error) {
-		if r.p.OpenNVRTC == nil {
-			return "", fmt.Errorf("%w: no NVRTC loader configured", ErrLibraryMissing)
-		}
-		var err error
-		nvrtc, err = r.p.OpenNVRTC(libPath)
-		if err != nil {
-			return "", err
-		}
-		return filepath.Base(libPath) + " loaded", nil
-	}); err != nil {
-		return err
+// nvrtcProof is the NVRTC part of one proof: what each of its steps hands the next.
+type nvrtcProof struct {
+	r   *proofRun
+	pin NVRTCPin
+	rep *NVRTCReport
+	// workDir is the private directory, archive the package downloaded into it
+	// and libPath the library unpacked from it.
+	workDir, archive, libPath string
+	nvrtc                     NVRTC
+	ptx                       string
+}
+
+// download fetches the pinned package into a new private directory and verifies its SHA-256.
+func (n *nvrtcProof) download(ctx context.Context) (string, error) {
+	var err error
+	if n.workDir, err = os.MkdirTemp(n.r.p.Config.WorkDir, "cuda-smoke-"); err != nil {
+		return "", err
 	}
-
-	if err := r.step(ctx, "nvrtc-version", func() (string, error) {
-		v, err := nvrtc.Version()
-		if err != nil {
-			return "", err
-		}
-		rep.Version = v
-		switch {
-		case !v.AtLeast(r.tier.CUDA):
-			return "", fmt.Errorf("%w: NVRTC %s is older than the %s tier's CUDA %s", ErrNVRTCTooOld, v, r.tier.Name, r.tier.CUDA)
-		case !r.driver.AtLeast(v):
-			return "", fmt.Errorf("%w: NVRTC %s emits PTX that driver CUDA %s cannot load", ErrNVRTCNewerThanDriver, v, r.driver)
-		}
-		return fmt.Sprintf("NVRTC %s: at least tier %s, at most driver %s", v, r.tier.CUDA, r.driver), nil
-	}); err != nil {
-		return err
+	n.archive = filepath.Join(n.workDir, packageFileName(n.pin.URL))
+	fetch := n.r.p.Fetch
+	if fetch == nil {
+		fetch = CurlFetch
 	}
-
-	var ptx string
-	if err := r.step(ctx, "nvrtc-compile", func() (string, error) {
-		isa, ok := newestPTXISAUpTo(rep.Version)
-		if !ok {
-			isa = r.tier.PTX
-		}
-		arch, err := PTXTarget(r.cc, isa)
-		if err != nil {
-			return "", err
-		}
-		rep.Architecture = arch.Compute()
-		if ptx, err = nvrtc.Compile(KernelSource, KernelName+".cu", []string{"--gpu-architecture=" + arch.Compute()}); err != nil {
-			return "", err
-		}
-		header, err := ParsePTXHeader(ptx)
-		if err != nil {
-			return "", fmt.Errorf("NVRTC output: %w", err)
-		}
-		rep.PTXISA, rep.PTXTarget = header.ISA, header.Target
-		return fmt.Sprintf("%s for %s: PTX ISA %s .target %s, %d bytes", KernelName, arch.Compute(), header.ISA, header.Target, len(ptx)), nil
-	}); err != nil {
-		return err
+	size, err := Download(ctx, fetch, n.pin, n.archive)
+	if err != nil {
+		return "", err
 	}
+	n.rep.PackageBytes = size
+	return fmt.Sprintf("%s: %d bytes, sha256 %s verified", n.pin.URL, size, n.pin.SHA256), nil
+}
 
-	return r.step(ctx, "nvrtc-kernel", func() (string, error) {
-		return r.runKernel(ptx, fmt.Sprintf("NVRTC PTX ISA %s .target %s", rep.PTXISA, rep.PTXTarget))
-	})
+// install unpacks the package with the installer its URL calls for and finds the library.
+func (n *nvrtcProof) install(ctx context.Context) (string, error) {
+	pick := n.r.p.InstallerFor
+	if pick == nil {
+		pick = InstallerFor
+	}
+	inst, err := pick(n.pin.URL)
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(n.workDir, "nvrtc")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", err
+	}
+	if err := inst.Install(ctx, n.archive, dir); err != nil {
+		return "", err
+	}
+	if n.libPath, err = FindNVRTCLibrary(dir, n.r.tier.CUDA.Major); err != nil {
+		return "", err
+	}
+	rel, _ := filepath.Rel(dir, n.libPath)
+	return fmt.Sprintf("unpacked into a private directory; using %s", rel), nil
+}
+
+// load loads the unpacked library.
+func (n *nvrtcProof) load() (string, error) {
+	if n.r.p.OpenNVRTC == nil {
+		return "", fmt.Errorf("%w: no NVRTC loader configured", ErrLibraryMissing)
+	}
+	var err error
+	n.nvrtc, err = n.r.p.OpenNVRTC(n.libPath)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Base(n.libPath) + " loaded", nil
+}
+
+// checkVersion checks that NVRTC is at least the tier's CUDA and at most the driver's.
+func (n *nvrtcProof) checkVersion() (string, error) {
+	r := n.r
+	v, err := n.nvrtc.Version()
+	if err != nil {
+		return "", err
+	}
+	n.rep.Version = v
+	switch {
+	case !v.AtLeast(r.tier.CUDA):
+		return "", fmt.Errorf("%w: NVRTC %s is older than the %s tier's CUDA %s", ErrNVRTCTooOld, v, r.tier.Name, r.tier.CUDA)
+	case !r.driver.AtLeast(v):
+		return "", fmt.Errorf("%w: NVRTC %s emits PTX that driver CUDA %s cannot load", ErrNVRTCNewerThanDriver, v, r.driver)
+	}
+	return fmt.Sprintf("NVRTC %s: at least tier %s, at most driver %s", v, r.tier.CUDA, r.driver), nil
+}
+
+// compile compiles the magic kernel for this device with the newest PTX ISA
+// NVRTC's version is known to emit, and reads back the PTX header.
+func (n *nvrtcProof) compile() (string, error) {
+	rep := n.rep
+	isa, ok := newestPTXISAUpTo(rep.Version)
+	if !ok {
+		isa = n.r.tier.PTX
+	}
+	arch, err := PTXTarget(n.r.cc, isa)
+	if err != nil {
+		return "", err
+	}
+	rep.Architecture = arch.Compute()
+	if n.ptx, err = n.nvrtc.Compile(KernelSource, KernelName+".cu", []string{"--gpu-architecture=" + arch.Compute()}); err != nil {
+		return "", err
+	}
+	header, err := ParsePTXHeader(n.ptx)
+	if err != nil {
+		return "", fmt.Errorf("NVRTC output: %w", err)
+	}
+	rep.PTXISA, rep.PTXTarget = header.ISA, header.Target
+	return fmt.Sprintf("%s for %s: PTX ISA %s .target %s, %d bytes", KernelName, arch.Compute(), header.ISA, header.Target, len(n.ptx)), nil
+}
+
+// runKernel runs the compiled kernel on the device.
+func (n *nvrtcProof) runKernel() (string, error) {
+	return n.r.runKernel(n.ptx, fmt.Sprintf("NVRTC PTX ISA %s .target %s", n.rep.PTXISA, n.rep.PTXTarget))
 }
 
 // packageFileName keeps the URL's file name (its suffix picks the installer) and falls back

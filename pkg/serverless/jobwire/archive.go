@@ -130,48 +130,21 @@ func walkArchive(data []byte, lim Limits, visit func(Entry, io.Reader) error) er
 		if err != nil {
 			return err
 		}
-		e := Entry{Name: name}
-		switch h.Typeflag {
-		case tar.TypeReg, tar.TypeRegA: //nolint:staticcheck // old archivers write TypeRegA for files
-			e.Exec = h.Mode&0o100 != 0
-		case tar.TypeDir:
-			e.Dir = true
-		case tar.TypeSymlink, tar.TypeLink:
-			return reject(h.Name, "link (to %q) is not allowed", h.Linkname)
-		default:
-			return reject(h.Name, "special file (type %q) is not allowed", string(h.Typeflag))
+		e, err := archiveEntry(h, name)
+		if err != nil {
+			return err
 		}
-		if isDir, seen := kinds[name]; seen {
-			if !(isDir && e.Dir) {
-				return reject(h.Name, "duplicate entry")
-			}
-			return reject(h.Name, "duplicate directory entry")
-		}
-		for parent := path.Dir(name); parent != "."; parent = path.Dir(parent) {
-			if isDir, seen := kinds[parent]; seen && !isDir {
-				return reject(h.Name, "lies under %q, which is a file", parent)
-			}
+		if err := checkPlace(kinds, h, name, e.Dir); err != nil {
+			return err
 		}
 		kinds[name] = e.Dir
 		if !e.Dir {
-			if h.Size > lim.MaxFile {
-				return reject(h.Name, "size %d bytes exceeds the per-file limit of %d bytes", h.Size, lim.MaxFile)
-			}
-			// The header's size is not trusted: the read is bounded by the limits.
-			var buf bytes.Buffer
-			n, err := io.Copy(&buf, io.LimitReader(tr, lim.MaxFile+1))
+			buf, err := readContent(tr, h, lim, &total)
 			if err != nil {
-				return reject(h.Name, "reading content: %v", err)
+				return err
 			}
-			if n > lim.MaxFile {
-				return reject(h.Name, "content exceeds the per-file limit of %d bytes", lim.MaxFile)
-			}
-			total += n
-			if total > lim.MaxTotal {
-				return reject(h.Name, "total content exceeds the limit of %d bytes", lim.MaxTotal)
-			}
-			e.Size = n
-			if err := visit(e, &buf); err != nil {
+			e.Size = int64(buf.Len())
+			if err := visit(e, buf); err != nil {
 				return err
 			}
 			continue
@@ -185,6 +158,62 @@ func walkArchive(data []byte, lim Limits, visit func(Entry, io.Reader) error) er
 		return reject("", "corrupt gzip data: %v", err)
 	}
 	return nil
+}
+
+// archiveEntry is the entry header h describes under its canonical name: a
+// file or a directory; links and special files are refused.
+func archiveEntry(h *tar.Header, name string) (Entry, error) {
+	e := Entry{Name: name}
+	switch h.Typeflag {
+	case tar.TypeReg, tar.TypeRegA: //nolint:staticcheck // old archivers write TypeRegA for files
+		e.Exec = h.Mode&0o100 != 0
+	case tar.TypeDir:
+		e.Dir = true
+	case tar.TypeSymlink, tar.TypeLink:
+		return Entry{}, reject(h.Name, "link (to %q) is not allowed", h.Linkname)
+	default:
+		return Entry{}, reject(h.Name, "special file (type %q) is not allowed", string(h.Typeflag))
+	}
+	return e, nil
+}
+
+// checkPlace refuses an entry whose name was seen before, or that lies under
+// a file; kinds maps each canonical name seen to whether it is a directory.
+func checkPlace(kinds map[string]bool, h *tar.Header, name string, dir bool) error {
+	if isDir, seen := kinds[name]; seen {
+		if !(isDir && dir) {
+			return reject(h.Name, "duplicate entry")
+		}
+		return reject(h.Name, "duplicate directory entry")
+	}
+	for parent := path.Dir(name); parent != "."; parent = path.Dir(parent) {
+		if isDir, seen := kinds[parent]; seen && !isDir {
+			return reject(h.Name, "lies under %q, which is a file", parent)
+		}
+	}
+	return nil
+}
+
+// readContent reads a file entry's content within the per-file limit and,
+// adding it to *total, the total one.
+func readContent(tr io.Reader, h *tar.Header, lim Limits, total *int64) (*bytes.Buffer, error) {
+	if h.Size > lim.MaxFile {
+		return nil, reject(h.Name, "size %d bytes exceeds the per-file limit of %d bytes", h.Size, lim.MaxFile)
+	}
+	// The header's size is not trusted: the read is bounded by the limits.
+	var buf bytes.Buffer
+	n, err := io.Copy(&buf, io.LimitReader(tr, lim.MaxFile+1))
+	if err != nil {
+		return nil, reject(h.Name, "reading content: %v", err)
+	}
+	if n > lim.MaxFile {
+		return nil, reject(h.Name, "content exceeds the per-file limit of %d bytes", lim.MaxFile)
+	}
+	*total += n
+	if *total > lim.MaxTotal {
+		return nil, reject(h.Name, "total content exceeds the limit of %d bytes", lim.MaxTotal)
+	}
+	return &buf, nil
 }
 
 // Extract checks the whole archive first and only then writes it under dest,

@@ -48,6 +48,7 @@ type Deps struct {
 
 // Run does one job and always returns an output: failures are in Error,
 // with whatever artifacts exist.
+// Long: one linear protocol (verify and unpack the payload, prove CUDA, run the tests, pack), each step failing the job through fail.
 func Run(ctx context.Context, in jobwire.JobInput, d Deps) jobwire.JobOutput {
 	start := d.Now()
 	src, results := filepath.Join(d.WorkDir, "src"), filepath.Join(d.WorkDir, "results")
