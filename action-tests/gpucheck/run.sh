@@ -14,7 +14,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/gpucheck.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 cd "$repo"
-CGO_ENABLED=0 go build -o "$work/cuda-smoke" ./pkg/smoke/cmd/cuda-smoke
+CGO_ENABLED=0 go build -o "$work/cuda-smoke" ./pkg/cmd/cuda-smoke
 go build -o "$work/gpucheck" ./action-tests/gpucheck
 
 if command -v nvidia-smi >/dev/null 2>&1; then

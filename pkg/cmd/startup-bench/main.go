@@ -6,7 +6,7 @@
 // the GODEBUG=inittrace=1 totals (time, bytes and allocations spent in package
 // initialisation).
 //
-//	go run ./pkg/actions/cmd/startup-bench [-base REF] [-n 200]
+//	go run ./pkg/cmd/startup-bench [-base REF] [-n 200]
 //
 // The baseline is REF's tree (default: the commit before pkg/actions/actions.go
 // was added, the last with a program per action), taken with git archive, so
