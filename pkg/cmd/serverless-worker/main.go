@@ -33,8 +33,7 @@ func main() {
 	}
 }
 
-// prove runs the pod lane's CUDA smoke proof on the real driver, loaded here
-// so that package worker stays free of purego.
+// prove runs the CUDA smoke proof on the real driver: package worker links no purego.
 func prove(ctx context.Context, cfg smoke.Config, out io.Writer) (*smoke.Report, error) {
 	return cudalib.NewProof(cfg, out, os.Getenv).Run(ctx)
 }
