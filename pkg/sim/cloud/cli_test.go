@@ -1,4 +1,4 @@
-package main
+package cloud_test
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/smoke/smoketest"
 )
 
-// syncBuffer is a bytes.Buffer that run writes while the test reads.
+// syncBuffer is a bytes.Buffer that RunCLI writes while the test reads.
 type syncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
@@ -39,7 +39,7 @@ func (b *syncBuffer) String() string {
 
 var printedRE = regexp.MustCompile(`(?m)^([a-z0-9-]+): +(.*)$`)
 
-func TestRunServesUntilCancelled(t *testing.T) {
+func TestRunCLIServesUntilCancelled(t *testing.T) {
 	tests := []struct {
 		name          string
 		args          []string
@@ -56,7 +56,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 			defer cancel()
 			var out syncBuffer
 			done := make(chan error, 1)
-			go func() { done <- run(ctx, tt.args, &out) }()
+			go func() { done <- cloud.RunCLI(ctx, tt.args, &out) }()
 
 			var early error
 			poll.WaitOn(t, func(poll.LogT) poll.Result {
@@ -95,7 +95,7 @@ func TestRunServesUntilCancelled(t *testing.T) {
 	}
 }
 
-func TestRunRejectsBadArguments(t *testing.T) {
+func TestRunCLIRejectsBadArguments(t *testing.T) {
 	tests := []struct {
 		name    string
 		args    []string
@@ -109,7 +109,7 @@ func TestRunRejectsBadArguments(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			err := run(context.Background(), tt.args, &out)
+			err := cloud.RunCLI(context.Background(), tt.args, &out)
 			assert.Check(t, is.ErrorContains(err, tt.wantErr))
 			assert.Check(t, !strings.Contains(out.String(), "simcloud: serving"))
 		})

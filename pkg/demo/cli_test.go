@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // own heading, with the Mermaid charts of cleanup and the cost history.
 func TestMarkdownPageHasEveryJobsSummaryAndCharts(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "demo.md")
-	assert.NilError(t, run(context.Background(), io.Discard, 1, path))
+	assert.NilError(t, RunCLI(context.Background(), io.Discard, io.Discard, 1, path))
 	data, err := os.ReadFile(path)
 	assert.NilError(t, err)
 	page := string(data)
@@ -36,6 +36,6 @@ func TestMarkdownPageHasEveryJobsSummaryAndCharts(t *testing.T) {
 	}
 	assert.Check(t, strings.Count(page, "```")%2 == 0, "every code block is closed")
 
-	err = run(context.Background(), io.Discard, 1, filepath.Join(t.TempDir(), "missing", "demo.md"))
+	err = RunCLI(context.Background(), io.Discard, io.Discard, 1, filepath.Join(t.TempDir(), "missing", "demo.md"))
 	assert.ErrorContains(t, err, "--markdown ")
 }

@@ -1,4 +1,4 @@
-package main
+package history
 
 import (
 	"bytes"
@@ -14,16 +14,16 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"github.com/org/runpod-gpu/pkg/history"
+	"github.com/org/runpod-gpu/pkg/cmdline"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/simclock"
 )
 
 const token = "ghp_CostHistoryTestToken0123456789"
 
-func TestRun(t *testing.T) {
+func TestRunCLI(t *testing.T) {
 	saved := t.TempDir()
-	assert.NilError(t, os.CopyFS(saved, os.DirFS("../../history/testdata/evidence")))
+	assert.NilError(t, os.CopyFS(saved, os.DirFS("testdata/evidence")))
 	repoDir := t.TempDir()
 	assert.NilError(t, os.Mkdir(filepath.Join(repoDir, ".git"), 0o755))
 	empty := t.TempDir()
@@ -95,10 +95,10 @@ func TestRun(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			getenv := func(k string) string { return tc.env[k] }
-			err := run(context.Background(), tc.args, getenv, &stdout, &stderr)
+			err := RunCLI(context.Background(), tc.args, getenv, &stdout, &stderr)
 			switch {
 			case tc.wantUsage:
-				assert.Assert(t, errors.Is(err, errUsage), "got %v", err)
+				assert.Assert(t, errors.Is(err, cmdline.ErrUsage), "got %v", err)
 				assert.Check(t, is.Contains(stderr.String(), "usage: cost-history"))
 			case tc.wantErr != "":
 				assert.ErrorContains(t, err, tc.wantErr)
@@ -120,7 +120,7 @@ func simulatedGitHub(t *testing.T) string {
 	clock := simclock.NewVirtual(time.Date(2026, 10, 12, 0, 0, 0, 0, time.UTC))
 	srv := githubsim.New(githubsim.WithClock(clock), githubsim.WithToken(token, githubsim.Identity{Login: "maintainer"}))
 	assert.NilError(t, srv.AddRepo(githubsim.Repo{Owner: "org", Name: "app"}))
-	id, err := srv.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: "org/app", WorkflowPath: ".github/workflows/" + history.DefaultWorkflow,
+	id, err := srv.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: "org/app", WorkflowPath: ".github/workflows/" + DefaultWorkflow,
 		CreatedAt: time.Date(2026, 10, 7, 9, 0, 0, 0, time.UTC), Status: "completed", Conclusion: "success"})
 	assert.NilError(t, err)
 	assert.NilError(t, srv.SetRunLogs("org/app", id, 1, map[string]string{"0_gate.txt": "2026-10-07T09:01:00Z no GPU path changed\n"}))

@@ -1,4 +1,4 @@
-package main
+package localgate
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"github.com/org/runpod-gpu/pkg/localgate"
+	"github.com/org/runpod-gpu/pkg/cmdline"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -21,14 +21,14 @@ func TestParseArgs(t *testing.T) {
 		name      string
 		args      []string
 		env       map[string]string
-		wantOpts  localgate.LocalOptions
+		wantOpts  LocalOptions
 		wantUsage string
 		wantErr   string
 	}{
 		{
 			name: "defaults",
 			args: []string{"-pr", "12", "--", "make", "gpu-test"},
-			wantOpts: localgate.LocalOptions{
+			wantOpts: LocalOptions{
 				RepoDir: ".", Repository: "octo/gpu-lib", PRNumber: 12, Command: []string{"make", "gpu-test"},
 				Workflow: "local-gpu-gate.yml", Timeout: 5 * time.Hour,
 			},
@@ -37,7 +37,7 @@ func TestParseArgs(t *testing.T) {
 			name: "everything set",
 			args: []string{"-pr=3", "-repo", "org/other", "-C", "/src", "-workflow", "relay.yml", "-ref", "trunk",
 				"-timeout", "90m", "-log", "/tmp/lane.log", "pytest", "-k", "cuda"},
-			wantOpts: localgate.LocalOptions{
+			wantOpts: LocalOptions{
 				RepoDir: "/src", Repository: "org/other", PRNumber: 3, Command: []string{"pytest", "-k", "cuda"},
 				Workflow: "relay.yml", Ref: "trunk", Timeout: 90 * time.Minute, LogFile: "/tmp/lane.log",
 			},
@@ -58,7 +58,7 @@ func TestParseArgs(t *testing.T) {
 			cfg, err := parseArgs(context.Background(), tc.args, func(k string) string { return e[k] }, &stderr)
 			switch {
 			case tc.wantUsage != "":
-				assert.Assert(t, errors.Is(err, errUsage), "got %v", err)
+				assert.Assert(t, errors.Is(err, cmdline.ErrUsage), "got %v", err)
 				assert.Check(t, is.Contains(stderr.String(), tc.wantUsage))
 				assert.Check(t, is.Contains(stderr.String(), "usage: local-gpu-gate -pr NUMBER"))
 			case tc.wantErr != "":

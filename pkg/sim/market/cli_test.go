@@ -1,4 +1,4 @@
-package main
+package market
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 )
 
-func TestRun(t *testing.T) {
+func TestRunCLI(t *testing.T) {
 	tests := []struct {
 		name string
 		args []string
@@ -25,7 +25,7 @@ func TestRun(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			err := run(context.Background(), tc.args, &out)
+			err := RunCLI(context.Background(), tc.args, &out)
 			if tc.err {
 				assert.ErrorContains(t, err, tc.want)
 				return
