@@ -44,30 +44,14 @@ func Run(ctx context.Context, stdout io.Writer, base string, n int) error {
 	if err != nil {
 		return err
 	}
-	if base == "" {
-		added, err := output(ctx, root, "git", "log", "--diff-filter=A", "--format=%H", "-1", "--", "pkg/actions/actions.go")
-		if err != nil || added == "" {
-			return fmt.Errorf("find the commit that added pkg/actions/actions.go (pass -base): %v", err)
-		}
-		base = added + "^"
-	}
 	tmp, err := os.MkdirTemp("", "startup-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-
-	baseDir := filepath.Join(tmp, "base")
-	if err := os.Mkdir(baseDir, 0o755); err != nil {
+	base, baseDir, roles, err := checkoutBaseline(ctx, root, base, tmp)
+	if err != nil {
 		return err
-	}
-	archive := exec.CommandContext(ctx, "sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", root, base, baseDir)
-	if out, err := archive.CombinedOutput(); err != nil {
-		return fmt.Errorf("git archive %s: %v\n%s", base, err, out)
-	}
-	roles, err := filepath.Glob(filepath.Join(baseDir, "actions", "*", "main.go"))
-	if err != nil || len(roles) == 0 {
-		return fmt.Errorf("%s has no actions/*/main.go: is it a per-action commit?", base)
 	}
 	multi := filepath.Join(tmp, "new", "runpod-gpu-actions")
 	if err := build(ctx, root, multi, "./pkg/cmd/runpod-gpu-actions"); err != nil {
@@ -82,29 +66,14 @@ func Run(ctx context.Context, stdout io.Writer, base string, n int) error {
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "role\told mean\tnew mean\told median\tnew median\tnew/old (median)\told init\tnew init\told init bytes\tnew init bytes\told init allocs\tnew init allocs\t")
 	var oldAll, newAll []time.Duration
-	for _, mainGo := range roles {
-		role := filepath.Base(filepath.Dir(mainGo))
+	for _, role := range roles {
 		single := filepath.Join(tmp, "old", role)
 		if err := build(ctx, baseDir, single, "./actions/"+role); err != nil {
 			return err
 		}
-		progs := [2]program{{path: single}, {path: multi, args: []string{role}}}
-		var times [2][]time.Duration
-		var inits [2]initCost
-		for i := range n {
-			for k := range progs { // alternate, so drift in the machine's load hits both alike
-				p := progs[(i+k)%2]
-				d, err := start(ctx, p, cwd, nil)
-				if err != nil {
-					return fmt.Errorf("%s: %w", role, err)
-				}
-				times[(i+k)%2] = append(times[(i+k)%2], d)
-			}
-		}
-		for k, p := range progs {
-			if inits[k], err = inittrace(ctx, p, cwd); err != nil {
-				return fmt.Errorf("%s: %w", role, err)
-			}
+		times, inits, err := measureRole(ctx, [2]program{{path: single}, {path: multi, args: []string{role}}}, cwd, n)
+		if err != nil {
+			return fmt.Errorf("%s: %w", role, err)
 		}
 		oldAll, newAll = append(oldAll, times[0]...), append(newAll, times[1]...)
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\t%d\t%d\t%d\t%d\t\n", role,
@@ -115,6 +84,55 @@ func Run(ctx context.Context, stdout io.Writer, base string, n int) error {
 	fmt.Fprintf(w, "all roles\t%s\t%s\t%s\t%s\t%.2f\t\t\t\t\t\t\t\n", ms(mean(oldAll)), ms(mean(newAll)), ms(median(oldAll)), ms(median(newAll)),
 		float64(median(newAll))/float64(median(oldAll)))
 	return w.Flush()
+}
+
+// checkoutBaseline unpacks the per-action baseline (base, or by default the
+// commit before the multi-call program arrived) into tmp and lists its roles.
+func checkoutBaseline(ctx context.Context, root, base, tmp string) (ref, dir string, roles []string, err error) {
+	if base == "" {
+		added, err := output(ctx, root, "git", "log", "--diff-filter=A", "--format=%H", "-1", "--", "pkg/actions/actions.go")
+		if err != nil || added == "" {
+			return "", "", nil, fmt.Errorf("find the commit that added pkg/actions/actions.go (pass -base): %v", err)
+		}
+		base = added + "^"
+	}
+	dir = filepath.Join(tmp, "base")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", "", nil, err
+	}
+	archive := exec.CommandContext(ctx, "sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", root, base, dir)
+	if out, err := archive.CombinedOutput(); err != nil {
+		return "", "", nil, fmt.Errorf("git archive %s: %v\n%s", base, err, out)
+	}
+	mains, err := filepath.Glob(filepath.Join(dir, "actions", "*", "main.go"))
+	if err != nil || len(mains) == 0 {
+		return "", "", nil, fmt.Errorf("%s has no actions/*/main.go: is it a per-action commit?", base)
+	}
+	for _, m := range mains {
+		roles = append(roles, filepath.Base(filepath.Dir(m)))
+	}
+	return base, dir, roles, nil
+}
+
+// measureRole starts the old and the new program n times each, alternating
+// so drift in the machine's load hits both alike, then reads their init cost.
+func measureRole(ctx context.Context, progs [2]program, cwd string, n int) (times [2][]time.Duration, inits [2]initCost, err error) {
+	for i := range n {
+		for k := range progs {
+			p := progs[(i+k)%2]
+			d, err := start(ctx, p, cwd, nil)
+			if err != nil {
+				return times, inits, err
+			}
+			times[(i+k)%2] = append(times[(i+k)%2], d)
+		}
+	}
+	for k, p := range progs {
+		if inits[k], err = inittrace(ctx, p, cwd); err != nil {
+			return times, inits, err
+		}
+	}
+	return times, inits, nil
 }
 
 // build compiles pkg in dir to out as the Dockerfile builds the image's programs.
