@@ -211,28 +211,38 @@ func parseInputField(t reflect.Type, sf reflect.StructField, tag string) (inputF
 // anything else happens. Lenient inputs that do not parse are warnings.
 func ReadInputs[T any](io *IO) (T, error) {
 	var in T
-	fields, err := inputFields(reflect.TypeFor[T]())
-	if err != nil {
-		return in, err
+	return in, io.ReadInputsInto(&in)
+}
+
+// ReadInputsInto is ReadInputs into the struct ptr points to. It is not
+// generic, so the image's program carries its body once, not once per action.
+func (r *IO) ReadInputsInto(ptr any) error {
+	v := reflect.ValueOf(ptr)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return fmt.Errorf("inputs: %T is not a pointer to an inputs struct", ptr)
 	}
-	v := reflect.ValueOf(&in).Elem()
+	v = v.Elem()
+	fields, err := inputFields(v.Type())
+	if err != nil {
+		return err
+	}
 	var errs []error
 	for _, f := range fields {
-		if err := io.readInput(f, v.FieldByIndex(f.index)); err != nil {
+		if err := r.readInput(f, v.FieldByIndex(f.index)); err != nil {
 			if f.lenient == "" {
 				errs = append(errs, err)
 				continue
 			}
-			io.Warningf("%v; %s", err, f.lenient)
+			r.Warningf("%v; %s", err, f.lenient)
 			v.FieldByIndex(f.index).SetZero()
 		}
 	}
 	if len(errs) == 0 {
-		if val, ok := any(&in).(interface{ Validate() error }); ok {
+		if val, ok := ptr.(interface{ Validate() error }); ok {
 			errs = append(errs, val.Validate())
 		}
 	}
-	return in, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // readInput reads one declared input into dst.

@@ -24,7 +24,12 @@ const OutputTag = "output"
 // actionio.WriteOutputs[provision.Outputs](io, res.Outputs()): the action.yml
 // consistency test (action-tests) reads the output names from that type's tags.
 func WriteOutputs[T any](io *IO, outputs T) error {
-	fields, err := outputFields(reflect.ValueOf(outputs))
+	return io.writeOutputs(reflect.ValueOf(outputs))
+}
+
+// writeOutputs is WriteOutputs' body, not generic so it is carried once.
+func (io *IO) writeOutputs(v reflect.Value) error {
+	fields, err := outputFields(v)
 	if err != nil {
 		return err
 	}

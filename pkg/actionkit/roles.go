@@ -39,8 +39,20 @@ func (a *action[In]) Inputs() reflect.Type    { return reflect.TypeFor[In]() }
 func (a *action[In]) Outputs() []reflect.Type { return a.outputs }
 
 func (a *action[In]) Run(ctx context.Context, io *actionio.IO) error {
+	var in In
+	if err := prepare(io, a.outputs, &in); err != nil {
+		return err
+	}
+	return a.run(ctx, io, in)
+}
+
+// prepare restricts io to the declared outputs and reads the inputs into in.
+// When they do not all read, an action that reads the configuration (it
+// embeds ConfigInput) reports the configuration's problems first, annotated
+// on the file, as it does when every input is right.
+func prepare(io *actionio.IO, outputs []reflect.Type, in any) error {
 	var names []string
-	for _, t := range a.outputs {
+	for _, t := range outputs {
 		n, err := actionio.OutputNames(t)
 		if err != nil {
 			return err
@@ -48,18 +60,16 @@ func (a *action[In]) Run(ctx context.Context, io *actionio.IO) error {
 		names = append(names, n...)
 	}
 	io.RestrictOutputs(names)
-	in, err := actionio.ReadInputs[In](io)
-	if err != nil {
-		// An action that reads the configuration reports its problems first,
-		// annotated on the file, as it does when every input is right.
-		if c, ok := any(&in).(interface{ configPath() string }); ok {
-			if _, cfgErr := Config(io, c.configPath()); cfgErr != nil {
-				return cfgErr
-			}
-		}
-		return err
+	err := io.ReadInputsInto(in)
+	if err == nil {
+		return nil
 	}
-	return a.run(ctx, io, in)
+	if c, ok := in.(interface{ configPath() string }); ok {
+		if _, cfgErr := Config(io, c.configPath()); cfgErr != nil {
+			return cfgErr
+		}
+	}
+	return err
 }
 
 // ExitUsage is the exit status of a multi-call binary started without a

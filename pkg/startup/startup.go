@@ -8,7 +8,6 @@
 package startup
 
 import (
-	"bytes"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -17,8 +16,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"text/template"
 
 	"github.com/org/runpod-gpu/pkg/cudaver"
 	"github.com/org/runpod-gpu/pkg/lazyre"
@@ -154,14 +151,14 @@ func checkURL(raw string) string {
 	return want
 }
 
+// scriptTemplate is the script with {{…}} placeholders, each replaced by
+// Render with a validated value ({{q .X}}: single-quoted). It is not a
+// text/template on purpose: executing one makes the linker keep every
+// exported method of every type in the image's program (template calls
+// methods by name), 3.6 MB of go-github alone.
+//
 //go:embed script.sh.tmpl
 var scriptTemplate string
-
-// tmpl parses the script template on the first Render: only provision renders
-// it, and the image's one program starts every role.
-var tmpl = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("startup").Funcs(template.FuncMap{"q": Quote}).Parse(scriptTemplate))
-})
 
 // Render validates p and returns the bash script. The script expects the JIT
 // config in the JITConfigEnv environment variable and nothing else secret.
@@ -177,17 +174,24 @@ func Render(p Params) (string, error) {
 	}
 	pins := append([]NVRTCPin(nil), p.NVRTC...)
 	sort.Slice(pins, func(i, j int) bool { return pins[i].Tier < pins[j].Tier })
-	var buf bytes.Buffer
-	err := tmpl().Execute(&buf, struct {
-		Params
-		Pins                                                                []NVRTCPin
-		JITEnv, RunnerUser                                                  string
-		ExitProof, ExitDownload, ExitChecksum, ExitNoJIT, ExitRunnerMissing int
-	}{p, pins, JITConfigEnv, RunnerUser, ExitProofFailed, ExitDownload, ExitChecksum, ExitNoJITConfig, ExitRunnerMissing})
-	if err != nil {
-		return "", fmt.Errorf("startup script: render: %w", err)
+	var pinFlags strings.Builder
+	for _, pin := range pins {
+		fmt.Fprintf(&pinFlags, "\n  --nvrtc-url-%s %s \\\n  --nvrtc-sha256-%s %s \\", pin.Tier, Quote(pin.URL), pin.Tier, Quote(pin.SHA256))
 	}
-	return buf.String(), nil
+	script := strings.NewReplacer(
+		"{{q .ProofURL}}", Quote(p.ProofURL), "{{q .ProofSHA256}}", Quote(p.ProofSHA256),
+		"{{q .RunnerDir}}", Quote(p.RunnerDir), "{{q .WorkDir}}", Quote(p.WorkDir),
+		"{{q .MinCUDA}}", Quote(p.MinCUDA), "{{q .FullTier}}", Quote(p.FullTier), "{{q .BaselineTier}}", Quote(p.BaselineTier),
+		"{{q .MinVRAMGB}}", Quote(strconv.Itoa(p.MinVRAMGB)), "{{.PinFlags}}", pinFlags.String(),
+		"{{.JITEnv}}", JITConfigEnv, "{{.RunnerUser}}", RunnerUser,
+		"{{.ExitDownload}}", strconv.Itoa(ExitDownload), "{{.ExitChecksum}}", strconv.Itoa(ExitChecksum),
+		"{{.ExitProof}}", strconv.Itoa(ExitProofFailed), "{{.ExitNoJIT}}", strconv.Itoa(ExitNoJITConfig),
+		"{{.ExitRunnerMissing}}", strconv.Itoa(ExitRunnerMissing),
+	).Replace(scriptTemplate)
+	if i := strings.Index(script, "{{"); i >= 0 {
+		return "", fmt.Errorf("startup script: render: placeholder left at byte %d: %.40q", i, script[i:])
+	}
+	return script, nil
 }
 
 // Quote single-quotes s for bash so it is always one literal word.
