@@ -285,3 +285,26 @@ func TestServerlessLaneCleanupUncertain(t *testing.T) {
 	assert.Equal(t, final.exitCode, 0, final.stdout)
 	s.nothingLeft(t)
 }
+
+// TestServerlessPrepareModeNeedsNoKey runs the action as the prepare job does:
+// no RunPod key, no cloud call, and the checksum the run will be approved with.
+func TestServerlessPrepareModeNeedsNoKey(t *testing.T) {
+	t.Parallel()
+	s := startServerless(t, runpodsim.ServerlessFaults{}, smoketest.DriverConfig{}, runpodsim.JobWorkerFunc(nil))
+	want, err := serverless.BuildPayload(s.workspace, jobwire.DefaultPayloadLimits)
+	assert.NilError(t, err)
+	st := s.step(t, "")
+	st.inputs = map[string]string{"mode": "prepare", "source-dir": ".", "worker-sha256": slsWorkerSHA}
+	res := runStep(t, st)
+	assert.Equal(t, res.exitCode, 0, res.stdout)
+	assert.Check(t, is.Equal(res.outputs["payload-sha256"], want.SHA256))
+	assert.Check(t, is.Equal(res.outputs["worker-sha256"], slsWorkerSHA))
+	assert.Check(t, is.Len(s.RunPod.ServerlessResources(), 0), "prepare creates nothing")
+	_, err = serverless.LoadReceipt(filepath.Join(s.workspace, ".runpod-gpu/serverless/receipt.json"))
+	assert.Check(t, err != nil, "prepare writes no receipt")
+
+	st.inputs["mode"] = "deploy"
+	bad := runStep(t, st)
+	assert.Check(t, bad.exitCode != 0)
+	assert.Check(t, is.Contains(bad.stdout, `input mode = "deploy": want run, prepare or cleanup`))
+}

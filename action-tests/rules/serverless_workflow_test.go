@@ -1,19 +1,14 @@
-package actiontests
+package rules
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
-	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/serverless"
-	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
-	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
-	"github.com/org/runpod-gpu/pkg/smoke/smoketest"
 )
 
 // metaServerlessLaneProblems lists how serverless-lane.yml departs from the
@@ -180,27 +175,4 @@ func TestMetaServerlessLaneShapeDetectsMistakes(t *testing.T) {
 			assert.Check(t, slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, tc.want) }), "want %q in:\n  %s", tc.want, strings.Join(problems, "\n  "))
 		})
 	}
-}
-
-// TestServerlessPrepareModeNeedsNoKey runs the action as the prepare job does:
-// no RunPod key, no cloud call, and the checksum the run will be approved with.
-func TestServerlessPrepareModeNeedsNoKey(t *testing.T) {
-	t.Parallel()
-	s := startServerless(t, runpodsim.ServerlessFaults{}, smoketest.DriverConfig{}, runpodsim.JobWorkerFunc(nil))
-	want, err := serverless.BuildPayload(s.workspace, jobwire.DefaultPayloadLimits)
-	assert.NilError(t, err)
-	st := s.step(t, "")
-	st.inputs = map[string]string{"mode": "prepare", "source-dir": ".", "worker-sha256": slsWorkerSHA}
-	res := runStep(t, st)
-	assert.Equal(t, res.exitCode, 0, res.stdout)
-	assert.Check(t, is.Equal(res.outputs["payload-sha256"], want.SHA256))
-	assert.Check(t, is.Equal(res.outputs["worker-sha256"], slsWorkerSHA))
-	assert.Check(t, is.Len(s.RunPod.ServerlessResources(), 0), "prepare creates nothing")
-	_, err = serverless.LoadReceipt(filepath.Join(s.workspace, ".runpod-gpu/serverless/receipt.json"))
-	assert.Check(t, err != nil, "prepare writes no receipt")
-
-	st.inputs["mode"] = "deploy"
-	bad := runStep(t, st)
-	assert.Check(t, bad.exitCode != 0)
-	assert.Check(t, is.Contains(bad.stdout, `input mode = "deploy": want run, prepare or cleanup`))
 }

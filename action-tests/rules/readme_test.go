@@ -1,4 +1,4 @@
-package actiontests
+package rules
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 
 func readmeText(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../../README.md")
 	assert.NilError(t, err)
 	return string(b)
 }
@@ -43,10 +43,10 @@ func TestReadmeConfigReferenceIsTheCodes(t *testing.T) {
 func TestReadmeSetupCommands(t *testing.T) {
 	readme := readmeText(t)
 	assert.Check(t, is.Contains(readme, "go run ./pkg/cmd/demo"))
-	_, err := os.Stat("../pkg/cmd/demo/main.go")
+	_, err := os.Stat("../../pkg/cmd/demo/main.go")
 	assert.NilError(t, err)
 	assert.Check(t, is.Contains(readme, "go test ./..."))
-	ci, err := os.ReadFile("../.ci/run")
+	ci, err := os.ReadFile("../../.ci/run")
 	assert.NilError(t, err)
 	assert.Check(t, is.Contains(string(ci), "go test ./..."), ".ci/run calls the README's test command")
 }
@@ -58,7 +58,7 @@ func TestReadmeListsEveryAction(t *testing.T) {
 	for _, m := range regexp.MustCompile(`\[\x60actions/([a-z-]+)\x60\]`).FindAllStringSubmatch(readme, -1) {
 		listed[m[1]] = true
 	}
-	dirs, err := filepath.Glob("../actions/*/action.yml")
+	dirs, err := filepath.Glob("../../actions/*/action.yml")
 	assert.NilError(t, err)
 	var have []string
 	for _, d := range dirs {

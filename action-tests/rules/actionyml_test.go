@@ -1,4 +1,4 @@
-package actiontests
+package rules
 
 // Every actions/<name>/action.yml is checked for the metadata GitHub, the
 // Marketplace and the image need, alone and against the other actions. That
@@ -26,7 +26,7 @@ import (
 const metaModule = "github.com/org/runpod-gpu"
 
 // metaRepoRoot is the repository root, seen from this package's directory.
-const metaRepoRoot = ".."
+const metaRepoRoot = "../.."
 
 // metaImageRE is the published image: the placeholder tag in the tree, the
 // digest once the release has pinned it.

@@ -1,4 +1,4 @@
-package actiontests
+package rules
 
 // Every action's README.md, beside its action.yml, is that action's reference
 // page. A reader trusts its tables over the metadata, so they must list

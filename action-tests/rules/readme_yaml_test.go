@@ -1,4 +1,4 @@
-package actiontests
+package rules
 
 // Every YAML block in the README is something a user copies: a workflow, or
 // the configuration file. Each must work as written in a new repository,

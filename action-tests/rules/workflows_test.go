@@ -1,4 +1,4 @@
-package actiontests
+package rules
 
 // The workflows in .github/workflows are checked three ways: actionlint (as a
 // library, shellcheck and pyflakes off) over every file; this suite's own check

@@ -1,4 +1,4 @@
-package actiontests
+package rules
 
 import (
 	"go/ast"
@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"gotest.tools/v3/assert"
+
+	"github.com/org/runpod-gpu/action-tests/internal/harness"
 )
 
 // metaMaxInitBytes is the most one package of this module may allocate while
@@ -29,13 +31,13 @@ const metaMaxInitBytes = 8 << 10
 // spend more than metaMaxInitBytes initialising. The start-up comparison with
 // the per-action programs is pkg/cmd/startup-bench.
 func TestRolesStartWithoutEagerInit(t *testing.T) {
-	dirs, err := filepath.Glob("../actions/*/action.yml")
+	dirs, err := filepath.Glob("../../actions/*/action.yml")
 	assert.NilError(t, err)
 	assert.Assert(t, len(dirs) > 0)
 	for _, yml := range dirs {
 		role := filepath.Base(filepath.Dir(yml))
 		t.Run(role, func(t *testing.T) {
-			cmd := exec.Command(filepath.Join(binDir, actionsBinary), role)
+			cmd := exec.Command(filepath.Join(harness.BinDir(), harness.ActionsBinary), role)
 			cmd.Dir, cmd.Env = t.TempDir(), []string{"GODEBUG=inittrace=1"}
 			out, err := cmd.CombinedOutput()
 			assert.Assert(t, err != nil, "a role without inputs must fail:\n%s", out)

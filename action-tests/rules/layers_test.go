@@ -1,4 +1,4 @@
-package actiontests
+package rules
 
 import (
 	"fmt"

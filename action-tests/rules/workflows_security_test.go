@@ -1,4 +1,4 @@
-package actiontests
+package rules
 
 // Security invariants of the workflows that hold the suite's secrets (issue
 // 14): every job that references a secret runs in a GitHub environment whose

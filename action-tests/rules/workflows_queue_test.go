@@ -1,4 +1,4 @@
-package actiontests
+package rules
 
 // actionlint 1.7.12 does not know concurrency's `queue` key, and its message
 // is filtered (metaQueueUnknownToActionlint). These checks stand in for it:

@@ -1,4 +1,4 @@
-package actiontests
+package rules
 
 // The Dockerfile cannot be built here (no Docker daemon), so its structure is
 // checked instead, and the binaries are checked the way the image needs them:
@@ -20,6 +20,8 @@ import (
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/action-tests/internal/harness"
 )
 
 // metaInstruction is one Dockerfile instruction, continuation lines joined.
@@ -295,7 +297,7 @@ func metaLinking(t *testing.T, file string) (interp string, needed []string) {
 // libc, so a dynamically linked action would fail to start ("no such file").
 // TestMetaImageBinaryIsSmall checks the image's own build the same way.
 func TestMetaActionBinariesAreStatic(t *testing.T) {
-	interp, needed := metaLinking(t, filepath.Join(binDir, metaActionsBinary))
+	interp, needed := metaLinking(t, filepath.Join(harness.BinDir(), metaActionsBinary))
 	assert.Check(t, interp == "", "%s asks for the loader %s: something it imports needs cgo or dynamic linking", metaActionsBinary, interp)
 	assert.Check(t, is.Len(needed, 0), "%s needs shared libraries", metaActionsBinary)
 }
