@@ -49,9 +49,11 @@ func fixturePackage(path string) string {
 // none may link a simulator, the contract validator or a test library, so the
 // image carries only what runs in production.
 func TestShippedProgramsCarryNoTestFixtures(t *testing.T) {
-	mains, err := filepath.Glob(filepath.Join(metaRepoRoot, "actions", "*", "main.go"))
+	// Each action is a package in actions/<role>, beside its action.yml,
+	// linked into the image's one program.
+	mains, err := filepath.Glob(filepath.Join(metaRepoRoot, "actions", "*", "action.yml"))
 	assert.NilError(t, err)
-	assert.Assert(t, len(mains) >= 9, "found only %d action mains under actions/", len(mains))
+	assert.Assert(t, len(mains) >= 9, "found only %d actions under actions/", len(mains))
 	programs := []string{"./pkg/cmd/runpod-gpu-actions", "./pkg/cmd/cuda-smoke", "./pkg/cmd/serverless-worker"}
 	for _, m := range mains {
 		programs = append(programs, "./actions/"+filepath.Base(filepath.Dir(m)))
