@@ -11,6 +11,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/action-tests/internal/harness"
+	"github.com/org/runpod-gpu/pkg/sim/cloud"
 )
 
 // annotation is one ::error workflow command as the runner reads it.
@@ -84,8 +85,11 @@ func TestConfigErrorsWhereTheUserLooks(t *testing.T) {
 			ws := t.TempDir()
 			assert.NilError(t, os.MkdirAll(filepath.Join(ws, ".github"), 0o755))
 			assert.NilError(t, os.WriteFile(filepath.Join(ws, ".github", "runpod-gpu.yml"), []byte(tc.config), 0o644))
+			// The one required input is given (refused first when missing, as it
+			// is read); the config is what is wrong.
 			res := harness.RunStep(t, harness.Step{Action: tc.action, Workspace: ws,
-				Env: map[string]string{"GITHUB_WORKSPACE": ws, "GITHUB_REPOSITORY": "org/gpu"}})
+				Env:    map[string]string{"GITHUB_WORKSPACE": ws, "GITHUB_REPOSITORY": "org/gpu"},
+				Inputs: map[string]string{"runpod-api-key": cloud.RunPodKey}})
 			assert.Equal(t, res.ExitCode, 1, res.Stdout)
 
 			got := errorAnnotations(res.Stdout)
