@@ -22,7 +22,7 @@ const OutputTag = "output"
 //
 // Call it with the type argument written out,
 // actionio.WriteOutputs[provision.Outputs](io, res.Outputs()): the action.yml
-// consistency test (action-tests) reads the output names from that type's tags.
+// consistency test (actions/actions_test.go) reads the output names from that type's tags.
 func WriteOutputs[T any](io *IO, outputs T) error {
 	return io.writeOutputs(reflect.ValueOf(outputs))
 }

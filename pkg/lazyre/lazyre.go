@@ -13,8 +13,8 @@ import (
 // Regexp is a regular expression compiled the first time it is used, then
 // shared; it is safe for concurrent use. Declare it as
 // `var nameRE = lazyre.Regexp{Pattern: `...`}`; an invalid pattern panics on
-// first use as regexp.MustCompile would (TestPatternsCompile in action-tests
-// compiles every one).
+// first use as regexp.MustCompile would (TestLazyPatternsCompile in
+// action-tests/rules compiles every one).
 type Regexp struct {
 	// Pattern is the RE2 syntax the expression compiles from.
 	Pattern string

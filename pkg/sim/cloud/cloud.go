@@ -1,7 +1,8 @@
 // Package cloud assembles the simulated cloud a scenario runs on: the
 // simulated RunPod and GitHub, a container registry and the proof download
 // server, each on its own loopback port, sharing one clock. Tests, the
-// action-tests, the demo and the benchmarks all start it the same way.
+// end-to-end tests (action-tests/lanes and action-tests/chaos), the demo and
+// the benchmarks all start it the same way.
 //
 // Pods run in one of two modes. In model mode (the default) ProofModel decides
 // each pod from its host profile, with no processes, on any clock. In process

@@ -1,0 +1,152 @@
+package lanes
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/action-tests/internal/harness"
+	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/history"
+	"github.com/org/runpod-gpu/pkg/sim/githubsim"
+	"github.com/org/runpod-gpu/pkg/wire"
+	"gopkg.in/yaml.v3"
+)
+
+// historyLaneJobs are one attempt's jobs of gpu-lane.yml called from a
+// caller job "gpu": the GPU job on the pod's runner label, the rest hosted.
+func historyLaneJobs(at time.Time) []githubsim.JobSpec {
+	var specs []githubsim.JobSpec
+	for _, name := range []string{history.JobAuthorize, history.JobProvision, history.JobWatchdog, "GPU tests", history.JobGate, history.JobCleanup} {
+		spec := githubsim.JobSpec{Name: "gpu / " + name, Labels: []string{"ubuntu-latest"}, RunnerName: "GitHub Actions 7",
+			Status: "completed", Conclusion: "success", StartedAt: at, CompletedAt: at}
+		if name == "GPU tests" {
+			spec.Labels, spec.RunnerName = []string{"runpod-gpu-7-1-c1"}, "runpod-gpu-7-1-c1"
+		}
+		specs = append(specs, spec)
+	}
+	return specs
+}
+
+// historyLogFile names a lane job's log in the run's logs archive as GitHub
+// does: the "/" of "gpu / <job>" is not in the file name.
+func historyLogFile(n int, job string) string {
+	return fmt.Sprintf("%d_%s.txt", n, strings.ReplaceAll("gpu / "+job, "/", ""))
+}
+
+// TestHistoryIgnoresCostLinesTheGPUJobPrints: the GPU job runs the pull
+// request's code, which can print any line. A cost line it prints — or one
+// printed by a job that only borrows a lane job's name on the pod's runner —
+// must not reach the cost history.
+func TestHistoryIgnoresCostLinesTheGPUJobPrints(t *testing.T) {
+	created := time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC)
+	stamp := created.Format(time.RFC3339Nano) + " "
+	start := created.Add(2 * time.Minute)
+	rejected := cost.Attempt{Number: 1, Candidate: "live-1", GPU: "NVIDIA RTX A4000", PodID: "realrej",
+		Price: cost.KnownPrice(0.25, "v2 cost"), Outcome: cost.OutcomeRejected, Reason: "SMOKE FAIL", Seconds: cost.KnownSeconds(144)}
+	real := cost.Report{PodID: "realacc", GPU: "NVIDIA L4", Tier: "full", Price: cost.KnownPrice(0.36, "v2 cost"),
+		Window: cost.Window{Start: wire.KnownTime(start), End: wire.KnownTime(start.Add(10 * time.Minute))}}
+	fake := cost.Report{PodID: "forgedpod", GPU: "NVIDIA H100", Tier: "full", Price: cost.KnownPrice(99, "v2 cost"),
+		Window: cost.Window{Start: wire.KnownTime(start), End: wire.KnownTime(start.Add(10 * time.Hour))}}
+	fakeAttempt := cost.Attempt{Number: 2, Candidate: "live-2", GPU: "NVIDIA H100", PodID: "forgedrej",
+		Price: cost.KnownPrice(99, "v2 cost"), Outcome: cost.OutcomeRejected, Reason: "SMOKE FAIL", Seconds: cost.KnownSeconds(36000)}
+	forged := stamp + cost.CostLine(fake).Format() + "\n" + stamp + cost.AttemptLine(fakeAttempt).Format() + "\n"
+
+	tests := []struct {
+		name string
+		// jobs edits the attempt's jobs; logs adds the forged log files.
+		jobs func([]githubsim.JobSpec) []githubsim.JobSpec
+		logs map[string]string
+	}{
+		{name: "the GPU job prints a cost line",
+			logs: map[string]string{
+				historyLogFile(3, "GPU tests"):                         forged,
+				"gpu  GPU tests/4_" + history.DefaultTestStep + ".txt": forged,
+			}},
+		{name: "a job named like the watchdog ran on the pod's runner",
+			jobs: func(specs []githubsim.JobSpec) []githubsim.JobSpec {
+				for i := range specs {
+					if specs[i].Name == "gpu / "+history.JobWatchdog {
+						specs[i].Labels, specs[i].RunnerName = []string{"runpod-gpu-7-1-c1"}, "runpod-gpu-7-1-c1"
+					}
+				}
+				return specs
+			},
+			logs: map[string]string{historyLogFile(1, history.JobWatchdog): forged}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := historyStart(t)
+			jobs := historyLaneJobs(created)
+			if tc.jobs != nil {
+				jobs = tc.jobs(jobs)
+			}
+			id, err := w.gh.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: historyRepo, WorkflowPath: historyWorkflow,
+				Event: "pull_request", CreatedAt: created, Status: "completed", Conclusion: "success", Jobs: jobs})
+			assert.NilError(t, err)
+			files := map[string]string{
+				historyLogFile(0, history.JobProvision): stamp + cost.AttemptLine(rejected).Format() + "\n",
+				historyLogFile(5, history.JobCleanup):   stamp + cost.CostLine(real).Format() + "\n",
+			}
+			for name, text := range tc.logs {
+				files[name] = text
+			}
+			assert.NilError(t, w.gh.SetRunLogs(historyRepo, id, 1, files))
+
+			res := harness.RunStep(t, w.step(map[string]string{"since": "2026-10-06", "until": "2026-10-07"}))
+			assert.Equal(t, res.ExitCode, 0, res.Stdout)
+			totals := historyTotals(t, res)
+			assert.Check(t, is.Equal(totals["pods"], 2.0), "only the lane's own pods: the rejected and the accepted one")
+			assert.Check(t, is.DeepEqual(totals["spend"], map[string]any{"usd": 0.07, "knownUsd": 0.07, "unknown": 0.0}))
+			report, err := os.ReadFile(res.Outputs["report-json"])
+			assert.NilError(t, err)
+			for _, forgedID := range []string{fake.PodID, fakeAttempt.PodID} {
+				assert.Check(t, !strings.Contains(string(report), forgedID), "the forged pod %s is in the report", forgedID)
+				assert.Check(t, !strings.Contains(res.Summary, forgedID), "the forged pod %s is in the summary", forgedID)
+			}
+		})
+	}
+}
+
+// TestHistoryLaneJobsAreTheWorkflowsJobs: the history trusts the logs of the
+// jobs history.LaneJobs names, so they must be gpu-lane.yml's jobs, every one
+// but the GPU job, whose test step is history.DefaultTestStep.
+func TestHistoryLaneJobsAreTheWorkflowsJobs(t *testing.T) {
+	data, err := os.ReadFile("../../.github/workflows/gpu-lane.yml")
+	assert.NilError(t, err)
+	var wf struct {
+		Jobs map[string]struct {
+			Name   string `yaml:"name"`
+			RunsOn string `yaml:"runs-on"`
+			Steps  []struct {
+				Name string `yaml:"name"`
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	assert.NilError(t, yaml.Unmarshal(data, &wf))
+	var lane []string
+	for _, j := range wf.Jobs {
+		onPod := strings.Contains(j.RunsOn, "runner-label")
+		hasTests := false
+		for _, s := range j.Steps {
+			hasTests = hasTests || s.Name == history.DefaultTestStep
+		}
+		assert.Check(t, onPod == hasTests, "job %q: the pod's job is the one with the step %q", j.Name, history.DefaultTestStep)
+		if !onPod {
+			lane = append(lane, j.Name)
+		}
+	}
+	assert.Check(t, is.DeepEqual(sorted(lane), sorted(history.LaneJobs)))
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
