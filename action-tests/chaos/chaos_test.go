@@ -157,7 +157,7 @@ func startChaosLane(t *testing.T, sc *chaosSchedule) *chaosLane {
 	assert.NilError(t, err)
 	l.pr = pr
 	runID, err := c.GitHub.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: cloud.Repository, WorkflowPath: cloud.Workflow, Event: "pull_request",
-		HeadSHA: harness.HeadSHA, PullRequests: []int{pr}, Jobs: []githubsim.JobSpec{{Name: "gpu-tests", Status: "waiting"}}})
+		HeadSHA: harness.HeadSHA, PullRequests: []int{pr}, Jobs: []githubsim.JobSpec{{Name: "GPU tests", Status: "waiting"}}})
 	assert.NilError(t, err)
 	jobs, err := c.GitHub.Jobs(cloud.Repository, runID, 1)
 	assert.NilError(t, err)
@@ -339,7 +339,7 @@ func (l *chaosLane) gpuJob(label string) string {
 			if l.sc.TestsFail {
 				testConclusion = "failure"
 			}
-			err := l.c.GitHub.SetJob(cloud.Repository, l.jobID, githubsim.JobSpec{Name: "gpu-tests", Labels: []string{label}, Status: "queued",
+			err := l.c.GitHub.SetJob(cloud.Repository, l.jobID, githubsim.JobSpec{Name: "GPU tests", Labels: []string{label}, Status: "queued",
 				Steps: []githubsim.StepSpec{
 					{Name: chaosSetupStep, Duration: time.Second},
 					{Name: chaosTestStep, Duration: 2 * time.Second, Conclusion: testConclusion},

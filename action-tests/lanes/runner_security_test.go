@@ -56,7 +56,7 @@ func TestRunnerTakenByAForeignJobIsDeletedAtOnce(t *testing.T) {
 	assert.Equal(t, fjobs[0].RunnerName, label, "the foreign job took the runner")
 	jobs, err := s.GitHub.Jobs(cloud.Repository, runID, 1)
 	assert.NilError(t, err)
-	assert.NilError(t, s.GitHub.SetJob(cloud.Repository, jobs[0].ID, githubsim.JobSpec{Name: "gpu-tests", Labels: []string{label}, Status: "queued"}))
+	assert.NilError(t, s.GitHub.SetJob(cloud.Repository, jobs[0].ID, githubsim.JobSpec{Name: "GPU tests", Labels: []string{label}, Status: "queued"}))
 
 	res := harness.RunStep(t, w.step())
 	assert.Equal(t, res.ExitCode, 1, res.Stdout)
@@ -87,7 +87,7 @@ func TestRunnerRegistrationDoesNotSurviveThePod(t *testing.T) {
 		assert.NilError(t, err)
 		now := time.Now()
 		assert.NilError(t, w.GitHub.SetJob(cloud.Repository, jobs[0].ID, githubsim.JobSpec{
-			Name: "gpu-tests", Labels: []string{label}, RunnerName: label, Status: "completed", Conclusion: "success", StartedAt: now, CompletedAt: now,
+			Name: "GPU tests", Labels: []string{label}, RunnerName: label, Status: "completed", Conclusion: "success", StartedAt: now, CompletedAt: now,
 			Steps: []githubsim.StepSpec{{Name: "Run GPU tests", Status: "completed", Conclusion: "success", StartedAt: now, CompletedAt: now}},
 		}))
 		res := harness.RunStep(t, w.step())
@@ -99,7 +99,7 @@ func TestRunnerRegistrationDoesNotSurviveThePod(t *testing.T) {
 		s := startCloud(t, cleanupMarket(), runpodsim.Faults{}, fastConfig)
 		pr := s.openPR(t)
 		runID, err := s.GitHub.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: cloud.Repository, WorkflowPath: cloud.Workflow, Event: "pull_request",
-			HeadSHA: harness.HeadSHA, PullRequests: []int{pr}, Jobs: []githubsim.JobSpec{{Name: "gpu-tests", Status: "waiting"}}})
+			HeadSHA: harness.HeadSHA, PullRequests: []int{pr}, Jobs: []githubsim.JobSpec{{Name: "GPU tests", Status: "waiting"}}})
 		assert.NilError(t, err)
 		prov := s.ProvisionStep(pr)
 		prov.Env["GITHUB_RUN_ID"] = harness.Itoa(int(runID))

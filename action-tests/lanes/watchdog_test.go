@@ -40,7 +40,7 @@ func watchdogProvision(t *testing.T, configYAML string) *watchdogRun {
 	assert.NilError(t, err)
 	now := time.Now()
 	assert.NilError(t, s.GitHub.SetJob(cloud.Repository, jobs[0].ID, githubsim.JobSpec{
-		Name: "gpu-tests", Labels: []string{label}, RunnerName: label, Status: "in_progress", StartedAt: now,
+		Name: "GPU tests", Labels: []string{label}, RunnerName: label, Status: "in_progress", StartedAt: now,
 		Steps: []githubsim.StepSpec{
 			{Name: "Set up job", Status: "in_progress", StartedAt: now},
 			{Name: "Run GPU tests", Status: "queued"},
@@ -56,7 +56,7 @@ func watchdogAccepted(t *testing.T, configYAML string) *watchdogRun {
 	s := startCloud(t, testMarket(testHost("h1", harness.A4000, true)), runpodsim.Faults{}, configYAML)
 	pr := s.openPR(t)
 	runID, err := s.GitHub.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: cloud.Repository, WorkflowPath: cloud.Workflow, Event: "pull_request",
-		HeadSHA: harness.HeadSHA, PullRequests: []int{pr}, Jobs: []githubsim.JobSpec{{Name: "gpu-tests", Status: "waiting"}}})
+		HeadSHA: harness.HeadSHA, PullRequests: []int{pr}, Jobs: []githubsim.JobSpec{{Name: "GPU tests", Status: "waiting"}}})
 	assert.NilError(t, err)
 	st := s.ProvisionStep(pr)
 	st.Env["GITHUB_RUN_ID"] = harness.Itoa(int(runID))

@@ -29,7 +29,8 @@ type Inputs struct {
 
 	PodID       string `input:"pod-id" default:"" desc:"Provision's pod-id output. Empty means no pod was accepted and there is nothing to watch."`
 	RunnerLabel string `input:"runner-label" default:"" desc:"Provision's runner-label output; finds the GPU job in this run attempt's job list and names the runner."`
-	TestStep    string `input:"test-step-name" default:"Run GPU tests" desc:"Name of the GPU job's real test step; once it runs, the setup deadline is disarmed."`
+	GPUJob      string `input:"gpu-job-name" default:"GPU tests" desc:"Name of the GPU job (its name:, or its id without one), the one job that may run on the pod's runner; any other job found on it gets the pod deleted at once. Matches \"<caller job> / <name>\" too, for a job in a called workflow."`
+	TestStep    string `input:"test-step-name" default:"Run GPU tests" desc:"Name of the GPU job's real test step: the signal that the tests began. Once it runs the setup deadline is disarmed; a GPU job that never starts it is deleted at the setup deadline."`
 	PRNumber    int64  `input:"pr-number" default:"0" max:"2147483647" desc:"Pull request under test; 0 (a manual validation) disables the obsolescence check."`
 	// ExpectedHeadSHA is the head authorize pinned (provision refused the same value if it was malformed).
 	ExpectedHeadSHA actionio.CommitSHA `input:"expected-head-sha" default:"" desc:"The PR head this run was triggered for; a moved head makes the run obsolete."`
@@ -75,7 +76,7 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 
 	res, runErr := watchdog.Run(ctx, watchdog.Deps{Pods: rp, GitHub: gh, Policy: policy, Logf: io.Infof}, watchdog.Request{
 		PodID: in.PodID, RunID: current.ID, Attempt: current.Attempt,
-		RunnerLabel: in.RunnerLabel, RunnerScope: scope, TestStep: in.TestStep,
+		RunnerLabel: in.RunnerLabel, RunnerScope: scope, GPUJob: in.GPUJob, TestStep: in.TestStep,
 		PRNumber: int(in.PRNumber), ExpectedHeadSHA: string(in.ExpectedHeadSHA),
 		SetupBudget: cfg.SetupBudget(), Lifetime: cfg.Lifetime(), Poll: in.Poll, Snapshot: snapshot,
 	})

@@ -287,7 +287,7 @@ func (w *world) gpuJob(ctx context.Context, runID int64, podID, label string, sn
 	watched, err := watchdog.Run(ctx, watchdog.Deps{Pods: w.rp, GitHub: w.gh, Policy: w.policy, Clock: w.clock, Sleep: w.clock.Sleep,
 		Logf: func(format string, args ...any) { logs.add(w.clock, history.JobWatchdog, fmt.Sprintf(format, args...)) },
 	}, watchdog.Request{
-		PodID: podID, RunID: runID, Attempt: 1, RunnerLabel: label, TestStep: testStep,
+		PodID: podID, RunID: runID, Attempt: 1, RunnerLabel: label, GPUJob: "gpu-tests", TestStep: testStep,
 		PRNumber: w.pr, ExpectedHeadSHA: headSHA, SetupBudget: w.cfg.SetupBudget(), Lifetime: w.cfg.Lifetime(), Snapshot: snapshot,
 	})
 	if watched.Report != nil {

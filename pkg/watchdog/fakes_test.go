@@ -182,7 +182,7 @@ func job(status, testStatus string) []*github.WorkflowJob {
 		// Setup still running: the step a stalled download would leave open.
 		steps = append(steps, &github.TaskStep{Name: github.String("Download test archive"), Status: github.String("in_progress"), StartedAt: stamp(80)})
 	}
-	j := &github.WorkflowJob{Name: github.String("gpu-tests"), Status: github.String(status), Labels: []string{testLabel},
+	j := &github.WorkflowJob{Name: github.String("GPU tests"), Status: github.String(status), Labels: []string{testLabel},
 		RunnerName: github.String(testLabel), StartedAt: stamp(70), Steps: steps}
 	if status == "completed" {
 		j.Conclusion, j.CompletedAt = github.String("failure"), stamp(90)

@@ -11,13 +11,20 @@ import (
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 )
 
-// takenError is a job of another run or attempt found on this attempt's runner.
+// takenError is a job other than the GPU job found on this attempt's
+// runner: one of another run or attempt, or (ours) another job of this one.
 type takenError struct {
 	label string
 	job   *github.WorkflowJob
+	ours  bool   // the job is of the watched run attempt
+	want  string // the GPU job's name
 }
 
 func (e *takenError) Error() string {
+	if e.ours {
+		return fmt.Sprintf("runner taken by job %d %q of this run attempt on runner %s: only the GPU job %q may run on the pod's runner (no other job may use its label; if %q is the GPU job, pass that name as gpu-job-name)",
+			e.job.GetID(), e.job.GetName(), e.label, e.want, e.job.GetName())
+	}
 	return fmt.Sprintf("runner taken by job %d of run %d (attempt %d, %q) on runner %s", e.job.GetID(), e.job.GetRunID(), e.job.GetRunAttempt(), e.job.GetName(), e.label)
 }
 

@@ -38,6 +38,8 @@ const (
 	DefaultLifetime       = 3600 * time.Second
 	DefaultPoll           = 30 * time.Second
 	DefaultRequestTimeout = 15 * time.Second
+	// DefaultGPUJob is the GPU job's name in gpu-lane.yml (its gpu-tests job).
+	DefaultGPUJob = "GPU tests"
 )
 
 // GitHub is the part of the GitHub client the watchdog uses. The runner
@@ -72,9 +74,14 @@ type Request struct {
 	PodID   string
 	RunID   int64
 	Attempt int
-	// RunnerLabel finds the GPU job (provision's runner-label output); it is
-	// also the runner's name.
+	// RunnerLabel is the runner's name and the label the GPU job runs on
+	// (provision's runner-label output).
 	RunnerLabel string
+	// GPUJob is the GPU job's name as the workflow gives it (its name:, or its
+	// id without one); empty means DefaultGPUJob. Listed as "<caller job> /
+	// <name>" when the job is in a called workflow, which matches too. Any
+	// other job on the runner took it.
+	GPUJob string
 	// RunnerScope is where the runner is registered; empty means ghapi.ScopeRepo.
 	RunnerScope ghapi.Scope
 	// TestStep names the real test step; empty means cost.DefaultTestStep.
@@ -204,6 +211,8 @@ type watch struct {
 	jobsErr  bool // the last job observation failed (log once per streak)
 	prErr    bool
 	jobFound bool
+	// jobMissing is set once a jobs read found no GPU job (logged once).
+	jobMissing bool
 	// onRunner is set by a poll's jobs read when this attempt's GPU job is
 	// running (or ran) on the runner; jobsRead when that read succeeded.
 	onRunner, jobsRead bool
@@ -219,9 +228,8 @@ func newWatch(deps Deps, req Request) (*watch, error) {
 	req.Lifetime = cmp.Or(max(req.Lifetime, 0), DefaultLifetime)
 	req.Poll = cmp.Or(max(req.Poll, 0), DefaultPoll)
 	req.RequestTimeout = cmp.Or(max(req.RequestTimeout, 0), DefaultRequestTimeout)
-	if req.TestStep == "" {
-		req.TestStep = cost.DefaultTestStep
-	}
+	req.TestStep = cmp.Or(req.TestStep, cost.DefaultTestStep)
+	req.GPUJob = cmp.Or(req.GPUJob, DefaultGPUJob)
 	switch {
 	case req.RunID <= 0 || req.Attempt <= 0:
 		return nil, fmt.Errorf("%w: run %d attempt %d: want positive numbers", ErrInvalidRequest, req.RunID, req.Attempt)
@@ -306,7 +314,7 @@ func (w *watch) due(lifetimeOnly bool) (Outcome, string) {
 	case !now.Before(w.lifeAt):
 		return OutcomeLifetimeExpired, fmt.Sprintf("lifetime of %s from the pod's start expired", w.req.Lifetime)
 	case !lifetimeOnly && !w.tests && !now.Before(w.setupAt):
-		return OutcomeSetupExpired, fmt.Sprintf("setup budget of %s expired before the test step %q started", w.req.SetupBudget, w.req.TestStep)
+		return OutcomeSetupExpired, w.setupExpired()
 	}
 	return "", ""
 }
@@ -383,9 +391,10 @@ func (w *watch) observeJob(ctx context.Context, budget time.Duration) (Outcome, 
 	w.jobsErr = false
 	w.jobsRead = true
 	if job == nil {
-		if !w.jobFound {
-			w.logf("no job of run %d attempt %d is for runner %s yet", w.req.RunID, w.req.Attempt, w.req.RunnerLabel)
+		if !w.jobFound && !w.jobMissing {
+			w.logf("no job named %q of run %d attempt %d waits for runner %s yet", w.req.GPUJob, w.req.RunID, w.req.Attempt, w.req.RunnerLabel)
 		}
+		w.jobMissing = true
 		return "", ""
 	}
 	w.lastJob = job
@@ -432,20 +441,7 @@ func (w *watch) gpuJob(ctx context.Context, budget time.Duration) (*github.Workf
 	if err != nil {
 		return nil, err
 	}
-	job := cost.FindGPUJob(jobs, w.req.RunnerLabel)
-	// The label is unguessable and this attempt's own: a job of another run
-	// or attempt that ran on it took the paid runner. It never disarms or
-	// ends anything as the GPU job; the pod goes at once.
-	if job != nil && job.GetRunnerName() == w.req.RunnerLabel &&
-		((job.RunID != nil && job.GetRunID() != w.req.RunID) || (job.RunAttempt != nil && int(job.GetRunAttempt()) != w.req.Attempt)) {
-		return nil, &takenError{label: w.req.RunnerLabel, job: job}
-	}
-	if job != nil && ((job.RunID != nil && job.GetRunID() != w.req.RunID) || (job.RunAttempt != nil && int(job.GetRunAttempt()) != w.req.Attempt)) {
-		// Queued elsewhere and never on our runner: an answer about another attempt.
-		return nil, fmt.Errorf("the job for runner %s belongs to run %d attempt %d, not run %d attempt %d: %w",
-			w.req.RunnerLabel, job.GetRunID(), job.GetRunAttempt(), w.req.RunID, w.req.Attempt, ghapi.ErrUnusableAnswer)
-	}
-	return job, nil
+	return w.pickGPUJob(jobs)
 }
 
 // prObsolete reports a closed pull request or a moved head. Any failure to

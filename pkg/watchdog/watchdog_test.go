@@ -811,7 +811,7 @@ func startSimulatedWatchWithJitter(t *testing.T, jitter float64, withRunner bool
 	assert.NilError(t, err)
 	runID, err := c.GitHub.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: cloud.Repository, WorkflowPath: cloud.Workflow, Event: "pull_request",
 		HeadSHA: headSHA, PullRequests: []int{pr},
-		Jobs: []githubsim.JobSpec{{Name: "gpu-tests", Labels: []string{testLabel}, Steps: steps}}})
+		Jobs: []githubsim.JobSpec{{Name: "GPU tests", Labels: []string{testLabel}, Steps: steps}}})
 	assert.NilError(t, err)
 
 	tags := ownership.Tags{Repository: cloud.Repository, Workflow: cloud.Workflow, RunID: runID, Attempt: 1, Candidate: 1}
