@@ -25,6 +25,10 @@ import (
 const (
 	DefaultRunnerDir = "/home/runner"
 	DefaultWorkDir   = "/tmp"
+	// DefaultImageProof is where an image may carry the proof (the suite's
+	// CUDA runner image does): a copy there whose SHA-256 is the expected one
+	// is used instead of downloading it in the paid window.
+	DefaultImageProof = "/opt/runpod-gpu/cuda-smoke"
 	// JITConfigEnv is the pod environment variable carrying the runner's JIT config,
 	// the one credential that reaches the pod.
 	JITConfigEnv = "RUNNER_JIT_CONFIG"
@@ -61,6 +65,7 @@ type Params struct {
 	NVRTC        []NVRTCPin // optional NVRTC pins, at most one per tier
 	RunnerDir    string     // directory holding the preinstalled runner's run.sh; default DefaultRunnerDir
 	WorkDir      string     // parent of the script's private temporary directory; default DefaultWorkDir
+	ImageProof   string     // where the image may carry the proof; default DefaultImageProof
 }
 
 // FieldError names the parameter that failed validation and what was expected.
@@ -120,7 +125,7 @@ func (p Params) Validate() error {
 			bad(prefix+".sha256", pin.SHA256, "64 lowercase hex digits")
 		}
 	}
-	for _, v := range []struct{ field, value string }{{"runner_dir", p.RunnerDir}, {"work_dir", p.WorkDir}} {
+	for _, v := range []struct{ field, value string }{{"runner_dir", p.RunnerDir}, {"work_dir", p.WorkDir}, {"image_proof", p.ImageProof}} {
 		if v.value != "" && (!pathRE.MatchString(v.value) || strings.Contains(v.value, "..")) {
 			bad(v.field, v.value, "an absolute path of letters, digits, '.', '_', '-' and '/' without '..'")
 		}
@@ -169,6 +174,9 @@ func Render(p Params) (string, error) {
 	if p.WorkDir == "" {
 		p.WorkDir = DefaultWorkDir
 	}
+	if p.ImageProof == "" {
+		p.ImageProof = DefaultImageProof
+	}
 	if err := p.Validate(); err != nil {
 		return "", err
 	}
@@ -180,7 +188,7 @@ func Render(p Params) (string, error) {
 	}
 	script := strings.NewReplacer(
 		"{{q .ProofURL}}", Quote(p.ProofURL), "{{q .ProofSHA256}}", Quote(p.ProofSHA256),
-		"{{q .RunnerDir}}", Quote(p.RunnerDir), "{{q .WorkDir}}", Quote(p.WorkDir),
+		"{{q .RunnerDir}}", Quote(p.RunnerDir), "{{q .WorkDir}}", Quote(p.WorkDir), "{{q .ImageProof}}", Quote(p.ImageProof),
 		"{{q .MinCUDA}}", Quote(p.MinCUDA), "{{q .FullTier}}", Quote(p.FullTier), "{{q .BaselineTier}}", Quote(p.BaselineTier),
 		"{{q .MinVRAMGB}}", Quote(strconv.Itoa(p.MinVRAMGB)), "{{.PinFlags}}", pinFlags.String(),
 		"{{.JITEnv}}", JITConfigEnv, "{{.RunnerUser}}", RunnerUser,

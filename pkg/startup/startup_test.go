@@ -473,3 +473,50 @@ func TestCUDAVersionsAgreeAcrossConfigScriptAndProof(t *testing.T) {
 		})
 	}
 }
+
+// An image that carries the proof (the suite's CUDA runner image) saves its
+// download in the paid window, but only a copy whose SHA-256 is the one the
+// trusted provision step named: a stale or altered copy is ignored and the
+// proof is downloaded and checked as before.
+func TestScriptUsesTheProofTheImageCarries(t *testing.T) {
+	tests := []struct {
+		name          string
+		imageCopy     func(h *host) []byte // nil: the image carries none
+		wantDownloads int
+		wantOut       string
+	}{
+		{name: "the image's copy is the named proof: no download", imageCopy: func(h *host) []byte { return h.proof },
+			wantDownloads: 0, wantOut: "using the CUDA smoke proof the image carries"},
+		{name: "a stale copy is ignored: downloaded", imageCopy: func(h *host) []byte { return []byte("#!/bin/sh\necho stale; exit 0\n") },
+			wantDownloads: 1, wantOut: "fetching the CUDA smoke proof"},
+		{name: "no copy: downloaded", wantDownloads: 1, wantOut: "fetching the CUDA smoke proof"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHost(t, 0)
+			var downloads atomic.Int32
+			mux := http.NewServeMux()
+			mux.HandleFunc("/cuda-smoke", func(w http.ResponseWriter, r *http.Request) {
+				downloads.Add(1)
+				_, _ = w.Write(h.proof)
+			})
+			h.server.Config.Handler = mux
+			p := h.params()
+			p.ImageProof = filepath.Join(h.dir, "opt", "runpod-gpu", "cuda-smoke")
+			if tc.imageCopy != nil {
+				assert.NilError(t, os.MkdirAll(filepath.Dir(p.ImageProof), 0o755))
+				assert.NilError(t, os.WriteFile(p.ImageProof, tc.imageCopy(h), 0o755))
+			}
+			script, err := Render(p)
+			assert.NilError(t, err)
+			env := map[string]string{JITConfigEnv: jitConfig}
+			code, out := h.run(t, script, env)
+			assert.Equal(t, code, 0, "output:\n%s", out)
+			assert.Check(t, is.Contains(out, tc.wantOut))
+			assert.Check(t, is.Contains(out, "proof passed: starting the runner"))
+			assert.Check(t, is.Equal(int(downloads.Load()), tc.wantDownloads))
+			_, proofRan := h.recorded("proof-env")
+			assert.Check(t, proofRan, "the named proof ran, never the stale copy")
+		})
+	}
+}
