@@ -28,6 +28,7 @@ type Inputs struct {
 	actionkit.GitHubInputs `desc.github-token:"Token able to mint JIT runner configs and read runners, used when app-id is empty. The workflow token cannot mint them: pass one with repository Administration read & write." desc.app-id:"GitHub App id used to mint JIT runner configs and read runners (preferred over github-token)." desc.app-installation-id:"The App's installation id on this repository or organization (required with app-id)."`
 	actionkit.RunnerInputs `desc.runner-scope:"Where runners register, repo or org."`
 	actionkit.ConfigInput
+	actionkit.RunnerImageInput
 
 	LabelPrefix     string                 `input:"runner-label-prefix" default:"runpod-gpu" desc:"Prefix of the per-attempt runner label <prefix>-<run id>-<run attempt>-c<N>-<16 random hex digits>; the label must fit 64 characters."`
 	RunnerGroupID   int64                  `input:"runner-group-id" default:"1" min:"1" desc:"Runner group the JIT runners join (1 is the Default group)."`
@@ -58,6 +59,9 @@ func (in *Inputs) Validate() error {
 func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	cfg, err := actionkit.Config(io, in.ConfigPath)
 	if err != nil {
+		return err
+	}
+	if err := in.RunnerImageInput.Apply(cfg); err != nil {
 		return err
 	}
 	scope, org, err := actionkit.RunnerScope(in.RunnerInputs)
