@@ -65,13 +65,52 @@ func exprPath(t *testing.T, n actionlint.ExprNode) string {
 	return ""
 }
 
+// metaRenderByHead renders a workflow-level concurrency group for a run on
+// head: two deliveries for one head must share it, two heads must not.
+func metaRenderByHead(t *testing.T, group, head string, run int) string {
+	ctx := map[string]string{
+		"github.run_id": fmt.Sprint(run), "github.run_number": fmt.Sprint(run % 1000), "github.run_attempt": "1",
+		"github.sha": fmt.Sprintf("%040x", run), "github.ref": "refs/heads/main", "github.event_name": "workflow_run",
+		"github.repository": cloud.Repository, "github.workflow": "CI", "inputs.pr-number": "7", "inputs.head-sha": head,
+		"github.event.workflow_run.head_sha": head,
+	}
+	return evalGroup(t, group, ctx)
+}
+
+// metaCheckGroupByHead checks that group serialises lanes per head.
+func metaCheckGroupByHead(t *testing.T, name, group string) {
+	t.Helper()
+	headA, headB := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	assert.Check(t, is.Equal(metaRenderByHead(t, group, headA, 1001), metaRenderByHead(t, group, headA, 2002)),
+		"%s: group %q differs between two runs for the same head, so a repeated delivery pays again", name, group)
+	assert.Check(t, metaRenderByHead(t, group, headA, 1001) != metaRenderByHead(t, group, headB, 1001),
+		"%s: group %q is the same for different heads, so one head's lane waits for another's", name, group)
+}
+
+// metaPublishesGate reports whether a workflow runs the lane to its gate (a
+// step uses the gate action), rather than being one part of it.
+func metaPublishesGate(wf metaWorkflow) bool {
+	for _, job := range wf.Jobs {
+		for _, st := range job.Steps {
+			if m := metaActionRefRE.FindStringSubmatch(st.Uses); m != nil && m[1] == "gate" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // TestMetaReusableLaneGroupsByHead: a reusable workflow that takes the PR head
-// (input head-sha) serialises its lanes per head: two deliveries of the same
-// head (two workflow runs) share one concurrency group — the second waits and
-// reuses the first's gate instead of paying again — and different heads do
-// not wait for each other. A group keyed on the run id pays twice.
+// (input head-sha) and runs the lane to its gate serialises its lanes per
+// head: two deliveries of the same head (two workflow runs) share one
+// concurrency group — the second waits and reuses the first's gate instead of
+// paying again — and different heads do not wait for each other. A group keyed
+// on the run id pays twice. A part of the lane (gpu-lane-authorize.yml, whose
+// gate is published by another part) declares none: its caller holds the group
+// over every part, and a called workflow in its caller's group is cancelled
+// by GitHub as a deadlock (TestReadmeOwnJobCallerGroupsByHead checks the caller).
 func TestMetaReusableLaneGroupsByHead(t *testing.T) {
-	checked := 0
+	checked, parts := 0, 0
 	for _, name := range metaSortedKeys(metaWorkflowFiles(t)) {
 		wf := metaParseWorkflow(t, name, metaWorkflowFiles(t)[name])
 		on, _ := wf.On.(map[string]any)
@@ -80,22 +119,16 @@ func TestMetaReusableLaneGroupsByHead(t *testing.T) {
 		if _, ok := inputs["head-sha"]; !ok {
 			continue
 		}
-		checked++
 		group, _ := metaGroup(wf.Concurrency)
-		assert.Check(t, group != "", "%s takes head-sha but has no workflow concurrency group", name)
-		render := func(head string, run int) string {
-			ctx := map[string]string{
-				"github.run_id": fmt.Sprint(run), "github.run_number": fmt.Sprint(run % 1000), "github.run_attempt": "1",
-				"github.sha": fmt.Sprintf("%040x", run), "github.ref": "refs/heads/main", "github.event_name": "workflow_run",
-				"github.repository": cloud.Repository, "github.workflow": "CI", "inputs.pr-number": "7", "inputs.head-sha": head,
-			}
-			return evalGroup(t, group, ctx)
+		if !metaPublishesGate(wf) {
+			parts++
+			assert.Check(t, wf.Concurrency == nil, "%s is a part of the lane but declares workflow concurrency %v: in its caller's group GitHub cancels it as a deadlock", name, wf.Concurrency)
+			continue
 		}
-		headA, headB := strings.Repeat("a", 40), strings.Repeat("b", 40)
-		assert.Check(t, is.Equal(render(headA, 1001), render(headA, 2002)),
-			"%s: group %q differs between two runs for the same head, so a repeated delivery pays again", name, group)
-		assert.Check(t, render(headA, 1001) != render(headB, 1001),
-			"%s: group %q is the same for different heads, so one head's lane waits for another's", name, group)
+		checked++
+		assert.Check(t, group != "", "%s takes head-sha but has no workflow concurrency group", name)
+		metaCheckGroupByHead(t, name, group)
 	}
 	assert.Check(t, checked > 0, "no reusable workflow takes head-sha: is gpu-lane.yml still one?")
+	assert.Check(t, parts > 0, "no part of the lane takes head-sha: is gpu-lane-authorize.yml still one?")
 }

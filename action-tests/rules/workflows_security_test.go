@@ -145,7 +145,8 @@ func TestMetaSecretJobsRunInTheEnvironment(t *testing.T) {
 		assert.Check(t, len(problems) == 0, "%s", strings.Join(problems, "\n"))
 	}
 	// The reusable workflows that hold secrets all take the environment as an input.
-	for _, name := range []string{"gpu-lane.yml", "serverless-lane.yml", "reap.yml", "reap-org.yml", "cost-history.yml"} {
+	for _, name := range []string{"gpu-lane.yml", "gpu-lane-authorize.yml", "gpu-lane-provision.yml", "gpu-lane-watchdog.yml", "gpu-lane-finish.yml",
+		"serverless-lane.yml", "reap.yml", "reap-org.yml", "cost-history.yml"} {
 		assert.Check(t, strings.Contains(files[name], "environment: "+metaEnvironmentExpr), "%s declares no job with environment: %s", name, metaEnvironmentExpr)
 	}
 }

@@ -366,6 +366,15 @@ func TestMetaGPULaneInvariants(t *testing.T) {
 	for _, st := range tests.Steps[:testStep] {
 		assert.Check(t, st.TimeoutMinutes != nil, "gpu-tests step %q runs before the tests without timeout-minutes", st.Name+st.Uses)
 	}
+	// The watchdog knows the GPU job by its name: the one job that may run on the pod's runner.
+	for _, st := range wf.Jobs["watchdog"].Steps {
+		if name, ok := st.With["gpu-job-name"]; ok {
+			assert.Check(t, is.Equal(name, tests.Name), "the watchdog's gpu-job-name is not the gpu-tests job's name")
+		}
+		if step, ok := st.With["test-step-name"]; ok {
+			assert.Check(t, is.Equal(step, "Run GPU tests"), "the watchdog's test-step-name is not the GPU job's test step")
+		}
+	}
 
 	for _, id := range []string{"gate", "cleanup"} {
 		assert.Check(t, strings.Contains(wf.Jobs[id].If, "always()"), "job %s must run whatever happened before it (if: always() …), got %q", id, wf.Jobs[id].If)

@@ -19,7 +19,8 @@ func jobNameMatches(listed, name string) bool {
 
 // pickGPUJob finds the GPU job among this attempt's jobs: the job with the
 // GPU job's name that runs on the runner, or, before the runner took it, the
-// one with that name that waits for the runner's label. The runner is the
+// one with that name that waits for the runner's label or ended without a
+// runner. The runner is the
 // GPU job's and only its: a job of another name (a "Lint" job of the same
 // run with the same runs-on, say), or of another run or attempt, found on it
 // took it, and the pod goes at once.
@@ -37,7 +38,9 @@ func (w *watch) pickGPUJob(jobs []*github.WorkflowJob) (*github.WorkflowJob, err
 		case j.GetRunnerName() == w.req.RunnerLabel:
 			onRunner = j
 		case waiting == nil && named && j.GetRunnerName() == "" &&
-			slices.ContainsFunc(j.Labels, func(l string) bool { return strings.EqualFold(l, w.req.RunnerLabel) }):
+			(j.GetStatus() == "completed" || slices.ContainsFunc(j.Labels, func(l string) bool { return strings.EqualFold(l, w.req.RunnerLabel) })):
+			// Waiting for the runner's label, or ended without ever running
+			// (skipped, say, because a job it needs failed): the pod goes now.
 			waiting = j
 		}
 	}

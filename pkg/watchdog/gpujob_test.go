@@ -92,6 +92,19 @@ func TestRunAnotherJobOfTheAttemptOnTheRunner(t *testing.T) {
 			wantJournal: "+5m15s DELETE pod0watched001",
 		},
 		{
+			name: "the GPU job skipped (a job it needs failed) ends the pod at once, not at the setup deadline",
+			jobs: func(since time.Duration) ([]*github.WorkflowJob, error) {
+				if since < 3*time.Minute {
+					return queuedGPUJob(), nil
+				}
+				jobs := queuedGPUJob()
+				jobs[1].Status, jobs[1].Conclusion, jobs[1].Labels, jobs[1].Steps = github.String("completed"), github.String("skipped"), nil, nil
+				return jobs, nil
+			},
+			wantOutcome: OutcomeNoTests, wantReason: `GPU job ended (skipped) before its test step "Run GPU tests" started`,
+			wantJournal: "+3m15s DELETE pod0watched001",
+		},
+		{
 			name: "another job that waits for the label is not the GPU job, and never disarms the setup deadline",
 			jobs: func(time.Duration) ([]*github.WorkflowJob, error) {
 				jobs := queuedGPUJob()

@@ -1,0 +1,398 @@
+package rules
+
+// Your own GPU job: the lane's parts (gpu-lane-authorize.yml,
+// gpu-lane-provision.yml, gpu-lane-watchdog.yml, gpu-lane-finish.yml) run
+// gpu-lane.yml's jobs around a GPU job the caller writes. Their jobs are
+// gpu-lane.yml's, line for line; only where a value comes from differs (the
+// lane record `lane` instead of needs and inputs), so every invariant the
+// other tests check on gpu-lane.yml holds for the parts too, and a change to
+// a job of gpu-lane.yml fails here until the part has it as well.
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+)
+
+// metaLaneParts maps each part of the lane to the gpu-lane.yml jobs it runs.
+var metaLaneParts = map[string][]string{
+	"gpu-lane-authorize.yml": {"authorize", "reputation"},
+	"gpu-lane-provision.yml": {"provision"},
+	"gpu-lane-watchdog.yml":  {"watchdog"},
+	"gpu-lane-finish.yml":    {"gate", "cleanup"},
+}
+
+var (
+	metaLaneInputRE  = regexp.MustCompile(`fromJSON\(inputs\.lane\)\.inputs\.`)
+	metaLaneOutputRE = regexp.MustCompile(`fromJSON\(inputs\.lane\)\.(authorize|reputation|provision)\.outputs\.`)
+)
+
+// metaAsGPULane rewrites a part's value sources as gpu-lane.yml writes them:
+// the lane's inputs as inputs, the lane's jobs' outputs as needs, the GPU
+// job's result input as needs.gpu-tests.result, and the GPU job's name and
+// test step (lane inputs in a part) as gpu-lane.yml's literals.
+func metaAsGPULane(v any) any {
+	switch v := v.(type) {
+	case string:
+		s := metaLaneInputRE.ReplaceAllString(v, "inputs.")
+		s = metaLaneOutputRE.ReplaceAllString(s, "needs.$1.outputs.")
+		s = strings.ReplaceAll(s, "inputs.gpu-job-result", "needs.gpu-tests.result")
+		switch s {
+		case "${{ inputs.gpu-job-name }}":
+			return "GPU tests"
+		case "${{ inputs.test-step-name }}":
+			return "Run GPU tests"
+		}
+		return s
+	case map[string]any:
+		out := map[string]any{}
+		for k, x := range v {
+			out[k] = metaAsGPULane(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = metaAsGPULane(x)
+		}
+		return out
+	}
+	return v
+}
+
+// metaRawJobs reads a workflow's jobs as plain values.
+func metaRawJobs(t *testing.T, name, text string) (jobs map[string]map[string]any, call map[string]any) {
+	t.Helper()
+	var doc struct {
+		On   map[string]map[string]any `yaml:"on"`
+		Jobs map[string]map[string]any `yaml:"jobs"`
+	}
+	assert.NilError(t, yaml.Unmarshal([]byte(text), &doc), name)
+	return doc.Jobs, doc.On["workflow_call"]
+}
+
+// metaLanePartProblems compares a part's jobs with gpu-lane.yml's, job-level
+// needs and if aside (a part's jobs need nothing; its caller orders them).
+func metaLanePartProblems(t *testing.T, part, partText, laneText string) []string {
+	t.Helper()
+	var problems []string
+	laneJobs, _ := metaRawJobs(t, "gpu-lane.yml", laneText)
+	partJobs, _ := metaRawJobs(t, part, partText)
+	for _, id := range metaLaneParts[part] {
+		want, got := laneJobs[id], partJobs[id]
+		if got == nil {
+			problems = append(problems, fmt.Sprintf("%s has no job %s", part, id))
+			continue
+		}
+		strip := func(j map[string]any) map[string]any {
+			out := map[string]any{}
+			for k, v := range j {
+				if k != "needs" && k != "if" {
+					out[k] = v
+				}
+			}
+			return out
+		}
+		a, b := strip(want), metaAsGPULane(strip(got)).(map[string]any)
+		if diff := is.DeepEqual(b, a)(); !diff.Success() {
+			wantText, _ := yaml.Marshal(a)
+			gotText, _ := yaml.Marshal(b)
+			problems = append(problems, fmt.Sprintf("%s: job %s is not gpu-lane.yml's (copy the change):\n--- gpu-lane.yml\n%s--- %s, read as gpu-lane.yml\n%s", part, id, wantText, part, gotText))
+		}
+	}
+	for id := range partJobs {
+		found := false
+		for _, want := range metaLaneParts[part] {
+			found = found || want == id
+		}
+		if !found {
+			problems = append(problems, fmt.Sprintf("%s: job %s is not one of gpu-lane.yml's", part, id))
+		}
+	}
+	return problems
+}
+
+func TestMetaLanePartsRunGPULanesJobs(t *testing.T) {
+	files := metaWorkflowFiles(t)
+	for part := range metaLaneParts {
+		assert.Check(t, is.Len(metaLanePartProblems(t, part, files[part], files["gpu-lane.yml"]), 0))
+	}
+}
+
+// TestMetaLanePartCheckDetectsChanges: a step changed in gpu-lane.yml alone,
+// a value read from the wrong job of the lane, and a job that is not the
+// lane's are each reported.
+func TestMetaLanePartCheckDetectsChanges(t *testing.T) {
+	files := metaWorkflowFiles(t)
+	tests := []struct {
+		name, part, old, new string
+		inLane               bool // edit gpu-lane.yml rather than the part
+		want                 string
+	}{
+		{name: "a new input in gpu-lane.yml only", part: "gpu-lane-provision.yml", inLane: true,
+			old: "          keep-failed-pods: ${{ inputs.keep-failed-pods }}\n", new: "          keep-failed-pods: ${{ inputs.keep-failed-pods }}\n          runner-dir: /opt/runner\n",
+			want: "job provision is not gpu-lane.yml's"},
+		{name: "a value from the wrong job", part: "gpu-lane-watchdog.yml",
+			old: "fromJSON(inputs.lane).authorize.outputs.head-sha", new: "fromJSON(inputs.lane).provision.outputs.head-sha",
+			want: "job watchdog is not gpu-lane.yml's"},
+		{name: "an extra job", part: "gpu-lane-finish.yml",
+			old: "\njobs:\n", new: "\njobs:\n  extra:\n    runs-on: ubuntu-latest\n    steps: [{run: echo}]\n",
+			want: "job extra is not one of gpu-lane.yml's"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			part, lane := files[tc.part], files["gpu-lane.yml"]
+			target := &part
+			if tc.inLane {
+				target = &lane
+			}
+			assert.Assert(t, strings.Contains(*target, tc.old), "the workflow no longer contains %q; update this case", tc.old)
+			*target = strings.Replace(*target, tc.old, tc.new, 1)
+			problems := metaLanePartProblems(t, tc.part, part, lane)
+			assert.Check(t, is.Len(problems, 1), "%v", problems)
+			assert.Check(t, is.Contains(strings.Join(problems, "\n"), tc.want))
+		})
+	}
+}
+
+// TestMetaLanePartsTakeTheLanesSettings: gpu-lane-authorize.yml takes every
+// setting of gpu-lane.yml (the GPU job's own timeout aside, which the caller's
+// job sets) with the same type and default, plus the GPU job's name and test
+// step; the other parts take the lane record and the environment, and each
+// part's lane output carries its own jobs' outputs on top of what it got.
+func TestMetaLanePartsTakeTheLanesSettings(t *testing.T) {
+	files := metaWorkflowFiles(t)
+	_, laneCall := metaRawJobs(t, "gpu-lane.yml", files["gpu-lane.yml"])
+	_, authCall := metaRawJobs(t, "gpu-lane-authorize.yml", files["gpu-lane-authorize.yml"])
+	laneInputs, _ := laneCall["inputs"].(map[string]any)
+	authInputs, _ := authCall["inputs"].(map[string]any)
+	for name, v := range laneInputs {
+		want, _ := v.(map[string]any)
+		got, ok := authInputs[name].(map[string]any)
+		switch {
+		case name == "test-timeout-minutes":
+			assert.Check(t, !ok, "the GPU job's timeout is the caller's job's own timeout-minutes")
+		case !ok:
+			t.Errorf("gpu-lane-authorize.yml has no input %s (gpu-lane.yml's)", name)
+		default:
+			assert.Check(t, is.Equal(got["type"], want["type"]), "input %s", name)
+			if name != "test-command" { // optional in a part: no text, no tree key
+				assert.Check(t, is.Equal(got["default"], want["default"]), "input %s", name)
+			}
+		}
+	}
+	for _, name := range []string{"gpu-job-name", "test-step-name"} {
+		_, ok := authInputs[name]
+		assert.Check(t, ok, "gpu-lane-authorize.yml has no input %s", name)
+	}
+	for part, jobs := range metaLaneParts {
+		_, call := metaRawJobs(t, part, files[part])
+		inputs, _ := call["inputs"].(map[string]any)
+		if part != "gpu-lane-authorize.yml" {
+			_, ok := inputs["lane"]
+			assert.Check(t, ok, "%s takes no lane", part)
+		}
+		outputs, _ := call["outputs"].(map[string]any)
+		lane, ok := outputs["lane"].(map[string]any)
+		if part == "gpu-lane-watchdog.yml" || part == "gpu-lane-finish.yml" {
+			assert.Check(t, !ok, "%s ends the lane; it passes no lane on", part)
+			continue
+		}
+		value, _ := lane["value"].(string)
+		for _, id := range jobs {
+			assert.Check(t, is.Contains(value, `"`+id+`":{{"outputs":{`), "%s: lane output", part)
+			assert.Check(t, is.Contains(value, "toJSON(jobs."+id+".outputs)"), "%s: lane output", part)
+		}
+	}
+}
+
+// metaOwnJobCaller is what the own-job checks read of a caller.
+type metaOwnJobCaller struct {
+	Concurrency any                `yaml:"concurrency"`
+	Jobs        map[string]metaJob `yaml:"jobs"`
+}
+
+// metaCallerJobOf returns the id of the caller's job that calls the part.
+func metaCallerJobOf(c metaOwnJobCaller, part string) string {
+	for _, id := range metaSortedKeys(c.Jobs) {
+		if m := metaSuiteWorkflowRE.FindStringSubmatch(c.Jobs[id].Uses); m != nil && m[1] == part {
+			return id
+		}
+	}
+	return ""
+}
+
+// metaWith reads a calling job's with: value (the suite's parts take strings).
+func metaWith(t *testing.T, block, job, key string) string {
+	t.Helper()
+	var doc struct {
+		Jobs map[string]struct {
+			With map[string]string `yaml:"with"`
+		} `yaml:"jobs"`
+	}
+	assert.NilError(t, yaml.Unmarshal([]byte(block), &doc))
+	return doc.Jobs[job].With[key]
+}
+
+// metaOwnJobProblems checks a caller of the lane's parts: the four parts in
+// order around a GPU job on the runner label, that job named as the watchdog
+// knows it, with the test step the watchdog waits for, every step before it
+// bounded, its archive downloaded with one bounded retry and built by a hosted
+// job that overlaps provision, and finish running whatever happened.
+func metaOwnJobProblems(t *testing.T, block string) []string {
+	t.Helper()
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	var c metaOwnJobCaller
+	assert.NilError(t, yaml.Unmarshal([]byte(block), &c))
+	auth, prov := metaCallerJobOf(c, "gpu-lane-authorize.yml"), metaCallerJobOf(c, "gpu-lane-provision.yml")
+	watch, finish := metaCallerJobOf(c, "gpu-lane-watchdog.yml"), metaCallerJobOf(c, "gpu-lane-finish.yml")
+	if auth == "" || prov == "" || watch == "" || finish == "" {
+		return []string{fmt.Sprintf("the caller does not call all four parts: authorize %q, provision %q, watchdog %q, finish %q", auth, prov, watch, finish)}
+	}
+	gpu := ""
+	for _, id := range metaSortedKeys(c.Jobs) {
+		if s, _ := c.Jobs[id].RunsOn.(string); s == "${{ needs."+prov+".outputs.runner-label }}" {
+			gpu = id
+		}
+	}
+	if gpu == "" {
+		return []string{"no job runs-on ${{ needs." + prov + ".outputs.runner-label }}"}
+	}
+	job := c.Jobs[gpu]
+	name := cmpOr(job.Name, gpu)
+	if want := cmpOr(metaWith(t, block, auth, "gpu-job-name"), "GPU tests"); name != want {
+		add("the GPU job is named %q, but the watchdog knows it as gpu-job-name %q: it would take it for another job and delete the pod", name, want)
+	}
+	testStep := cmpOr(metaWith(t, block, auth, "test-step-name"), "Run GPU tests")
+	at, after := -1, 0
+	for i, st := range job.Steps {
+		if st.Name == testStep {
+			at, after = i, i
+		}
+	}
+	if at < 0 {
+		add("the GPU job has no step %q (test-step-name): its pod would always be deleted at the setup deadline", testStep)
+		at = len(job.Steps)
+	}
+	download := ""
+	for i, st := range job.Steps[:at] {
+		if st.TimeoutMinutes == nil {
+			add("the GPU job's step %q runs before the tests without timeout-minutes", cmpOr(st.Name, st.Uses+st.Run))
+		}
+		if strings.HasPrefix(st.Uses, "actions/download-artifact@") {
+			switch {
+			case download == "" && st.ID != "" && fmt.Sprint(metaStepField(t, block, gpu, i, "continue-on-error")) == "true":
+				download = st.ID
+			case download != "" && strings.Contains(st.If, "steps."+download+".outcome == 'failure'"):
+				download = "retried"
+			}
+		}
+	}
+	if download != "retried" {
+		add("the GPU job does not download its archive with one bounded retry (a first download with an id and continue-on-error, a second if it failed)")
+	}
+	uploads := slices.ContainsFunc(job.Steps[after:], func(st metaStep) bool {
+		return strings.HasPrefix(st.Uses, "actions/upload-artifact@") && strings.Contains(st.If, "always()")
+	})
+	if !uploads {
+		add("the GPU job does not upload its results after the tests with if: always()")
+	}
+	for _, id := range metaSortedKeys(c.Jobs) {
+		builds := slices.ContainsFunc(c.Jobs[id].Steps, func(st metaStep) bool { return strings.HasPrefix(st.Uses, "actions/upload-artifact@") })
+		if id != gpu && builds && slices.Contains(metaNeeds(c.Jobs[id]), prov) {
+			add("job %s builds the archive after provision: it would run while the pod bills; make it need %s only", id, auth)
+		}
+	}
+	if !slices.Contains(metaNeeds(c.Jobs[watch]), prov) || !slices.Contains(metaNeeds(job), prov) {
+		add("the watchdog and the GPU job both need %s (the runner label), and run beside each other", prov)
+	}
+	fin := c.Jobs[finish]
+	if !strings.Contains(fin.If, "always()") || !slices.Contains(metaNeeds(fin), gpu) {
+		add("%s must need the GPU job and run whatever happened (if: always() && …), got needs %v, if %q", finish, metaNeeds(fin), fin.If)
+	}
+	for key, want := range map[string]string{
+		"gpu-job-result": "${{ needs." + gpu + ".result }}", "provision-result": "${{ needs." + prov + ".result }}",
+		"lane": "${{ needs." + prov + ".outputs.lane || needs." + auth + ".outputs.lane }}",
+	} {
+		if got := metaWith(t, block, finish, key); got != want {
+			add("%s passes %s %q: want %q", finish, key, got, want)
+		}
+	}
+	if group, cancel := metaGroup(c.Concurrency); !strings.HasPrefix(group, "runpod-gpu-prepare-") || cancel != false {
+		add("the caller holds no workflow concurrency runpod-gpu-prepare-<head> with cancel-in-progress: false (got %v)", c.Concurrency)
+	}
+	return problems
+}
+
+// metaStepField reads a field of a job's step that metaStep does not keep.
+func metaStepField(t *testing.T, block, job string, step int, key string) any {
+	t.Helper()
+	var doc struct {
+		Jobs map[string]struct {
+			Steps []map[string]any `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	assert.NilError(t, yaml.Unmarshal([]byte(block), &doc))
+	return doc.Jobs[job].Steps[step][key]
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// metaReadmeOwnJobCaller is the README's caller of the lane's parts.
+func metaReadmeOwnJobCaller(t *testing.T) string {
+	t.Helper()
+	for _, block := range metaReadmeCallerBlocks(t) {
+		if strings.Contains(block, "/.github/workflows/gpu-lane-authorize.yml@") {
+			return block
+		}
+	}
+	t.Fatal("the README's workflows section has no caller of gpu-lane-authorize.yml")
+	return ""
+}
+
+// TestReadmeOwnJobCaller: the README's own-job caller is the complete pattern
+// (the concurrency group, the runner's one job, the signal, the archive).
+func TestReadmeOwnJobCaller(t *testing.T) {
+	block := metaReadmeOwnJobCaller(t)
+	assert.Check(t, is.Len(metaOwnJobProblems(t, block), 0))
+	var c metaOwnJobCaller
+	assert.NilError(t, yaml.Unmarshal([]byte(block), &c))
+	group, _ := metaGroup(c.Concurrency)
+	metaCheckGroupByHead(t, "the README's own-job caller", group)
+}
+
+// TestOwnJobCallerCheckDetectsMistakes plants each mistake in the README's caller.
+func TestOwnJobCallerCheckDetectsMistakes(t *testing.T) {
+	block := metaReadmeOwnJobCaller(t)
+	tests := []struct{ name, old, new, want string }{
+		{name: "the GPU job renamed", old: "    name: GPU tests\n", new: "    name: Tests on the GPU\n", want: `the GPU job is named "Tests on the GPU"`},
+		{name: "no test step", old: "      - name: Run GPU tests\n", new: "      - name: Test\n", want: `the GPU job has no step "Run GPU tests"`},
+		{name: "unbounded set-up", old: "        timeout-minutes: 2\n        run: tar", new: "        run: tar", want: `step "Unpack the test archive" runs before the tests without timeout-minutes`},
+		{name: "no retry", old: "        if: steps.download.outcome == 'failure'\n", new: "", want: "one bounded retry"},
+		{name: "results only on success", old: "        if: always()\n        timeout-minutes: 5\n", new: "        timeout-minutes: 5\n", want: "upload its results"},
+		{name: "built in the paid window", old: "  build:   # hosted, at the tested ref, while the pod starts: nothing is built in the paid window\n    needs: authorize\n",
+			new: "  build:\n    needs: [authorize, provision]\n", want: "job build builds the archive after provision"},
+		{name: "finish only on success", old: "    if: always() && needs.authorize.result == 'success'\n", new: "    if: needs.authorize.result == 'success'\n", want: "run whatever happened"},
+		{name: "no concurrency", old: "  cancel-in-progress: false\n", new: "  cancel-in-progress: true\n", want: "holds no workflow concurrency"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Assert(t, strings.Contains(block, tc.old), "the caller no longer contains %q; update this case", tc.old)
+			problems := metaOwnJobProblems(t, strings.Replace(block, tc.old, tc.new, 1))
+			assert.Check(t, is.Len(problems, 1), "%v", problems)
+			assert.Check(t, is.Contains(strings.Join(problems, "\n"), tc.want))
+		})
+	}
+}
