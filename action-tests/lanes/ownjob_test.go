@@ -296,3 +296,29 @@ func TestWatchdogAnotherJobOfTheRunOnTheRunnerDeletesThePodAtOnce(t *testing.T) 
 	assert.Check(t, is.Equal(status, runpodsim.StatusTerminated))
 	assert.Check(t, ended.Sub(started) < watchdogSetupBudget, "deleted at once, not at the setup deadline (lived %s)", ended.Sub(started))
 }
+
+// A pull request whose changes need no GPU: authorize decides skip, nothing
+// is built or provisioned, and finish still publishes the gate (from
+// authorize's lane record, as provision's is empty) and runs no cleanup.
+func TestOwnJobNotRequiredPublishesTheGateWithoutAPod(t *testing.T) {
+	l := newOwnJobLane(t, fastConfig+"gpu_paths: [\"kernels/**\"]\n", readmeOwnJobCaller(t))
+	l.steps = func(name string) githubsim.StepSpec { return githubsim.StepSpec{Name: name, Duration: time.Second} }
+	runs := l.play(t)
+
+	auth := l.result(t, "authorize")
+	assert.Check(t, is.Equal(auth.Outputs["decision"], "skip"), auth.Stdout)
+	for _, id := range []string{"build", "provision", "watchdog", "gpu"} {
+		assert.Check(t, is.Equal(runs[id].Result, "skipped"), "job %s", id)
+	}
+	assert.Check(t, is.Equal(runs["finish"].Result, "success"))
+	gate := l.result(t, "gate")
+	assert.Check(t, is.Equal(gate.Outputs["kind"], "not-required"), gate.Stdout)
+	checks := l.gateChecks(t, harness.HeadSHA)
+	assert.Assert(t, is.Len(checks, 1))
+	assert.Check(t, is.Equal(checks[0].GetConclusion(), "success"))
+	l.mu.Lock()
+	_, cleaned := l.results["cleanup"]
+	l.mu.Unlock()
+	assert.Check(t, !cleaned, "no pod can exist: cleanup does not run")
+	assert.Check(t, is.Len(l.RunPod.Pods(), 0))
+}
