@@ -15,6 +15,8 @@
 //	DELETE /v2/pods/{id}
 //	POST   /v2/pods/{id}/action             ({"action":"start|stop|restart|terminate"})
 //	GET    /v2/account/ssh-keys             (PUT replaces the set; see WithSSHKeys, SSHKeys)
+//	GET    /v2/billing/pods[?startTime&endTime&bucketSize|lastN&podId]
+//	GET    /v2/billing/serverless[?startTime&endTime&bucketSize|lastN&serverlessId]
 //
 // Bodies follow pkg/sim/contract: requests the contract rejects get 422
 // problem+json with the contract's messages in "errors"; every answer is a
@@ -37,6 +39,10 @@
 // timer starts containers on time. With the default [ModelRunner] nothing
 // runs as a process, so benchmarks can simulate thousands of pods in
 // seconds; a [HostRunner] plugs real containers (processes) in instead.
+//
+// The billing routes answer from the same per-second meter as [Server.Bill]
+// and [Server.ServerlessBill], split into buckets; [WithBillingRounding]
+// makes them round each billed stretch up to a coarser unit, as an invoice may.
 //
 // Tests inspect what happened through [Server.Pods], [Server.Bill],
 // [Server.Spent] and [Server.Requests]. The same seed and the same sequence

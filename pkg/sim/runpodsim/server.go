@@ -68,6 +68,7 @@ type config struct {
 	retention    time.Duration
 	sshKeys      []string
 	serverless   ServerlessConfig
+	billingUnit  time.Duration // see WithBillingRounding
 }
 
 // Option configures a Server.
@@ -141,6 +142,8 @@ func New(opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("runpodsim: page size %d must not be negative", cfg.pageSize)
 	case cfg.quota < 0:
 		return nil, fmt.Errorf("runpodsim: quota %d must not be negative", cfg.quota)
+	case cfg.billingUnit < 0:
+		return nil, fmt.Errorf("runpodsim: billing unit %s must not be negative", cfg.billingUnit)
 	case cfg.provisioning < 0 || cfg.retention < 0:
 		return nil, errors.New("runpodsim: provisioning delay and terminated retention must not be negative")
 	}
@@ -165,6 +168,7 @@ func New(opts ...Option) (*Server, error) {
 	s.handle("/v2/pods/{id}/action", map[string]handler{http.MethodPost: s.podAction})
 	s.handle("/v2/account/ssh-keys", map[string]handler{http.MethodGet: s.getSSHKeys, http.MethodPut: s.putSSHKeys})
 	s.registerServerless()
+	s.registerBilling()
 	s.handle("/", nil)
 	return s, nil
 }
