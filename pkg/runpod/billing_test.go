@@ -2,7 +2,9 @@ package runpod
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"net/url"
 	"testing"
@@ -127,4 +129,40 @@ func TestBillingFollowsTheRequestPolicy(t *testing.T) {
 		assert.Check(t, is.Equal(r.authorization, "Bearer "+testAPIKey))
 		assert.Check(t, is.Contains(r.userAgent, "runpod-gpu"))
 	}
+}
+
+// FuzzBillingRecord: any record either is refused or is one whose id, bucket
+// and amounts are usable: an id of the route, a bucket overlapping the window
+// asked for, finite amounts of 0 or more.
+func FuzzBillingRecord(f *testing.F) {
+	f.Add(`{"podId":"p1","startTime":"2026-06-01T00:00:00Z","endTime":"2026-06-02T00:00:00Z","totalAmount":12.34,"gpuAmount":11.1,"cpuAmount":0,"diskAmount":1.24}`, false)
+	f.Add(`{"serverlessId":"e1","startTime":"2026-06-01T00:00:00Z","endTime":"2026-06-01T01:00:00Z","totalAmount":0,"feeAmount":1e308}`, true)
+	f.Add(`{"podId":"","startTime":null,"totalAmount":-0}`, false)
+	f.Add(`{"podId":"p","startTime":"2026-05-31T23:00:00-01:00","endTime":"2026-06-03T00:00:00Z","totalAmount":1}`, false)
+	q := BillingQuery{Start: billingStart, End: billingEnd}
+	f.Fuzz(func(t *testing.T, body string, serverless bool) {
+		var w billingRecordWire
+		if json.Unmarshal([]byte(body), &w) != nil {
+			return
+		}
+		idParam := "podId"
+		if serverless {
+			idParam = "serverlessId"
+		}
+		r, err := w.record(idParam, q)
+		if err != nil {
+			return
+		}
+		switch {
+		case r.ID == "":
+			t.Fatalf("accepted a record without an id: %s", body)
+		case !r.End.After(r.Start) || !r.Start.Before(q.End) || !r.End.After(q.Start):
+			t.Fatalf("accepted a bucket %s..%s outside the window: %s", r.Start, r.End, body)
+		}
+		for _, v := range []float64{r.Total, r.GPU, r.CPU, r.Disk, r.Fee} {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				t.Fatalf("accepted amount %v: %s", v, body)
+			}
+		}
+	})
 }
