@@ -286,8 +286,9 @@ func TestMetaMetadataDetectsProblems(t *testing.T) {
 // reads the same for every action.
 // metaModeOptional names, per action, the shared input it may declare
 // optional because one of its modes calls nothing (serverless's prepare mode
-// only hashes the sources, in a job that holds no secret).
-var metaModeOptional = map[string]string{"serverless": "runpod-api-key"}
+// only hashes the sources, in a job that holds no secret; the cost history
+// without a key reports the estimates alone, unreconciled with billing).
+var metaModeOptional = map[string]string{"serverless": "runpod-api-key", "cost-history": "runpod-api-key"}
 
 var metaSharedInputs = []string{"github-token", "app-id", "app-installation-id", "app-private-key", "runpod-api-key", "runpod-api-url"}
 

@@ -30,6 +30,10 @@ type Inputs struct {
 	// any directory given must lie there, in HOME or in the workspace.
 	Directory string `input:"directory" default:"" desc:"Evidence directory, inside RUNNER_TEMP, HOME or the workspace; it must lie outside any git working tree. Default: $RUNNER_TEMP/runpod-gpu-history. Later steps see it where the runner mounts RUNNER_TEMP into container actions; otherwise use a directory under /github/home."`
 	Workflow  string `input:"workflow" default:"runpod-gpu.yml" desc:"File name of the GPU workflow whose runs are collected."`
+	// The RunPod key is optional: without it the report is the estimates alone.
+	RunPodAPIKey   string `input:"runpod-api-key,secret" default:"" desc:"RunPod API key that may read billing. With it the report sets the estimates beside RunPod's billing for the same days (per day and per run: estimated, billed, drift) and names every billed pod or endpoint the lane never recorded. Store it as a secret."`
+	RunPodAPIURL   string `input:"runpod-api-url" default:"https://api.runpod.io" desc:"RunPod API base URL (override for proxies and tests)."`
+	DriftThreshold int    `input:"drift-threshold-percent" default:"5" min:"1" max:"1000" desc:"Drift between estimate and bill, in percent of the estimate, above which a run or day is a warning (::warning::); drifts under a cent never are."`
 
 	actionkit.GitHubInputs `desc.github-token:"Token that reads workflow runs, logs and artifacts (actions read)." desc.app-id:"GitHub App id, to read as an App installation instead of with github-token." desc.app-installation-id:"The App's installation id; required with app-id." desc.app-private-key:"The App's PEM private key; required with app-id."`
 }
@@ -48,9 +52,20 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	if err != nil {
 		return err
 	}
-	res, err := history.Run(ctx, history.Options{Dir: dir, Range: &rng, GitHub: gh, Workflow: in.Workflow, Logf: io.Infof})
+	opts := history.Options{Dir: dir, Range: &rng, GitHub: gh, Workflow: in.Workflow, Logf: io.Infof, DriftThreshold: float64(in.DriftThreshold) / 100}
+	if in.RunPodAPIKey != "" {
+		rp, _, err := actionkit.RunPod(io, actionkit.RunPodInputs{APIKey: in.RunPodAPIKey, APIURL: in.RunPodAPIURL})
+		if err != nil {
+			return err
+		}
+		opts.Billing = rp
+	}
+	res, err := history.Run(ctx, opts)
 	if err != nil {
 		return err
+	}
+	for _, w := range res.BillingWarnings {
+		io.Warningf("%s", w)
 	}
 	if err := actionio.WriteOutputs[outputs](io, outputs{ReportJSON: res.JSONPath, ReportMarkdown: res.MarkdownPath, ReputationFile: res.ReputationPath}); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/cmdline"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/runpod"
 )
 
 // commandLine is the cost-history program's parsed command line.
@@ -20,6 +21,8 @@ type commandLine struct {
 	repo         string
 	workflow     string
 	apiURL       string
+	runpodURL    string
+	driftPercent float64
 }
 
 // RunCLI is the cost-history program (pkg/cmd/cost-history): with --since
@@ -30,7 +33,7 @@ func RunCLI(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	opts := Options{Dir: o.dir, Workflow: o.workflow,
+	opts := Options{Dir: o.dir, Workflow: o.workflow, DriftThreshold: o.driftPercent / 100,
 		Logf: func(format string, a ...any) { fmt.Fprintf(stderr, format+"\n", a...) }}
 	if o.since != "" {
 		rng, err := ParseRange(o.since, o.until)
@@ -41,6 +44,9 @@ func RunCLI(ctx context.Context, args []string, getenv func(string) string, stdo
 		if opts.GitHub, err = client(ctx, o, getenv); err != nil {
 			return err
 		}
+		if key := getenv("RUNPOD_API_KEY"); key != "" {
+			opts.Billing = runpod.New(o.runpodURL, key)
+		}
 	}
 	res, err := Run(ctx, opts)
 	if err != nil {
@@ -48,6 +54,9 @@ func RunCLI(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	t := res.Report.Totals
 	fmt.Fprintf(stderr, "%d attempts, %d pods (%d with unknown cost), spend %s\n", t.Attempts, t.Pods, t.UnknownCostPods, t.Spend)
+	for _, w := range res.BillingWarnings {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
 	fmt.Fprintln(stdout, res.MarkdownPath)
 	fmt.Fprintln(stdout, res.JSONPath)
 	fmt.Fprintln(stdout, res.ReputationPath) // for provision's reputation-file
@@ -64,9 +73,11 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (com
 	fs.StringVar(&o.repo, "repo", "", "repository as `owner/name` (default $GH_REPO, else $GITHUB_REPOSITORY)")
 	fs.StringVar(&o.workflow, "workflow", DefaultWorkflow, "workflow `file` whose runs are collected")
 	fs.StringVar(&o.apiURL, "api-url", "", "GitHub REST API `url` (default $GITHUB_API_URL, else "+ghapi.DefaultBaseURL+")")
+	fs.StringVar(&o.runpodURL, "runpod-api-url", runpod.DefaultBaseURL, "RunPod API `url` whose billing is read when $RUNPOD_API_KEY is set")
+	fs.Float64Var(&o.driftPercent, "drift-threshold-percent", DefaultDriftThreshold*100, "warn of a drift between estimate and bill above this `percent`")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: cost-history [--since DATE --until DATE --repo OWNER/NAME] [--directory DIR]")
-		fmt.Fprintln(stderr, "environment: GH_TOKEN or GITHUB_TOKEN (to collect), GITHUB_API_URL")
+		fmt.Fprintln(stderr, "environment: GH_TOKEN or GITHUB_TOKEN (to collect), GITHUB_API_URL, RUNPOD_API_KEY (to reconcile with RunPod's billing)")
 		fs.PrintDefaults()
 	}
 	if err := cmdline.Parse(fs, args); err != nil {
@@ -77,6 +88,8 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (com
 		return o, cmdline.Usagef(fs, "unexpected argument %q", fs.Arg(0))
 	case (o.since == "") != (o.until == ""):
 		return o, cmdline.Usagef(fs, "--since and --until go together: give both to collect, neither to regenerate offline")
+	case !(o.driftPercent > 0):
+		return o, cmdline.Usagef(fs, "--drift-threshold-percent %v: want a percent above 0", o.driftPercent)
 	case o.dir == "":
 		return o, cmdline.Usagef(fs, "--directory: want a directory outside the repository")
 	}

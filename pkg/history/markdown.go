@@ -28,6 +28,7 @@ func (r *Report) Markdown() string {
 		return b.String()
 	}
 	r.writeTotals(&b)
+	r.writeBilling(&b)
 	r.writeGPUs(&b)
 	r.writeWeeks(&b)
 	r.writeTriggers(&b)

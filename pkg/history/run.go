@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/org/runpod-gpu/pkg/clock"
 	"github.com/org/runpod-gpu/pkg/lazyre"
 )
 
@@ -30,6 +31,14 @@ type Options struct {
 	GitHub   GitHub
 	Workflow string // workflow file name; "" means DefaultWorkflow
 	Logf     func(format string, args ...any)
+	// Billing reads RunPod's billing for the Range, to reconcile the
+	// estimates with (billing.go); nil keeps the billing saved earlier.
+	Billing BillingSource
+	// DriftThreshold is the share of an estimate its bill may drift by
+	// before the report warns; 0 means DefaultDriftThreshold.
+	DriftThreshold float64
+	// Clock dates the billing read; nil means the wall clock.
+	Clock clock.Clock
 }
 
 // Result is what Run produced.
@@ -42,6 +51,9 @@ type Result struct {
 	ReputationPath string
 	Reputation     ReputationStats
 	Collected      *CollectStats // nil for an offline regeneration
+	// BillingWarnings are the reconciliation's warnings (drifts above the
+	// threshold, untracked charges, an unreadable bill), for ::warning::.
+	BillingWarnings []string
 }
 
 // Run is the cost history's one entry point: with a range it collects the
@@ -78,7 +90,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	} else if keys, err := (store{dir: dir}).keys(); err != nil || len(keys) == 0 {
 		return Result{}, fmt.Errorf("%w in %s: collect with a date range first", ErrNoEvidence, dir)
 	}
-	if err := writeReports(&res, dir, o.Range, logf); err != nil {
+	if o.Range != nil && o.Billing != nil {
+		if err := saveBilling(ctx, o, dir, logf); err != nil {
+			return Result{}, err
+		}
+	}
+	if err := writeReports(&res, dir, o, logf); err != nil {
 		return Result{}, err
 	}
 	return res, nil
@@ -104,9 +121,12 @@ func collect(ctx context.Context, o Options, dir, workflow string, logf func(str
 
 // writeReports summarizes dir's evidence within rng and writes the JSON and
 // Markdown reports and the reputation record, saying in res where.
-func writeReports(res *Result, dir string, rng *Range, logf func(string, ...any)) error {
-	report, err := Summarize(dir, rng)
+func writeReports(res *Result, dir string, o Options, logf func(string, ...any)) error {
+	report, err := Summarize(dir, o.Range)
 	if err != nil {
+		return err
+	}
+	if res.BillingWarnings, err = reconcileSaved(report, dir, o); err != nil {
 		return err
 	}
 	data, err := json.MarshalIndent(report, "", "  ")

@@ -9,7 +9,8 @@
 // report.json and report.md there, with reputation.json, the record provision's
 // reputation-file input reads (it prints the three paths). Without dates it regenerates the reports
 // from the saved evidence with no network access. Collecting reads the token
-// from GH_TOKEN or GITHUB_TOKEN; it needs read access to Actions. See history.RunCLI.
+// from GH_TOKEN or GITHUB_TOKEN; it needs read access to Actions. With RUNPOD_API_KEY
+// it also reads RunPod's billing for those days and reconciles. See history.RunCLI.
 package main
 
 import (
