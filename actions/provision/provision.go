@@ -45,6 +45,8 @@ type Inputs struct {
 	ProofSHA256    string `input:"proof-sha256" default:"" desc:"SHA-256 of the proof binary; empty means the one released with this action."`
 	RunnerDir      string `input:"runner-dir" default:"" desc:"Directory of the preinstalled runner (its run.sh) in the pod image; empty means /home/runner, where the official runner image has it. Set it for a custom image or the simulated cloud's hosts."`
 	ReputationFile string `input:"reputation-file" default:"" desc:"Path of a reputation record (JSON: earlier attempts' GPU, data center and outcome), e.g. downloaded from the repository's history artifact. With one, candidates are ranked by expected cost to a working runner, pinned to good data centers and pairs that failed twice in a row are avoided for 12 hours, inside the reviewed allowlist and zones. Empty or a missing file: the plan is the seed's; an unreadable or invalid record: a warning, and the seed's plan."`
+	// The budget's fallback record (with a budget in the configuration).
+	actionkit.SpendRecordInput
 }
 
 // Validate requires the head authorize pinned whenever a pull request is
@@ -87,8 +89,12 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	if note != "" {
 		io.Infof("%s", note)
 	}
+	guard, err := actionkit.Budget(io, cfg, rp, in.SpendRecordInput, cfg.StartupTimeout()+cfg.Lifetime())
+	if err != nil {
+		return err
+	}
 	res, runErr := provision.Run(ctx, provision.Deps{
-		RunPod: rp, GitHub: gh, Policy: policy, Observer: newObserver(io),
+		RunPod: rp, GitHub: gh, Policy: policy, Observer: newObserver(io), Budget: guard,
 		Images: &registry.Resolver{APIURL: in.RegistryAPIURL, Logf: func(s string) { io.Infof("%s", s) }},
 	}, provision.Request{
 		Config: cfg, LabelPrefix: in.LabelPrefix, RunnerGroupID: in.RunnerGroupID, Scope: scope,

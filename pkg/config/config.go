@@ -71,6 +71,8 @@ type Config struct {
 	NVRTC NVRTCPins `yaml:"nvrtc" json:"nvrtc"`
 	// MaxRunSpendUSD is an optional ceiling on one run's worst-case spend; nil means none.
 	MaxRunSpendUSD *float64 `yaml:"max_run_spend_usd" json:"max_run_spend_usd,omitempty"`
+	// Budget is the optional daily and monthly budget both lanes share; nil means none.
+	Budget *Budget `yaml:"budget" json:"budget,omitempty"`
 	// GPUPaths are the globs of changed files that need the GPU lane (see IsGPUPath).
 	GPUPaths []string `yaml:"gpu_paths" json:"gpu_paths"`
 }
@@ -138,6 +140,33 @@ type Volume struct {
 	SizeGB int `yaml:"size_gb" json:"size_gb"`
 	// Path is the absolute mount path in the container.
 	Path string `yaml:"path" json:"path"`
+}
+
+// Budget is GPU CI's budget per UTC day and per UTC month, in US dollars,
+// shared by the pod lane and the Serverless lane: before any create each lane
+// checks that what the RunPod account was billed, what is in flight and the
+// create's worst case stay within it (pkg/budget). It lives in the
+// configuration, read from the default branch, so a pull request cannot raise
+// it, and both lanes read the same file.
+type Budget struct {
+	// DailyUSD bounds a UTC day's spend; nil means no daily limit.
+	DailyUSD *float64 `yaml:"daily_usd" json:"daily_usd,omitempty"`
+	// MonthlyUSD bounds a UTC month's spend; nil means no monthly limit.
+	MonthlyUSD *float64 `yaml:"monthly_usd" json:"monthly_usd,omitempty"`
+}
+
+// BudgetLimits returns the configured limits, 0 for one not set, and whether any is set.
+func (c *Config) BudgetLimits() (daily, monthly float64, ok bool) {
+	if c.Budget == nil {
+		return 0, 0, false
+	}
+	if c.Budget.DailyUSD != nil {
+		daily = *c.Budget.DailyUSD
+	}
+	if c.Budget.MonthlyUSD != nil {
+		monthly = *c.Budget.MonthlyUSD
+	}
+	return daily, monthly, daily > 0 || monthly > 0
 }
 
 // NVRTCPins are the optional NVRTC packages per runtime tier; a nil pin skips

@@ -67,6 +67,8 @@ var invalidCases = []struct {
 	{file: "setup-over-lifetime", wantKey: "setup_budget_seconds", wantLine: 5, schema: crossField},
 	{file: "sha-unquoted-number", wantKey: "nvrtc.full.sha256", wantLine: 8},
 	{file: "spend-zero", wantKey: "max_run_spend_usd", wantLine: 5},
+	{file: "budget-empty", wantKey: "budget", wantLine: 5},
+	{file: "budget-negative", wantKey: "budget.monthly_usd", wantLine: 7},
 	{file: "string-for-list", wantKey: "clouds", wantLine: 5},
 	{file: "timeout-overflow", wantKey: "startup_timeout_seconds", wantLine: 5},
 	{file: "timeout-zero", wantKey: "startup_timeout_seconds", wantLine: 5},
@@ -201,6 +203,7 @@ func TestParseValid(t *testing.T) {
 				},
 			}
 			c.MaxRunSpendUSD = ceiling(2.5)
+			c.Budget = &Budget{DailyUSD: ceiling(20), MonthlyUSD: ceiling(300)}
 			c.GPUPaths = []string{"**", "!docs/**", "!**/*.md"}
 		}},
 		{file: "community-europe.yml", want: func(c *Config) {

@@ -88,6 +88,12 @@ var keyDocs = []keyDoc{
 		desc: "The package's SHA-256, 64 lower-case hex digits."},
 	{key: "max_run_spend_usd", typ: "number, > 0", noDefault: "none",
 		desc: "Optional ceiling in US dollars: no pod is created whose worst case (what rejected pods cost + its price × (`startup_timeout_seconds` + `lifetime_seconds`)) could take the run past it. From catalog prices: estimates, not invoices."},
+	{key: "budget", typ: "mapping", noDefault: "none",
+		desc: "Optional budget of GPU CI, shared by the pod lane and the Serverless lane: before any create, what the RunPod account was billed (else the cost history's record), what is in flight and the create's worst case must stay within it. See the cost model."},
+	{key: "budget.daily_usd", typ: "number, > 0", noDefault: "none",
+		desc: "US dollars per UTC day."},
+	{key: "budget.monthly_usd", typ: "number, > 0", noDefault: "none",
+		desc: "US dollars per UTC month."},
 	{key: "gpu_paths", typ: "list of globs", value: func(c *Config) any { return c.GPUPaths },
 		desc: "Changed files that need the GPU lane (doublestar globs; a leading `!` excludes; the last match decides). A change touching none of them skips the paid path."},
 }

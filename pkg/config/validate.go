@@ -157,6 +157,7 @@ func (c *Config) problems() []*FieldError {
 	v.nvrtc("nvrtc.full", c.NVRTC.Full)
 	v.nvrtc("nvrtc.baseline", c.NVRTC.Baseline)
 	v.spend(c.MaxRunSpendUSD)
+	v.budget(c.Budget)
 	v.gpuPaths(c.GPUPaths)
 	return v.problems
 }
@@ -372,6 +373,23 @@ func (v *validator) spend(ceiling *float64) {
 	}
 	if usd := *ceiling; !(usd > 0) || math.IsInf(usd, 0) {
 		v.add("max_run_spend_usd", strconv.FormatFloat(usd, 'g', -1, 64), "a positive number of US dollars, or omit the key for no ceiling")
+	}
+}
+
+func (v *validator) budget(b *Budget) {
+	if b == nil {
+		return
+	}
+	if b.DailyUSD == nil && b.MonthlyUSD == nil {
+		v.add("budget", "{}", "daily_usd, monthly_usd or both, or omit the key for no budget")
+	}
+	for _, l := range []struct {
+		key   string
+		limit *float64
+	}{{"budget.daily_usd", b.DailyUSD}, {"budget.monthly_usd", b.MonthlyUSD}} {
+		if l.limit != nil && (!(*l.limit > 0) || math.IsInf(*l.limit, 0)) {
+			v.add(l.key, strconv.FormatFloat(*l.limit, 'g', -1, 64), "a positive number of US dollars, or omit the key")
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
+	"github.com/org/runpod-gpu/pkg/budget"
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/gatecheck"
@@ -71,6 +72,9 @@ type Deps struct {
 	// LabelNonce is where runner label nonces come from; nil means
 	// crypto/rand. Only a deterministic simulation (the demo) sets it.
 	LabelNonce io.Reader
+	// Budget is the repository's daily and monthly budget, checked before
+	// each create (budget.go); nil means none is configured.
+	Budget budget.Checker
 }
 
 // Request describes one provision run.
@@ -158,6 +162,8 @@ type Result struct {
 	// kept for debugging; the reaper reads the kept ids from this name.
 	RetentionArtifact string
 	Warnings          []string
+	// Budget is what the last budget check saw; nil without a budget.
+	Budget *budget.Usage
 }
 
 // RejectedCost sums what rejected candidates cost (unknown parts stay unknown).
@@ -354,6 +360,9 @@ func (r *run) tryCandidates(ctx context.Context) (Result, error) {
 			return r.res, nil
 		}
 		if err := r.checkCeiling(c); err != nil {
+			return r.res, err
+		}
+		if err := r.checkBudget(ctx, c); err != nil {
 			return r.res, err
 		}
 		endAttempt := r.phase("attempt %d of %d: %s (%s)", c.N, len(r.res.Plan.Candidates), c.Name, c.GPUID)

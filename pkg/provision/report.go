@@ -123,6 +123,9 @@ func (r Result) Summary(runErr error) string {
 		sort.Strings(ids)
 		fmt.Fprintf(&b, "\n**Kept for inspection (still billing):** %s\n", strings.Join(ids, ", "))
 	}
+	if r.Budget != nil {
+		fmt.Fprintf(&b, "\nBudget used: %s.\n", r.Budget)
+	}
 	if len(r.Plan.Candidates) > 0 {
 		fmt.Fprintf(&b, "\n<details><summary>Plan (worst-case spend %s)</summary>\n\n%s\n</details>\n", r.WorstCase, r.Plan.Table())
 	}

@@ -1,0 +1,178 @@
+package budget
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/org/runpod-gpu/pkg/clock"
+	"github.com/org/runpod-gpu/pkg/ownership"
+	"github.com/org/runpod-gpu/pkg/runpod"
+)
+
+// RunPod is what the guard reads: billing, and the live pods and endpoints.
+type RunPod interface {
+	PodBilling(ctx context.Context, q runpod.BillingQuery) ([]runpod.BillingRecord, error)
+	ServerlessBilling(ctx context.Context, q runpod.BillingQuery) ([]runpod.BillingRecord, error)
+	ListPods(ctx context.Context, q runpod.ListPodsQuery) ([]runpod.Pod, error)
+	ListEndpoints(ctx context.Context) ([]runpod.Endpoint, error)
+}
+
+// Bounds of what a live resource may still cost.
+const (
+	// ReaperBound is how long any pod of the suite can live: the reaper
+	// reclaims pods active for more than two hours, every 15 minutes.
+	ReaperBound = 2*time.Hour + 15*time.Minute
+	// EndpointBound is how long a Serverless endpoint of the lane can live:
+	// its cleanup deadline, then the reaper's 10-minute margin and interval.
+	EndpointBound = ownership.ServerlessCleanupDeadline + 25*time.Minute
+	// DefaultEndpointHourly is a Serverless worker's assumed price per hour:
+	// the lane's default price ceiling.
+	DefaultEndpointHourly = 0.70
+)
+
+// CheckBudget bounds the reads of one check.
+const CheckBudget = 30 * time.Second
+
+// Guard is the Checker the lanes use.
+type Guard struct {
+	Limits Limits
+	RunPod RunPod
+	// Record is the cost history's spend record, read when billing cannot
+	// be; nil when the lane was given none.
+	Record *Record
+	// Repository is this lane's (owner/name); its own pods are bounded by
+	// PodBound, other repositories' by ReaperBound.
+	Repository string
+	PodBound   time.Duration // startup_timeout_seconds + lifetime_seconds
+	// EndpointHourly prices a live Serverless worker; 0 means DefaultEndpointHourly.
+	EndpointHourly float64
+	Clock          clock.Clock // nil means the wall clock
+	Logf           func(format string, args ...any)
+}
+
+func (g *Guard) now() time.Time {
+	if g.Clock == nil {
+		return time.Now()
+	}
+	return g.Clock.Now()
+}
+
+func (g *Guard) logf(format string, args ...any) {
+	if g.Logf != nil {
+		g.Logf(format, args...)
+	}
+}
+
+// Check reads what was spent and what is in flight and refuses c when its
+// worst case would pass a limit. It fails (refusing c) when either cannot be
+// known.
+func (g *Guard) Check(ctx context.Context, c Create) (Usage, error) {
+	ctx, cancel := context.WithTimeout(ctx, CheckBudget)
+	defer cancel()
+	now := g.now().UTC()
+	u := Usage{Limits: g.Limits, WorstCaseUSD: c.WorstCaseUSD, At: now}
+	billed, err := g.spent(ctx, now, &u)
+	if err != nil {
+		return u, err
+	}
+	if err := g.inFlight(ctx, now, billed, &u); err != nil {
+		return u, fmt.Errorf("budget: what is in flight is unknown (%w); the %s create %s was not made", err, c.Lane, c.What)
+	}
+	u.SpentToday, u.SpentMonth, u.InFlightUSD = micro(u.SpentToday), micro(u.SpentMonth), micro(u.InFlightUSD)
+	g.logf("budget: %s; this create's worst case %s", u, usd(c.WorstCaseUSD))
+	return u, decide(u, c)
+}
+
+// spent fills today's and this month's spend, from billing when it can be
+// read, else from the record. It returns what billing shows per resource
+// this month (nil from the record), for the in-flight part.
+func (g *Guard) spent(ctx context.Context, now time.Time, u *Usage) (map[string]float64, error) {
+	billed, today, month, err := readBilling(ctx, g.RunPod, now)
+	if err == nil {
+		u.SpentToday, u.SpentMonth, u.Source = today, month, SourceBilling
+		return billed, nil
+	}
+	if g.Record == nil {
+		return nil, fmt.Errorf("budget: what was spent is unknown: RunPod billing unreadable (%v) and no spend record of the cost history was given; no create was made", err)
+	}
+	today, month, age, rerr := g.Record.Spent(now)
+	if rerr != nil {
+		return nil, fmt.Errorf("budget: what was spent is unknown: RunPod billing unreadable (%v), spend record: %v; no create was made", err, rerr)
+	}
+	g.logf("budget: RunPod billing unreadable (%v): spend from the cost history's record of %s ago", err, age.Round(time.Minute))
+	u.SpentToday, u.SpentMonth = today, month
+	u.Source = fmt.Sprintf("%s, %s old", SourceRecord, age.Round(time.Minute))
+	return nil, nil
+}
+
+// readBilling sums this month's pod and Serverless charges (UTC days) and
+// today's, and what each pod or endpoint was charged.
+func readBilling(ctx context.Context, rp RunPod, now time.Time) (byID map[string]float64, today, month float64, err error) {
+	day := now.Truncate(24 * time.Hour)
+	q := runpod.BillingQuery{Start: time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC), End: day.AddDate(0, 0, 1), Bucket: runpod.BucketDay}
+	byID = map[string]float64{}
+	for _, read := range []func(context.Context, runpod.BillingQuery) ([]runpod.BillingRecord, error){rp.PodBilling, rp.ServerlessBilling} {
+		records, err := read(ctx, q)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		for _, r := range records {
+			month += r.Total
+			byID[r.ID] += r.Total
+			if !r.Start.Before(day) {
+				today += r.Total
+			}
+		}
+	}
+	return byID, today, month, nil
+}
+
+// inFlight adds every live pod and endpoint of the suite on the account at
+// its price for what is left of its bound, less what billing shows for it.
+func (g *Guard) inFlight(ctx context.Context, now time.Time, billed map[string]float64, u *Usage) error {
+	pods, err := g.RunPod.ListPods(ctx, runpod.ListPodsQuery{})
+	if err != nil {
+		return err
+	}
+	for _, p := range pods {
+		tags, err := ownership.FromPod(p.Name, p.Env)
+		if err != nil || p.Status.Ended() || !p.CreatedAt.Known() {
+			continue // not the suite's, or no longer billing for its GPU
+		}
+		bound := ReaperBound
+		if tags.Repository == g.Repository && g.PodBound > 0 {
+			bound = g.PodBound
+		}
+		g.add(u, "pod "+p.ID, float64(p.Cost)*bound.Hours()-billed[p.ID])
+	}
+	endpoints, err := g.RunPod.ListEndpoints(ctx)
+	if err != nil {
+		return err
+	}
+	hourly := g.EndpointHourly
+	if !(hourly > 0) {
+		hourly = DefaultEndpointHourly
+	}
+	for _, e := range endpoints {
+		if !hasPrefix(e.Name, ownership.ServerlessNamePrefix) {
+			continue
+		}
+		g.add(u, "endpoint "+e.ID, float64(max(e.Workers.Max, 1))*hourly*EndpointBound.Hours()-billed[e.ID])
+	}
+	sort.Strings(u.InFlight)
+	return nil
+}
+
+// add counts one live resource's remaining worst case (never below 0).
+func (g *Guard) add(u *Usage, name string, usd float64) {
+	u.InFlight = append(u.InFlight, name)
+	u.InFlightUSD += max(usd, 0)
+}
+
+// micro rounds to micro-dollars, so sums of charges compare without float noise.
+func micro(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }

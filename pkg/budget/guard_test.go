@@ -1,0 +1,159 @@
+package budget
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/clock"
+	"github.com/org/runpod-gpu/pkg/ownership"
+	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/wire"
+)
+
+var now = time.Date(2026, 10, 14, 15, 0, 0, 0, time.UTC)
+
+// fakeRunPod answers billing and listings from fixed values.
+type fakeRunPod struct {
+	pods, endpoints []runpod.BillingRecord
+	live            []runpod.Pod
+	liveEndpoints   []runpod.Endpoint
+	billingErr      error
+	listErr         error
+	asked           []runpod.BillingQuery
+}
+
+func (f *fakeRunPod) PodBilling(_ context.Context, q runpod.BillingQuery) ([]runpod.BillingRecord, error) {
+	f.asked = append(f.asked, q)
+	return f.pods, f.billingErr
+}
+
+func (f *fakeRunPod) ServerlessBilling(_ context.Context, q runpod.BillingQuery) ([]runpod.BillingRecord, error) {
+	f.asked = append(f.asked, q)
+	return f.endpoints, f.billingErr
+}
+
+func (f *fakeRunPod) ListPods(context.Context, runpod.ListPodsQuery) ([]runpod.Pod, error) {
+	return f.live, f.listErr
+}
+
+func (f *fakeRunPod) ListEndpoints(context.Context) ([]runpod.Endpoint, error) {
+	return f.liveEndpoints, f.listErr
+}
+
+// charge is a day bucket's charge for id, days before now's day.
+func charge(id string, daysAgo int, usd float64) runpod.BillingRecord {
+	start := now.Truncate(24*time.Hour).AddDate(0, 0, -daysAgo)
+	return runpod.BillingRecord{ID: id, Start: start, End: start.AddDate(0, 0, 1), Total: usd}
+}
+
+func guard(rp *fakeRunPod, limits Limits) *Guard {
+	return &Guard{Limits: limits, RunPod: rp, Repository: "org/app", PodBound: time.Hour, Clock: clock.Func(func() time.Time { return now })}
+}
+
+// The issue's case: a daily budget of $0.50 with $0.45 spent refuses a
+// create whose worst case is $0.10, naming both numbers.
+func TestCheckRefusesACreateThatWouldPassTheDailyBudget(t *testing.T) {
+	rp := &fakeRunPod{pods: []runpod.BillingRecord{charge("old", 3, 4.00), charge("p1", 0, 0.30)},
+		endpoints: []runpod.BillingRecord{charge("ep1", 0, 0.15)}}
+	u, err := guard(rp, Limits{DailyUSD: 0.50}).Check(context.Background(), Create{Lane: LanePod, What: "candidate live-1", WorstCaseUSD: 0.10})
+	var refused *RefusedError
+	assert.Assert(t, errors.As(err, &refused), "got %v", err)
+	assert.Check(t, errors.Is(err, ErrOverBudget))
+	assert.Check(t, is.Equal(err.Error(), "daily budget $0.50: $0.45 spent (RunPod billing) + $0.00 in flight + this create's worst case $0.10 = $0.55 would pass it; pod candidate live-1 was not created"))
+	assert.Check(t, is.Equal(u.SpentToday, 0.45))
+	assert.Check(t, is.Equal(u.SpentMonth, 4.45))
+	assert.Check(t, is.DeepEqual(rp.asked[0], runpod.BillingQuery{Start: time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC),
+		End: time.Date(2026, 10, 15, 0, 0, 0, 0, time.UTC), Bucket: runpod.BucketDay}), "this month's days, UTC")
+
+	_, err = guard(rp, Limits{DailyUSD: 0.50}).Check(context.Background(), Create{Lane: LanePod, What: "candidate live-2", WorstCaseUSD: 0.05})
+	assert.NilError(t, err, "a worst case that fits exactly is made")
+	_, err = guard(rp, Limits{MonthlyUSD: 4.50}).Check(context.Background(), Create{Lane: LaneServerless, What: "rpg-sls-x", WorstCaseUSD: 0.10})
+	assert.Check(t, is.ErrorContains(err, "monthly budget $4.50: $4.45 spent (RunPod billing) + $0.00 in flight + this create's worst case $0.10 = $4.55 would pass it; serverless rpg-sls-x was not created"))
+}
+
+// A live pod of the suite counts at its price for its whole bound (its own
+// repository's startup and lifetime, another's the reaper's), less what
+// billing already shows for it; a pod of another tool and an ended one do not.
+func TestCheckCountsWhatIsInFlight(t *testing.T) {
+	ours := ownership.Tags{Repository: "org/app", Workflow: ".github/workflows/gpu.yml", RunID: 7, Attempt: 1, Candidate: 1}
+	theirs := ownership.Tags{Repository: "org/other", Workflow: ".github/workflows/gpu.yml", RunID: 8, Attempt: 1, Candidate: 1}
+	live := func(id string, tags ownership.Tags, price float64, status runpod.PodStatus) runpod.Pod {
+		return runpod.Pod{ID: id, Name: tags.PodName(), Env: tags.Env(), Status: status, Cost: wire.Float(price), CreatedAt: wire.KnownTime(now.Add(-10 * time.Minute))}
+	}
+	rp := &fakeRunPod{
+		pods: []runpod.BillingRecord{charge("mine", 0, 0.05)},
+		live: []runpod.Pod{
+			live("mine", ours, 0.40, runpod.PodRunning),                           // 0.40 × 1 h − 0.05 billed = 0.35
+			live("yours", theirs, 0.40, runpod.PodRunning),                        // 0.40 × 2.25 h = 0.90
+			live("gone", ours, 0.40, runpod.PodExited),                            // no longer billing its GPU
+			{ID: "hand", Name: "my-notebook", Cost: 3, Status: runpod.PodRunning}, // not the suite's
+		},
+		liveEndpoints: []runpod.Endpoint{{ID: "ep", Name: ownership.ServerlessNamePrefix + "org-app-9-1-abcdef01", Workers: runpod.EndpointWorkers{Max: 1}},
+			{ID: "ep-other", Name: "someone-elses"}},
+	}
+	u, err := guard(rp, Limits{DailyUSD: 10}).Check(context.Background(), Create{Lane: LanePod, What: "c", WorstCaseUSD: 1})
+	assert.NilError(t, err)
+	endpoint := 0.70 * EndpointBound.Hours()
+	assert.Check(t, is.DeepEqual(u.InFlight, []string{"endpoint ep", "pod mine", "pod yours"}))
+	assert.Check(t, abs(u.InFlightUSD-(0.35+0.90+endpoint)) < 1e-6, "in flight %v", u.InFlightUSD)
+	assert.Check(t, is.Contains(u.String(), "today $0.05 of $10.00 spent (RunPod billing), $1.89 in flight (3 live pod(s) and endpoint(s))"))
+
+	_, err = guard(rp, Limits{DailyUSD: 2}).Check(context.Background(), Create{Lane: LanePod, What: "c", WorstCaseUSD: 0.10})
+	assert.Check(t, is.ErrorContains(err, "daily budget $2.00: $0.05 spent (RunPod billing) + $1.89 in flight + this create's worst case $0.10 = $2.04 would pass it"))
+}
+
+func abs(v float64) float64 { return max(v, -v) }
+
+// Without billing the record counts, and says how old it is; with neither,
+// and with an unknown in-flight part, the create is refused.
+func TestCheckFallsBackToTheRecordAndNeverGuesses(t *testing.T) {
+	denied := errors.New("read pod billing: 403 Forbidden")
+	rp := &fakeRunPod{billingErr: denied}
+	record := &Record{Version: RecordVersion, WrittenAt: now.Add(-9 * time.Hour),
+		Days: []DaySpend{{Day: "2026-10-14", USD: 0.45, Billed: true}, {Day: "2026-10-02", USD: 1}, {Day: "2026-09-30", USD: 50}}}
+	g := guard(rp, Limits{DailyUSD: 0.50, MonthlyUSD: 100})
+	g.Record = record
+	u, err := g.Check(context.Background(), Create{Lane: LanePod, What: "c", WorstCaseUSD: 0.10})
+	assert.Check(t, errors.Is(err, ErrOverBudget))
+	assert.Check(t, is.Equal(u.Source, "the cost history's record, 9h0m0s old"))
+	assert.Check(t, is.Equal(u.SpentMonth, 1.45), "September is not October")
+
+	g.Record = nil
+	_, err = g.Check(context.Background(), Create{Lane: LanePod, What: "c", WorstCaseUSD: 0.01})
+	assert.Check(t, is.ErrorContains(err, "what was spent is unknown: RunPod billing unreadable (read pod billing: 403 Forbidden) and no spend record"))
+	assert.Check(t, !errors.Is(err, ErrOverBudget))
+
+	record.Days = append(record.Days, DaySpend{Day: "2026-10-13", USD: 0.1, Unknown: 2})
+	g.Record = record
+	_, err = g.Check(context.Background(), Create{Lane: LanePod, What: "c", WorstCaseUSD: 0.01})
+	assert.Check(t, is.ErrorContains(err, "2026-10-13 holds 2 pod(s) or job(s) of unknown cost"))
+
+	rp = &fakeRunPod{listErr: errors.New("list pods: 502")}
+	_, err = guard(rp, Limits{DailyUSD: 5}).Check(context.Background(), Create{Lane: LanePod, What: "c", WorstCaseUSD: 0.01})
+	assert.Check(t, is.ErrorContains(err, "budget: what is in flight is unknown (list pods: 502); the pod create c was not made"))
+}
+
+func TestParseRecordNamesWhatIsWrong(t *testing.T) {
+	good, err := (Record{WrittenAt: now, Days: []DaySpend{{Day: "2026-10-14", USD: 1.5, Billed: true}}}).Marshal()
+	assert.NilError(t, err)
+	r, err := ParseRecord(good)
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(r.Days[0].USD, 1.5))
+	for body, want := range map[string]string{
+		`{"version":2,"writtenAt":"2026-10-14T00:00:00Z","days":[]}`:                              "version 2",
+		`{"version":1,"days":[]}`:                                                                 `"writtenAt" is missing`,
+		`{"version":1,"writtenAt":"2026-10-14T00:00:00Z","days":[{"day":"14/10","usd":1}]}`:       `day 0: "14/10"`,
+		`{"version":1,"writtenAt":"2026-10-14T00:00:00Z","days":[{"day":"2026-10-14","usd":-1}]}`: "usd -1",
+		`{"version":1,"writtenAt":"2026-10-14T00:00:00Z","days":[],"extra":1}`:                    "unknown field",
+	} {
+		_, err := ParseRecord([]byte(body))
+		assert.Check(t, is.ErrorContains(err, want), body)
+		assert.Check(t, strings.HasPrefix(err.Error(), "spend record: "))
+	}
+}

@@ -1,0 +1,69 @@
+package provision
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/budget"
+	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/sim/cloud"
+)
+
+// spentElsewhere is the simulated RunPod with a charge of usd today for a pod
+// of another tool on the same account (the simulated hosts end a container
+// that registers no runner at once, so the charge is added to the bill the
+// simulated RunPod serves for the lane's own pods).
+type spentElsewhere struct {
+	*runpod.Client
+	now func() time.Time
+	usd float64
+}
+
+func (s spentElsewhere) PodBilling(ctx context.Context, q runpod.BillingQuery) ([]runpod.BillingRecord, error) {
+	records, err := s.Client.PodBilling(ctx, q)
+	day := s.now().UTC().Truncate(24 * time.Hour)
+	return append(records, runpod.BillingRecord{ID: "someone-elses-notebook", Start: day, End: day.AddDate(0, 0, 1), Total: s.usd, GPU: s.usd}), err
+}
+
+// The case: a daily budget of $0.50 with $0.45 spent refuses a
+// create whose worst case is $0.10 ($0.25/h for 240 s of startup and 1,200 s
+// of lifetime), naming both numbers; nothing is created. At $0.55 it fits.
+func TestBudgetRefusesACreateWhoseWorstCasePassesIt(t *testing.T) {
+	for _, tc := range []struct {
+		daily   float64
+		wantErr string
+	}{
+		{0.50, "daily budget $0.50: $0.45 spent (RunPod billing) + $0.00 in flight + this create's worst case $0.10 = $0.55 would pass it; " +
+			"pod candidate live-1 (NVIDIA RTX A4000 at $0.25/h) was not created"},
+		{0.55, ""},
+	} {
+		s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a4000))}, func(c *config.Config) {
+			onlyA4000(c)
+			c.StartupTimeoutSeconds, c.LifetimeSeconds, c.SetupBudgetSeconds = 240, 1200, 600
+		})
+		billing := spentElsewhere{Client: s.deps.RunPod.(*runpod.Client), now: s.clock.Now, usd: 0.45}
+		s.deps.Budget = &budget.Guard{Limits: budget.Limits{DailyUSD: tc.daily}, RunPod: billing,
+			Repository: cloud.Repository, PodBound: 1440 * time.Second, Clock: s.clock, Logf: s.obs.Logf}
+		creates := countRoute(s, "POST /v2/pods")
+
+		res, err := s.run(t)
+
+		if tc.wantErr != "" {
+			assert.Check(t, errors.Is(err, budget.ErrOverBudget), "got %v", err)
+			assert.Check(t, is.ErrorContains(err, tc.wantErr))
+			assert.Check(t, is.Equal(countRoute(s, "POST /v2/pods"), creates), "nothing is created")
+			assert.Check(t, is.Len(res.Attempts, 0))
+		} else {
+			assert.NilError(t, err)
+			assert.Check(t, is.Equal(countRoute(s, "POST /v2/pods"), creates+1))
+		}
+		assert.Assert(t, res.Budget != nil)
+		assert.Check(t, is.Contains(res.Summary(err), "Budget used: today $0.45 of $0."))
+	}
+}
