@@ -123,7 +123,7 @@ func TestHistoryActionCollectsThenRetriesAFailedDownload(t *testing.T) {
 	dir := filepath.Join(w.temp, "runpod-gpu-history")
 	assert.DeepEqual(t, first.Outputs, map[string]string{
 		"report-json": filepath.Join(dir, "report.json"), "report-markdown": filepath.Join(dir, "report.md"),
-		"reputation-file": filepath.Join(dir, "reputation.json")})
+		"reputation-file": filepath.Join(dir, "reputation.json"), "spend-file": filepath.Join(dir, "spend.json")})
 	assert.Check(t, is.Contains(first.Stdout, "collected 2026-10-06..2026-10-08: 2 runs, 2 attempts (0 already saved, 1 now complete, 1 to retry next time)"))
 	assert.Check(t, is.Contains(first.Summary, "## RunPod GPU cost history"))
 	assert.Check(t, is.Contains(first.Summary, fmt.Sprintf("run %d attempt 1: logs not downloaded (failed: HTTP 404 Not Found)", failing)))

@@ -67,7 +67,8 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	for _, w := range res.BillingWarnings {
 		io.Warningf("%s", w)
 	}
-	if err := actionio.WriteOutputs[outputs](io, outputs{ReportJSON: res.JSONPath, ReportMarkdown: res.MarkdownPath, ReputationFile: res.ReputationPath}); err != nil {
+	if err := actionio.WriteOutputs[outputs](io, outputs{ReportJSON: res.JSONPath, ReportMarkdown: res.MarkdownPath,
+		ReputationFile: res.ReputationPath, SpendFile: res.SpendPath}); err != nil {
 		return err
 	}
 	return io.AddSummary(res.Report.Markdown())
@@ -80,4 +81,7 @@ type outputs struct {
 	// ReputationFile is the reputation record built from the same attempts,
 	// which the lane's provision reads (its reputation-file input).
 	ReputationFile string `output:"reputation-file"`
+	// SpendFile is the budget's fallback record of the same days, which the
+	// lanes read when RunPod's billing cannot be (their spend-record input).
+	SpendFile string `output:"spend-file"`
 }

@@ -6,13 +6,17 @@
 // RunPod bills per account and cannot say which repository a deleted pod
 // served, so the budget is the repository's when the repository has its own
 // key, and the organisation's when its repositories share one (an
-// organisation secret). Spent is read from RunPod's billing (today's and this
-// month's day buckets, UTC); when billing cannot be read, from the cost
-// history's spend record (Record), which lags by up to a day. In flight is
-// every live pod and Serverless endpoint of the suite on the account, each at
-// its price for its whole bound (startup and lifetime, or the reaper's), less
-// what billing already shows for it: what it may still cost. A create is refused, with the numbers, when spent + in flight + its
-// worst case would pass a limit; spend that cannot be known refuses too.
+// organisation secret). Spent is read from RunPod's billing (today's and
+// this month's day buckets, UTC); when billing cannot be read, from the cost
+// history's spend record (Record): a lower bound, since it ends with the
+// last day the history collected and leaves out costs its evidence does not
+// show, which the check's message names. In flight is every live pod and
+// Serverless endpoint of the suite on the account, each at its price for its
+// whole bound (startup and lifetime, or the reaper's), less what billing
+// already shows for it: what it may still cost. A create is refused, with
+// the numbers, when spent + in flight + its worst case would pass a limit;
+// spend that cannot be read at all (no billing and no record) refuses too,
+// as does an unreadable listing.
 package budget
 
 import (

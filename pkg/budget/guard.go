@@ -98,13 +98,10 @@ func (g *Guard) spent(ctx context.Context, now time.Time, u *Usage) (map[string]
 	if g.Record == nil {
 		return nil, fmt.Errorf("budget: what was spent is unknown: RunPod billing unreadable (%v) and no spend record of the cost history was given; no create was made", err)
 	}
-	today, month, age, rerr := g.Record.Spent(now)
-	if rerr != nil {
-		return nil, fmt.Errorf("budget: what was spent is unknown: RunPod billing unreadable (%v), spend record: %v; no create was made", err, rerr)
-	}
-	g.logf("budget: RunPod billing unreadable (%v): spend from the cost history's record of %s ago", err, age.Round(time.Minute))
+	today, month, note := g.Record.Spent(now)
+	g.logf("budget: RunPod billing unreadable (%v): spend from the cost history's record (%s), a lower bound", err, note)
 	u.SpentToday, u.SpentMonth = today, month
-	u.Source = fmt.Sprintf("%s, %s old", SourceRecord, age.Round(time.Minute))
+	u.Source = fmt.Sprintf("%s %s", SourceRecord, note)
 	return nil, nil
 }
 

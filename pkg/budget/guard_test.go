@@ -110,29 +110,30 @@ func TestCheckCountsWhatIsInFlight(t *testing.T) {
 
 func abs(v float64) float64 { return max(v, -v) }
 
-// Without billing the record counts, and says how old it is; with neither,
-// and with an unknown in-flight part, the create is refused.
+// Without billing the record counts, a lower bound that says what it leaves
+// out; with neither, and with an unknown in-flight part, the create is refused.
 func TestCheckFallsBackToTheRecordAndNeverGuesses(t *testing.T) {
 	denied := errors.New("read pod billing: 403 Forbidden")
 	rp := &fakeRunPod{billingErr: denied}
-	record := &Record{Version: RecordVersion, WrittenAt: now.Add(-9 * time.Hour),
-		Days: []DaySpend{{Day: "2026-10-14", USD: 0.45, Billed: true}, {Day: "2026-10-02", USD: 1}, {Day: "2026-09-30", USD: 50}}}
+	record := &Record{Version: RecordVersion, WrittenAt: now.Add(-9 * time.Hour), Since: "2026-10-07", Until: "2026-10-14",
+		Days: []DaySpend{{Day: "2026-10-14", USD: 0.45, Billed: true}, {Day: "2026-10-08", USD: 1, Unknown: 2}, {Day: "2026-09-30", USD: 50}}}
 	g := guard(rp, Limits{DailyUSD: 0.50, MonthlyUSD: 100})
 	g.Record = record
 	u, err := g.Check(context.Background(), Create{Lane: LanePod, What: "c", WorstCaseUSD: 0.10})
 	assert.Check(t, errors.Is(err, ErrOverBudget))
-	assert.Check(t, is.Equal(u.Source, "the cost history's record, 9h0m0s old"))
+	assert.Check(t, is.Equal(u.Source, "the cost history's record 2026-10-07 through 2026-10-14, 9h0m0s old; "+
+		"not in it: spend of the month before 2026-10-07, 2 cost(s) its evidence does not show"))
 	assert.Check(t, is.Equal(u.SpentMonth, 1.45), "September is not October")
+	assert.Check(t, is.ErrorContains(err, "daily budget $0.50: $0.45 spent (the cost history's record 2026-10-07 through 2026-10-14"))
+
+	record.Until = "2026-10-13"
+	_, _, note := record.Spent(now)
+	assert.Check(t, is.Contains(note, "not in it: spend after 2026-10-13"), "a record that ends yesterday says so")
 
 	g.Record = nil
 	_, err = g.Check(context.Background(), Create{Lane: LanePod, What: "c", WorstCaseUSD: 0.01})
 	assert.Check(t, is.ErrorContains(err, "what was spent is unknown: RunPod billing unreadable (read pod billing: 403 Forbidden) and no spend record"))
 	assert.Check(t, !errors.Is(err, ErrOverBudget))
-
-	record.Days = append(record.Days, DaySpend{Day: "2026-10-13", USD: 0.1, Unknown: 2})
-	g.Record = record
-	_, err = g.Check(context.Background(), Create{Lane: LanePod, What: "c", WorstCaseUSD: 0.01})
-	assert.Check(t, is.ErrorContains(err, "2026-10-13 holds 2 pod(s) or job(s) of unknown cost"))
 
 	rp = &fakeRunPod{listErr: errors.New("list pods: 502")}
 	_, err = guard(rp, Limits{DailyUSD: 5}).Check(context.Background(), Create{Lane: LanePod, What: "c", WorstCaseUSD: 0.01})
@@ -140,17 +141,18 @@ func TestCheckFallsBackToTheRecordAndNeverGuesses(t *testing.T) {
 }
 
 func TestParseRecordNamesWhatIsWrong(t *testing.T) {
-	good, err := (Record{WrittenAt: now, Days: []DaySpend{{Day: "2026-10-14", USD: 1.5, Billed: true}}}).Marshal()
+	good, err := (Record{WrittenAt: now, Since: "2026-10-14", Until: "2026-10-14", Days: []DaySpend{{Day: "2026-10-14", USD: 1.5, Billed: true}}}).Marshal()
 	assert.NilError(t, err)
 	r, err := ParseRecord(good)
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(r.Days[0].USD, 1.5))
 	for body, want := range map[string]string{
-		`{"version":2,"writtenAt":"2026-10-14T00:00:00Z","days":[]}`:                              "version 2",
-		`{"version":1,"days":[]}`:                                                                 `"writtenAt" is missing`,
-		`{"version":1,"writtenAt":"2026-10-14T00:00:00Z","days":[{"day":"14/10","usd":1}]}`:       `day 0: "14/10"`,
-		`{"version":1,"writtenAt":"2026-10-14T00:00:00Z","days":[{"day":"2026-10-14","usd":-1}]}`: "usd -1",
-		`{"version":1,"writtenAt":"2026-10-14T00:00:00Z","days":[],"extra":1}`:                    "unknown field",
+		`{"version":2,"writtenAt":"2026-10-14T00:00:00Z","days":[]}`: "version 2",
+		`{"version":1,"days":[]}`:                                    `"writtenAt" is missing`,
+		`{"version":1,"writtenAt":"2026-10-14T00:00:00Z","since":"2026-10-14","until":"2026-10-14","days":[{"day":"14/10","usd":1}]}`:       `day 0: "14/10"`,
+		`{"version":1,"writtenAt":"2026-10-14T00:00:00Z","since":"2026-10-14","until":"2026-10-14","days":[{"day":"2026-10-14","usd":-1}]}`: "usd -1",
+		`{"version":1,"writtenAt":"2026-10-14T00:00:00Z","since":"2026-10-14","until":"2026-10-14","days":[],"extra":1}`:                    "unknown field",
+		`{"version":1,"writtenAt":"2026-10-14T00:00:00Z","since":"2026-10-15","until":"2026-10-14","days":[]}`:                              "since not after until",
 	} {
 		_, err := ParseRecord([]byte(body))
 		assert.Check(t, is.ErrorContains(err, want), body)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -23,9 +24,13 @@ const maxRecordBytes = 1 << 20
 // RunPod's billing cannot be read: the billed amount where the history
 // reconciled the day with RunPod's billing, else its estimate.
 type Record struct {
-	Version   int        `json:"version"`
-	WrittenAt time.Time  `json:"writtenAt"`
-	Days      []DaySpend `json:"days"`
+	Version   int       `json:"version"`
+	WrittenAt time.Time `json:"writtenAt"`
+	// Since and Until are the UTC days the history covered (YYYY-MM-DD,
+	// inclusive): spend on any other day is not in the record.
+	Since string     `json:"since"`
+	Until string     `json:"until"`
+	Days  []DaySpend `json:"days"`
 }
 
 // DaySpend is one day's spend.
@@ -62,6 +67,11 @@ func ParseRecord(b []byte) (*Record, error) {
 	if r.WrittenAt.IsZero() {
 		return nil, fmt.Errorf("spend record: \"writtenAt\" is missing; want an RFC 3339 time")
 	}
+	since, err1 := time.Parse(time.DateOnly, r.Since)
+	until, err2 := time.Parse(time.DateOnly, r.Until)
+	if err1 != nil || err2 != nil || until.Before(since) {
+		return nil, fmt.Errorf("spend record: since %q, until %q; want the covered days as YYYY-MM-DD, since not after until", r.Since, r.Until)
+	}
 	for i, d := range r.Days {
 		if _, err := time.Parse(time.DateOnly, d.Day); err != nil {
 			return nil, fmt.Errorf("spend record: day %d: %q; want YYYY-MM-DD", i, d.Day)
@@ -90,22 +100,36 @@ func ReadRecord(path string) (*Record, error) {
 	return ParseRecord(buf.Bytes())
 }
 
-// Spent is the record's spend on now's UTC day and month, and its age. A day
-// with unknown amounts is refused: the budget never counts unknown as zero.
-func (r *Record) Spent(now time.Time) (today, month float64, age time.Duration, err error) {
+// Spent is the record's spend on now's UTC day and month, a lower bound:
+// note says what it leaves out (days it does not cover, costs its evidence
+// does not show) and how old it is.
+func (r *Record) Spent(now time.Time) (today, month float64, note string) {
 	day := now.UTC().Format(time.DateOnly)
-	monthPrefix := day[:len("2006-01-")]
+	monthStart := day[:len("2006-01-")] + "01"
+	unknown := 0
 	for _, d := range r.Days {
-		if len(d.Day) < len(monthPrefix) || d.Day[:len(monthPrefix)] != monthPrefix {
+		if d.Day < monthStart || d.Day > day {
 			continue
 		}
-		if d.Unknown > 0 {
-			return 0, 0, 0, fmt.Errorf("%s holds %d pod(s) or job(s) of unknown cost", d.Day, d.Unknown)
-		}
 		month += d.USD
+		unknown += d.Unknown
 		if d.Day == day {
 			today += d.USD
 		}
 	}
-	return today, month, now.Sub(r.WrittenAt), nil
+	note = fmt.Sprintf("%s through %s, %s old", r.Since, r.Until, now.Sub(r.WrittenAt).Round(time.Minute))
+	var left []string
+	if r.Until < day {
+		left = append(left, "spend after "+r.Until)
+	}
+	if r.Since > monthStart {
+		left = append(left, "spend of the month before "+r.Since)
+	}
+	if unknown > 0 {
+		left = append(left, fmt.Sprintf("%d cost(s) its evidence does not show", unknown))
+	}
+	if len(left) > 0 {
+		note += "; not in it: " + strings.Join(left, ", ")
+	}
+	return today, month, note
 }

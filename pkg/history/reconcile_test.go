@@ -12,6 +12,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/org/runpod-gpu/pkg/budget"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
@@ -195,9 +196,18 @@ func TestRunSavesTheBillAndRegeneratesItsReconciliation(t *testing.T) {
 	assert.Check(t, is.Contains(string(md), "| 2026-10-06 | 1 | $0.0600 | $0.0800 | **+0.0200 USD, +33.3 %** ⚠ | $0.5000 |"))
 	assert.Check(t, is.Contains(string(md), "- pod rogue billed $0.5000 on 2026-10-06: the lane never recorded it"))
 
+	// The budget's fallback record holds the day as billed, the lane's pod and the one it never recorded.
+	rec2, err := budget.ReadRecord(res.SpendPath)
+	assert.NilError(t, err)
+	assert.Check(t, is.DeepEqual(rec2.Days, []budget.DaySpend{{Day: "2026-10-06", USD: 0.58, Billed: true}}))
+	assert.Check(t, is.Equal(rec2.Since+".."+rec2.Until, "2026-10-06..2026-10-06"))
+
 	src.err = errors.New("read pod billing: 403 Forbidden")
 	assert.NilError(t, writeBilling(dir, FetchBilling(context.Background(), src, rng, date(2026, 10, 9))))
 	res, err = Run(context.Background(), Options{Dir: dir})
 	assert.NilError(t, err)
 	assert.Check(t, is.Contains(strings.Join(res.BillingWarnings, "\n"), "could not be read"))
+	rec2, err = budget.ReadRecord(res.SpendPath)
+	assert.NilError(t, err)
+	assert.Check(t, is.DeepEqual(rec2.Days, []budget.DaySpend{{Day: "2026-10-06", USD: 0.06}}), "unreconciled: the estimate")
 }

@@ -54,6 +54,9 @@ type Result struct {
 	// BillingWarnings are the reconciliation's warnings (drifts above the
 	// threshold, untracked charges, an unreadable bill), for ::warning::.
 	BillingWarnings []string
+	// SpendPath is the budget's fallback record of the report's days
+	// (budget.RecordFile), for the lanes' spend-record input.
+	SpendPath string
 }
 
 // Run is the cost history's one entry point: with a range it collects the
@@ -152,7 +155,7 @@ func writeReports(res *Result, dir string, o Options, logf func(string, ...any))
 	}
 	logf("reputation: %d observation(s) written to %s; left out: %d pod(s) with no known data center (older records), "+
 		"%d whose attempt showed nothing about the host, %d undated", stats.Observations, ReputationFile, stats.NoDataCenter, stats.NoVerdict, stats.Undated)
-	return nil
+	return writeSpend(res, dir, report, o)
 }
 
 // workflowFileRE is a workflow file name, which goes into an API path.
