@@ -265,7 +265,8 @@ func metaFormatPermissions(levels map[string]string) string {
 }
 
 // TestMetaCallerPermissionCheckDetectsMistakes plants each mistake in a
-// caller; reap.yml's job needs actions: write, cost-history.yml's actions: read.
+// caller; reap.yml's job needs actions: write, cost-history.yml's actions: read
+// and contents: read.
 func TestMetaCallerPermissionCheckDetectsMistakes(t *testing.T) {
 	files := metaWorkflowFiles(t)
 	const reap = "jobs:\n  reap:\n    uses: org/runpod-gpu/.github/workflows/reap.yml@v1\n"
@@ -277,7 +278,7 @@ func TestMetaCallerPermissionCheckDetectsMistakes(t *testing.T) {
 		{name: "workflow-wide grant", block: "permissions: {actions: write}\n" + reap},
 		{name: "job grant", block: reap + "    permissions: {actions: write}\n"},
 		{name: "a job's write-all covers it", block: reap + "    permissions: write-all\n"},
-		{name: "two callers share the grant", block: "permissions: {actions: write}\n" + reap + costs},
+		{name: "two callers share the grant", block: "permissions: {actions: write, contents: read}\n" + reap + costs},
 		{name: "no permissions", block: reap,
 			want: []string{"job reap calls reap.yml but declares no permissions: a new repository's default token is read-only; grant {actions: write}"}},
 		{name: "too little", block: "permissions: {actions: read}\n" + reap,
@@ -286,7 +287,7 @@ func TestMetaCallerPermissionCheckDetectsMistakes(t *testing.T) {
 			want: []string{"job reap calls reap.yml, whose jobs need actions: write; the caller grants none"}},
 		{name: "job grant overrides the workflow's", block: "permissions: {actions: write}\n" + reap + "    permissions: {contents: read}\n",
 			want: []string{"job reap calls reap.yml, whose jobs need actions: write; the caller grants none", "the workflow grants actions: write, which no called job needs (least privilege)"}},
-		{name: "more than needed", block: "permissions: {actions: read, checks: write}\njobs:\n" + costs,
+		{name: "more than needed", block: "permissions: {actions: read, contents: read, checks: write}\njobs:\n" + costs,
 			want: []string{"the workflow grants checks: write, which no called job needs (least privilege)"}},
 		{name: "unknown level", block: "permissions: {actions: all}\n" + reap,
 			want: []string{"workflow: permission actions: all: want read, write or none"}},

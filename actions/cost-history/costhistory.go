@@ -17,6 +17,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
 	"github.com/org/runpod-gpu/pkg/history"
+	"github.com/org/runpod-gpu/pkg/runpod"
 )
 
 // Action is the cost-history action, as the image's program runs it (role cost-history).
@@ -34,6 +35,8 @@ type Inputs struct {
 	RunPodAPIKey   string `input:"runpod-api-key,secret" default:"" desc:"RunPod API key that may read billing. With it the report sets the estimates beside RunPod's billing for the same days (per day and per run: estimated, billed, drift) and names every billed pod or endpoint the lane never recorded. Store it as a secret."`
 	RunPodAPIURL   string `input:"runpod-api-url" default:"https://api.runpod.io" desc:"RunPod API base URL (override for proxies and tests)."`
 	DriftThreshold int    `input:"drift-threshold-percent" default:"5" min:"1" max:"1000" desc:"Drift between estimate and bill, in percent of the estimate, above which a run or day is a warning (::warning::); drifts under a cent never are."`
+	// The reviewed tiers the right-sizing advice weighs.
+	ConfigPath string `input:"config-path" default:"" path:"GITHUB_WORKSPACE" desc:"Path of the runpod-gpu configuration (its reviewed gpu_tiers), inside the workspace. With it, and the GPU jobs' recorded usage (artifact runpod-gpu-usage-<run>-<attempt>), the report names per tier the smallest reviewed tier that would have held the tests and a cheaper one; tier memory and prices come from RunPod's catalog (runpod-api-key). Empty: the recorded usage without advice."`
 
 	actionkit.GitHubInputs `desc.github-token:"Token that reads workflow runs, logs and artifacts (actions read)." desc.app-id:"GitHub App id, to read as an App installation instead of with github-token." desc.app-installation-id:"The App's installation id; required with app-id." desc.app-private-key:"The App's PEM private key; required with app-id."`
 }
@@ -53,12 +56,15 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 		return err
 	}
 	opts := history.Options{Dir: dir, Range: &rng, GitHub: gh, Workflow: in.Workflow, Logf: io.Infof, DriftThreshold: float64(in.DriftThreshold) / 100}
+	var rp *runpod.Client
 	if in.RunPodAPIKey != "" {
-		rp, _, err := actionkit.RunPod(io, actionkit.RunPodInputs{APIKey: in.RunPodAPIKey, APIURL: in.RunPodAPIURL})
-		if err != nil {
+		if rp, _, err = actionkit.RunPod(io, actionkit.RunPodInputs{APIKey: in.RunPodAPIKey, APIURL: in.RunPodAPIURL}); err != nil {
 			return err
 		}
 		opts.Billing = rp
+	}
+	if opts.Tiers, err = tiers(ctx, io, in, rp); err != nil {
+		return err
 	}
 	res, err := history.Run(ctx, opts)
 	if err != nil {

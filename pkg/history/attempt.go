@@ -86,6 +86,8 @@ type Attempt struct {
 	Pods             []Pod    `json:"pods"`
 	Notes            []string `json:"notes"`    // what is unknown, and why
 	Warnings         []string `json:"warnings"` // evidence that was odd: duplicates, malformed lines
+	// GPUUsage is what the GPU job recorded of its GPU (usage.go); nil when it recorded nothing.
+	GPUUsage *GPUUsage `json:"gpuUsage,omitempty"`
 }
 
 // Key returns the attempt's key.
@@ -125,6 +127,7 @@ func readAttempt(st store, rec AttemptRecord) Attempt {
 	a.JobConclusion = jobConclusion(artifacts, logs.reports)
 	a.Pods = mergePods(&a, artifacts, logs)
 	a.decide(logsRead, logs)
+	a.GPUUsage = a.readUsage(st, rec)
 	return a
 }
 
@@ -186,6 +189,9 @@ func (a *Attempt) readArtifacts(st store, rec AttemptRecord) []cost.Artifact {
 		a.note("cost artifacts not listed (%s): the cost artifact may be missing", describeDownload(rec.ArtifactList))
 	}
 	for _, f := range rec.Artifacts {
+		if usageArtifact(f.Name, rec.Key()) {
+			continue // the GPU's usage, not a cost: readUsage
+		}
 		if f.State != StateComplete {
 			a.note("cost artifact %s not downloaded (%s)", f.Name, describeDownload(f.Download))
 			continue

@@ -300,7 +300,7 @@ func (s *collection) fetchArtifacts(ctx context.Context, rec *AttemptRecord) err
 			return nil
 		}
 		for _, a := range list {
-			if !ownArtifact(a.GetName(), rec.Key()) || slices.ContainsFunc(rec.Artifacts, func(f ArtifactFile) bool { return f.ID == a.GetID() }) {
+			if !(ownArtifact(a.GetName(), rec.Key()) || usageArtifact(a.GetName(), rec.Key())) || slices.ContainsFunc(rec.Artifacts, func(f ArtifactFile) bool { return f.ID == a.GetID() }) {
 				continue
 			}
 			f := ArtifactFile{ID: a.GetID(), Name: a.GetName(), Download: Download{State: StateFailed, Error: "not downloaded yet"}}

@@ -30,6 +30,7 @@ func (r *Report) Markdown() string {
 	r.writeTotals(&b)
 	r.writeBilling(&b)
 	r.writeGPUs(&b)
+	r.writeRightSizing(&b)
 	r.writeWeeks(&b)
 	r.writeTriggers(&b)
 	r.writeConclusions(&b)

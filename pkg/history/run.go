@@ -39,6 +39,9 @@ type Options struct {
 	DriftThreshold float64
 	// Clock dates the billing read; nil means the wall clock.
 	Clock clock.Clock
+	// Tiers are the configuration's reviewed tiers the right-sizing advice
+	// weighs (TierOffers); nil reports the recorded usage without advice.
+	Tiers []TierOffer
 }
 
 // Result is what Run produced.
@@ -132,6 +135,7 @@ func writeReports(res *Result, dir string, o Options, logf func(string, ...any))
 	if res.BillingWarnings, err = reconcileSaved(report, dir, o); err != nil {
 		return err
 	}
+	report.RightSizing = report.rightSize(o.Tiers)
 	data, err := json.MarshalIndent(report, "", "  ")
 	if err != nil {
 		return err

@@ -32,6 +32,7 @@ type Report struct {
 	Conclusions  []ConclusionGroup `json:"conclusions"` // paid attempts by the GPU job's conclusion, every conclusion listed
 	Stages       StageTotals       `json:"stages"`
 	Billing      *Reconciliation   `json:"billing,omitempty"`
+	RightSizing  *RightSizing      `json:"rightSizing,omitempty"`
 	Weeks        []WeekSummary     `json:"weeks"`
 	Unknowns     []string          `json:"unknowns"` // every figure the evidence could not give, and why
 	Warnings     []string          `json:"warnings"` // odd evidence: duplicates, malformed lines, unreadable files
