@@ -14,7 +14,9 @@
 
 # golang:1.26.8-bookworm, pinned by the digest public Dockerfiles record for that tag; the
 # digest was not re-checked against the registry (no registry access where this was written).
-ARG GO_IMAGE=golang:1.26.8-bookworm@sha256:dc9ad6c05acc7a88e5b71bde60a5fe3bd4b9f0db209011711b464107438a8107
+# Fully qualified (docker.io/library/…): buildah and podman refuse a short name unless the
+# machine configures a search registry.
+ARG GO_IMAGE=docker.io/library/golang:1.26.8-bookworm@sha256:dc9ad6c05acc7a88e5b71bde60a5fe3bd4b9f0db209011711b464107438a8107
 
 # Build on the builder's own platform and cross-compile: every binary is pure Go.
 FROM --platform=$BUILDPLATFORM ${GO_IMAGE} AS build

@@ -8,7 +8,6 @@ package rules
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -79,7 +78,7 @@ func TestReadmeYAMLBlocksWorkAsWritten(t *testing.T) {
 		}
 		workflows++
 		local := metaSuiteCallRE.ReplaceAllString(b.text, "uses: ./.github/workflows/$1")
-		errs, err := linter.Lint(filepath.Join(project.WorkflowsDir(), "readme-block.yml"), []byte(local), project)
+		errs, err := linter.Lint(metaLintPath("readme-block.yml"), []byte(local), project)
 		assert.NilError(t, err)
 		assert.Check(t, len(errs) == 0, "%s:\n  %s", where, metaFormatLint(errs))
 		assert.Check(t, is.Len(metaCallerPermissionProblems(b.text, files), 0), "%s:\n%s", where, b.text)

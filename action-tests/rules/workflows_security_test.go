@@ -627,7 +627,7 @@ func TestReadmeCallersLint(t *testing.T) {
 	for i, block := range metaReadmeCallerBlocks(t) {
 		local := metaSuiteCallRE.ReplaceAllString(block, "uses: ./.github/workflows/$1")
 		assert.Assert(t, local != block || !strings.Contains(block, "jobs:"), "README workflows block %d calls no reusable workflow of this repository", i+1)
-		path := filepath.Join(project.WorkflowsDir(), "readme-caller.yml") // never written: Lint takes the content
+		path := metaLintPath("readme-caller.yml") // never written: Lint takes the content
 		errs, err := linter.Lint(path, []byte(local), project)
 		assert.NilError(t, err)
 		assert.Check(t, len(errs) == 0, "README workflows block %d:\n  %s", i+1, metaFormatLint(errs))
