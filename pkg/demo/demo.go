@@ -161,9 +161,14 @@ func Run(ctx context.Context, out io.Writer, seed uint64) error {
 // section prints a part of the page.
 func (w *world) section(title string) { fmt.Fprintf(w.out, "\n---\n\n# %s\n", title) }
 
-// job prints one job's summary under a heading naming the job.
+// job prints one job's summary as the action writes it, whose own heading
+// names the job; one without a heading gets one naming the job.
 func (w *world) job(name, summary string) {
-	fmt.Fprintf(w.out, "\n## Job: %s\n\n%s\n", name, strings.TrimRight(summary, "\n"))
+	summary = strings.TrimRight(summary, "\n")
+	if !strings.HasPrefix(summary, "#") {
+		summary = "## Job: " + name + "\n\n" + summary
+	}
+	fmt.Fprintf(w.out, "\n%s\n", summary)
 }
 
 // laneJobs are the lane's own jobs (named as in gpu-lane.yml) in a run, shown
@@ -300,7 +305,7 @@ func (w *world) gpuJob(ctx context.Context, runID int64, podID, label string, sn
 	}
 	if j := cost.FindGPUJob(read, label); j != nil {
 		var b strings.Builder
-		fmt.Fprintf(&b, "Your GPU job (simulated) ran on runner `%s`: %s.\n\n", j.GetRunnerName(), j.GetConclusion())
+		fmt.Fprintf(&b, "## Your GPU job (simulated)\n\nJob `gpu-tests` ran on runner `%s`: %s.\n\n", j.GetRunnerName(), j.GetConclusion())
 		steps := mdtable.New("step", "took")
 		for _, st := range j.Steps {
 			steps.Row(mdtable.Cell(st.GetName()), st.GetCompletedAt().Sub(st.GetStartedAt().Time).String())
