@@ -39,7 +39,7 @@ func (a *app) initCmd() *cobra.Command {
 (.github/workflows/runpod-gpu.yml, runpod-gpu-reap.yml, runpod-gpu-costs.yml,
 local-gpu-gate.yml) and the configuration .github/runpod-gpu.yml.
 
-It reads the `+"`name:`"+`s of the checkout's CI workflows (those run for pull
+It reads the ` + "`name:`" + `s of the checkout's CI workflows (those run for pull
 requests) for the lane's workflow_run trigger, turns GPU names into the
 reviewed allowlist as 'runpod-gpu allowlist' does (this reads RunPod's
 catalog, so it needs the API key), and sets the per-run budget. What a flag
@@ -57,7 +57,7 @@ Merge the files to the default branch, then run 'runpod-gpu doctor'.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.dir, "dir", ".", "the repository checkout to write into")
 	fl.StringVar(&f.suite, "suite", defaultSuite(), "the published copy and ref the callers pin: OWNER/runpod-gpu@REF")
-	fl.StringSliceVar(&f.workflows, "workflows", nil, "the `name:`s of the CI workflows the lane starts on")
+	fl.StringSliceVar(&f.workflows, "workflows", nil, "the names (name: keys) of the CI workflows the lane starts on")
 	fl.StringSliceVar(&f.gpus, "gpus", nil, "GPU names for the reviewed allowlist: RTX4090,L40S")
 	fl.IntVar(&f.minVRAM, "min-vram", 0, "drop GPU types with less VRAM (GB)")
 	fl.Float64Var(&f.maxRunSpend, "max-run-spend", 0, "the most one run may spend on pods, in USD")
