@@ -6,5 +6,5 @@ import "github.com/spf13/cobra"
 // init writes its callers and configuration, doctor checks its set-up, app
 // creates the GitHub App(s) from a manifest.
 func (a *app) onboardingCmds() []*cobra.Command {
-	return []*cobra.Command{a.initCmd(), a.doctorCmd()}
+	return []*cobra.Command{a.initCmd(), a.doctorCmd(), a.appCreateCmd()}
 }

@@ -107,6 +107,7 @@ type Server struct {
 	commitTrees     map[string]string      // "owner/name@sha" → tree SHA; see trees.go
 	installations   map[int64]Installation // see installations.go
 	setups          map[string]*repoSetup  // see setup.go
+	pendingApps     map[string]*pendingApp // manifest codes; see manifests.go
 	orgRunnerGroups map[string]RunnerGroup // "org/id" → group; see setup.go
 	requests        []Request
 	dispatches      []Dispatch
@@ -416,4 +417,5 @@ func (s *Server) routes() {
 	s.handle("GET /_sim/blobs/{key}", authNone, s.getBlob)
 	s.installationRoutes()
 	s.setupRoutes()
+	s.manifestRoutes()
 }
