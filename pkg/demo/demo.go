@@ -130,10 +130,12 @@ func Run(ctx context.Context, out io.Writer, seed uint64) error {
 	if err := w.reap(ctx, orphan); err != nil {
 		return err
 	}
-	if err := w.costHistory(ctx); err != nil {
+	total, err := w.costHistory(ctx)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n---\n\nSimulated spend on every pod: $%.4f (the simulator's per-second billing).\n", c.RunPod.Spent())
+	fmt.Fprintf(out, "\n---\n\nSpent on GPU pods, as the cost history counts it: **%s**. The simulator's own meter says $%.4f: "+
+		"estimates run to the confirmed deletion and never undercount.\n", total, c.RunPod.Spent())
 	return nil
 }
 
@@ -409,6 +411,9 @@ func (w *world) reap(ctx context.Context, orphan string) error {
 		return fmt.Errorf("reaper: %w", err)
 	}
 	w.job("reap", rec.Markdown())
+	if err := w.keepReaperRecord(rec); err != nil {
+		return err
+	}
 	for _, id := range rec.PodIDs(reap.DecisionReclaim) {
 		if id == orphan {
 			return nil
@@ -417,25 +422,43 @@ func (w *world) reap(ctx context.Context, orphan string) error {
 	return fmt.Errorf("reaper: the orphan %s was not reclaimed", orphan)
 }
 
+// keepReaperRecord is reap.yml's last step: the sweep's run, on the default
+// branch, keeps its decision record as an artifact, which the cost history
+// reads to price what the reaper deleted.
+func (w *world) keepReaperRecord(rec *reap.Record) error {
+	data, err := rec.JSON()
+	if err != nil {
+		return err
+	}
+	runID, err := w.cloud.GitHub.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: cloud.Repository, WorkflowPath: ".github/workflows/runpod-gpu-reap.yml",
+		Event: "schedule", Status: "completed", Conclusion: "success"})
+	if err != nil {
+		return err
+	}
+	_, err = w.cloud.GitHub.AddArtifact(cloud.Repository, runID, githubsim.ArtifactSpec{
+		Name: fmt.Sprintf("%s%d-1", ownership.ReapRecordPrefix, runID), Files: map[string]string{reap.DefaultRecordPath: string(data)}})
+	return err
+}
+
 // costHistory runs the cost-history job over the day: it collects every run's
 // logs and cost artifacts from the simulated GitHub into a temporary evidence
 // directory and reports on them, charts included.
-func (w *world) costHistory(ctx context.Context) error {
+func (w *world) costHistory(ctx context.Context) (history.Amount, error) {
 	w.section("Weekly cost history")
 	dir, err := os.MkdirTemp("", "runpod-gpu-demo-history-")
 	if err != nil {
-		return err
+		return history.Amount{}, err
 	}
 	defer os.RemoveAll(dir)
 	day := w.day.Format(time.DateOnly)
 	rng, err := history.ParseRange(day, day)
 	if err != nil {
-		return err
+		return history.Amount{}, err
 	}
 	res, err := history.Run(ctx, history.Options{Dir: dir, Range: &rng, GitHub: w.gh, Workflow: cloud.Workflow})
 	if err != nil {
-		return fmt.Errorf("cost history: %w", err)
+		return history.Amount{}, fmt.Errorf("cost history: %w", err)
 	}
 	w.job("cost-history", res.Report.Markdown())
-	return nil
+	return res.Report.Totals.Spend, nil
 }

@@ -147,3 +147,32 @@ func TestDemoLeavesNoStrayFile(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, is.Len(left, 0), "left in TMPDIR: %v", left)
 }
+
+// The reaper and the cost history price the orphan the same: the history
+// reads the reaper's decision record of the pod it deleted.
+func TestReaperAndHistoryPriceTheOrphanTheSame(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 8} {
+		out := play(t, seed)
+		reaped := regexp.MustCompile(`\| \w+ \| rgpu-(\d+)-1-c1 \| \d+ \| 1 \| reclaim \|[^|]+\|[^|]+\| (\$[0-9.]+) \|`).FindStringSubmatch(out)
+		assert.Assert(t, reaped != nil, "seed %d: no reclaimed orphan in the reaper's summary", seed)
+		row := regexp.MustCompile(`\| \[` + reaped[1] + `/1\]\([^)]+\) \|[^\n]*\| (\$[0-9.]+) \| complete \|`).FindStringSubmatch(out)
+		assert.Assert(t, row != nil, "seed %d: the history has no row for the orphan's run %s", seed, reaped[1])
+		assert.Check(t, is.Equal(row[1], reaped[2]), "seed %d: the reaper says %s, the history %s", seed, reaped[2], row[1])
+	}
+}
+
+// The page's closing total is the cost history's, which the simulator's
+// meter never exceeds: estimates run to the confirmed deletion.
+func TestFooterTotalIsTheHistorys(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 8} {
+		out := play(t, seed)
+		history := regexp.MustCompile(`\*\*\$([0-9.]+)\*\* spent on GPU pods from`).FindStringSubmatch(out)
+		footer := regexp.MustCompile(`Spent on GPU pods, as the cost history counts it: \*\*\$([0-9.]+)\*\*\. The simulator's own meter says \$([0-9.]+):`).FindStringSubmatch(out)
+		assert.Assert(t, history != nil && footer != nil, "seed %d", seed)
+		assert.Check(t, is.Equal(footer[1], history[1]), "seed %d", seed)
+		var total, meter float64
+		_, err := fmt.Sscan(footer[1]+" "+footer[2], &total, &meter)
+		assert.NilError(t, err)
+		assert.Check(t, meter <= total+0.00005 && total-meter < 0.01, "seed %d: meter $%v, history $%v", seed, meter, total)
+	}
+}
