@@ -32,8 +32,16 @@ import (
 
 const reaperFolder = "reaper"
 
-// reaperRecordName is the name the reaper's workflow gives its record artifact.
-var reaperRecordName = lazyre.Regexp{Pattern: `^` + ownership.ReapRecordPrefix + `[0-9]+-[0-9]+$`}
+// runAttempt is the end of the reaper's record artifact's name, after
+// ownership.ReapRecordPrefix: "<run id>-<run attempt>".
+var runAttempt = lazyre.Regexp{Pattern: `^[0-9]+-[0-9]+$`}
+
+// isReaperRecord reports whether an artifact name is the reaper's workflow's
+// record (not, say, the organization reaper's runpod-gpu-reap-org-…).
+func isReaperRecord(name string) bool {
+	rest, ok := strings.CutPrefix(name, ownership.ReapRecordPrefix)
+	return ok && runAttempt.MatchString(rest)
+}
 
 // reaperRecord is the part of the reaper's decision record (pkg/reap's
 // Record, version 1) the history reads: the owning run attempt and the
@@ -77,7 +85,7 @@ func (c *Collector) collectReaperRecords(ctx context.Context, r Range) error {
 	dir := filepath.Join(c.Dir, reaperFolder)
 	for _, a := range list {
 		path := filepath.Join(dir, fmt.Sprintf("%d.json", a.GetID()))
-		if _, err := os.Stat(path); err == nil || !reaperRecordName.MatchString(a.GetName()) || a.GetExpired() || a.GetSizeInBytes() > maxArtifactBytes {
+		if _, err := os.Stat(path); err == nil || !isReaperRecord(a.GetName()) || a.GetExpired() || a.GetSizeInBytes() > maxArtifactBytes {
 			continue
 		}
 		if branch := a.GetWorkflowRun().GetHeadBranch(); branch != repo.GetDefaultBranch() {

@@ -70,3 +70,12 @@ func TestReaperRecordPricesThePodItDeleted(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(again.Report.Attempts[0].Pods[0].Source, SourceReaper))
 }
+
+func TestIsReaperRecord(t *testing.T) {
+	for name, want := range map[string]bool{
+		"runpod-gpu-reap-12-1": true, "runpod-gpu-reap-org-12-1": false, "runpod-gpu-reap-12": false,
+		"runpod-gpu-reap-12-1-x": false, "runpod-gpu-cost-12-1": false,
+	} {
+		assert.Check(t, is.Equal(isReaperRecord(name), want), name)
+	}
+}
