@@ -482,8 +482,19 @@ func metaCallerProblems(block string, called map[string]string) []string {
 			}
 		}
 		for input, key := range map[string]string{"app-id": "RUNPOD_GPU_APP_PRIVATE_KEY", "runner-app-id": "RUNPOD_GPU_RUNNER_APP_PRIVATE_KEY"} {
-			if _, ok := job.With[input]; ok && passed[key] == "" {
+			_, withID := job.With[input]
+			if withID && passed[key] == "" {
 				add("job %s passes %s but not the secret %s", id, input, key)
+			}
+			// An App key without its id is never used: the jobs fall back to the
+			// workflow token, and the gate is published as GitHub Actions, which an
+			// App-bound required check never accepts.
+			if !withID && passed[key] != "" {
+				add("job %s passes the secret %s but not %s: without it the App is not used", id, key, input)
+			}
+			installation := strings.TrimSuffix(input, "id") + "installation-id"
+			if _, declared := target.On.Call.Inputs[installation]; declared && withID && job.With[installation] == nil {
+				add("job %s passes %s but not %s", id, input, installation)
 			}
 		}
 	}
@@ -496,8 +507,10 @@ func metaCallerProblems(block string, called map[string]string) []string {
 func TestReadmeCallersNameTheirSecrets(t *testing.T) {
 	files := metaWorkflowFiles(t)
 	blocks := metaReadmeCallerBlocks(t)
-	for i, block := range blocks {
-		assert.Check(t, is.Len(metaCallerProblems(block, files), 0), "README workflows block %d:\n%s", i+1, block)
+	for i, b := range readmeYAMLBlocks(t) { // every caller: the fork and Serverless ones too
+		if readmeIsWorkflow(b.text) {
+			assert.Check(t, is.Len(metaCallerProblems(b.text, files), 0), "README yaml block %d (under %q):\n%s", i+1, b.heading, b.text)
+		}
 	}
 	// The lane, the reaper, the cost history and the relay are all shown.
 	assert.Check(t, strings.Count(strings.Join(blocks, ""), "uses: org/runpod-gpu/.github/workflows/") >= 4)
@@ -511,12 +524,16 @@ func TestMetaCallerCheckDetectsMistakes(t *testing.T) {
 		name, block string
 		want        []string
 	}{
-		{name: "right", block: head + "    with: {app-id: \"1\"}\n    secrets:\n      RUNPOD_API_KEY: ${{ secrets.RUNPOD_API_KEY }}\n      RUNPOD_GPU_APP_PRIVATE_KEY: ${{ secrets.RUNPOD_GPU_APP_PRIVATE_KEY }}\n"},
+		{name: "right", block: head + "    with: {app-id: \"1\", app-installation-id: \"2\"}\n    secrets:\n      RUNPOD_API_KEY: ${{ secrets.RUNPOD_API_KEY }}\n      RUNPOD_GPU_APP_PRIVATE_KEY: ${{ secrets.RUNPOD_GPU_APP_PRIVATE_KEY }}\n"},
 		{name: "inherit", block: head + "    secrets: inherit\n", want: []string{"caller: job reap calls org/runpod-gpu/.github/workflows/reap.yml@v1 with secrets: inherit; pass each secret it needs by name"}},
 		{name: "required secret missing", block: head, want: []string{"job reap does not pass the required secret RUNPOD_API_KEY of reap.yml"}},
 		{name: "renamed secret", block: head + "    secrets: {RUNPOD_API_KEY: \"${{ secrets.KEY }}\"}\n", want: []string{`job reap passes secret RUNPOD_API_KEY as "${{ secrets.KEY }}": want "${{ secrets.RUNPOD_API_KEY }}"`}},
 		{name: "undeclared secret", block: head + "    secrets: {RUNPOD_API_KEY: \"${{ secrets.RUNPOD_API_KEY }}\", OTHER: \"${{ secrets.OTHER }}\"}\n", want: []string{"job reap passes secret OTHER, which reap.yml does not declare"}},
-		{name: "App id without its key", block: head + "    with: {app-id: \"1\"}\n    secrets: {RUNPOD_API_KEY: \"${{ secrets.RUNPOD_API_KEY }}\"}\n", want: []string{"job reap passes app-id but not the secret RUNPOD_GPU_APP_PRIVATE_KEY"}},
+		{name: "App id without its key", block: head + "    with: {app-id: \"1\", app-installation-id: \"2\"}\n    secrets: {RUNPOD_API_KEY: \"${{ secrets.RUNPOD_API_KEY }}\"}\n", want: []string{"job reap passes app-id but not the secret RUNPOD_GPU_APP_PRIVATE_KEY"}},
+		{name: "App key without its id", block: head + "    secrets: {RUNPOD_API_KEY: \"${{ secrets.RUNPOD_API_KEY }}\", RUNPOD_GPU_APP_PRIVATE_KEY: \"${{ secrets.RUNPOD_GPU_APP_PRIVATE_KEY }}\"}\n",
+			want: []string{"job reap passes the secret RUNPOD_GPU_APP_PRIVATE_KEY but not app-id: without it the App is not used"}},
+		{name: "App id without its installation", block: head + "    with: {app-id: \"1\"}\n    secrets: {RUNPOD_API_KEY: \"${{ secrets.RUNPOD_API_KEY }}\", RUNPOD_GPU_APP_PRIVATE_KEY: \"${{ secrets.RUNPOD_GPU_APP_PRIVATE_KEY }}\"}\n",
+			want: []string{"job reap passes app-id but not app-installation-id"}},
 		{name: "undeclared input", block: head + "    with: {exec: true}\n    secrets: {RUNPOD_API_KEY: \"${{ secrets.RUNPOD_API_KEY }}\"}\n", want: []string{"job reap passes input exec, which reap.yml does not declare"}},
 	}
 	for _, tc := range tests {
@@ -628,7 +645,7 @@ func TestReadmeCallersLint(t *testing.T) {
 	for i, block := range metaReadmeCallerBlocks(t) {
 		local := metaSuiteCallRE.ReplaceAllString(block, "uses: ./.github/workflows/$1")
 		assert.Assert(t, local != block || !strings.Contains(block, "jobs:"), "README workflows block %d calls no reusable workflow of this repository", i+1)
-		path := filepath.Join(project.WorkflowsDir(), "readme-caller.yml") // never written: Lint takes the content
+		path := metaLintPath("readme-caller.yml") // never written: Lint takes the content
 		errs, err := linter.Lint(path, []byte(local), project)
 		assert.NilError(t, err)
 		assert.Check(t, len(errs) == 0, "README workflows block %d:\n  %s", i+1, metaFormatLint(errs))

@@ -217,5 +217,6 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 no capacity (nothing created),
 		SilenceErrors: true,
 	}
 	root.AddCommand(a.offersCmd(), a.upCmd(), a.lsCmd(), a.sshCmd(), a.downCmd(), a.allowlistCmd(), a.serverlessCmd())
+	root.AddCommand(a.onboardingCmds()...)
 	return root
 }

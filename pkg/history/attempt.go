@@ -10,15 +10,16 @@ import (
 )
 
 // Source is the evidence a pod's cost was read from. Better evidence wins:
-// the cost artifact, then a cost log line, then an attempt log line, then an
-// estimate from the log's timestamps; a pod only the gate marker shows has
-// an unknown cost.
+// the cost artifact, then a cost log line, then the reaper's record of the
+// pod it deleted, then an attempt log line, then an estimate from the log's
+// timestamps; a pod only the gate marker shows has an unknown cost.
 type Source string
 
 // Sources, best first.
 const (
 	SourceArtifact    Source = "artifact"     // the cost artifact cleanup or the watchdog uploaded
 	SourceCostLine    Source = "cost-line"    // a runpod-gpu::cost log line
+	SourceReaper      Source = "reaper"       // the reaper's decision record: it deleted the pod
 	SourceAttemptLine Source = "attempt-line" // a runpod-gpu::attempt log line: a rejected pod's paid seconds
 	SourceLogWindow   Source = "log-window"   // an accepted pod's window estimated from log timestamps
 	SourceGate        Source = "gate"         // only the paid gate's marker shows that a pod ran
@@ -106,7 +107,7 @@ func (a Attempt) Spend() Amount {
 }
 
 // readAttempt reads one attempt's saved evidence.
-func readAttempt(st store, rec AttemptRecord) Attempt {
+func readAttempt(st store, rec AttemptRecord, reaped reaperCosts) Attempt {
 	a := Attempt{
 		RunID: rec.RunID, Attempt: rec.Attempt, Repository: rec.Repository, Event: rec.Event,
 		CreatedAt: rec.CreatedAt, StartedAt: rec.StartedAt, Status: rec.Status, Conclusion: rec.Conclusion,
@@ -123,7 +124,7 @@ func readAttempt(st store, rec AttemptRecord) Attempt {
 
 	a.identify(rec, artifacts, logs)
 	a.JobConclusion = jobConclusion(artifacts, logs.reports)
-	a.Pods = mergePods(&a, artifacts, logs)
+	a.Pods = mergePods(&a, artifacts, logs, reaped.of(a.Key()))
 	a.decide(logsRead, logs)
 	return a
 }
@@ -296,13 +297,17 @@ func describeDownload(d Download) string {
 // fills in what the better one lacks (the candidate name, say). The same pod
 // twice from one source is a duplicate (a duplicated log line, or cleanup and
 // the watchdog both reporting): counted once, with a warning.
-func mergePods(a *Attempt, artifacts []cost.Artifact, logs logScan) []Pod {
+func mergePods(a *Attempt, artifacts []cost.Artifact, logs logScan, reaped []cost.Report) []Pod {
 	var evidence []Pod
 	for _, art := range artifacts {
 		evidence = append(evidence, reportPods(art.Report, SourceArtifact)...)
 	}
 	for _, r := range logs.reports {
 		evidence = append(evidence, reportPods(r, SourceCostLine)...)
+	}
+	for _, r := range reaped {
+		// Only the pod the reaper deleted: its report carries no stages or rejected candidates.
+		evidence = append(evidence, reportPods(cost.Report{PodID: r.PodID, GPU: r.GPU, Price: r.Price, Window: r.Window}, SourceReaper)...)
 	}
 	for _, l := range logs.attempts {
 		if l.PodID != "" { // without a pod nothing was paid

@@ -111,7 +111,7 @@ func (c *Collector) Collect(ctx context.Context, r Range) (CollectStats, error) 
 			return stats, err
 		}
 	}
-	return stats, nil
+	return stats, c.collectReaperRecords(ctx, r)
 }
 
 func (c *Collector) workflow() string {

@@ -144,6 +144,7 @@ func Summarize(dir string, within *Range) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	reaped, reaperProblems := loadReaperCosts(dir)
 	// Reading an attempt is mostly waiting for its files: read several at once.
 	type result struct {
 		attempt *Attempt
@@ -163,7 +164,7 @@ func Summarize(dir string, within *Range) (*Report, error) {
 					results[i].problem = fmt.Sprintf("run %d attempt %d: %v: left out; the next collection downloads it again",
 						keys[i].RunID, keys[i].Attempt, err)
 				case ok && (within == nil || within.Contains(rec.CreatedAt)):
-					a := readAttempt(st, rec)
+					a := readAttempt(st, rec, reaped)
 					results[i].attempt = &a
 				}
 			}
@@ -176,7 +177,7 @@ func Summarize(dir string, within *Range) (*Report, error) {
 	wg.Wait()
 
 	var attempts []Attempt
-	var problems []string
+	problems := reaperProblems
 	for _, r := range results {
 		if r.attempt != nil {
 			attempts = append(attempts, *r.attempt)
