@@ -488,8 +488,10 @@ func metaCallerProblems(block string, called map[string]string) []string {
 			}
 			// An App key without its id is never used: the jobs fall back to the
 			// workflow token, and the gate is published as GitHub Actions, which an
-			// App-bound required check never accepts.
-			if !withID && passed[key] != "" {
+			// App-bound required check never accepts. (The lane's parts take the
+			// id inside their lane input, from authorize, and declare no app-id.)
+			_, takesID := target.On.Call.Inputs[input]
+			if takesID && !withID && passed[key] != "" {
 				add("job %s passes the secret %s but not %s: without it the App is not used", id, key, input)
 			}
 			installation := strings.TrimSuffix(input, "id") + "installation-id"
