@@ -47,6 +47,9 @@ type AuthorizeRequest struct {
 	DispatchSHA string
 	// Actor is the user who triggered the workflow.
 	Actor string
+	// MergeGroup, when set, is the merge queue's group this run tests
+	// (PRNumber 0): the merge_group event's (MergeGroupFromEvent).
+	MergeGroup *MergeGroup
 	// ForkApproval, when set, is a maintainer's approval of one fork PR head
 	// (ForkApprovalFromTrigger). Without it a fork PR is refused; it is
 	// ignored for a PR from this repository, whose author's role decides.
@@ -162,6 +165,13 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 	}
 	if rd.limit == 0 {
 		rd.limit = gatecheck.DefaultReadTimeout
+	}
+	if req.MergeGroup != nil {
+		if req.PRNumber != 0 {
+			return Authorization{}, refuse("a merge group run names its PR in its branch; pr-number %d is not for it", req.PRNumber)
+		}
+		// The merge queue triggered this run, not a person: its PR's own gate is checked instead.
+		return authorizeMergeGroup(ctx, rd, gh, req)
 	}
 	if _, err := checkRole(rd, gh, "triggering actor", req.Actor); err != nil {
 		return Authorization{}, err

@@ -169,3 +169,32 @@ func (c *Client) ListPullRequestReviews(ctx context.Context, number int) ([]*git
 	}
 	return reviews, nil
 }
+
+// maxCompareFiles is how many files GitHub's compare answer lists at most.
+const maxCompareFiles = 300
+
+// CompareFiles lists the paths changed from base to head (GET
+// /repos/{o}/{r}/compare/{base}...{head}; renames give both names), for a
+// merge group's GPU paths. GitHub lists at most 300 files: at that cap the
+// list may be cut, which fails, since a path-based decision on it is unsafe.
+func (c *Client) CompareFiles(ctx context.Context, base, head string) ([]string, error) {
+	if !wire.IsCommitSHA(base) || !wire.IsCommitSHA(head) {
+		return nil, fmt.Errorf("ghapi: compare %q...%q: want two full lowercase commit SHAs", base, head)
+	}
+	what := fmt.Sprintf("compare %s...%s", base, head)
+	comp, _, err := c.gh.Repositories.CompareCommits(ctx, c.owner, c.repo, base, head, &github.ListOptions{PerPage: perPage})
+	if err != nil {
+		return nil, c.fail(what, err, nil)
+	}
+	if len(comp.Files) >= maxCompareFiles {
+		return nil, fmt.Errorf("ghapi: %s: %d files is GitHub's listing cap; the list may be cut", what, len(comp.Files))
+	}
+	var paths []string
+	for _, f := range comp.Files {
+		paths = append(paths, f.GetFilename())
+		if prev := f.GetPreviousFilename(); prev != "" {
+			paths = append(paths, prev)
+		}
+	}
+	return paths, nil
+}

@@ -117,3 +117,23 @@ func TestListPullRequestReviews(t *testing.T) {
 	assert.Check(t, is.Equal(reviews[0].GetUser().GetLogin(), "bob"))
 	assert.Check(t, is.Equal(reviews[0].GetCommitID(), strings.Repeat("a", 40)))
 }
+
+func TestCompareFiles(t *testing.T) {
+	env := newTestEnv(t)
+	a, b := strings.Repeat("a", 40), strings.Repeat("b", 40)
+	env.fake.on("GET", "repos/acme/widgets/compare/"+a+"..."+b, respond(200,
+		`{"status":"ahead","files":[{"filename":"src/k.cu"},{"filename":"docs/new.md","previous_filename":"docs/old.md"}]}`))
+	files, err := env.client.CompareFiles(context.Background(), a, b)
+	assert.NilError(t, err)
+	assert.Check(t, is.DeepEqual(files, []string{"src/k.cu", "docs/new.md", "docs/old.md"}))
+
+	many := make([]string, maxCompareFiles)
+	for i := range many {
+		many[i] = `{"filename":"f"}`
+	}
+	env.fake.on("GET", "repos/acme/widgets/compare/"+b+"..."+a, respond(200, `{"files":[`+strings.Join(many, ",")+`]}`))
+	_, err = env.client.CompareFiles(context.Background(), b, a)
+	assert.Check(t, is.ErrorContains(err, "300 files is GitHub's listing cap"))
+	_, err = env.client.CompareFiles(context.Background(), "main", a)
+	assert.Check(t, is.ErrorContains(err, "want two full lowercase commit SHAs"))
+}

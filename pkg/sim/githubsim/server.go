@@ -105,6 +105,7 @@ type Server struct {
 	faults        []*faultRule
 	rewrites      []*rewriteRule         // see rewrites.go
 	commits       map[string]*gitCommit  // "owner/name@sha" → tree and parents; see trees.go
+	compares      map[string][]string    // "owner/name@base...head" → files changed; see trees.go
 	installations map[int64]Installation // see installations.go
 	requests      []Request
 	dispatches    []Dispatch
@@ -384,6 +385,7 @@ func (s *Server) routes() {
 	s.handle("GET /repos/{owner}/{repo}/check-runs/{check_run_id}", authToken, s.getCheckRun)
 	s.handle("GET /repos/{owner}/{repo}/commits/{ref...}", authToken, s.listCheckRunsForRef)
 	s.handle("GET /repos/{owner}/{repo}/git/commits/{commit_sha}", authToken, s.getGitCommit)
+	s.handle("GET /repos/{owner}/{repo}/compare/{basehead}", authToken, s.compareCommits)
 
 	s.handle("GET /repos/{owner}/{repo}/pulls/{pull_number}", authToken, s.getPullRequest)
 	s.handle("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", authToken, s.listPullRequestFiles)

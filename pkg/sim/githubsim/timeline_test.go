@@ -148,3 +148,16 @@ func TestListPullRequestReviews(t *testing.T) {
 	_, _, err = f.app.PullRequests.ListReviews(ctx, "octo", "gpu-lib", 99, nil)
 	assert.Check(t, is.Equal(statusOf(err), http.StatusNotFound))
 }
+
+// A comparison lists the files recorded for it; another pair is unknown.
+func TestCompareCommits(t *testing.T) {
+	f := newFixture(t)
+	assert.NilError(t, f.srv.SetCompareFiles(repoName, sha('1'), sha('2'), []string{"src/k.cu", "README.md"}))
+	comp, _, err := f.app.Repositories.CompareCommits(ctx, "octo", "gpu-lib", sha('1'), sha('2'), nil)
+	assert.NilError(t, err)
+	assert.Assert(t, is.Len(comp.Files, 2))
+	assert.Check(t, is.Equal(comp.Files[0].GetFilename(), "src/k.cu"))
+	assert.Check(t, is.Equal(comp.GetStatus(), "ahead"))
+	_, _, err = f.app.Repositories.CompareCommits(ctx, "octo", "gpu-lib", sha('2'), sha('1'), nil)
+	assert.Check(t, is.Equal(statusOf(err), http.StatusNotFound))
+}
