@@ -85,7 +85,7 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	var a gate.Authorization
 	var lane *gatecheck.LaneDefinition
 	if authErr == nil {
-		lane = laneDefinition(ctx, io, in, cfg)
+		lane = laneDefinition(ctx, io, in, cfg, group)
 		a, authErr = gate.Authorize(ctx, gh, gate.AuthorizeRequest{
 			Repository: io.Getenv("GITHUB_REPOSITORY"), PRNumber: int(in.PRNumber),
 			ExpectedHeadSHA: in.ExpectedHeadSHA, DispatchSHA: cmp.Or(in.DispatchSHA, io.Getenv("GITHUB_SHA")),
@@ -114,14 +114,18 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 // laneDefinition gathers what defines the lane for the tree key. A part that
 // cannot be had (no test-command, an unresolvable image) stays empty, so the
 // key is not made and only the exact tested ref can be reused (fail open).
-func laneDefinition(ctx context.Context, io *actionio.IO, in Inputs, cfg *config.Config) *gatecheck.LaneDefinition {
+func laneDefinition(ctx context.Context, io *actionio.IO, in Inputs, cfg *config.Config, group *gate.MergeGroup) *gatecheck.LaneDefinition {
 	canonical, err := json.Marshal(cfg)
 	if err != nil {
 		io.Warningf("tree key: the configuration does not encode (%v): no tree key", err)
 		canonical = nil
 	}
+	workflow := io.Getenv("GITHUB_WORKFLOW_REF")
+	if group != nil {
+		workflow = group.LaneWorkflow(workflow) // the PR lanes' caller ref, not the queue's branch
+	}
 	lane := &gatecheck.LaneDefinition{Config: canonical, TestCommand: in.TestCommand,
-		Workflow: cmp.Or(in.LaneRef, io.Getenv("GITHUB_WORKFLOW_REF")), Version: version.Version}
+		Workflow: cmp.Or(in.LaneRef, workflow), Version: version.Version}
 	if lane.TestCommand == "" {
 		return lane // no key anyway: do not resolve the image for nothing
 	}

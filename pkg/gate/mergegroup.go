@@ -174,3 +174,16 @@ func isGateMarker(s string) bool {
 	_, err := gatecheck.ParseMarker(s)
 	return err == nil || strings.HasPrefix(s, gatecheck.LocalIDPrefix)
 }
+
+// LaneWorkflow is the lane's workflow reference for the tree key of a merge
+// group's run: the caller's GITHUB_WORKFLOW_REF names the group's temporary
+// branch (…@refs/heads/gh-readonly-queue/…), which no PR lane ever has; the
+// same caller file at the group's base branch is the lane the PRs ran in. The
+// workflow file itself is in the tested tree, so an equal tree key still
+// means the same caller.
+func (g MergeGroup) LaneWorkflow(workflowRef string) string {
+	if file, ok := strings.CutSuffix(workflowRef, "@"+g.HeadRef); ok {
+		return file + "@" + g.BaseRef
+	}
+	return workflowRef
+}

@@ -154,3 +154,14 @@ func TestAuthorizeMergeGroup(t *testing.T) {
 		})
 	}
 }
+
+// A merge group's lane is its caller at the group's base branch, as the PR lanes ran it.
+func TestMergeGroupLaneWorkflow(t *testing.T) {
+	g := mergeGroup()
+	assert.Equal(t, g.LaneWorkflow("org/gpu-project/.github/workflows/runpod-gpu.yml@"+g.HeadRef),
+		"org/gpu-project/.github/workflows/runpod-gpu.yml@refs/heads/main")
+	assert.Equal(t, g.LaneWorkflow("org/gpu-project/.github/workflows/runpod-gpu.yml@refs/heads/main"),
+		"org/gpu-project/.github/workflows/runpod-gpu.yml@refs/heads/main")
+	assert.Equal(t, g.LaneWorkflow("org/gpu-project/.github/workflows/other.yml@refs/heads/gh-readonly-queue/main/pr-8-"+groupBase),
+		"org/gpu-project/.github/workflows/other.yml@refs/heads/gh-readonly-queue/main/pr-8-"+groupBase, "another group's ref is not rewritten")
+}
