@@ -36,7 +36,7 @@ type wfStep struct {
 }
 
 type workflow struct {
-	On   map[string]any    `yaml:"on"`
+	On   map[string]any   `yaml:"on"`
 	Jobs map[string]wfJob `yaml:"jobs"`
 }
 
