@@ -233,11 +233,7 @@ func authorizePR(ctx context.Context, rd reads, gh PullRequests, req AuthorizeRe
 		if err := p.approve(rd, gh, req, ""); err != nil {
 			return Authorization{}, err
 		}
-	}
-	if req.ExpectedHeadSHA != "" && p.head != req.ExpectedHeadSHA {
-		return p.skip("", "PR #%d head moved from %s to %s: this trigger is obsolete", req.PRNumber, req.ExpectedHeadSHA, p.head)
-	}
-	if !fork {
+	} else {
 		// A teammate below admin/maintain gets the same approval at an exact head.
 		author := first.GetUser().GetLogin()
 		role, err := readRole(rd, gh, "PR author", author)
@@ -249,6 +245,9 @@ func authorizePR(ctx context.Context, rd reads, gh PullRequests, req AuthorizeRe
 				return Authorization{}, err
 			}
 		}
+	}
+	if req.ExpectedHeadSHA != "" && p.head != req.ExpectedHeadSHA {
+		return p.skip("", "PR #%d head moved from %s to %s: this trigger is obsolete", req.PRNumber, req.ExpectedHeadSHA, p.head)
 	}
 	if hasLabel(first, gatecheck.LocalLabel) {
 		return p.skip("", "PR #%d is labelled %s: the local relay publishes the gate", req.PRNumber, gatecheck.LocalLabel)
