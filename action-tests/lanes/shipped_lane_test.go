@@ -28,6 +28,8 @@ type delivery struct {
 	sha       string // GITHUB_SHA of the run
 	actor     string
 	runID     int64
+	// workflowRef is GITHUB_WORKFLOW_REF; empty means the caller on the default branch.
+	workflowRef string
 }
 
 // shippedRun is what one delivery ran through gpu-lane.yml.
@@ -77,6 +79,9 @@ func (s *simulated) runShipped(t *testing.T, d delivery) shippedRun {
 	env := s.laneEnv(d.runID)
 	env["GITHUB_EVENT_NAME"], env["GITHUB_SHA"] = d.eventName, d.sha
 	env["GITHUB_ACTOR"], env["GITHUB_TRIGGERING_ACTOR"] = d.actor, d.actor
+	if d.workflowRef != "" {
+		env["GITHUB_WORKFLOW_REF"] = d.workflowRef
+	}
 
 	out.authorizeInputs = stepInputs(t, lane.step(t, "authorize", "Authorize"), ctx)
 	in := copyInputs(out.authorizeInputs)
