@@ -193,9 +193,8 @@ func claimOptions(io *actionio.IO, in Inputs, cfg *config.Config) *gate.ClaimOpt
 		Logf: func(format string, args ...any) { io.Infof("%s", fmt.Sprintf(format, args...)) }}
 }
 
-// LaneBound is the longest a lane can take from authorize to its gate: every
-// candidate's startup budget, the accepted pod's lifetime bound, and a margin
-// for queued jobs. An in-progress gate older than that belongs to a lane that vanished.
+// LaneBound is the lane bound of cfg (gatecheck.LaneBound): every candidate's
+// startup budget, the accepted pod's lifetime bound and a margin.
 func LaneBound(cfg *config.Config) time.Duration {
-	return time.Duration(max(cfg.MaxProvisionAttempts, 1))*cfg.StartupTimeout() + cfg.Lifetime() + 15*time.Minute
+	return gatecheck.LaneBound(cfg.MaxProvisionAttempts, cfg.StartupTimeout(), cfg.Lifetime())
 }

@@ -36,6 +36,14 @@ import (
 // minute, not at the step timeout.
 const DefaultReadTimeout = 60 * time.Second
 
+// LaneBound is the longest a lane can take from authorize to its gate: every
+// candidate's startup budget (at least one), the accepted pod's lifetime
+// bound, and a margin for queued jobs. An in-progress gate older than that
+// belongs to a lane that vanished.
+func LaneBound(maxAttempts int, startupTimeout, lifetime time.Duration) time.Duration {
+	return time.Duration(max(maxAttempts, 1))*startupTimeout + lifetime + 15*time.Minute
+}
+
 // ClaimClient is what the in-progress protocol reads and writes. *ghapi.Client has it.
 type ClaimClient interface {
 	CheckRunLister

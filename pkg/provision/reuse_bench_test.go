@@ -11,7 +11,6 @@ import (
 	"gopkg.in/yaml.v3"
 	"gotest.tools/v3/assert"
 
-	authorizeaction "github.com/org/runpod-gpu/actions/authorize"
 	"github.com/org/runpod-gpu/pkg/config"
 
 	"github.com/org/runpod-gpu/pkg/gatecheck"
@@ -39,7 +38,8 @@ type lanePolicy struct {
 // shippedLanePolicy is the protocol as a user of gpu-lane.yml gets it: the
 // authorize action's defaults for lane-wait-seconds and lane-poll-seconds
 // (action.yml), unless gpu-lane.yml's Authorize step sets them, and the lane
-// bound authorize derives from the configuration.
+// bound authorize derives from the configuration (gatecheck.LaneBound, which
+// the action's LaneBound calls).
 func shippedLanePolicy(tb testing.TB, cfg *config.Config) lanePolicy {
 	tb.Helper()
 	read := func(path string, v any) {
@@ -78,7 +78,8 @@ func shippedLanePolicy(tb testing.TB, cfg *config.Config) lanePolicy {
 		return time.Duration(n) * time.Second
 	}
 	assert.Equal(tb, given["in-progress-gate"], "true", "the shipped lane publishes its in-progress gate")
-	return lanePolicy{wait: seconds("lane-wait-seconds"), poll: seconds("lane-poll-seconds"), bound: authorizeaction.LaneBound(cfg)}
+	return lanePolicy{wait: seconds("lane-wait-seconds"), poll: seconds("lane-poll-seconds"),
+		bound: gatecheck.LaneBound(cfg.MaxProvisionAttempts, cfg.StartupTimeout(), cfg.Lifetime())}
 }
 
 // payOnce drives n PRs through the simulated cloud in model mode, on its
@@ -230,7 +231,7 @@ func TestShippedLanePolicy(t *testing.T) {
 	p := shippedLanePolicy(t, cfg)
 	assert.Equal(t, p.wait, 240*time.Second)
 	assert.Equal(t, p.poll, 15*time.Second)
-	assert.Equal(t, p.bound, authorizeaction.LaneBound(cfg))
+	assert.Equal(t, p.bound, time.Duration(cfg.MaxProvisionAttempts)*cfg.StartupTimeout()+cfg.Lifetime()+15*time.Minute)
 }
 
 // BenchmarkPayOnce is the figure that shows paying once with the shipped
