@@ -165,3 +165,24 @@ func TestMergeGroupLaneWorkflow(t *testing.T) {
 	assert.Equal(t, g.LaneWorkflow("org/gpu-project/.github/workflows/other.yml@refs/heads/gh-readonly-queue/main/pr-8-"+groupBase),
 		"org/gpu-project/.github/workflows/other.yml@refs/heads/gh-readonly-queue/main/pr-8-"+groupBase, "another group's ref is not rewritten")
 }
+
+// Any merge_group payload is a group whose head and base are commit SHAs and
+// whose branch names its PR, or a refusal; never a panic.
+func FuzzMergeGroupFromEvent(f *testing.F) {
+	f.Add(`{"merge_group":{"head_sha":"` + groupHead + `","base_sha":"` + groupBase + `","base_ref":"refs/heads/main","head_ref":"refs/heads/gh-readonly-queue/main/pr-7-` + groupBase + `"}}`)
+	f.Add(`{"merge_group":null}`)
+	f.Add(`{"merge_group":{"head_ref":"refs/heads/gh-readonly-queue//pr-0-"}}`)
+	f.Fuzz(func(t *testing.T, payload string) {
+		g, err := MergeGroupFromEvent([]byte(payload))
+		if err != nil {
+			if !errors.Is(err, ErrRefused) {
+				t.Fatalf("error %v is not a refusal", err)
+			}
+			return
+		}
+		n, err := g.prNumber()
+		if err != nil || n <= 0 || !strings.HasPrefix(g.HeadRef, "refs/heads/gh-readonly-queue/") {
+			t.Fatalf("accepted %+v with PR %d (%v)", g, n, err)
+		}
+	})
+}
