@@ -94,6 +94,9 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	if err != nil {
 		return err
 	}
+	if done.FollowersErr != nil {
+		io.Warningf("follow gates of lanes that waited for this one: %v", done.FollowersErr)
+	}
 	checkRunID := "" // empty, not "0", when nothing was published
 	if done.CheckRun == nil {
 		io.Infof("no gate published: %s", done.Reason)

@@ -84,6 +84,10 @@ type Concluded struct {
 	Reason string
 	// CheckRun is the published gate; nil when nothing was published.
 	CheckRun *github.CheckRun
+	// Followers are the follow gates of other lanes this gate completed
+	// (gatecheck.CompleteFollowers); FollowersErr says what it could not do.
+	Followers    gatecheck.Followers
+	FollowersErr error
 }
 
 // ResolveKind chooses the gate to publish; an empty kind with a nil error
@@ -182,12 +186,14 @@ func Conclude(ctx context.Context, gh Publisher, r ConcludeRequest) (Concluded, 
 	if err := checkEvidence(kind, e); err != nil {
 		return Concluded{}, err
 	}
+	prHead := ""
 	if r.PRNumber > 0 {
 		pr, err := gh.GetPullRequest(ctx, r.PRNumber)
 		if err != nil {
 			return Concluded{}, fmt.Errorf("re-read PR #%d for the %s label (nothing published, so a local gate cannot be overridden): %w",
 				r.PRNumber, gatecheck.LocalLabel, err)
 		}
+		prHead = pr.GetHead().GetSHA()
 		if hasLabel(pr, gatecheck.LocalLabel) {
 			why := fmt.Sprintf("PR #%d is labelled %s: the local relay publishes the gate", r.PRNumber, gatecheck.LocalLabel)
 			if e.CheckRunID != 0 {
@@ -219,7 +225,20 @@ func Conclude(ctx context.Context, gh Publisher, r ConcludeRequest) (Concluded, 
 	if err != nil {
 		return Concluded{}, err
 	}
-	return Concluded{Kind: kind, Reason: reason, CheckRun: run}, nil
+	done := Concluded{Kind: kind, Reason: reason, CheckRun: run}
+	done.Followers, done.FollowersErr = completeFollowers(ctx, gh, run, e, prHead)
+	return done, nil
+}
+
+// completeFollowers completes, with the gate just published, the follow gates
+// of lanes that followed this lane's stake, on the gate's head and on the PR's
+// head now. Only a lane that staked (Evidence.CheckRunID) has followers.
+func completeFollowers(ctx context.Context, gh Publisher, run *github.CheckRun, e gatecheck.Evidence, prHead string) (gatecheck.Followers, error) {
+	cc, ok := gh.(gatecheck.ClaimClient)
+	if !ok || e.CheckRunID == 0 {
+		return gatecheck.Followers{}, nil
+	}
+	return gatecheck.CompleteFollowers(ctx, cc, run, e, []string{e.HeadSHA, prHead})
 }
 
 // checkEvidence checks that the evidence names what a gate of kind states:
@@ -255,6 +274,16 @@ func (c Concluded) Summary() string {
 	fmt.Fprintf(&b, "Published **%s** as [%s](%s) (conclusion %s): %s.\n\n",
 		c.Kind, c.CheckRun.GetName(), c.CheckRun.GetHTMLURL(), c.CheckRun.GetConclusion(), c.Reason)
 	fmt.Fprintf(&b, "external_id: `%s`\n", c.CheckRun.GetExternalID())
+	if n := len(c.Followers.Completed); n > 0 {
+		fmt.Fprintf(&b, "\nCompleted %d follow gate(s) of lanes that waited for this one, as %s:", n, c.Followers.Kind)
+		for _, f := range c.Followers.Completed {
+			fmt.Fprintf(&b, " [%d](%s)", f.GetID(), f.GetHTMLURL())
+		}
+		b.WriteString("\n")
+	}
+	if c.FollowersErr != nil {
+		fmt.Fprintf(&b, "\n**Follow gates not completed**: %v. Re-run the lanes that followed this one.\n", c.FollowersErr)
+	}
 	return b.String()
 }
 

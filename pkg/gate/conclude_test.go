@@ -309,3 +309,67 @@ func TestConcludeLocalLabelCompletesTheInProgressGate(t *testing.T) {
 	_, err = Conclude(context.Background(), u, req)
 	assert.Error(t, err, "publish skipped gate: complete in-progress gate 42: 404 Not Found")
 }
+
+// followPublisher is a fakePublisher that lists and updates check runs:
+// the PR's head moved to prHead; follow gates wait on both heads.
+type followPublisher struct {
+	fakePublisher
+	runs    map[string][]*github.CheckRun
+	updated map[int64]ghapi.CheckRunInput
+}
+
+func (f *followPublisher) ListCheckRunsForRef(_ context.Context, ref, _ string, _ int) ([]*github.CheckRun, error) {
+	return f.runs[ref], nil
+}
+
+func (f *followPublisher) UpdateCheckRun(_ context.Context, id int64, in ghapi.CheckRunInput) (*github.CheckRun, error) {
+	f.updated[id] = in
+	return &github.CheckRun{ID: github.Int64(id), Status: github.String(in.Status), Conclusion: github.String(in.Conclusion),
+		HTMLURL: github.String(fmt.Sprintf("https://github.com/o/r/runs/%d", id)), ExternalID: github.String(in.ExternalID),
+		App: &github.App{ID: github.Int64(ourApp)}}, nil
+}
+
+// The leader's gate completes the follow gates that wait for its stake, on
+// its head and on the PR's head now, with its result; a lane without a stake
+// has no followers and completes nothing.
+func TestConcludeCompletesFollowers(t *testing.T) {
+	pod := &gatecheck.PodEvidence{ID: "pod7h9k2m4n6p", GPU: "NVIDIA RTX A4000"}
+	moved := strings.Repeat("e", 40)
+	follow := func(id int64, on string, leader int64) *github.CheckRun {
+		return &github.CheckRun{ID: github.Int64(id), HeadSHA: github.String(on), Name: github.String(gatecheck.DefaultCheckName), Status: github.String("queued"),
+			ExternalID: github.String(fmt.Sprintf("%s%d:%s%s:paid", gatecheck.FollowPrefix, leader, gatecheck.ExternalIDPrefix, merge)),
+			App:        &github.App{ID: github.Int64(ourApp)}}
+	}
+	for _, tc := range []struct {
+		name      string
+		staked    int64
+		result    JobResult
+		wantIDs   []int64
+		wantConcl string
+	}{
+		{name: "a passed leader: its followers pass as reused", staked: 40, result: JobSuccess, wantIDs: []int64{41, 42}, wantConcl: "success"},
+		{name: "a failed leader: its followers fail", staked: 40, result: JobFailure, wantIDs: []int64{41, 42}, wantConcl: "failure"},
+		{name: "no stake: no followers", result: JobSuccess},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &followPublisher{fakePublisher: fakePublisher{pr: pullRequest(func(p *github.PullRequest) { p.Head.SHA = github.String(moved) })},
+				runs:    map[string][]*github.CheckRun{head: {follow(41, head, 40), follow(43, head, 50)}, moved: {follow(42, moved, 40)}},
+				updated: map[int64]ghapi.CheckRunInput{}}
+			done, err := Conclude(context.Background(), f, ConcludeRequest{PRNumber: 7, Decision: OutcomeRun, GPUJobResult: tc.result,
+				Evidence: gatecheck.Evidence{HeadSHA: head, TestedRef: merge, Pod: pod, CheckRunID: tc.staked}})
+			assert.NilError(t, err)
+			assert.NilError(t, done.FollowersErr)
+			var ids []int64
+			for _, r := range done.Followers.Completed {
+				ids = append(ids, r.GetID())
+				assert.Check(t, is.Equal(f.updated[r.GetID()].Conclusion, tc.wantConcl))
+			}
+			assert.Check(t, is.DeepEqual(ids, tc.wantIDs))
+			_, younger := f.updated[43]
+			assert.Check(t, !younger, "a follower of a younger leader is that leader's")
+			if len(tc.wantIDs) > 0 {
+				assert.Check(t, is.Contains(done.Summary(), "Completed 2 follow gate(s) of lanes that waited for this one"))
+			}
+		})
+	}
+}

@@ -104,7 +104,8 @@ type Server struct {
 	blobs           map[string]*blob
 	faults          []*faultRule
 	rewrites        []*rewriteRule         // see rewrites.go
-	commitTrees     map[string]string      // "owner/name@sha" → tree SHA; see trees.go
+	commits         map[string]*gitCommit  // "owner/name@sha" → tree and parents; see trees.go
+	compares        map[string][]string    // "owner/name@base...head" → files changed; see trees.go
 	installations   map[int64]Installation // see installations.go
 	setups          map[string]*repoSetup  // see setup.go
 	pendingApps     map[string]*pendingApp // manifest codes; see manifests.go
@@ -387,9 +388,13 @@ func (s *Server) routes() {
 	s.handle("GET /repos/{owner}/{repo}/check-runs/{check_run_id}", authToken, s.getCheckRun)
 	s.handle("GET /repos/{owner}/{repo}/commits/{ref...}", authToken, s.listCheckRunsForRef)
 	s.handle("GET /repos/{owner}/{repo}/git/commits/{commit_sha}", authToken, s.getGitCommit)
+	s.handle("GET /repos/{owner}/{repo}/compare/{basehead}", authToken, s.compareCommits)
 
 	s.handle("GET /repos/{owner}/{repo}/pulls/{pull_number}", authToken, s.getPullRequest)
 	s.handle("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", authToken, s.listPullRequestFiles)
+	s.handle("GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews", authToken, s.listPullRequestReviews)
+	s.handle("POST /graphql", authToken, s.graphql)
+	s.handle("POST /api/graphql", authToken, s.graphql)
 	s.handle("GET /repos/{owner}/{repo}/issues/{issue_number}/comments", authToken, s.listIssueComments)
 	s.handle("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", authToken, s.createIssueComment)
 	s.handle("GET /repos/{owner}/{repo}/collaborators/{username}/permission", authToken, s.getPermission)
