@@ -6,10 +6,10 @@ package callers
 var (
 	// OneApp is the union every job of the lane, the reaper and the cost
 	// history use, for a single App passed as app-id.
-	OneApp = Levels{"actions": "write", "administration": "write", "checks": "write", "pull_requests": "read", "metadata": "read"}
+	OneApp = Levels{"actions": "write", "administration": "write", "checks": "write", "contents": "read", "pull_requests": "read", "metadata": "read"}
 	// ChecksApp is the gate-publishing App of the two-App split (app-id):
-	// authorize and gate.
-	ChecksApp = Levels{"checks": "write", "pull_requests": "read", "metadata": "read"}
+	// authorize and gate (contents: the merge commit's tree and parents).
+	ChecksApp = Levels{"checks": "write", "contents": "read", "pull_requests": "read", "metadata": "read"}
 	// RunnerApp is the runner-administration App of the split
 	// (runner-app-id): provision, watchdog and cleanup, and the reaper and
 	// cost history when they are given it.

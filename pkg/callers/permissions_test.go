@@ -23,7 +23,7 @@ func TestParsePermissionsAndCoverage(t *testing.T) {
 	assert.Check(t, is.ErrorContains(err, "want read, write or none"))
 
 	assert.Check(t, Covers("write", "read") && Covers("read", "read") && !Covers("read", "write") && !Covers("", "read"))
-	assert.Check(t, is.DeepEqual(Missing(Levels{"checks": "read", "actions": "write"}, ChecksApp), Levels{"checks": "write", "pull_requests": "read", "metadata": "read"}))
+	assert.Check(t, is.DeepEqual(Missing(Levels{"checks": "read", "actions": "write"}, ChecksApp), Levels{"checks": "write", "contents": "read", "pull_requests": "read", "metadata": "read"}))
 	assert.Check(t, is.Len(Missing(OneApp, ChecksApp), 0), "the one App covers the checks App")
 	assert.Check(t, is.Len(Missing(OneApp, RunnerApp), 0), "and the runner App")
 }

@@ -33,7 +33,7 @@ func TestAppManifestHasExactlyTheLanePermissions(t *testing.T) {
 	}{
 		{args: nil, want: []callers.Levels{callers.OneApp}},
 		{args: []string{"--split"}, want: []callers.Levels{callers.ChecksApp, callers.RunnerApp}},
-		{args: []string{"--org-runners"}, want: []callers.Levels{{"actions": "write", "administration": "write", "checks": "write",
+		{args: []string{"--org-runners"}, want: []callers.Levels{{"actions": "write", "administration": "write", "checks": "write", "contents": "read",
 			"pull_requests": "read", "metadata": "read", "organization_self_hosted_runners": "write"}}},
 	} {
 		r := w.run(append([]string{"app", "--print-manifest", "--suite", "my-org/runpod-gpu"}, tc.args...)...)

@@ -58,7 +58,7 @@ type setup struct {
 
 func goodSetup() setup {
 	return setup{
-		permissions: map[string]string{"actions": "write", "administration": "write", "checks": "write", "pull_requests": "read", "metadata": "read"},
+		permissions: map[string]string{"actions": "write", "administration": "write", "checks": "write", "contents": "read", "pull_requests": "read", "metadata": "read"},
 		branches:    []string{"main"}, envSecrets: []string{"RUNPOD_API_KEY", "RUNPOD_GPU_APP_PRIVATE_KEY"},
 		protected: true, requiredAppID: doctorAppID, ciName: "CI", balance: 50,
 	}

@@ -94,6 +94,7 @@ func installationLevels(p interface {
 	GetActions() string
 	GetAdministration() string
 	GetChecks() string
+	GetContents() string
 	GetPullRequests() string
 	GetMetadata() string
 	GetOrganizationSelfHostedRunners() string
@@ -101,7 +102,7 @@ func installationLevels(p interface {
 	out := callers.Levels{}
 	for scope, level := range map[string]string{
 		"actions": p.GetActions(), "administration": p.GetAdministration(), "checks": p.GetChecks(),
-		"pull_requests": p.GetPullRequests(), "metadata": p.GetMetadata(),
+		"contents": p.GetContents(), "pull_requests": p.GetPullRequests(), "metadata": p.GetMetadata(),
 		"organization_self_hosted_runners": p.GetOrganizationSelfHostedRunners(),
 	} {
 		if level != "" {
