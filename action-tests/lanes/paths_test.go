@@ -67,20 +67,42 @@ func TestGateCostReportPathOnlyInsideTheWorkspace(t *testing.T) {
 }
 
 // TestGateRedactsTheCostReport: a report inside the workspace is published
-// without the secrets the action holds.
+// without any secret the action holds: its token, its App key however the
+// file holds it (whole, a line of it, its body on one line), and the
+// runner's own tokens in its environment.
 func TestGateRedactsTheCostReport(t *testing.T) {
 	s := startCloud(t, testMarket(), runpodsim.Faults{}, fastConfig)
 	pr := s.openPR(t)
-	assert.NilError(t, os.WriteFile(filepath.Join(s.Workspace, "cost.md"), []byte("## Cost\n\ntoken "+cloud.GitHubToken+"\n"), 0o644))
-	res := gateRunOK(t, s, s.GateStep(pr, map[string]string{"kind": string(gatecheck.KindPaid), "head-sha": harness.HeadSHA, "tested-ref": harness.MergeSHA,
-		"pod-id": "pod7h9k2m4n6p", "gpu-type": harness.A4000, "tier": "ampere", "price-per-hour": "0.25", "cost-report-path": "cost.md"}))
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	assert.NilError(t, err)
+	keyPEM := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
+	body := strings.Split(keyPEM, "\n")[1 : len(strings.Split(keyPEM, "\n"))-2]
+	const runtimeToken, oidcToken = "eyRuntimeToken0123456789.abcdefghij", "eyOIDCRequestToken0123456789.klmnop"
+	secrets := map[string]string{"the token": cloud.GitHubToken, "the key": keyPEM, "a line of the key": body[3],
+		"the key's body on one line": strings.Join(body, ""), "the runtime token": runtimeToken, "the OIDC request token": oidcToken}
+	var report strings.Builder
+	report.WriteString("## Cost\n\n")
+	for what, secret := range secrets {
+		report.WriteString(what + ": " + secret + "\n")
+	}
+	assert.NilError(t, os.WriteFile(filepath.Join(s.Workspace, "cost.md"), []byte(report.String()), 0o644))
+	st := s.GateStep(pr, map[string]string{"kind": string(gatecheck.KindPaid), "head-sha": harness.HeadSHA, "tested-ref": harness.MergeSHA,
+		"pod-id": "pod7h9k2m4n6p", "gpu-type": harness.A4000, "tier": "ampere", "price-per-hour": "0.25", "cost-report-path": "cost.md",
+		"app-private-key": keyPEM})
+	st.Env["ACTIONS_RUNTIME_TOKEN"], st.Env["ACTIONS_ID_TOKEN_REQUEST_TOKEN"] = runtimeToken, oidcToken
+	res := gateRunOK(t, s, st)
 	assert.Check(t, is.Equal(res.Outputs["kind"], string(gatecheck.KindPaid)))
 	checks := s.gateChecks(t, harness.HeadSHA)
 	assert.Assert(t, is.Len(checks, 1))
 	text := checks[0].GetOutput().GetText()
 	assert.Check(t, is.Contains(text, "## Cost"))
-	assert.Check(t, is.Contains(text, "token ***"))
-	assert.Check(t, !strings.Contains(text+checks[0].GetOutput().GetSummary(), cloud.GitHubToken), "the check run shows the token")
+	assert.Check(t, is.Contains(text, "the token: ***"))
+	for what, secret := range secrets {
+		assert.Check(t, !strings.Contains(text+checks[0].GetOutput().GetSummary()+harness.WithoutMasks(res.Stdout)+res.Summary, secret), "%s is published", what)
+	}
+	for _, line := range body {
+		assert.Check(t, !strings.Contains(text, line), "a line of the key is published")
+	}
 }
 
 // TestCleanupArtifactDirOnlyInsideTheWorkspace: cleanup still deletes the
