@@ -152,6 +152,32 @@ func TestReapRecordPathOnlyInsideTheWorkspace(t *testing.T) {
 	assert.Check(t, is.Equal(string(data), pathsSecret+"\n"), "the linked file is untouched")
 }
 
+// TestConfigAndReputationPathsOnlyInsideTheWorkspace: provision reads its
+// configuration and the reputation record only inside the workspace (or the
+// runner's temp dir for the record): a path outside, through "..", or through
+// a symbolic link fails the step before any API call, and nothing of the file
+// outside reaches the log.
+func TestConfigAndReputationPathsOnlyInsideTheWorkspace(t *testing.T) {
+	s := startCloud(t, testMarket(testHost("h1", harness.A4000, true)), runpodsim.Faults{}, fastConfig)
+	file := pathsOutside(t, s.Workspace)
+	rel, err := filepath.Rel(s.Workspace, file)
+	assert.NilError(t, err)
+	for _, input := range []string{"config-path", "reputation-file"} {
+		for _, path := range []string{"/etc/passwd", file, rel, "cost-link.md", "outside-dir/passwd"} {
+			t.Run(input+" "+path, func(t *testing.T) {
+				st := s.ProvisionStep(s.openPR(t))
+				st.Inputs[input] = path
+				res := harness.RunStep(t, st)
+				assert.Check(t, is.Equal(res.ExitCode, 1), res.Stdout)
+				assert.Check(t, is.Contains(res.Stdout, "::error::input "+input+" = "+quote(path)+": want a path inside GITHUB_WORKSPACE ("+s.Workspace+")"))
+				assert.Check(t, !strings.Contains(res.Stdout+res.Summary, pathsSecret), "the file outside leaked")
+				assert.Check(t, !strings.Contains(res.Stdout, "root:x:0:0"), "/etc/passwd leaked")
+			})
+		}
+	}
+	assert.Check(t, is.Len(s.RunPod.Pods(), 0), "nothing created")
+}
+
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)

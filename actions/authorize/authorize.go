@@ -29,7 +29,7 @@ var Action = actionkit.NewAction(run, reflect.TypeFor[gate.AuthorizeOutputs]())
 // Inputs are the authorize action's inputs.
 type Inputs struct {
 	actionkit.GitHubInputs `desc.github-token:"Token that reads the PR, its files, collaborator roles and check runs, used when app-id is empty." desc.app-id:"GitHub App id to read GitHub with (preferred over github-token); also the default gate-app-id." desc.app-installation-id:"The App's installation id on this repository (required with app-id)."`
-	actionkit.ConfigInput  `desc.config-path:"Path of the runpod-gpu configuration; its gpu_paths decide whether a PR needs the GPU."`
+	actionkit.ConfigInput  `desc.config-path:"Path of the runpod-gpu configuration, inside the workspace; its gpu_paths decide whether a PR needs the GPU."`
 
 	PRNumber          int64              `input:"pr-number" default:"0" max:"2147483647" desc:"Pull request that triggered the run; 0 is a manual validation of dispatch-sha."`
 	ExpectedHeadSHA   string             `input:"expected-head-sha" default:"" desc:"The PR head the trigger was for (github.event.pull_request.head.sha); a moved head is a skip."`

@@ -125,7 +125,10 @@ func CurrentRun(io *actionio.IO) (Run, error) {
 // repository's configuration; embedding it also makes the configuration's
 // problems the first thing the action reports, before any other input's.
 type ConfigInput struct {
-	ConfigPath string `input:"config-path" default:".github/runpod-gpu.yml" desc:"Path of the runpod-gpu configuration in the repository."`
+	// ConfigPath is confined to the workspace: a path outside (or a link
+	// out of it) could make the action read, and its errors describe, any
+	// file the runner can reach.
+	ConfigPath string `input:"config-path" default:".github/runpod-gpu.yml" path:"GITHUB_WORKSPACE" desc:"Path of the runpod-gpu configuration in the repository, inside the workspace (symbolic links resolved)."`
 }
 
 func (c *ConfigInput) configPath() string { return c.ConfigPath }
