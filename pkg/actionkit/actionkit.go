@@ -139,7 +139,7 @@ func (c *ConfigInput) configPath() string { return c.ConfigPath }
 // job summary saying what to fix; Main then adds no second annotation.
 func Config(io *actionio.IO, path string) (*config.Config, error) {
 	path = cmp.Or(path, config.DefaultPath)
-	cfg, err := config.Load(path)
+	cfg, err := config.LoadAs(path, repoPath(io, path))
 	if err != nil {
 		reportConfigError(io, path, err)
 		return nil, annotatedError{fmt.Errorf("config: %w", err)}

@@ -198,7 +198,7 @@ func (v *validator) tiers(tiers []GPUTier) {
 		return
 	}
 	tierOfName := map[string]int{}
-	tierOfID := map[string]string{}
+	tierOfID := map[string]int{}
 	for i, tier := range tiers {
 		key := fmt.Sprintf("gpu_tiers[%d]", i)
 		switch first, seen := tierOfName[tier.Name]; {
@@ -218,9 +218,9 @@ func (v *validator) tiers(tiers []GPUTier) {
 			case !gpuIDRE.MatchString(id):
 				v.add(idKey, quote(id), gpuIDForm)
 			case seen:
-				v.add(idKey, quote(id), fmt.Sprintf("a GPU id listed once across all tiers (tier %q lists it)", owner))
+				v.add(idKey, quote(id), fmt.Sprintf("a GPU id listed once across all tiers (gpu_tiers[%d] lists it)", owner))
 			default:
-				tierOfID[id] = tier.Name
+				tierOfID[id] = i
 			}
 		}
 	}

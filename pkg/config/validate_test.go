@@ -50,7 +50,7 @@ func TestValidate(t *testing.T) {
 			wantErr: "max_price_candidates: got 9, want an integer from 0 to 8\n" +
 				"max_provision_attempts: got 6, want at least max_price_candidates + number of gpu_tiers (9 + 2 = 11), so every tier keeps a slot"},
 		{name: "duplicate GPU id in one tier", mutate: func(c *Config) { c.GPUTiers[1].GPUIDs[1] = c.GPUTiers[1].GPUIDs[0] },
-			wantErr: `gpu_tiers[1].gpu_ids[1]: got "NVIDIA A100 80GB PCIe", want a GPU id listed once across all tiers (tier "ampere" lists it)`},
+			wantErr: `gpu_tiers[1].gpu_ids[1]: got "NVIDIA A100 80GB PCIe", want a GPU id listed once across all tiers (gpu_tiers[1] lists it)`},
 		{name: "GPU id with trailing space", mutate: func(c *Config) { c.GPUTiers[0].GPUIDs[0] = "NVIDIA L4 " },
 			wantErr: `gpu_tiers[0].gpu_ids[0]: got "NVIDIA L4 ", want ` + gpuIDForm},
 		{name: "tier name too long", mutate: func(c *Config) { c.GPUTiers[0].Name = strings.Repeat("a", 33) },
