@@ -178,6 +178,33 @@ func TestConfigAndReputationPathsOnlyInsideTheWorkspace(t *testing.T) {
 	assert.Check(t, is.Len(s.RunPod.Pods(), 0), "nothing created")
 }
 
+// TestServiceURLsOnlyHTTPSWithoutUserInfo: the RunPod and registry URLs an
+// action sends its credentials to must be https without user info (plain
+// http only on loopback, where this simulated cloud serves): anything else
+// fails the step before any request, and a credential in the URL is never
+// printed.
+func TestServiceURLsOnlyHTTPSWithoutUserInfo(t *testing.T) {
+	s := startCloud(t, testMarket(testHost("h1", harness.A4000, true)), runpodsim.Faults{}, fastConfig)
+	tests := []struct{ input, value, wantShown, wantWhy string }{
+		{input: "runpod-api-url", value: "http://api.runpod.io", wantShown: "http://api.runpod.io", wantWhy: "not scheme http on api.runpod.io"},
+		{input: "runpod-api-url", value: "https://me:hunter2@api.runpod.io", wantShown: "https://***@api.runpod.io", wantWhy: "not user info"},
+		{input: "registry-api-url", value: "http://registry.example", wantShown: "http://registry.example", wantWhy: "not scheme http on registry.example"},
+		{input: "registry-api-url", value: "https://hunter2@ghcr.io", wantShown: "https://***@ghcr.io", wantWhy: "not user info"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.input+" "+tc.value, func(t *testing.T) {
+			st := s.ProvisionStep(s.openPR(t))
+			st.Inputs[tc.input] = tc.value
+			res := harness.RunStep(t, st)
+			assert.Check(t, is.Equal(res.ExitCode, 1), res.Stdout)
+			assert.Check(t, is.Contains(res.Stdout, "::error::input "+tc.input+" = "+quote(tc.wantShown)+": want an https:// URL without user info"))
+			assert.Check(t, is.Contains(res.Stdout, tc.wantWhy))
+			assert.Check(t, !strings.Contains(res.Stdout+res.Summary, "hunter2"), "the URL's credential is printed")
+		})
+	}
+	assert.Check(t, is.Len(s.RunPod.Requests(), 0), "no request before the inputs are valid")
+}
+
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)

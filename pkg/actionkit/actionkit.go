@@ -22,8 +22,8 @@ import (
 
 // RunPodInputs are the inputs of an action that calls RunPod's management API.
 type RunPodInputs struct {
-	APIKey string `input:"runpod-api-key,required,secret" want:"a RunPod API key (store it as a secret)" desc:"RunPod API key. Store it as a secret; it stays on the hosted runner and never reaches a pod."`
-	APIURL string `input:"runpod-api-url" default:"https://api.runpod.io" desc:"RunPod API base URL (override for proxies and tests)."`
+	APIKey string              `input:"runpod-api-key,required,secret" want:"a RunPod API key (store it as a secret)" desc:"RunPod API key. Store it as a secret; it stays on the hosted runner and never reaches a pod."`
+	APIURL actionio.ServiceURL `input:"runpod-api-url" default:"https://api.runpod.io" desc:"RunPod API base URL (override for proxies and tests): https, without user info (http only on a loopback host)."`
 }
 
 // RunPod builds the RunPod client from the RunPod inputs; extra options
@@ -33,7 +33,7 @@ func RunPod(io *actionio.IO, in RunPodInputs, extra ...reqpolicy.Option) (*runpo
 		return nil, nil, &actionio.InputError{Input: "runpod-api-key", Expected: "a RunPod API key (store it as a secret)"}
 	}
 	policy := reqpolicy.New(append([]reqpolicy.Option{reqpolicy.WithRedactor(io.Redactor()), reqpolicy.WithLogger(func(s string) { io.Infof("%s", s) })}, extra...)...)
-	return runpod.New(in.APIURL, in.APIKey, runpod.WithPolicy(policy)), policy, nil
+	return runpod.New(in.APIURL.String(), in.APIKey, runpod.WithPolicy(policy)), policy, nil
 }
 
 // GitHubInputs are the inputs of an action that calls GitHub: a GitHub App
