@@ -79,6 +79,8 @@ var invalidCases = []struct {
 	{file: "unknown-volume-key", wantKey: "volume.(unknown key)", wantLine: 7},
 	{file: "volume-relative-path", wantKey: "volume.path", wantLine: 7},
 	{file: "volume-too-small", wantKey: "volume.size_gb", wantLine: 6},
+	{file: "volume-too-large", wantKey: "volume.size_gb", wantLine: 6},
+	{file: "disk-too-large", wantKey: "disk_gb", wantLine: 5},
 	{file: "vram-in-mb", wantKey: "min_vram_gb", wantLine: 5},
 }
 

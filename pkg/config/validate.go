@@ -77,6 +77,11 @@ const (
 	MaxCreateDeadlineSeconds = 600
 	// MinVolumeSizeGB is RunPod's floor for a persistent mount.
 	MinVolumeSizeGB = 10
+	// MaxDiskGB and MaxVolumeSizeGB cap what one pod's disks may ask for: a
+	// test run needs tens of GB, a mistyped size (MB for GB) bills storage
+	// and narrows placement to the few hosts that have it.
+	MaxDiskGB       = 1024
+	MaxVolumeSizeGB = 4096
 	// maxValueRunes keeps echoed values short in messages.
 	maxValueRunes = 80
 )
@@ -152,7 +157,7 @@ func (c *Config) problems() []*FieldError {
 	v.attempts(c)
 	v.timing(c)
 	v.image(c.Image)
-	v.intAtLeast("disk_gb", c.DiskGB, 1)
+	v.intRange("disk_gb", c.DiskGB, 1, MaxDiskGB)
 	v.volume(c.Volume)
 	v.nvrtc("nvrtc.full", c.NVRTC.Full)
 	v.nvrtc("nvrtc.baseline", c.NVRTC.Baseline)
@@ -183,12 +188,6 @@ func truncate(s string) string {
 func (v *validator) intRange(key string, n, lo, hi int) {
 	if n < lo || n > hi {
 		v.add(key, strconv.Itoa(n), fmt.Sprintf("an integer from %d to %d", lo, hi))
-	}
-}
-
-func (v *validator) intAtLeast(key string, n, lo int) {
-	if n < lo {
-		v.add(key, strconv.Itoa(n), fmt.Sprintf("an integer of at least %d", lo))
 	}
 }
 
@@ -346,8 +345,8 @@ func (v *validator) volume(volume *Volume) {
 	if volume == nil {
 		return
 	}
-	if volume.SizeGB < MinVolumeSizeGB {
-		v.add("volume.size_gb", strconv.Itoa(volume.SizeGB), fmt.Sprintf("an integer of at least %d (RunPod's floor)", MinVolumeSizeGB))
+	if volume.SizeGB < MinVolumeSizeGB || volume.SizeGB > MaxVolumeSizeGB {
+		v.add("volume.size_gb", strconv.Itoa(volume.SizeGB), fmt.Sprintf("an integer from %d (RunPod's floor) to %d", MinVolumeSizeGB, MaxVolumeSizeGB))
 	}
 	if len(volume.Path) > maxVolumePathLength || !volumePathRE.MatchString(volume.Path) {
 		v.add("volume.path", quote(volume.Path), "an absolute path such as /workspace (letters, digits and ._- in each part, no . or .. parts, at most 255 characters)")
