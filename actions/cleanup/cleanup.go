@@ -89,11 +89,7 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	io.Infof("%s", cost.CostLine(res.Report).Format())
 
 	outputs := res.Outputs()
-	if in.JobCheckRunID > 0 {
-		outputs.CostArtifactName = cost.JobArtifactName(current.ID, current.Attempt, in.JobCheckRunID)
-	} else {
-		io.Warningf("job-check-run-id is empty: the cost artifact %s names no job, so the cost history will not count it; pass ${{ job.check_run_id }}", outputs.CostArtifactName)
-	}
+	outputs.CostArtifactName = artifactName(io, current, in.JobCheckRunID)
 	if dirErr != nil {
 		runErr = errors.Join(runErr, dirErr)
 	} else {
@@ -106,6 +102,17 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 		io.Warningf("job summary: %v", err)
 	}
 	return runErr
+}
+
+// artifactName names the cost artifact for this job (job-check-run-id), the
+// only name the cost history counts; without the job a warning says so.
+func artifactName(io *actionio.IO, current actionkit.Run, job int64) string {
+	if job > 0 {
+		return cost.JobArtifactName(current.ID, current.Attempt, job)
+	}
+	name := cost.ArtifactName(current.ID, current.Attempt)
+	io.Warningf("job-check-run-id is empty: the cost artifact %s names no job, so the cost history will not count it; pass ${{ job.check_run_id }}", name)
+	return name
 }
 
 // writeArtifact writes the cost artifact into dir and returns its path
