@@ -351,7 +351,6 @@ func TestMetaReleasePublishesTheWorker(t *testing.T) {
 	}
 	publish := metaReleaseStep(t, "Publish the release with the proof and the Serverless worker")
 	assert.Check(t, is.Contains(publish, "ASSETS=(dist/cuda-smoke dist/cuda-smoke.sha256 dist/serverless-worker dist/serverless-worker.sha256)"))
-	assert.Check(t, is.Contains(publish, `gh release upload "$VERSION" "${ASSETS[@]}"`))
 	assert.Check(t, is.Contains(publish, `gh release create "$VERSION" "${ASSETS[@]}"`))
 	dockerfile, err := os.ReadFile(filepath.Join(metaRepoRoot, "Dockerfile"))
 	assert.NilError(t, err)

@@ -590,22 +590,40 @@ func TestMetaReleaseTagsAPinnedTree(t *testing.T) {
 	git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "--quiet", "-m", "tree")
 	git("remote", "add", "origin", origin)
 	source := git("rev-parse", "HEAD")
+	// The maintainer's push that starts the release.
+	git("-c", "user.name=t", "-c", "user.email=t@example.com", "tag", "--annotate", "v1.2.3", "--message", "v1.2.3")
+	git("push", "--quiet", "origin", "refs/tags/v1.2.3")
 
+	// GitHub knows no release of the version yet.
+	bin := t.TempDir()
+	assert.NilError(t, os.WriteFile(filepath.Join(bin, "gh"), []byte("#!/bin/bash\necho 'gh: Not Found (HTTP 404)' >&2\nexit 1\n"), 0o755))
 	output := filepath.Join(t.TempDir(), "github-output")
-	stepEnv := append(env, "GITHUB_OUTPUT="+output)
+	stepEnv := append(env, "GITHUB_OUTPUT="+output, "GITHUB_REPOSITORY=org/runpod-gpu", "PATH="+bin+":"+os.Getenv("PATH"))
+	recorded := func(key string) string {
+		t.Helper()
+		data, err := os.ReadFile(output)
+		assert.NilError(t, err)
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, key+"="); ok {
+				return v
+			}
+		}
+		t.Fatalf("no %s in GITHUB_OUTPUT: %q", key, data)
+		return ""
+	}
 	for _, name := range []string{
+		"Refuse to re-publish a version",
 		"Pin every action to the pushed image digest",
 		"Commit the pinned actions",
 		"Pin the inner references to the release commit",
 		"Commit the pinned workflows and move the tags",
 	} {
 		script := metaReleaseStep(t, name)
-		if name == "Pin the inner references to the release commit" || name == "Commit the pinned workflows and move the tags" {
-			data, err := os.ReadFile(output)
-			assert.NilError(t, err)
-			sha, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "sha=")
-			assert.Assert(t, ok, "Commit the pinned actions wrote %q to GITHUB_OUTPUT", data)
-			stepEnv = append(stepEnv, "RELEASE_SHA="+sha)
+		switch name {
+		case "Pin every action to the pushed image digest":
+			stepEnv = append(stepEnv, "PUSHED_TAG="+recorded("pushed-tag"))
+		case "Pin the inner references to the release commit":
+			stepEnv = append(stepEnv, "RELEASE_SHA="+recorded("sha"))
 		}
 		cmd := exec.Command("bash", "-c", script)
 		cmd.Dir, cmd.Env = work, stepEnv

@@ -29,7 +29,7 @@ var Action = actionkit.NewAction(run, reflect.TypeFor[gate.AuthorizeOutputs]())
 // Inputs are the authorize action's inputs.
 type Inputs struct {
 	actionkit.GitHubInputs `desc.github-token:"Token that reads the PR, its files, collaborator roles and check runs, used when app-id is empty." desc.app-id:"GitHub App id to read GitHub with (preferred over github-token); also the default gate-app-id." desc.app-installation-id:"The App's installation id on this repository (required with app-id)."`
-	actionkit.ConfigInput  `desc.config-path:"Path of the runpod-gpu configuration; its gpu_paths decide whether a PR needs the GPU."`
+	actionkit.ConfigInput  `desc.config-path:"Path of the runpod-gpu configuration, inside the workspace; its gpu_paths decide whether a PR needs the GPU."`
 	actionkit.RunnerImageInput
 
 	PRNumber          int64              `input:"pr-number" default:"0" max:"2147483647" desc:"Pull request that triggered the run; 0 is a manual validation of dispatch-sha."`
@@ -43,11 +43,11 @@ type Inputs struct {
 	GateAppID int64 `input:"gate-app-id" default:"" min:"1" desc:"Only gates published by this app count for reuse. Empty means app-id, or without an App GitHub Actions (15368), which is who github.token publishes as. Gates from any other app never count; 0 is refused."`
 	// ReadTimeout: each GitHub read gets this long, retries and waits included,
 	// so a stalled answer ends the job unauthorized instead of at the step timeout.
-	ReadTimeout     time.Duration `input:"github-timeout-seconds" default:"60" min:"1" max:"600" desc:"Deadline of each GitHub read (roles, PR, files, reuse lookup), retries and rate-limit waits included, 1 to 600. A read that does not finish in time fails the step unauthorized, with nothing spent; a stalled reuse lookup answers run."`
-	TestCommand     string        `input:"test-command" default:"" desc:"The command the GPU job runs. With it the tree key is made: the merge commit's tree plus a digest of the configuration, this command, the runner image digest, lane-ref and the suite's version. A later trigger whose merge tree and lane are identical (an amended message, a rebase with no change, an unrelated base commit) then reuses this lane's gate. Empty: no tree key, and only the exact tested ref is reused."`
-	LaneRef         string        `input:"lane-ref" default:"" desc:"The lane's workflow file and ref, part of the lane digest; empty means GITHUB_WORKFLOW_REF."`
-	RegistryAPIURL  string        `input:"registry-api-url" default:"" desc:"Registry API base URL used to resolve the runner image digest for the lane digest; empty means the image's own host."`
-	EarlierHeadSHAs []string      `input:"earlier-head-shas" default:"" desc:"Earlier heads of the PR (one SHA a line) whose gates may match by tree key, looked at before those authorize finds itself in the PR's head history (its force-pushes and pushed commits: one read of 30 items; at most 3 earlier heads are listed). On a pull_request synchronize event the event's before SHA is added by itself."`
+	ReadTimeout     time.Duration       `input:"github-timeout-seconds" default:"60" min:"1" max:"600" desc:"Deadline of each GitHub read (roles, PR, files, reuse lookup), retries and rate-limit waits included, 1 to 600. A read that does not finish in time fails the step unauthorized, with nothing spent; a stalled reuse lookup answers run."`
+	TestCommand     string              `input:"test-command" default:"" desc:"The command the GPU job runs. With it the tree key is made: the merge commit's tree plus a digest of the configuration, this command, the runner image digest, lane-ref and the suite's version. A later trigger whose merge tree and lane are identical (an amended message, a rebase with no change, an unrelated base commit) then reuses this lane's gate. Empty: no tree key, and only the exact tested ref is reused."`
+	LaneRef         string              `input:"lane-ref" default:"" desc:"The lane's workflow file and ref, part of the lane digest; empty means GITHUB_WORKFLOW_REF."`
+	RegistryAPIURL  actionio.ServiceURL `input:"registry-api-url" default:"" desc:"Registry API base URL used to resolve the runner image digest for the lane digest: https, without user info (http only on a loopback host); empty means the image's own host."`
+	EarlierHeadSHAs []string            `input:"earlier-head-shas" default:"" desc:"Earlier heads of the PR (one SHA a line) whose gates may match by tree key, looked at before those authorize finds itself in the PR's head history (its force-pushes and pushed commits: one read of 30 items; at most 3 earlier heads are listed). On a pull_request synchronize event the event's before SHA is added by itself."`
 	// InProgressGate is on only where the gate job completes it (in-progress-check-run-id).
 	InProgressGate bool          `input:"in-progress-gate" default:"false" desc:"Publish the gate as in progress before any spend (needs checks: write), so a second lane for the same tested ref or tree never pays: on the same head it follows this one (a queued follow gate this lane's gate completes, however long the GPU job runs), on another head it waits up to lane-wait-seconds. If it cannot be published, the lane pays without it. Turn it on only where the gate action completes it (pass gate-check-run-id as its in-progress-check-run-id), or it stays in progress."`
 	LaneWait       time.Duration `input:"lane-wait-seconds" default:"240" max:"21600" desc:"The most this lane waits for another lane's in-progress gate for the same key on another head (0 to 21600); keep it inside the step's timeout. A lane for the same head never waits: it follows. A gate still in progress after that, one that failed, or one older than the lane's bound (every startup budget plus the pod's lifetime plus 15 minutes) is paid for."`
@@ -135,7 +135,7 @@ func laneDefinition(ctx context.Context, io *actionio.IO, in Inputs, cfg *config
 	}
 	rctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
-	resolver := &registry.Resolver{APIURL: in.RegistryAPIURL, Logf: func(s string) { io.Infof("%s", s) }}
+	resolver := &registry.Resolver{APIURL: in.RegistryAPIURL.String(), Logf: func(s string) { io.Infof("%s", s) }}
 	if lane.ImageDigest, err = resolver.Resolve(rctx, cfg.Image); err != nil {
 		io.Warningf("tree key: runner image: %v; only this exact tested ref can be reused", err)
 	}

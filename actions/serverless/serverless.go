@@ -37,13 +37,13 @@ var Action = actionkit.NewAction(run, reflect.TypeFor[prepareOutputs](), reflect
 type Inputs struct {
 	// APIKey is not required: the prepare mode calls nothing (it runs in a
 	// job that holds no secret); the other modes refuse an empty one.
-	APIKey    string `input:"runpod-api-key,secret" default:"" desc:"RunPod API key (not needed with mode prepare). Store it as a secret; it stays on the hosted runner and never reaches the worker."`
-	APIURL    string `input:"runpod-api-url" default:"https://api.runpod.io" desc:"RunPod management API base URL (override for proxies and tests)."`
-	JobURL    string `input:"runpod-job-url" default:"https://api.runpod.ai" desc:"RunPod Serverless job host (run, status, health, cancel)."`
-	Mode      string `input:"mode" default:"run" desc:"run (prepare, setup, health, run, cleanup), prepare (build the payload and print its SHA-256 only; no key, no cloud call) or cleanup (delete what the receipt records)."`
-	SourceDir string `input:"source-dir" default:"." path:"GITHUB_WORKSPACE" desc:"The checked-out tested ref whose sources become the payload (inside the workspace)."`
-	Execute   bool   `input:"execute" default:"false" desc:"Must be true to create anything or submit the (billable) job."`
-	Approved  string `input:"approved-payload-sha256" default:"" desc:"The reviewed payload_sha256; the job is refused unless it equals the payload's."`
+	APIKey    string              `input:"runpod-api-key,secret" default:"" desc:"RunPod API key (not needed with mode prepare). Store it as a secret; it stays on the hosted runner and never reaches the worker."`
+	APIURL    actionio.ServiceURL `input:"runpod-api-url" default:"https://api.runpod.io" desc:"RunPod management API base URL (override for proxies and tests): https, without user info (http only on a loopback host)."`
+	JobURL    actionio.ServiceURL `input:"runpod-job-url" default:"https://api.runpod.ai" desc:"RunPod Serverless job host (run, status, health, cancel): https, without user info (http only on a loopback host)."`
+	Mode      string              `input:"mode" default:"run" desc:"run (prepare, setup, health, run, cleanup), prepare (build the payload and print its SHA-256 only; no key, no cloud call) or cleanup (delete what the receipt records)."`
+	SourceDir string              `input:"source-dir" default:"." path:"GITHUB_WORKSPACE" desc:"The checked-out tested ref whose sources become the payload (inside the workspace)."`
+	Execute   bool                `input:"execute" default:"false" desc:"Must be true to create anything or submit the (billable) job."`
+	Approved  string              `input:"approved-payload-sha256" default:"" desc:"The reviewed payload_sha256; the job is refused unless it equals the payload's."`
 	// TestCommand and MinCUDA travel to the worker in the job's input.
 	TestCommand  string        `input:"test-command" default:"" desc:"Shell command (bash) the worker runs in the unpacked sources after the CUDA proof; JUnit XML goes to $RUNPOD_GPU_JUNIT."`
 	MinCUDA      string        `input:"min-cuda" default:"" desc:"The CUDA proof's driver floor (major.minor); empty means the proof's default."`
@@ -141,7 +141,7 @@ func newLane(io *actionio.IO, in Inputs) (*serverless.Lane, error) {
 	if err != nil {
 		return nil, err
 	}
-	jobs := runpod.NewJobClient(in.JobURL, in.APIKey, runpod.WithPolicy(policy))
+	jobs := runpod.NewJobClient(in.JobURL.String(), in.APIKey, runpod.WithPolicy(policy))
 	for _, p := range []string{in.StatePath, in.LedgerPath} {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return nil, err

@@ -148,9 +148,12 @@ func (a *app) doctorDeps(cmd *cobra.Command, f doctorFlags, owner, name, token s
 			return ghapi.NewAppClient(o)
 		}
 	}
-	cfg, err := loadConfig(a.env.Home)
+	cfg, warning, err := loadConfig(a.env.Home)
 	if err != nil {
 		return doctor.Deps{}, withCode(ExitFailure, err)
+	}
+	if warning != "" {
+		fmt.Fprintf(a.env.Stderr, "runpod-gpu: warning: %s\n", warning)
 	}
 	if key := apiKey(a.env.Getenv, cfg); key != "" {
 		opts := []runpod.Option{runpod.WithPolicy(newPolicy())}

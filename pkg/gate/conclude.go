@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -104,10 +105,16 @@ type Concluded struct {
 // A run that did not succeed is never published as a success: the gate fails closed.
 func (r ConcludeRequest) ResolveKind() (kind gatecheck.Kind, reason string, err error) {
 	if r.Kind != "" {
-		if err := publishable("kind", r.Kind); err != nil {
-			return "", "", err
+		return r.explicitKind()
+	}
+	switch r.Decision {
+	case OutcomeReuse, OutcomeSkip:
+		// The GPU job never runs after these decisions: a result of its run
+		// says the inputs are not of one workflow run.
+		if r.GPUJobResult == JobSuccess || r.GPUJobResult == JobFailure {
+			return "", "", &RequestError{Input: "gpu-job-result", Value: string(r.GPUJobResult),
+				Expected: fmt.Sprintf("skipped or empty: decision %s runs no GPU job", r.Decision)}
 		}
-		return r.Kind, "kind " + string(r.Kind) + " was given", nil
 	}
 	switch r.Decision {
 	case OutcomeReuse:
@@ -154,6 +161,32 @@ func (r ConcludeRequest) ResolveKind() (kind gatecheck.Kind, reason string, err 
 	default:
 		return "", "", &RequestError{Input: "gpu-job-result", Value: string(r.GPUJobResult), Expected: "success, failure, cancelled or skipped"}
 	}
+}
+
+// explicitKind checks a given kind against the rest of the request: when
+// decision or gpu-job-result is given too, they must choose the same kind (a
+// kind paid beside a failed GPU job would publish a success for it), and a
+// lane named must be the kind's.
+func (r ConcludeRequest) explicitKind() (gatecheck.Kind, string, error) {
+	if err := publishable("kind", r.Kind); err != nil {
+		return "", "", err
+	}
+	if r.Decision != "" || r.GPUJobResult != "" {
+		derived := r
+		derived.Kind = ""
+		want, _, err := derived.ResolveKind()
+		if err != nil {
+			return "", "", err
+		}
+		if want != r.Kind {
+			return "", "", &RequestError{Input: "kind", Value: string(r.Kind), Expected: fmt.Sprintf(
+				"what decision %q and gpu-job-result %q choose (%s), or no decision and gpu-job-result", r.Decision, r.GPUJobResult, cmp.Or(string(want), "no gate"))}
+		}
+	}
+	if (r.Lane == LanePod && r.Kind == gatecheck.KindServerless) || (r.Lane == LaneServerless && r.Kind == gatecheck.KindPaid) {
+		return "", "", &RequestError{Input: "kind", Value: string(r.Kind), Expected: fmt.Sprintf("a kind of the %s lane", r.Lane)}
+	}
+	return r.Kind, "kind " + string(r.Kind) + " was given", nil
 }
 
 // publishable accepts every kind but local: only the relay, which verifies a
@@ -259,6 +292,23 @@ func checkEvidence(kind gatecheck.Kind, e gatecheck.Evidence) error {
 		return &RequestError{Input: "cuda-executed", Value: "false", Expected: "true (the serverless step's cuda-executed output): a serverless gate needs the worker's CUDA proof"}
 	case kind == gatecheck.KindReused && e.ReusedCheckURL == "":
 		return &RequestError{Input: "reused-check-url", Expected: "the earlier gate's URL (authorize's or provision's reused-check-url output): a reused gate links its evidence"}
+	}
+	return checkEvidenceFits(kind, e)
+}
+
+// checkEvidenceFits refuses evidence the gate's kind cannot have: a pod for
+// a gate that paid for none, the Serverless lane's payload or job on a pod's
+// gate, both lanes' evidence at once.
+func checkEvidenceFits(kind gatecheck.Kind, e gatecheck.Evidence) error {
+	serverless := e.Serverless != nil && (e.Serverless.PayloadSHA256 != "" || e.Serverless.JobID != "")
+	switch {
+	case e.Pod != nil && kind != gatecheck.KindPaid && kind != gatecheck.KindFailed:
+		return &RequestError{Input: "pod-id", Value: e.Pod.ID, Expected: fmt.Sprintf("empty: a %s gate paid for no pod", kind)}
+	case e.Pod != nil && serverless:
+		return &RequestError{Input: "pod-id", Value: e.Pod.ID, Expected: "empty beside the Serverless job's evidence (payload-sha256, job-id): a gate has one lane's evidence"}
+	case serverless && kind != gatecheck.KindServerless && kind != gatecheck.KindFailed:
+		return &RequestError{Input: "payload-sha256", Value: e.Serverless.PayloadSHA256,
+			Expected: fmt.Sprintf("empty, with job-id: a %s gate ran no Serverless job", kind)}
 	}
 	return nil
 }

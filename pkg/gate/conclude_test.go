@@ -44,7 +44,22 @@ func TestResolveKind(t *testing.T) {
 		wantReason string
 		wantErr    string
 	}{
-		{name: "explicit kind wins", req: ConcludeRequest{Kind: gatecheck.KindNotRequired, Decision: OutcomeRun, GPUJobResult: JobFailure}, wantKind: gatecheck.KindNotRequired},
+		{name: "explicit kind alone", req: ConcludeRequest{Kind: gatecheck.KindNotRequired}, wantKind: gatecheck.KindNotRequired},
+		{name: "explicit kind agreeing with the decision", req: ConcludeRequest{Kind: gatecheck.KindFailed, Decision: OutcomeRun, GPUJobResult: JobFailure}, wantKind: gatecheck.KindFailed},
+		// Inconsistent inputs: never a success for a run that did not succeed.
+		{name: "explicit success beside a failed GPU job", req: ConcludeRequest{Kind: gatecheck.KindNotRequired, Decision: OutcomeRun, GPUJobResult: JobFailure},
+			wantErr: `input kind = "not-required": want what decision "run" and gpu-job-result "failure" choose (failed)`},
+		{name: "explicit paid beside a cancelled GPU job", req: ConcludeRequest{Kind: gatecheck.KindPaid, GPUJobResult: JobCancelled, Decision: OutcomeRun},
+			wantErr: `input kind = "paid": want what decision "run" and gpu-job-result "cancelled" choose (failed)`},
+		{name: "explicit paid beside a skip that publishes nothing", req: ConcludeRequest{Kind: gatecheck.KindPaid, Decision: OutcomeSkip},
+			wantErr: `choose (no gate)`},
+		{name: "explicit kind with a bad decision", req: ConcludeRequest{Kind: gatecheck.KindPaid, Decision: "maybe"}, wantErr: `input decision = "maybe"`},
+		{name: "explicit serverless in the pod lane", req: ConcludeRequest{Kind: gatecheck.KindServerless, Lane: LanePod}, wantErr: `input kind = "serverless": want a kind of the pod lane`},
+		{name: "explicit paid in the Serverless lane", req: ConcludeRequest{Kind: gatecheck.KindPaid, Lane: LaneServerless}, wantErr: `input kind = "paid": want a kind of the serverless lane`},
+		{name: "reuse beside a GPU job that ran", req: ConcludeRequest{Decision: OutcomeReuse, GPUJobResult: JobSuccess},
+			wantErr: `input gpu-job-result = "success": want skipped or empty: decision reuse runs no GPU job`},
+		{name: "skip beside a GPU job that failed", req: ConcludeRequest{Decision: OutcomeSkip, SkipKind: gatecheck.KindNotRequired, GPUJobResult: JobFailure},
+			wantErr: `input gpu-job-result = "failure": want skipped or empty: decision skip runs no GPU job`},
 		{name: "explicit local refused", req: ConcludeRequest{Kind: gatecheck.KindLocal}, wantErr: `input kind = "local": want paid, serverless, reused, failed, not-required or skipped (local gates come from the local-gate relay`},
 		{name: "explicit unknown refused", req: ConcludeRequest{Kind: "free"}, wantErr: `input kind = "free": want one of paid, reused`},
 		{name: "reuse", req: ConcludeRequest{Decision: OutcomeReuse, GPUJobResult: JobSkipped}, wantKind: gatecheck.KindReused, wantReason: "authorize found an earlier passing gate"},
@@ -140,6 +155,16 @@ func TestConclude(t *testing.T) {
 			Evidence: gatecheck.Evidence{Serverless: &gatecheck.ServerlessEvidence{PayloadSHA256: "not-a-sum"}}}, wantErr: `input payload-sha256 = "not-a-sum": want 64 lowercase hex`},
 		{name: "serverless without the CUDA proof", req: ConcludeRequest{Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobSuccess,
 			Evidence: gatecheck.Evidence{Serverless: &gatecheck.ServerlessEvidence{PayloadSHA256: payloadSHA}}}, wantErr: `input cuda-executed = "false": want true`},
+		{name: "a reused gate with a pod", req: ConcludeRequest{Decision: OutcomeReuse, Evidence: gatecheck.Evidence{Pod: pod, ReusedCheckURL: "https://github.com/o/r/runs/99"}},
+			wantErr: `input pod-id = "pod7h9k2m4n6p": want empty: a reused gate paid for no pod`},
+		{name: "a not-required gate with a pod", req: ConcludeRequest{Decision: OutcomeSkip, SkipKind: gatecheck.KindNotRequired, Evidence: gatecheck.Evidence{Pod: pod}},
+			wantErr: `input pod-id = "pod7h9k2m4n6p": want empty: a not-required gate paid for no pod`},
+		{name: "a serverless gate with a pod", req: ConcludeRequest{Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobSuccess, Evidence: gatecheck.Evidence{Pod: pod, Serverless: sls}},
+			wantErr: `input pod-id = "pod7h9k2m4n6p": want empty: a serverless gate paid for no pod`},
+		{name: "a failed gate with both lanes' evidence", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobFailure, Evidence: gatecheck.Evidence{Pod: pod, Serverless: sls}},
+			wantErr: "want empty beside the Serverless job's evidence"},
+		{name: "a reused gate with a Serverless job", req: ConcludeRequest{Kind: gatecheck.KindReused, Evidence: gatecheck.Evidence{Serverless: sls, ReusedCheckURL: "https://github.com/o/r/runs/99"}},
+			wantErr: `input payload-sha256 = "` + payloadSHA + `": want empty, with job-id: a reused gate ran no Serverless job`},
 		{name: "tested ref not a SHA", req: ConcludeRequest{Kind: gatecheck.KindFailed, Evidence: gatecheck.Evidence{TestedRef: "main"}}, wantErr: `input tested-ref = "main": want the full commit SHA`},
 		{name: "head not a SHA", req: ConcludeRequest{Kind: gatecheck.KindFailed, Evidence: gatecheck.Evidence{HeadSHA: "HEAD"}}, wantErr: `input head-sha = "HEAD"`},
 	}
@@ -255,6 +280,9 @@ func TestConcludeKeepsTheTreeKeyOnlyForTheKeyedImage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakePublisher{}
 			e := gatecheck.Evidence{HeadSHA: head, TestedRef: merge, Key: tc.key, Pod: &gatecheck.PodEvidence{ID: "pod1", GPU: "RTX A4000"}, ReusedCheckURL: "https://github.com/o/r/runs/9"}
+			if tc.decision == OutcomeReuse {
+				e.Pod = nil // a reused gate paid for no pod
+			}
 
 			c, err := Conclude(context.Background(), f, ConcludeRequest{Decision: tc.decision, GPUJobResult: tc.result, Evidence: e, Image: tc.image, LaneImage: tc.laneImage})
 

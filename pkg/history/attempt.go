@@ -118,9 +118,9 @@ func readAttempt(st store, rec AttemptRecord, reaped reaperCosts) Attempt {
 	}
 	a.EvidenceComplete = rec.Final()
 
-	trust, jobsKnown := a.readJobs(st, rec)
-	logs, logsRead := a.readLogs(st, rec, trust, jobsKnown)
-	artifacts := a.readArtifacts(st, rec)
+	jobs, jobsKnown := a.readJobs(st, rec)
+	logs, logsRead := a.readLogs(st, rec, newJobTrust(jobs), jobsKnown)
+	artifacts := a.readArtifacts(st, rec, jobs, jobsKnown)
 
 	a.identify(rec, artifacts, logs)
 	a.JobConclusion = jobConclusion(artifacts, logs.reports)
@@ -130,24 +130,24 @@ func readAttempt(st store, rec AttemptRecord, reaped reaperCosts) Attempt {
 }
 
 // readJobs reads the attempt's job list: the lane's own jobs are the only
-// ones whose log lines are trusted. jobsKnown is false until they are listed.
-func (a *Attempt) readJobs(st store, rec AttemptRecord) (trust jobTrust, jobsKnown bool) {
-	// Only the lane's own jobs' logs are read; until the jobs are known, none.
-	if rec.Jobs.State == StateComplete {
-		data, err := st.readFile(rec.Key(), jobsFile)
-		var jobs []JobInfo
-		if err == nil {
-			jobs, err = parseJobs(data)
-		}
-		if err != nil {
-			a.note("jobs unreadable (%v): no log line is trusted, so its GPU work and cost are unknown", err)
-			a.EvidenceComplete = false
-		}
-		trust, jobsKnown = newJobTrust(jobs), err == nil
-	} else {
-		a.note("jobs not listed (%s): no log line is trusted until a collection lists them", describeDownload(rec.Jobs))
+// ones whose log lines and cost artifacts are trusted. jobsKnown is false
+// until they are listed.
+func (a *Attempt) readJobs(st store, rec AttemptRecord) (jobs []JobInfo, jobsKnown bool) {
+	// Only the lane's own jobs' evidence is read; until the jobs are known, none.
+	if rec.Jobs.State != StateComplete {
+		a.note("jobs not listed (%s): no log line or cost artifact is trusted until a collection lists them", describeDownload(rec.Jobs))
+		return nil, false
 	}
-	return trust, jobsKnown
+	data, err := st.readFile(rec.Key(), jobsFile)
+	if err == nil {
+		jobs, err = parseJobs(data)
+	}
+	if err != nil {
+		a.note("jobs unreadable (%v): no log line or cost artifact is trusted, so its GPU work and cost are unknown", err)
+		a.EvidenceComplete = false
+		return nil, false
+	}
+	return jobs, true
 }
 
 // readLogs scans the attempt's logs for the trusted jobs' structured lines;
@@ -179,9 +179,10 @@ func (a *Attempt) readLogs(st store, rec AttemptRecord, trust jobTrust, jobsKnow
 	return logs, logsRead
 }
 
-// readArtifacts reads the attempt's downloaded cost artifacts, noting those
-// missing and warning of those unreadable.
-func (a *Attempt) readArtifacts(st store, rec AttemptRecord) []cost.Artifact {
+// readArtifacts reads the attempt's downloaded cost artifacts that the
+// lane's own jobs uploaded (laneArtifact), noting those missing and warning
+// of those unreadable or not the lane's.
+func (a *Attempt) readArtifacts(st store, rec AttemptRecord, jobs []JobInfo, jobsKnown bool) []cost.Artifact {
 	var artifacts []cost.Artifact
 	if rec.ArtifactList.State != StateComplete {
 		a.note("cost artifacts not listed (%s): the cost artifact may be missing", describeDownload(rec.ArtifactList))
@@ -189,6 +190,13 @@ func (a *Attempt) readArtifacts(st store, rec AttemptRecord) []cost.Artifact {
 	for _, f := range rec.Artifacts {
 		if f.State != StateComplete {
 			a.note("cost artifact %s not downloaded (%s)", f.Name, describeDownload(f.Download))
+			continue
+		}
+		if !jobsKnown {
+			continue // readJobs noted it: nothing tells whose artifact this is
+		}
+		if why := laneArtifact(f, rec.Key(), jobs); why != "" {
+			a.warn("cost artifact %s ignored: %s", f.Name, why)
 			continue
 		}
 		data, err := st.readFile(rec.Key(), f.fileName())

@@ -303,8 +303,11 @@ func (s *collection) fetchArtifacts(ctx context.Context, rec *AttemptRecord) err
 			if !ownArtifact(a.GetName(), rec.Key()) || slices.ContainsFunc(rec.Artifacts, func(f ArtifactFile) bool { return f.ID == a.GetID() }) {
 				continue
 			}
-			f := ArtifactFile{ID: a.GetID(), Name: a.GetName(), Download: Download{State: StateFailed, Error: "not downloaded yet"}}
+			f := ArtifactFile{ID: a.GetID(), Name: a.GetName(), CreatedAt: a.GetCreatedAt().UTC(),
+				Download: Download{State: StateFailed, Error: "not downloaded yet"}}
 			switch {
+			case !claimsJob(a.GetName(), rec.Key()):
+				f.Download = Download{State: StateUnavailable, Error: "its name claims no job (not uploaded with job-check-run-id), so it is never counted"}
 			case a.GetExpired():
 				f.Download = Download{State: StateUnavailable, Error: "the artifact expired"}
 			case a.GetSizeInBytes() > maxArtifactBytes:
@@ -355,6 +358,14 @@ func (s *collection) runArtifacts(ctx context.Context, runID int64) ([]*github.A
 func ownArtifact(name string, k AttemptKey) bool {
 	own := cost.ArtifactName(k.RunID, k.Attempt)
 	return name == own || strings.HasPrefix(name, own+"-")
+}
+
+// claimsJob reports whether a cost artifact's name claims a job of attempt
+// k; only such an artifact can count (see laneArtifact), so only it is
+// downloaded.
+func claimsJob(name string, k AttemptKey) bool {
+	_, ok := cost.ArtifactJob(name, k.RunID, k.Attempt)
+	return ok
 }
 
 // recordOf is what a listed run says about one of its attempts. The run's
