@@ -207,7 +207,7 @@ func (s *Server) beginJob(e *endpoint, w *worker, j *job, now time.Time) {
 			s.finishJob(j, jobTimedOut, nil, "job exceeded the execution timeout", s.cfg.clock.Now())
 		}
 	})
-	wj := WorkerJob{EndpointID: e.id, JobID: j.id, Input: j.input, Image: e.image, Env: e.env, ExecutionTimeout: j.execTimeout}
+	wj := WorkerJob{EndpointID: e.id, JobID: j.id, Input: j.input, Image: e.image, Env: e.env, ExecutionTimeout: j.execTimeout, GPUType: w.gpuType}
 	worker := s.cfg.serverless.Worker
 	st := s.sls()
 	st.wg.Add(1)
