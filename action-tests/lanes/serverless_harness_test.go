@@ -78,7 +78,12 @@ func (w *processWorker) Run(ctx context.Context, job runpodsim.WorkerJob) runpod
 	}
 	cmd := exec.CommandContext(ctx, w.bin, "--input", in, "--output", out)
 	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir, "LD_LIBRARY_PATH=" + w.libDir}, w.driver.Env()...)
+	// The stand-in driver names the card the simulator placed the worker on.
+	driver := w.driver
+	if driver.DeviceName == "" {
+		driver.DeviceName = job.GPUType
+	}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir, "LD_LIBRARY_PATH=" + w.libDir}, driver.Env()...)
 	for k, v := range job.Env { // the container's environment: public values only
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -154,7 +159,7 @@ func (s *slsCloud) step(t *testing.T, testCommand string) harness.Step {
 		"runpod-api-key": cloud.RunPodKey, "runpod-api-url": s.RunPodURL, "runpod-job-url": s.jobURL,
 		"execute": "true", "approved-payload-sha256": s.payloadSHA(t), "test-command": testCommand,
 		"worker-url": "https://github.com/org/runpod-gpu/releases/download/v1/serverless-worker", "worker-sha256": slsWorkerSHA,
-		"poll-seconds": "1", "output-dir": "out",
+		"poll-seconds": "1", "output-dir": "out", "github-token": cloud.GitHubToken, "ledger-branch": "main",
 	}}
 }
 
