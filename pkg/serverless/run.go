@@ -218,13 +218,14 @@ func (l *Lane) follow(ctx context.Context, r *Receipt, st *runpod.JobStatus, out
 func (l *Lane) poll(ctx context.Context, r *Receipt, st *runpod.JobStatus) (*runpod.JobStatus, error) {
 	every := cmpDuration(l.Poll, DefaultPoll)
 	end := r.Job.SubmittedAt.Add(l.Settings.JobTTL)
-	pctx := reqpolicy.WithDeadline(ctx, end)
 	last := st
 	for {
 		if last.Status.Terminal() {
 			return last, nil
 		}
-		if err := l.Policy.Wait(pctx, every, "job poll"); err != nil || l.now().After(end) {
+		// The last read is at the TTL itself; a job still running then is cancelled.
+		wait := min(every, end.Sub(l.now()))
+		if wait <= 0 || l.Policy.Wait(ctx, wait, "job poll") != nil {
 			reason := fmt.Sprintf("no result within the job TTL %s", l.Settings.JobTTL)
 			if ctx.Err() != nil {
 				reason = "interrupted"

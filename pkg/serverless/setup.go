@@ -55,7 +55,7 @@ func (l *Lane) Setup(ctx context.Context, req SetupRequest) (*Receipt, error) {
 	}
 	tpl, err := l.createTemplate(ctx, r)
 	if err != nil {
-		return r, l.failSetup(ctx, r, err)
+		return l.failSetup(ctx, r, err)
 	}
 	l.logf("setup: template %s (%s) created", tpl, r.Template.Name)
 
@@ -65,7 +65,7 @@ func (l *Lane) Setup(ctx context.Context, req SetupRequest) (*Receipt, error) {
 		err = l.verifyLive(ctx, r)
 	}
 	if err != nil {
-		return r, l.failSetup(ctx, r, err)
+		return l.failSetup(ctx, r, err)
 	}
 	l.logf("setup: endpoint %s (%s) created: workers %d–%d of %s only (pool %s, %d other cards excluded), idle %s, timeout %s",
 		ep, r.Endpoint.Name, WorkersMin, WorkersMax, l.Settings.GPUType, l.Settings.GPUPool, len(excluded), l.Settings.IdleTimeout, l.Settings.ExecutionTimeout)
@@ -211,17 +211,21 @@ func (l *Lane) createEndpoint(ctx context.Context, r *Receipt, tpl string) (stri
 	}, l.findEndpoint)
 }
 
-// failSetup deletes what setup created and returns the setup error (with the
-// cleanup's, if it could not confirm).
-func (l *Lane) failSetup(ctx context.Context, r *Receipt, err error) error {
+// failSetup deletes what setup created and returns the receipt as cleanup
+// left it and the setup error (with the cleanup's, if it could not confirm).
+func (l *Lane) failSetup(ctx context.Context, r *Receipt, err error) (*Receipt, error) {
 	if saveErr := SaveReceipt(l.Receipt, r); saveErr != nil {
-		return errors.Join(err, saveErr)
+		return r, errors.Join(err, saveErr)
 	}
 	l.logf("setup failed (%v); deleting what it created", err)
-	if _, cerr := l.Cleanup(ctx); cerr != nil {
-		return fmt.Errorf("setup: %w; cleanup: %v", err, cerr)
+	res, cerr := l.Cleanup(ctx)
+	if res != nil && res.Receipt != nil {
+		r = res.Receipt
 	}
-	return fmt.Errorf("setup: %w (what it created was deleted and the deletion confirmed)", err)
+	if cerr != nil {
+		return r, fmt.Errorf("setup: %w; cleanup: %v", err, cerr)
+	}
+	return r, fmt.Errorf("setup: %w (what it created was deleted and the deletion confirmed)", err)
 }
 
 // uncertain reports whether a create error leaves the resource's existence

@@ -99,6 +99,10 @@ type ServerlessFaults struct {
 	// DeleteFailures makes the first FailFirst DELETEs of each template and
 	// endpoint answer Status (default 500); nothing is deleted.
 	DeleteFailures DeleteFault
+	// StuckJobs start and never end: the worker never answers and the
+	// provider enforces neither the execution timeout nor the TTL. Only a
+	// cancel or the endpoint's deletion ends them.
+	StuckJobs bool
 }
 
 // ServerlessLostCreate hits creates of Route ("POST /v2/templates" or "POST
