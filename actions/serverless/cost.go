@@ -25,6 +25,9 @@ func writeCost(io *actionio.IO, in Inputs, lane *serverless.Lane, a *attempt) {
 	if r.Job != nil {
 		spend.JobID, spend.JobStatus = r.Job.ID, r.Job.Status
 	}
+	if !r.Created() {
+		spend.Dollars = cost.KnownMoney(0) // refused before any create: nothing could bill
+	}
 	if res := a.result; res != nil {
 		spend.JobStatus = string(res.State)
 		spend.WorkerSeconds, spend.Dollars = cost.EstimateServerless(time.Duration(res.DelayTime)*time.Millisecond,

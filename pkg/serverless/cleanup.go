@@ -74,7 +74,11 @@ func (l *Lane) Cleanup(ctx context.Context) (*CleanupResult, error) {
 	if !r.CleanupConfirmed {
 		return &CleanupResult{Receipt: r}, fmt.Errorf("cleanup not confirmed: %s", strings.Join(problems, "; "))
 	}
-	l.logf("cleanup: endpoint %q and template %q deleted and confirmed absent", r.Endpoint.ID, r.Template.ID)
+	if r.Created() {
+		l.logf("cleanup: endpoint %q and template %q deleted and confirmed absent", r.Endpoint.ID, r.Template.ID)
+	} else {
+		l.logf("cleanup: the attempt created nothing; fresh listings confirm none of its names")
+	}
 	if err := l.closeAttempt(r); err != nil {
 		return &CleanupResult{Confirmed: true, Receipt: r}, fmt.Errorf("cleanup confirmed, but the ledger could not record it: %w", err)
 	}

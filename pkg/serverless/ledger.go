@@ -220,7 +220,8 @@ func (f LedgerFile) reserve(l *Ledger, r Reservation) error {
 
 // check says whether l can take r as it stands: the checks of Reserve, without writing.
 func (f LedgerFile) check(l *Ledger, rs ...Reservation) error {
-	total := l.TotalCents()
+	held := l.TotalCents()
+	total := held
 	for _, r := range rs {
 		cents := max(r.Cents, f.Caps.MinStage)
 		for _, prev := range l.Reservations {
@@ -233,7 +234,12 @@ func (f LedgerFile) check(l *Ledger, rs ...Reservation) error {
 		}
 		next, err := addCents(total, cents)
 		if err != nil || next > f.Caps.Total {
-			return fmt.Errorf("%w: stage %s needs %s; the ledger %s already holds %s of the %s total cap", ErrBudget, r.Stage, Dollars(cents), f.Path, Dollars(total), Dollars(f.Caps.Total))
+			also := ""
+			if total > held {
+				also = fmt.Sprintf(" (and %s for the attempt's earlier stage)", Dollars(total-held))
+			}
+			return fmt.Errorf("%w: stage %s needs %s; the ledger %s already holds %s%s of the %s total cap",
+				ErrBudget, r.Stage, Dollars(cents), f.Path, Dollars(held), also, Dollars(f.Caps.Total))
 		}
 		total = next
 	}

@@ -77,6 +77,12 @@ type Receipt struct {
 	Notes            []string   `json:"notes,omitempty"`
 }
 
+// Created reports whether any create of the attempt was sent: only then can
+// it have cost anything.
+func (r *Receipt) Created() bool {
+	return r.Template.State != "" || r.Endpoint.State != "" || r.Template.ID != "" || r.Endpoint.ID != ""
+}
+
 // Unresolved reports whether a create may have happened without the lane
 // knowing its id.
 func (r *Receipt) Unresolved() bool {
