@@ -30,27 +30,7 @@ func (l *Lane) Cleanup(ctx context.Context) (*CleanupResult, error) {
 	}
 	ctx, cancel := l.bound(ctx, CleanupTimeout)
 	defer cancel()
-	var problems []string
-	for _, res := range []*Resource{&r.Endpoint, &r.Template} {
-		if res.ID == "" && (res.State == StateIntent || res.State == StateUnresolved) {
-			find := l.findEndpoint
-			if res == &r.Template {
-				find = l.findTemplate
-			}
-			id, ferr := find(ctx, res.Name)
-			switch {
-			case ferr != nil:
-				res.State = StateUnresolved
-				problems = append(problems, fmt.Sprintf("%s: listing failed: %v", res.Name, ferr))
-				continue
-			case id == "":
-				res.State = StateUnresolved
-				problems = append(problems, fmt.Sprintf("%s: its create's outcome is unknown and the name is not listed; repeat cleanup later", res.Name))
-				continue
-			}
-			res.ID, res.State, res.Detail = id, StateCreated, "reconciled by name during cleanup"
-		}
-	}
+	problems := l.resolveByName(ctx, r)
 	if r.Endpoint.ID != "" && r.Endpoint.State == StateCreated {
 		if err := l.deleteEndpoint(ctx, r); err != nil {
 			problems = append(problems, err.Error())
@@ -105,6 +85,33 @@ func (l *Lane) closeAttempt(r *Receipt) error {
 		f.Caps = DefaultCaps
 	}
 	return f.Close(r.Attempt, l.now(), "cleanup confirmed")
+}
+
+// resolveByName looks up, by their unique names, the resources whose create
+// answer was lost, and returns what stays unresolved.
+func (l *Lane) resolveByName(ctx context.Context, r *Receipt) []string {
+	var problems []string
+	for _, res := range []*Resource{&r.Endpoint, &r.Template} {
+		if res.ID != "" || (res.State != StateIntent && res.State != StateUnresolved) {
+			continue
+		}
+		find := l.findEndpoint
+		if res == &r.Template {
+			find = l.findTemplate
+		}
+		id, ferr := find(ctx, res.Name)
+		switch {
+		case ferr != nil:
+			res.State = StateUnresolved
+			problems = append(problems, fmt.Sprintf("%s: listing failed: %v", res.Name, ferr))
+		case id == "":
+			res.State = StateUnresolved
+			problems = append(problems, fmt.Sprintf("%s: its create's outcome is unknown and the name is not listed; repeat cleanup later", res.Name))
+		default:
+			res.ID, res.State, res.Detail = id, StateCreated, "reconciled by name during cleanup"
+		}
+	}
+	return problems
 }
 
 func (l *Lane) deleteEndpoint(ctx context.Context, r *Receipt) error {
