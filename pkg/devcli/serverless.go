@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -347,7 +348,11 @@ func (a *app) slsWatchdog(ctx context.Context, f *slsFlags) error {
 		fmt.Fprintf(a.env.Stderr, "watchdog: waiting up to %s for the cleanup deadline %s\n", wait.Round(time.Second), r.Deadline.UTC().Format(time.RFC3339))
 	}
 	for {
-		if r, err := serverless.LoadReceipt(f.state); err == nil && r.CleanupConfirmed {
+		now, err := serverless.LoadReceipt(f.state)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return withCode(ExitFailure, fmt.Errorf("watchdog: the receipt %s is gone: nothing left to watch (or to clean up with)", f.state))
+		case err == nil && now.CleanupConfirmed:
 			fmt.Fprintln(a.env.Stderr, "watchdog: cleanup was confirmed; nothing left to watch")
 			return nil
 		}
