@@ -104,7 +104,7 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) (err error) {
 	// bounded context; its failure is the step's failure.
 	defer func() {
 		err = errors.Join(err, cleanup(io, lane))
-		writeCost(io, in, lane, a)
+		report(io, in, outcome(in, lane, a, err))
 	}()
 	if _, err := lane.Setup(ctx, a.setup); err != nil {
 		return err
@@ -113,8 +113,6 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) (err error) {
 	if res != nil {
 		a.result = res
 		_ = actionio.WriteOutputs[runOutputs](io, runOutputs{JobID: res.JobID, JobStatus: string(res.State), CUDAExecuted: res.CUDAExecuted, Receipt: lane.Receipt})
-		_ = io.AddSummary(fmt.Sprintf("### Serverless lane\n\nJob `%s` ended `%s` on `%s`; CUDA executed: %t; %d result files in `%s`; payload `%s`.\n",
-			res.JobID, res.State, in.GPUType, res.CUDAExecuted, len(res.Files), in.OutputDir, a.payload.SHA256()))
 	}
 	return runErr
 }

@@ -3,8 +3,9 @@
 // provision (the first host's driver refuses the tier's PTX, the second
 // passes), run a simulated GPU job on the accepted runner under the watchdog,
 // publish the gate, clean up with the cost report, answer a duplicate trigger
-// by reusing the gate, reap an orphan left by an earlier run, and collect the
-// cost history of it all. Each job prints the job summary its action writes,
+// by reusing the gate, reap an orphan left by an earlier run, run the PR's
+// tests once more as one Serverless job (serverless.go), and collect the
+// cost history of it all, both lanes in one total. Each job prints the job summary its action writes,
 // rendered by the action's own code; together they are one Markdown page.
 package demo
 
@@ -72,7 +73,7 @@ func market() *runpodsim.Market {
 	}
 	return &runpodsim.Market{
 		GPUTypes: []runpodsim.GPUType{
-			{ID: gpuA4000, Name: "RTX A4000", MemoryGB: 16, SecurePrice: 0.25, CommunityPrice: 0.17},
+			{ID: gpuA4000, Name: "RTX A4000", Pool: "AMPERE_16", MemoryGB: 16, SecurePrice: 0.25, CommunityPrice: 0.17, ServerlessPrice: 0.58},
 			{ID: gpuA5000, Name: "RTX A5000", MemoryGB: 24, SecurePrice: 0.27, CommunityPrice: 0.16},
 			{ID: gpuL40S, Name: "L40S", MemoryGB: 48, SecurePrice: 0.86, CommunityPrice: 0.79},
 		},
@@ -149,6 +150,9 @@ func Run(ctx context.Context, out io.Writer, seed uint64) error {
 		return fmt.Errorf("the duplicate trigger should reuse the gate, got %s", second.Decision)
 	}
 	if err := w.reap(ctx, orphan); err != nil {
+		return err
+	}
+	if err := w.serverlessLane(ctx); err != nil { // serverless.go
 		return err
 	}
 	if err := w.costHistory(ctx); err != nil {
@@ -455,7 +459,7 @@ func (w *world) costHistory(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := history.Run(ctx, history.Options{Dir: dir, Range: &rng, GitHub: w.gh, Workflow: cloud.Workflow})
+	res, err := history.Run(ctx, history.Options{Dir: dir, Range: &rng, GitHub: w.gh, Workflow: cloud.Workflow + "," + serverlessWorkflow})
 	if err != nil {
 		return fmt.Errorf("cost history: %w", err)
 	}

@@ -43,8 +43,13 @@ func TestDemoPrintsEveryStage(t *testing.T) {
 		"No pod was created.",          //
 		":reused`",                     // is answered by a reused gate
 		"### RunPod reaper (executed)", // the reaper reclaims the orphan
-		"## RunPod GPU cost history",   // and the cost history sums it all up
-		"```mermaid\nxychart-beta\n",   //
+		"### Serverless lane",          // the Serverless lane runs the same PR's tests as one job
+		"`NVIDIA RTX A4000` only (pool AMPERE_16, its other cards excluded)",
+		"| Endpoint and template deleted | confirmed |",
+		"## RunPod GPU cost history", // and the cost history sums it all up
+		"spent on GPU pods and Serverless jobs",
+		"`serverless` lane",
+		"```mermaid\nxychart-beta\n", //
 	} {
 		assert.Check(t, strings.Contains(out, want), "the demo's output lacks %q", want)
 	}
