@@ -235,9 +235,17 @@ func (l *Lane) poll(ctx context.Context, r *Receipt, st *runpod.JobStatus) (*run
 		cctx, cancel := l.bound(ctx, CallTimeout)
 		got, err := l.Jobs.Status(cctx, r.Endpoint.ID, st.ID)
 		cancel()
+		var asked *reqpolicy.WaitError
 		switch {
 		case errors.Is(err, runpod.ErrAnswerTooLarge) || (err == nil && int64(len(got.Output)+len(got.Error)) > runpod.MaxJobStatusBytes):
 			return last, l.cancelJob(r, fmt.Sprintf("its answer is larger than %d bytes, refused at once", runpod.MaxJobStatusBytes))
+		case errors.As(err, &asked) && l.now().Add(asked.Wait).After(end):
+			// No status can come before the TTL: waiting would only bill.
+			return last, l.cancelJob(r, fmt.Sprintf("the job host asks to wait %s for its status, past the job's TTL", asked.Wait.Round(time.Second)))
+		case errors.As(err, &asked):
+			l.logf("run: status of job %s: the job host asks to wait %s; waiting", st.ID, asked.Wait.Round(time.Second))
+			_ = l.Policy.Wait(ctx, asked.Wait, "job host Retry-After")
+			continue
 		case errors.Is(err, runpod.ErrNotFound):
 			return last, fmt.Errorf("run: job %s vanished (expired or removed): %w", st.ID, err)
 		case err != nil:
@@ -261,7 +269,8 @@ func cmpDuration(d, fallback time.Duration) time.Duration {
 // cancelJob cancels the job, once, with a fresh bounded context (the
 // caller's may be done), records it, and returns the run's error.
 func (l *Lane) cancelJob(r *Receipt, reason string) error {
-	ctx, cancel := l.bound(context.Background(), CallTimeout)
+	// At once, whatever cooldown another answer set: a cancel only saves money.
+	ctx, cancel := l.bound(reqpolicy.Urgent(context.Background()), CallTimeout)
 	defer cancel()
 	outcome := "job cancelled"
 	if _, err := l.Jobs.Cancel(ctx, r.Endpoint.ID, r.Job.ID); err != nil {

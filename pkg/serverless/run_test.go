@@ -197,3 +197,21 @@ func TestRunRefusesHostileResults(t *testing.T) {
 		})
 	}
 }
+
+// TestRunCancelsAtOnceWhenNoStatusCanComeBeforeTheTTL: a job host that asks
+// to wait an hour for the job's status could only answer after the TTL:
+// the job is cancelled at once, not polled to its end.
+func TestRunCancelsAtOnceWhenNoStatusCanComeBeforeTheTTL(t *testing.T) {
+	w := newSimWorld(t, simConfig{faults: runpodsim.ServerlessFaults{StuckJobs: true}, api: runpodsim.Faults{RateLimits: []runpodsim.RateLimitFault{
+		{Match: runpodsim.Match{Route: "GET /v2/{endpoint}/status/{job}"}, When: runpodsim.Trigger{First: 1}, RetryAfter: time.Hour}}}})
+	_, err := w.setup()
+	assert.NilError(t, err)
+	start := w.clock.Now()
+	_, err = w.run(context.Background())
+	assert.Check(t, is.ErrorContains(err, "the job host asks to wait 1h0m0s for its status, past the job's TTL (job cancelled; never resubmitted)"))
+	assert.Check(t, w.clock.Now().Sub(start) < time.Minute, "cancelled at once")
+	assert.Check(t, is.Equal(w.requests()["POST /v2/{endpoint}/cancel/{job}"], 1), "the cancel went out despite the hour's cooldown")
+	for _, state := range w.sim.Jobs() {
+		assert.Check(t, is.Equal(state, "CANCELLED"))
+	}
+}
