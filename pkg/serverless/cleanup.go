@@ -18,6 +18,10 @@ type CleanupResult struct {
 	Receipt   *Receipt
 }
 
+// Every request of a cleanup goes out at once, whatever cooldown an earlier
+// answer set (reqpolicy.Urgent): a read, a delete or a confirming listing
+// costs nothing, and waiting an hour's Retry-After costs money.
+
 // Cleanup deletes only the receipt's endpoint and template, after checking
 // each still carries the recorded name, scales the endpoint down first,
 // retries deletes within bounds, and confirms through fresh listings. A
@@ -116,7 +120,7 @@ func (l *Lane) resolveByName(ctx context.Context, r *Receipt) []string {
 
 func (l *Lane) deleteEndpoint(ctx context.Context, r *Receipt) error {
 	id := r.Endpoint.ID
-	cctx, cancel := l.bound(ctx, CallTimeout)
+	cctx, cancel := l.bound(reqpolicy.Urgent(ctx), CallTimeout)
 	e, err := l.Mgmt.GetEndpoint(cctx, id)
 	cancel()
 	switch {
@@ -127,7 +131,7 @@ func (l *Lane) deleteEndpoint(ctx context.Context, r *Receipt) error {
 	case e.Name != r.Endpoint.Name:
 		return fmt.Errorf("endpoint %s is named %q, not the recorded %q: not ours, left alone", id, e.Name, r.Endpoint.Name)
 	}
-	cctx, cancel = l.bound(ctx, CallTimeout)
+	cctx, cancel = l.bound(reqpolicy.Urgent(ctx), CallTimeout)
 	if _, err := l.Mgmt.ScaleEndpoint(cctx, id, runpod.EndpointWorkers{Min: 0, Max: 0}); err != nil && !errors.Is(err, runpod.ErrNotFound) {
 		l.logf("cleanup: scale endpoint %s to 0: %v (deleting anyway)", id, err)
 	}
@@ -137,7 +141,7 @@ func (l *Lane) deleteEndpoint(ctx context.Context, r *Receipt) error {
 
 func (l *Lane) deleteTemplate(ctx context.Context, r *Receipt) error {
 	id := r.Template.ID
-	cctx, cancel := l.bound(ctx, CallTimeout)
+	cctx, cancel := l.bound(reqpolicy.Urgent(ctx), CallTimeout)
 	t, err := l.Mgmt.GetTemplate(cctx, id)
 	cancel()
 	switch {
@@ -177,7 +181,7 @@ func (l *Lane) deleteBounded(ctx context.Context, what string, del func(context.
 func (l *Lane) confirm(ctx context.Context, r *Receipt) error {
 	var last error
 	for round := 1; round <= confirmRounds; round++ {
-		cctx, cancel := l.bound(ctx, CallTimeout)
+		cctx, cancel := l.bound(reqpolicy.Urgent(ctx), CallTimeout)
 		eps, err1 := l.Mgmt.ListEndpoints(cctx)
 		tpls, err2 := l.Mgmt.ListTemplates(cctx)
 		cancel()
