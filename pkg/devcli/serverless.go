@@ -105,7 +105,7 @@ func (a *app) slsSubcommands(f *slsFlags) []*cobra.Command {
 	setup.Flags().StringVar(&f.workerURL, "worker-url", DefaultWorkerURL, "HTTPS URL of the serverless-worker release asset")
 	setup.Flags().StringVar(&f.workerSHA, "worker-sha256", DefaultWorkerSHA256, "SHA-256 of the serverless-worker asset")
 
-	health := &cobra.Command{Use: "health", Short: "Read-only: the settings hold, the key works on the job host, the endpoint has had no work", Args: cobra.NoArgs,
+	health := &cobra.Command{Use: "health", Short: "Check that every setting setup asked for holds (a drifted endpoint is removed), the key works on the job host, and the endpoint has had no work", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.slsHealth(c.Context(), f) }}
 	state(health)
 	settings(health)
