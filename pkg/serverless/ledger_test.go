@@ -224,3 +224,33 @@ func TestLedgerRefusesACorruptFile(t *testing.T) {
 	err := begin(LedgerFile{Path: path, Caps: DefaultCaps}, "a", 100, p2time())
 	assert.ErrorContains(t, err, "never reset it silently")
 }
+
+// FuzzReadLedger: a ledger comes from a file or another run's artifact. Any
+// bytes are either refused or read as a ledger whose sum is within bounds
+// and that survives a write and a read again.
+func FuzzReadLedger(f *testing.F) {
+	at := p2time()
+	l := &Ledger{Version: LedgerVersion, Attempts: []AttemptEntry{{Name: "a", OpenedAt: at}}, Reservations: []Reservation{{Stage: StageSetup, Attempt: "a", Cents: 136, At: at}}}
+	l.seal()
+	valid, _ := json.Marshal(l)
+	f.Add(valid)
+	f.Add([]byte(`{"version":2,"reservations":[],"attempts":[],"checksum":""}`))
+	f.Add([]byte(`{"version":1,"reservations":[{"stage":"setup","attempt":"a","cents":-1}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "budget.json")
+		assert.NilError(t, os.WriteFile(path, data, 0o600))
+		got, err := ReadLedger(path)
+		if err != nil {
+			return
+		}
+		total := got.TotalCents()
+		assert.Check(t, total >= 0 && total <= int64(MaxCents)*MaxReservations, "total %d", total)
+		for _, r := range got.Reservations {
+			assert.Check(t, r.Cents >= 0 && r.Cents <= MaxCents)
+		}
+		_, err = LedgerFile{Path: path, Caps: DefaultCaps}.Reseal()
+		assert.NilError(t, err)
+		_, err = ReadLedger(path)
+		assert.NilError(t, err, "a ledger read once reads again after a write")
+	})
+}
