@@ -14,7 +14,7 @@ var SuiteNeeds = map[string]Levels{
 	"gpu-lane-provision.yml": {"checks": "read", "contents": "read", "pull-requests": "read"},
 	"gpu-lane-watchdog.yml":  {"actions": "write", "contents": "read", "pull-requests": "read"},
 	"gpu-lane-finish.yml":    {"actions": "read", "checks": "write", "pull-requests": "read"},
-	"serverless-lane.yml":    {"checks": "write", "contents": "read", "pull-requests": "read"},
+	"serverless-lane.yml":    {"actions": "read", "checks": "write", "contents": "read", "pull-requests": "read"},
 	"reap.yml":               {"actions": "write"},
 	"reap-org.yml":           {},
 	"cost-history.yml":       {"actions": "read"},

@@ -31,7 +31,7 @@ var keyDocs = []keyDoc{
 	{key: "clouds", typ: "list of `SECURE`, `COMMUNITY`", value: func(c *Config) any { return c.Clouds },
 		desc: "RunPod clouds offers may come from. With both, secure and community offers compete on price."},
 	{key: "regions", typ: "list of strings", value: func(c *Config) any { return c.Regions },
-		desc: "Allowed locations: continents (`north_america`, `south_america`, `europe`, `asia`, `middle_east`, `africa`, `oceania`, `antarctica`) or upper-case ISO 3166-1 alpha-2 country codes (`US`). Empty means anywhere."},
+		desc: "Allowed locations: continents (`north_america`, `south_america`, `europe`, `asia`, `middle_east`, `africa`, `oceania`, `antarctica`) or upper-case ISO 3166-1 alpha-2 country codes (`US`); given together they mean either (`[europe, US]` is Europe and the United States). Empty means anywhere."},
 	{key: "zones", typ: "list of strings", value: func(c *Config) any { return c.Zones },
 		desc: "Allowed RunPod data-center ids such as `US-TX-3`. Empty means any."},
 	{key: "gpu_count", typ: "integer, 1-8", value: func(c *Config) any { return c.GPUCount },

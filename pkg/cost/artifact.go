@@ -84,15 +84,18 @@ func (r Run) Validate() error {
 // the watchdog upload and the history tool reads.
 type Artifact struct {
 	Run    Run
-	Action string // the action that wrote it, e.g. "cleanup" or "watchdog"
+	Action string // the action that wrote it, e.g. "cleanup", "watchdog" or "serverless"
 	Report Report
+	// Serverless is set by the Serverless lane, whose report holds no pod.
+	Serverless *ServerlessSpend
 }
 
 type artifactJSON struct {
-	Schema string `json:"schema"`
-	Run    runIn  `json:"run"`
-	Action string `json:"action"`
-	Report Report `json:"report"`
+	Schema     string           `json:"schema"`
+	Run        runIn            `json:"run"`
+	Action     string           `json:"action"`
+	Report     Report           `json:"report"`
+	Serverless *ServerlessSpend `json:"serverless,omitempty"`
 }
 
 type runIn Run
@@ -101,7 +104,7 @@ func (r *runIn) UnmarshalJSON(b []byte) error { return decodeFields(b, r) }
 
 // MarshalJSON writes the artifact under ArtifactSchema.
 func (a Artifact) MarshalJSON() ([]byte, error) {
-	return json.Marshal(artifactJSON{Schema: ArtifactSchema, Run: runIn(a.Run), Action: a.Action, Report: a.Report})
+	return json.Marshal(artifactJSON{Schema: ArtifactSchema, Run: runIn(a.Run), Action: a.Action, Report: a.Report, Serverless: a.Serverless})
 }
 
 // ParseArtifact decodes and validates a cost artifact file. A different schema
@@ -128,7 +131,7 @@ func ParseArtifact(data []byte) (Artifact, error) {
 	if err := decodeFields(data, &in); err != nil {
 		return Artifact{}, fmt.Errorf("cost artifact: %w", err)
 	}
-	a := Artifact{Run: Run(in.Run), Action: in.Action, Report: in.Report}
+	a := Artifact{Run: Run(in.Run), Action: in.Action, Report: in.Report, Serverless: in.Serverless}
 	if err := a.Run.Validate(); err != nil {
 		return Artifact{}, fmt.Errorf("cost artifact: %w", fieldErr("run", err))
 	}

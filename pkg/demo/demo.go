@@ -3,8 +3,9 @@
 // provision (the first host's driver refuses the tier's PTX, the second
 // passes), run a simulated GPU job on the accepted runner under the watchdog,
 // publish the gate, clean up with the cost report, answer a duplicate trigger
-// by reusing the gate, reap an orphan left by an earlier run, and collect the
-// cost history of it all. Each job prints the job summary its action writes,
+// by reusing the gate, reap an orphan left by an earlier run, run the PR's
+// tests once more as one Serverless job (serverless.go), and collect the
+// cost history of it all, both lanes in one total. Each job prints the job summary its action writes,
 // rendered by the action's own code; together they are one Markdown page.
 package demo
 
@@ -130,11 +131,14 @@ func Run(ctx context.Context, out io.Writer, seed uint64) error {
 	if err := w.reap(ctx, orphan); err != nil {
 		return err
 	}
+	if err := w.serverlessLane(ctx); err != nil { // serverless.go
+		return err
+	}
 	total, err := w.costHistory(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n---\n\nSpent on GPU pods, as the cost history counts it: **%s**. The simulator's own meter says $%.4f: "+
+	fmt.Fprintf(out, "\n---\n\nSpent on GPU pods and Serverless jobs, as the cost history counts it: **%s**. The simulator's own pod meter says $%.4f: "+
 		"estimates run to the confirmed deletion and never undercount.\n", total, c.RunPod.Spent())
 	return nil
 }
@@ -340,16 +344,17 @@ func (w *world) finish(runID int64, logs runLogs, artifact *cost.Artifact) error
 		return err
 	}
 	if artifact != nil {
-		if err := w.uploadCostArtifact(runID, *artifact); err != nil {
+		if err := w.uploadCostArtifact(runID, history.JobCleanup, *artifact); err != nil {
 			return err
 		}
 	}
 	return w.cloud.GitHub.SetRunStatus(cloud.Repository, runID, "completed", "success")
 }
 
-// uploadCostArtifact uploads the artifact as the cleanup job does: named for
-// that job (the cost history counts only a lane job's upload), while it runs.
-func (w *world) uploadCostArtifact(runID int64, artifact cost.Artifact) error {
+// uploadCostArtifact uploads the artifact as the lane's job named uploader
+// does (cleanup, or the Serverless lane's job): named for that job (the cost
+// history counts only a lane job's upload), while it runs.
+func (w *world) uploadCostArtifact(runID int64, uploader string, artifact cost.Artifact) error {
 	data, err := json.Marshal(artifact)
 	if err != nil {
 		return err
@@ -358,9 +363,9 @@ func (w *world) uploadCostArtifact(runID int64, artifact cost.Artifact) error {
 	if err != nil {
 		return err
 	}
-	i := slices.IndexFunc(jobs, func(j githubsim.Job) bool { return j.Name == history.JobCleanup })
+	i := slices.IndexFunc(jobs, func(j githubsim.Job) bool { return j.Name == uploader || strings.HasSuffix(j.Name, " / "+uploader) })
 	if i < 0 {
-		return fmt.Errorf("run %d has no %q job", runID, history.JobCleanup)
+		return fmt.Errorf("run %d has no %q job", runID, uploader)
 	}
 	now := w.clock.Now()
 	if err := w.cloud.GitHub.SetJob(cloud.Repository, jobs[i].ID, githubsim.JobSpec{Name: jobs[i].Name,
@@ -475,7 +480,7 @@ func (w *world) costHistory(ctx context.Context) (history.Amount, error) {
 	if err != nil {
 		return history.Amount{}, err
 	}
-	res, err := history.Run(ctx, history.Options{Dir: dir, Range: &rng, GitHub: w.gh, Workflow: cloud.Workflow})
+	res, err := history.Run(ctx, history.Options{Dir: dir, Range: &rng, GitHub: w.gh, Workflow: cloud.Workflow + "," + serverlessWorkflow})
 	if err != nil {
 		return history.Amount{}, fmt.Errorf("cost history: %w", err)
 	}

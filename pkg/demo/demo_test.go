@@ -47,8 +47,13 @@ func TestDemoPrintsEveryStage(t *testing.T) {
 		"No pod was created.",          //
 		":reused`",                     // is answered by a reused gate
 		"### RunPod reaper (executed)", // the reaper reclaims the orphan
-		"## RunPod GPU cost history",   // and the cost history sums it all up
-		"```mermaid\nxychart-beta\n",   //
+		"### Serverless lane",          // the Serverless lane runs the same PR's tests as one job
+		"`NVIDIA RTX A4000` only (pool AMPERE_16, its other cards excluded)",
+		"| Endpoint and template deleted | confirmed |",
+		"## RunPod GPU cost history", // and the cost history sums it all up
+		"spent on GPU pods and Serverless jobs",
+		"`serverless` lane",
+		"```mermaid\nxychart-beta\n", //
 	} {
 		assert.Check(t, strings.Contains(out, want), "the demo's output lacks %q", want)
 	}
@@ -161,13 +166,14 @@ func TestReaperAndHistoryPriceTheOrphanTheSame(t *testing.T) {
 	}
 }
 
-// The page's closing total is the cost history's, which the simulator's
-// meter never exceeds: estimates run to the confirmed deletion.
+// The page's closing total is the cost history's (pods and the Serverless
+// job), which the simulator's pod meter never exceeds: estimates run to the
+// confirmed deletion.
 func TestFooterTotalIsTheHistorys(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 8} {
 		out := play(t, seed)
-		history := regexp.MustCompile(`\*\*\$([0-9.]+)\*\* spent on GPU pods from`).FindStringSubmatch(out)
-		footer := regexp.MustCompile(`Spent on GPU pods, as the cost history counts it: \*\*\$([0-9.]+)\*\*\. The simulator's own meter says \$([0-9.]+):`).FindStringSubmatch(out)
+		history := regexp.MustCompile(`\*\*\$([0-9.]+)\*\* spent on GPU pods and Serverless jobs from`).FindStringSubmatch(out)
+		footer := regexp.MustCompile(`Spent on GPU pods and Serverless jobs, as the cost history counts it: \*\*\$([0-9.]+)\*\*\. The simulator's own pod meter says \$([0-9.]+):`).FindStringSubmatch(out)
 		assert.Assert(t, history != nil && footer != nil, "seed %d", seed)
 		assert.Check(t, is.Equal(footer[1], history[1]), "seed %d", seed)
 		var total, meter float64

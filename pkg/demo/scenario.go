@@ -48,7 +48,7 @@ func (s scenario) market() *runpodsim.Market {
 	}
 	return &runpodsim.Market{
 		GPUTypes: []runpodsim.GPUType{
-			{ID: gpuA4000, Name: "RTX A4000", MemoryGB: 16, SecurePrice: 0.25, CommunityPrice: 0.17},
+			{ID: gpuA4000, Name: "RTX A4000", Pool: "AMPERE_16", MemoryGB: 16, SecurePrice: 0.25, CommunityPrice: 0.17, ServerlessPrice: 0.58},
 			{ID: gpuA5000, Name: "RTX A5000", MemoryGB: 24, SecurePrice: 0.27, CommunityPrice: 0.16},
 			{ID: gpuL40S, Name: "L40S", MemoryGB: 48, SecurePrice: 0.86, CommunityPrice: 0.79},
 		},

@@ -83,10 +83,13 @@ type Attempt struct {
 	Gate          gatecheck.Kind  `json:"gate"` // the kind of the last gate marker in the logs; "" when none
 	// EvidenceComplete is false while a download is missing: the attempt's
 	// GPU work and cost may then be partly or wholly unknown.
-	EvidenceComplete bool     `json:"evidenceComplete"`
-	Pods             []Pod    `json:"pods"`
-	Notes            []string `json:"notes"`    // what is unknown, and why
-	Warnings         []string `json:"warnings"` // evidence that was odd: duplicates, malformed lines
+	EvidenceComplete bool  `json:"evidenceComplete"`
+	Pods             []Pod `json:"pods"`
+	// Serverless is the Serverless lane's spend, from its cost artifact; nil
+	// for an attempt of the pod lane.
+	Serverless *cost.ServerlessSpend `json:"serverless,omitempty"`
+	Notes      []string              `json:"notes"`    // what is unknown, and why
+	Warnings   []string              `json:"warnings"` // evidence that was odd: duplicates, malformed lines
 }
 
 // Key returns the attempt's key.
@@ -102,6 +105,9 @@ func (a Attempt) Spend() Amount {
 		if p.DuplicateOf == "" {
 			sum.Add(p.Dollars)
 		}
+	}
+	if a.Serverless != nil {
+		sum.AddJob(a.Serverless.Dollars)
 	}
 	return sum
 }
@@ -125,6 +131,7 @@ func readAttempt(st store, rec AttemptRecord, reaped reaperCosts) Attempt {
 	a.identify(rec, artifacts, logs)
 	a.JobConclusion = jobConclusion(artifacts, logs.reports)
 	a.Pods = mergePods(&a, artifacts, logs, reaped.of(a.Key()))
+	a.Serverless = serverlessOf(artifacts)
 	a.decide(logsRead, logs)
 	return a
 }
@@ -260,7 +267,7 @@ func jobConclusion(artifacts []cost.Artifact, reports []cost.Report) cost.Conclu
 
 // decide classifies the attempt from its pods and gate marker.
 func (a *Attempt) decide(logsRead bool, logs logScan) {
-	gpuWork := len(a.Pods) > 0 || len(logs.attempts) > 0 || len(logs.reports) > 0
+	gpuWork := len(a.Pods) > 0 || len(logs.attempts) > 0 || len(logs.reports) > 0 || a.Serverless != nil
 	switch {
 	case gpuWork:
 		a.Decision = DecisionPaid

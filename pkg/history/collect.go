@@ -60,6 +60,16 @@ type CollectStats struct {
 	Incomplete int // attempts with a download left for the next collection
 }
 
+// add sums another collection's counts into s.
+func (s *CollectStats) add(o CollectStats) {
+	s.Searches += o.Searches
+	s.Runs += o.Runs
+	s.Attempts += o.Attempts
+	s.Cached += o.Cached
+	s.Complete += o.Complete
+	s.Incomplete += o.Incomplete
+}
+
 // Collect lists every run of the workflow created in r — splitting the search
 // where GitHub would cap it — and saves each attempt's record, logs and cost
 // artifacts. Downloads that fail are recorded and tried again by the next

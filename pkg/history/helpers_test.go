@@ -84,9 +84,12 @@ func writeSaved(t testing.TB, dir string, attempts ...savedAttempt) {
 			assert.NilError(t, err)
 			assert.NilError(t, st.writeFile(rec.Key(), jobsFile, data))
 		}
-		// The lane's cleanup job uploads the cost artifacts, an hour into its run.
+		// The lane's cleanup job (the Serverless lane's job) uploads the cost
+		// artifacts, an hour into its run.
 		uploader := JobInfo{ID: 6, StartedAt: rec.CreatedAt}
-		if i := slices.IndexFunc(jobs, func(j JobInfo) bool { return laneName(j.Name) && strings.HasSuffix(j.Name, JobCleanup) }); i >= 0 {
+		if i := slices.IndexFunc(jobs, func(j JobInfo) bool {
+			return laneName(j.Name) && (strings.HasSuffix(j.Name, JobCleanup) || strings.HasSuffix(j.Name, JobServerless))
+		}); i >= 0 {
 			uploader = jobs[i]
 		}
 		for i, art := range a.artifacts {

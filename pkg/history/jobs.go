@@ -26,11 +26,15 @@ const (
 	// JobReputation fetches the reputation record for provision; it runs no
 	// pull-request code, so its log is as trustworthy as the others'.
 	JobReputation = "Fetch the host reputation"
+	// JobServerless is serverless-lane.yml's job that runs the one Serverless
+	// job: the pull request's code runs in RunPod's worker, never on its
+	// hosted runner, so it uploads the Serverless lane's cost artifact.
+	JobServerless = "One Serverless job"
 )
 
 // LaneJobs are the jobs whose logs the history trusts: every job of the lane
 // but the one on the pod.
-var LaneJobs = []string{JobAuthorize, JobProvision, JobWatchdog, JobGate, JobCleanup, JobReputation}
+var LaneJobs = []string{JobAuthorize, JobProvision, JobWatchdog, JobGate, JobCleanup, JobReputation, JobServerless}
 
 // DefaultRunnerLabelPrefix is the lane's default runner-label-prefix: a job
 // whose runs-on label or runner name starts with it ran on a pod.

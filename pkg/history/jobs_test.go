@@ -125,7 +125,7 @@ func TestHistoryIgnoresAForgedCostArtifact(t *testing.T) {
 	rec.Artifacts = append([]ArtifactFile{f}, rec.Artifacts...)
 	assert.NilError(t, st.save(rec))
 
-	a := readAttempt(st, rec)
+	a := readAttempt(st, rec, nil)
 	var pods []string
 	for _, p := range a.Pods {
 		pods = append(pods, p.ID+" "+string(p.Source))

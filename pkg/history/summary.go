@@ -35,6 +35,8 @@ type Report struct {
 	Unknowns     []string          `json:"unknowns"` // every figure the evidence could not give, and why
 	Warnings     []string          `json:"warnings"` // odd evidence: duplicates, malformed lines, unreadable files
 	Attempts     []Attempt         `json:"attempts"`
+	// Serverless is the Serverless lane's attempts; absent when there were none.
+	Serverless *ServerlessSummary `json:"serverless,omitempty"`
 }
 
 // Totals counts attempts and pods and sums their spend.
@@ -50,9 +52,12 @@ type Totals struct {
 	Rejected        int    `json:"rejected"` // rejected candidates and pods of failed attempts
 	UnknownCostPods int    `json:"unknownCostPods"`
 	Duplicates      int    `json:"duplicatePods"` // pod rows left out because another attempt counted the id
-	Spend           Amount `json:"spend"`
+	Spend           Amount `json:"spend"`         // pods and Serverless jobs
 	AcceptedSpend   Amount `json:"acceptedSpend"`
 	RejectedSpend   Amount `json:"rejectedSpend"`
+	// ServerlessAttempts are the Serverless lane's attempts, whose spend
+	// Spend includes (see Report.Serverless).
+	ServerlessAttempts int `json:"serverlessAttempts,omitempty"`
 }
 
 // GPUSummary is the pods of one GPU type, failures included.
@@ -214,6 +219,7 @@ func summarize(attempts []Attempt, problems []string) *Report {
 	r.byConclusion()
 	r.byStage()
 	r.byWeek()
+	r.byServerless()
 	r.explain(problems)
 	return r
 }
@@ -475,6 +481,9 @@ func (r *Report) byWeek() {
 				w.Pods++
 				w.Spend.Add(p.Dollars)
 			}
+		}
+		if a.Serverless != nil {
+			w.Spend.AddJob(a.Serverless.Dollars)
 		}
 	}
 	slices.SortFunc(r.Weeks, func(a, b WeekSummary) int { return cmp.Compare(a.Week, b.Week) })
