@@ -30,11 +30,11 @@ type Inputs struct {
 	// Directory's default lies in the runner's temp dir, computed at run time;
 	// any directory given must lie there, in HOME or in the workspace.
 	Directory string `input:"directory" default:"" desc:"Evidence directory, inside RUNNER_TEMP, HOME or the workspace; it must lie outside any git working tree. Default: $RUNNER_TEMP/runpod-gpu-history. Later steps see it where the runner mounts RUNNER_TEMP into container actions; otherwise use a directory under /github/home."`
-	Workflow  string `input:"workflow" default:"runpod-gpu.yml" desc:"File name of the GPU workflow whose runs are collected."`
+	Workflow  string `input:"workflow" default:"runpod-gpu.yml" desc:"File names of the GPU workflows whose runs are collected, comma-separated: the pod lane's caller and the Serverless lane's (runpod-gpu.yml, runpod-gpu-serverless.yml) share one report and one total."`
 	// The RunPod key is optional: without it the report is the estimates alone.
-	RunPodAPIKey   string `input:"runpod-api-key,secret" default:"" desc:"RunPod API key that may read billing. With it the report sets the estimates beside RunPod's billing for the same days (per day and per run: estimated, billed, drift) and names every billed pod or endpoint the lane never recorded. Store it as a secret."`
-	RunPodAPIURL   string `input:"runpod-api-url" default:"https://api.runpod.io" desc:"RunPod API base URL (override for proxies and tests)."`
-	DriftThreshold int    `input:"drift-threshold-percent" default:"5" min:"1" max:"1000" desc:"Drift between estimate and bill, in percent of the estimate, above which a run or day is a warning (::warning::); drifts under a cent never are."`
+	RunPodAPIKey   string              `input:"runpod-api-key,secret" default:"" desc:"RunPod API key that may read billing. With it the report sets the estimates beside RunPod's billing for the same days (per day and per run: estimated, billed, drift) and names every billed pod or endpoint the lane never recorded. Store it as a secret."`
+	RunPodAPIURL   actionio.ServiceURL `input:"runpod-api-url" default:"https://api.runpod.io" desc:"RunPod API base URL (override for proxies and tests): https, without user info (http only on a loopback host)."`
+	DriftThreshold int                 `input:"drift-threshold-percent" default:"5" min:"1" max:"1000" desc:"Drift between estimate and bill, in percent of the estimate, above which a run or day is a warning (::warning::); drifts under a cent never are."`
 	// The reviewed tiers the right-sizing advice weighs.
 	ConfigPath string `input:"config-path" default:"" path:"GITHUB_WORKSPACE" desc:"Path of the runpod-gpu configuration (its reviewed gpu_tiers), inside the workspace. With it, and the GPU jobs' recorded usage (artifact runpod-gpu-usage-<run>-<attempt>), the report names per tier the smallest reviewed tier that would have held the tests and a cheaper one; tier memory and prices come from RunPod's catalog (runpod-api-key). Empty: the recorded usage without advice."`
 
