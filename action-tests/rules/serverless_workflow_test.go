@@ -182,7 +182,7 @@ func TestMetaServerlessLaneShapeDetectsMistakes(t *testing.T) {
 			want: "the cleanup step must follow the lane step with if: always()"},
 		{name: "another tree", old: "          path: src\n          persist-credentials: false\n      - name: Run one approved job", new: "          path: other\n          persist-credentials: false\n      - name: Run one approved job",
 			want: "serverless checks out into \"other\""},
-		{name: "job shorter than its steps", old: "    timeout-minutes: 60\n", new: "    timeout-minutes: 40\n", want: "below its steps' 60"},
+		{name: "job shorter than its steps", old: "    timeout-minutes: 65\n", new: "    timeout-minutes: 40\n", want: "below its steps' 65"},
 		{name: "attempts side by side", old: "      group: runpod-gpu-serverless-budget\n", new: "      group: runpod-gpu-serverless-${{ github.run_id }}\n",
 			want: "job serverless concurrency"},
 		{name: "a ledger per run", old: "          ledger-artifact: runpod-gpu-serverless-ledger\n", new: "", want: "ledger-artifact is \"\""},

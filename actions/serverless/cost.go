@@ -13,7 +13,7 @@ import (
 
 // outcome gathers what the attempt did, once its cleanup ran.
 func outcome(in Inputs, lane *serverless.Lane, a *attempt, err error) serverless.Outcome {
-	o := serverless.Outcome{Settings: lane.Settings, Result: a.result, Output: in.OutputDir, Payload: a.payload.SHA256(), Err: err}
+	o := serverless.Outcome{Settings: lane.Settings, Result: a.result, Output: in.OutputDir, Payload: a.payload.SHA256(), Err: err, Budget: lane.BudgetUsage}
 	if r, rerr := serverless.LoadReceipt(lane.Receipt); rerr == nil {
 		o.Receipt = r
 	}

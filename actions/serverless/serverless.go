@@ -68,6 +68,10 @@ type Inputs struct {
 	MaxStage     int64         `input:"max-stage-cents" default:"300" min:"1" max:"100000" desc:"Largest reservation of a stage, in US cents."`
 	Total        int64         `input:"total-cents" default:"1000" min:"1" max:"100000" desc:"All reservations of the ledger together, in US cents."`
 	Poll         time.Duration `input:"poll-seconds" default:"10" min:"1" max:"300" desc:"Seconds between job status polls (1 to 300); polling ends at the job TTL."`
+	// The budget shared with the pod lane: the configuration read from the
+	// default branch (never the tested ref's), and its fallback record.
+	ConfigPath string `input:"config-path" default:"" path:"GITHUB_WORKSPACE,RUNNER_TEMP" desc:"The runpod-gpu configuration as the default branch has it (not the tested ref's: a pull request must not raise its own budget), inside the workspace or RUNNER_TEMP. With a budget in it, setup first checks that what RunPod billed, what is in flight and this attempt's reservations stay within it, shared with the pod lane. Empty: no budget."`
+	actionkit.SpendRecordInput
 }
 
 // run is the action: prepare, cleanup, or the whole lane. In run mode every
@@ -197,7 +201,11 @@ func newLane(io *actionio.IO, in Inputs) (*serverless.Lane, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	return &serverless.Lane{Mgmt: rp, Jobs: jobs, Policy: policy, Settings: s, Receipt: in.StatePath, Poll: in.Poll,
+	guard, err := laneBudget(io, in, rp)
+	if err != nil {
+		return nil, err
+	}
+	return &serverless.Lane{Mgmt: rp, Jobs: jobs, Policy: policy, Settings: s, Receipt: in.StatePath, Poll: in.Poll, Budget: guard,
 		Ledger: serverless.LedgerFile{Path: in.LedgerPath, Caps: caps, LockWait: 30 * time.Second}, Logf: io.Infof}, nil
 }
 

@@ -13,11 +13,14 @@ import (
 // unknown, the spend is unknown (never zero): a worker may have started all
 // the same. Reserved is the budget ledger's bound for the attempt.
 type ServerlessSpend struct {
-	Attempt   string `json:"attempt"`
-	JobID     string `json:"jobId"`
-	JobStatus string `json:"jobStatus"`
-	GPU       string `json:"gpu"`  // the GPU type asked for, e.g. NVIDIA RTX A4000
-	Pool      string `json:"pool"` // the Serverless pool, e.g. AMPERE_16
+	Attempt string `json:"attempt"`
+	// EndpointID is the endpoint RunPod bills the attempt's workers to (the
+	// cost history matches its bill by it); "" when none was created.
+	EndpointID string `json:"endpointId,omitempty"`
+	JobID      string `json:"jobId"`
+	JobStatus  string `json:"jobStatus"`
+	GPU        string `json:"gpu"`  // the GPU type asked for, e.g. NVIDIA RTX A4000
+	Pool       string `json:"pool"` // the Serverless pool, e.g. AMPERE_16
 	// PricePerHour is the hourly price the estimate uses: the pool's listed
 	// Serverless price, else the lane's ceiling.
 	PricePerHour  float64 `json:"pricePerHour"`

@@ -101,6 +101,9 @@ func trackedOf(a Attempt) []tracked {
 		to = maxTime(to, p.At)
 		out = append(out, tracked{kind: KindPod, id: p.ID, estimate: p.Dollars})
 	}
+	if sp := a.Serverless; sp != nil && sp.EndpointID != "" {
+		out = append(out, tracked{kind: KindEndpoint, id: sp.EndpointID, estimate: sp.Dollars})
+	}
 	// Charges fall in day buckets: the run's days, and the day after its end.
 	to = to.UTC().Truncate(24*time.Hour).AddDate(0, 0, 2)
 	for i := range out {
@@ -156,6 +159,10 @@ func Reconcile(r *Report, b SavedBilling, others []Attempt, threshold float64) *
 
 // addRun reconciles one attempt's pods and endpoints.
 func (rec *Reconciliation) addRun(a Attempt, charges map[string][]BilledCharge) {
+	if sp := a.Serverless; sp != nil && sp.EndpointID == "" && !(sp.Dollars.Known && sp.Dollars.USD == 0) {
+		rec.Findings = append(rec.Findings, fmt.Sprintf("Serverless %s of %s records no endpoint id (an artifact written before it did): its bill cannot be matched",
+			sp.Attempt, a.name()))
+	}
 	ts := trackedOf(a)
 	if len(ts) == 0 {
 		return

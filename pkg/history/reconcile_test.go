@@ -211,3 +211,19 @@ func TestRunSavesTheBillAndRegeneratesItsReconciliation(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, is.DeepEqual(rec2.Days, []budget.DaySpend{{Day: "2026-10-06", USD: 0.06}}), "unreconciled: the estimate")
 }
+
+// A Serverless attempt's endpoint is matched to the Serverless bill by its id;
+// one of an older artifact without the id cannot be, and says so by being absent.
+func TestReconcileMatchesServerlessEndpoints(t *testing.T) {
+	sls := billedAttempt(3, t0)
+	sls.Serverless = &cost.ServerlessSpend{Attempt: "rpg-sls-org-app-3-1-aa", EndpointID: "ep3", Dollars: cost.KnownMoney(0.0125), WorkerSeconds: 64}
+	old := billedAttempt(4, t0)
+	old.Serverless = &cost.ServerlessSpend{Attempt: "rpg-sls-org-app-4-1-bb", Dollars: cost.KnownMoney(0.01)}
+	r := summarize([]Attempt{billedAttempt(1, t0, podOf("p1", 0.10)), sls, old}, nil)
+	rec := Reconcile(r, billOf(dayCharge(KindPod, "p1", t0, 0.10), dayCharge(KindEndpoint, "ep3", t0, 0.0233)), nil, 0)
+	assert.Assert(t, is.Len(rec.Runs, 2), "the attempt without an endpoint id has nothing to match")
+	assert.Check(t, is.DeepEqual(rec.Runs[1].Resources, []ResourceDrift{{Kind: KindEndpoint, ID: "ep3", Estimated: cost.KnownMoney(0.0125), BilledUSD: 0.0233, Billed: true}}))
+	assert.Check(t, is.Equal(*rec.Runs[1].DriftUSD, 0.0108))
+	assert.Check(t, is.Len(rec.Untracked, 0))
+	assert.Check(t, is.DeepEqual(rec.Findings, []string{"Serverless rpg-sls-org-app-4-1-bb of run 4 attempt 1 records no endpoint id (an artifact written before it did): its bill cannot be matched"}))
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/org/runpod-gpu/pkg/budget"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
@@ -55,6 +56,11 @@ type Lane struct {
 	Ledger   LedgerFile
 	Poll     time.Duration
 	Logf     func(format string, args ...any)
+	// Budget is the repository's daily and monthly budget, shared with the
+	// pod lane and checked before the first create (budget.go); nil means
+	// none is configured. BudgetUsage is what its check saw.
+	Budget      budget.Checker
+	BudgetUsage *budget.Usage
 }
 
 func (l *Lane) logf(format string, args ...any) {

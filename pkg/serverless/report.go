@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/org/runpod-gpu/pkg/budget"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/mdtable"
 )
@@ -13,12 +14,13 @@ import (
 // Outcome is what one attempt of the lane did, for its summary and its cost.
 type Outcome struct {
 	Settings Settings
-	Receipt  *Receipt   // nil when the attempt never wrote one
-	Result   *RunResult // nil when no job ran
-	Ledger   *Ledger    // the ledger after the attempt; nil when unreadable
-	Payload  string     // the approved payload's SHA-256
-	Output   string     // the results directory
-	Err      error      // the attempt's error, cleanup's included
+	Receipt  *Receipt      // nil when the attempt never wrote one
+	Result   *RunResult    // nil when no job ran
+	Ledger   *Ledger       // the ledger after the attempt; nil when unreadable
+	Payload  string        // the approved payload's SHA-256
+	Output   string        // the results directory
+	Err      error         // the attempt's error, cleanup's included
+	Budget   *budget.Usage // what the budget check before setup saw; nil without a budget
 }
 
 // Spend is the attempt's cost for the cost history: the job's worker time
@@ -28,7 +30,7 @@ func (o Outcome) Spend() cost.ServerlessSpend {
 	s := o.Settings
 	sp := cost.ServerlessSpend{GPU: s.GPUType, Pool: s.GPUPool, PricePerHour: s.PriceCeiling}
 	if r := o.Receipt; r != nil {
-		sp.Attempt = r.Attempt
+		sp.Attempt, sp.EndpointID = r.Attempt, r.Endpoint.ID
 		if r.Job != nil {
 			sp.JobID, sp.JobStatus = r.Job.ID, r.Job.Status
 		}
@@ -83,6 +85,9 @@ func (o Outcome) Summary() string {
 		{"Budget ledger", fmt.Sprintf("%s reserved for this attempt; %s of the ledger's total", Dollars(sp.ReservedCents), Dollars(sp.LedgerCents))},
 	} {
 		tb.Row(row[0], row[1])
+	}
+	if o.Budget != nil {
+		tb.Row("Budget used", mdtable.Cell(o.Budget.String()))
 	}
 	b.WriteString(tb.String())
 	return b.String()

@@ -49,6 +49,9 @@ func (l *Lane) Setup(ctx context.Context, req SetupRequest) (*Receipt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("setup (nothing created): %w", err)
 	}
+	if err := l.checkBudget(ctx, req.Attempt); err != nil {
+		return nil, err
+	}
 	r, err := l.begin(req, excluded, listed)
 	if err != nil {
 		return r, err
