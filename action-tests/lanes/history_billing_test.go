@@ -22,6 +22,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 	"github.com/org/runpod-gpu/pkg/sim/simclock"
 	"github.com/org/runpod-gpu/pkg/smoke/smoketest"
+	"github.com/org/runpod-gpu/pkg/wire"
 )
 
 // billingConfig takes the one healthy A4000 of billingMarket for each run.
@@ -197,4 +198,73 @@ func TestCostHistoryReconcilesBothLanesWithAMinuteBillingAccount(t *testing.T) {
 	assert.Check(t, is.Contains(string(md), "| "+day+" | 4 |"))
 	historyAssertNoToken(t, hist)
 	assert.Check(t, !strings.Contains(harness.WithoutMasks(hist.Stdout), cloud.RunPodKey), "the RunPod key leaked into the log")
+}
+
+// rightSizeConfig reviews four tiers, from 8 GB to 80 GB.
+const rightSizeConfig = `gpu_tiers:
+  - name: turing8
+    gpu_ids: ["NVIDIA RTX 4000"]
+  - name: ampere16
+    gpu_ids: ["NVIDIA RTX A4000"]
+  - name: ada24
+    gpu_ids: ["NVIDIA GeForce RTX 4090"]
+  - name: hopper80
+    gpu_ids: ["NVIDIA H100 80GB HBM3"]
+max_provision_attempts: 8
+`
+
+// The issue's right-sizing case through the action: a lane run on the 24 GB
+// tier whose GPU job recorded a 9 GB peak; with the configuration and the
+// RunPod catalog the report names the smallest reviewed tier that holds it.
+func TestCostHistoryNamesTheSmallestTierThatHeldTheTests(t *testing.T) {
+	t.Parallel()
+	w := historyStart(t)
+	rp, err := runpodsim.New(runpodsim.WithAPIKey(cloud.RunPodKey), runpodsim.WithMarket(runpodsim.Market{
+		GPUTypes: []runpodsim.GPUType{
+			{ID: "NVIDIA RTX 4000", Name: "RTX 4000", MemoryGB: 8, SecurePrice: 0.16},
+			{ID: harness.A4000, Name: "RTX A4000", MemoryGB: 16, SecurePrice: 0.25},
+			{ID: "NVIDIA GeForce RTX 4090", Name: "RTX 4090", MemoryGB: 24, SecurePrice: 0.69},
+			{ID: "NVIDIA H100 80GB HBM3", Name: "H100 SXM", MemoryGB: 80, SecurePrice: 2.99},
+		},
+		DataCenters: []runpodsim.DataCenter{{ID: "US-TX-3", Name: "US Texas 3", Region: "NORTH_AMERICA", CountryCode: "US",
+			NetworkVolumeTypes: []string{"STANDARD"}, Compliance: []string{}}},
+	}))
+	assert.NilError(t, err)
+	api := httptest.NewServer(rp)
+	t.Cleanup(api.Close)
+
+	created := time.Now().UTC()
+	id, err := w.gh.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: historyRepo, WorkflowPath: historyWorkflow,
+		Event: "pull_request", CreatedAt: created, Status: "completed", Conclusion: "success", Jobs: historyLaneJobs(created)})
+	assert.NilError(t, err)
+	start := created.Add(2 * time.Minute)
+	w.historyUpload(t, id, history.JobCleanup, 0, cost.Artifact{Run: cost.Run{Repository: historyRepo, ID: id, Attempt: 1, Trigger: cost.TriggerAutomatic},
+		Action: "cleanup", Report: cost.Report{PodID: "pod-ada", GPU: "NVIDIA GeForce RTX 4090", Tier: "ada24", Price: cost.KnownPrice(0.69, "v2 cost"),
+			Window: cost.Window{Start: wire.KnownTime(start), End: wire.KnownTime(start.Add(10 * time.Minute))}}})
+	// The GPU job's "Keep the GPU usage" step.
+	_, err = w.gh.AddArtifact(historyRepo, id, githubsim.ArtifactSpec{Name: history.UsageArtifactName(id, 1), Files: map[string]string{
+		history.UsageFileName: "2026/12/02 09:00:01.000, 0, NVIDIA GeForce RTX 4090, 2048, 24564, 35\n" +
+			"2026/12/02 09:00:02.000, 0, NVIDIA GeForce RTX 4090, 9216, 24564, 91\n"}})
+	assert.NilError(t, err)
+	assert.NilError(t, os.MkdirAll(filepath.Join(w.workspace, "runpod-gpu-config", ".github"), 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(w.workspace, "runpod-gpu-config", ".github", "runpod-gpu.yml"), []byte(rightSizeConfig), 0o644))
+
+	day := created.Format(time.DateOnly)
+	hist := harness.RunStep(t, w.step(map[string]string{"since": day, "until": day, "config-path": "runpod-gpu-config/.github/runpod-gpu.yml",
+		"runpod-api-key": cloud.RunPodKey, "runpod-api-url": api.URL}))
+	assert.Equal(t, hist.ExitCode, 0, hist.Stdout)
+	data, err := os.ReadFile(hist.Outputs["report-json"])
+	assert.NilError(t, err)
+	var report struct {
+		RightSizing history.RightSizing `json:"rightSizing"`
+	}
+	assert.NilError(t, json.Unmarshal(data, &report))
+	assert.Assert(t, is.Len(report.RightSizing.Tiers, 1), "%s", data)
+	fit := report.RightSizing.Tiers[0]
+	assert.Check(t, is.Equal(fit.Tier, "ada24"))
+	assert.Check(t, is.Equal(fit.PeakMemoryGiB, 9.0))
+	assert.Check(t, is.Equal(fit.SmallestFit, "ampere16"))
+	assert.Check(t, is.Equal(fit.Cheaper, "ampere16"))
+	assert.Check(t, is.Contains(hist.Summary, "the smallest reviewed tier that holds it is ampere16 (16 GB)"))
+	historyAssertNoToken(t, hist)
 }
