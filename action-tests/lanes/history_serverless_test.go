@@ -33,15 +33,15 @@ func TestServerlessSpendReachesTheCostHistory(t *testing.T) {
 	lane := harness.RunStep(t, s.step(t, junitCommand))
 	assert.Equal(t, lane.ExitCode, 0, lane.Stdout)
 
-	// The workflow's "Keep the cost for the cost history" step.
+	// The workflow's "Keep the cost for the cost history" step: named for the
+	// Serverless job that uploads it, while that job runs.
 	body, err := os.ReadFile(filepath.Join(s.Workspace, ".runpod-gpu/serverless/runpod-gpu-cost.json"))
 	assert.NilError(t, err)
-	// Uploaded by the lane's job, which the name claims (cost.JobArtifactName), while it ran.
 	jobs, err := s.GitHub.Jobs(cloud.Repository, id, 1)
 	assert.NilError(t, err)
 	assert.Assert(t, is.Len(jobs, 1))
-	_, err = s.GitHub.AddArtifact(cloud.Repository, id, githubsim.ArtifactSpec{Name: cost.JobArtifactName(id, 1, jobs[0].ID),
-		CreatedAt: created.Add(30 * time.Second), Files: map[string]string{cost.ArtifactFileName: string(body)}})
+	_, err = s.GitHub.AddArtifact(cloud.Repository, id, githubsim.ArtifactSpec{Name: cost.JobArtifactName(id, 1, jobs[0].ID), CreatedAt: created.Add(30 * time.Second),
+		Files: map[string]string{cost.ArtifactFileName: string(body)}})
 	assert.NilError(t, err)
 
 	temp, ws := t.TempDir(), t.TempDir()
