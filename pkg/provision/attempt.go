@@ -477,6 +477,11 @@ func (r *run) adopt(pods []runpod.Pod, name, except string) []*runpod.Pod {
 		if p.Name != name || p.ID == "" || p.ID == except || p.Status == runpod.PodTerminated || r.live[p.ID] {
 			continue
 		}
+		if !runpod.ValidPodID(p.ID) {
+			// It cannot be read or deleted by that id: never tracked as if it could.
+			r.logf("warning: a pod named %s is listed with a malformed id %q: it cannot be tracked; delete it by hand", name, p.ID)
+			continue
+		}
 		r.logf("reconciled: pod %s exists as %s", name, p.ID)
 		r.track(p.ID)
 		found = append(found, p)
