@@ -275,6 +275,7 @@ func (r *run) sendCreate(ctx context.Context, body runpod.CreatePodRequest) (cre
 	defer cancel()
 	retried := false
 	uncertain := false // an earlier POST of this name may have created a pod
+	limited := false   // an earlier POST was answered 429 and the name was not listed then
 	defer func() {
 		// However the create ends without a pod in hand — a second failure,
 		// a 429 or refusal on the retry, an unreadable list, cancellation —
@@ -288,10 +289,15 @@ func (r *run) sendCreate(ctx context.Context, body runpod.CreatePodRequest) (cre
 		// One POST per send: this loop, not the policy, decides whether a
 		// create goes again (once after a 429, informed after a lost answer).
 		pod, err := r.deps.RunPod.CreatePod(reqpolicy.WithAttemptLimit(cctx, 1), body)
+		if err == nil && slices.Contains(r.created, pod.ID) {
+			// An answer naming a pod this run already has (under another
+			// name) is a lost answer, not a pod to track twice.
+			pod, err = nil, fmt.Errorf("create pod %s: %w: the answer names pod %s, which this run created earlier", body.Name, runpod.ErrUnusableRecord, pod.ID)
+		}
 		switch {
 		case err == nil:
 			r.track(pod.ID)
-			r.retriedCreate = uncertain // checked for a late-listed duplicate after the watch
+			r.retriedCreate = uncertain || limited // checked for a late-listed duplicate after the watch
 			return pod, nil
 		case ctx.Err() != nil:
 			// Cancelled (SIGTERM) while the create was in flight: it may have
@@ -310,12 +316,19 @@ func (r *run) sendCreate(ctx context.Context, body runpod.CreatePodRequest) (cre
 			// deadline (the shared cooldown): certainly nothing was created.
 			return nil, fmt.Errorf("%w: create of %s not sent: %v", errNotCreated, body.Name, err)
 		case errors.Is(err, runpod.ErrRateLimited) && !retried:
-			// A 429 certainly created nothing: wait out its Retry-After (the
-			// shared cooldown) and send once more, if that fits the deadline.
+			// A 429 should have created nothing: wait out its Retry-After (the
+			// shared cooldown), look the name up — an edge may have passed the
+			// POST on before answering — and only then send once more, if that
+			// fits the deadline.
 			retried = true
 			if werr := r.deps.Policy.Wait(cctx, 0, "create after 429"); werr != nil {
 				return nil, fmt.Errorf("%w: create of %s rate limited and the wait does not fit create_deadline_seconds %d: %v", errNotCreated, body.Name, r.cfg.CreateDeadlineSeconds, werr)
 			}
+			if found, ferr := r.lookupAfterRateLimit(cctx, body.Name); found != nil || ferr != nil {
+				uncertain = ferr != nil
+				return found, ferr
+			}
+			limited = true
 		case uncertainCreate(err):
 			uncertain = true
 			if found, rerr := r.reconcileCreate(ctx, cctx, body.Name, err, retried); found != nil || rerr != nil {
@@ -326,6 +339,23 @@ func (r *run) sendCreate(ctx context.Context, body runpod.CreatePodRequest) (cre
 			return nil, fmt.Errorf("create pod %s: %w", body.Name, err)
 		}
 	}
+}
+
+// lookupAfterRateLimit reads the pod list once, after a 429's wait, for a pod
+// named name before the create goes again. It returns the pod when one is
+// listed; an error when the list cannot be read (the create is not sent
+// again: a pod may exist); nil, nil when none is listed.
+func (r *run) lookupAfterRateLimit(ctx context.Context, name string) (*runpod.Pod, error) {
+	pods, err := r.deps.RunPod.ListPods(ctx, runpod.ListPodsQuery{})
+	if err != nil {
+		return nil, fmt.Errorf("%w: create of %s answered 429 and the pod list could not be read before sending it again (%v); "+
+			"not sent twice: the run's last look and the cleanup job's tag sweep cover a pod of that name", errNotCreated, name, err)
+	}
+	if found := r.adopt(pods, name, ""); len(found) > 0 {
+		r.logf("create of %s answered 429, yet the pod exists: used, not created again", name)
+		return found[0], nil
+	}
+	return nil, nil
 }
 
 // capacityAfterUncertainCreate handles the informed retry finding no
