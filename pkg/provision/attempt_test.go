@@ -284,7 +284,9 @@ func TestRateLimitedCreateIsLookedUpBeforeItIsSentAgain(t *testing.T) {
 			f := runpodsim.Faults{RateLimits: []runpodsim.RateLimitFault{{Match: runpodsim.Match{Route: "POST /v2/pods"}, When: runpodsim.Trigger{Nth: []int{1}}, RetryAfter: 5 * time.Second}}}
 			if tc.applied {
 				f = runpodsim.Faults{Rewrites: []runpodsim.RewriteFault{{Match: runpodsim.Match{Route: "POST /v2/pods"}, When: runpodsim.Trigger{Nth: []int{1}}, Status: 429,
-					Body: func(int, []byte) []byte { return []byte(`{"title":"Too Many Requests","status":429,"detail":"slow down"}`) }}}}
+					Body: func(int, []byte) []byte {
+						return []byte(`{"title":"Too Many Requests","status":429,"detail":"slow down"}`)
+					}}}}
 			}
 			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a4000)), Faults: f}, onlyA4000)
 

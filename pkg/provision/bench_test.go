@@ -32,14 +32,24 @@ const (
 // benchHost boots in benchBoot.
 func benchHost(h *runpodsim.HostProfile) { h.BootSeconds = int(benchBoot / time.Second) }
 
+// hostProfile is a healthy host's boot and the CUDA proof's length on it.
+type hostProfile struct{ boot, proof time.Duration }
+
 // provisionMany runs provision n times in one model-mode cloud (each with its
 // own run id) and returns per-run call statistics. The simulators' request
 // logs are read once at the end and split by each run's window of virtual
 // time, so measuring does not grow with n.
 func provisionMany(tb testing.TB, n int) []callStats {
 	tb.Helper()
-	s := newScenario(tb, cloud.Options{Market: market(host("h1", a4000, benchHost), host("h2", a4000, benchHost))}, nil)
-	s.cloud.Model.ProofTime = benchProof
+	return provisionManyOn(tb, n, hostProfile{benchBoot, benchProof})
+}
+
+// provisionManyOn is provisionMany on hosts that boot and prove CUDA as hp says.
+func provisionManyOn(tb testing.TB, n int, hp hostProfile) []callStats {
+	tb.Helper()
+	boot := func(h *runpodsim.HostProfile) { h.BootSeconds = int(hp.boot / time.Second) }
+	s := newScenario(tb, cloud.Options{Market: market(host("h1", a4000, boot), host("h2", a4000, boot))}, nil)
+	s.cloud.Model.ProofTime = hp.proof
 	rp := runpod.New(s.cloud.RunPodURL, cloud.RunPodKey)
 	type window struct{ from, to time.Time }
 	windows := make([]window, 0, n)
