@@ -409,8 +409,9 @@ const (
 	prLocal                     // labelled gpu-validated-locally: a maintainer's GPU stands in
 )
 
-// readPR reads the PR once, within PRReadBudget (and ctx's own deadline). Any
-// failure, an unusable answer included, is unknown and never obsolete.
+// readPR reads the PR once, within PRReadBudget (and ctx's own deadline). A
+// 404 is obsolete (no such PR to pay for); any other failure, an unusable
+// answer included, is unknown and never obsolete.
 func (r *run) readPR(ctx context.Context) (prVerdict, string) {
 	if r.req.PRNumber <= 0 {
 		return prCurrent, ""
@@ -418,7 +419,12 @@ func (r *run) readPR(ctx context.Context) (prVerdict, string) {
 	ctx, cancel := r.bound(ctx, PRReadBudget)
 	defer cancel()
 	pr, err := r.deps.GitHub.GetPullRequest(ctx, r.req.PRNumber)
-	if err != nil {
+	switch {
+	case errors.Is(err, ghapi.ErrNotFound):
+		// Not a flaky read: there is no such PR for this token, so no pod is
+		// paid for it (and none already created is accepted).
+		return prObsolete, fmt.Sprintf("PR #%d not found (404): it does not exist or the token cannot read it; no pod is paid for it", r.req.PRNumber)
+	case err != nil:
 		r.logf("PR #%d state unknown (%v): carrying on", r.req.PRNumber, err)
 		return prUnknown, ""
 	}
@@ -484,11 +490,14 @@ func (r *run) bound(ctx context.Context, d time.Duration) (context.Context, cont
 }
 
 // validateSHAs checks the commit SHAs that decide obsolescence and reuse: a
-// PR run must name the head it authorized (a manual dispatch gets it from
-// authorize), and every SHA given is a full commit SHA.
+// PR run must name the head it authorized and the ref it tests (a manual
+// dispatch gets both from authorize), and every SHA given is a full commit SHA.
 func (q Request) validateSHAs() error {
 	if q.PRNumber > 0 && q.ExpectedHeadSHA == "" {
 		return fmt.Errorf("expected head SHA: empty for PR #%d; want authorize's pinned head-sha output (a full commit SHA), so a moved head is detected", q.PRNumber)
+	}
+	if q.PRNumber > 0 && q.TestedRef == "" {
+		return fmt.Errorf("tested ref: empty for PR #%d; want authorize's tested-ref output (a full commit SHA): no pod is paid for an unnamed commit", q.PRNumber)
 	}
 	for _, f := range []struct{ name, value string }{{"expected head SHA", q.ExpectedHeadSHA}, {"tested ref", q.TestedRef}} {
 		if f.value != "" && !wire.IsCommitSHA(f.value) {
