@@ -266,22 +266,29 @@ func (r *run) createRequest(c plan.Candidate, label string, jit *ghapi.JITConfig
 	return body, nil
 }
 
+// createTry is the state of one candidate's create across its POSTs.
+type createTry struct {
+	name      string
+	retried   bool // a second POST has been allowed
+	uncertain bool // an earlier POST of this name may have created a pod
+	limited   bool // an earlier POST was answered 429 and the name was not listed then
+}
+
 // sendCreate is create's retry and reconciliation loop for body: each POST
 // goes once, and only this loop decides whether another follows.
 func (r *run) sendCreate(ctx context.Context, body runpod.CreatePodRequest) (created *runpod.Pod, _ error) {
 	// Everything about this create — the POST, a 429's wait, reconciliation
-	// and one informed retry — fits create_deadline_seconds.
+	// and one informed retry — fits create_deadline_seconds (a pause RunPod
+	// asks for beyond it is waited out within the startup budget instead).
 	cctx, cancel := r.bound(ctx, r.cfg.CreateDeadline())
 	defer cancel()
-	retried := false
-	uncertain := false // an earlier POST of this name may have created a pod
-	limited := false   // an earlier POST was answered 429 and the name was not listed then
+	t := &createTry{name: body.Name}
 	defer func() {
 		// However the create ends without a pod in hand — a second failure,
 		// a 429 or refusal on the retry, an unreadable list, cancellation —
 		// a POST that may have made one leaves its name to the run's last
 		// look (sweepUncertain), never to the cleanup job alone.
-		if uncertain && created == nil {
+		if t.uncertain && created == nil {
 			r.uncertain = append(r.uncertain, body.Name)
 		}
 	}()
@@ -294,51 +301,63 @@ func (r *run) sendCreate(ctx context.Context, body runpod.CreatePodRequest) (cre
 			// name) is a lost answer, not a pod to track twice.
 			pod, err = nil, fmt.Errorf("create pod %s: %w: the answer names pod %s, which this run created earlier", body.Name, runpod.ErrUnusableRecord, pod.ID)
 		}
-		switch {
-		case err == nil:
+		if err == nil {
 			r.track(pod.ID)
-			r.retriedCreate = uncertain || limited // checked for a late-listed duplicate after the watch
+			r.retriedCreate = t.uncertain || t.limited // checked for a late-listed duplicate after the watch
 			return pod, nil
-		case ctx.Err() != nil:
-			// Cancelled (SIGTERM) while the create was in flight: it may have
-			// happened. Find it on a fresh, bounded context so Run deletes it.
-			uncertain = true
-			r.reconcileAfterCancel(body.Name)
-			return nil, fmt.Errorf("create of %s interrupted: %w", body.Name, ctx.Err())
-		case errors.Is(err, runpod.ErrCapacity) && uncertain:
-			return r.capacityAfterUncertainCreate(cctx, body.Name, err)
-		case errors.Is(err, runpod.ErrCapacity):
-			return nil, err
-		case errors.Is(err, runpod.ErrInsufficientBalance):
-			return nil, fmt.Errorf("RunPod balance too low; no candidate can start: %w", err)
-		case errors.Is(err, reqpolicy.ErrWaitExceedsDeadline):
-			// The policy refuses to send a POST it would have to hold past the
-			// deadline (the shared cooldown): certainly nothing was created.
-			return nil, fmt.Errorf("%w: create of %s not sent: %v", errNotCreated, body.Name, err)
-		case errors.Is(err, runpod.ErrRateLimited) && !retried:
-			// A 429 should have created nothing: wait out its Retry-After (the
-			// shared cooldown), look the name up — an edge may have passed the
-			// POST on before answering — and only then send once more, if that
-			// fits the deadline.
-			retried = true
-			if werr := r.deps.Policy.Wait(cctx, 0, "create after 429"); werr != nil {
-				return nil, fmt.Errorf("%w: create of %s rate limited and the wait does not fit create_deadline_seconds %d: %v", errNotCreated, body.Name, r.cfg.CreateDeadlineSeconds, werr)
-			}
-			if found, ferr := r.lookupAfterRateLimit(cctx, body.Name); found != nil || ferr != nil {
-				uncertain = ferr != nil
-				return found, ferr
-			}
-			limited = true
-		case uncertainCreate(err):
-			uncertain = true
-			if found, rerr := r.reconcileCreate(ctx, cctx, body.Name, err, retried); found != nil || rerr != nil {
-				return found, rerr
-			}
-			retried = true
-		default:
-			return nil, fmt.Errorf("create pod %s: %w", body.Name, err)
+		}
+		if found, again, ferr := r.afterFailedCreate(ctx, cctx, t, err); !again {
+			return found, ferr
 		}
 	}
+}
+
+// afterFailedCreate decides what follows a failed POST of t: again reports
+// that the loop sends once more; otherwise the create ends with the pod found
+// (by name) or an error.
+func (r *run) afterFailedCreate(ctx, cctx context.Context, t *createTry, err error) (_ *runpod.Pod, again bool, _ error) {
+	switch {
+	case ctx.Err() != nil:
+		// Cancelled (SIGTERM) while the create was in flight: it may have
+		// happened. Find it on a fresh, bounded context so Run deletes it.
+		t.uncertain = true
+		r.reconcileAfterCancel(t.name)
+		return nil, false, fmt.Errorf("create of %s interrupted: %w", t.name, ctx.Err())
+	case errors.Is(err, runpod.ErrCapacity) && t.uncertain:
+		found, ferr := r.capacityAfterUncertainCreate(cctx, t.name, err)
+		return found, false, ferr
+	case errors.Is(err, runpod.ErrCapacity):
+		return nil, false, err
+	case errors.Is(err, runpod.ErrInsufficientBalance):
+		return nil, false, fmt.Errorf("RunPod balance too low; no candidate can start: %w", err)
+	case errors.Is(err, reqpolicy.ErrWaitExceedsDeadline):
+		// The policy refuses to send a POST it would have to hold past the
+		// deadline (the shared cooldown): certainly nothing was created.
+		return nil, false, fmt.Errorf("%w: create of %s not sent: %v", errNotCreated, t.name, err)
+	case errors.Is(err, runpod.ErrRateLimited) && !t.retried:
+		// A 429 should have created nothing: wait out its Retry-After (the
+		// shared cooldown), look the name up — an edge may have passed the
+		// POST on before answering — and only then send once more, if that
+		// fits the deadline.
+		t.retried = true
+		if werr := r.deps.Policy.Wait(cctx, 0, "create after 429"); werr != nil {
+			return nil, false, fmt.Errorf("%w: create of %s rate limited and the wait does not fit create_deadline_seconds %d: %v", errNotCreated, t.name, r.cfg.CreateDeadlineSeconds, werr)
+		}
+		if found, ferr := r.lookupAfterRateLimit(cctx, t.name); found != nil || ferr != nil {
+			t.uncertain = ferr != nil
+			return found, false, ferr
+		}
+		t.limited = true
+		return nil, true, nil
+	case uncertainCreate(err):
+		t.uncertain = true
+		if found, rerr := r.reconcileCreate(ctx, cctx, t.name, err, t.retried); found != nil || rerr != nil {
+			return found, false, rerr
+		}
+		t.retried = true
+		return nil, true, nil
+	}
+	return nil, false, fmt.Errorf("create pod %s: %w", t.name, err)
 }
 
 // lookupAfterRateLimit reads the pod list once, after a 429's wait, for a pod
@@ -376,12 +395,8 @@ func (r *run) capacityAfterUncertainCreate(cctx context.Context, name string, er
 // waited out: the caller sends its one informed retry.
 func (r *run) reconcileCreate(ctx, cctx context.Context, name string, err error, retried bool) (*runpod.Pod, error) {
 	r.logf("create of %s: %v; reconciling by name before anything else", name, err)
-	rctx := cctx
-	if cctx.Err() != nil { // the create used up the deadline in wall time: a short one of its own
-		var rcancel context.CancelFunc
-		rctx, rcancel = r.bound(ctx, 2*lifecycle.DefaultRequestTimeout)
-		defer rcancel()
-	}
+	rctx, rcancel, paused := r.reconcileContext(ctx, cctx, name)
+	defer rcancel()
 	found, rerr := r.reconcile(rctx, name)
 	switch {
 	case found != nil:
@@ -398,14 +413,48 @@ func (r *run) reconcileCreate(ctx, cctx context.Context, name string, err error,
 		return nil, fmt.Errorf("create of %s: %v; the pod list could not be read (%v), so it may exist: stopping rather than risk a second pod", name, err, rerr)
 	case retried:
 		return nil, fmt.Errorf("%w: create of %s failed twice (%v) and no pod of that name exists", errNotCreated, name, err)
+	case paused:
+		// The create deadline went by in RunPod's pause: the run goes on
+		// with the next candidate, never a second POST of this name (the
+		// run's last look still covers a pod of it listed late).
+		return nil, fmt.Errorf("%w: create of %s: %v; no pod of that name exists after RunPod's pause", errNotCreated, name, err)
 	}
 	// Certainly not created: one informed retry of the same candidate,
 	// if the shared cooldown leaves time for it.
-	if werr := r.deps.Policy.Wait(cctx, 0, "create retry after reconciliation"); werr != nil {
+	if werr := r.deps.Policy.Wait(cctx, 0, "create retry after reconciliation"); werr != nil || !fits(r.deps.Policy, cctx, 0) {
 		return nil, fmt.Errorf("%w: create of %s: %v; no pod of that name exists and no retry fits create_deadline_seconds %d", errNotCreated, name, err, r.cfg.CreateDeadlineSeconds)
 	}
 	r.logf("create of %s: no pod of that name exists; one informed retry", name)
 	return nil, nil
+}
+
+// reconcileContext bounds the by-name search after an uncertain create: the
+// create deadline (cctx's), or a short budget of its own when the create used
+// that up in wall time, or — paused — the rest of the candidate's startup
+// budget when RunPod asked for a pause (Retry-After) longer than the create
+// deadline, so the search goes out once the pause is over.
+func (r *run) reconcileContext(ctx, cctx context.Context, name string) (_ context.Context, _ context.CancelFunc, paused bool) {
+	pause := r.deps.Policy.Cooldown().Remaining(r.now())
+	switch {
+	case cctx.Err() != nil:
+		rctx, cancel := r.bound(ctx, 2*lifecycle.DefaultRequestTimeout)
+		return rctx, cancel, false
+	case pause > 0 && !fits(r.deps.Policy, cctx, pause):
+		// The startup budget runs from the candidate's first POST.
+		budget := r.current.postAt.Add(r.cfg.StartupTimeout()).Sub(r.now())
+		r.logf("create of %s: RunPod asks for a pause of %s, longer than create_deadline_seconds %d: "+
+			"reconciling by name once it is over, within startup_timeout_seconds %d", name, pause.Round(time.Second), r.cfg.CreateDeadlineSeconds, r.cfg.StartupTimeoutSeconds)
+		rctx, cancel := r.bound(ctx, max(budget, 0))
+		return rctx, cancel, true
+	}
+	return cctx, func() {}, false
+}
+
+// fits reports whether a pause of d fits what is left of ctx's deadline on
+// the policy's clock (a context without one fits any pause).
+func fits(p *reqpolicy.Policy, ctx context.Context, d time.Duration) bool {
+	left, bounded := p.Remaining(ctx)
+	return !bounded || d < left
 }
 
 // uncertainCreate reports whether a create's failure leaves it unknown if the

@@ -310,6 +310,56 @@ func TestRateLimitedCreateIsLookedUpBeforeItIsSentAgain(t *testing.T) {
 	}
 }
 
+// A create answered 503 with a Retry-After longer than create_deadline_seconds
+// does not stop the run: once the pause is over the pod is looked for by name,
+// within the candidate's startup budget, and the run goes on — with the pod
+// when the create made it, else with the next candidate — never a second pod
+// of the same name, and never a pod-list read during the pause.
+func TestCreatePausedByALongRetryAfterIsReconciledWhenThePauseIsOver(t *testing.T) {
+	const pause = 2 * time.Minute // create_deadline_seconds is 60
+	for _, tc := range []struct {
+		name         string
+		faults       runpodsim.Faults
+		wantOutcomes []string
+	}{
+		{
+			name:         "the create made its pod",
+			faults:       runpodsim.Faults{LostCreates: []runpodsim.LostCreateFault{{When: runpodsim.Trigger{Nth: []int{1}}, Status: 503, RetryAfter: pause}}},
+			wantOutcomes: []string{"live-1 RTX A4000 accepted"},
+		},
+		{
+			name: "nothing was created",
+			faults: runpodsim.Faults{ServerErrors: []runpodsim.ServerErrorFault{
+				{Match: runpodsim.Match{Route: "POST /v2/pods"}, When: runpodsim.Trigger{Nth: []int{1}}, Status: 503, RetryAfter: pause}}},
+			wantOutcomes: []string{"live-1 RTX A4000 failed", "live-2 RTX A5000 accepted"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a5000)), Faults: tc.faults}, nil)
+			start := s.clock.Now()
+
+			res, err := s.run(t)
+
+			assert.NilError(t, err)
+			assert.DeepEqual(t, outcomes(res), tc.wantOutcomes)
+			live := s.livePods(t)
+			assert.Assert(t, is.Len(live, 1))
+			assert.Check(t, is.Equal(res.Accepted.PodID, live[0].ID))
+			posts := map[string]int{}
+			for _, p := range s.cloud.RunPod.Pods() {
+				posts[p.Name]++
+			}
+			assert.Check(t, is.Equal(posts["rgpu-7001-1-c1"], min(1, len(tc.faults.LostCreates))), "never a second pod of the name")
+			for _, r := range s.cloud.RunPod.Requests() {
+				if r.Route == "GET /v2/pods" && r.At.Before(start.Add(pause)) {
+					t.Errorf("the pod list was read %s into the %s pause", r.At.Sub(start), pause)
+				}
+			}
+			assert.Check(t, is.Contains(s.obs.log(), "longer than create_deadline_seconds 60"))
+		})
+	}
+}
+
 // cancelWithoutCreate cancels the run while its create is in flight, and the
 // create never reached RunPod; it counts pod-list reads.
 type cancelWithoutCreate struct {

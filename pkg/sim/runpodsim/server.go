@@ -410,6 +410,7 @@ func (s *Server) decide(route string, now time.Time) decision {
 				status = http.StatusInternalServerError
 			}
 			d.early = problemResponse(status, "upstream service error (simulated)")
+			withRetryAfter(&d.early, se.RetryAfter)
 		}
 	}
 	return d
@@ -436,6 +437,17 @@ func tooManyRequests(after time.Duration, asDate bool, now time.Time) response {
 	}
 	resp.header = http.Header{"Retry-After": {value}}
 	return resp
+}
+
+// withRetryAfter adds Retry-After (whole seconds, rounded up) to resp when after is set.
+func withRetryAfter(resp *response, after time.Duration) {
+	if after <= 0 {
+		return
+	}
+	if resp.header == nil {
+		resp.header = http.Header{}
+	}
+	resp.header.Set("Retry-After", strconv.Itoa(int((after+time.Second-1)/time.Second)))
 }
 
 func (s *Server) windowLeft(now time.Time) int64 { return 60 - now.Unix()%60 }
@@ -470,6 +482,7 @@ func (s *Server) loseCreate(resp *response) bool {
 			status = http.StatusBadGateway
 		}
 		*resp = problemResponse(status, "upstream service error (simulated) after the pod was created")
+		withRetryAfter(resp, lc.RetryAfter)
 		return false
 	}
 	return false
