@@ -47,11 +47,16 @@ func (Real) Sleep(ctx context.Context, d time.Duration) error { return clock.Sle
 type Virtual struct {
 	advancing sync.Mutex // serializes Advance so timers fire in one order
 
-	mu     sync.Mutex
-	now    time.Time
-	seq    uint64
-	timers timerHeap
+	mu       sync.Mutex
+	now      time.Time
+	seq      uint64
+	timers   timerHeap
+	notified bool // a callback of the current Sleep called Notify
 }
+
+// NotifyWait bounds how long, in wall time, Sleep waits after a callback
+// that called Notify for its context to end.
+const NotifyWait = 2 * time.Second
 
 // NewVirtual returns a Virtual clock that reads start until it is advanced.
 func NewVirtual(start time.Time) *Virtual {
@@ -76,18 +81,57 @@ func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer {
 	return t
 }
 
-// Sleep advances the clock by d: in virtual time a wait is the passage of time.
+// Sleep advances the clock by d: in virtual time a wait is the passage of
+// time. When ctx ends while timers fire (a callback woke the sleeper), the
+// clock stops at that callback's time and Sleep returns ctx's error.
 func (v *Virtual) Sleep(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	v.Advance(d)
-	return nil
+	v.mu.Lock()
+	v.notified = false
+	v.mu.Unlock()
+	return v.advance(d, func() error {
+		v.mu.Lock()
+		notified := v.notified
+		v.notified = false
+		v.mu.Unlock()
+		if notified {
+			// What the callback sent travels through real goroutines (a
+			// stream over loopback HTTP): give the sleeper the wall time to
+			// take it in, and wake, before the clock moves on.
+			timer := time.NewTimer(NotifyWait)
+			select {
+			case <-ctx.Done():
+			case <-timer.C:
+			}
+			timer.Stop()
+		}
+		return ctx.Err()
+	})
+}
+
+// Notify says that the timer callback running now sent something out of the
+// clock's reach — a line on a client's stream — that may wake the goroutine
+// sleeping on the clock. After the callback, that Sleep waits (in wall time,
+// at most NotifyWait) for its context to end before the clock moves on, so
+// the sleeper wakes at the time of what it was sent, not at the end of its
+// sleep. Outside a Sleep's callbacks it does nothing.
+func (v *Virtual) Notify() {
+	v.mu.Lock()
+	v.notified = true
+	v.mu.Unlock()
 }
 
 // Advance moves the clock forward by d (a negative d counts as 0), firing every
 // timer whose deadline is reached, including timers those callbacks schedule.
 func (v *Virtual) Advance(d time.Duration) {
+	_ = v.advance(d, nil)
+}
+
+// advance is Advance; after each callback, a non-nil stop error from after
+// ends it there, at that callback's time.
+func (v *Virtual) advance(d time.Duration, after func() error) error {
 	v.advancing.Lock()
 	defer v.advancing.Unlock()
 	v.mu.Lock()
@@ -98,7 +142,7 @@ func (v *Virtual) Advance(d time.Duration) {
 		if len(v.timers) == 0 || v.timers[0].when.After(target) {
 			v.now = target
 			v.mu.Unlock()
-			return
+			return nil
 		}
 		t := heap.Pop(&v.timers).(*virtualTimer)
 		if t.when.After(v.now) {
@@ -106,6 +150,11 @@ func (v *Virtual) Advance(d time.Duration) {
 		}
 		v.mu.Unlock()
 		t.f()
+		if after != nil {
+			if err := after(); err != nil {
+				return err
+			}
+		}
 	}
 }
 
