@@ -51,6 +51,8 @@ type Server struct {
 	inbox   []exitReport // container exits not yet applied; see ExitFunc
 
 	slsState *slsState // templates, endpoints and jobs (serverless.go)
+
+	logs logBook // pod logs and their streams (logs.go)
 }
 
 type config struct {
@@ -163,6 +165,7 @@ func New(opts ...Option) (*Server, error) {
 	s.handle("/v2/pods", map[string]handler{http.MethodGet: s.listPods, http.MethodPost: s.createPod})
 	s.handle("/v2/pods/{id}", map[string]handler{http.MethodGet: s.getPod, http.MethodDelete: s.deletePod})
 	s.handle("/v2/pods/{id}/action", map[string]handler{http.MethodPost: s.podAction})
+	s.mux.HandleFunc("/v2/pods/{id}/logs", s.serveLogs)
 	s.handle("/v2/account/ssh-keys", map[string]handler{http.MethodGet: s.getSSHKeys, http.MethodPut: s.putSSHKeys})
 	s.registerServerless()
 	s.handle("/", nil)
@@ -185,6 +188,7 @@ func (s *Server) ListenLoopback() (baseURL string, shutdown func(), err error) {
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // Serve returns ErrServerClosed after shutdown
 	return "http://" + ln.Addr().String(), func() {
+		s.Close() // open log streams end, so the shutdown does not wait for them
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
