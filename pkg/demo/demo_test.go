@@ -22,9 +22,9 @@ func play(t *testing.T, seed uint64) string {
 func TestDemoPrintsEveryStage(t *testing.T) {
 	out := play(t, 1)
 	for _, want := range []string{
-		"**Decision: run**",                      // authorize
-		"| live-1 | NVIDIA RTX A4000 |",          // the cheapest host...
-		"| rejected | pod EXITED while starting", // ...fails the CUDA proof
+		"**Decision: run**",             // authorize
+		"| live-1 | NVIDIA RTX A4000 |", // the cheapest host...
+		"| rejected | the startup script exited with 1: the CUDA smoke proof failed",       // ...fails the CUDA proof
 		"SMOKE FAIL: the driver rejected PTX ISA 8.7 (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)", // and its log says why
 		"**Accepted**",                      // the next one is accepted
 		"Plan (worst-case spend",            // the plan and its bound

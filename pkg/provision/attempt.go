@@ -154,12 +154,26 @@ func (r *run) reject(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig,
 	case w.taken:
 		// A label that leaked once can leak again: no further pod is paid for.
 		return 0, r.fail(ErrRunnerTaken, w.reason)
+	case w.imageFault:
+		// Every pod of this image would end so, on any host: none more is paid for.
+		return 0, r.fail(ErrImageWithoutRunner, r.imageWithoutRunner())
 	case w.local:
 		return outcomeLocal, nil
 	case ctx.Err() != nil:
 		return 0, ctx.Err()
 	}
 	return outcomeStartupFailure, nil
+}
+
+// imageWithoutRunner says what the run's image lacks and what it must contain.
+func (r *run) imageWithoutRunner() string {
+	dir := r.req.RunnerDir
+	if dir == "" {
+		dir = startup.DefaultRunnerDir
+	}
+	return fmt.Sprintf("image %s passed the CUDA proof but has no runner at %s/run.sh: a custom image must contain the GitHub Actions runner "+
+		"there (set runner-dir to where it is) and a non-root user %q with passwordless sudo, as ghcr.io/actions/actions-runner does; "+
+		"no further pod is paid for this image", r.res.Image, dir, startup.RunnerUser)
 }
 
 // removeRunner removes the registration of a runner no pod will ever run, so

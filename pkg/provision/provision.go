@@ -35,6 +35,8 @@ type RunPod interface {
 	GetPod(ctx context.Context, id string) (*runpod.Pod, error)
 	ListPods(ctx context.Context, q runpod.ListPodsQuery) ([]runpod.Pod, error)
 	DeletePod(ctx context.Context, id string) error
+	// StreamPodLogs follows a starting pod's container log (see watch).
+	StreamPodLogs(ctx context.Context, id string, q runpod.LogQuery) (*runpod.LogStream, error)
 }
 
 // GitHub is the part of the GitHub client provisioning uses.
@@ -177,7 +179,8 @@ func (r Result) RejectedCost() (known cost.Money, unknown int) {
 }
 
 // ErrExhausted, ErrStartupFailures, ErrObsolete, ErrUnconfirmedDeletion,
-// ErrStopped and ErrRunnerTaken classify why a run ended without an accepted pod.
+// ErrStopped, ErrRunnerTaken and ErrImageWithoutRunner classify why a run
+// ended without an accepted pod.
 var (
 	ErrExhausted           = errors.New("provision attempts exhausted")
 	ErrStartupFailures     = errors.New("too many consecutive startup failures")
@@ -186,6 +189,9 @@ var (
 	ErrStopped             = errors.New("provisioning stopped")
 	// ErrRunnerTaken: a job other than the lane's GPU job took the runner.
 	ErrRunnerTaken = errors.New("runner taken by another job")
+	// ErrImageWithoutRunner: the image's pod passed the proof but has no
+	// runner to start; no further pod is paid for the same image.
+	ErrImageWithoutRunner = errors.New("the runner image has no runner")
 )
 
 // RunError is a failed run with the cost of what it rejected.

@@ -54,7 +54,7 @@ func TestProofFailureRejectedThenSecondAccepted(t *testing.T) {
 	rej := res.Attempts[0]
 	assert.Check(t, rej.Seconds.Known && rej.Seconds.N > 0, "rejected pod's paid seconds: %v", rej.Seconds)
 	assert.Check(t, rej.Dollars().Known && rej.Dollars().USD > 0)
-	assert.Check(t, is.Contains(rej.Reason, "EXITED while starting"))
+	assert.Check(t, is.Equal(rej.Reason, "the startup script exited with 1: the CUDA smoke proof failed on this host"))
 	verdict, _ := s.cloud.Model.Verdict(rej.PodID)
 	assert.Check(t, is.Contains(verdict, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"))
 	// The rejected pod is gone and billed only for what it ran.
