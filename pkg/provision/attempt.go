@@ -63,10 +63,14 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		done(cost.OutcomeFailed, err.Error())
 		return 0, r.fail(ErrStopped, err.Error())
 	}
-	rec.PodID = pod.ID
 	createdAt := postAt
-
 	w := r.watch(ctx, pod, c, label, createdAt)
+	if pod, w = r.unlessForeign(ctx, pod, w, c, label, createdAt); pod == nil {
+		r.removeRunner(ctx, jit)
+		done(cost.OutcomeFailed, w.reason)
+		return outcomeNoCapacity, nil
+	}
+	rec.PodID = pod.ID
 	// Where the pod ran: the watch's records, else the create's answer.
 	rec.Cloud, rec.DataCenter, rec.Driver = cmp.Or(w.cloud, pod.Cloud), cmp.Or(w.dataCenter, pod.DataCenterID), cmp.Or(w.driver, pod.CudaVersion)
 	if r.retriedCreate {
@@ -84,6 +88,47 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		return r.accept(c, label, pod, w, &rec, done)
 	}
 	return r.reject(ctx, pod, jit, w, &rec, listPrice, createdAt, done)
+}
+
+// unlessForeign checks that the pod the watch rejected is this candidate's
+// before anything deletes it: a create answer can name another pod's id
+// (the watch reads its record, named otherwise). Such an answer is a lost
+// answer: the id is forgotten (never deleted, never published as this run's)
+// and the pod is looked for by its unique name within the candidate's
+// budget, then watched; a nil pod means none was found.
+func (r *run) unlessForeign(ctx context.Context, pod *runpod.Pod, w watchResult, c plan.Candidate, label string, createdAt time.Time) (*runpod.Pod, watchResult) {
+	if !w.foreign && (w.accepted || w.seen || ctx.Err() != nil || !r.namedOtherwise(ctx, pod)) {
+		return pod, w
+	}
+	r.untrack(pod.ID)
+	r.logf("create of %s: the answer named pod %s, another pod's id: a lost answer; looking for %s by name", pod.Name, pod.ID, pod.Name)
+	rctx, cancel := r.bound(ctx, max(createdAt.Add(r.cfg.StartupTimeout()).Sub(r.now()), 0))
+	found, err := r.reconcile(rctx, pod.Name)
+	cancel()
+	if found == nil {
+		r.uncertain = append(r.uncertain, pod.Name) // the run's last look
+		return nil, watchResult{reason: fmt.Sprintf("create of %s answered with another pod's id (%s) and no pod of that name was found (%v)", pod.Name, pod.ID, err)}
+	}
+	return found, r.watch(ctx, found, c, label, createdAt)
+}
+
+// namedOtherwise reads pod's record once and reports whether it names another
+// pod; an unreadable record counts as this pod's (the create answer named it).
+func (r *run) namedOtherwise(ctx context.Context, pod *runpod.Pod) bool {
+	rctx, cancel := r.bound(context.WithoutCancel(ctx), lifecycle.DefaultRequestTimeout)
+	defer cancel()
+	p, err := r.deps.RunPod.GetPod(reqpolicy.WithAttemptLimit(rctx, 1), pod.ID)
+	return err == nil && p.Name != pod.Name
+}
+
+// untrack forgets a pod id that is not this run's: never deleted, and no
+// longer published as created by it (observers that can are told).
+func (r *run) untrack(id string) {
+	delete(r.live, id)
+	r.created = slices.DeleteFunc(r.created, func(c string) bool { return c == id })
+	if f, ok := r.deps.Observer.(interface{ PodForgotten(podID string) }); ok {
+		f.PodForgotten(id)
+	}
 }
 
 // attemptDone returns the end of c's attempt: it stamps rec with the outcome

@@ -772,6 +772,45 @@ func TestCreateAnswerNamingAnotherPodsIDIsReconciledByName(t *testing.T) {
 	assert.Check(t, is.Contains(s.obs.log(), "reconciled: pod rgpu-7001-1-c2 exists as "+live[0].ID))
 }
 
+// A create answer naming the id of a pod that is not this run's (another
+// pod of the account) is a lost answer too: that pod's record, named
+// otherwise, is never judged, priced or deleted as the candidate's; its id is
+// forgotten, and the candidate's real pod is found by name and used.
+func TestCreateAnswerNamingAForeignPodsIDNeverTouchesThatPod(t *testing.T) {
+	var s *scenario
+	var foreign string
+	s = newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a4000)),
+		Faults: runpodsim.Faults{Rewrites: []runpodsim.RewriteFault{{
+			Match: runpodsim.Match{Route: "POST /v2/pods"}, When: runpodsim.Trigger{Nth: []int{2}},
+			Body: func(_ int, body []byte) []byte {
+				var pod map[string]any
+				assert.Check(t, json.Unmarshal(body, &pod))
+				pod["id"] = foreign
+				out, err := json.Marshal(pod)
+				assert.Check(t, err)
+				return out
+			},
+		}}}}, onlyA4000)
+	rp := runpod.New(s.cloud.RunPodURL, cloud.RunPodKey)
+	notebook, err := rp.CreatePod(context.Background(), runpod.CreatePodRequest{Name: "alice-notebook", Image: cloud.RunnerImage,
+		GPU: &runpod.CreateGPU{ID: a4000, Count: 1}})
+	assert.NilError(t, err)
+	foreign = notebook.ID
+
+	res, err := s.run(t)
+
+	assert.NilError(t, err)
+	assert.Assert(t, res.Accepted != nil)
+	assert.Check(t, res.Accepted.PodID != foreign)
+	assert.Check(t, is.Contains(s.obs.log(), "reconciled: pod rgpu-7001-1-c1 exists as "+res.Accepted.PodID))
+	var alive []string
+	for _, p := range s.livePods(t) {
+		alive = append(alive, p.Name)
+	}
+	assert.Check(t, is.DeepEqual(alive, []string{"alice-notebook", "rgpu-7001-1-c1"}), "the foreign pod is untouched")
+	assert.Check(t, is.Equal(countRoute(s, "POST /v2/pods"), 2), "the notebook's and the candidate's: never a second")
+}
+
 // cancellingRunPod cancels the run while a create is in flight: the create
 // happens on the server, its answer is lost to the cancellation (SIGTERM).
 type cancellingRunPod struct {

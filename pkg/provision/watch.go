@@ -25,7 +25,10 @@ type watchResult struct {
 	// imageFault: the image has no runner (the script exited with
 	// startup.ExitRunnerMissing): every pod of it would end so, on any host.
 	imageFault bool
-	reason     string
+	// foreign: the pod's record names another pod (the create answer gave
+	// another pod's id); seen: a record of the pod, under its name, was read.
+	foreign, seen bool
+	reason        string
 	// hostFailed: the pod never delivered a runner through its host's fault —
 	// it ended or lost its runtime while starting, or missed the startup
 	// timeout while the watch could see it — as opposed to a rejection for
@@ -360,9 +363,14 @@ func (s *startupWatch) exited(code int) {
 // made of); a failure leaves them unknown.
 func (s *startupWatch) lastRecord(ctx context.Context) {
 	p, err := s.r.deps.RunPod.GetPod(reqpolicy.WithAttemptLimit(ctx, 1), s.pod.ID)
-	if err != nil || p.Name != s.o.name {
+	switch {
+	case err != nil:
+		return
+	case p.Name != s.o.name:
+		s.w.foreign, s.w.reason = true, fmt.Sprintf("the create answer named pod %s, whose record is named %q, not %s", s.pod.ID, p.Name, s.o.name)
 		return
 	}
+	s.w.seen = true
 	s.w.place(p)
 	if started, known := p.StartedAt.Get(); known && s.w.start.IsZero() {
 		s.w.start = started
@@ -487,13 +495,12 @@ func (o *observer) read(ctx context.Context, w *watchResult) (done, ok bool) {
 		o.blind = true
 		return false, false
 	case p.Name != o.name:
-		// Another pod's record (the id came from a create answer that named
-		// another pod): never judged, priced or accepted as this one.
-		o.r.logf("pod %s: the record is named %q, not %s: not counted", o.podID, p.Name, o.name)
-		o.blind = true
-		return false, false
+		// Another pod's record: the create answer named another pod's id.
+		// Never judged, priced, accepted — or deleted — as this one.
+		w.foreign, w.reason = true, fmt.Sprintf("the create answer named pod %s, whose record is named %q, not %s", o.podID, p.Name, o.name)
+		return true, false
 	}
-	o.blind = false
+	o.blind, w.seen = false, true
 	return o.observe(p, w), true
 }
 
