@@ -38,11 +38,11 @@ type Stage int
 
 // Stages a log line can report.
 const (
-	StageNone      Stage = iota // a line that says nothing the watch uses
-	StageStarted                // the script began: the container runs
-	StageProofPassed            // the proof passed; the runner is starting
-	StageListening              // the runner is connected and waits for a job
-	StageExit                   // the script is about to exit (ExitCode says why)
+	StageNone        Stage = iota // a line that says nothing the watch uses
+	StageStarted                  // the script began: the container runs
+	StageProofPassed              // the proof passed; the runner is starting
+	StageListening                // the runner is connected and waits for a job
+	StageExit                     // the script is about to exit (ExitCode says why)
 )
 
 // LogLine is a container log line read back: its stage, and for StageExit
