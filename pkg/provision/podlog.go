@@ -13,7 +13,9 @@ import (
 )
 
 // streamOpenTimeout bounds, in wall time, how long opening a pod's log
-// stream may hold the watch before it watches by polling instead.
+// stream may hold the watch (and never more than a startup poll) before it
+// watches by polling instead: an edge that buffers the stream whole never
+// answers it.
 const streamOpenTimeout = 10 * time.Second
 
 // maxStreamOpens bounds how often one watch opens its pod's log stream (the
@@ -44,7 +46,7 @@ type podLogFollower struct {
 // streamOpenTimeout; the watch then polls.
 func (r *run) followPodLog(ctx context.Context, id, lastID string) (*podLogFollower, error) {
 	sctx, cancel := context.WithCancel(ctx)
-	timer := time.AfterFunc(streamOpenTimeout, cancel)
+	timer := time.AfterFunc(min(streamOpenTimeout, max(r.cfg.StartupPoll(), time.Second)), cancel)
 	// One attempt: a refused open is retried by the watch, not held here.
 	stream, err := r.deps.RunPod.StreamPodLogs(reqpolicy.WithAttemptLimit(sctx, 1), id, runpod.LogQuery{Source: runpod.LogSourceContainer, LastEventID: lastID})
 	if !timer.Stop() && err == nil {

@@ -296,6 +296,14 @@ func (s *startupWatch) readPod(ctx context.Context) (done, ok bool) {
 	if done && s.o.exited && s.log == nil {
 		s.exitCause(ctx)
 	}
+	if !done && ok && s.o.running && s.log != nil && !s.o.containerUp {
+		// The pod runs, yet its log showed nothing of the container's
+		// start: the stream is not delivering (an edge may hold it back).
+		s.r.logf("pod %s runs but its log stream shows nothing: watching by polling every %s", s.pod.ID, s.poll)
+		s.unfollow()
+		s.opens = maxStreamOpens
+		s.podDue = s.r.now().Add(s.poll)
+	}
 	if !done && ok && s.o.running && s.log == nil {
 		if s.registryDue.IsZero() {
 			s.registryDue = s.r.now()

@@ -711,3 +711,53 @@ func TestWatchWithoutALogStreamPolls(t *testing.T) {
 		assert.Check(t, is.Len(s.livePods(t), 0))
 	})
 }
+
+// edgeRunPod puts an edge in front of the simulated RunPod that holds back
+// pod log streams: it either never answers them (it would buffer them whole)
+// or answers their headers and then nothing.
+func edgeRunPod(t *testing.T, s *scenario, headersOnly bool) {
+	t.Helper()
+	target, err := url.Parse(s.cloud.RunPodURL)
+	assert.NilError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/logs") {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		if headersOnly {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+		}
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	s.deps.RunPod = runpod.New(srv.URL, cloud.RunPodKey, runpod.WithPolicy(s.deps.Policy))
+}
+
+// A log stream an edge holds back does not cost the pod: a stream that never
+// opens is given up after a poll, and one that opens but shows nothing of a
+// container the pod record says runs is dropped; either way the watch polls
+// and the pod is accepted.
+func TestLogStreamHeldBackByAnEdgeFallsBackToPolling(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		headersOnly bool
+		wantLog     string
+	}{
+		{name: "never answered", wantLog: "its log stream could not be opened"},
+		{name: "answered, then silent", headersOnly: true, wantLog: "runs but its log stream shows nothing: watching by polling"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, func(c *config.Config) { onlyA4000(c); c.StartupPollSeconds = 1 })
+			edgeRunPod(t, s, tc.headersOnly)
+
+			res, err := s.run(t)
+
+			assert.NilError(t, err)
+			assert.Assert(t, res.Accepted != nil)
+			assert.Check(t, is.Contains(s.obs.log(), tc.wantLog))
+		})
+	}
+}
