@@ -133,8 +133,9 @@ type startupWatch struct {
 	deadline, last time.Time
 	poll           time.Duration
 	// log follows the pod's container log; nil while the watch polls instead.
-	log   *podLogFollower
-	opens int // log stream opens so far
+	log      *podLogFollower
+	opens    int    // log stream opens so far
+	resumeID string // where a reopened stream continues (the last event seen)
 	// When the pod, the PR, the registry and the duplicate check are read
 	// next; registryDue is zero until the runner may be online.
 	podDue, prDue, registryDue, dupDue time.Time
@@ -305,11 +306,11 @@ func (s *startupWatch) readPod(ctx context.Context) (done, ok bool) {
 		s.podDue = s.r.now().Add(s.poll)
 	}
 	if !done && ok && s.o.running && s.log == nil {
-		if s.registryDue.IsZero() {
-			s.registryDue = s.r.now()
-		}
 		if s.opens < 2 {
-			s.follow(ctx, "")
+			s.follow(ctx, s.resumeID) // the container runs: one more try
+		}
+		if s.log == nil && s.registryDue.IsZero() {
+			s.registryDue = s.r.now()
 		}
 	}
 	return done, ok
@@ -341,14 +342,14 @@ func (s *startupWatch) takeLog(ctx context.Context) bool {
 		}
 	}
 	if ended {
-		resume := s.log.resumeAfter()
+		s.resumeID = s.log.resumeAfter()
 		s.unfollow()
 		done, ok := s.readPod(ctx)
 		if done {
 			return true
 		}
-		if ok && !s.o.ended {
-			s.follow(ctx, resume)
+		if ok && !s.o.ended && s.log == nil {
+			s.follow(ctx, s.resumeID)
 		}
 	}
 	return false

@@ -1,6 +1,7 @@
 package provision
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -760,4 +761,61 @@ func TestLogStreamHeldBackByAnEdgeFallsBackToPolling(t *testing.T) {
 			assert.Check(t, is.Contains(s.obs.log(), tc.wantLog))
 		})
 	}
+}
+
+// A log stream that ends while the pod still runs (an edge cut it) is read
+// again from where it stopped (Last-Event-ID), after one look at the pod, and
+// the runner is accepted.
+func TestLogStreamCutOffIsResumed(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, onlyA4000)
+	target, err := url.Parse(s.cloud.RunPodURL)
+	assert.NilError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var mu sync.Mutex
+	var resumes []string
+	opens := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		first := strings.HasSuffix(r.URL.Path, "/logs") && opens == 0
+		if strings.HasSuffix(r.URL.Path, "/logs") {
+			opens++
+			resumes = append(resumes, r.Header.Get("Last-Event-ID"))
+		}
+		mu.Unlock()
+		if !first {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		// The first stream ends after its first event.
+		up, err := http.NewRequestWithContext(r.Context(), r.Method, s.cloud.RunPodURL+r.URL.RequestURI(), nil)
+		assert.Check(t, err)
+		up.Header = r.Header.Clone()
+		resp, err := http.DefaultClient.Do(up)
+		if !assert.Check(t, err) {
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		br := bufio.NewReader(resp.Body)
+		for {
+			line, err := br.ReadString('\n')
+			_, _ = io.WriteString(w, line)
+			if err != nil || line == "\n" {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	s.deps.RunPod = runpod.New(srv.URL, cloud.RunPodKey, runpod.WithPolicy(s.deps.Policy))
+
+	res, err := s.run(t)
+
+	assert.NilError(t, err, s.obs.log())
+	assert.Assert(t, res.Accepted != nil)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Check(t, is.Len(resumes, 2))
+	assert.Check(t, len(resumes) == 2 && resumes[0] == "" && strings.HasSuffix(resumes[1], "/000000000001"), "resumed after the first line: %q", resumes)
 }

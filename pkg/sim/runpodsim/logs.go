@@ -91,7 +91,15 @@ func (s *Server) appendLog(id string, lines ...string) {
 		st.poke()
 	}
 	b.mu.Unlock()
-	if n, ok := s.cfg.clock.(interface{ Notify() }); ok && watched {
+	if watched {
+		s.notify()
+	}
+}
+
+// notify tells a virtual clock that a stream carries something that may wake
+// a sleeper (simclock.Virtual.Notify).
+func (s *Server) notify() {
+	if n, ok := s.cfg.clock.(interface{ Notify() }); ok {
 		n.Notify()
 	}
 }
@@ -119,8 +127,10 @@ func (s *Server) endLog(id string) {
 		st.poke()
 	}
 	s.logs.mu.Unlock()
-	if n, ok := s.cfg.clock.(interface{ Notify() }); ok && watched {
-		n.Notify()
+	// A stream ended by a request (a deletion) wakes no sleeper: its
+	// client is the caller, or already gone.
+	if watched && !s.handling {
+		s.notify()
 	}
 }
 
@@ -284,6 +294,9 @@ func (s *Server) streamLogs(w http.ResponseWriter, r *http.Request, id string, q
 		l.streams[st] = true
 	}
 	b.mu.Unlock()
+	if n, ok := s.cfg.clock.(interface{ NotifyNext() }); ok && len(pending) > 0 {
+		n.NotifyNext() // the backfill, sent after the headers, may wake the stream's reader
+	}
 	defer func() {
 		b.mu.Lock()
 		delete(l.streams, st)

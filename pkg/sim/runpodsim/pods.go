@@ -553,7 +553,13 @@ func (s *Server) endPhase(p *pod) {
 			s.inbox = append(s.inbox, exitReport{podID: p.id, gen: gen, code: code, at: at})
 			s.inboxMu.Unlock()
 			// Applied at once, not at the next request: the pod's log
-			// streams end when its container does.
+			// streams end when its container does (in the same clock
+			// callback when the lock is free, else right after it).
+			if s.mu.TryLock() {
+				s.settle(at)
+				s.mu.Unlock()
+				return
+			}
 			s.cfg.clock.AfterFunc(0, func() {
 				s.mu.Lock()
 				defer s.mu.Unlock()

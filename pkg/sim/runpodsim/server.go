@@ -53,6 +53,9 @@ type Server struct {
 	slsState *slsState // templates, endpoints and jobs (serverless.go)
 
 	logs logBook // pod logs and their streams (logs.go)
+	// handling: a request's handler runs (under mu), so what changes now is
+	// its doing, not a clock callback's.
+	handling bool
 }
 
 type config struct {
@@ -311,7 +314,9 @@ func (s *Server) respond(r *http.Request, methods map[string]handler, route stri
 	if d.early.status != 0 {
 		return d.early, true
 	}
+	s.handling = true
 	resp = h(r, body, now)
+	s.handling = false
 	s.changeStock(route)
 	if resp.created && s.loseCreate(&resp) {
 		return resp, false

@@ -47,11 +47,12 @@ func (Real) Sleep(ctx context.Context, d time.Duration) error { return clock.Sle
 type Virtual struct {
 	advancing sync.Mutex // serializes Advance so timers fire in one order
 
-	mu       sync.Mutex
-	now      time.Time
-	seq      uint64
-	timers   timerHeap
-	notified bool // a callback of the current Sleep called Notify
+	mu        sync.Mutex
+	now       time.Time
+	seq       uint64
+	timers    timerHeap
+	notified  bool // a callback of the current Sleep called Notify
+	announced bool // NotifyNext since the last Sleep began
 }
 
 // NotifyWait bounds how long, in wall time, Sleep waits after a callback
@@ -88,27 +89,38 @@ func (v *Virtual) Sleep(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// What was sent before this sleep (NotifyNext) may wake it at once; a
+	// Notify outside a callback of this sleep concerns no sleeper.
 	v.mu.Lock()
-	v.notified = false
+	announced := v.announced
+	v.notified, v.announced = false, false
 	v.mu.Unlock()
+	if err := v.awaitWake(ctx, announced); err != nil {
+		return err
+	}
 	return v.advance(d, func() error {
 		v.mu.Lock()
 		notified := v.notified
 		v.notified = false
 		v.mu.Unlock()
-		if notified {
-			// What the callback sent travels through real goroutines (a
-			// stream over loopback HTTP): give the sleeper the wall time to
-			// take it in, and wake, before the clock moves on.
-			timer := time.NewTimer(NotifyWait)
-			select {
-			case <-ctx.Done():
-			case <-timer.C:
-			}
-			timer.Stop()
-		}
-		return ctx.Err()
+		return v.awaitWake(ctx, notified)
 	})
+}
+
+// awaitWake waits, when something was sent (notified), for ctx to end: it
+// travels through real goroutines (a stream over loopback HTTP), so the
+// sleeper gets the wall time (at most NotifyWait) to take it in and wake
+// before the clock moves on.
+func (v *Virtual) awaitWake(ctx context.Context, notified bool) error {
+	if notified {
+		timer := time.NewTimer(NotifyWait)
+		select {
+		case <-ctx.Done():
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+	return ctx.Err()
 }
 
 // Notify says that the timer callback running now sent something out of the
@@ -120,6 +132,15 @@ func (v *Virtual) Sleep(ctx context.Context, d time.Duration) error {
 func (v *Virtual) Notify() {
 	v.mu.Lock()
 	v.notified = true
+	v.mu.Unlock()
+}
+
+// NotifyNext is Notify for something sent outside the clock's callbacks (an
+// answer's body that follows its headers): the next Sleep waits for its
+// context to end, the same way, before it moves the clock at all.
+func (v *Virtual) NotifyNext() {
+	v.mu.Lock()
+	v.announced = true
 	v.mu.Unlock()
 }
 

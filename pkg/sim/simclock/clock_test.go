@@ -134,3 +134,24 @@ func TestVirtualSleepWaitsForANotifiedWakeUp(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, clock.Now(), start.Add(5*time.Second))
 }
+
+// Something sent outside the clock's callbacks (NotifyNext) is waited for by
+// the next Sleep before the clock moves at all; a Notify outside a Sleep's
+// callbacks concerns no sleeper and is not waited for.
+func TestVirtualSleepWaitsForWhatWasSentBeforeIt(t *testing.T) {
+	clock := simclock.NewVirtual(start)
+	clock.Notify() // outside any callback: ignored
+	assert.NilError(t, clock.Sleep(context.Background(), time.Second))
+	assert.Equal(t, clock.Now(), start.Add(time.Second))
+
+	ctx, wake := context.WithCancel(context.Background())
+	clock.AfterFunc(5*time.Second, func() {})
+	clock.NotifyNext()
+	go func() {
+		time.Sleep(20 * time.Millisecond) // the trip through a stream
+		wake()
+	}()
+	err := clock.Sleep(ctx, time.Minute)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, clock.Now(), start.Add(time.Second), "woken before the clock moved")
+}
