@@ -234,7 +234,11 @@ func (p *chaosProxy) forward(r *http.Request) (int, http.Header, []byte, error) 
 	}
 	out.Header = r.Header.Clone()
 	// The service answers even if the client has gone: a request that reached it takes effect.
-	out = out.WithContext(context.WithoutCancel(r.Context()))
+	// A pod's log stream is read whole, as an edge that buffers would: its
+	// client gives up and polls, and then the stream upstream ends with it.
+	if !strings.HasSuffix(r.URL.Path, "/logs") {
+		out = out.WithContext(context.WithoutCancel(r.Context()))
+	}
 	resp, err := chaosUpstream.Do(out)
 	if err != nil {
 		return 0, nil, nil, err

@@ -37,7 +37,7 @@ func TestProvisionSpendCeilingCountsTheLifetime(t *testing.T) {
 func TestProvisionRetryAfterPastTheStartupBudgetEndsTheCandidate(t *testing.T) {
 	t.Parallel()
 	s := startCloud(t, testMarket(testHost("h1", harness.A4000, true), testHost("h2", harness.A5000, true)), runpodsim.Faults{
-		RateLimits: []runpodsim.RateLimitFault{{Match: runpodsim.Match{Route: "GET /v2/pods/{id}"}, When: runpodsim.Trigger{Nth: []int{2}}, RetryAfter: 1000 * time.Second}},
+		RateLimits: []runpodsim.RateLimitFault{{Match: runpodsim.Match{Route: "GET /v2/pods/{id}"}, When: runpodsim.Trigger{Nth: []int{1}}, RetryAfter: 1000 * time.Second}}, // the watch's first pod read
 	}, fastConfig)
 	start := time.Now()
 

@@ -133,7 +133,7 @@ func TestProvisionProofFailureThenAccepted(t *testing.T) {
 	assert.Equal(t, res.Outputs["gpu-type"], harness.A5000)
 	assert.Equal(t, res.Outputs["attempts"], "2")
 	assert.Check(t, res.Outputs["rejected-cost-usd"] != "0.0000", "the rejected candidate's cost is reported")
-	assert.Check(t, is.Contains(res.Summary, "| rejected | pod EXITED while starting"))
+	assert.Check(t, is.Contains(res.Summary, "| rejected | the startup script exited with 1: the CUDA smoke proof failed on this host |"))
 	assert.Check(t, is.Contains(res.Stdout, `runpod-gpu::attempt {`), "structured attempt lines for the cost history")
 	assert.Check(t, is.Len(s.livePods(t), 1))
 	assertNoSecrets(t, s, res)

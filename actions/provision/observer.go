@@ -1,6 +1,7 @@
 package provisionaction
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
@@ -31,6 +32,22 @@ func newObserver(io *actionio.IO) *observer {
 // PodCreated publishes the pod id and every pod created so far.
 func (o *observer) PodCreated(podID string) {
 	o.created = append(o.created, podID)
+	o.publish(podID)
+}
+
+// PodForgotten takes back an id published as created that turned out to be
+// another pod's (a create answer that named it): cleanup must never delete it.
+func (o *observer) PodForgotten(podID string) {
+	o.created = slices.DeleteFunc(o.created, func(id string) bool { return id == podID })
+	last := ""
+	if n := len(o.created); n > 0 {
+		last = o.created[n-1]
+	}
+	o.publish(last)
+}
+
+// publish writes pod-id (the last one written wins) and created-pod-ids.
+func (o *observer) publish(podID string) {
 	err := actionio.WriteOutputs[podOutputs](o.io, podOutputs{PodID: podID, CreatedPodIDs: strings.Join(o.created, ",")})
 	if err != nil {
 		o.io.Warningf("could not publish pod id %s: %v", podID, err)

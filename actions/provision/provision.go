@@ -34,7 +34,7 @@ type Inputs struct {
 	RunnerGroupID   int64                  `input:"runner-group-id" default:"1" min:"1" desc:"Runner group the JIT runners join (1 is the Default group)."`
 	PRNumber        int64                  `input:"pr-number" default:"0" max:"2147483648" desc:"Pull request under test, for obsolescence checks; 0 is a manual validation."`
 	ExpectedHeadSHA actionio.CommitSHA     `input:"expected-head-sha" default:"" desc:"The PR head authorize pinned (its head-sha output, also for a manual dispatch), a full commit SHA; required when pr-number is set. A moved head stops provisioning."`
-	TestedRef       actionio.CommitSHA     `input:"tested-ref" default:"" desc:"The pinned merge SHA (or dispatched SHA) under test, a full commit SHA; enables the gate reuse lookup."`
+	TestedRef       actionio.CommitSHA     `input:"tested-ref" default:"" desc:"The pinned merge SHA (or dispatched SHA) under test, a full commit SHA; required when pr-number is set. Enables the gate reuse lookup."`
 	TreeKey         actionkit.TreeKeyInput `input:"tree-key" default:"" want:"authorize's tree-key output (tree:<sha>:lane:<digest>), or empty" desc:"authorize's tree-key output; the reuse lookup then also matches a gate for the identical tree and lane."`
 	CheckName       string                 `input:"check-name" default:"CI GPU gate" desc:"Name of the gate check whose earlier success can be reused."`
 	// GateAppID 0 never means any app: see gatecheck.TrustedGateApp.
@@ -49,11 +49,15 @@ type Inputs struct {
 	actionkit.SpendRecordInput
 }
 
-// Validate requires the head authorize pinned whenever a pull request is
-// under test (also for a manual dispatch of one).
+// Validate requires the head and the tested ref authorize pinned whenever a
+// pull request is under test (also for a manual dispatch of one): no pod is
+// paid for an unnamed commit.
 func (in *Inputs) Validate() error {
 	if in.PRNumber > 0 {
-		return actionio.RequireSHA("expected-head-sha", in.ExpectedHeadSHA)
+		if err := actionio.RequireSHA("expected-head-sha", in.ExpectedHeadSHA); err != nil {
+			return err
+		}
+		return actionio.RequireSHA("tested-ref", in.TestedRef)
 	}
 	return nil
 }

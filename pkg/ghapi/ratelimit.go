@@ -27,6 +27,8 @@ const maxErrorPeek = 16 << 10
 //     limits, or any other 429): Retry-After, else until the reset when
 //     nothing remains, else one minute.
 //
+// A limit refuses the request before GitHub acts on it, so even a create
+// POST (a runner's JIT config, a check run) is sent again after the wait.
 // Everything else is left to the policy's built-in rules.
 func RateLimitClassifier(c clock.Clock) reqpolicy.Classifier {
 	return func(resp *http.Response) reqpolicy.Decision {
@@ -34,7 +36,7 @@ func RateLimitClassifier(c clock.Clock) reqpolicy.Classifier {
 		if !limited {
 			return reqpolicy.Decision{Verdict: reqpolicy.Defer}
 		}
-		return reqpolicy.Decision{Verdict: reqpolicy.Retry, Wait: wait}
+		return reqpolicy.Decision{Verdict: reqpolicy.Retry, Wait: wait, Unprocessed: true}
 	}
 }
 

@@ -117,6 +117,21 @@ func TestDeleteAlreadyGoneIs404Confirmed(t *testing.T) {
 	assert.NilError(t, err, "404 confirms")
 }
 
+// A malformed pod id (a path, a quote) is an error, never "already deleted":
+// sent, RunPod would answer 404 for it while the real pod bills on.
+func TestDeleteOfAMalformedIDIsAnErrorNotAlreadyGone(t *testing.T) {
+	f := newFixture(t, runpodsim.Faults{}, 0)
+	for _, id := range []string{f.podID + "/..", "../" + f.podID, f.podID + " ", `"` + f.podID + `"`} {
+		_, err := f.deleter.Delete(context.Background(), id)
+		var ue *UnconfirmedError
+		assert.Assert(t, errors.As(err, &ue), "%q: got %v", id, err)
+		assert.Check(t, is.Equal(ue.Stopped, "permanent error"))
+		assert.Check(t, errors.Is(err, runpod.ErrInvalidRequest), "%q: got %v", id, err)
+	}
+	assert.Check(t, is.Equal(f.count(deleteRoute), 0), "nothing was sent")
+	assert.Check(t, !f.gone(t), "the real pod is untouched")
+}
+
 func TestDeleteRetriesAServerError(t *testing.T) {
 	f := newFixture(t, runpodsim.Faults{ServerErrors: []runpodsim.ServerErrorFault{on(deleteRoute, runpodsim.Trigger{First: 2}, 503)}}, 0)
 	_, err := f.deleter.Delete(context.Background(), f.podID)

@@ -63,10 +63,14 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		done(cost.OutcomeFailed, err.Error())
 		return 0, r.fail(ErrStopped, err.Error())
 	}
-	rec.PodID = pod.ID
 	createdAt := postAt
-
 	w := r.watch(ctx, pod, c, label, createdAt)
+	if pod, w = r.unlessForeign(ctx, pod, w, c, label, createdAt); pod == nil {
+		r.removeRunner(ctx, jit)
+		done(cost.OutcomeFailed, w.reason)
+		return outcomeNoCapacity, nil
+	}
+	rec.PodID = pod.ID
 	// Where the pod ran: the watch's records, else the create's answer.
 	rec.Cloud, rec.DataCenter, rec.Driver = cmp.Or(w.cloud, pod.Cloud), cmp.Or(w.dataCenter, pod.DataCenterID), cmp.Or(w.driver, pod.CudaVersion)
 	if r.retriedCreate {
@@ -84,6 +88,47 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		return r.accept(c, label, pod, w, &rec, done)
 	}
 	return r.reject(ctx, pod, jit, w, &rec, listPrice, createdAt, done)
+}
+
+// unlessForeign checks that the pod the watch rejected is this candidate's
+// before anything deletes it: a create answer can name another pod's id
+// (the watch reads its record, named otherwise). Such an answer is a lost
+// answer: the id is forgotten (never deleted, never published as this run's)
+// and the pod is looked for by its unique name within the candidate's
+// budget, then watched; a nil pod means none was found.
+func (r *run) unlessForeign(ctx context.Context, pod *runpod.Pod, w watchResult, c plan.Candidate, label string, createdAt time.Time) (*runpod.Pod, watchResult) {
+	if !w.foreign && (w.accepted || w.seen || ctx.Err() != nil || !r.namedOtherwise(ctx, pod)) {
+		return pod, w
+	}
+	r.untrack(pod.ID)
+	r.logf("create of %s: the answer named pod %s, another pod's id: a lost answer; looking for %s by name", pod.Name, pod.ID, pod.Name)
+	rctx, cancel := r.bound(ctx, max(createdAt.Add(r.cfg.StartupTimeout()).Sub(r.now()), 0))
+	found, err := r.reconcile(rctx, pod.Name)
+	cancel()
+	if found == nil {
+		r.uncertain = append(r.uncertain, pod.Name) // the run's last look
+		return nil, watchResult{reason: fmt.Sprintf("create of %s answered with another pod's id (%s) and no pod of that name was found (%v)", pod.Name, pod.ID, err)}
+	}
+	return found, r.watch(ctx, found, c, label, createdAt)
+}
+
+// namedOtherwise reads pod's record once and reports whether it names another
+// pod; an unreadable record counts as this pod's (the create answer named it).
+func (r *run) namedOtherwise(ctx context.Context, pod *runpod.Pod) bool {
+	rctx, cancel := r.bound(context.WithoutCancel(ctx), lifecycle.DefaultRequestTimeout)
+	defer cancel()
+	p, err := r.deps.RunPod.GetPod(reqpolicy.WithAttemptLimit(rctx, 1), pod.ID)
+	return err == nil && p.Name != pod.Name
+}
+
+// untrack forgets a pod id that is not this run's: never deleted, and no
+// longer published as created by it (observers that can are told).
+func (r *run) untrack(id string) {
+	delete(r.live, id)
+	r.created = slices.DeleteFunc(r.created, func(c string) bool { return c == id })
+	if f, ok := r.deps.Observer.(interface{ PodForgotten(podID string) }); ok {
+		f.PodForgotten(id)
+	}
 }
 
 // attemptDone returns the end of c's attempt: it stamps rec with the outcome
@@ -154,12 +199,26 @@ func (r *run) reject(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig,
 	case w.taken:
 		// A label that leaked once can leak again: no further pod is paid for.
 		return 0, r.fail(ErrRunnerTaken, w.reason)
+	case w.imageFault:
+		// Every pod of this image would end so, on any host: none more is paid for.
+		return 0, r.fail(ErrImageWithoutRunner, r.imageWithoutRunner())
 	case w.local:
 		return outcomeLocal, nil
 	case ctx.Err() != nil:
 		return 0, ctx.Err()
 	}
 	return outcomeStartupFailure, nil
+}
+
+// imageWithoutRunner says what the run's image lacks and what it must contain.
+func (r *run) imageWithoutRunner() string {
+	dir := r.req.RunnerDir
+	if dir == "" {
+		dir = startup.DefaultRunnerDir
+	}
+	return fmt.Sprintf("image %s passed the CUDA proof but has no runner at %s/run.sh: a custom image must contain the GitHub Actions runner "+
+		"there (set runner-dir to where it is) and a non-root user %q with passwordless sudo, as ghcr.io/actions/actions-runner does; "+
+		"no further pod is paid for this image", r.res.Image, dir, startup.RunnerUser)
 }
 
 // removeRunner removes the registration of a runner no pod will ever run, so
@@ -266,21 +325,29 @@ func (r *run) createRequest(c plan.Candidate, label string, jit *ghapi.JITConfig
 	return body, nil
 }
 
+// createTry is the state of one candidate's create across its POSTs.
+type createTry struct {
+	name      string
+	retried   bool // a second POST has been allowed
+	uncertain bool // an earlier POST of this name may have created a pod
+	limited   bool // an earlier POST was answered 429 and the name was not listed then
+}
+
 // sendCreate is create's retry and reconciliation loop for body: each POST
 // goes once, and only this loop decides whether another follows.
 func (r *run) sendCreate(ctx context.Context, body runpod.CreatePodRequest) (created *runpod.Pod, _ error) {
 	// Everything about this create — the POST, a 429's wait, reconciliation
-	// and one informed retry — fits create_deadline_seconds.
+	// and one informed retry — fits create_deadline_seconds (a pause RunPod
+	// asks for beyond it is waited out within the startup budget instead).
 	cctx, cancel := r.bound(ctx, r.cfg.CreateDeadline())
 	defer cancel()
-	retried := false
-	uncertain := false // an earlier POST of this name may have created a pod
+	t := &createTry{name: body.Name}
 	defer func() {
 		// However the create ends without a pod in hand — a second failure,
 		// a 429 or refusal on the retry, an unreadable list, cancellation —
 		// a POST that may have made one leaves its name to the run's last
 		// look (sweepUncertain), never to the cleanup job alone.
-		if uncertain && created == nil {
+		if t.uncertain && created == nil {
 			r.uncertain = append(r.uncertain, body.Name)
 		}
 	}()
@@ -288,44 +355,85 @@ func (r *run) sendCreate(ctx context.Context, body runpod.CreatePodRequest) (cre
 		// One POST per send: this loop, not the policy, decides whether a
 		// create goes again (once after a 429, informed after a lost answer).
 		pod, err := r.deps.RunPod.CreatePod(reqpolicy.WithAttemptLimit(cctx, 1), body)
-		switch {
-		case err == nil:
+		if err == nil && slices.Contains(r.created, pod.ID) {
+			// An answer naming a pod this run already has (under another
+			// name) is a lost answer, not a pod to track twice.
+			pod, err = nil, fmt.Errorf("create pod %s: %w: the answer names pod %s, which this run created earlier", body.Name, runpod.ErrUnusableRecord, pod.ID)
+		}
+		if err == nil {
 			r.track(pod.ID)
-			r.retriedCreate = uncertain // checked for a late-listed duplicate after the watch
+			r.retriedCreate = t.uncertain || t.limited // checked for a late-listed duplicate after the watch
 			return pod, nil
-		case ctx.Err() != nil:
-			// Cancelled (SIGTERM) while the create was in flight: it may have
-			// happened. Find it on a fresh, bounded context so Run deletes it.
-			uncertain = true
-			r.reconcileAfterCancel(body.Name)
-			return nil, fmt.Errorf("create of %s interrupted: %w", body.Name, ctx.Err())
-		case errors.Is(err, runpod.ErrCapacity) && uncertain:
-			return r.capacityAfterUncertainCreate(cctx, body.Name, err)
-		case errors.Is(err, runpod.ErrCapacity):
-			return nil, err
-		case errors.Is(err, runpod.ErrInsufficientBalance):
-			return nil, fmt.Errorf("RunPod balance too low; no candidate can start: %w", err)
-		case errors.Is(err, reqpolicy.ErrWaitExceedsDeadline):
-			// The policy refuses to send a POST it would have to hold past the
-			// deadline (the shared cooldown): certainly nothing was created.
-			return nil, fmt.Errorf("%w: create of %s not sent: %v", errNotCreated, body.Name, err)
-		case errors.Is(err, runpod.ErrRateLimited) && !retried:
-			// A 429 certainly created nothing: wait out its Retry-After (the
-			// shared cooldown) and send once more, if that fits the deadline.
-			retried = true
-			if werr := r.deps.Policy.Wait(cctx, 0, "create after 429"); werr != nil {
-				return nil, fmt.Errorf("%w: create of %s rate limited and the wait does not fit create_deadline_seconds %d: %v", errNotCreated, body.Name, r.cfg.CreateDeadlineSeconds, werr)
-			}
-		case uncertainCreate(err):
-			uncertain = true
-			if found, rerr := r.reconcileCreate(ctx, cctx, body.Name, err, retried); found != nil || rerr != nil {
-				return found, rerr
-			}
-			retried = true
-		default:
-			return nil, fmt.Errorf("create pod %s: %w", body.Name, err)
+		}
+		if found, again, ferr := r.afterFailedCreate(ctx, cctx, t, err); !again {
+			return found, ferr
 		}
 	}
+}
+
+// afterFailedCreate decides what follows a failed POST of t: again reports
+// that the loop sends once more; otherwise the create ends with the pod found
+// (by name) or an error.
+func (r *run) afterFailedCreate(ctx, cctx context.Context, t *createTry, err error) (_ *runpod.Pod, again bool, _ error) {
+	switch {
+	case ctx.Err() != nil:
+		// Cancelled (SIGTERM) while the create was in flight: it may have
+		// happened. Find it on a fresh, bounded context so Run deletes it.
+		t.uncertain = true
+		r.reconcileAfterCancel(t.name)
+		return nil, false, fmt.Errorf("create of %s interrupted: %w", t.name, ctx.Err())
+	case errors.Is(err, runpod.ErrCapacity) && t.uncertain:
+		found, ferr := r.capacityAfterUncertainCreate(cctx, t.name, err)
+		return found, false, ferr
+	case errors.Is(err, runpod.ErrCapacity):
+		return nil, false, err
+	case errors.Is(err, runpod.ErrInsufficientBalance):
+		return nil, false, fmt.Errorf("RunPod balance too low; no candidate can start: %w", err)
+	case errors.Is(err, reqpolicy.ErrWaitExceedsDeadline):
+		// The policy refuses to send a POST it would have to hold past the
+		// deadline (the shared cooldown): certainly nothing was created.
+		return nil, false, fmt.Errorf("%w: create of %s not sent: %v", errNotCreated, t.name, err)
+	case errors.Is(err, runpod.ErrRateLimited) && !t.retried:
+		// A 429 should have created nothing: wait out its Retry-After (the
+		// shared cooldown), look the name up — an edge may have passed the
+		// POST on before answering — and only then send once more, if that
+		// fits the deadline.
+		t.retried = true
+		if werr := r.deps.Policy.Wait(cctx, 0, "create after 429"); werr != nil {
+			return nil, false, fmt.Errorf("%w: create of %s rate limited and the wait does not fit create_deadline_seconds %d: %v", errNotCreated, t.name, r.cfg.CreateDeadlineSeconds, werr)
+		}
+		if found, ferr := r.lookupAfterRateLimit(cctx, t.name); found != nil || ferr != nil {
+			t.uncertain = ferr != nil
+			return found, false, ferr
+		}
+		t.limited = true
+		return nil, true, nil
+	case uncertainCreate(err):
+		t.uncertain = true
+		if found, rerr := r.reconcileCreate(ctx, cctx, t.name, err, t.retried); found != nil || rerr != nil {
+			return found, false, rerr
+		}
+		t.retried = true
+		return nil, true, nil
+	}
+	return nil, false, fmt.Errorf("create pod %s: %w", t.name, err)
+}
+
+// lookupAfterRateLimit reads the pod list once, after a 429's wait, for a pod
+// named name before the create goes again. It returns the pod when one is
+// listed; an error when the list cannot be read (the create is not sent
+// again: a pod may exist); nil, nil when none is listed.
+func (r *run) lookupAfterRateLimit(ctx context.Context, name string) (*runpod.Pod, error) {
+	pods, err := r.deps.RunPod.ListPods(ctx, runpod.ListPodsQuery{})
+	if err != nil {
+		return nil, fmt.Errorf("%w: create of %s answered 429 and the pod list could not be read before sending it again (%v); "+
+			"not sent twice: the run's last look and the cleanup job's tag sweep cover a pod of that name", errNotCreated, name, err)
+	}
+	if found := r.adopt(pods, name, ""); len(found) > 0 {
+		r.logf("create of %s answered 429, yet the pod exists: used, not created again", name)
+		return found[0], nil
+	}
+	return nil, nil
 }
 
 // capacityAfterUncertainCreate handles the informed retry finding no
@@ -346,12 +454,8 @@ func (r *run) capacityAfterUncertainCreate(cctx context.Context, name string, er
 // waited out: the caller sends its one informed retry.
 func (r *run) reconcileCreate(ctx, cctx context.Context, name string, err error, retried bool) (*runpod.Pod, error) {
 	r.logf("create of %s: %v; reconciling by name before anything else", name, err)
-	rctx := cctx
-	if cctx.Err() != nil { // the create used up the deadline in wall time: a short one of its own
-		var rcancel context.CancelFunc
-		rctx, rcancel = r.bound(ctx, 2*lifecycle.DefaultRequestTimeout)
-		defer rcancel()
-	}
+	rctx, rcancel, paused := r.reconcileContext(ctx, cctx, name)
+	defer rcancel()
 	found, rerr := r.reconcile(rctx, name)
 	switch {
 	case found != nil:
@@ -368,14 +472,48 @@ func (r *run) reconcileCreate(ctx, cctx context.Context, name string, err error,
 		return nil, fmt.Errorf("create of %s: %v; the pod list could not be read (%v), so it may exist: stopping rather than risk a second pod", name, err, rerr)
 	case retried:
 		return nil, fmt.Errorf("%w: create of %s failed twice (%v) and no pod of that name exists", errNotCreated, name, err)
+	case paused:
+		// The create deadline went by in RunPod's pause: the run goes on
+		// with the next candidate, never a second POST of this name (the
+		// run's last look still covers a pod of it listed late).
+		return nil, fmt.Errorf("%w: create of %s: %v; no pod of that name exists after RunPod's pause", errNotCreated, name, err)
 	}
 	// Certainly not created: one informed retry of the same candidate,
 	// if the shared cooldown leaves time for it.
-	if werr := r.deps.Policy.Wait(cctx, 0, "create retry after reconciliation"); werr != nil {
+	if werr := r.deps.Policy.Wait(cctx, 0, "create retry after reconciliation"); werr != nil || !fits(r.deps.Policy, cctx, 0) {
 		return nil, fmt.Errorf("%w: create of %s: %v; no pod of that name exists and no retry fits create_deadline_seconds %d", errNotCreated, name, err, r.cfg.CreateDeadlineSeconds)
 	}
 	r.logf("create of %s: no pod of that name exists; one informed retry", name)
 	return nil, nil
+}
+
+// reconcileContext bounds the by-name search after an uncertain create: the
+// create deadline (cctx's), or a short budget of its own when the create used
+// that up in wall time, or — paused — the rest of the candidate's startup
+// budget when RunPod asked for a pause (Retry-After) longer than the create
+// deadline, so the search goes out once the pause is over.
+func (r *run) reconcileContext(ctx, cctx context.Context, name string) (_ context.Context, _ context.CancelFunc, paused bool) {
+	pause := r.deps.Policy.Cooldown().Remaining(r.now())
+	switch {
+	case cctx.Err() != nil:
+		rctx, cancel := r.bound(ctx, 2*lifecycle.DefaultRequestTimeout)
+		return rctx, cancel, false
+	case pause > 0 && !fits(r.deps.Policy, cctx, pause):
+		// The startup budget runs from the candidate's first POST.
+		budget := r.current.postAt.Add(r.cfg.StartupTimeout()).Sub(r.now())
+		r.logf("create of %s: RunPod asks for a pause of %s, longer than create_deadline_seconds %d: "+
+			"reconciling by name once it is over, within startup_timeout_seconds %d", name, pause.Round(time.Second), r.cfg.CreateDeadlineSeconds, r.cfg.StartupTimeoutSeconds)
+		rctx, cancel := r.bound(ctx, max(budget, 0))
+		return rctx, cancel, true
+	}
+	return cctx, func() {}, false
+}
+
+// fits reports whether a pause of d fits what is left of ctx's deadline on
+// the policy's clock (a context without one fits any pause).
+func fits(p *reqpolicy.Policy, ctx context.Context, d time.Duration) bool {
+	left, bounded := p.Remaining(ctx)
+	return !bounded || d < left
 }
 
 // uncertainCreate reports whether a create's failure leaves it unknown if the
@@ -475,6 +613,11 @@ func (r *run) adopt(pods []runpod.Pod, name, except string) []*runpod.Pod {
 	for i := range pods {
 		p := &pods[i]
 		if p.Name != name || p.ID == "" || p.ID == except || p.Status == runpod.PodTerminated || r.live[p.ID] {
+			continue
+		}
+		if !runpod.ValidPodID(p.ID) {
+			// It cannot be read or deleted by that id: never tracked as if it could.
+			r.logf("warning: a pod named %s is listed with a malformed id %q: it cannot be tracked; delete it by hand", name, p.ID)
 			continue
 		}
 		r.logf("reconciled: pod %s exists as %s", name, p.ID)

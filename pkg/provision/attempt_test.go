@@ -268,6 +268,98 @@ func TestRateLimitedCreate(t *testing.T) {
 	}
 }
 
+// A create answered 429 is looked up by its unique name before it is sent
+// again: when an edge passed the POST on and the pod exists, it is the pod
+// used, never a second one of the same name.
+func TestRateLimitedCreateIsLookedUpBeforeItIsSentAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		applied   bool // the 429'd POST created the pod
+		wantPOSTs int
+	}{
+		{name: "the 429 created the pod", applied: true, wantPOSTs: 1},
+		{name: "the 429 created nothing", wantPOSTs: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := runpodsim.Faults{RateLimits: []runpodsim.RateLimitFault{{Match: runpodsim.Match{Route: "POST /v2/pods"}, When: runpodsim.Trigger{Nth: []int{1}}, RetryAfter: 5 * time.Second}}}
+			if tc.applied {
+				f = runpodsim.Faults{Rewrites: []runpodsim.RewriteFault{{Match: runpodsim.Match{Route: "POST /v2/pods"}, When: runpodsim.Trigger{Nth: []int{1}}, Status: 429,
+					Body: func(int, []byte) []byte {
+						return []byte(`{"title":"Too Many Requests","status":429,"detail":"slow down"}`)
+					}}}}
+			}
+			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a4000)), Faults: f}, onlyA4000)
+
+			res, err := s.run(t)
+
+			assert.NilError(t, err)
+			assert.Check(t, is.Equal(countRoute(s, "POST /v2/pods"), tc.wantPOSTs))
+			live := s.livePods(t)
+			assert.Assert(t, is.Len(live, 1), "one pod of the name")
+			assert.Check(t, is.Equal(res.Accepted.PodID, live[0].ID))
+			reqs := s.cloud.RunPod.Requests()
+			for i, r := range reqs {
+				if r.Route == "POST /v2/pods" && r.Status == 429 {
+					assert.Check(t, i+1 < len(reqs) && reqs[i+1].Route == "GET /v2/pods", "the name is looked up right after the 429: %v", reqs)
+				}
+			}
+			if tc.applied {
+				assert.Check(t, is.Contains(s.obs.log(), "create of rgpu-7001-1-c1 answered 429, yet the pod exists: used, not created again"))
+			}
+		})
+	}
+}
+
+// A create answered 503 with a Retry-After longer than create_deadline_seconds
+// does not stop the run: once the pause is over the pod is looked for by name,
+// within the candidate's startup budget, and the run goes on — with the pod
+// when the create made it, else with the next candidate — never a second pod
+// of the same name, and never a pod-list read during the pause.
+func TestCreatePausedByALongRetryAfterIsReconciledWhenThePauseIsOver(t *testing.T) {
+	const pause = 2 * time.Minute // create_deadline_seconds is 60
+	for _, tc := range []struct {
+		name         string
+		faults       runpodsim.Faults
+		wantOutcomes []string
+	}{
+		{
+			name:         "the create made its pod",
+			faults:       runpodsim.Faults{LostCreates: []runpodsim.LostCreateFault{{When: runpodsim.Trigger{Nth: []int{1}}, Status: 503, RetryAfter: pause}}},
+			wantOutcomes: []string{"live-1 RTX A4000 accepted"},
+		},
+		{
+			name: "nothing was created",
+			faults: runpodsim.Faults{ServerErrors: []runpodsim.ServerErrorFault{
+				{Match: runpodsim.Match{Route: "POST /v2/pods"}, When: runpodsim.Trigger{Nth: []int{1}}, Status: 503, RetryAfter: pause}}},
+			wantOutcomes: []string{"live-1 RTX A4000 failed", "live-2 RTX A5000 accepted"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a5000)), Faults: tc.faults}, nil)
+			start := s.clock.Now()
+
+			res, err := s.run(t)
+
+			assert.NilError(t, err)
+			assert.DeepEqual(t, outcomes(res), tc.wantOutcomes)
+			live := s.livePods(t)
+			assert.Assert(t, is.Len(live, 1))
+			assert.Check(t, is.Equal(res.Accepted.PodID, live[0].ID))
+			posts := map[string]int{}
+			for _, p := range s.cloud.RunPod.Pods() {
+				posts[p.Name]++
+			}
+			assert.Check(t, is.Equal(posts["rgpu-7001-1-c1"], min(1, len(tc.faults.LostCreates))), "never a second pod of the name")
+			for _, r := range s.cloud.RunPod.Requests() {
+				if r.Route == "GET /v2/pods" && r.At.Before(start.Add(pause)) {
+					t.Errorf("the pod list was read %s into the %s pause", r.At.Sub(start), pause)
+				}
+			}
+			assert.Check(t, is.Contains(s.obs.log(), "longer than create_deadline_seconds 60"))
+		})
+	}
+}
+
 // cancelWithoutCreate cancels the run while its create is in flight, and the
 // create never reached RunPod; it counts pod-list reads.
 type cancelWithoutCreate struct {
@@ -645,6 +737,78 @@ func TestCreateAnswerWithoutAUsablePodIsReconciledByName(t *testing.T) {
 			assert.Check(t, is.Contains(s.obs.log(), "reconciled: pod rgpu-7001-1-c1 exists as "+live[0].ID))
 		})
 	}
+}
+
+// A create answer that names the id of a pod the run created earlier (the
+// rejected first candidate's) is a lost answer: the second candidate's real
+// pod is found by name and used, never left billing untracked, and the first
+// pod is not watched again as if it were the second.
+func TestCreateAnswerNamingAnotherPodsIDIsReconciledByName(t *testing.T) {
+	var s *scenario
+	s = newScenario(t, cloud.Options{Market: market(host("h1", a4000, oldPTX), host("h2", a5000)),
+		Faults: runpodsim.Faults{Rewrites: []runpodsim.RewriteFault{{
+			Match: runpodsim.Match{Route: "POST /v2/pods"}, When: runpodsim.Trigger{Nth: []int{2}},
+			Body: func(_ int, body []byte) []byte {
+				var pod map[string]any
+				assert.Check(t, json.Unmarshal(body, &pod))
+				s.obs.mu.Lock()
+				pod["id"] = s.obs.created[0] // the first candidate's pod
+				s.obs.mu.Unlock()
+				out, err := json.Marshal(pod)
+				assert.Check(t, err)
+				return out
+			},
+		}}}}, nil)
+
+	res, err := s.run(t)
+
+	assert.NilError(t, err)
+	assert.DeepEqual(t, outcomes(res), []string{"live-1 RTX A4000 rejected", "live-2 RTX A5000 accepted"})
+	live := s.livePods(t)
+	assert.Assert(t, is.Len(live, 1), "exactly the second candidate's pod")
+	assert.Check(t, is.Equal(res.Accepted.PodID, live[0].ID))
+	assert.Check(t, is.Equal(live[0].Name, "rgpu-7001-1-c2"))
+	assert.Check(t, is.Equal(countRoute(s, "POST /v2/pods"), 2), "never a second POST for a pod that exists")
+	assert.Check(t, is.Contains(s.obs.log(), "reconciled: pod rgpu-7001-1-c2 exists as "+live[0].ID))
+}
+
+// A create answer naming the id of a pod that is not this run's (another
+// pod of the account) is a lost answer too: that pod's record, named
+// otherwise, is never judged, priced or deleted as the candidate's; its id is
+// forgotten, and the candidate's real pod is found by name and used.
+func TestCreateAnswerNamingAForeignPodsIDNeverTouchesThatPod(t *testing.T) {
+	var s *scenario
+	var foreign string
+	s = newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a4000)),
+		Faults: runpodsim.Faults{Rewrites: []runpodsim.RewriteFault{{
+			Match: runpodsim.Match{Route: "POST /v2/pods"}, When: runpodsim.Trigger{Nth: []int{2}},
+			Body: func(_ int, body []byte) []byte {
+				var pod map[string]any
+				assert.Check(t, json.Unmarshal(body, &pod))
+				pod["id"] = foreign
+				out, err := json.Marshal(pod)
+				assert.Check(t, err)
+				return out
+			},
+		}}}}, onlyA4000)
+	rp := runpod.New(s.cloud.RunPodURL, cloud.RunPodKey)
+	notebook, err := rp.CreatePod(context.Background(), runpod.CreatePodRequest{Name: "alice-notebook", Image: cloud.RunnerImage,
+		GPU: &runpod.CreateGPU{ID: a4000, Count: 1}})
+	assert.NilError(t, err)
+	foreign = notebook.ID
+
+	res, err := s.run(t)
+
+	assert.NilError(t, err)
+	assert.Assert(t, res.Accepted != nil)
+	assert.Check(t, res.Accepted.PodID != foreign)
+	assert.Check(t, is.Contains(s.obs.log(), "reconciled: pod rgpu-7001-1-c1 exists as "+res.Accepted.PodID))
+	var alive []string
+	for _, p := range s.livePods(t) {
+		alive = append(alive, p.Name)
+	}
+	assert.Check(t, is.DeepEqual(alive, []string{"alice-notebook", "rgpu-7001-1-c1"}), "the foreign pod is untouched")
+	assert.Check(t, is.Equal(countRoute(s, "POST /v2/pods"), 2), "the notebook's and the candidate's: never a second")
 }
 
 // cancellingRunPod cancels the run while a create is in flight: the create

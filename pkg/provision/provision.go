@@ -36,6 +36,8 @@ type RunPod interface {
 	GetPod(ctx context.Context, id string) (*runpod.Pod, error)
 	ListPods(ctx context.Context, q runpod.ListPodsQuery) ([]runpod.Pod, error)
 	DeletePod(ctx context.Context, id string) error
+	// StreamPodLogs follows a starting pod's container log (see watch).
+	StreamPodLogs(ctx context.Context, id string, q runpod.LogQuery) (*runpod.LogStream, error)
 }
 
 // GitHub is the part of the GitHub client provisioning uses.
@@ -183,7 +185,8 @@ func (r Result) RejectedCost() (known cost.Money, unknown int) {
 }
 
 // ErrExhausted, ErrStartupFailures, ErrObsolete, ErrUnconfirmedDeletion,
-// ErrStopped and ErrRunnerTaken classify why a run ended without an accepted pod.
+// ErrStopped, ErrRunnerTaken and ErrImageWithoutRunner classify why a run
+// ended without an accepted pod.
 var (
 	ErrExhausted           = errors.New("provision attempts exhausted")
 	ErrStartupFailures     = errors.New("too many consecutive startup failures")
@@ -192,6 +195,9 @@ var (
 	ErrStopped             = errors.New("provisioning stopped")
 	// ErrRunnerTaken: a job other than the lane's GPU job took the runner.
 	ErrRunnerTaken = errors.New("runner taken by another job")
+	// ErrImageWithoutRunner: the image's pod passed the proof but has no
+	// runner to start; no further pod is paid for the same image.
+	ErrImageWithoutRunner = errors.New("the runner image has no runner")
 )
 
 // RunError is a failed run with the cost of what it rejected.
@@ -418,8 +424,9 @@ const (
 	prLocal                     // labelled gpu-validated-locally: a maintainer's GPU stands in
 )
 
-// readPR reads the PR once, within PRReadBudget (and ctx's own deadline). Any
-// failure, an unusable answer included, is unknown and never obsolete.
+// readPR reads the PR once, within PRReadBudget (and ctx's own deadline). A
+// 404 is obsolete (no such PR to pay for); any other failure, an unusable
+// answer included, is unknown and never obsolete.
 func (r *run) readPR(ctx context.Context) (prVerdict, string) {
 	if r.req.PRNumber <= 0 {
 		return prCurrent, ""
@@ -427,7 +434,12 @@ func (r *run) readPR(ctx context.Context) (prVerdict, string) {
 	ctx, cancel := r.bound(ctx, PRReadBudget)
 	defer cancel()
 	pr, err := r.deps.GitHub.GetPullRequest(ctx, r.req.PRNumber)
-	if err != nil {
+	switch {
+	case errors.Is(err, ghapi.ErrNotFound):
+		// Not a flaky read: there is no such PR for this token, so no pod is
+		// paid for it (and none already created is accepted).
+		return prObsolete, fmt.Sprintf("PR #%d not found (404): it does not exist or the token cannot read it; no pod is paid for it", r.req.PRNumber)
+	case err != nil:
 		r.logf("PR #%d state unknown (%v): carrying on", r.req.PRNumber, err)
 		return prUnknown, ""
 	}
@@ -493,11 +505,14 @@ func (r *run) bound(ctx context.Context, d time.Duration) (context.Context, cont
 }
 
 // validateSHAs checks the commit SHAs that decide obsolescence and reuse: a
-// PR run must name the head it authorized (a manual dispatch gets it from
-// authorize), and every SHA given is a full commit SHA.
+// PR run must name the head it authorized and the ref it tests (a manual
+// dispatch gets both from authorize), and every SHA given is a full commit SHA.
 func (q Request) validateSHAs() error {
 	if q.PRNumber > 0 && q.ExpectedHeadSHA == "" {
 		return fmt.Errorf("expected head SHA: empty for PR #%d; want authorize's pinned head-sha output (a full commit SHA), so a moved head is detected", q.PRNumber)
+	}
+	if q.PRNumber > 0 && q.TestedRef == "" {
+		return fmt.Errorf("tested ref: empty for PR #%d; want authorize's tested-ref output (a full commit SHA): no pod is paid for an unnamed commit", q.PRNumber)
 	}
 	for _, f := range []struct{ name, value string }{{"expected head SHA", q.ExpectedHeadSHA}, {"tested ref", q.TestedRef}} {
 		if f.value != "" && !wire.IsCommitSHA(f.value) {

@@ -54,7 +54,7 @@ func TestProofFailureRejectedThenSecondAccepted(t *testing.T) {
 	rej := res.Attempts[0]
 	assert.Check(t, rej.Seconds.Known && rej.Seconds.N > 0, "rejected pod's paid seconds: %v", rej.Seconds)
 	assert.Check(t, rej.Dollars().Known && rej.Dollars().USD > 0)
-	assert.Check(t, is.Contains(rej.Reason, "EXITED while starting"))
+	assert.Check(t, is.Equal(rej.Reason, "the startup script exited with 1: the CUDA smoke proof failed on this host"))
 	verdict, _ := s.cloud.Model.Verdict(rej.PodID)
 	assert.Check(t, is.Contains(verdict, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"))
 	// The rejected pod is gone and billed only for what it ran.
@@ -125,6 +125,47 @@ func TestClosedPRCreatesNothing(t *testing.T) {
 	_, err := s.run(t)
 	assert.Check(t, errors.Is(err, ErrObsolete), "got %v", err)
 	assert.Check(t, is.Len(s.obs.created, 0))
+}
+
+// missingPR answers the PR read 404 from its n-th read (from 1) on.
+type missingPR struct {
+	GitHub
+	from  int
+	reads int
+}
+
+func (m *missingPR) GetPullRequest(ctx context.Context, n int) (*github.PullRequest, error) {
+	if m.reads++; m.reads >= m.from {
+		return nil, fmt.Errorf("get pull request #%d: 404 Not Found: %w", n, ghapi.ErrNotFound)
+	}
+	return m.GitHub.GetPullRequest(ctx, n)
+}
+
+// A PR that answers 404 (no such number, or one the token cannot read) is
+// never paid for: no pod is created, and a pod already booting for it is
+// deleted, never accepted.
+func TestPRNotFoundCreatesNoPod(t *testing.T) {
+	t.Run("no such PR", func(t *testing.T) {
+		s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, nil)
+		s.req.PRNumber = 999
+
+		_, err := s.run(t)
+
+		assert.Check(t, errors.Is(err, ErrObsolete), "got %v", err)
+		assert.Check(t, is.ErrorContains(err, "PR #999 not found (404)"))
+		assert.Check(t, is.Equal(countRoute(s, "POST /v2/pods"), 0))
+	})
+	t.Run("gone while the pod boots", func(t *testing.T) {
+		s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, onlyA4000)
+		s.deps.GitHub = &missingPR{GitHub: s.deps.GitHub, from: 2}
+
+		res, err := s.run(t)
+
+		assert.Check(t, errors.Is(err, ErrObsolete), "got %v", err)
+		assert.Check(t, res.Accepted == nil)
+		assert.Check(t, is.Len(s.obs.created, 1))
+		assert.Check(t, is.Len(s.livePods(t), 0), "the pod is deleted")
+	})
 }
 
 func TestHeadMovedWhileWaitingDeletesThePod(t *testing.T) {
@@ -409,7 +450,9 @@ func TestValidateSHAs(t *testing.T) {
 		{name: "manual run without a head", req: Request{PRNumber: 0}},
 		{name: "PR 1 without a head", req: Request{PRNumber: 1},
 			wantErr: "expected head SHA: empty for PR #1; want authorize's pinned head-sha output"},
-		{name: "PR with its head", req: Request{PRNumber: 1, ExpectedHeadSHA: headSHA}},
+		{name: "PR without a tested ref", req: Request{PRNumber: 1, ExpectedHeadSHA: headSHA},
+			wantErr: "tested ref: empty for PR #1; want authorize's tested-ref output"},
+		{name: "PR with its head and tested ref", req: Request{PRNumber: 1, ExpectedHeadSHA: headSHA, TestedRef: mergeSHA}},
 		{name: "short tested ref", req: Request{TestedRef: "abc123"}, wantErr: `tested ref: got "abc123"; want a full commit SHA`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -543,6 +586,10 @@ func TestCommitSHAsAreValidatedBeforeAnyCall(t *testing.T) {
 			wantErr: `expected head SHA: got "abc1234"; want a full commit SHA (40 lower-case hex digits`},
 		{name: "tested ref as a branch", mutate: func(r *Request) { r.TestedRef = "refs/heads/main" },
 			wantErr: `tested ref: got "refs/heads/main"; want a full commit SHA`},
+		{name: "PR without a tested ref", mutate: func(r *Request) { r.TestedRef = "" },
+			wantErr: "tested ref: empty for PR #1; want authorize's tested-ref output (a full commit SHA)"},
+		{name: "tested ref with a trailing newline", mutate: func(r *Request) { r.TestedRef = mergeSHA + "\n" },
+			wantErr: "tested ref: got "},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/startup"
 )
 
 // watchResult is what the startup watch saw.
@@ -21,12 +22,18 @@ type watchResult struct {
 	wrongGPU   bool // RunPod placed another GPU than the reviewed one requested
 	overSpend  bool // the price RunPod bills could take the run past max_run_spend_usd
 	taken      bool // the runner was busy with a job before the GPU job was even queued
-	reason     string
+	// imageFault: the image has no runner (the script exited with
+	// startup.ExitRunnerMissing): every pod of it would end so, on any host.
+	imageFault bool
+	// foreign: the pod's record names another pod (the create answer gave
+	// another pod's id); seen: a record of the pod, under its name, was read.
+	foreign, seen bool
+	reason        string
 	// hostFailed: the pod never delivered a runner through its host's fault —
 	// it ended or lost its runtime while starting, or missed the startup
 	// timeout while the watch could see it — as opposed to a rejection for
-	// the PR's, the API's or the price's sake: the reputation's evidence
-	// against the host.
+	// the PR's, the API's, the image's or the price's sake: the reputation's
+	// evidence against the host.
 	hostFailed bool
 	start      time.Time  // provider start (startedAt), zero when never seen
 	price      cost.Price // hourly cost captured while RUNNING
@@ -53,42 +60,36 @@ func (w *watchResult) place(p *runpod.Pod) {
 // PRWatchInterval is how often the startup watch re-reads the PR while a pod
 // boots. The PR was read right before the create; an unchanged PR answers a
 // conditional read with 304, which costs no rate limit. A PR closed or moved
-// meanwhile is noticed within this interval (a poll later when the interval
-// is not a whole number of polls).
+// meanwhile is noticed within this interval, and always before acceptance.
 const PRWatchInterval = time.Minute
 
+// PodCheckInterval is how often the watch reads the pod while its log stream
+// is open: the stream says when the container starts, when the proof passed
+// or failed and when the runner listens, and ends when the container does, so
+// these reads only guard against a stream that went quiet. Without a stream
+// the pod is read every startup poll.
+const PodCheckInterval = 4 * time.Minute
+
 // FinalPollReserve is how long before startup_timeout_seconds ends the watch's
-// last poll goes out (at most half a poll): time for its reads, so a runner
+// last look goes out (at most half a poll): time for its reads, so a runner
 // that comes online in the last interval is still seen.
 const FinalPollReserve = 2 * time.Second
 
-// RunnerStartFloor bounds the least time a runner is taken to need after its
-// container starts before it can be online: the startup script fetches and
-// runs the CUDA proof, then the runner registers (25 s and more on a real
-// pod). The watch assumes min(RunnerStartFloor, poll) of it (runnerFloor) to
-// read less while keeping detection within one poll: the pod is read every
-// second poll while the floor is a whole poll (RUNNING noticed a poll late
-// still finds the runner not yet online), and the registry from
-// startedAt+floor. With a short poll the floor shrinks with it, so a fast
-// runner is never waited for longer than that.
-const RunnerStartFloor = 10 * time.Second
-
-// runnerFloor is the part of RunnerStartFloor the watch relies on at poll.
-func runnerFloor(poll time.Duration) time.Duration { return min(RunnerStartFloor, poll) }
-
-// watch polls the pod until it is accepted or rejected, with the fewest calls
-// that keep detection within one poll. Every read happens on the poll grid
-// (creation + k·startup_poll_seconds): the pod every podPolls polls (the
-// create's own answer is the first observation); the runner registry every
-// poll, only after a live RUNNING observation and runnerFloor after the
-// container started; the PR every PRWatchInterval (conditionally). A runner
-// seen online is accepted only on a pod record and a PR read of the same poll,
+// watch follows the pod until it is accepted or rejected, with the fewest
+// calls that keep detection within one poll. It follows the pod's container
+// log (one long-lived request): the script's lines say when the proof passed
+// (the runner registry is then read every poll), when the runner listens (read
+// at once) and when the script exits and why (the pod is rejected at once).
+// The pod is read every PodCheckInterval and whenever the stream ends; without
+// a stream, every poll (and the registry every poll once the pod runs). The PR
+// is read every PRWatchInterval (conditionally). A runner seen online is
+// accepted only on a pod record of that moment and a PR read within a poll,
 // so a pod that died or lost its runtime, or a PR that closed or moved,
-// meanwhile is never accepted. Unknown or malformed
-// observations back off and never count as death or health. Every call and
-// every wait of the watch fits the candidate's startup budget
-// (startup_timeout_seconds from creation): a pause that does not fit — a long
-// Retry-After, the shared cooldown — ends the candidate instead of extending it.
+// meanwhile is never accepted. Unknown or malformed observations back off and
+// never count as death or health. Every call and every wait of the watch fits
+// the candidate's startup budget (startup_timeout_seconds from creation): a
+// pause that does not fit — a long Retry-After, the shared cooldown — ends the
+// candidate instead of extending it.
 func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, label string, created time.Time) watchResult {
 	// The budget runs from the first POST: a reconciled pod may have been
 	// billing since then, and no pod of the candidate can be older.
@@ -96,51 +97,156 @@ func (r *run) watch(ctx context.Context, pod *runpod.Pod, c plan.Candidate, labe
 	wctx, cancel := r.bound(ctx, max(deadline.Sub(r.now()), 0))
 	defer cancel()
 	poll := r.cfg.StartupPoll()
-	s := &startupWatch{r: r, pod: pod, label: label, o: observer{r: r, c: c, label: label, podID: pod.ID},
-		deadline: deadline, poll: poll, podEvery: time.Duration(podPolls(poll)) * poll}
-	// The PR was read right before this candidate's create (and runner mint).
-	s.prDue = created.Add(PRWatchInterval)
+	s := &startupWatch{r: r, pod: pod, label: label, o: observer{r: r, c: c, label: label, podID: pod.ID, name: pod.Name},
+		deadline: deadline, poll: poll}
 	// The create's (or reconciliation's) answer is the first observation: a
 	// misplaced GPU or an ended pod is rejected without another call.
-	s.tick = created
-	if s.o.observe(pod, &s.w, s.tick, poll) {
+	if s.o.observe(pod, &s.w) {
 		return s.w
 	}
-	s.podDue = created.Add(s.podEvery)
-	// The last poll goes out a little before the deadline, with time left for
+	s.follow(wctx, "")
+	defer s.unfollow()
+	// The PR was read right before this candidate's create (and runner mint).
+	s.prDue, s.lastPR = created.Add(PRWatchInterval), created
+	s.podDue = created.Add(s.podEvery())
+	s.dupDue = created.Add(poll)
+	// The last look goes out a little before the deadline, with time left for
 	// its reads: a pause to the deadline itself never fits the budget, so a
 	// runner that came online in the last interval would be paid for and missed.
 	s.last = deadline.Add(-min(FinalPollReserve, poll/2))
 	for {
-		if s.pollOnce(ctx, wctx) {
+		if s.step(ctx, wctx) {
 			return s.w
 		}
 	}
 }
 
-// startupWatch is one watch in progress: what it has seen and where it
-// stands on its poll grid.
+// startupWatch is one watch in progress: what it has seen and what it reads
+// when.
 type startupWatch struct {
 	r     *run
 	pod   *runpod.Pod
 	label string
 	o     observer
 	w     watchResult
-	// deadline ends the startup budget; last is the last poll, a little before it.
+	// deadline ends the startup budget; last is the last look, a little before it.
 	deadline, last time.Time
-	poll, podEvery time.Duration
-	// tick is the grid point being polled; podDue and prDue are when the pod
-	// and the PR are read next.
-	tick, podDue, prDue time.Time
+	poll           time.Duration
+	// log follows the pod's container log; nil while the watch polls instead.
+	log      *podLogFollower
+	opens    int    // log stream opens so far
+	resumeID string // where a reopened stream continues (the last event seen)
+	// When the pod, the PR, the registry and the duplicate check are read
+	// next; registryDue is zero until the runner may be online.
+	podDue, prDue, registryDue, dupDue time.Time
+	lastPR                             time.Time // the last PR read
+	lastPod                            time.Time // the last pod read, when it showed the pod RUNNING; else zero
+	proofPassed                        bool      // the log said so: the registry is read every poll
 }
 
-// pollOnce waits for the next tick and reads what is due at it; it reports
-// true when the watch ends (s.w says how).
-func (s *startupWatch) pollOnce(ctx, wctx context.Context) bool {
-	if s.waitForTick(ctx, wctx) {
+// podEvery is how often the pod is read: rarely while its log is followed.
+func (s *startupWatch) podEvery() time.Duration {
+	if s.log != nil {
+		return PodCheckInterval
+	}
+	return s.poll
+}
+
+// follow opens the pod's log stream (resuming after lastID); when it cannot,
+// the watch polls, and tries again once the pod runs.
+func (s *startupWatch) follow(ctx context.Context, lastID string) {
+	if s.opens >= maxStreamOpens {
+		return
+	}
+	s.opens++
+	f, err := s.r.followPodLog(ctx, s.pod.ID, lastID)
+	if err != nil {
+		s.r.logf("pod %s: its log stream could not be opened (%v): watching by polling every %s", s.pod.ID, err, s.poll)
+		return
+	}
+	s.log = f
+	if !s.podDue.IsZero() {
+		s.podDue = s.r.now().Add(PodCheckInterval)
+	}
+}
+
+func (s *startupWatch) unfollow() {
+	if s.log != nil {
+		s.log.close()
+		s.log = nil
+	}
+}
+
+// step takes in what the log brought, waits for the next due read (or a
+// line), and makes the reads due; it reports true when the watch ends (s.w
+// says how).
+func (s *startupWatch) step(ctx, wctx context.Context) bool {
+	if s.takeLog(wctx) {
 		return true
 	}
-	if s.r.retriedCreate {
+	now := s.r.now()
+	if next := s.nextDue(); next.After(now) {
+		woken, done := s.wait(ctx, wctx, next.Sub(now))
+		if done || woken {
+			return done
+		}
+	}
+	return s.readDue(ctx, wctx)
+}
+
+// nextDue is the earliest read due, never past the last look.
+func (s *startupWatch) nextDue() time.Time {
+	next := s.last
+	for _, due := range []time.Time{s.podDue, s.prDue, s.registryDue} {
+		if !due.IsZero() && due.Before(next) {
+			next = due
+		}
+	}
+	if s.r.retriedCreate && s.dupDue.Before(next) {
+		next = s.dupDue
+	}
+	return next
+}
+
+// wait pauses for d or until the log brings something (woken). done reports
+// that the watch ends instead: the budget is spent, a pause does not fit it,
+// or the run is cancelled.
+func (s *startupWatch) wait(ctx, wctx context.Context, d time.Duration) (woken, done bool) {
+	waitCtx, cancel := wctx, context.CancelFunc(func() {})
+	if s.log != nil {
+		waitCtx, cancel = s.log.waitContext(wctx)
+	}
+	defer cancel()
+	// The wait never passes the last look; a cooldown that does not fit the
+	// rest of the budget ends the candidate (a *WaitError).
+	err := s.r.deps.Policy.Wait(waitCtx, d, "startup poll")
+	switch {
+	case ctx.Err() != nil:
+		s.w.reason = "cancelled"
+		return false, true
+	case err == nil:
+		return false, false
+	case waitCtx.Err() != nil && wctx.Err() == nil:
+		return true, false // a line of the pod's log
+	case errors.Is(err, reqpolicy.ErrWaitExceedsDeadline) && d < s.deadline.Sub(s.r.now()):
+		s.w.reason = fmt.Sprintf("startup watch ended: %v (startup_timeout_seconds %d)", err, s.r.cfg.StartupTimeoutSeconds)
+		return false, true
+	}
+	s.timedOut()
+	return false, true
+}
+
+// readDue makes the reads due now, in order: duplicates, PR, pod, registry;
+// at the last look, the pod and the registry once more, then the timeout.
+func (s *startupWatch) readDue(ctx, wctx context.Context) bool {
+	now := s.r.now()
+	final := !now.Before(s.last)
+	if ctx.Err() != nil {
+		s.w.reason = "cancelled"
+		return true
+	}
+	if s.r.retriedCreate && !now.Before(s.dupDue) {
+		s.dupDue = now.Add(s.poll)
 		// Both POSTs of a retried create may have made a pod, sharing the
 		// one runner config: the other is deleted as soon as it is listed,
 		// before its runner can stand in for this pod's.
@@ -152,66 +258,158 @@ func (s *startupWatch) pollOnce(ctx, wctx context.Context) bool {
 			}
 		}
 	}
-	prRead := false // the PR was read at this tick
-	if !s.tick.Before(s.prDue) {
-		s.prDue, prRead = s.tick.Add(PRWatchInterval), true
-		if s.r.watchPR(wctx, &s.w) {
+	if !now.Before(s.prDue) && s.readPR(wctx) {
+		return true
+	}
+	if !now.Before(s.podDue) || (final && s.registryDue.IsZero()) {
+		if done, _ := s.readPod(wctx); done {
 			return true
 		}
 	}
-	fresh := false // a pod record of this tick says RUNNING
-	if !s.tick.Before(s.podDue) {
-		s.podDue = s.tick.Add(s.podEvery)
-		done, ok := s.o.read(wctx, &s.w, s.tick, s.poll)
-		if done {
+	if !s.registryDue.IsZero() && (!now.Before(s.registryDue) || final) {
+		s.registryDue = now.Add(s.poll)
+		if s.readRunner(wctx) {
 			return true
 		}
-		fresh = ok && s.o.running
 	}
-	if !s.o.running || s.tick.Before(s.o.registryDue) {
-		return false
-	}
-	return s.readRunner(wctx, fresh, prRead)
-}
-
-// waitForTick moves to the next tick of the grid that has not passed (a slow
-// call skips ticks) and waits for it; it reports true when the watch ends
-// instead: the budget is spent, a pause does not fit it, or the run is cancelled.
-func (s *startupWatch) waitForTick(ctx, wctx context.Context) bool {
-	now := s.r.now()
-	s.tick = s.tick.Add(s.poll)
-	if s.tick.Before(now) {
-		s.tick = s.tick.Add(now.Sub(s.tick).Truncate(s.poll))
-		if s.tick.Before(now) {
-			s.tick = s.tick.Add(s.poll)
-		}
-	}
-	if !now.Before(s.last) || wctx.Err() != nil {
+	if final {
 		s.timedOut()
 		return true
 	}
-	// The poll never sleeps past the last one; a cooldown that does not
-	// fit the rest of the budget ends the candidate (a *WaitError).
-	if s.tick.After(s.last) {
-		s.tick = s.last
+	return false
+}
+
+// readPR reads the PR now; it reports true when the watch ends.
+func (s *startupWatch) readPR(ctx context.Context) bool {
+	now := s.r.now()
+	s.prDue, s.lastPR = now.Add(PRWatchInterval), now
+	return s.r.watchPR(ctx, &s.w)
+}
+
+// readPod reads the pod now (see observer.read). Without a log stream, a pod
+// that runs arms the registry at once and gets one more try at a stream.
+func (s *startupWatch) readPod(ctx context.Context) (done, ok bool) {
+	s.podDue, s.lastPod = s.r.now().Add(s.podEvery()), time.Time{}
+	done, ok = s.o.read(ctx, &s.w)
+	if ok && s.o.running {
+		s.lastPod = s.r.now()
 	}
-	wait := s.tick.Sub(now)
-	if err := s.r.deps.Policy.Wait(wctx, wait, "startup poll"); err != nil {
-		switch {
-		case ctx.Err() != nil:
-			s.w.reason = "cancelled"
-		case errors.Is(err, reqpolicy.ErrWaitExceedsDeadline) && wait < s.deadline.Sub(now):
-			s.w.reason = fmt.Sprintf("startup watch ended: %v (startup_timeout_seconds %d)", err, s.r.cfg.StartupTimeoutSeconds)
-		default:
-			s.timedOut()
+	if done && s.o.exited && s.log == nil {
+		s.exitCause(ctx)
+	}
+	if !done && ok && s.o.running && s.log != nil && !s.o.containerUp {
+		// The pod runs, yet its log showed nothing of the container's
+		// start: the stream is not delivering (an edge may hold it back).
+		s.r.logf("pod %s runs but its log stream shows nothing: watching by polling every %s", s.pod.ID, s.poll)
+		s.unfollow()
+		s.opens = maxStreamOpens
+		s.podDue = s.r.now().Add(s.poll)
+	}
+	if !done && ok && s.o.running && s.log == nil {
+		if s.opens < 2 {
+			s.follow(ctx, s.resumeID) // the container runs: one more try
 		}
-		return true
+		if s.log == nil && s.registryDue.IsZero() {
+			s.registryDue = s.r.now()
+		}
 	}
-	if ctx.Err() != nil {
-		s.w.reason = "cancelled"
-		return true
+	return done, ok
+}
+
+// takeLog takes in what the pod's log brought: an exit ends the watch (its
+// cause named); the proof passing arms the registry, a poll on; the runner
+// listening makes it due at once; the stream's end makes the pod due at once
+// (and is resumed while the pod runs).
+func (s *startupWatch) takeLog(ctx context.Context) bool {
+	if s.log == nil {
+		return false
+	}
+	lines, ended := s.log.take()
+	now := s.r.now()
+	for _, l := range lines {
+		s.o.containerUp = true
+		switch l.Stage {
+		case startup.StageExit:
+			s.exited(l.ExitCode)
+			s.lastRecord(ctx)
+			return true
+		case startup.StageProofPassed:
+			if !s.proofPassed {
+				s.proofPassed, s.registryDue = true, now.Add(s.poll)
+			}
+		case startup.StageListening:
+			s.registryDue = now
+		}
+	}
+	if ended {
+		s.resumeID = s.log.resumeAfter()
+		s.unfollow()
+		done, ok := s.readPod(ctx)
+		if done {
+			return true
+		}
+		if ok && !s.o.ended && s.log == nil {
+			s.follow(ctx, s.resumeID)
+		}
 	}
 	return false
+}
+
+// exited ends the watch for a script that is exiting with code: the pod will
+// never register its runner, and is rejected at once.
+func (s *startupWatch) exited(code int) {
+	s.w.reason = fmt.Sprintf("the startup script exited with %d: %s", code, startup.ExitCause(code))
+	if code == startup.ExitRunnerMissing {
+		// The image's fault, not the host's: no reputation evidence.
+		s.w.imageFault = true
+		return
+	}
+	s.w.hostFailed = true
+}
+
+// lastRecord reads the pod once more before it is deleted, for when it
+// started, its price and where it ran (what its cost and the reputation are
+// made of); a failure leaves them unknown.
+func (s *startupWatch) lastRecord(ctx context.Context) {
+	p, err := s.r.deps.RunPod.GetPod(reqpolicy.WithAttemptLimit(ctx, 1), s.pod.ID)
+	switch {
+	case err != nil:
+		return
+	case p.Name != s.o.name:
+		s.w.foreign, s.w.reason = true, fmt.Sprintf("the create answer named pod %s, whose record is named %q, not %s", s.pod.ID, p.Name, s.o.name)
+		return
+	}
+	s.w.seen = true
+	s.w.place(p)
+	if started, known := p.StartedAt.Get(); known && s.w.start.IsZero() {
+		s.w.start = started
+	}
+	if c := float64(p.Cost); c > 0 && p.Status == runpod.PodRunning {
+		s.w.price = cost.KnownPrice(c, "v2 cost while running")
+	}
+}
+
+// exitCause names why a pod seen EXITED without its log stopped: its log's
+// last lines, read once within a short bound.
+func (s *startupWatch) exitCause(ctx context.Context) {
+	cctx, cancel := s.r.bound(ctx, streamOpenTimeout)
+	defer cancel()
+	tail := 20
+	stream, err := s.r.deps.RunPod.StreamPodLogs(reqpolicy.WithAttemptLimit(cctx, 1), s.pod.ID, runpod.LogQuery{Source: runpod.LogSourceContainer, Tail: &tail})
+	if err != nil {
+		return
+	}
+	defer stream.Close()
+	for {
+		ev, err := stream.Next()
+		if err != nil {
+			return
+		}
+		if l := startup.ReadLogLine(ev.Line); l.Stage == startup.StageExit {
+			s.exited(l.ExitCode)
+			return
+		}
+	}
 }
 
 // timedOut ends the watch at the startup timeout, the host's fault unless
@@ -220,48 +418,42 @@ func (s *startupWatch) timedOut() {
 	s.w.hostFailed, s.w.reason = !s.o.blind, fmt.Sprintf("runner %s not online within startup_timeout_seconds %d", s.label, s.r.cfg.StartupTimeoutSeconds)
 }
 
-// readRunner reads the runner registry once the pod runs and its runner may
-// be online. A runner online and idle is accepted on a pod record and a PR
-// read of this tick (each made now when the tick has none); it reports true
-// when the watch ends (s.w says how).
-func (s *startupWatch) readRunner(wctx context.Context, fresh, prRead bool) bool {
+// readRunner reads the runner registry once the runner may be online. A
+// runner online and idle is accepted on a RUNNING pod record and a PR read,
+// each within a poll (made now when there is none); it reports true when the
+// watch ends (s.w says how).
+func (s *startupWatch) readRunner(wctx context.Context) bool {
 	online, busy, err := s.r.runnerState(wctx, s.label)
 	s.o.blind = err != nil
 	switch {
 	case err != nil:
 		s.r.logf("runner %s: registry unreadable (%v): not counted", s.label, err)
+		return false
 	case online && busy:
 		// The GPU job is queued only after acceptance: whatever the
 		// runner runs now is some other job, holding a paid GPU.
 		s.w.taken, s.w.reason = true, fmt.Sprintf("runner %s was already busy with a job before this run's GPU job was queued: "+
 			"another job took it (restrict the runner group to the lane's workflow)", s.label)
 		return true
-	case online:
-		if !fresh {
-			// Accepted only on a record of this poll: the pod may have
-			// died or lost its runtime since the last one.
-			s.podDue = s.tick.Add(s.podEvery)
-			done, ok := s.o.read(wctx, &s.w, s.tick, s.poll)
-			if done {
-				return true
-			}
-			if !ok || !s.o.running {
-				return false
-			}
+	case !online:
+		return false
+	}
+	if s.lastPod.IsZero() || s.r.now().Sub(s.lastPod) > s.poll {
+		// Accepted only on a record of this poll: the pod may have died
+		// or lost its runtime since an older one.
+		done, ok := s.readPod(wctx)
+		if done || !ok || !s.o.running {
+			return done
 		}
-		// Nor on a PR read a minute old: a head moved or a PR closed
-		// since is noticed before the GPU job can start (an unchanged PR
-		// answers 304, free of rate limit).
-		if !prRead {
-			s.prDue = s.tick.Add(PRWatchInterval)
-			if s.r.watchPR(wctx, &s.w) {
-				return true
-			}
-		}
-		s.w.accepted, s.w.acceptedAt = true, s.r.now()
+	}
+	// Nor on a PR read more than a poll old: a head moved or a PR closed
+	// since is noticed before the GPU job can start (an unchanged PR answers
+	// 304, free of rate limit).
+	if s.r.now().Sub(s.lastPR) > s.poll && s.readPR(wctx) {
 		return true
 	}
-	return false
+	s.w.accepted, s.w.acceptedAt = true, s.r.now()
+	return true
 }
 
 // watchPR reads the PR once; it reports true when the watch ends (closed,
@@ -278,27 +470,22 @@ func (r *run) watchPR(ctx context.Context, w *watchResult) bool {
 	return false
 }
 
-// podPolls is how many polls apart the watch reads the pod: RUNNING noticed
-// that late still leaves the registry read within one poll of the runner
-// coming online, since the runner needs runnerFloor after the start.
-func podPolls(poll time.Duration) int {
-	if poll <= 0 || runnerFloor(poll) < poll {
-		return 1
-	}
-	return 2
-}
-
 // observer judges the pod records of one watch.
 type observer struct {
 	r     *run
 	c     plan.Candidate
 	label string
 	podID string
-	// running: the last record was live RUNNING with its GPU; registryDue is
-	// when its runner may first be online (startedAt + runnerFloor).
-	running     bool
-	registryDue time.Time
-	runtime     bool // a record with a runtime was seen (its loss is death)
+	name  string
+	// running: the last record was live RUNNING with its GPU.
+	running bool
+	runtime bool // a record with a runtime was seen (its loss is death)
+	// containerUp: the pod's log showed its container running, so a
+	// RUNNING record without a runtime has lost it (not still booting).
+	containerUp bool
+	// ended, exited: the last record showed the pod ended (EXITED: its
+	// container stopped on its own).
+	ended, exited bool
 	// blind: the last pod or registry read failed. A timeout then may be the
 	// API's fault, not the host's, and is no evidence against the host.
 	blind bool
@@ -306,7 +493,7 @@ type observer struct {
 
 // read reads the pod once: done reports that the watch ends (w says how), ok
 // that the record was read and judged.
-func (o *observer) read(ctx context.Context, w *watchResult, tick time.Time, poll time.Duration) (done, ok bool) {
+func (o *observer) read(ctx context.Context, w *watchResult) (done, ok bool) {
 	p, err := o.r.deps.RunPod.GetPod(ctx, o.podID)
 	switch {
 	case err != nil && errors.Is(err, reqpolicy.ErrWaitExceedsDeadline):
@@ -316,28 +503,30 @@ func (o *observer) read(ctx context.Context, w *watchResult, tick time.Time, pol
 		o.r.logf("pod %s: observation failed (%v): backing off, not counted", o.podID, err)
 		o.blind = true
 		return false, false
+	case p.Name != o.name:
+		// Another pod's record: the create answer named another pod's id.
+		// Never judged, priced, accepted — or deleted — as this one.
+		w.foreign, w.reason = true, fmt.Sprintf("the create answer named pod %s, whose record is named %q, not %s", o.podID, p.Name, o.name)
+		return true, false
 	}
-	o.blind = false
-	return o.observe(p, w, tick, poll), true
+	o.blind, w.seen = false, true
+	return o.observe(p, w), true
 }
 
-// observe judges one pod record seen at tick; it reports true when the watch
-// ends (w says how).
-func (o *observer) observe(p *runpod.Pod, w *watchResult, tick time.Time, poll time.Duration) bool {
+// observe judges one pod record; it reports true when the watch ends (w says how).
+func (o *observer) observe(p *runpod.Pod, w *watchResult) bool {
 	r := o.r
 	w.place(p)
-	started, startKnown := p.StartedAt.Get()
-	if startKnown && w.start.IsZero() {
+	if started, known := p.StartedAt.Get(); known && w.start.IsZero() {
 		w.start = started
 	}
 	if why := r.wrongGPU(p, o.c); why != "" {
 		w.wrongGPU, w.reason = true, why
 		return true
 	}
-	wasRunning := o.running
-	o.running = false
+	o.running, o.ended, o.exited = false, p.Status.Ended(), p.Status == runpod.PodExited
 	switch {
-	case p.Status.Ended():
+	case o.ended:
 		w.hostFailed, w.reason = true, fmt.Sprintf("pod %s while starting (the CUDA smoke proof or the runner failed)", p.Status)
 		return true
 	case p.Status == runpod.PodRunning && p.Runtime != nil && p.GPU != nil && p.GPU.ID != "":
@@ -349,22 +538,10 @@ func (o *observer) observe(p *runpod.Pod, w *watchResult, tick time.Time, poll t
 			w.overSpend, w.reason = true, why
 			return true
 		}
-		if !wasRunning {
-			// The runner cannot be online before startedAt+floor: the registry
-			// is read from the first tick after that (at once when the start
-			// is unknown, never later than the floor from now).
-			o.registryDue = tick
-			if floor := runnerFloor(poll); startKnown {
-				due := started.Add(floor)
-				for o.registryDue.Before(due) && o.registryDue.Before(tick.Add(floor)) {
-					o.registryDue = o.registryDue.Add(poll)
-				}
-			}
-		}
 	case p.Status == runpod.PodRunning && p.Runtime != nil:
 		o.runtime = true
 		r.logf("pod %s: RUNNING without its GPU id in the record: not counted", o.podID)
-	case o.runtime && p.Runtime == nil:
+	case (o.runtime || (o.containerUp && p.Status == runpod.PodRunning)) && p.Runtime == nil:
 		w.hostFailed, w.reason = true, fmt.Sprintf("pod runtime lost after boot (status %s)", p.Status)
 		return true
 	}

@@ -1,6 +1,7 @@
 package provision
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -355,24 +356,6 @@ func TestRunnerWithoutTheAttemptLabelIsNotAccepted(t *testing.T) {
 	}
 }
 
-// TestPodPollsAndFloor: the pod is read every second poll only while the
-// runner's start floor is a whole poll; a zero poll reads every time.
-func TestPodPollsAndFloor(t *testing.T) {
-	for _, tc := range []struct {
-		poll      time.Duration
-		wantPolls int
-		wantFloor time.Duration
-	}{
-		{poll: 0, wantPolls: 1, wantFloor: 0},
-		{poll: 5 * time.Second, wantPolls: 2, wantFloor: 5 * time.Second},
-		{poll: RunnerStartFloor, wantPolls: 2, wantFloor: RunnerStartFloor},
-		{poll: RunnerStartFloor + time.Second, wantPolls: 1, wantFloor: RunnerStartFloor},
-	} {
-		assert.Check(t, is.Equal(podPolls(tc.poll), tc.wantPolls), "poll %s", tc.poll)
-		assert.Check(t, is.Equal(runnerFloor(tc.poll), tc.wantFloor), "poll %s", tc.poll)
-	}
-}
-
 // TestWrongGPU: a pod is the reviewed GPU only with its id and its count; a
 // count RunPod leaves out is its default of one; a GPU not reported yet is
 // not judged.
@@ -402,10 +385,11 @@ func TestWrongGPU(t *testing.T) {
 
 // A pause inside the startup watch that does not fit the
 // candidate's remaining budget ends the candidate; it never extends it.
+// (The watch's first pod read is answered 429 with a 1000 s pause.)
 func TestRetryAfterLongerThanTheStartupBudgetEndsTheCandidate(t *testing.T) {
 	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a5000)),
 		Faults: runpodsim.Faults{RateLimits: []runpodsim.RateLimitFault{{
-			Match: runpodsim.Match{Route: "GET /v2/pods/{id}"}, When: runpodsim.Trigger{Nth: []int{2}}, RetryAfter: 1000 * time.Second,
+			Match: runpodsim.Match{Route: "GET /v2/pods/{id}"}, When: runpodsim.Trigger{Nth: []int{1}}, RetryAfter: 1000 * time.Second,
 		}}}}, nil)
 	start := s.clock.Now()
 
@@ -503,20 +487,33 @@ func acceptedPrice(r Result) float64 {
 }
 
 // A runner that comes online in the last poll interval of
-// startup_timeout_seconds (420 s; the host boots for 385 s) is accepted by the
-// watch's last poll, FinalPollReserve before the deadline: a poll at the
-// deadline itself never fits the budget, so the pod used to be rejected at
-// 410 s after being paid for nearly all of it.
+// startup_timeout_seconds (420 s; the host boots for 385 s, the proof passes
+// at 415 s and the runner is online a second later) is accepted: when its log
+// says it listens, or — a runner that does not say so — by the watch's last
+// look, FinalPollReserve before the deadline (a look at the deadline itself
+// never fits the budget, so the pod used to be rejected after being paid for
+// nearly all of it).
 func TestRunnerOnlineInTheLastIntervalIsAccepted(t *testing.T) {
-	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, func(h *runpodsim.HostProfile) { h.BootSeconds = 385 }))}, onlyA4000)
-	start := s.clock.Now()
+	for _, tc := range []struct {
+		quiet  bool
+		wantAt time.Duration
+	}{
+		{quiet: false, wantAt: 416 * time.Second},
+		{quiet: true, wantAt: 420*time.Second - FinalPollReserve},
+	} {
+		t.Run(fmt.Sprint("quiet runner=", tc.quiet), func(t *testing.T) {
+			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, func(h *runpodsim.HostProfile) { h.BootSeconds = 385 }))}, onlyA4000)
+			s.cloud.Model.QuietRunner, s.cloud.Model.RunnerDelay = tc.quiet, time.Second
+			start := s.clock.Now()
 
-	res, err := s.run(t)
+			res, err := s.run(t)
 
-	assert.NilError(t, err)
-	assert.Assert(t, res.Accepted != nil)
-	assert.Check(t, is.Len(res.Attempts, 1))
-	assert.Check(t, is.Equal(s.clock.Now().Sub(start), 420*time.Second-FinalPollReserve))
+			assert.NilError(t, err)
+			assert.Assert(t, res.Accepted != nil)
+			assert.Check(t, is.Len(res.Attempts, 1))
+			assert.Check(t, is.Equal(s.clock.Now().Sub(start), tc.wantAt))
+		})
+	}
 }
 
 // A pod that misses the startup timeout blames its host only when the watch
@@ -623,4 +620,202 @@ func gpuRewrite(gpu any) runpodsim.RewriteFault {
 			return out
 		},
 	}
+}
+
+// A pod whose proof failed is deleted within a second of the failure
+// becoming visible — its script's failure line in the pod's log, written as
+// the container exits — whatever its boot and proof take, and the rejection
+// names the cause.
+func TestProofFailedPodIsDeletedWithinASecond(t *testing.T) {
+	for _, boot := range []int{30, 90, 91, 300} {
+		for _, proof := range []time.Duration{5 * time.Second, 25 * time.Second, 26 * time.Second, time.Minute} {
+			t.Run(fmt.Sprintf("boot %ds proof %s", boot, proof), func(t *testing.T) {
+				s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, oldPTX, func(h *runpodsim.HostProfile) { h.BootSeconds = boot }))}, onlyA4000)
+				s.cloud.Model.ProofTime = proof
+
+				res, err := s.run(t)
+
+				assert.Check(t, err != nil)
+				assert.Assert(t, is.Len(res.Attempts, 1))
+				a := res.Attempts[0]
+				assert.Check(t, is.Equal(a.Reason, "the startup script exited with 1: the CUDA smoke proof failed on this host"))
+				assert.Check(t, is.Equal(a.Host, cost.HostFailed))
+				pods := s.cloud.RunPod.Pods()
+				assert.Assert(t, is.Len(pods, 1))
+				failed := pods[0].StartedAt.Add(proof) // the script's failure line and exit
+				deleted := pods[0].TerminatedAt
+				assert.Check(t, !deleted.IsZero() && deleted.Sub(failed) <= time.Second, "deleted %s after the proof failed", deleted.Sub(failed))
+			})
+		}
+	}
+}
+
+// A pod whose image has no runner ends after its proof passed (exit 5): the
+// rejection says so, the host is not blamed (no verdict for the reputation),
+// and no second pod is paid for the same image — the run stops with an error
+// naming the image and what it must contain.
+func TestImageWithoutRunnerCostsOnePodAndNamesTheCause(t *testing.T) {
+	const image = "ghcr.io/acme/cuda-tests@sha256:" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a5000))}, func(c *config.Config) { c.Image = image })
+	s.cloud.Model.ImagesWithoutRunner = []string{image}
+
+	res, err := s.run(t)
+
+	assert.Check(t, errors.Is(err, ErrImageWithoutRunner), "got %v", err)
+	assert.Check(t, is.ErrorContains(err, "image "+image+" passed the CUDA proof but has no runner at /home/runner/run.sh"))
+	assert.Check(t, is.ErrorContains(err, "no further pod is paid for this image"))
+	assert.Check(t, is.Equal(countRoute(s, "POST /v2/pods"), 1), "one pod")
+	assert.Assert(t, is.Len(res.Attempts, 1))
+	a := res.Attempts[0]
+	assert.Check(t, is.Equal(a.Outcome, cost.OutcomeRejected))
+	assert.Check(t, is.Equal(a.Reason, "the startup script exited with 5: the image has no runner (run.sh) at the runner directory"))
+	assert.Check(t, is.Equal(a.Host, cost.HostVerdict("")), "the image's fault, not the host's")
+	assert.Check(t, is.Len(s.livePods(t), 0))
+}
+
+// noLogStream is a RunPod whose log streams cannot be opened.
+type noLogStream struct{ RunPod }
+
+func (noLogStream) StreamPodLogs(context.Context, string, runpod.LogQuery) (*runpod.LogStream, error) {
+	return nil, fmt.Errorf("stream logs: 404 Not Found: %w", runpod.ErrNotFound)
+}
+
+// Without the pod's log stream the watch still works, by polling: the pod
+// every poll, the registry every poll once the pod runs — so a runner online
+// a second after its container starts is accepted within one poll — and a
+// pod that exits is rejected at the read that shows it.
+func TestWatchWithoutALogStreamPolls(t *testing.T) {
+	for _, proof := range []time.Duration{time.Second, 9 * time.Second, 25 * time.Second} {
+		t.Run(fmt.Sprint("proof ", proof), func(t *testing.T) {
+			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, benchHost))}, onlyA4000)
+			s.cloud.Model.ProofTime = proof
+			s.deps.RunPod = noLogStream{s.deps.RunPod}
+
+			res, err := s.run(t)
+
+			assert.NilError(t, err)
+			online := res.Accepted.StartedAt.Add(proof)
+			assert.Check(t, s.clock.Now().Sub(online) <= 10*time.Second, "accepted %s after the runner came online", s.clock.Now().Sub(online))
+			assert.Check(t, is.Contains(s.obs.log(), "its log stream could not be opened"))
+		})
+	}
+	t.Run("proof fails", func(t *testing.T) {
+		s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, oldPTX))}, onlyA4000)
+		s.deps.RunPod = noLogStream{s.deps.RunPod}
+
+		res, err := s.run(t)
+
+		assert.Check(t, err != nil)
+		assert.Assert(t, is.Len(res.Attempts, 1))
+		assert.Check(t, is.Contains(res.Attempts[0].Reason, "pod EXITED while starting"))
+		assert.Check(t, is.Equal(res.Attempts[0].Host, cost.HostFailed))
+		assert.Check(t, is.Len(s.livePods(t), 0))
+	})
+}
+
+// edgeRunPod puts an edge in front of the simulated RunPod that holds back
+// pod log streams: it either never answers them (it would buffer them whole)
+// or answers their headers and then nothing.
+func edgeRunPod(t *testing.T, s *scenario, headersOnly bool) {
+	t.Helper()
+	target, err := url.Parse(s.cloud.RunPodURL)
+	assert.NilError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/logs") {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		if headersOnly {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+		}
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	s.deps.RunPod = runpod.New(srv.URL, cloud.RunPodKey, runpod.WithPolicy(s.deps.Policy))
+}
+
+// A log stream an edge holds back does not cost the pod: a stream that never
+// opens is given up after a poll, and one that opens but shows nothing of a
+// container the pod record says runs is dropped; either way the watch polls
+// and the pod is accepted.
+func TestLogStreamHeldBackByAnEdgeFallsBackToPolling(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		headersOnly bool
+		wantLog     string
+	}{
+		{name: "never answered", wantLog: "its log stream could not be opened"},
+		{name: "answered, then silent", headersOnly: true, wantLog: "runs but its log stream shows nothing: watching by polling"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, func(c *config.Config) { onlyA4000(c); c.StartupPollSeconds = 1 })
+			edgeRunPod(t, s, tc.headersOnly)
+
+			res, err := s.run(t)
+
+			assert.NilError(t, err)
+			assert.Assert(t, res.Accepted != nil)
+			assert.Check(t, is.Contains(s.obs.log(), tc.wantLog))
+		})
+	}
+}
+
+// A log stream that ends while the pod still runs (an edge cut it) is read
+// again from where it stopped (Last-Event-ID), after one look at the pod, and
+// the runner is accepted.
+func TestLogStreamCutOffIsResumed(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, onlyA4000)
+	target, err := url.Parse(s.cloud.RunPodURL)
+	assert.NilError(t, err)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var mu sync.Mutex
+	var resumes []string
+	opens := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		first := strings.HasSuffix(r.URL.Path, "/logs") && opens == 0
+		if strings.HasSuffix(r.URL.Path, "/logs") {
+			opens++
+			resumes = append(resumes, r.Header.Get("Last-Event-ID"))
+		}
+		mu.Unlock()
+		if !first {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		// The first stream ends after its first event.
+		up, err := http.NewRequestWithContext(r.Context(), r.Method, s.cloud.RunPodURL+r.URL.RequestURI(), nil)
+		assert.Check(t, err)
+		up.Header = r.Header.Clone()
+		resp, err := http.DefaultClient.Do(up)
+		if !assert.Check(t, err) {
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		br := bufio.NewReader(resp.Body)
+		for {
+			line, err := br.ReadString('\n')
+			_, _ = io.WriteString(w, line)
+			if err != nil || line == "\n" {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	s.deps.RunPod = runpod.New(srv.URL, cloud.RunPodKey, runpod.WithPolicy(s.deps.Policy))
+
+	res, err := s.run(t)
+
+	assert.NilError(t, err, s.obs.log())
+	assert.Assert(t, res.Accepted != nil)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Check(t, is.Len(resumes, 2))
+	assert.Check(t, len(resumes) == 2 && resumes[0] == "" && strings.HasSuffix(resumes[1], "/000000000001"), "resumed after the first line: %q", resumes)
 }

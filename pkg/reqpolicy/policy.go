@@ -36,6 +36,9 @@ type Decision struct {
 	// Wait is the least pause before any request of the policy goes out
 	// again; it extends the shared cooldown even when Verdict is Final.
 	Wait time.Duration
+	// Unprocessed says the server refused the request before acting on it
+	// (a rate limit), so a Retry may send even a create again, as after a 429.
+	Unprocessed bool
 }
 
 // Classifier inspects a response before the built-in rules do, e.g. so that a

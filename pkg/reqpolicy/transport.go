@@ -131,7 +131,7 @@ func (r *exchange) checkRetry(ctx context.Context, resp *http.Response, err erro
 		// Added by the library's http.Client; the layers above add their own.
 		err = uerr.Err
 	}
-	retryable, minWait, status, what := p.judge(ctx, resp, err)
+	retryable, minWait, status, what, unprocessed := p.judge(ctx, resp, err)
 	p.observeReserve(resp) // reserve.go: every answer's rate-limit headers, success or not
 	logged := what
 	if retryable && resp != nil {
@@ -155,11 +155,12 @@ func (r *exchange) checkRetry(ctx context.Context, resp *http.Response, err erro
 	case !r.replayable:
 		p.log("%s: %s; not retried (the request body cannot be replayed); cooldown %s", r.target, logged, wait)
 		return false, err
-	case !r.idempotent && status != http.StatusTooManyRequests:
-		// A 429 is the one answer that says the request was refused
-		// unprocessed (a rate limit acts before the handler), so even a
-		// create may be sent again; after any other failure it may have
-		// acted, and only the caller can find out (e.g. by name).
+	case !r.idempotent && !unprocessed:
+		// A 429 (or a limit the classifier names, such as GitHub's 403
+		// secondary limit) says the request was refused unprocessed (a rate
+		// limit acts before the handler), so even a create may be sent again;
+		// after any other failure it may have acted, and only the caller can
+		// find out (e.g. by name).
 		p.log("%s: %s; not retried (%s is not idempotent); cooldown %s", r.target, logged, r.method, wait)
 		return false, err
 	case r.attempt >= r.limit:
@@ -210,14 +211,15 @@ func (r *exchange) giveUp(resp *http.Response, err error, _ int) (*http.Response
 
 // judge decides whether one outcome is transient and how long it asks to wait.
 // what names the outcome (status or redacted transport error) for logs and
-// WaitError reasons.
-func (p *Policy) judge(ctx context.Context, resp *http.Response, err error) (retryable bool, minWait time.Duration, status int, what string) {
+// WaitError reasons; unprocessed, that the request certainly did not act (a
+// 429, or what the classifier says was refused before it was handled).
+func (p *Policy) judge(ctx context.Context, resp *http.Response, err error) (retryable bool, minWait time.Duration, status int, what string, unprocessed bool) {
 	if err != nil {
 		// A cancelled or expired caller is not a transient failure.
 		if ctx.Err() != nil {
-			return false, 0, 0, ""
+			return false, 0, 0, "", false
 		}
-		return true, 0, 0, "transport error: " + p.redactor.Redact(err.Error())
+		return true, 0, 0, "transport error: " + p.redactor.Redact(err.Error()), false
 	}
 	status = resp.StatusCode
 	what = resp.Status
@@ -228,9 +230,10 @@ func (p *Policy) judge(ctx context.Context, resp *http.Response, err error) (ret
 	if p.classify != nil {
 		decision = p.classify(resp)
 	}
+	unprocessed = status == http.StatusTooManyRequests || decision.Unprocessed
 	switch decision.Verdict {
 	case Final:
-		return false, decision.Wait, status, what
+		return false, decision.Wait, status, what, unprocessed
 	case Retry:
 		retryable = true
 	default:
@@ -243,7 +246,7 @@ func (p *Policy) judge(ctx context.Context, resp *http.Response, err error) (ret
 			minWait = ra
 		}
 	}
-	return retryable, max(minWait, decision.Wait), status, what
+	return retryable, max(minWait, decision.Wait), status, what, unprocessed
 }
 
 // RetryableStatus reports whether the built-in rules retry a status: 408, 429

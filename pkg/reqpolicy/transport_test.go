@@ -3,6 +3,7 @@ package reqpolicy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -172,6 +173,37 @@ func TestRateLimitedPostIsRetriedAfterItsRetryAfter(t *testing.T) {
 			}
 			assert.DeepEqual(t, h.sleeps.waits, tc.wantWaits)
 			assert.Check(t, is.Contains(h.log(), tc.wantLog))
+		})
+	}
+}
+
+// A classifier that names a refusal as unprocessed (GitHub's 403 secondary
+// limit) lets a POST be sent again after the wait, as after a 429; a Retry
+// verdict alone does not, since the POST may have acted.
+func TestPostRefusedUnprocessedIsRetried(t *testing.T) {
+	for _, unprocessed := range []bool{true, false} {
+		t.Run(fmt.Sprint("unprocessed=", unprocessed), func(t *testing.T) {
+			h := newHarness(WithClassifier(func(resp *http.Response) Decision {
+				if resp.StatusCode == http.StatusForbidden {
+					return Decision{Verdict: Retry, Wait: 30 * time.Second, Unprocessed: unprocessed}
+				}
+				return Decision{}
+			}))
+			next := h.script(step{status: 403}, step{status: 201})
+
+			resp, err := send(context.Background(), h.policy.Transport(next), http.MethodPost, "/v2/pods", `{"name":"p"}`)
+
+			assert.NilError(t, err)
+			if !unprocessed {
+				assert.Equal(t, resp.StatusCode, 403)
+				assert.Equal(t, next.count(), 1)
+				assert.Check(t, is.Contains(h.log(), "not retried (POST is not idempotent)"))
+				return
+			}
+			assert.Equal(t, resp.StatusCode, 201)
+			assert.Equal(t, next.count(), 2)
+			assert.Equal(t, next.sent[1].body, `{"name":"p"}`)
+			assert.DeepEqual(t, h.sleeps.waits, []time.Duration{30 * time.Second})
 		})
 	}
 }

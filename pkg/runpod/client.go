@@ -201,6 +201,11 @@ func (c *Client) open(ctx context.Context, cl call) (*http.Response, error) {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	if h, ok := ctx.Value(headerKey{}).(http.Header); ok {
+		for k, vs := range h {
+			req.Header[k] = vs
+		}
+	}
 
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/org/runpod-gpu/pkg/lazyre"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -241,6 +242,8 @@ func (c *Client) CreatePod(ctx context.Context, r CreatePodRequest) (*Pod, error
 	switch {
 	case strings.TrimSpace(pod.ID) == "":
 		return nil, c.unusable(op, "the answer names no pod id")
+	case !ValidPodID(pod.ID):
+		return nil, c.unusable(op, fmt.Sprintf("the answer names a malformed pod id %q", pod.ID))
 	case pod.Name != r.Name:
 		return nil, c.unusable(op, fmt.Sprintf("the answer describes pod %q named %q, not the requested name", pod.ID, pod.Name))
 	}
@@ -249,7 +252,7 @@ func (c *Client) CreatePod(ctx context.Context, r CreatePodRequest) (*Pod, error
 
 // GetPod reads one pod (GET /v2/pods/{id}).
 func (c *Client) GetPod(ctx context.Context, id string) (*Pod, error) {
-	op := "get pod " + id
+	op := "get pod " + podRef(id)
 	if err := checkPodID(op, id); err != nil {
 		return nil, err
 	}
@@ -272,7 +275,7 @@ func (c *Client) unusable(op, detail string) *APIError {
 // DeletePod terminates and deletes a pod (DELETE /v2/pods/{id}). ErrNotFound
 // means it is already gone, which callers treat as confirmed deletion.
 func (c *Client) DeletePod(ctx context.Context, id string) error {
-	op := "delete pod " + id
+	op := "delete pod " + podRef(id)
 	if err := checkPodID(op, id); err != nil {
 		return err
 	}
@@ -284,7 +287,7 @@ func (c *Client) DeletePod(ctx context.Context, id string) error {
 // /v2/pods/{id}/action) and returns the updated pod; terminate answers 204 and
 // returns a nil pod. ErrConflict means the action is invalid for the status.
 func (c *Client) PodAction(ctx context.Context, id, action string) (*Pod, error) {
-	op := fmt.Sprintf("%s pod %s", action, id)
+	op := fmt.Sprintf("%s pod %s", action, podRef(id))
 	if err := checkPodID(op, id); err != nil {
 		return nil, err
 	}
@@ -396,9 +399,30 @@ func (c *Client) listPodsPage(ctx context.Context, op string, query url.Values, 
 	return next, nil
 }
 
+// podIDRE is what a RunPod pod id looks like: "xedezhzb9la3ye" (v1's 14
+// lower-case letters and digits), "pod_abc123" (the v2 contract's example).
+var podIDRE = lazyre.Regexp{Pattern: `^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`}
+
+// ValidPodID reports whether id has the shape of a RunPod pod id. Anything
+// else — a path, spaces, a quote — is never sent: the API would answer 404 for
+// it, which a deletion would take for "already gone".
+func ValidPodID(id string) bool { return podIDRE.MatchString(id) }
+
+// podRef names a pod id in an error: as it is when well formed, else quoted
+// and clipped, so an odd id cannot break a log line.
+func podRef(id string) string {
+	if ValidPodID(id) {
+		return id
+	}
+	return clip(strconv.Quote(id))
+}
+
 func checkPodID(op, id string) error {
-	if strings.TrimSpace(id) == "" {
+	switch {
+	case strings.TrimSpace(id) == "":
 		return invalidArgument(op, "pod id is empty")
+	case !ValidPodID(id):
+		return invalidArgument(op, "pod id %s is malformed: want letters, digits, _ or - (at most 64)", podRef(id))
 	}
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/org/runpod-gpu/pkg/sim/contract"
@@ -335,6 +335,16 @@ func TestUnusableRecords(t *testing.T) {
 			wantErr: `runpod: create pod "rg-1-1-c1": unusable record: the answer names no pod id (unusable record)`,
 		},
 		{
+			name: "create answers a malformed id", route: "POST /v2/pods",
+			answer: func(t *testing.T) any {
+				p := examplePod(t, "../p9")
+				p["name"] = "rg-1-1-c1"
+				return p
+			},
+			call:    func(c *Client) error { _, err := c.CreatePod(context.Background(), createReq); return err },
+			wantErr: `the answer names a malformed pod id "../p9"`,
+		},
+		{
 			name: "create answers another pod's name", route: "POST /v2/pods",
 			answer: func(t *testing.T) any {
 				p := examplePod(t, "p9")
@@ -362,13 +372,30 @@ func TestUnusableRecords(t *testing.T) {
 	}
 }
 
-func TestPodIDsAreEscaped(t *testing.T) {
-	fake := newFake(t)
-	fake.answer("GET /v2/pods/{id}", 200, `{"id":"a/b"}`)
-	client, _ := fake.client()
+// A malformed pod id is refused before anything is sent: sent, the API
+// would answer 404, which a deletion takes for "already gone".
+func TestMalformedPodIDsAreNeverSent(t *testing.T) {
+	ctx := context.Background()
+	for _, id := range []string{"a/b", "../pods", "p1 ", "p1\nx", `p"1`, "-p1", strings.Repeat("p", 65), "p1?x=1", "%2e%2e"} {
+		for name, call := range map[string]func(*Client) error{
+			"get":    func(c *Client) error { _, err := c.GetPod(ctx, id); return err },
+			"delete": func(c *Client) error { return c.DeletePod(ctx, id) },
+			"action": func(c *Client) error { _, err := c.PodAction(ctx, id, ActionStop); return err },
+		} {
+			t.Run(fmt.Sprintf("%s %q", name, id), func(t *testing.T) {
+				fake := newFake(t)
+				client, _ := fake.client()
 
-	_, err := client.GetPod(context.Background(), "a/b")
+				err := call(client)
 
-	assert.NilError(t, err)
-	assert.Equal(t, fake.received()[0].escapedPath, "/v2/pods/"+url.PathEscape("a/b"))
+				assert.Check(t, errors.Is(err, ErrInvalidRequest), "got %v", err)
+				assert.Check(t, !errors.Is(err, ErrNotFound))
+				assert.ErrorContains(t, err, "is malformed")
+				assert.Equal(t, len(fake.received()), 0, "nothing was sent")
+			})
+		}
+	}
+	for _, id := range []string{"xedezhzb9la3ye", "pod_abc123", "p1", strings.Repeat("p", 64)} {
+		assert.Check(t, ValidPodID(id), id)
+	}
 }

@@ -241,6 +241,9 @@ func (c *Cloud) Close() {
 		// Containers first: a stopped runner tells the simulated GitHub it left.
 		_ = c.Processes.Close()
 	}
+	if c.RunPod != nil {
+		c.RunPod.Close() // open pod log streams end, so the servers can shut down
+	}
 	for _, s := range c.servers {
 		s.Close()
 	}

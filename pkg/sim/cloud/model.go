@@ -3,6 +3,7 @@ package cloud
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -21,11 +22,26 @@ import (
 // by driver version; the tier's PTX ISA above what the driver loads → fail;
 // VRAM below the minimum → fail; an unhealthy GPU → fail. A passing pod's
 // runner connects to the simulated GitHub with the pod's JIT config.
+//
+// Each container writes the lines the real script and runner print at each
+// stage (pkg/startup reads them back) to the pod's log: started, then the
+// verdict — the proof's failure, the image's missing runner, or the proof
+// passed and the runner listening for jobs.
 type ProofModel struct {
 	clock  simclock.Clock
 	github *githubsim.Server
 	// ProofTime is how long the script takes to reach its verdict (default 25 s).
 	ProofTime time.Duration
+	// RunnerDelay is how long the runner takes, after the proof passed, to
+	// connect (default 0: at once).
+	RunnerDelay time.Duration
+	// QuietRunner leaves out the runner's "Listening for Jobs" line, as a
+	// runner whose output goes elsewhere would.
+	QuietRunner bool
+	// ImagesWithoutRunner are images (as the pod was created with them) that
+	// have no runner: the script exits with startup.ExitRunnerMissing after
+	// the proof passed.
+	ImagesWithoutRunner []string
 
 	mu      sync.Mutex
 	timers  map[string]simclock.Timer
@@ -38,29 +54,73 @@ func NewProofModel(clock simclock.Clock, gh *githubsim.Server) *ProofModel {
 		timers: map[string]simclock.Timer{}, verdict: map[string]string{}}
 }
 
-// Start schedules the pod's verdict.
+// Start writes the script's first lines and schedules the pod's verdict.
 func (m *ProofModel) Start(l runpodsim.Launch, exited runpodsim.ExitFunc) error {
 	l.Env = maps.Clone(l.Env)
+	log := l.Log
+	if log == nil {
+		log = func(...string) {}
+	}
+	log(startup.LogPrefix+startup.LineStarted, startup.LogPrefix+"running the CUDA smoke proof")
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.timers[l.PodID] = m.clock.AfterFunc(m.ProofTime, func() {
-		reason := ProofVerdict(l.Host, l.Env)
-		m.mu.Lock()
-		delete(m.timers, l.PodID)
-		m.verdict[l.PodID] = reason
-		m.mu.Unlock()
-		if reason != "" {
-			exited(1)
-			return
-		}
-		if _, err := m.github.RunnerConnect(l.Env[startup.JITConfigEnv]); err != nil {
-			m.mu.Lock()
-			m.verdict[l.PodID] = "runner could not connect: " + err.Error()
-			m.mu.Unlock()
-			exited(1)
-		}
-	})
+	m.timers[l.PodID] = m.clock.AfterFunc(m.ProofTime, func() { m.verdictOf(l, log, exited) })
 	return nil
+}
+
+// verdictOf ends the proof: an exit with the script's line for its cause, or
+// the runner starting and connecting (after RunnerDelay). What one moment
+// prints goes to the log as one write.
+func (m *ProofModel) verdictOf(l runpodsim.Launch, log runpodsim.LogFunc, exited runpodsim.ExitFunc) {
+	reason, code := ProofVerdict(l.Host, l.Env), startup.ExitProofFailed
+	var lines []string
+	switch {
+	case reason == noJITConfig:
+		code = startup.ExitNoJITConfig
+		lines = []string{"SMOKE PASS", startup.ExitLine(code, "")}
+	case reason != "":
+		lines = []string{"SMOKE FAIL: " + reason, startup.ExitLine(code, "") + ": not registering the runner"}
+	case slices.Contains(m.ImagesWithoutRunner, l.Image):
+		reason, code = "the image has no runner at "+startup.DefaultRunnerDir+"/run.sh", startup.ExitRunnerMissing
+		lines = []string{"SMOKE PASS", startup.ExitLine(code, startup.DefaultRunnerDir)}
+	default:
+		lines = []string{"SMOKE PASS", startup.LogPrefix + startup.LineProofPassed + " as user " + startup.RunnerUser}
+	}
+	m.mu.Lock()
+	delete(m.timers, l.PodID)
+	m.verdict[l.PodID] = reason
+	if reason == "" && m.RunnerDelay > 0 {
+		m.timers[l.PodID] = m.clock.AfterFunc(m.RunnerDelay, func() { log(m.connect(l, exited)...) })
+	}
+	m.mu.Unlock()
+	switch {
+	case reason != "":
+		log(lines...)
+		exited(code)
+	case m.RunnerDelay > 0:
+		log(lines...)
+	default:
+		log(append(lines, m.connect(l, exited)...)...)
+	}
+}
+
+// connect registers the pod's runner with the simulated GitHub and returns
+// what the runner prints; a runner that cannot connect exits.
+func (m *ProofModel) connect(l runpodsim.Launch, exited runpodsim.ExitFunc) []string {
+	m.mu.Lock()
+	delete(m.timers, l.PodID)
+	m.mu.Unlock()
+	if _, err := m.github.RunnerConnect(l.Env[startup.JITConfigEnv]); err != nil {
+		m.mu.Lock()
+		m.verdict[l.PodID] = "runner could not connect: " + err.Error()
+		m.mu.Unlock()
+		defer exited(1)
+		return []string{"run.sh: could not connect to GitHub"}
+	}
+	if m.QuietRunner {
+		return []string{"√ Connected to GitHub"}
+	}
+	return []string{"√ Connected to GitHub", startup.LineRunnerListening}
 }
 
 // Stop cancels a pending verdict.
@@ -81,11 +141,14 @@ func (m *ProofModel) Verdict(podID string) (string, bool) {
 	return v, ok
 }
 
+// noJITConfig is ProofVerdict's reason for a pod without a runner config.
+const noJITConfig = "no JIT runner config in the pod environment"
+
 // ProofVerdict is the model of the startup script plus proof on a host: ""
 // when it passes, else the reason the proof would print after SMOKE FAIL.
 func ProofVerdict(h runpodsim.HostProfile, env map[string]string) string {
 	if env[startup.JITConfigEnv] == "" {
-		return "no JIT runner config in the pod environment"
+		return noJITConfig
 	}
 	driver, err := cudaver.Parse(h.DriverCUDA)
 	if err != nil {

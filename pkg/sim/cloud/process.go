@@ -5,6 +5,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -81,6 +82,31 @@ func (l *podLog) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	return l.buf.Write(p)
+}
+
+// lineWriter hands each complete line written to it to emit (the lines of
+// one write together), keeping a partial last line for the next write.
+type lineWriter struct {
+	emit    runpodsim.LogFunc
+	partial []byte
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.partial = append(w.partial, p...)
+	var lines []string
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			break
+		}
+		lines = append(lines, strings.TrimRight(string(w.partial[:i]), "\r"))
+		w.partial = w.partial[i+1:]
+	}
+	if len(w.partial) > maxLogBytes { // a line that never ends is kept short
+		lines, w.partial = append(lines, string(w.partial)), nil
+	}
+	w.emit(lines...)
+	return len(p), nil
 }
 
 func (l *podLog) String() string {
@@ -177,7 +203,12 @@ func (h *ProcessHosts) Start(l runpodsim.Launch, exited runpodsim.ExitFunc) erro
 		h.logs[l.PodID] = log
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, env, log, log
+	out := io.Writer(log)
+	if l.Log != nil {
+		// The pod's log stream (GET /v2/pods/{id}/logs) gets each line as written.
+		out = io.MultiWriter(log, &lineWriter{emit: l.Log})
+	}
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = dir, env, out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A straggler holding the output pipe must not keep Wait from returning.
 	cmd.WaitDelay = stopGrace

@@ -2,6 +2,7 @@ package cloud_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -82,4 +83,40 @@ func TestProcessProvisionRejectsThenAccepts(t *testing.T) {
 	runner, found, err := c.gh.RunnerByName(context.Background(), res.Accepted.RunnerLabel, ghapi.ScopeRepo)
 	assert.NilError(t, err)
 	assert.Check(t, found && runner.GetStatus() == "online", "the accepted pod's runner is online")
+}
+
+// With real processes, a pod whose image has no runner where the script
+// looks (runner-dir) passes the real proof and exits 5; provision reads the
+// script's line from the pod's log stream, names the cause and pays for no
+// second pod; and a pod whose proof fails is rejected for what its log says.
+func TestProcessProvisionReadsTheCauseFromThePodsLog(t *testing.T) {
+	t.Parallel()
+	c := startProcessCloud(t, cloud.Options{Market: market(
+		host("h1", a4000, func(h *runpodsim.HostProfile) { h.MaxPTXISA, h.BootSeconds = "8.5", 1 }),
+		host("h2", a5000, func(h *runpodsim.HostProfile) { h.BootSeconds = 1 }),
+	)})
+	cfg := config.Default()
+	cfg.GPUTiers = []config.GPUTier{{Name: "ampere", GPUIDs: []string{a4000, a5000}}}
+	cfg.MaxPriceCandidates, cfg.MaxProvisionAttempts = 2, 3
+	cfg.StartupPollSeconds, cfg.StartupTimeoutSeconds = 1, 20
+	assert.NilError(t, cfg.Validate())
+	policy := reqpolicy.New()
+	log := &provisionLog{}
+
+	_, err := provision.Run(context.Background(), provision.Deps{
+		RunPod: runpod.New(c.RunPodURL, cloud.RunPodKey, runpod.WithPolicy(policy)),
+		GitHub: c.gh, Images: &registry.Resolver{APIURL: c.RegistryURL}, Policy: policy, Observer: log,
+	}, provision.Request{
+		Config: cfg, LabelPrefix: "runpod-gpu", RunnerGroupID: 1, Scope: ghapi.ScopeRepo,
+		Owner:    ownership.Tags{Repository: cloud.Repository, Workflow: cloud.Workflow, RunID: 7002, Attempt: 1},
+		ProofURL: c.ProofURL, ProofSHA256: c.ProofSHA256,
+		RunnerDir: c.Processes.WorkDir(), WorkDir: c.Processes.WorkDir(), // no run.sh there
+	})
+
+	assert.Check(t, errors.Is(err, provision.ErrImageWithoutRunner), "got %v", err)
+	assert.Assert(t, is.Len(log.attempts, 2), strings.Join(log.lines, "\n"))
+	assert.Check(t, is.Equal(log.attempts[0].Reason, "the startup script exited with 1: the CUDA smoke proof failed on this host"))
+	assert.Check(t, is.Equal(log.attempts[1].Reason, "the startup script exited with 5: the image has no runner (run.sh) at the runner directory"))
+	assert.Check(t, is.Equal(log.attempts[1].Host, cost.HostVerdict("")))
+	assert.Check(t, is.Len(c.RunPod.Pods(), 2), "no third pod")
 }

@@ -40,6 +40,7 @@ func newClientSim(t *testing.T, setup clientSetup) clientSim {
 	assert.NilError(t, err)
 	ts := httptest.NewServer(server)
 	t.Cleanup(ts.Close)
+	t.Cleanup(server.Close) // first: open log streams end
 	policy := reqpolicy.New(append([]reqpolicy.Option{
 		reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep), reqpolicy.WithJitter(func() float64 { return 0 }),
 	}, setup.policy...)...)

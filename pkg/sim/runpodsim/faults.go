@@ -89,6 +89,9 @@ type ServerErrorFault struct {
 	Match
 	When   Trigger
 	Status int // default 500
+	// RetryAfter, when set, is sent as Retry-After (whole seconds), as a 503
+	// of a service pausing its clients does.
+	RetryAfter time.Duration
 }
 
 // SlowFault delays the requests it hits by Delay.
@@ -106,6 +109,8 @@ type LostCreateFault struct {
 	When           Trigger
 	Status         int
 	DropConnection bool
+	// RetryAfter, when set, is sent as Retry-After (whole seconds) with the 5xx.
+	RetryAfter time.Duration
 }
 
 // RewriteFault rewrites the answers it hits after the request was handled.

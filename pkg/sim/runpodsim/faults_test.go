@@ -68,6 +68,24 @@ func TestServerErrorsChangeNothing(t *testing.T) {
 	assert.Equal(t, len(s.list("").Pods), 1)
 }
 
+// A 5xx may carry Retry-After (a 503 pausing its clients): whole seconds,
+// rounded up, on a plain server error and on a create whose answer is lost.
+func TestServerErrorsCarryRetryAfter(t *testing.T) {
+	s := newSim(t, runpodsim.WithMarket(smallMarket(healthyHost("h1"), healthyHost("h2"))), runpodsim.WithFaults(runpodsim.Faults{
+		ServerErrors: []runpodsim.ServerErrorFault{{Match: runpodsim.Match{Route: "POST /v2/pods"}, When: runpodsim.Trigger{Nth: []int{1}}, Status: 503, RetryAfter: 90*time.Second + time.Millisecond}},
+		LostCreates:  []runpodsim.LostCreateFault{{When: runpodsim.Trigger{Nth: []int{1}}, Status: 503, RetryAfter: 2 * time.Minute}},
+	}))
+	r, _ := s.create(podRequest("paused", a40))
+	assert.Equal(t, r.status, http.StatusServiceUnavailable)
+	assert.Equal(t, r.header.Get("Retry-After"), "91")
+	assert.Equal(t, len(s.server.Pods()), 0)
+
+	r, _ = s.create(podRequest("paused", a40))
+	assert.Equal(t, r.status, http.StatusServiceUnavailable)
+	assert.Equal(t, r.header.Get("Retry-After"), "120")
+	assert.Equal(t, len(s.server.Pods()), 1, "the lost create made its pod")
+}
+
 func TestLostCreateResponse(t *testing.T) {
 	tests := []struct {
 		name  string

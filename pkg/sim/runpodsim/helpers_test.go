@@ -41,6 +41,7 @@ func newSimOn(t testing.TB, clock *simclock.Virtual, opts ...runpodsim.Option) *
 	assert.NilError(t, err)
 	ts := httptest.NewServer(server)
 	t.Cleanup(ts.Close)
+	t.Cleanup(server.Close) // first: open log streams end
 	return &sim{t: t, server: server, clock: clock, url: ts.URL, key: testKey}
 }
 

@@ -47,6 +47,10 @@ type Launch struct {
 	AllowedCudaVersions []string
 	Host                HostProfile
 	StartedAt           time.Time
+	// Log appends lines to the pod's container log (GET /v2/pods/{id}/logs)
+	// at the clock's time; lines of one call show together. Safe from any
+	// goroutine; nil in a Launch not made by the Server.
+	Log LogFunc
 }
 
 // ModelConfig tunes a ModelRunner.

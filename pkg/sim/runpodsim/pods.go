@@ -454,6 +454,7 @@ func (s *Server) podAction(r *http.Request, body []byte, now time.Time) response
 
 // boot puts p into STARTING from now.
 func (s *Server) boot(p *pod, now time.Time) {
+	s.startLog(p.id) // a container is coming: its log streams stay open
 	p.boots++
 	p.status, p.lostAt = StatusStarting, time.Time{}
 	bootTime := time.Duration(p.host.profile.BootSeconds) * time.Second
@@ -469,6 +470,7 @@ func (s *Server) stopContainer(p *pod, t time.Time) {
 	if p.status == StatusRunning {
 		s.cfg.runner.Stop(p.id)
 	}
+	s.endLog(p.id)
 	p.gen++
 	p.lostAt = time.Time{}
 	if p.billing {
@@ -550,6 +552,19 @@ func (s *Server) endPhase(p *pod) {
 			s.inboxMu.Lock()
 			s.inbox = append(s.inbox, exitReport{podID: p.id, gen: gen, code: code, at: at})
 			s.inboxMu.Unlock()
+			// Applied at once, not at the next request: the pod's log
+			// streams end when its container does (in the same clock
+			// callback when the lock is free, else right after it).
+			if s.mu.TryLock() {
+				s.settle(at)
+				s.mu.Unlock()
+				return
+			}
+			s.cfg.clock.AfterFunc(0, func() {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				s.settle(s.cfg.clock.Now())
+			})
 		}
 		if err := s.cfg.runner.Start(s.launch(p, t), exited); err != nil {
 			s.stopContainer(p, t)
@@ -572,7 +587,7 @@ func (s *Server) launch(p *pod, t time.Time) Launch {
 		Entrypoint: slices.Clone(p.entrypoint), Cmd: slices.Clone(p.cmd), Args: p.args,
 		Env: maps.Clone(p.env), GPUCount: p.gpuCount,
 		MinCudaVersion: p.minCuda, AllowedCudaVersions: slices.Clone(p.allowed),
-		Host: p.host.profile, StartedAt: t,
+		Host: p.host.profile, StartedAt: t, Log: s.logger(p.id),
 	}
 }
 

@@ -51,6 +51,11 @@ type Server struct {
 	inbox   []exitReport // container exits not yet applied; see ExitFunc
 
 	slsState *slsState // templates, endpoints and jobs (serverless.go)
+
+	logs logBook // pod logs and their streams (logs.go)
+	// handling: a request's handler runs (under mu), so what changes now is
+	// its doing, not a clock callback's.
+	handling bool
 }
 
 type config struct {
@@ -167,6 +172,7 @@ func New(opts ...Option) (*Server, error) {
 	s.handle("/v2/pods", map[string]handler{http.MethodGet: s.listPods, http.MethodPost: s.createPod})
 	s.handle("/v2/pods/{id}", map[string]handler{http.MethodGet: s.getPod, http.MethodDelete: s.deletePod})
 	s.handle("/v2/pods/{id}/action", map[string]handler{http.MethodPost: s.podAction})
+	s.mux.HandleFunc("/v2/pods/{id}/logs", s.serveLogs)
 	s.handle("/v2/account/ssh-keys", map[string]handler{http.MethodGet: s.getSSHKeys, http.MethodPut: s.putSSHKeys})
 	s.handle("/graphql", map[string]handler{http.MethodPost: s.graphql})
 	s.registerServerless()
@@ -191,6 +197,7 @@ func (s *Server) ListenLoopback() (baseURL string, shutdown func(), err error) {
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln) //nolint:errcheck // Serve returns ErrServerClosed after shutdown
 	return "http://" + ln.Addr().String(), func() {
+		s.Close() // open log streams end, so the shutdown does not wait for them
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
@@ -313,7 +320,9 @@ func (s *Server) respond(r *http.Request, methods map[string]handler, route stri
 	if d.early.status != 0 {
 		return d.early, true
 	}
+	s.handling = true
 	resp = h(r, body, now)
+	s.handling = false
 	s.changeStock(route)
 	if resp.created && s.loseCreate(&resp) {
 		return resp, false
@@ -416,6 +425,7 @@ func (s *Server) decide(route string, now time.Time) decision {
 				status = http.StatusInternalServerError
 			}
 			d.early = problemResponse(status, "upstream service error (simulated)")
+			withRetryAfter(&d.early, se.RetryAfter)
 		}
 	}
 	return d
@@ -442,6 +452,17 @@ func tooManyRequests(after time.Duration, asDate bool, now time.Time) response {
 	}
 	resp.header = http.Header{"Retry-After": {value}}
 	return resp
+}
+
+// withRetryAfter adds Retry-After (whole seconds, rounded up) to resp when after is set.
+func withRetryAfter(resp *response, after time.Duration) {
+	if after <= 0 {
+		return
+	}
+	if resp.header == nil {
+		resp.header = http.Header{}
+	}
+	resp.header.Set("Retry-After", strconv.Itoa(int((after+time.Second-1)/time.Second)))
 }
 
 func (s *Server) windowLeft(now time.Time) int64 { return 60 - now.Unix()%60 }
@@ -476,6 +497,7 @@ func (s *Server) loseCreate(resp *response) bool {
 			status = http.StatusBadGateway
 		}
 		*resp = problemResponse(status, "upstream service error (simulated) after the pod was created")
+		withRetryAfter(resp, lc.RetryAfter)
 		return false
 	}
 	return false

@@ -47,11 +47,17 @@ func (Real) Sleep(ctx context.Context, d time.Duration) error { return clock.Sle
 type Virtual struct {
 	advancing sync.Mutex // serializes Advance so timers fire in one order
 
-	mu     sync.Mutex
-	now    time.Time
-	seq    uint64
-	timers timerHeap
+	mu        sync.Mutex
+	now       time.Time
+	seq       uint64
+	timers    timerHeap
+	notified  bool // a callback of the current Sleep called Notify
+	announced bool // NotifyNext since the last Sleep began
 }
+
+// NotifyWait bounds how long, in wall time, Sleep waits after a callback
+// that called Notify for its context to end.
+const NotifyWait = 2 * time.Second
 
 // NewVirtual returns a Virtual clock that reads start until it is advanced.
 func NewVirtual(start time.Time) *Virtual {
@@ -76,18 +82,77 @@ func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer {
 	return t
 }
 
-// Sleep advances the clock by d: in virtual time a wait is the passage of time.
+// Sleep advances the clock by d: in virtual time a wait is the passage of
+// time. When ctx ends while timers fire (a callback woke the sleeper), the
+// clock stops at that callback's time and Sleep returns ctx's error.
 func (v *Virtual) Sleep(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	v.Advance(d)
-	return nil
+	// What was sent before this sleep (NotifyNext) may wake it at once; a
+	// Notify outside a callback of this sleep concerns no sleeper.
+	v.mu.Lock()
+	announced := v.announced
+	v.notified, v.announced = false, false
+	v.mu.Unlock()
+	if err := v.awaitWake(ctx, announced); err != nil {
+		return err
+	}
+	return v.advance(d, func() error {
+		v.mu.Lock()
+		notified := v.notified
+		v.notified = false
+		v.mu.Unlock()
+		return v.awaitWake(ctx, notified)
+	})
+}
+
+// awaitWake waits, when something was sent (notified), for ctx to end: it
+// travels through real goroutines (a stream over loopback HTTP), so the
+// sleeper gets the wall time (at most NotifyWait) to take it in and wake
+// before the clock moves on.
+func (v *Virtual) awaitWake(ctx context.Context, notified bool) error {
+	if notified {
+		timer := time.NewTimer(NotifyWait)
+		select {
+		case <-ctx.Done():
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+	return ctx.Err()
+}
+
+// Notify says that the timer callback running now sent something out of the
+// clock's reach — a line on a client's stream — that may wake the goroutine
+// sleeping on the clock. After the callback, that Sleep waits (in wall time,
+// at most NotifyWait) for its context to end before the clock moves on, so
+// the sleeper wakes at the time of what it was sent, not at the end of its
+// sleep. Outside a Sleep's callbacks it does nothing.
+func (v *Virtual) Notify() {
+	v.mu.Lock()
+	v.notified = true
+	v.mu.Unlock()
+}
+
+// NotifyNext is Notify for something sent outside the clock's callbacks (an
+// answer's body that follows its headers): the next Sleep waits for its
+// context to end, the same way, before it moves the clock at all.
+func (v *Virtual) NotifyNext() {
+	v.mu.Lock()
+	v.announced = true
+	v.mu.Unlock()
 }
 
 // Advance moves the clock forward by d (a negative d counts as 0), firing every
 // timer whose deadline is reached, including timers those callbacks schedule.
 func (v *Virtual) Advance(d time.Duration) {
+	_ = v.advance(d, nil)
+}
+
+// advance is Advance; after each callback, a non-nil stop error from after
+// ends it there, at that callback's time.
+func (v *Virtual) advance(d time.Duration, after func() error) error {
 	v.advancing.Lock()
 	defer v.advancing.Unlock()
 	v.mu.Lock()
@@ -98,7 +163,7 @@ func (v *Virtual) Advance(d time.Duration) {
 		if len(v.timers) == 0 || v.timers[0].when.After(target) {
 			v.now = target
 			v.mu.Unlock()
-			return
+			return nil
 		}
 		t := heap.Pop(&v.timers).(*virtualTimer)
 		if t.when.After(v.now) {
@@ -106,6 +171,11 @@ func (v *Virtual) Advance(d time.Duration) {
 		}
 		v.mu.Unlock()
 		t.f()
+		if after != nil {
+			if err := after(); err != nil {
+				return err
+			}
+		}
 	}
 }
 

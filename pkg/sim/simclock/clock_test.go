@@ -93,3 +93,65 @@ func TestRealAfterFuncCanBeStopped(t *testing.T) {
 	timer := simclock.Real{}.AfterFunc(time.Hour, func() { t.Error("fired") })
 	assert.Assert(t, timer.Stop())
 }
+
+// A sleeper woken by a timer callback (its context ends) stops at that
+// callback's time; the timers after it stay pending.
+func TestVirtualSleepStopsWhenACallbackWakesTheSleeper(t *testing.T) {
+	clock := simclock.NewVirtual(start)
+	ctx, wake := context.WithCancel(context.Background())
+	clock.AfterFunc(7*time.Second, wake)
+	later := false
+	clock.AfterFunc(9*time.Second, func() { later = true })
+
+	err := clock.Sleep(ctx, 30*time.Second)
+
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, clock.Now(), start.Add(7*time.Second))
+	assert.Assert(t, !later)
+	assert.Equal(t, clock.Pending(), 1)
+}
+
+// A callback that sends something through other goroutines calls Notify:
+// the sleep waits, in wall time, for the sleeper to be woken by it before
+// moving the clock on, and a callback that does not notify is not waited for.
+func TestVirtualSleepWaitsForANotifiedWakeUp(t *testing.T) {
+	clock := simclock.NewVirtual(start)
+	ctx, wake := context.WithCancel(context.Background())
+	sent := make(chan struct{}, 1)
+	go func() {
+		<-sent
+		time.Sleep(20 * time.Millisecond) // the trip through a stream
+		wake()
+	}()
+	clock.AfterFunc(3*time.Second, func() {}) // nothing sent: no wait
+	clock.AfterFunc(5*time.Second, func() {
+		sent <- struct{}{}
+		clock.Notify()
+	})
+
+	err := clock.Sleep(ctx, time.Minute)
+
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, clock.Now(), start.Add(5*time.Second))
+}
+
+// Something sent outside the clock's callbacks (NotifyNext) is waited for by
+// the next Sleep before the clock moves at all; a Notify outside a Sleep's
+// callbacks concerns no sleeper and is not waited for.
+func TestVirtualSleepWaitsForWhatWasSentBeforeIt(t *testing.T) {
+	clock := simclock.NewVirtual(start)
+	clock.Notify() // outside any callback: ignored
+	assert.NilError(t, clock.Sleep(context.Background(), time.Second))
+	assert.Equal(t, clock.Now(), start.Add(time.Second))
+
+	ctx, wake := context.WithCancel(context.Background())
+	clock.AfterFunc(5*time.Second, func() {})
+	clock.NotifyNext()
+	go func() {
+		time.Sleep(20 * time.Millisecond) // the trip through a stream
+		wake()
+	}()
+	err := clock.Sleep(ctx, time.Minute)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, clock.Now(), start.Add(time.Second), "woken before the clock moved")
+}

@@ -1,0 +1,108 @@
+package startup
+
+import "strings"
+
+// What the startup script (and the runner it starts) print at each stage, as
+// they appear in the pod's container log. Provision follows that log while a
+// pod starts: a stage line says when to look at the runner registry, and a
+// failure line says which stage stopped the pod, before its status shows it.
+// A line is a hint, never a verdict on its own: acceptance still needs the
+// registry, the pod record and the PR; a failure line only ends a pod that
+// is then deleted anyway.
+const (
+	// LogPrefix starts every line the script prints (its log function).
+	LogPrefix = "runpod-gpu: "
+	// LineStarted is the script's first line: the container runs.
+	LineStarted = "fetching the CUDA smoke proof"
+	// LineProofPassed starts the line printed as the runner is started.
+	LineProofPassed = "proof passed: starting the runner"
+	// LineRunnerListening is what the GitHub Actions runner prints once it is
+	// connected and waits for a job (the official runner and the simulated one).
+	LineRunnerListening = "Listening for Jobs"
+)
+
+// exitLines are the lines printed right before each failing exit.
+var exitLines = []struct {
+	text string
+	code int
+}{
+	{"proof download failed", ExitDownload},
+	{"proof checksum mismatch", ExitChecksum},
+	{"CUDA smoke proof failed", ExitProofFailed},
+	{"no JIT runner config in the pod environment", ExitNoJITConfig},
+	{"runner not found at ", ExitRunnerMissing},
+}
+
+// Stage is what one container log line says about a starting pod.
+type Stage int
+
+// Stages a log line can report.
+const (
+	StageNone        Stage = iota // a line that says nothing the watch uses
+	StageStarted                  // the script began: the container runs
+	StageProofPassed              // the proof passed; the runner is starting
+	StageListening                // the runner is connected and waits for a job
+	StageExit                     // the script is about to exit (ExitCode says why)
+)
+
+// LogLine is a container log line read back: its stage, and for StageExit
+// the exit code the script is about to return.
+type LogLine struct {
+	Stage    Stage
+	ExitCode int
+}
+
+// ReadLogLine reads one container log line (without its newline).
+func ReadLogLine(line string) LogLine {
+	if strings.Contains(line, LineRunnerListening) && !strings.HasPrefix(line, LogPrefix) {
+		return LogLine{Stage: StageListening}
+	}
+	text, ours := strings.CutPrefix(line, LogPrefix)
+	if !ours {
+		return LogLine{}
+	}
+	switch {
+	case strings.HasPrefix(text, LineStarted):
+		return LogLine{Stage: StageStarted}
+	case strings.HasPrefix(text, LineProofPassed):
+		return LogLine{Stage: StageProofPassed}
+	}
+	for _, e := range exitLines {
+		if strings.HasPrefix(text, e.text) {
+			return LogLine{Stage: StageExit, ExitCode: e.code}
+		}
+	}
+	return LogLine{}
+}
+
+// ExitCause says, for a human, what a failing exit code of the script means.
+func ExitCause(code int) string {
+	switch code {
+	case ExitProofFailed:
+		return "the CUDA smoke proof failed on this host"
+	case ExitDownload:
+		return "the pod could not download the CUDA smoke proof"
+	case ExitChecksum:
+		return "the downloaded CUDA smoke proof did not match its SHA-256"
+	case ExitNoJITConfig:
+		return "the pod had no JIT runner config"
+	case ExitRunnerMissing:
+		return "the image has no runner (run.sh) at the runner directory"
+	}
+	return "the startup script failed"
+}
+
+// ExitLine is the line the script prints before exiting with code: what the
+// simulated hosts print for it. It is "" for a code without one.
+func ExitLine(code int, runnerDir string) string {
+	for _, e := range exitLines {
+		if e.code != code {
+			continue
+		}
+		if code == ExitRunnerMissing {
+			return LogPrefix + e.text + runnerDir + "/run.sh"
+		}
+		return LogPrefix + e.text
+	}
+	return ""
+}
