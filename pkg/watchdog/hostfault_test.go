@@ -1,6 +1,7 @@
 package watchdog
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/lanetiers"
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
 
@@ -168,4 +170,37 @@ func TestRunHostFault(t *testing.T) {
 			assert.Check(t, is.Contains(logs, "confirming at the next poll"))
 		})
 	}
+}
+
+// A lane's pods are watched each beside its own GPU job: the matrix job
+// GitHub lists as "<gpu-job-name> (<tier>)", with the tier on every log line.
+func TestRunPodsWatchesEachPodBesideItsTiersJob(t *testing.T) {
+	h := newHarness(t)
+	h.gh.jobs = func(since time.Duration) ([]*github.WorkflowJob, error) {
+		jobs, _ := testsRunning(5*time.Minute, "success")(since)
+		jobs[1].Name = github.String("GPU tests (ampere)")
+		return jobs, nil
+	}
+	policy := reqpolicy.New(reqpolicy.WithClock(h.clock), reqpolicy.WithSleeper(h.clock.Sleep))
+	deps := Deps{Pods: h.pods, GitHub: h.gh, Policy: policy, Clock: h.clock, Sleep: h.clock.Sleep,
+		Logf: func(format string, args ...any) { h.logs = append(h.logs, fmt.Sprintf(format, args...)) }}
+	h.req.PodID, h.req.RunnerLabel = "", ""
+	pods := []lanetiers.Pod{{Tier: "ampere", PodID: podID, RunnerLabel: testLabel, GPUType: "NVIDIA GeForce RTX 4090", PricePerHour: "0.69"}}
+	watches := RunPods(context.Background(), deps, h.req, pods)
+	assert.Assert(t, is.Len(watches, 1))
+	assert.NilError(t, watches[0].Err)
+	assert.Check(t, is.Equal(watches[0].Result.Outcome, OutcomeJobFinished), strings.Join(h.logs, "\n"))
+	assert.Check(t, is.Contains(strings.Join(h.logs, "\n"), `[ampere] GPU job "GPU tests (ampere)" found`))
+
+	out, faults := LaneOutputs(append(watches, PodWatch{Pod: lanetiers.Pod{Tier: "ada"},
+		Result: Result{Outcome: OutcomeHostFault, Deleted: true, TestsStarted: true, HostFault: &lanetiers.HostFault{Tier: "ada", PodID: "p2", Kind: lanetiers.FaultVanished}}}))
+	assert.Check(t, is.Equal(out.Outcome, Outcome("ampere=job-finished,ada=host-fault")))
+	assert.Check(t, out.PodDeleted && out.TestsStarted && !out.RunCancelled)
+	assert.Check(t, is.Len(faults, 1))
+	summary, err := LaneSummary(watches)
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(summary, "### tier ampere"))
+	none, faults := LaneOutputs(nil)
+	assert.Check(t, is.Equal(none.Outcome, OutcomeNoPod))
+	assert.Check(t, faults != nil && len(faults) == 0, "[] rather than null")
 }
