@@ -59,13 +59,20 @@ type Artifact struct {
 	Run    Run
 	Action string // the action that wrote it, e.g. "cleanup" or "watchdog"
 	Report Report
+	// More are the run attempt's other accepted pods, each its own report:
+	// further tiers of a matrix lane, a pod lost to its host and its re-run.
+	More []Report
 }
 
+// Reports are every report of the artifact, Report first.
+func (a Artifact) Reports() []Report { return append([]Report{a.Report}, a.More...) }
+
 type artifactJSON struct {
-	Schema string `json:"schema"`
-	Run    runIn  `json:"run"`
-	Action string `json:"action"`
-	Report Report `json:"report"`
+	Schema string   `json:"schema"`
+	Run    runIn    `json:"run"`
+	Action string   `json:"action"`
+	Report Report   `json:"report"`
+	More   []Report `json:"more,omitempty"`
 }
 
 type runIn Run
@@ -74,7 +81,7 @@ func (r *runIn) UnmarshalJSON(b []byte) error { return decodeFields(b, r) }
 
 // MarshalJSON writes the artifact under ArtifactSchema.
 func (a Artifact) MarshalJSON() ([]byte, error) {
-	return json.Marshal(artifactJSON{Schema: ArtifactSchema, Run: runIn(a.Run), Action: a.Action, Report: a.Report})
+	return json.Marshal(artifactJSON{Schema: ArtifactSchema, Run: runIn(a.Run), Action: a.Action, Report: a.Report, More: a.More})
 }
 
 // ParseArtifact decodes and validates a cost artifact file. A different schema
@@ -101,7 +108,7 @@ func ParseArtifact(data []byte) (Artifact, error) {
 	if err := decodeFields(data, &in); err != nil {
 		return Artifact{}, fmt.Errorf("cost artifact: %w", err)
 	}
-	a := Artifact{Run: Run(in.Run), Action: in.Action, Report: in.Report}
+	a := Artifact{Run: Run(in.Run), Action: in.Action, Report: in.Report, More: in.More}
 	if err := a.Run.Validate(); err != nil {
 		return Artifact{}, fmt.Errorf("cost artifact: %w", fieldErr("run", err))
 	}

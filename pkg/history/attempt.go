@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -299,7 +300,9 @@ func describeDownload(d Download) string {
 func mergePods(a *Attempt, artifacts []cost.Artifact, logs logScan) []Pod {
 	var evidence []Pod
 	for _, art := range artifacts {
-		evidence = append(evidence, reportPods(art.Report, SourceArtifact)...)
+		for _, r := range art.Reports() {
+			evidence = append(evidence, reportPods(r, SourceArtifact)...)
+		}
 	}
 	for _, r := range logs.reports {
 		evidence = append(evidence, reportPods(r, SourceCostLine)...)
@@ -342,7 +345,8 @@ func reportPods(r cost.Report, src Source) []Pod {
 	var pods []Pod
 	if r.PodID != "" || r.Window.Start.Known() || r.Window.End.Known() {
 		p := Pod{ID: r.PodID, GPU: r.GPU, Tier: r.Tier, Outcome: cost.OutcomeAccepted, Price: r.Price,
-			Cloud: r.Cloud, DataCenter: r.DataCenter, Driver: r.Driver, Host: cost.HostWorked,
+			// Its proof passed; a pod lost to its host while its job ran says so.
+			Cloud: r.Cloud, DataCenter: r.DataCenter, Driver: r.Driver, Host: cmp.Or(r.Host, cost.HostWorked),
 			Seconds: r.Window.Seconds(), Dollars: r.Dollars(), Source: src, Stages: append([]cost.Stage{}, r.Stages...), Notes: []string{}}
 		if !r.Window.Start.Known() {
 			p.Notes = append(p.Notes, "paid window start unknown (createdAt is never used for cost)")
