@@ -77,6 +77,27 @@ type HostFault struct {
 	Detail     string `json:"detail"`
 	// Rerun is set when the lost pod was itself a re-run's: no further re-run.
 	Rerun bool `json:"rerun,omitempty"`
+	// What cleanup prices and finds the lost pod's job by: its runner,
+	// price and start as provision handed them over.
+	RunnerLabel  string `json:"runner-label,omitempty"`
+	PricePerHour string `json:"price-per-hour,omitempty"`
+	StartedAt    string `json:"started-at,omitempty"`
+}
+
+// Lose is the fault with what the pod it names was handed over with.
+func (f HostFault) Lose(p Pod) HostFault {
+	f.RunnerLabel, f.PricePerHour, f.StartedAt = p.RunnerLabel, p.PricePerHour, p.StartedAt
+	f.GPUType = cmpOr(f.GPUType, p.GPUType)
+	f.DataCenter = cmpOr(f.DataCenter, p.DataCenter)
+	f.Rerun = f.Rerun || p.Rerun
+	return f
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // Where says where the pod was lost: "<GPU> in <data center>".

@@ -160,10 +160,11 @@ func startRecord(req LaneRequest, cfg *config.Config) lanetiers.Record {
 		if !ok || slices.ContainsFunc(t.Lost, func(l lanetiers.HostFault) bool { return l.PodID == f.PodID }) {
 			continue
 		}
-		t.Lost = append(slices.Clone(t.Lost), f)
 		if t.Pod != nil && t.Pod.PodID == f.PodID {
+			f = f.Lose(*t.Pod)
 			t.Pod = nil
 		}
+		t.Lost = append(slices.Clone(t.Lost), f)
 	}
 	return rec
 }

@@ -40,6 +40,10 @@ func RunPods(ctx context.Context, deps Deps, base Request, pods []lanetiers.Pod)
 		go func() {
 			defer wg.Done()
 			res, err := Run(ctx, d, req)
+			if f := res.HostFault; f != nil {
+				lost := f.Lose(pod) // with the runner, price and start cleanup prices it by
+				res.HostFault = &lost
+			}
 			out[i] = PodWatch{Pod: pod, Result: res, Err: err}
 		}()
 	}
