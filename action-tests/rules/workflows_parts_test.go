@@ -21,16 +21,29 @@ import (
 )
 
 // metaLaneParts maps each part of the lane to the gpu-lane.yml jobs it runs.
+// The provision part runs the lane's first provisioning and a host-fault
+// re-run alike, so it is compared with provision-again, which reads the
+// lane so far; provision is provision-again without it (metaAgainProblems).
 var metaLaneParts = map[string][]string{
 	"gpu-lane-authorize.yml": {"authorize", "reputation"},
-	"gpu-lane-provision.yml": {"provision"},
+	"gpu-lane-provision.yml": {"provision-again"},
 	"gpu-lane-watchdog.yml":  {"watchdog"},
 	"gpu-lane-finish.yml":    {"gate", "cleanup"},
 }
 
+// metaPartJob is the part's own id of a gpu-lane.yml job it runs.
+var metaPartJob = map[string]string{"provision-again": "provision"}
+
+// metaAgainJobs are gpu-lane.yml's host-fault re-run jobs: each is its first
+// job again, fed by the re-run's jobs (and provision-again by the lane so far).
+var metaAgainJobs = map[string]string{"provision-again": "provision", "watchdog-again": "watchdog", "gpu-tests-again": "gpu-tests"}
+
 var (
 	metaLaneInputRE  = regexp.MustCompile(`fromJSON\(inputs\.lane\)\.inputs\.`)
-	metaLaneOutputRE = regexp.MustCompile(`fromJSON\(inputs\.lane\)\.(authorize|reputation|provision)\.outputs\.`)
+	metaLaneOutputRE = regexp.MustCompile(`fromJSON\(inputs\.lane\)\.(authorize|reputation|provision|watchdog)\.outputs\.`)
+	// metaLatestRE is how gpu-lane.yml reads the last of a job and its
+	// re-run (the -again job when it ran): the one a part's lane holds.
+	metaLatestRE = regexp.MustCompile(`needs\.(provision|watchdog)-again\.outputs\.([a-z-]+) \|\| needs\.(provision|watchdog)\.outputs\.([a-z-]+)`)
 )
 
 // metaAsGPULane rewrites a part's value sources as gpu-lane.yml writes them:
@@ -43,6 +56,7 @@ func metaAsGPULane(v any) any {
 		s := metaLaneInputRE.ReplaceAllString(v, "inputs.")
 		s = metaLaneOutputRE.ReplaceAllString(s, "needs.$1.outputs.")
 		s = strings.ReplaceAll(s, "inputs.gpu-job-result", "needs.gpu-tests.result")
+		s = strings.ReplaceAll(s, "inputs.rerun-gpu-job-result", "needs.gpu-tests-again.result")
 		switch s {
 		case "${{ inputs.gpu-job-name }}":
 			return "GPU tests"
@@ -60,6 +74,34 @@ func metaAsGPULane(v any) any {
 		out := make([]any, len(v))
 		for i, x := range v {
 			out[i] = metaAsGPULane(x)
+		}
+		return out
+	}
+	return v
+}
+
+// metaLatest reads gpu-lane.yml's "the re-run's, else the first's" values
+// as a part reads them: from the lane's one key for the latest job.
+func metaLatest(v any) any {
+	switch v := v.(type) {
+	case string:
+		return metaLatestRE.ReplaceAllStringFunc(v, func(m string) string {
+			g := metaLatestRE.FindStringSubmatch(m)
+			if g[1] != g[3] || g[2] != g[4] {
+				return m
+			}
+			return "needs." + g[1] + ".outputs." + g[2]
+		})
+	case map[string]any:
+		out := map[string]any{}
+		for k, x := range v {
+			out[k] = metaLatest(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = metaLatest(x)
 		}
 		return out
 	}
@@ -85,21 +127,13 @@ func metaLanePartProblems(t *testing.T, part, partText, laneText string) []strin
 	laneJobs, _ := metaRawJobs(t, "gpu-lane.yml", laneText)
 	partJobs, _ := metaRawJobs(t, part, partText)
 	for _, id := range metaLaneParts[part] {
-		want, got := laneJobs[id], partJobs[id]
+		own := cmpOr(metaPartJob[id], id)
+		want, got := laneJobs[id], partJobs[own]
 		if got == nil {
-			problems = append(problems, fmt.Sprintf("%s has no job %s", part, id))
+			problems = append(problems, fmt.Sprintf("%s has no job %s", part, own))
 			continue
 		}
-		strip := func(j map[string]any) map[string]any {
-			out := map[string]any{}
-			for k, v := range j {
-				if k != "needs" && k != "if" {
-					out[k] = v
-				}
-			}
-			return out
-		}
-		a, b := strip(want), metaAsGPULane(strip(got)).(map[string]any)
+		a, b := metaLatest(metaStrip(want, metaPartJob[id] != "")).(map[string]any), metaAsGPULane(metaStrip(got, metaPartJob[id] != "")).(map[string]any)
 		if diff := is.DeepEqual(b, a)(); !diff.Success() {
 			wantText, _ := yaml.Marshal(a)
 			gotText, _ := yaml.Marshal(b)
@@ -109,7 +143,7 @@ func metaLanePartProblems(t *testing.T, part, partText, laneText string) []strin
 	for id := range partJobs {
 		found := false
 		for _, want := range metaLaneParts[part] {
-			found = found || want == id
+			found = found || cmpOr(metaPartJob[want], want) == id
 		}
 		if !found {
 			problems = append(problems, fmt.Sprintf("%s: job %s is not one of gpu-lane.yml's", part, id))
@@ -118,11 +152,63 @@ func metaLanePartProblems(t *testing.T, part, partText, laneText string) []strin
 	return problems
 }
 
+// metaStrip leaves out what a job's caller decides (its needs and if) and,
+// with name, its name.
+func metaStrip(j map[string]any, name bool) map[string]any {
+	out := map[string]any{}
+	for k, v := range j {
+		if k != "needs" && k != "if" && !(name && k == "name") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 func TestMetaLanePartsRunGPULanesJobs(t *testing.T) {
 	files := metaWorkflowFiles(t)
 	for part := range metaLaneParts {
 		assert.Check(t, is.Len(metaLanePartProblems(t, part, files[part], files["gpu-lane.yml"]), 0))
 	}
+	assert.Check(t, is.Len(metaAgainProblems(t, files["gpu-lane.yml"]), 0))
+}
+
+// metaAgainProblems checks that each host-fault re-run job of gpu-lane.yml
+// is its first job again, fed by the re-run's jobs: provision-again adds only
+// the lane so far (tiers, host-faults); the re-run's watchdog and GPU jobs
+// read provision-again where the first read provision.
+func metaAgainProblems(t *testing.T, laneText string) []string {
+	t.Helper()
+	jobs, _ := metaRawJobs(t, "gpu-lane.yml", laneText)
+	var problems []string
+	for again, first := range metaAgainJobs {
+		if jobs[again] == nil || jobs[first] == nil {
+			problems = append(problems, fmt.Sprintf("gpu-lane.yml has no job %s or %s", again, first))
+			continue
+		}
+		got := metaStrip(jobs[again], true)
+		text, _ := yaml.Marshal(metaStrip(jobs[first], true))
+		want := map[string]any{}
+		if first != "provision" {
+			text = []byte(strings.ReplaceAll(string(text), "needs.provision.", "needs.provision-again."))
+		}
+		assert.NilError(t, yaml.Unmarshal(text, &want))
+		if first == "provision" {
+			gotText, _ := yaml.Marshal(got)
+			got = map[string]any{}
+			assert.NilError(t, yaml.Unmarshal(gotText, &got))
+			for _, st := range got["steps"].([]any) {
+				if with, ok := st.(map[string]any)["with"].(map[string]any); ok {
+					delete(with, "tiers")
+					delete(with, "host-faults")
+				}
+			}
+		}
+		if diff := is.DeepEqual(got, want)(); !diff.Success() {
+			gotText, _ := yaml.Marshal(got)
+			problems = append(problems, fmt.Sprintf("gpu-lane.yml: job %s is not job %s again (copy the change):\n--- %s\n%s--- %s\n%s", again, first, first, text, again, gotText))
+		}
+	}
+	return problems
 }
 
 // TestMetaLanePartCheckDetectsChanges: a step changed in gpu-lane.yml alone,
@@ -136,8 +222,8 @@ func TestMetaLanePartCheckDetectsChanges(t *testing.T) {
 		want                 string
 	}{
 		{name: "a new input in gpu-lane.yml only", part: "gpu-lane-provision.yml", inLane: true,
-			old: "          keep-failed-pods: ${{ inputs.keep-failed-pods }}\n", new: "          keep-failed-pods: ${{ inputs.keep-failed-pods }}\n          runner-dir: /opt/runner\n",
-			want: "job provision is not gpu-lane.yml's"},
+			old: "          host-faults: ${{ needs.watchdog.outputs.host-faults }}\n", new: "          host-faults: ${{ needs.watchdog.outputs.host-faults }}\n          runner-dir: /opt/runner\n",
+			want: "job provision-again is not gpu-lane.yml's"},
 		{name: "a value from the wrong job", part: "gpu-lane-watchdog.yml",
 			old: "fromJSON(inputs.lane).authorize.outputs.head-sha", new: "fromJSON(inputs.lane).provision.outputs.head-sha",
 			want: "job watchdog is not gpu-lane.yml's"},
@@ -155,6 +241,25 @@ func TestMetaLanePartCheckDetectsChanges(t *testing.T) {
 			assert.Assert(t, strings.Contains(*target, tc.old), "the workflow no longer contains %q; update this case", tc.old)
 			*target = strings.Replace(*target, tc.old, tc.new, 1)
 			problems := metaLanePartProblems(t, tc.part, part, lane)
+			assert.Check(t, is.Len(problems, 1), "%v", problems)
+			assert.Check(t, is.Contains(strings.Join(problems, "\n"), tc.want))
+		})
+	}
+}
+
+// TestMetaAgainCheckDetectsChanges: a re-run job that drifts from its first
+// job, or reads the first provisioning's pods, is reported.
+func TestMetaAgainCheckDetectsChanges(t *testing.T) {
+	lane := metaWorkflowFiles(t)["gpu-lane.yml"]
+	for _, tc := range []struct{ name, old, new, want string }{
+		{name: "a step changed in the first job only", old: "          runner-label-prefix: ${{ inputs.runner-label-prefix }}\n",
+			new: "          runner-label-prefix: gpu\n", want: "job provision-again is not job provision again"},
+		{name: "the re-run's GPU job on the first pods", old: "        pod: ${{ fromJSON(needs.provision-again.outputs.pods) }}\n",
+			new: "        pod: ${{ fromJSON(needs.provision.outputs.pods) }}\n", want: "job gpu-tests-again is not job gpu-tests again"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Assert(t, strings.Contains(lane, tc.old), "gpu-lane.yml no longer contains %q; update this case", tc.old)
+			problems := metaAgainProblems(t, strings.Replace(lane, tc.old, tc.new, 1))
 			assert.Check(t, is.Len(problems, 1), "%v", problems)
 			assert.Check(t, is.Contains(strings.Join(problems, "\n"), tc.want))
 		})
@@ -200,12 +305,13 @@ func TestMetaLanePartsTakeTheLanesSettings(t *testing.T) {
 		}
 		outputs, _ := call["outputs"].(map[string]any)
 		lane, ok := outputs["lane"].(map[string]any)
-		if part == "gpu-lane-watchdog.yml" || part == "gpu-lane-finish.yml" {
+		if part == "gpu-lane-finish.yml" {
 			assert.Check(t, !ok, "%s ends the lane; it passes no lane on", part)
 			continue
 		}
 		value, _ := lane["value"].(string)
 		for _, id := range jobs {
+			id = cmpOr(metaPartJob[id], id)
 			assert.Check(t, is.Contains(value, `"`+id+`":{{"outputs":{`), "%s: lane output", part)
 			assert.Check(t, is.Contains(value, "toJSON(jobs."+id+".outputs)"), "%s: lane output", part)
 		}

@@ -187,15 +187,7 @@ func Conclude(ctx context.Context, gh Publisher, r ConcludeRequest) (Concluded, 
 	if kind == "" {
 		return Concluded{Reason: reason}, nil
 	}
-	e := r.Evidence
-	if r.Lane != LaneServerless && r.Tiers.tiered() {
-		e.Tiers = tierRows(r.Tiers.Rows)
-		for _, row := range r.Tiers.Rows {
-			if e.ReusedCheckURL == "" && row.Outcome == "reused" {
-				e.ReusedCheckURL = row.ReusedCheckURL
-			}
-		}
-	}
+	e := r.tierEvidence()
 	if err := checkEvidence(kind, e); err != nil {
 		return Concluded{}, err
 	}

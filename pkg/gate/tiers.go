@@ -116,6 +116,22 @@ func rerunNote(tier string, rows []lanetiers.Result) string {
 
 func label(tier string) string { return lanetiers.Result{Tier: tier}.Label() }
 
+// tierEvidence is the request's evidence with the lane's rows, when the gate
+// is over them, and a reused tier's gate as the evidence of an all-reused one.
+func (r ConcludeRequest) tierEvidence() gatecheck.Evidence {
+	e := r.Evidence
+	if r.Lane == LaneServerless || !r.Tiers.tiered() {
+		return e
+	}
+	e.Tiers = tierRows(r.Tiers.Rows)
+	for _, row := range r.Tiers.Rows {
+		if e.ReusedCheckURL == "" && row.Outcome == lanetiers.OutcomeReused {
+			e.ReusedCheckURL = row.ReusedCheckURL
+		}
+	}
+	return e
+}
+
 // tierRows are the rows as the check shows them.
 func tierRows(rows []lanetiers.Result) []gatecheck.TierRow {
 	out := make([]gatecheck.TierRow, 0, len(rows))

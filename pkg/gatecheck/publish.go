@@ -154,15 +154,7 @@ func describe(e Evidence) (title, summary string) {
 	}
 	switch e.Kind {
 	case KindPaid:
-		if len(e.Tiers) > 0 {
-			title = tierTitle(e.Tiers)
-			if e.Reason != "" {
-				fmt.Fprintf(&b, "%s\n\n", e.Reason)
-			}
-			break
-		}
-		title = fmt.Sprintf("GPU tests passed on %s", e.Pod.GPU)
-		writePod(&b, e.Pod)
+		title = describePaid(&b, e)
 	case KindReused:
 		title = "GPU tests passed earlier for this tested ref (reused)"
 		what := "this exact tested ref"
@@ -208,6 +200,19 @@ func describe(e Evidence) (title, summary string) {
 		fmt.Fprintf(&b, "\nTo re-run the failed jobs:\n\n```sh\ngh run rerun %d --failed\n```\n", e.RunID)
 	}
 	return title, b.String()
+}
+
+// describePaid writes a paid gate's pod, or over several pods its reason
+// (the tiers' rows follow), and returns its title.
+func describePaid(b *strings.Builder, e Evidence) string {
+	if len(e.Tiers) > 0 {
+		if e.Reason != "" {
+			fmt.Fprintf(b, "%s\n\n", e.Reason)
+		}
+		return tierTitle(e.Tiers)
+	}
+	writePod(b, e.Pod)
+	return fmt.Sprintf("GPU tests passed on %s", e.Pod.GPU)
 }
 
 func writePod(b *strings.Builder, p *PodEvidence) {
