@@ -324,14 +324,25 @@ type metaOwnJobCaller struct {
 	Jobs        map[string]metaJob `yaml:"jobs"`
 }
 
-// metaCallerJobOf returns the id of the caller's job that calls the part.
+// metaCallerJobOf returns the id of the caller's (first) job that calls the part.
 func metaCallerJobOf(c metaOwnJobCaller, part string) string {
-	for _, id := range metaSortedKeys(c.Jobs) {
-		if m := metaSuiteWorkflowRE.FindStringSubmatch(c.Jobs[id].Uses); m != nil && m[1] == part {
-			return id
-		}
+	if ids := metaCallerJobsOf(c, part); len(ids) > 0 {
+		return ids[0]
 	}
 	return ""
+}
+
+// metaCallerJobsOf returns the ids of the caller's jobs that call the part,
+// the lane's first call first (a host-fault re-run's ids are longer).
+func metaCallerJobsOf(c metaOwnJobCaller, part string) []string {
+	var ids []string
+	for _, id := range metaSortedKeys(c.Jobs) {
+		if m := metaSuiteWorkflowRE.FindStringSubmatch(c.Jobs[id].Uses); m != nil && m[1] == part {
+			ids = append(ids, id)
+		}
+	}
+	slices.SortStableFunc(ids, func(a, b string) int { return len(a) - len(b) })
+	return ids
 }
 
 // metaWith reads a calling job's with: value (the suite's parts take strings).
@@ -346,11 +357,31 @@ func metaWith(t *testing.T, block, job, key string) string {
 	return doc.Jobs[job].With[key]
 }
 
+// metaGPUJobOf is the caller's job that runs on prov's pods: on its
+// runner-label, or one job per pod of its pods output (a matrix).
+func metaGPUJobOf(c metaOwnJobCaller, prov string) (id string, perPod bool) {
+	for _, id := range metaSortedKeys(c.Jobs) {
+		job := c.Jobs[id]
+		runsOn, _ := job.RunsOn.(string)
+		strategy, _ := job.Strategy.(map[string]any)
+		matrix, _ := strategy["matrix"].(map[string]any)
+		switch {
+		case runsOn == "${{ needs."+prov+".outputs.runner-label }}":
+			return id, false
+		case runsOn == "${{ matrix.pod.runner-label }}" && matrix["pod"] == "${{ fromJSON(needs."+prov+".outputs.pods) }}":
+			return id, true
+		}
+	}
+	return "", false
+}
+
 // metaOwnJobProblems checks a caller of the lane's parts: the four parts in
-// order around a GPU job on the runner label, that job named as the watchdog
-// knows it, with the test step the watchdog waits for, every step before it
-// bounded, its archive downloaded with one bounded retry and built by a hosted
-// job that overlaps provision, and finish running whatever happened.
+// order around a GPU job on the runner label (or one per pod), that job named
+// as the watchdog knows it, with the test step the watchdog waits for, every
+// step before it bounded, its archive downloaded with one bounded retry and
+// built by a hosted job that overlaps provision, and finish running whatever
+// happened with the last part's lane; with a host-fault re-run, the re-run's
+// parts fed by the watchdog's lane and its GPU job the first one's steps.
 func metaOwnJobProblems(t *testing.T, block string) []string {
 	t.Helper()
 	var problems []string
@@ -362,19 +393,62 @@ func metaOwnJobProblems(t *testing.T, block string) []string {
 	if auth == "" || prov == "" || watch == "" || finish == "" {
 		return []string{fmt.Sprintf("the caller does not call all four parts: authorize %q, provision %q, watchdog %q, finish %q", auth, prov, watch, finish)}
 	}
-	gpu := ""
-	for _, id := range metaSortedKeys(c.Jobs) {
-		if s, _ := c.Jobs[id].RunsOn.(string); s == "${{ needs."+prov+".outputs.runner-label }}" {
-			gpu = id
+	gpu, perPod := metaGPUJobOf(c, prov)
+	if gpu == "" {
+		return []string{"no job runs-on ${{ needs." + prov + ".outputs.runner-label }} (or, one per pod, ${{ matrix.pod.runner-label }} over ${{ fromJSON(needs." + prov + ".outputs.pods) }})"}
+	}
+	problems = append(problems, metaGPUJobProblems(t, block, c, auth, prov, gpu, perPod)...)
+	if !slices.Contains(metaNeeds(c.Jobs[watch]), prov) || !slices.Contains(metaNeeds(c.Jobs[gpu]), prov) {
+		add("the watchdog and the GPU job both need %s (the runner label), and run beside each other", prov)
+	}
+	lanes := []string{watch, prov, auth}
+	results := map[string]string{"gpu-job-result": "${{ needs." + gpu + ".result }}", "provision-result": "${{ needs." + prov + ".result }}"}
+	if provs, watches := metaCallerJobsOf(c, "gpu-lane-provision.yml"), metaCallerJobsOf(c, "gpu-lane-watchdog.yml"); len(provs) > 1 || len(watches) > 1 {
+		again, watchAgain, gpuAgain, more := metaRerunProblems(t, block, c, watch, gpu, provs, watches)
+		problems = append(problems, more...)
+		lanes = append([]string{watchAgain, again}, lanes...)
+		results["rerun-gpu-job-result"] = "${{ needs." + gpuAgain + ".result }}"
+	}
+	fin := c.Jobs[finish]
+	if !strings.Contains(fin.If, "always()") || !slices.Contains(metaNeeds(fin), gpu) {
+		add("%s must need the GPU job and run whatever happened (if: always() && …), got needs %v, if %q", finish, metaNeeds(fin), fin.If)
+	}
+	var lane []string
+	for _, id := range lanes {
+		lane = append(lane, "needs."+id+".outputs.lane")
+		if !slices.Contains(metaNeeds(fin), id) {
+			add("%s must need %s, whose lane it may read", finish, id)
 		}
 	}
-	if gpu == "" {
-		return []string{"no job runs-on ${{ needs." + prov + ".outputs.runner-label }}"}
+	results["lane"] = "${{ " + strings.Join(lane, " || ") + " }}"
+	for key, want := range results {
+		if got := metaWith(t, block, finish, key); got != want {
+			add("%s passes %s %q: want %q (the last part's lane: the watchdog's carries its host faults)", finish, key, got, want)
+		}
 	}
+	if group, cancel := metaGroup(c.Concurrency); !strings.HasPrefix(group, "runpod-gpu-prepare-") || cancel != false {
+		add("the caller holds no workflow concurrency runpod-gpu-prepare-<head> with cancel-in-progress: false (got %v)", c.Concurrency)
+	}
+	return problems
+}
+
+// metaGPUJobProblems checks the GPU job: named as the watchdog knows it
+// (per tier when one per pod), its test step there, every step before it
+// bounded, its archive downloaded with one bounded retry and uploaded by a
+// hosted job that does not wait for the pods.
+func metaGPUJobProblems(t *testing.T, block string, c metaOwnJobCaller, auth, prov, gpu string, perPod bool) []string {
+	t.Helper()
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	job := c.Jobs[gpu]
 	name := cmpOr(job.Name, gpu)
-	if want := cmpOr(metaWith(t, block, auth, "gpu-job-name"), "GPU tests"); name != want {
-		add("the GPU job is named %q, but the watchdog knows it as gpu-job-name %q: it would take it for another job and delete the pod", name, want)
+	base := cmpOr(metaWith(t, block, auth, "gpu-job-name"), "GPU tests")
+	want := base
+	if perPod {
+		want = fmt.Sprintf("${{ matrix.pod.tier && format('%s ({0})', matrix.pod.tier) || '%s' }}", base, base)
+	}
+	if name != want {
+		add("the GPU job is named %q, but the watchdog knows it as %q: it would take it for another job and delete the pod", name, want)
 	}
 	testStep := cmpOr(metaWith(t, block, auth, "test-step-name"), "Run GPU tests")
 	at, after := -1, 0
@@ -416,25 +490,41 @@ func metaOwnJobProblems(t *testing.T, block string) []string {
 			add("job %s builds the archive after provision: it would run while the pod bills; make it need %s only", id, auth)
 		}
 	}
-	if !slices.Contains(metaNeeds(c.Jobs[watch]), prov) || !slices.Contains(metaNeeds(job), prov) {
-		add("the watchdog and the GPU job both need %s (the runner label), and run beside each other", prov)
-	}
-	fin := c.Jobs[finish]
-	if !strings.Contains(fin.If, "always()") || !slices.Contains(metaNeeds(fin), gpu) {
-		add("%s must need the GPU job and run whatever happened (if: always() && …), got needs %v, if %q", finish, metaNeeds(fin), fin.If)
-	}
-	for key, want := range map[string]string{
-		"gpu-job-result": "${{ needs." + gpu + ".result }}", "provision-result": "${{ needs." + prov + ".result }}",
-		"lane": "${{ needs." + prov + ".outputs.lane || needs." + auth + ".outputs.lane }}",
-	} {
-		if got := metaWith(t, block, finish, key); got != want {
-			add("%s passes %s %q: want %q", finish, key, got, want)
-		}
-	}
-	if group, cancel := metaGroup(c.Concurrency); !strings.HasPrefix(group, "runpod-gpu-prepare-") || cancel != false {
-		add("the caller holds no workflow concurrency runpod-gpu-prepare-<head> with cancel-in-progress: false (got %v)", c.Concurrency)
-	}
 	return problems
+}
+
+// metaRerunProblems checks a caller's host-fault re-run: provision called
+// again with the watchdog's lane when it names host faults, whatever the
+// first round's jobs concluded (but not after a cancel); the watchdog again
+// beside it; and the GPU job again on its pods with the first one's steps.
+func metaRerunProblems(t *testing.T, block string, c metaOwnJobCaller, watch, gpu string, provs, watches []string) (again, watchAgain, gpuAgain string, problems []string) {
+	t.Helper()
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if len(provs) != 2 || len(watches) != 2 {
+		add("a host-fault re-run calls gpu-lane-provision.yml and gpu-lane-watchdog.yml once more each, got %v and %v", provs, watches)
+		return "", "", "", problems
+	}
+	again, watchAgain = provs[1], watches[1]
+	if got := metaWith(t, block, again, "lane"); got != "${{ needs."+watch+".outputs.lane }}" {
+		add("%s takes lane %q: want the watchdog's (${{ needs.%s.outputs.lane }}), which names the lost pods", again, got, watch)
+	}
+	if cond := c.Jobs[again].If; !strings.Contains(cond, "!cancelled()") || !strings.Contains(cond, "needs."+watch+".outputs.host-faults") {
+		add("%s must run when the watchdog names host faults, whatever the GPU job concluded, and not after a cancel (if: ${{ !cancelled() && … host-faults … }}), got %q", again, cond)
+	}
+	if got := metaWith(t, block, watchAgain, "lane"); got != "${{ needs."+again+".outputs.lane }}" {
+		add("%s takes lane %q: want %s's", watchAgain, got, again)
+	}
+	gpuAgain, _ = metaGPUJobOf(c, again)
+	if gpuAgain == "" {
+		add("no GPU job runs on %s's pods", again)
+		return again, watchAgain, gpuAgain, problems
+	}
+	first, _ := yaml.Marshal(c.Jobs[gpu].Steps)
+	second, _ := yaml.Marshal(c.Jobs[gpuAgain].Steps)
+	if string(first) != string(second) || c.Jobs[gpu].Name != c.Jobs[gpuAgain].Name {
+		add("the re-run's GPU job %s is not %s again (the same name and steps: an anchor &gpu-steps and *gpu-steps keeps them one)", gpuAgain, gpu)
+	}
+	return again, watchAgain, gpuAgain, problems
 }
 
 // metaStepField reads a field of a job's step that metaStep does not keep.
@@ -456,27 +546,63 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// metaReadmeOwnJobCaller is the README's caller of the lane's parts.
-func metaReadmeOwnJobCaller(t *testing.T) string {
+// metaReadmeOwnJobCallers are the README's callers of the lane's parts:
+// one GPU job on one pod, then one per pod with a host-fault re-run.
+func metaReadmeOwnJobCallers(t *testing.T) []string {
 	t.Helper()
+	var callers []string
 	for _, block := range metaReadmeCallerBlocks(t) {
 		if strings.Contains(block, "/.github/workflows/gpu-lane-authorize.yml@") {
-			return block
+			callers = append(callers, block)
 		}
 	}
-	t.Fatal("the README's workflows section has no caller of gpu-lane-authorize.yml")
-	return ""
+	assert.Assert(t, is.Len(callers, 2), "the README's workflows section: want the own-job caller and the one per pod with a re-run")
+	return callers
 }
 
-// TestReadmeOwnJobCaller: the README's own-job caller is the complete pattern
-// (the concurrency group, the runner's one job, the signal, the archive).
+// metaReadmeOwnJobCaller is the README's first caller of the lane's parts.
+func metaReadmeOwnJobCaller(t *testing.T) string { return metaReadmeOwnJobCallers(t)[0] }
+
+// TestReadmeOwnJobCaller: the README's own-job callers are the complete
+// pattern (the concurrency group, the runner's one job, the signal, the
+// archive; one job per pod and the host-fault re-run in the second).
 func TestReadmeOwnJobCaller(t *testing.T) {
-	block := metaReadmeOwnJobCaller(t)
-	assert.Check(t, is.Len(metaOwnJobProblems(t, block), 0))
-	var c metaOwnJobCaller
-	assert.NilError(t, yaml.Unmarshal([]byte(block), &c))
-	group, _ := metaGroup(c.Concurrency)
-	metaCheckGroupByHead(t, "the README's own-job caller", group)
+	for i, block := range metaReadmeOwnJobCallers(t) {
+		assert.Check(t, is.Len(metaOwnJobProblems(t, block), 0), "caller %d", i+1)
+		var c metaOwnJobCaller
+		assert.NilError(t, yaml.Unmarshal([]byte(block), &c))
+		group, _ := metaGroup(c.Concurrency)
+		metaCheckGroupByHead(t, "the README's own-job caller", group)
+		_, perPod := metaGPUJobOf(c, metaCallerJobOf(c, "gpu-lane-provision.yml"))
+		assert.Check(t, perPod == (i == 1), "caller %d: one GPU job per pod only in the second", i+1)
+	}
+}
+
+// TestPerPodCallerCheckDetectsMistakes plants each re-run mistake in the
+// README's caller of one GPU job per pod.
+func TestPerPodCallerCheckDetectsMistakes(t *testing.T) {
+	block := metaReadmeOwnJobCallers(t)[1]
+	tests := []struct {
+		name, old, new, want string
+		problems             int // 0 means one
+	}{
+		{name: "a job per pod named without its tier", old: "    name: ${{ matrix.pod.tier && format('GPU tests ({0})', matrix.pod.tier) || 'GPU tests' }}\n    needs: [build, provision]\n",
+			new: "    name: GPU tests\n    needs: [build, provision]\n", want: `the GPU job is named "GPU tests", but the watchdog knows it as`, problems: 2},
+		{name: "the re-run fed provision's lane", old: "    with: {lane: \"${{ needs.watchdog.outputs.lane }}\"}\n",
+			new: "    with: {lane: \"${{ needs.provision.outputs.lane }}\"}\n", want: "provision-again takes lane"},
+		{name: "the re-run only after a success", old: "    if: ${{ !cancelled() && contains(needs.watchdog.outputs.host-faults, 'pod-id') }}\n",
+			new: "    if: contains(needs.watchdog.outputs.host-faults, 'pod-id')\n", want: "whatever the GPU job concluded"},
+		{name: "the re-run's own steps", old: "    steps: *gpu-steps\n", new: "    steps: [{name: Run GPU tests, run: make}]\n", want: "is not gpu again"},
+		{name: "finish without the re-run's result", old: "      rerun-gpu-job-result: ${{ needs.gpu-again.result }}\n", new: "", want: "passes rerun-gpu-job-result"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Assert(t, strings.Contains(block, tc.old), "the caller no longer contains %q; update this case", tc.old)
+			problems := metaOwnJobProblems(t, strings.Replace(block, tc.old, tc.new, 1))
+			assert.Check(t, is.Len(problems, max(tc.problems, 1)), "%v", problems)
+			assert.Check(t, is.Contains(strings.Join(problems, "\n"), tc.want))
+		})
+	}
 }
 
 // TestOwnJobCallerCheckDetectsMistakes plants each mistake in the README's caller.
