@@ -21,6 +21,9 @@ type trackedPod struct {
 	RunnerLabel string
 	Snapshot    cost.Snapshot
 	Provision   cost.ProvisionAttempts
+	// Cloud and DataCenter are where provision saw the pod run: the
+	// report's when the pod's record is gone before cleanup reads it.
+	Cloud, DataCenter string
 	// Fault is set for a pod lost to its host; Rerun for a re-run's pod.
 	Fault *lanetiers.HostFault
 	Rerun bool
@@ -41,12 +44,13 @@ func (req Request) tracked() []trackedPod {
 		for _, f := range t.Lost {
 			snap, _ := cost.ParseSnapshot(f.PricePerHour, f.StartedAt, f.GPUType, "")
 			fault := f
-			pods = append(pods, trackedPod{ID: f.PodID, Tier: t.Name, RunnerLabel: f.RunnerLabel, Snapshot: snap, Fault: &fault, Rerun: f.Rerun})
+			pods = append(pods, trackedPod{ID: f.PodID, Tier: t.Name, RunnerLabel: f.RunnerLabel, Snapshot: snap, Fault: &fault, Rerun: f.Rerun,
+				Cloud: f.Cloud, DataCenter: f.DataCenter})
 		}
 		if p := t.Pod; p != nil {
 			snap, _ := cost.ParseSnapshot(p.PricePerHour, p.StartedAt, p.GPUType, p.GPUTier)
 			pods = append(pods, trackedPod{ID: p.PodID, Tier: t.Name, RunnerLabel: p.RunnerLabel, Snapshot: snap, Rerun: p.Rerun,
-				Fault: req.faultOf(p.PodID)})
+				Fault: req.faultOf(p.PodID), Cloud: p.Cloud, DataCenter: p.DataCenter})
 		}
 		if len(pods) > first {
 			pods[first].Provision.Rejected = append(pods[first].Provision.Rejected, t.Rejected...)
@@ -85,9 +89,15 @@ func (req Request) retained() []string {
 	return ids
 }
 
-// mark stamps a lost pod's report with its host's failure.
+// mark completes a pod's report with where provision saw it run (the
+// reputation's pair, when its record was gone before cleanup read it) and a
+// lost pod's with its host's failure.
 func (p trackedPod) mark(r *cost.Report) {
-	if p.Fault == nil || p.ID == "" {
+	if p.ID == "" || r.PodID == "" {
+		return
+	}
+	r.Cloud, r.DataCenter = cmpOr(r.Cloud, p.Cloud), cmpOr(r.DataCenter, p.DataCenter)
+	if p.Fault == nil {
 		return
 	}
 	r.Host = cost.HostFailed

@@ -91,25 +91,26 @@ func (r ConcludeRequest) resolveTiers() (gatecheck.Kind, string) {
 }
 
 // rerunNote says what became of a tier's pods lost to their hosts: "host
-// fault, re-run on <GPU> in <data center>" and the re-run's outcome.
+// fault, re-run on <GPU> in <data center>" and the re-run's outcome, then
+// the lost pods.
 func rerunNote(tier string, rows []lanetiers.Result) string {
 	var lost []string
 	for _, row := range rows {
 		if row.Tier != tier {
 			continue
 		}
+		gone := func() string { return "lost: " + strings.Join(lost, "; ") }
 		switch {
 		case row.Outcome == lanetiers.OutcomeHostFault:
-			lost = append(lost, fmt.Sprintf("pod %s on %s %s", row.PodID, lanetiers.Where(row.GPUType, row.DataCenter), row.Reason))
+			lost = append(lost, fmt.Sprintf("pod %s on %s, %s", row.PodID, lanetiers.Where(row.GPUType, row.DataCenter), row.Reason))
 		case row.Rerun && len(lost) > 0:
-			return fmt.Sprintf("%s: host fault (%s), re-run on %s: %s", label(tier), strings.Join(lost, "; "),
-				lanetiers.Where(row.GPUType, row.DataCenter), row.Outcome)
+			return fmt.Sprintf("%s: host fault, re-run on %s: %s (%s)", label(tier), lanetiers.Where(row.GPUType, row.DataCenter), row.Outcome, gone())
 		case len(lost) > 0 && row.Outcome == lanetiers.OutcomeNoPod:
-			return fmt.Sprintf("%s: host fault (%s), %s", label(tier), strings.Join(lost, "; "), row.Reason)
+			return fmt.Sprintf("%s: host fault, %s (%s)", label(tier), row.Reason, gone())
 		}
 	}
 	if len(lost) > 0 {
-		return fmt.Sprintf("%s: host fault (%s), not re-run", label(tier), strings.Join(lost, "; "))
+		return fmt.Sprintf("%s: host fault, not re-run (lost: %s)", label(tier), strings.Join(lost, "; "))
 	}
 	return ""
 }

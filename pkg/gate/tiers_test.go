@@ -49,13 +49,13 @@ func TestResolveTiers(t *testing.T) {
 			gpu: JobSkipped, wantKind: gatecheck.KindReused},
 		{name: "host fault, re-run passed", tiers: TierRequest{Expected: []string{""}, Rows: []lanetiers.Result{lost, rerun}, RerunJobResult: JobSuccess},
 			gpu: JobFailure, wantKind: gatecheck.KindPaid,
-			wantReason: []string{"the GPU: host fault (pod lostpod on NVIDIA RTX A4000 in US-TX-3 host fault: the pod lost its runtime", "re-run on NVIDIA RTX A5000 in EU-RO-1: passed"}},
+			wantReason: []string{"the GPU: host fault, re-run on NVIDIA RTX A5000 in EU-RO-1: passed (lost: pod lostpod on NVIDIA RTX A4000 in US-TX-3, host fault: the pod lost its runtime"}},
 		{name: "host fault, re-run failed", tiers: TierRequest{Expected: []string{""}, Rows: []lanetiers.Result{lost, func() lanetiers.Result { r := rerun; r.Outcome = "failed"; return r }()}, RerunJobResult: JobFailure},
-			gpu: JobFailure, wantKind: gatecheck.KindFailed, wantReason: []string{"the GPU failed", "re-run on NVIDIA RTX A5000 in EU-RO-1: failed"}},
+			gpu: JobFailure, wantKind: gatecheck.KindFailed, wantReason: []string{"the GPU failed", "host fault, re-run on NVIDIA RTX A5000 in EU-RO-1: failed"}},
 		{name: "host fault, re-run rows passing but the re-run job not", tiers: TierRequest{Expected: []string{""}, Rows: []lanetiers.Result{lost, rerun}, RerunJobResult: JobFailure},
 			gpu: JobFailure, wantKind: gatecheck.KindFailed, wantReason: []string{`the re-run GPU jobs' result is "failure"`}},
 		{name: "host fault, no re-run", tiers: TierRequest{Expected: []string{""}, Rows: []lanetiers.Result{lost, {Tier: "", Outcome: lanetiers.OutcomeNoPod, Reason: "no re-run: max_run_spend_usd $1.00"}}},
-			gpu: JobFailure, wantKind: gatecheck.KindFailed, wantReason: []string{"no re-run: max_run_spend_usd $1.00"}},
+			gpu: JobFailure, wantKind: gatecheck.KindFailed, wantReason: []string{"the GPU: host fault, no re-run: max_run_spend_usd $1.00 (lost: pod lostpod"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

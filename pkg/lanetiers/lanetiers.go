@@ -37,6 +37,7 @@ type Pod struct {
 	GPUType     string `json:"gpu-type"`
 	// GPUTier is the reviewed tier of the GPU (the tier itself in a matrix).
 	GPUTier        string `json:"gpu-tier"`
+	Cloud          string `json:"cloud,omitempty"`
 	DataCenter     string `json:"data-center,omitempty"`
 	PricePerHour   string `json:"price-per-hour"`
 	StartedAt      string `json:"started-at"`
@@ -72,6 +73,7 @@ type HostFault struct {
 	Tier       string `json:"tier"`
 	PodID      string `json:"pod-id"`
 	GPUType    string `json:"gpu-type"`
+	Cloud      string `json:"cloud,omitempty"`
 	DataCenter string `json:"data-center,omitempty"`
 	Kind       string `json:"kind"`
 	Detail     string `json:"detail"`
@@ -89,6 +91,7 @@ func (f HostFault) Lose(p Pod) HostFault {
 	f.RunnerLabel, f.PricePerHour, f.StartedAt = p.RunnerLabel, p.PricePerHour, p.StartedAt
 	f.GPUType = cmpOr(f.GPUType, p.GPUType)
 	f.DataCenter = cmpOr(f.DataCenter, p.DataCenter)
+	f.Cloud = cmpOr(f.Cloud, p.Cloud)
 	f.Rerun = f.Rerun || p.Rerun
 	return f
 }

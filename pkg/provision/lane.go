@@ -316,7 +316,7 @@ func phase(deps Deps, format string, args ...any) func() {
 func podOf(tier string, a Accepted, rerun bool) lanetiers.Pod {
 	out := Result{Accepted: &a}.Outputs()
 	return lanetiers.Pod{Tier: tier, RunnerLabel: a.RunnerLabel, PodID: a.PodID, GPUType: a.GPU, GPUTier: a.Tier,
-		DataCenter: a.DataCenter, PricePerHour: out.PricePerHour, StartedAt: out.StartedAt, StartupSeconds: out.StartupSeconds, Rerun: rerun}
+		Cloud: a.Cloud, DataCenter: a.DataCenter, PricePerHour: out.PricePerHour, StartedAt: out.StartedAt, StartupSeconds: out.StartupSeconds, Rerun: rerun}
 }
 
 // avoiding ranks with rank and then keeps every candidate of a lost pod's
