@@ -137,6 +137,9 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	if err := actionio.WriteOutputs[provision.Outputs](io, res.Outputs()); err != nil {
 		runErr = cmp.Or(runErr, err)
 	}
+	if res.Record.Matrix() && len(res.Pods) > 0 {
+		io.Infof("matrix_tiers: %d pod(s), one per tier; runner-label is empty: run the GPU job once per pod of the pods output (strategy.matrix.pod: fromJSON(pods), runs-on: matrix.pod.runner-label, named \"<gpu-job-name> (<tier>)\")", len(res.Pods))
+	}
 	lane := laneOutputs{Tiers: lanetiers.Format(res.Record), Pods: res.PodsOutput()}
 	if err := actionio.WriteOutputs[laneOutputs](io, lane); err != nil {
 		runErr = cmp.Or(runErr, err)
