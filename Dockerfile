@@ -21,7 +21,9 @@
 
 # golang:1.26.8-bookworm, pinned by the digest public Dockerfiles record for that tag; the
 # digest was not re-checked against the registry (no registry access where this was written).
-ARG GO_IMAGE=golang:1.26.8-bookworm@sha256:dc9ad6c05acc7a88e5b71bde60a5fe3bd4b9f0db209011711b464107438a8107
+# Fully qualified (docker.io/library/…): buildah and podman refuse a short name unless the
+# machine configures a search registry.
+ARG GO_IMAGE=docker.io/library/golang:1.26.8-bookworm@sha256:dc9ad6c05acc7a88e5b71bde60a5fe3bd4b9f0db209011711b464107438a8107
 # The CUDA runner image's bases, pinned by the digests public files record for these tags
 # (not re-checked against the registries, which are out of reach where this was written):
 # NVIDIA's CUDA 12.8 runtime on Ubuntu 24.04, and the official runner image the runner is

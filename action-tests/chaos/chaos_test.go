@@ -1,5 +1,7 @@
 // Package chaos is the chaos suite: the whole lane — authorize → provision →
-// watchdog beside the GPU job → gate → cleanup, then the reaper's sweeps —
+// watchdog beside the GPU job → gate → cleanup, then the reaper's sweeps; or,
+// for every fourth seed, the Serverless lane: authorize → the serverless
+// job's lane and cleanup steps → gate → the reaper's sweeps —
 // with the real action binaries on the simulated cloud, under a fault schedule
 // drawn from a seed, and the promises checked after each schedule:
 //
@@ -111,6 +113,10 @@ type chaosStep struct {
 }
 
 func runChaos(t *testing.T, seed uint64) {
+	if serverlessSeed(seed) {
+		runServerlessChaos(t, seed) // serverless_test.go
+		return
+	}
 	sc := drawSchedule(seed)
 	t.Cleanup(func() {
 		if t.Failed() {

@@ -119,12 +119,15 @@ func TestCleanupDeletesTheAcceptedPodAndReportsStages(t *testing.T) {
 		},
 	}))
 
-	res := harness.RunStep(t, s.cleanupStep(runID, provisioned.Outputs))
+	step := s.cleanupStep(runID, provisioned.Outputs)
+	step.Inputs["job-check-run-id"] = "51725241954" // ${{ job.check_run_id }}
+	res := harness.RunStep(t, step)
 	assert.Equal(t, res.ExitCode, 0, res.Stdout)
 	assert.Equal(t, s.cleanupStatus(t, podID), runpodsim.StatusTerminated)
 	assert.Equal(t, res.Outputs["deleted-pod-ids"], podID)
 	assert.Equal(t, res.Outputs["remaining-pod-ids"], "")
-	assert.Equal(t, res.Outputs["cost-artifact-name"], cost.ArtifactName(runID, 1))
+	assert.Equal(t, res.Outputs["cost-artifact-name"], cost.JobArtifactName(runID, 1, 51725241954), "the name claims the job, which the history checks")
+	assert.Check(t, !strings.Contains(res.Stdout, "job-check-run-id is empty"))
 	assert.Check(t, res.Outputs["cost-usd"] != "unknown", "start and price are known: %s", res.Outputs["cost-usd"])
 	assert.Check(t, is.Contains(res.Summary, "| tests | Run GPU tests |"), "the stage breakdown comes from the job's steps")
 	assert.Check(t, is.Contains(res.Stdout, cost.LinePrefix+"cost {"), "a structured cost line for the history")

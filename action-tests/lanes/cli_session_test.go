@@ -136,7 +136,7 @@ func TestCLISessionFromOffersToDown(t *testing.T) {
 	assert.Equal(t, out, "GPU 0: NVIDIA L4\n")
 	args, err := os.ReadFile(filepath.Join(w.home, "ssh-args"))
 	assert.NilError(t, err)
-	assert.Equal(t, string(args), strings.Join([]string{"-p", itoaCLI(port), "-o", "StrictHostKeyChecking=accept-new", "root@" + host, "--", "nvidia-smi", "-L"}, "\n")+"\n")
+	assert.Equal(t, string(args), strings.Join([]string{"-p", itoaCLI(port), "-o", "StrictHostKeyChecking=accept-new", "--", "root@" + host, "nvidia-smi", "-L"}, "\n")+"\n")
 
 	code, out, errOut = w.run(t, "down", "dev")
 	assert.Equal(t, code, 0, errOut)

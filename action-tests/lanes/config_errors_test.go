@@ -46,6 +46,7 @@ func errorAnnotations(stdout string) []annotation {
 // broken one: each problem is an error annotation on the offending key of
 // .github/runpod-gpu.yml (GitHub shows it in the pull request's diff), the
 // job summary explains it, a misspelt key names the one it was meant to be,
+// no text of the file is repeated (a value, a key that is no misspelling),
 // and no second, unplaced annotation repeats the error.
 func TestConfigErrorsWhereTheUserLooks(t *testing.T) {
 	const tiers = "# GPU CI\ngpu_tiers:\n  - name: ada\n    gpu_ids: [\"NVIDIA GeForce RTX 4090\"]\n"
@@ -63,16 +64,16 @@ func TestConfigErrorsWhereTheUserLooks(t *testing.T) {
 			wantSummary: []string{"| 5:1 | `min_vram_gbs` |", "**did you mean `min_vram_gb`?**"}},
 		{name: "key without underscore, with another problem", action: "authorize", config: tiers + "gpu_count: two\nminvram_gb: 24\n",
 			want:        []map[string]string{{"line": "5", "col": "12"}, {"line": "6", "col": "1"}},
-			wantMessage: []string{`gpu_count: got "two", want an integer`, "minvram_gb: want a known key"},
-			wantSummary: []string{"2 problem(s)", "| 5:12 | `gpu_count` | got \"two\", want an integer |", "| 6:1 | `minvram_gb` |", "**did you mean `min_vram_gb`?**"}},
+			wantMessage: []string{`gpu_count: want an integer`, "minvram_gb: want a known key"},
+			wantSummary: []string{"2 problem(s)", "| 5:12 | `gpu_count` | want an integer |", "| 6:1 | `minvram_gb` |", "**did you mean `min_vram_gb`?**"}},
 		{name: "nested key", action: "watchdog", config: "gpu_tiers:\n  - name: ada\n    gpu_id: [\"NVIDIA GeForce RTX 4090\"]\n",
 			want:        []map[string]string{{"line": "3", "col": "5"}},
 			wantMessage: []string{"gpu_tiers[0].gpu_id: want a known key of gpu_tiers[0]: one of name, gpu_ids; did you mean `gpu_ids`?"},
 			wantSummary: []string{"| 3:5 | `gpu_tiers[0].gpu_id` |"}},
-		{name: "far from any key: no guess", action: "provision", config: tiers + "max_attempts: 6\n",
+		{name: "far from any key: no guess, and not repeated", action: "provision", config: tiers + "max_attempts: 6\n",
 			want:        []map[string]string{{"line": "5", "col": "1"}},
-			wantMessage: []string{"max_attempts: want a known key"},
-			wantSummary: []string{"| 5:1 | `max_attempts` |"}},
+			wantMessage: []string{"(unknown key): want a known key"},
+			wantSummary: []string{"| 5:1 | `(unknown key)` |"}},
 		{name: "not YAML", action: "provision", config: "gpu_tiers:\n\t- name: ada\n",
 			want:        []map[string]string{{"line": "2"}},
 			wantMessage: []string{"not a valid YAML config: yaml: line 2: found character that cannot start any token"},
@@ -100,10 +101,12 @@ func TestConfigErrorsWhereTheUserLooks(t *testing.T) {
 			for _, want := range tc.wantSummary {
 				assert.Check(t, is.Contains(res.Summary, want))
 			}
+			assert.Check(t, !strings.Contains(res.Stdout+res.Summary, `"two"`), "a value of the file is repeated")
 			if !strings.Contains(tc.name, "no guess") {
 				return
 			}
 			assert.Check(t, !strings.Contains(res.Stdout+res.Summary, "did you mean"))
+			assert.Check(t, !strings.Contains(res.Stdout+res.Summary, "max_attempts"), "an unknown key is repeated")
 		})
 	}
 }

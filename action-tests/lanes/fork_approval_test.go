@@ -116,6 +116,8 @@ func TestForkApprovedByDispatchRunsUntilAPush(t *testing.T) {
 func TestForkApprovedByLabelRunsUntilAPush(t *testing.T) {
 	s := startCloud(t, testMarket(), runpodsim.Faults{}, fastConfig)
 	pr := s.openForkPR(t, gate.ApprovalLabel)
+	_, err := s.GitHub.AddReview(cloud.Repository, pr, githubsim.ReviewSpec{Author: "bob", State: "APPROVED", CommitID: harness.HeadSHA})
+	assert.NilError(t, err)
 
 	authorized := gateRunOK(t, s, s.forkLabelStep(pr, "bob", gate.ApprovalLabel, harness.HeadSHA))
 	assert.Assert(t, is.Equal(authorized.Outputs["decision"], "run"), authorized.Stdout)
@@ -197,4 +199,109 @@ func TestForkApprovalMalformedSHA(t *testing.T) {
 	assert.Check(t, is.Contains(res.Stdout, `::error::input approved-fork-sha = "v1.2": want a full commit SHA`))
 	assert.Check(t, is.Len(res.Outputs, 0))
 	assert.Check(t, is.Len(s.GitHub.Requests(), 0), "nothing read before the input is valid")
+}
+
+// The approved head's merge is what runs: a push and a revert in the start-up
+// window leave GitHub's merge commit merging the pushed head until GitHub
+// recomputes it, and a merge that is not mergeable may be stale. Both are
+// refused with the reason, spending nothing.
+func TestApprovalTestsOnlyTheApprovedHeadsMerge(t *testing.T) {
+	evil, evilMerge := strings.Repeat("e", 40), strings.Repeat("f", 40)
+	tests := []struct {
+		name       string
+		setup      func(t *testing.T, s *simulated, pr int)
+		want, also string
+	}{
+		{name: "push and revert: the merge commit is the pushed head's", setup: func(t *testing.T, s *simulated, pr int) {
+			assert.NilError(t, s.GitHub.UpdatePullRequest(cloud.Repository, pr, func(p *githubsim.PullRequestSpec) { p.HeadSHA, p.MergeCommitSHA = evil, evilMerge }))
+			assert.NilError(t, s.GitHub.UpdatePullRequest(cloud.Repository, pr, func(p *githubsim.PullRequestSpec) { p.HeadSHA = harness.HeadSHA }))
+		}, want: "'s merge commit " + evilMerge + " merges (", also: ", " + evil + "), not exactly (base "},
+		{name: "not mergeable", setup: func(t *testing.T, s *simulated, pr int) {
+			no := false
+			assert.NilError(t, s.GitHub.UpdatePullRequest(cloud.Repository, pr, func(p *githubsim.PullRequestSpec) { p.Mergeable = &no }))
+		}, want: "is not mergeable (mergeable false)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startCloud(t, testMarket(), runpodsim.Faults{}, fastConfig)
+			for _, open := range []func(t *testing.T, labels ...string) int{s.openForkPR, s.openTeammatePR} {
+				pr := open(t)
+				tc.setup(t, s, pr)
+				res := harness.RunStep(t, s.forkDispatchStep(pr, "alice", "", harness.HeadSHA))
+				assertRefusedNothingSpent(t, s, res, 0, "")
+				assert.Check(t, is.Contains(res.Stdout, tc.want))
+				assert.Check(t, is.Contains(res.Stdout, tc.also))
+			}
+		})
+	}
+}
+
+// A label approves only the exact commit its labeller approved in a review.
+func TestLabelApprovalIsBoundToTheLabellersReview(t *testing.T) {
+	older := strings.Repeat("4", 40)
+	for _, tc := range []struct {
+		name   string
+		review *githubsim.ReviewSpec
+		want   string
+	}{
+		{name: "no review", want: "bob added the label gpu-approved without a standing approving review"},
+		{name: "changes requested", review: &githubsim.ReviewSpec{Author: "bob", State: "CHANGES_REQUESTED"}, want: "without a standing approving review"},
+		{name: "an approval of an earlier head", review: &githubsim.ReviewSpec{Author: "bob", State: "APPROVED", CommitID: older},
+			want: "bob's approving review is at " + older + ", not at the labelled head " + harness.HeadSHA},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startCloud(t, testMarket(), runpodsim.Faults{}, fastConfig)
+			pr := s.openForkPR(t, gate.ApprovalLabel)
+			if tc.review != nil {
+				_, err := s.GitHub.AddReview(cloud.Repository, pr, *tc.review)
+				assert.NilError(t, err)
+			}
+			res := harness.RunStep(t, s.forkLabelStep(pr, "bob", gate.ApprovalLabel, harness.HeadSHA))
+			assertRefusedNothingSpent(t, s, res, 0, "")
+			assert.Check(t, is.Contains(res.Stdout, tc.want))
+		})
+	}
+}
+
+// openTeammatePR opens a PR of this repository by carol, who has write access.
+func (s *simulated) openTeammatePR(t *testing.T, labels ...string) int {
+	t.Helper()
+	pr, err := s.GitHub.AddPullRequest(cloud.Repository, githubsim.PullRequestSpec{Author: "carol", HeadSHA: harness.HeadSHA, HeadRef: "carol-patch",
+		MergeCommitSHA: harness.MergeSHA, Labels: labels})
+	assert.NilError(t, err)
+	return pr
+}
+
+// A teammate below admin/maintain gets the same approval at an exact head as a
+// fork PR: refused on the CI trigger with how to approve, run when a
+// maintainer dispatches the reviewed head or labels it after approving it in a
+// review, and refused again after a push.
+func TestTeammateApprovedAtAnExactHead(t *testing.T) {
+	s := startCloud(t, testMarket(testHost("h1", harness.A4000, true)), runpodsim.Faults{}, fastConfig)
+	pr := s.openTeammatePR(t, gate.ApprovalLabel)
+
+	onCI := s.AuthorizeStep(pr, "carol")
+	onCI.Env["GITHUB_EVENT_NAME"] = "workflow_run"
+	res := harness.RunStep(t, onCI)
+	assertRefusedNothingSpent(t, s, res, 0, "")
+	assert.Check(t, is.Contains(res.Stdout, `triggering actor carol has role "write"`))
+	rerun := s.AuthorizeStep(pr, "alice") // a maintainer re-runs the CI trigger: still no approval of a head
+	rerun.Env["GITHUB_EVENT_NAME"] = "workflow_run"
+	res = harness.RunStep(t, rerun)
+	assertRefusedNothingSpent(t, s, res, 0, `PR author carol has role "write"; paid GPU runs need admin or maintain, or an admin or maintainer's approval of the exact head they read`)
+
+	authorized := gateRunOK(t, s, s.forkDispatchStep(pr, "alice", "", harness.HeadSHA))
+	assert.Check(t, is.Equal(authorized.Outputs["decision"], "run"), authorized.Stdout)
+	assert.Check(t, is.Contains(authorized.Outputs["reason"], "PR approved for its author below admin/maintain (dispatch by alice with approved-fork-sha "+harness.HeadSHA+")"))
+	assert.Check(t, is.Contains(authorized.Summary, "| approval | alice (maintain) dispatched with `approved-fork-sha` at `"+harness.HeadSHA+"` (PR author carol has role \"write\")"))
+
+	_, err := s.GitHub.AddReview(cloud.Repository, pr, githubsim.ReviewSpec{Author: "bob", State: "APPROVED"})
+	assert.NilError(t, err)
+	byLabel := gateRunOK(t, s, s.forkLabelStep(pr, "bob", gate.ApprovalLabel, harness.HeadSHA))
+	assert.Check(t, is.Equal(byLabel.Outputs["decision"], "run"), byLabel.Stdout)
+
+	s.pushToFork(t, pr)
+	res = harness.RunStep(t, s.forkDispatchStep(pr, "alice", "", harness.HeadSHA))
+	assertRefusedNothingSpent(t, s, res, len(s.RunPod.Requests()),
+		"PR #"+harness.Itoa(pr)+"'s head is "+forkPushSHA+", not the approved "+harness.HeadSHA+": a push after the approval voids it")
 }

@@ -70,12 +70,8 @@ func (w *historyWorld) run(t *testing.T, created time.Time, podPrefix string) (i
 			historyLogFile(2, history.JobCleanup):   stamp + " " + cost.CostLine(report).Format() + "\n",
 		}))
 	}
-	body, err := json.Marshal(cost.Artifact{Run: cost.Run{Repository: historyRepo, ID: id, Attempt: 1,
+	w.historyUpload(t, id, history.JobCleanup, 0, cost.Artifact{Run: cost.Run{Repository: historyRepo, ID: id, Attempt: 1,
 		TestedRef: strings.Repeat("b", 40), Trigger: cost.TriggerAutomatic, PRNumber: 3}, Action: "cleanup", Report: report})
-	assert.NilError(t, err)
-	_, err = w.gh.AddArtifact(historyRepo, id, githubsim.ArtifactSpec{Name: cost.ArtifactName(id, 1),
-		Files: map[string]string{cost.ArtifactFileName: string(body)}})
-	assert.NilError(t, err)
 	return id, publish
 }
 

@@ -1,6 +1,7 @@
 package lanes
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -20,18 +21,113 @@ import (
 )
 
 // historyLaneJobs are one attempt's jobs of gpu-lane.yml called from a
-// caller job "gpu": the GPU job on the pod's runner label, the rest hosted.
+// caller job "gpu": the GPU job on the pod's runner label, the rest hosted,
+// each running a minute after the one before, from at on.
 func historyLaneJobs(at time.Time) []githubsim.JobSpec {
 	var specs []githubsim.JobSpec
-	for _, name := range []string{history.JobAuthorize, history.JobProvision, history.JobWatchdog, "GPU tests", history.JobGate, history.JobCleanup} {
+	for i, name := range []string{history.JobAuthorize, history.JobProvision, history.JobWatchdog, "GPU tests", history.JobGate, history.JobCleanup} {
 		spec := githubsim.JobSpec{Name: "gpu / " + name, Labels: []string{"ubuntu-latest"}, RunnerName: "GitHub Actions 7",
-			Status: "completed", Conclusion: "success", StartedAt: at, CompletedAt: at}
+			Status: "completed", Conclusion: "success", StartedAt: at.Add(time.Duration(i) * time.Minute), CompletedAt: at.Add(time.Duration(i+1) * time.Minute)}
 		if name == "GPU tests" {
 			spec.Labels, spec.RunnerName = []string{"runpod-gpu-7-1-c1"}, "runpod-gpu-7-1-c1"
 		}
 		specs = append(specs, spec)
 	}
 	return specs
+}
+
+// historyUpload uploads a cost artifact of run id's first attempt as the
+// job named "gpu / <job>" would, half a minute into that job, under the name
+// cleanup gives it (cost.JobArtifactName, claiming the job); claim, when not
+// 0, names another job instead. It returns the artifact's name.
+func (w *historyWorld) historyUpload(t *testing.T, id int64, job string, claim int64, art cost.Artifact) string {
+	t.Helper()
+	jobs, err := w.gh.Jobs(historyRepo, id, 1)
+	assert.NilError(t, err)
+	i := slices.IndexFunc(jobs, func(j githubsim.Job) bool { return j.Name == "gpu / "+job })
+	assert.Assert(t, i >= 0, "run %d has no job %s", id, job)
+	if claim == 0 {
+		claim = jobs[i].ID
+	}
+	name := cost.JobArtifactName(id, 1, claim)
+	body, err := json.Marshal(art)
+	assert.NilError(t, err)
+	_, err = w.gh.AddArtifact(historyRepo, id, githubsim.ArtifactSpec{Name: name, CreatedAt: jobs[i].StartedAt.Add(30 * time.Second),
+		Files: map[string]string{cost.ArtifactFileName: string(body)}})
+	assert.NilError(t, err)
+	return name
+}
+
+// historyJobID is the id of run id's job "gpu / <job>".
+func (w *historyWorld) historyJobID(t *testing.T, id int64, job string) int64 {
+	t.Helper()
+	jobs, err := w.gh.Jobs(historyRepo, id, 1)
+	assert.NilError(t, err)
+	i := slices.IndexFunc(jobs, func(j githubsim.Job) bool { return j.Name == "gpu / "+job })
+	assert.Assert(t, i >= 0, "run %d has no job %s", id, job)
+	return jobs[i].ID
+}
+
+// TestHistoryCountsOnlyTheLaneJobsCostArtifacts: any job of a run can upload
+// an artifact of any name, the GPU job's pull-request code included. Only the
+// one the lane's cleanup job uploaded, claiming itself, reaches the report:
+// not the GPU job's claiming itself, not one it uploads claiming the cleanup
+// job (it ran before that job), not a job outside the lane, not a name that
+// claims no job.
+func TestHistoryCountsOnlyTheLaneJobsCostArtifacts(t *testing.T) {
+	created := time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC)
+	start := created.Add(2 * time.Minute)
+	real := cost.Report{PodID: "realacc", GPU: "NVIDIA L4", Tier: "full", Price: cost.KnownPrice(0.36, "v2 cost"),
+		Window: cost.Window{Start: wire.KnownTime(start), End: wire.KnownTime(start.Add(10 * time.Minute))}}
+	run := cost.Run{Repository: historyRepo, Attempt: 1, TestedRef: strings.Repeat("b", 40), Trigger: cost.TriggerAutomatic, PRNumber: 3}
+	forged := func(podID string) cost.Artifact {
+		return cost.Artifact{Run: run, Action: "cleanup", Report: cost.Report{PodID: podID, GPU: "NVIDIA H100", Tier: "full",
+			Price: cost.KnownPrice(99, "v2 cost"), Window: cost.Window{Start: wire.KnownTime(start), End: wire.KnownTime(start.Add(10 * time.Hour))}}}
+	}
+	w := historyStart(t)
+	jobs := append(historyLaneJobs(created), githubsim.JobSpec{Name: "gpu / Lint", Labels: []string{"ubuntu-latest"}, RunnerName: "GitHub Actions 8",
+		Status: "completed", Conclusion: "success", StartedAt: created, CompletedAt: created.Add(time.Hour)})
+	id, err := w.gh.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: historyRepo, WorkflowPath: historyWorkflow,
+		Event: "pull_request", CreatedAt: created, Status: "completed", Conclusion: "success", Jobs: jobs})
+	assert.NilError(t, err)
+	run.ID = id
+	assert.NilError(t, w.gh.SetRunLogs(historyRepo, id, 1, map[string]string{historyLogFile(0, history.JobProvision): ""}))
+
+	ignored := []string{
+		w.historyUpload(t, id, "GPU tests", 0, forged("forgedself")),
+		w.historyUpload(t, id, "GPU tests", w.historyJobID(t, id, history.JobCleanup)+1000, forged("forgedother")),
+		w.historyUpload(t, id, "Lint", 0, forged("forgedlint")),
+	}
+	// Before the cleanup job ran, under the very name it will use: the GPU
+	// job's code cannot know when that job runs, only its name.
+	early := w.historyUpload(t, id, "GPU tests", w.historyJobID(t, id, history.JobCleanup), forged("forgedearly"))
+	_, err = w.gh.AddArtifact(historyRepo, id, githubsim.ArtifactSpec{Name: cost.ArtifactName(id, 1), CreatedAt: created.Add(5 * time.Minute),
+		Files: map[string]string{cost.ArtifactFileName: "{}"}})
+	assert.NilError(t, err)
+	// The real one could not be uploaded under the taken name: a second run
+	// shows the cleanup job's own upload is counted.
+	id2, err := w.gh.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: historyRepo, WorkflowPath: historyWorkflow,
+		Event: "pull_request", CreatedAt: created.Add(time.Hour), Status: "completed", Conclusion: "success", Jobs: historyLaneJobs(created.Add(time.Hour))})
+	assert.NilError(t, err)
+	assert.NilError(t, w.gh.SetRunLogs(historyRepo, id2, 1, map[string]string{historyLogFile(0, history.JobProvision): ""}))
+	run.ID = id2
+	w.historyUpload(t, id2, history.JobCleanup, 0, cost.Artifact{Run: run, Action: "cleanup", Report: real})
+
+	res := harness.RunStep(t, w.step(map[string]string{"since": "2026-10-06", "until": "2026-10-07"}))
+	assert.Equal(t, res.ExitCode, 0, res.Stdout)
+	report, err := os.ReadFile(res.Outputs["report-json"])
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(string(report), `"podId": "realacc"`))
+	for _, pod := range []string{"forgedself", "forgedother", "forgedlint", "forgedearly"} {
+		assert.Check(t, !strings.Contains(string(report), pod), "the forged pod %s is in the report", pod)
+		assert.Check(t, !strings.Contains(res.Summary, pod), "the forged pod %s is in the summary", pod)
+	}
+	for _, name := range append(ignored, early) {
+		assert.Check(t, is.Contains(string(report), "cost artifact "+name+" ignored: "), "no warning names %s", name)
+	}
+	assert.Check(t, is.Contains(string(report), "cost artifact "+cost.ArtifactName(id, 1)+" not downloaded (unavailable: its name claims no job"))
+	totals := historyTotals(t, res)
+	assert.Check(t, is.DeepEqual(totals["spend"], map[string]any{"usd": 0.06, "knownUsd": 0.06, "unknown": 0.0}))
 }
 
 // historyLogFile names a lane job's log in the run's logs archive as GitHub
@@ -116,7 +212,8 @@ func TestHistoryIgnoresCostLinesTheGPUJobPrints(t *testing.T) {
 
 // TestHistoryLaneJobsAreTheWorkflowsJobs: the history trusts the logs of the
 // jobs history.LaneJobs names, so they must be gpu-lane.yml's jobs, every one
-// but the GPU job, whose test step is history.DefaultTestStep.
+// but the GPU job, whose test step is history.DefaultTestStep, and the
+// Serverless lane's job, which runs no pull-request code on its runner.
 func TestHistoryLaneJobsAreTheWorkflowsJobs(t *testing.T) {
 	data, err := os.ReadFile("../../.github/workflows/gpu-lane.yml")
 	assert.NilError(t, err)
@@ -142,7 +239,10 @@ func TestHistoryLaneJobsAreTheWorkflowsJobs(t *testing.T) {
 			lane = append(lane, j.Name)
 		}
 	}
-	assert.Check(t, is.DeepEqual(sorted(lane), sorted(history.LaneJobs)))
+	sls, err := os.ReadFile("../../.github/workflows/serverless-lane.yml")
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(string(sls), "    name: "+history.JobServerless+"\n"), "serverless-lane.yml's job")
+	assert.Check(t, is.DeepEqual(sorted(append(lane, history.JobServerless)), sorted(history.LaneJobs)))
 }
 
 func sorted(s []string) []string {

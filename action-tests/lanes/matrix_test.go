@@ -24,8 +24,8 @@ import (
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
 
-// readmeCaller is the README's caller block that names marker.
-func readmeCaller(t *testing.T, marker string) string {
+// readmeCallerNaming is the README's caller block that names marker.
+func readmeCallerNaming(t *testing.T, marker string) string {
 	t.Helper()
 	data, err := os.ReadFile(harness.RepoRoot + "/README.md")
 	assert.NilError(t, err)
@@ -42,7 +42,7 @@ func readmeCaller(t *testing.T, marker string) string {
 // readmePerPodCaller is the README's own-job caller with one GPU job per pod
 // and the host-fault re-run.
 func readmePerPodCaller(t *testing.T) string {
-	return readmeCaller(t, "steps: *gpu-steps")
+	return readmeCallerNaming(t, "steps: *gpu-steps")
 }
 
 // podLane plays a caller on the simulated cloud as ownJobLane does, with
@@ -463,7 +463,7 @@ func TestHostFaultFailingTestIsNeverReRun(t *testing.T) {
 // one re-run on another host, a passing gate that says so.
 func TestHostFaultReRunsInTheSingleWorkflowLane(t *testing.T) {
 	s := startHostFaultCloud(t)
-	l := newPodLane(t, s, s.openPR(t), readmeCaller(t, "/.github/workflows/gpu-lane.yml@"))
+	l := newPodLane(t, s, s.openPR(t), readmeCallerNaming(t, "/.github/workflows/gpu-lane.yml@"))
 	l.stepsFor = longTests
 	runs := l.play(t)
 

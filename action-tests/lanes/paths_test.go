@@ -67,20 +67,42 @@ func TestGateCostReportPathOnlyInsideTheWorkspace(t *testing.T) {
 }
 
 // TestGateRedactsTheCostReport: a report inside the workspace is published
-// without the secrets the action holds.
+// without any secret the action holds: its token, its App key however the
+// file holds it (whole, a line of it, its body on one line), and the
+// runner's own tokens in its environment.
 func TestGateRedactsTheCostReport(t *testing.T) {
 	s := startCloud(t, testMarket(), runpodsim.Faults{}, fastConfig)
 	pr := s.openPR(t)
-	assert.NilError(t, os.WriteFile(filepath.Join(s.Workspace, "cost.md"), []byte("## Cost\n\ntoken "+cloud.GitHubToken+"\n"), 0o644))
-	res := gateRunOK(t, s, s.GateStep(pr, map[string]string{"kind": string(gatecheck.KindPaid), "head-sha": harness.HeadSHA, "tested-ref": harness.MergeSHA,
-		"pod-id": "pod7h9k2m4n6p", "gpu-type": harness.A4000, "tier": "ampere", "price-per-hour": "0.25", "cost-report-path": "cost.md"}))
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	assert.NilError(t, err)
+	keyPEM := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
+	body := strings.Split(keyPEM, "\n")[1 : len(strings.Split(keyPEM, "\n"))-2]
+	const runtimeToken, oidcToken = "eyRuntimeToken0123456789.abcdefghij", "eyOIDCRequestToken0123456789.klmnop"
+	secrets := map[string]string{"the token": cloud.GitHubToken, "the key": keyPEM, "a line of the key": body[3],
+		"the key's body on one line": strings.Join(body, ""), "the runtime token": runtimeToken, "the OIDC request token": oidcToken}
+	var report strings.Builder
+	report.WriteString("## Cost\n\n")
+	for what, secret := range secrets {
+		report.WriteString(what + ": " + secret + "\n")
+	}
+	assert.NilError(t, os.WriteFile(filepath.Join(s.Workspace, "cost.md"), []byte(report.String()), 0o644))
+	st := s.GateStep(pr, map[string]string{"kind": string(gatecheck.KindPaid), "head-sha": harness.HeadSHA, "tested-ref": harness.MergeSHA,
+		"pod-id": "pod7h9k2m4n6p", "gpu-type": harness.A4000, "tier": "ampere", "price-per-hour": "0.25", "cost-report-path": "cost.md",
+		"app-private-key": keyPEM})
+	st.Env["ACTIONS_RUNTIME_TOKEN"], st.Env["ACTIONS_ID_TOKEN_REQUEST_TOKEN"] = runtimeToken, oidcToken
+	res := gateRunOK(t, s, st)
 	assert.Check(t, is.Equal(res.Outputs["kind"], string(gatecheck.KindPaid)))
 	checks := s.gateChecks(t, harness.HeadSHA)
 	assert.Assert(t, is.Len(checks, 1))
 	text := checks[0].GetOutput().GetText()
 	assert.Check(t, is.Contains(text, "## Cost"))
-	assert.Check(t, is.Contains(text, "token ***"))
-	assert.Check(t, !strings.Contains(text+checks[0].GetOutput().GetSummary(), cloud.GitHubToken), "the check run shows the token")
+	assert.Check(t, is.Contains(text, "the token: ***"))
+	for what, secret := range secrets {
+		assert.Check(t, !strings.Contains(text+checks[0].GetOutput().GetSummary()+harness.WithoutMasks(res.Stdout)+res.Summary, secret), "%s is published", what)
+	}
+	for _, line := range body {
+		assert.Check(t, !strings.Contains(text, line), "a line of the key is published")
+	}
 }
 
 // TestCleanupArtifactDirOnlyInsideTheWorkspace: cleanup still deletes the
@@ -128,6 +150,59 @@ func TestReapRecordPathOnlyInsideTheWorkspace(t *testing.T) {
 	data, err := os.ReadFile(file)
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(string(data), pathsSecret+"\n"), "the linked file is untouched")
+}
+
+// TestConfigAndReputationPathsOnlyInsideTheWorkspace: provision reads its
+// configuration and the reputation record only inside the workspace (or the
+// runner's temp dir for the record): a path outside, through "..", or through
+// a symbolic link fails the step before any API call, and nothing of the file
+// outside reaches the log.
+func TestConfigAndReputationPathsOnlyInsideTheWorkspace(t *testing.T) {
+	s := startCloud(t, testMarket(testHost("h1", harness.A4000, true)), runpodsim.Faults{}, fastConfig)
+	file := pathsOutside(t, s.Workspace)
+	rel, err := filepath.Rel(s.Workspace, file)
+	assert.NilError(t, err)
+	for _, input := range []string{"config-path", "reputation-file"} {
+		for _, path := range []string{"/etc/passwd", file, rel, "cost-link.md", "outside-dir/passwd"} {
+			t.Run(input+" "+path, func(t *testing.T) {
+				st := s.ProvisionStep(s.openPR(t))
+				st.Inputs[input] = path
+				res := harness.RunStep(t, st)
+				assert.Check(t, is.Equal(res.ExitCode, 1), res.Stdout)
+				assert.Check(t, is.Contains(res.Stdout, "::error::input "+input+" = "+quote(path)+": want a path inside GITHUB_WORKSPACE ("+s.Workspace+")"))
+				assert.Check(t, !strings.Contains(res.Stdout+res.Summary, pathsSecret), "the file outside leaked")
+				assert.Check(t, !strings.Contains(res.Stdout, "root:x:0:0"), "/etc/passwd leaked")
+			})
+		}
+	}
+	assert.Check(t, is.Len(s.RunPod.Pods(), 0), "nothing created")
+}
+
+// TestServiceURLsOnlyHTTPSWithoutUserInfo: the RunPod and registry URLs an
+// action sends its credentials to must be https without user info (plain
+// http only on loopback, where this simulated cloud serves): anything else
+// fails the step before any request, and a credential in the URL is never
+// printed.
+func TestServiceURLsOnlyHTTPSWithoutUserInfo(t *testing.T) {
+	s := startCloud(t, testMarket(testHost("h1", harness.A4000, true)), runpodsim.Faults{}, fastConfig)
+	tests := []struct{ input, value, wantShown, wantWhy string }{
+		{input: "runpod-api-url", value: "http://api.runpod.io", wantShown: "http://api.runpod.io", wantWhy: "not scheme http on api.runpod.io"},
+		{input: "runpod-api-url", value: "https://me:hunter2@api.runpod.io", wantShown: "https://***@api.runpod.io", wantWhy: "not user info"},
+		{input: "registry-api-url", value: "http://registry.example", wantShown: "http://registry.example", wantWhy: "not scheme http on registry.example"},
+		{input: "registry-api-url", value: "https://hunter2@ghcr.io", wantShown: "https://***@ghcr.io", wantWhy: "not user info"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.input+" "+tc.value, func(t *testing.T) {
+			st := s.ProvisionStep(s.openPR(t))
+			st.Inputs[tc.input] = tc.value
+			res := harness.RunStep(t, st)
+			assert.Check(t, is.Equal(res.ExitCode, 1), res.Stdout)
+			assert.Check(t, is.Contains(res.Stdout, "::error::input "+tc.input+" = "+quote(tc.wantShown)+": want an https:// URL without user info"))
+			assert.Check(t, is.Contains(res.Stdout, tc.wantWhy))
+			assert.Check(t, !strings.Contains(res.Stdout+res.Summary, "hunter2"), "the URL's credential is printed")
+		})
+	}
+	assert.Check(t, is.Len(s.RunPod.Requests(), 0), "no request before the inputs are valid")
 }
 
 func quote(s string) string {

@@ -219,12 +219,13 @@ func TestProvisionSIGTERMDeletesEveryCreatedPod(t *testing.T) {
 	assertNoSecrets(t, s, res)
 }
 
-func TestProvisionBadConfigNamesTheKey(t *testing.T) {
+func TestProvisionBadConfigNamesTheLine(t *testing.T) {
 	t.Parallel()
 	s := startCloud(t, testMarket(testHost("h1", harness.A4000, true)), runpodsim.Faults{}, fastConfig+"bogus_key: 1\n")
 	res := harness.RunStep(t, s.ProvisionStep(s.openPR(t)))
 	assert.Equal(t, res.ExitCode, 1)
-	assert.Check(t, is.Contains(res.Stdout, "bogus_key"))
+	assert.Check(t, is.Contains(res.Stdout, "::error col=1,file=.github/runpod-gpu.yml,line=9,title=runpod-gpu config::(unknown key): want a known key"))
+	assert.Check(t, is.Contains(res.Stdout, "Error: config: .github/runpod-gpu.yml:9: (unknown key)"), "the error names the file as the repository does")
 	assert.Check(t, is.Len(s.RunPod.Requests(), 0), "no API call before the config is valid")
 	assertNoSecrets(t, s, res)
 }

@@ -2,7 +2,6 @@ package lanes
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -39,11 +38,12 @@ func TestReapServerlessOrphans(t *testing.T) {
 		assert.NilError(t, err)
 		env, err := serverless.TemplateEnv("https://example.com/serverless-worker", slsWorkerSHA, repository, name)
 		assert.NilError(t, err)
-		dir := t.TempDir()
-		lane := &serverless.Lane{Mgmt: rp, Policy: policy, Settings: serverless.DefaultSettings(), Receipt: filepath.Join(dir, "r.json"),
-			Ledger: serverless.LedgerFile{Path: filepath.Join(dir, "b.json"), Caps: serverless.DefaultCaps}}
-		_, err = lane.Setup(context.Background(), serverless.SetupRequest{Attempt: name, Repository: repository, RunID: runID, RunAttempt: 1,
-			Args: serverless.BootstrapArgs, Env: env})
+		// The lane's own requests, as a lost runner's attempt leaves them (the
+		// lane runs one attempt of a repository at a time).
+		s := serverless.DefaultSettings()
+		tpl, err := rp.CreateTemplate(context.Background(), s.TemplateRequest(name+"-tpl", serverless.BootstrapArgs, env))
+		assert.NilError(t, err)
+		_, err = rp.CreateEndpoint(context.Background(), s.EndpointRequest(name, tpl.ID, nil))
 		assert.NilError(t, err)
 		return name
 	}

@@ -86,7 +86,10 @@ func TestReputationLoopFromCostHistoryToProvision(t *testing.T) {
 
 	next := startCloud(t, reputationMarket(), runpodsim.Faults{}, repLoopConfig)
 	st := next.ProvisionStep(next.openPR(t))
-	st.Inputs["reputation-file"] = path
+	// The lane downloads the record into provision's workspace.
+	assert.NilError(t, os.MkdirAll(filepath.Join(next.Workspace, "runpod-gpu-reputation"), 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(next.Workspace, "runpod-gpu-reputation", "reputation.json"), data, 0o644))
+	st.Inputs["reputation-file"] = "runpod-gpu-reputation/reputation.json"
 	res := harness.RunStep(t, st)
 	assert.Equal(t, res.ExitCode, 0, res.Stdout)
 	pods := next.RunPod.Pods()

@@ -71,7 +71,7 @@ create_deadline_seconds: 10
 			s := startCloud(t, reputationMarket(), runpodsim.Faults{}, config)
 			st := s.ProvisionStep(s.openPR(t))
 			if tc.record != "" {
-				path := filepath.Join(t.TempDir(), "reputation.json")
+				path := filepath.Join(s.Workspace, "reputation.json") // where the lane's download puts it
 				assert.NilError(t, os.WriteFile(path, []byte(tc.record), 0o600))
 				st.Inputs["reputation-file"] = path
 			}
@@ -113,7 +113,7 @@ func TestProvisionReputationFileErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s := startCloud(t, testMarket(testHost("h1", harness.A4000, true)), runpodsim.Faults{}, fastConfig)
-			path := filepath.Join(t.TempDir(), "reputation.json")
+			path := filepath.Join(s.Workspace, "reputation.json")
 			if tc.content != "" {
 				assert.NilError(t, os.WriteFile(path, []byte(tc.content), 0o600))
 			}

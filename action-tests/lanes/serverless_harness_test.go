@@ -78,7 +78,12 @@ func (w *processWorker) Run(ctx context.Context, job runpodsim.WorkerJob) runpod
 	}
 	cmd := exec.CommandContext(ctx, w.bin, "--input", in, "--output", out)
 	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir, "LD_LIBRARY_PATH=" + w.libDir}, w.driver.Env()...)
+	// The stand-in driver names the card the simulator placed the worker on.
+	driver := w.driver
+	if driver.DeviceName == "" {
+		driver.DeviceName = job.GPUType
+	}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir, "LD_LIBRARY_PATH=" + w.libDir}, driver.Env()...)
 	for k, v := range job.Env { // the container's environment: public values only
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -106,14 +111,30 @@ const slsWorkerSHA = "5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e
 
 func startServerless(t *testing.T, faults runpodsim.ServerlessFaults, driver smoketest.DriverConfig, worker runpodsim.JobWorker) *slsCloud {
 	t.Helper()
+	return startServerlessWith(t, slsOptions{faults: faults, driver: driver, worker: worker})
+}
+
+// slsOptions configure a simulated cloud for the Serverless lane.
+type slsOptions struct {
+	faults runpodsim.ServerlessFaults
+	api    runpodsim.Faults // management and job-host faults by route
+	driver smoketest.DriverConfig
+	worker runpodsim.JobWorker // nil: the real Go worker on the driver stand-in
+	market *runpodsim.Market
+	place  func(eligible []string) string
+}
+
+func startServerlessWith(t *testing.T, o slsOptions) *slsCloud {
+	t.Helper()
 	s := &slsCloud{}
+	worker := o.worker
 	if worker == nil {
 		bin, lib := slsArtifacts(t)
-		s.worker = &processWorker{bin: bin, libDir: lib, root: t.TempDir(), driver: driver, started: make(chan struct{})}
+		s.worker = &processWorker{bin: bin, libDir: lib, root: t.TempDir(), driver: o.driver, started: make(chan struct{})}
 		worker = s.worker
 	}
-	c, err := cloud.Start(cloud.Options{Clock: simclock.Real{}, RunPodOptions: []runpodsim.Option{
-		runpodsim.WithServerless(runpodsim.ServerlessConfig{Worker: worker, ColdStart: 200 * time.Millisecond, Faults: faults})}})
+	c, err := cloud.Start(cloud.Options{Clock: simclock.Real{}, Market: o.market, Faults: o.api, RunPodOptions: []runpodsim.Option{
+		runpodsim.WithServerless(runpodsim.ServerlessConfig{Worker: worker, ColdStart: 200 * time.Millisecond, Faults: o.faults, Placement: o.place})}})
 	assert.NilError(t, err)
 	t.Cleanup(c.Close)
 	jobs := httptest.NewServer(c.RunPod.JobHost())
@@ -154,7 +175,7 @@ func (s *slsCloud) step(t *testing.T, testCommand string) harness.Step {
 		"runpod-api-key": cloud.RunPodKey, "runpod-api-url": s.RunPodURL, "runpod-job-url": s.jobURL,
 		"execute": "true", "approved-payload-sha256": s.payloadSHA(t), "test-command": testCommand,
 		"worker-url": "https://github.com/org/runpod-gpu/releases/download/v1/serverless-worker", "worker-sha256": slsWorkerSHA,
-		"poll-seconds": "1", "output-dir": "out",
+		"poll-seconds": "1", "output-dir": "out", "github-token": cloud.GitHubToken, "ledger-branch": "main",
 	}}
 }
 

@@ -82,6 +82,13 @@ var (
 	metaCopyFromRE = regexp.MustCompile(`^--from=(\S+)\s+(\S+)\s+(\S+)$`)
 )
 
+// metaQualifiedImage reports whether an image reference names its registry:
+// a first component with a dot or a port, or localhost.
+func metaQualifiedImage(ref string) bool {
+	host, _, ok := strings.Cut(ref, "/")
+	return ok && (strings.ContainsAny(host, ".:") || host == "localhost")
+}
+
 // metaCheckDockerfile lists what keeps the Dockerfile from producing the
 // action image: pinned bases, a static build of the one multi-call action
 // binary and of the proof, and a final stage that holds them and runs as root
@@ -98,6 +105,9 @@ func metaCheckDockerfile(text string) []string {
 	for _, st := range stages {
 		if st.from != "scratch" && !names[st.from] && !metaDigestRE.MatchString(st.from) {
 			add("FROM %s: pin the base image by digest (@sha256:…)", st.from)
+		}
+		if st.from != "scratch" && !names[st.from] && !metaQualifiedImage(st.from) {
+			add("FROM %s: name the registry (docker.io/library/…): buildah and podman refuse a short name", st.from)
 		}
 		names[st.name] = true
 	}
@@ -222,8 +232,12 @@ func TestMetaDockerfileDetectsProblems(t *testing.T) {
 			wantProbs: []string{"final stage: WORKDIR /app"},
 		},
 		{
-			name: "base image by tag only", old: "ARG GO_IMAGE=golang:1.26.8-bookworm@sha256:", new: "ARG GO_IMAGE=golang:1.26.8-bookworm\nARG UNUSED=",
+			name: "base image by tag only", old: "ARG GO_IMAGE=docker.io/library/golang:1.26.8-bookworm@sha256:", new: "ARG GO_IMAGE=docker.io/library/golang:1.26.8-bookworm\nARG UNUSED=",
 			wantProbs: []string{"pin the base image by digest"},
+		},
+		{
+			name: "base image by short name", old: "ARG GO_IMAGE=docker.io/library/golang:", new: "ARG GO_IMAGE=golang:",
+			wantProbs: []string{"name the registry (docker.io/library/…)"},
 		},
 		{
 			name: "cgo left on", old: "CGO_ENABLED=0 GOOS=$TARGETOS", new: "GOOS=$TARGETOS",
@@ -337,7 +351,6 @@ func TestMetaReleasePublishesTheWorker(t *testing.T) {
 	}
 	publish := metaReleaseStep(t, "Publish the release with the proof and the Serverless worker")
 	assert.Check(t, is.Contains(publish, "ASSETS=(dist/cuda-smoke dist/cuda-smoke.sha256 dist/serverless-worker dist/serverless-worker.sha256)"))
-	assert.Check(t, is.Contains(publish, `gh release upload "$VERSION" "${ASSETS[@]}"`))
 	assert.Check(t, is.Contains(publish, `gh release create "$VERSION" "${ASSETS[@]}"`))
 	dockerfile, err := os.ReadFile(filepath.Join(metaRepoRoot, "Dockerfile"))
 	assert.NilError(t, err)

@@ -8,8 +8,6 @@ package rules
 
 import (
 	"fmt"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +15,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/org/runpod-gpu/pkg/callers"
 	"github.com/org/runpod-gpu/pkg/config"
 )
 
@@ -79,7 +78,7 @@ func TestReadmeYAMLBlocksWorkAsWritten(t *testing.T) {
 		}
 		workflows++
 		local := metaSuiteCallRE.ReplaceAllString(b.text, "uses: ./.github/workflows/$1")
-		errs, err := linter.Lint(filepath.Join(project.WorkflowsDir(), "readme-block.yml"), []byte(local), project)
+		errs, err := linter.Lint(metaLintPath("readme-block.yml"), []byte(local), project)
 		assert.NilError(t, err)
 		assert.Check(t, len(errs) == 0, "%s:\n  %s", where, metaFormatLint(errs))
 		assert.Check(t, is.Len(metaCallerPermissionProblems(b.text, files), 0), "%s:\n%s", where, b.text)
@@ -88,180 +87,34 @@ func TestReadmeYAMLBlocksWorkAsWritten(t *testing.T) {
 	assert.Check(t, configs >= 1, "no configuration example")
 }
 
-// metaPermissionScopes are the GITHUB_TOKEN scopes read-all and write-all cover.
-var metaPermissionScopes = []string{
-	"actions", "attestations", "checks", "contents", "deployments", "discussions", "id-token", "issues",
-	"models", "packages", "pages", "pull-requests", "repository-projects", "security-events", "statuses",
+// metaNeedsFromFiles is what the suite's workflows, as this tree has them,
+// need from their callers.
+func metaNeedsFromFiles(files map[string]string) callers.NeedsFunc {
+	return func(name string) (callers.Levels, error) { return callers.WorkflowNeeds(name, files) }
 }
 
-// metaLevel orders permission levels: none < read < write.
-var metaLevel = map[string]int{"none": 0, "read": 1, "write": 2}
-
-// metaPermissions reads a permissions value (read-all, write-all or a map of
-// scope to level) as a level per scope; declared is false when it is absent.
-func metaPermissions(p any) (levels map[string]string, declared bool, err error) {
-	levels = map[string]string{}
-	switch p := p.(type) {
-	case nil:
-		return levels, false, nil
-	case string:
-		level, ok := map[string]string{"read-all": "read", "write-all": "write"}[p]
-		if !ok {
-			return nil, true, fmt.Errorf("permissions %q: want read-all, write-all or a map of scopes", p)
-		}
-		for _, s := range metaPermissionScopes {
-			levels[s] = level
-		}
-	case map[string]any:
-		for scope, v := range p {
-			level, _ := v.(string)
-			if _, ok := metaLevel[level]; !ok {
-				return nil, true, fmt.Errorf("permission %s: %v: want read, write or none", scope, v)
-			}
-			levels[scope] = level
-		}
-	default:
-		return nil, true, fmt.Errorf("permissions %v: want read-all, write-all or a map of scopes", p)
-	}
-	return levels, true, nil
-}
-
-// metaWorkflowNeeds returns the permissions the jobs of one of the suite's
-// workflows declare (a job's own, else the workflow's), as the highest level
-// per scope, following its calls of other suite workflows. A job that
-// declares none inherits the caller's token and needs nothing of its own.
-func metaWorkflowNeeds(name string, files map[string]string, depth int) (map[string]string, error) {
-	text, ok := files[name]
-	if !ok {
-		return nil, fmt.Errorf("%s is not a workflow of this repository", name)
-	}
-	if depth > 4 {
-		return nil, fmt.Errorf("%s: reusable workflows nested too deep", name)
-	}
-	var wf struct {
-		Permissions any `yaml:"permissions"`
-		Jobs        map[string]struct {
-			Uses        string `yaml:"uses"`
-			Permissions any    `yaml:"permissions"`
-		} `yaml:"jobs"`
-	}
-	if err := yaml.Unmarshal([]byte(text), &wf); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	needs := map[string]string{}
-	raise := func(from map[string]string) {
-		for scope, level := range from {
-			if metaLevel[level] > metaLevel[needs[scope]] {
-				needs[scope] = level
-			}
-		}
-	}
-	for _, id := range metaSortedKeys(wf.Jobs) {
-		job := wf.Jobs[id]
-		p := job.Permissions
-		if p == nil {
-			p = wf.Permissions
-		}
-		levels, _, err := metaPermissions(p)
-		if err != nil {
-			return nil, fmt.Errorf("%s: job %s: %w", name, id, err)
-		}
-		raise(levels)
-		if m := metaSuiteWorkflowRE.FindStringSubmatch(job.Uses); m != nil {
-			nested, err := metaWorkflowNeeds(m[1], files, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			raise(nested)
-		}
-	}
-	return needs, nil
-}
-
-// metaCallerPermissionProblems checks that every job of a caller that calls
-// one of the suite's reusable workflows declares permissions (its own or the
-// workflow's: the default token's depends on the repository's settings, and a
-// new repository's is read-only) and grants at least what the called jobs
-// declare, and that a workflow-wide grant holds nothing none of its jobs need.
+// metaCallerPermissionProblems applies the caller check (pkg/callers, which
+// runpod-gpu init applies to what it writes) against this tree's workflows.
 func metaCallerPermissionProblems(block string, files map[string]string) []string {
-	var problems []string
-	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	var doc struct {
-		Permissions any `yaml:"permissions"`
-		Jobs        map[string]struct {
-			Uses        string `yaml:"uses"`
-			Permissions any    `yaml:"permissions"`
-		} `yaml:"jobs"`
-	}
-	if err := yaml.Unmarshal([]byte(block), &doc); err != nil {
-		return []string{err.Error()}
-	}
-	workflowGrant, workflowDeclared, err := metaPermissions(doc.Permissions)
-	if err != nil {
-		return []string{"workflow: " + err.Error()}
-	}
-	// What the jobs relying on the workflow-wide grant need, for the excess check.
-	inherited := map[string]string{}
-	inheritedAll := workflowDeclared // false once a job the check cannot see relies on it
-	for _, id := range metaSortedKeys(doc.Jobs) {
-		job := doc.Jobs[id]
-		grant, declared, err := metaPermissions(job.Permissions)
-		if err != nil {
-			add("job %s: %v", id, err)
-			continue
-		}
-		m := metaSuiteWorkflowRE.FindStringSubmatch(job.Uses)
-		if !declared && m == nil {
-			inheritedAll = false
-		}
-		if m == nil {
-			continue
-		}
-		needs, err := metaWorkflowNeeds(m[1], files, 0)
-		if err != nil {
-			add("job %s: %v", id, err)
-			continue
-		}
-		if !declared {
-			grant, declared = workflowGrant, workflowDeclared
-			for scope, level := range needs {
-				if metaLevel[level] > metaLevel[inherited[scope]] {
-					inherited[scope] = level
-				}
-			}
-		}
-		if !declared {
-			add("job %s calls %s but declares no permissions: a new repository's default token is read-only; grant %s", id, m[1], metaFormatPermissions(needs))
-			continue
-		}
-		for _, scope := range metaSortedKeys(needs) {
-			if metaLevel[grant[scope]] < metaLevel[needs[scope]] {
-				have := grant[scope]
-				if have == "" {
-					have = "none"
-				}
-				add("job %s calls %s, whose jobs need %s: %s; the caller grants %s", id, m[1], scope, needs[scope], have)
-			}
-		}
-	}
-	if inheritedAll {
-		for _, scope := range metaSortedKeys(workflowGrant) {
-			if metaLevel[workflowGrant[scope]] > metaLevel[inherited[scope]] {
-				add("the workflow grants %s: %s, which no called job needs (least privilege)", scope, workflowGrant[scope])
-			}
-		}
-	}
-	slices.Sort(problems)
-	return problems
+	return callers.PermissionProblems(block, metaNeedsFromFiles(files))
 }
 
-// metaFormatPermissions writes levels as a flow mapping, sorted by scope.
-func metaFormatPermissions(levels map[string]string) string {
-	parts := make([]string, 0, len(levels))
-	for _, scope := range metaSortedKeys(levels) {
-		parts = append(parts, scope+": "+levels[scope])
+// TestSuiteNeedsFollowTheWorkflows: the permissions runpod-gpu init grants
+// (callers.SuiteNeeds, carried by the program) are what the workflows' jobs
+// declare today.
+func TestSuiteNeedsFollowTheWorkflows(t *testing.T) {
+	files := metaWorkflowFiles(t)
+	for name, want := range callers.SuiteNeeds {
+		got, err := callers.WorkflowNeeds(name, files)
+		assert.NilError(t, err)
+		assert.Check(t, is.DeepEqual(map[string]string(got), map[string]string(want)), "%s: update callers.SuiteNeeds", name)
 	}
-	return "{" + strings.Join(parts, ", ") + "}"
+	for name, text := range files {
+		if strings.Contains(text, "workflow_call:") {
+			_, ok := callers.SuiteNeeds[name]
+			assert.Check(t, ok, "reusable workflow %s is missing from callers.SuiteNeeds", name)
+		}
+	}
 }
 
 // TestMetaCallerPermissionCheckDetectsMistakes plants each mistake in a

@@ -105,6 +105,24 @@ func metaServerlessLaneProblems(wf metaWorkflow, text string) []string {
 	if jobTimeout < total {
 		add("job serverless timeout-minutes %d is below its steps' %d: the cleanup step could be cut short", jobTimeout, total)
 	}
+	// One attempt at a time, and the ledger and the cost kept whatever happened.
+	if group, cancel := metaGroup(sls.Concurrency); group != "runpod-gpu-serverless-budget" || cancel != false {
+		add("job serverless concurrency %q %v: want runpod-gpu-serverless-budget, never cancelling an attempt in progress (one ledger, one attempt at a time)", group, cancel)
+	}
+	if p, _ := sls.Permissions.(map[string]any); p["actions"] != "read" {
+		add("job serverless permissions %v: want actions: read for the ledger artifact", sls.Permissions)
+	}
+	if lane.With["ledger-artifact"] != serverless.LedgerArtifact {
+		add("the lane step's ledger-artifact is %q, want %s", lane.With["ledger-artifact"], serverless.LedgerArtifact)
+	}
+	keptAt, kept := step("serverless", "actions/upload-artifact@", map[string]string{"name": serverless.LedgerArtifact})
+	if !strings.Contains(kept.If, "always()") || keptAt < cleanAt || kept.With["path"] != ".runpod-gpu/serverless/budget.json" {
+		add("the ledger upload must follow the cleanup step with if: always() and upload the ledger, got if %q path %q at %d", kept.If, kept.With["path"], keptAt)
+	}
+	costAt, costKept := step("serverless", "actions/upload-artifact@", map[string]string{"name": "runpod-gpu-cost-${{ github.run_id }}-${{ github.run_attempt }}-job-${{ job.check_run_id }}"})
+	if !strings.Contains(costKept.If, "always()") || costAt < cleanAt {
+		add("the cost artifact upload must follow the cleanup step with if: always(), got if %q at %d", costKept.If, costAt)
+	}
 	settings := serverless.DefaultSettings()
 	if n, _ := lane.TimeoutMinutes.(int); n < int((settings.CleanupDeadline - settings.JobTTL - settings.CleanupMargin + settings.JobTTL + serverless.CleanupTimeout).Minutes()) {
 		add("the lane step's timeout-minutes %d cannot hold the latest submission, the job TTL and the deferred cleanup", n)
@@ -164,7 +182,12 @@ func TestMetaServerlessLaneShapeDetectsMistakes(t *testing.T) {
 			want: "the cleanup step must follow the lane step with if: always()"},
 		{name: "another tree", old: "          path: src\n          persist-credentials: false\n      - name: Run one approved job", new: "          path: other\n          persist-credentials: false\n      - name: Run one approved job",
 			want: "serverless checks out into \"other\""},
-		{name: "job shorter than its steps", old: "    timeout-minutes: 50\n", new: "    timeout-minutes: 40\n", want: "below its steps' 50"},
+		{name: "job shorter than its steps", old: "    timeout-minutes: 60\n", new: "    timeout-minutes: 40\n", want: "below its steps' 60"},
+		{name: "attempts side by side", old: "      group: runpod-gpu-serverless-budget\n", new: "      group: runpod-gpu-serverless-${{ github.run_id }}\n",
+			want: "job serverless concurrency"},
+		{name: "a ledger per run", old: "          ledger-artifact: runpod-gpu-serverless-ledger\n", new: "", want: "ledger-artifact is \"\""},
+		{name: "the ledger dropped on failure", old: "      - name: Keep the ledger for the next run\n        if: always()\n", new: "      - name: Keep the ledger for the next run\n",
+			want: "the ledger upload must follow the cleanup step with if: always()"},
 		{name: "gate reports the pod lane", old: "          lane: serverless\n", new: "", want: "job gate has no step using org/runpod-gpu/actions/gate@"},
 	}
 	for _, tc := range tests {

@@ -1,7 +1,7 @@
 package rules
 
 // actionlint 1.7.12 does not know concurrency's `queue` key, and its message
-// is filtered (metaQueueUnknownToActionlint). These checks stand in for it:
+// is ignored by .github/actionlint.yaml. These checks stand in for it:
 // the global paid lock queues its waiters (queue: max), and any queue key in
 // the suite's workflows is well formed.
 

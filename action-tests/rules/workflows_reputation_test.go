@@ -30,7 +30,7 @@ type repWorkflow struct {
 
 // metaReputationProblems checks the reputation loop's wiring: the cost
 // history uploads the record under the one name the lane looks for; the lane
-// finds it in a job that holds actions: read and nothing else (no secret, no
+// finds it in a job that holds actions: read and contents: read only (no secret, no
 // environment), so the job with the RunPod key gains no permission; that job
 // is best effort and provision runs whatever became of it; and provision
 // reads the file where its download puts it.
@@ -59,8 +59,8 @@ func metaReputationProblems(lane, costHistory string) []string {
 	if !ok {
 		return append(problems, "gpu-lane.yml: no reputation job fetches the record")
 	}
-	if len(rep.Permissions) != 1 || rep.Permissions["actions"] != "read" {
-		add("gpu-lane.yml: job reputation has permissions %v; want exactly {actions: read}", rep.Permissions)
+	if len(rep.Permissions) != 2 || rep.Permissions["actions"] != "read" || rep.Permissions["contents"] != "read" {
+		add("gpu-lane.yml: job reputation has permissions %v; want exactly {actions: read, contents: read}", rep.Permissions)
 	}
 	if rep.Environment != nil {
 		add("gpu-lane.yml: job reputation runs in environment %v; it holds no secret and needs none", rep.Environment)
@@ -137,7 +137,7 @@ func TestMetaReputationCheckDetectsMistakes(t *testing.T) {
 			hist: strings.Replace(hist, "name: runpod-gpu-reputation\n", "name: reputation\n", 1), wantEntry: "no step uploads reputation.json"},
 		{name: "fetch job with a write permission",
 			lane:      strings.Replace(lane, "actions: read # the latest runpod-gpu-reputation", "actions: write # the latest runpod-gpu-reputation", 1),
-			wantEntry: "want exactly {actions: read}"},
+			wantEntry: "want exactly {actions: read, contents: read}"},
 		{name: "provision given actions: read",
 			lane:      strings.Replace(lane, "pull-requests: read # obsolescence checks before each candidate", "pull-requests: read\n      actions: read", 1),
 			wantEntry: "job provision holds actions"},

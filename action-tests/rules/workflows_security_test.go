@@ -482,8 +482,21 @@ func metaCallerProblems(block string, called map[string]string) []string {
 			}
 		}
 		for input, key := range map[string]string{"app-id": "RUNPOD_GPU_APP_PRIVATE_KEY", "runner-app-id": "RUNPOD_GPU_RUNNER_APP_PRIVATE_KEY"} {
-			if _, ok := job.With[input]; ok && passed[key] == "" {
+			_, withID := job.With[input]
+			if withID && passed[key] == "" {
 				add("job %s passes %s but not the secret %s", id, input, key)
+			}
+			// An App key without its id is never used: the jobs fall back to the
+			// workflow token, and the gate is published as GitHub Actions, which an
+			// App-bound required check never accepts. (The lane's parts take the
+			// id inside their lane input, from authorize, and declare no app-id.)
+			_, takesID := target.On.Call.Inputs[input]
+			if takesID && !withID && passed[key] != "" {
+				add("job %s passes the secret %s but not %s: without it the App is not used", id, key, input)
+			}
+			installation := strings.TrimSuffix(input, "id") + "installation-id"
+			if _, declared := target.On.Call.Inputs[installation]; declared && withID && job.With[installation] == nil {
+				add("job %s passes %s but not %s", id, input, installation)
 			}
 		}
 	}
@@ -496,8 +509,10 @@ func metaCallerProblems(block string, called map[string]string) []string {
 func TestReadmeCallersNameTheirSecrets(t *testing.T) {
 	files := metaWorkflowFiles(t)
 	blocks := metaReadmeCallerBlocks(t)
-	for i, block := range blocks {
-		assert.Check(t, is.Len(metaCallerProblems(block, files), 0), "README workflows block %d:\n%s", i+1, block)
+	for i, b := range readmeYAMLBlocks(t) { // every caller: the fork and Serverless ones too
+		if readmeIsWorkflow(b.text) {
+			assert.Check(t, is.Len(metaCallerProblems(b.text, files), 0), "README yaml block %d (under %q):\n%s", i+1, b.heading, b.text)
+		}
 	}
 	// The lane, the reaper, the cost history and the relay are all shown.
 	assert.Check(t, strings.Count(strings.Join(blocks, ""), "uses: org/runpod-gpu/.github/workflows/") >= 4)
@@ -511,12 +526,16 @@ func TestMetaCallerCheckDetectsMistakes(t *testing.T) {
 		name, block string
 		want        []string
 	}{
-		{name: "right", block: head + "    with: {app-id: \"1\"}\n    secrets:\n      RUNPOD_API_KEY: ${{ secrets.RUNPOD_API_KEY }}\n      RUNPOD_GPU_APP_PRIVATE_KEY: ${{ secrets.RUNPOD_GPU_APP_PRIVATE_KEY }}\n"},
+		{name: "right", block: head + "    with: {app-id: \"1\", app-installation-id: \"2\"}\n    secrets:\n      RUNPOD_API_KEY: ${{ secrets.RUNPOD_API_KEY }}\n      RUNPOD_GPU_APP_PRIVATE_KEY: ${{ secrets.RUNPOD_GPU_APP_PRIVATE_KEY }}\n"},
 		{name: "inherit", block: head + "    secrets: inherit\n", want: []string{"caller: job reap calls org/runpod-gpu/.github/workflows/reap.yml@v1 with secrets: inherit; pass each secret it needs by name"}},
 		{name: "required secret missing", block: head, want: []string{"job reap does not pass the required secret RUNPOD_API_KEY of reap.yml"}},
 		{name: "renamed secret", block: head + "    secrets: {RUNPOD_API_KEY: \"${{ secrets.KEY }}\"}\n", want: []string{`job reap passes secret RUNPOD_API_KEY as "${{ secrets.KEY }}": want "${{ secrets.RUNPOD_API_KEY }}"`}},
 		{name: "undeclared secret", block: head + "    secrets: {RUNPOD_API_KEY: \"${{ secrets.RUNPOD_API_KEY }}\", OTHER: \"${{ secrets.OTHER }}\"}\n", want: []string{"job reap passes secret OTHER, which reap.yml does not declare"}},
-		{name: "App id without its key", block: head + "    with: {app-id: \"1\"}\n    secrets: {RUNPOD_API_KEY: \"${{ secrets.RUNPOD_API_KEY }}\"}\n", want: []string{"job reap passes app-id but not the secret RUNPOD_GPU_APP_PRIVATE_KEY"}},
+		{name: "App id without its key", block: head + "    with: {app-id: \"1\", app-installation-id: \"2\"}\n    secrets: {RUNPOD_API_KEY: \"${{ secrets.RUNPOD_API_KEY }}\"}\n", want: []string{"job reap passes app-id but not the secret RUNPOD_GPU_APP_PRIVATE_KEY"}},
+		{name: "App key without its id", block: head + "    secrets: {RUNPOD_API_KEY: \"${{ secrets.RUNPOD_API_KEY }}\", RUNPOD_GPU_APP_PRIVATE_KEY: \"${{ secrets.RUNPOD_GPU_APP_PRIVATE_KEY }}\"}\n",
+			want: []string{"job reap passes the secret RUNPOD_GPU_APP_PRIVATE_KEY but not app-id: without it the App is not used"}},
+		{name: "App id without its installation", block: head + "    with: {app-id: \"1\"}\n    secrets: {RUNPOD_API_KEY: \"${{ secrets.RUNPOD_API_KEY }}\", RUNPOD_GPU_APP_PRIVATE_KEY: \"${{ secrets.RUNPOD_GPU_APP_PRIVATE_KEY }}\"}\n",
+			want: []string{"job reap passes app-id but not app-installation-id"}},
 		{name: "undeclared input", block: head + "    with: {exec: true}\n    secrets: {RUNPOD_API_KEY: \"${{ secrets.RUNPOD_API_KEY }}\"}\n", want: []string{"job reap passes input exec, which reap.yml does not declare"}},
 	}
 	for _, tc := range tests {
@@ -571,22 +590,40 @@ func TestMetaReleaseTagsAPinnedTree(t *testing.T) {
 	git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "--quiet", "-m", "tree")
 	git("remote", "add", "origin", origin)
 	source := git("rev-parse", "HEAD")
+	// The maintainer's push that starts the release.
+	git("-c", "user.name=t", "-c", "user.email=t@example.com", "tag", "--annotate", "v1.2.3", "--message", "v1.2.3")
+	git("push", "--quiet", "origin", "refs/tags/v1.2.3")
 
+	// GitHub knows no release of the version yet.
+	bin := t.TempDir()
+	assert.NilError(t, os.WriteFile(filepath.Join(bin, "gh"), []byte("#!/bin/bash\necho 'gh: Not Found (HTTP 404)' >&2\nexit 1\n"), 0o755))
 	output := filepath.Join(t.TempDir(), "github-output")
-	stepEnv := append(env, "GITHUB_OUTPUT="+output)
+	stepEnv := append(env, "GITHUB_OUTPUT="+output, "GITHUB_REPOSITORY=org/runpod-gpu", "PATH="+bin+":"+os.Getenv("PATH"))
+	recorded := func(key string) string {
+		t.Helper()
+		data, err := os.ReadFile(output)
+		assert.NilError(t, err)
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, key+"="); ok {
+				return v
+			}
+		}
+		t.Fatalf("no %s in GITHUB_OUTPUT: %q", key, data)
+		return ""
+	}
 	for _, name := range []string{
+		"Refuse to re-publish a version",
 		"Pin every action to the pushed image digest",
 		"Commit the pinned actions",
 		"Pin the inner references to the release commit",
 		"Commit the pinned workflows and move the tags",
 	} {
 		script := metaReleaseStep(t, name)
-		if name == "Pin the inner references to the release commit" || name == "Commit the pinned workflows and move the tags" {
-			data, err := os.ReadFile(output)
-			assert.NilError(t, err)
-			sha, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "sha=")
-			assert.Assert(t, ok, "Commit the pinned actions wrote %q to GITHUB_OUTPUT", data)
-			stepEnv = append(stepEnv, "RELEASE_SHA="+sha)
+		switch name {
+		case "Pin every action to the pushed image digest":
+			stepEnv = append(stepEnv, "PUSHED_TAG="+recorded("pushed-tag"))
+		case "Pin the inner references to the release commit":
+			stepEnv = append(stepEnv, "RELEASE_SHA="+recorded("sha"))
 		}
 		cmd := exec.Command("bash", "-c", script)
 		cmd.Dir, cmd.Env = work, stepEnv
@@ -628,7 +665,7 @@ func TestReadmeCallersLint(t *testing.T) {
 	for i, block := range metaReadmeCallerBlocks(t) {
 		local := metaSuiteCallRE.ReplaceAllString(block, "uses: ./.github/workflows/$1")
 		assert.Assert(t, local != block || !strings.Contains(block, "jobs:"), "README workflows block %d calls no reusable workflow of this repository", i+1)
-		path := filepath.Join(project.WorkflowsDir(), "readme-caller.yml") // never written: Lint takes the content
+		path := metaLintPath("readme-caller.yml") // never written: Lint takes the content
 		errs, err := linter.Lint(path, []byte(local), project)
 		assert.NilError(t, err)
 		assert.Check(t, len(errs) == 0, "README workflows block %d:\n  %s", i+1, metaFormatLint(errs))

@@ -29,28 +29,28 @@ var Action = actionkit.NewAction(run, reflect.TypeFor[gate.AuthorizeOutputs]())
 // Inputs are the authorize action's inputs.
 type Inputs struct {
 	actionkit.GitHubInputs `desc.github-token:"Token that reads the PR, its files, collaborator roles and check runs, used when app-id is empty." desc.app-id:"GitHub App id to read GitHub with (preferred over github-token); also the default gate-app-id." desc.app-installation-id:"The App's installation id on this repository (required with app-id)."`
-	actionkit.ConfigInput  `desc.config-path:"Path of the runpod-gpu configuration; its gpu_paths decide whether a PR needs the GPU."`
+	actionkit.ConfigInput  `desc.config-path:"Path of the runpod-gpu configuration, inside the workspace; its gpu_paths decide whether a PR needs the GPU."`
 	actionkit.RunnerImageInput
 
 	PRNumber          int64              `input:"pr-number" default:"0" max:"2147483647" desc:"Pull request that triggered the run; 0 is a manual validation of dispatch-sha."`
 	ExpectedHeadSHA   string             `input:"expected-head-sha" default:"" desc:"The PR head the trigger was for (github.event.pull_request.head.sha); a moved head is a skip."`
 	DispatchSHA       string             `input:"dispatch-sha" default:"" desc:"Resolved commit SHA a manual validation (pr-number 0) tests; empty means GITHUB_SHA."`
-	ApprovedForkSHA   actionio.CommitSHA `input:"approved-fork-sha" default:"" desc:"Fork PRs only: the head SHA an admin or maintainer reviewed and approves for one paid run. Honoured only on workflow_dispatch, from the dispatcher (GITHUB_ACTOR) with role admin or maintain; any other head is refused, so a push after the approval voids it."`
-	ForkApprovalLabel string             `input:"fork-approval-label" default:"gpu-approved" desc:"Fork PRs only: on a pull_request_target labeled event adding this label, the head in the event is approved if the sender is admin or maintain and the label is still on the PR."`
+	ApprovedForkSHA   actionio.CommitSHA `input:"approved-fork-sha" default:"" desc:"Fork PRs, and PRs whose author is below admin/maintain: the head SHA an admin or maintainer reviewed and approves for one paid run. Honoured only on workflow_dispatch, from the dispatcher (GITHUB_ACTOR) with role admin or maintain; any other head is refused, so a push after the approval voids it, and the PR's merge commit must merge exactly this head (parents base and head, mergeable)."`
+	ForkApprovalLabel string             `input:"fork-approval-label" default:"gpu-approved" desc:"Fork PRs, and PRs whose author is below admin/maintain: on a pull_request_target labeled event adding this label, the head in the event is approved if the sender is admin or maintain, their latest review verdict on the PR is an approval at exactly that head, and the label is still on the PR."`
 	CheckName         string             `input:"check-name" default:"CI GPU gate" desc:"Name of the gate check whose earlier success can be reused."`
 	// GateAppID: gates count only from the app named, else our App, else
 	// GitHub Actions (token mode); never from any app, so 0 is refused rather than widened.
 	GateAppID int64 `input:"gate-app-id" default:"" min:"1" desc:"Only gates published by this app count for reuse. Empty means app-id, or without an App GitHub Actions (15368), which is who github.token publishes as. Gates from any other app never count; 0 is refused."`
 	// ReadTimeout: each GitHub read gets this long, retries and waits included,
 	// so a stalled answer ends the job unauthorized instead of at the step timeout.
-	ReadTimeout     time.Duration `input:"github-timeout-seconds" default:"60" min:"1" max:"600" desc:"Deadline of each GitHub read (roles, PR, files, reuse lookup), retries and rate-limit waits included, 1 to 600. A read that does not finish in time fails the step unauthorized, with nothing spent; a stalled reuse lookup answers run."`
-	TestCommand     string        `input:"test-command" default:"" desc:"The command the GPU job runs. With it the tree key is made: the merge commit's tree plus a digest of the configuration, this command, the runner image digest, lane-ref and the suite's version. A later trigger whose merge tree and lane are identical (an amended message, a rebase with no change, an unrelated base commit) then reuses this lane's gate. Empty: no tree key, and only the exact tested ref is reused."`
-	LaneRef         string        `input:"lane-ref" default:"" desc:"The lane's workflow file and ref, part of the lane digest; empty means GITHUB_WORKFLOW_REF."`
-	RegistryAPIURL  string        `input:"registry-api-url" default:"" desc:"Registry API base URL used to resolve the runner image digest for the lane digest; empty means the image's own host."`
-	EarlierHeadSHAs []string      `input:"earlier-head-shas" default:"" desc:"Earlier heads of the PR (one SHA a line) whose gates may match by tree key. On a pull_request synchronize event the event's before SHA is added by itself."`
+	ReadTimeout     time.Duration       `input:"github-timeout-seconds" default:"60" min:"1" max:"600" desc:"Deadline of each GitHub read (roles, PR, files, reuse lookup), retries and rate-limit waits included, 1 to 600. A read that does not finish in time fails the step unauthorized, with nothing spent; a stalled reuse lookup answers run."`
+	TestCommand     string              `input:"test-command" default:"" desc:"The command the GPU job runs. With it the tree key is made: the merge commit's tree plus a digest of the configuration, this command, the runner image digest, lane-ref and the suite's version. A later trigger whose merge tree and lane are identical (an amended message, a rebase with no change, an unrelated base commit) then reuses this lane's gate. Empty: no tree key, and only the exact tested ref is reused."`
+	LaneRef         string              `input:"lane-ref" default:"" desc:"The lane's workflow file and ref, part of the lane digest; empty means GITHUB_WORKFLOW_REF."`
+	RegistryAPIURL  actionio.ServiceURL `input:"registry-api-url" default:"" desc:"Registry API base URL used to resolve the runner image digest for the lane digest: https, without user info (http only on a loopback host); empty means the image's own host."`
+	EarlierHeadSHAs []string            `input:"earlier-head-shas" default:"" desc:"Earlier heads of the PR (one SHA a line) whose gates may match by tree key, looked at before those authorize finds itself in the PR's head history (its force-pushes and pushed commits: one read of 30 items; at most 3 earlier heads are listed). On a pull_request synchronize event the event's before SHA is added by itself."`
 	// InProgressGate is on only where the gate job completes it (in-progress-check-run-id).
-	InProgressGate bool          `input:"in-progress-gate" default:"false" desc:"Publish the gate as in progress before any spend (needs checks: write), so a second lane for the same tested ref or tree waits for this one and reuses its result instead of paying. If it cannot be published, the lane pays without it. Turn it on only where the gate action completes it (pass gate-check-run-id as its in-progress-check-run-id), or it stays in progress."`
-	LaneWait       time.Duration `input:"lane-wait-seconds" default:"240" max:"21600" desc:"The most this lane waits for another lane's in-progress gate for the same key (0 to 21600); keep it inside the step's timeout. A gate still in progress after that, one that failed, or one older than the lane's bound (every startup budget plus the pod's lifetime plus 15 minutes) is paid for."`
+	InProgressGate bool          `input:"in-progress-gate" default:"false" desc:"Publish the gate as in progress before any spend (needs checks: write), so a second lane for the same tested ref or tree never pays: on the same head it follows this one (a queued follow gate this lane's gate completes, however long the GPU job runs), on another head it waits up to lane-wait-seconds. If it cannot be published, the lane pays without it. Turn it on only where the gate action completes it (pass gate-check-run-id as its in-progress-check-run-id), or it stays in progress."`
+	LaneWait       time.Duration `input:"lane-wait-seconds" default:"240" max:"21600" desc:"The most this lane waits for another lane's in-progress gate for the same key on another head (0 to 21600); keep it inside the step's timeout. A lane for the same head never waits: it follows. A gate still in progress after that, one that failed, or one older than the lane's bound (every startup budget plus the pod's lifetime plus 15 minutes) is paid for."`
 	LanePoll       time.Duration `input:"lane-poll-seconds" default:"15" min:"1" max:"600" desc:"Pause between looks at the other lane's gate while waiting (1 to 600)."`
 }
 
@@ -77,6 +77,10 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	if err != nil {
 		return err
 	}
+	group, groupErr := mergeGroup(io, in)
+	if authErr == nil {
+		authErr = groupErr
+	}
 	claim := claimOptions(io, in, cfg)
 	isGPUPath := cfg.IsGPUPath
 	if slices.Equal(cfg.GPUPaths, []string{"**"}) {
@@ -85,7 +89,7 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	var a gate.Authorization
 	var lane *gatecheck.LaneDefinition
 	if authErr == nil {
-		lane = laneDefinition(ctx, io, in, cfg)
+		lane = laneDefinition(ctx, io, in, cfg, group)
 		a, authErr = gate.Authorize(ctx, gh, gate.AuthorizeRequest{
 			Repository: io.Getenv("GITHUB_REPOSITORY"), PRNumber: int(in.PRNumber),
 			ExpectedHeadSHA: in.ExpectedHeadSHA, DispatchSHA: cmp.Or(in.DispatchSHA, io.Getenv("GITHUB_SHA")),
@@ -94,7 +98,7 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 			Reuse:        gatecheck.ReuseQuery{CheckName: in.CheckName, AppID: gatecheck.TrustedGateApp(in.GateAppID, in.AppID)},
 			ReadTimeout:  in.ReadTimeout,
 			ForkApproval: approval,
-			Lane:         lane, EarlierHeads: earlier, Claim: claim,
+			Lane:         lane, EarlierHeads: earlier, Claim: claim, MergeGroup: group,
 		})
 	}
 	if err := io.AddSummary(a.Summary(authErr)); err != nil {
@@ -114,20 +118,24 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 // laneDefinition gathers what defines the lane for the tree key. A part that
 // cannot be had (no test-command, an unresolvable image) stays empty, so the
 // key is not made and only the exact tested ref can be reused (fail open).
-func laneDefinition(ctx context.Context, io *actionio.IO, in Inputs, cfg *config.Config) *gatecheck.LaneDefinition {
+func laneDefinition(ctx context.Context, io *actionio.IO, in Inputs, cfg *config.Config, group *gate.MergeGroup) *gatecheck.LaneDefinition {
 	canonical, err := json.Marshal(cfg)
 	if err != nil {
 		io.Warningf("tree key: the configuration does not encode (%v): no tree key", err)
 		canonical = nil
 	}
+	workflow := io.Getenv("GITHUB_WORKFLOW_REF")
+	if group != nil {
+		workflow = group.LaneWorkflow(workflow) // the PR lanes' caller ref, not the queue's branch
+	}
 	lane := &gatecheck.LaneDefinition{Config: canonical, TestCommand: in.TestCommand,
-		Workflow: cmp.Or(in.LaneRef, io.Getenv("GITHUB_WORKFLOW_REF")), Version: version.Version}
+		Workflow: cmp.Or(in.LaneRef, workflow), Version: version.Version}
 	if lane.TestCommand == "" {
 		return lane // no key anyway: do not resolve the image for nothing
 	}
 	rctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
-	resolver := &registry.Resolver{APIURL: in.RegistryAPIURL, Logf: func(s string) { io.Infof("%s", s) }}
+	resolver := &registry.Resolver{APIURL: in.RegistryAPIURL.String(), Logf: func(s string) { io.Infof("%s", s) }}
 	if lane.ImageDigest, err = resolver.Resolve(rctx, cfg.Image); err != nil {
 		io.Warningf("tree key: runner image: %v; only this exact tested ref can be reused", err)
 	}
@@ -162,6 +170,19 @@ func earlierHeads(io *actionio.IO, given []string) ([]string, error) {
 	return out, nil
 }
 
+// mergeGroup is the merge queue's group on a merge_group event that names no
+// PR (the merge queue caller passes none): its payload, read strictly.
+func mergeGroup(io *actionio.IO, in Inputs) (*gate.MergeGroup, error) {
+	if io.Getenv("GITHUB_EVENT_NAME") != "merge_group" || in.PRNumber != 0 {
+		return nil, nil
+	}
+	raw, err := os.ReadFile(io.Getenv("GITHUB_EVENT_PATH"))
+	if err != nil {
+		return nil, &gate.RefusedError{Reason: fmt.Sprintf("read the merge_group event payload: %v", err)}
+	}
+	return gate.MergeGroupFromEvent(raw)
+}
+
 // claimOptions configures the in-progress gate: published before any spend,
 // so a second lane for the same key waits for this one instead of paying.
 func claimOptions(io *actionio.IO, in Inputs, cfg *config.Config) *gate.ClaimOptions {
@@ -176,9 +197,8 @@ func claimOptions(io *actionio.IO, in Inputs, cfg *config.Config) *gate.ClaimOpt
 		Logf: func(format string, args ...any) { io.Infof("%s", fmt.Sprintf(format, args...)) }}
 }
 
-// LaneBound is the longest a lane can take from authorize to its gate: every
-// candidate's startup budget, the accepted pod's lifetime bound, and a margin
-// for queued jobs. An in-progress gate older than that belongs to a lane that vanished.
+// LaneBound is the lane bound of cfg (gatecheck.LaneBound): every candidate's
+// startup budget, the accepted pod's lifetime bound and a margin.
 func LaneBound(cfg *config.Config) time.Duration {
-	return time.Duration(max(cfg.MaxProvisionAttempts, 1))*cfg.StartupTimeout() + cfg.Lifetime() + 15*time.Minute
+	return gatecheck.LaneBound(cfg.MaxProvisionAttempts, cfg.StartupTimeout(), cfg.Lifetime())
 }

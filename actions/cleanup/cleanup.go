@@ -40,6 +40,9 @@ type Inputs struct {
 	TestStep         string             `input:"test-step-name" default:"Run GPU tests" desc:"Name of the GPU job's real test step, reported as the tests stage."`
 	TestedRef        actionio.CommitSHA `input:"tested-ref" default:"" lenient:"the cost artifact records no tested ref" desc:"The pinned merge SHA (or dispatched SHA) under test, recorded in the cost artifact."`
 	PRNumber         int64              `input:"pr-number" default:"0" max:"2147483647" lenient:"the cost artifact records no pull request" desc:"Pull request under test, recorded in the cost artifact; 0 is a manual validation."`
+	// JobCheckRunID ties the cost artifact to this job: an artifact records
+	// no uploader, so its name says which job uploaded it.
+	JobCheckRunID int64 `input:"job-check-run-id" default:"" min:"1" lenient:"the cost artifact's name names no job, so the cost history will not count it" desc:"This job's check run id (the workflow's job.check_run_id). The cost artifact's name carries it (cost-artifact-name), and the cost history counts an artifact only when the job it names is one of the lane's own jobs of that run attempt and was running when the artifact was uploaded. Empty: the artifact names no job and the history ignores it (the cost line in this job's log still counts)."`
 	// ArtifactDir is resolved after the deletion: a bad one never stops it,
 	// but fails the step after it, with no artifact written.
 	ArtifactDir string `input:"artifact-dir" default:"runpod-gpu-cost" desc:"Directory, relative to the workspace and inside it (symbolic links resolved), where the cost artifact file is written."`
@@ -54,14 +57,7 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	if err != nil {
 		return err
 	}
-	snapshot, err := cost.ParseSnapshot(in.PricePerHour, in.StartedAt, in.GPUType, in.Tier)
-	if err != nil {
-		io.Warningf("%v; the cost report treats it as unknown", err)
-	}
-	provisioned, err := cost.ParseProvisionAttempts(in.RejectedAttempts)
-	if err != nil {
-		io.Warningf("%v; the cost report leaves provision's rejected candidates out", err)
-	}
+	snapshot, provisioned := reportInputs(io, in)
 	// The artifact directory must lie inside the workspace (upload-artifact
 	// reads it from there).
 	artifactDir, dirErr := io.ResolvePath("artifact-dir", in.ArtifactDir, cleanup.DefaultArtifactDir, actionio.RootWorkspace)
@@ -92,6 +88,7 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	}
 
 	outputs := res.Outputs()
+	outputs.CostArtifactName = artifactName(io, current, in.JobCheckRunID)
 	if dirErr != nil {
 		runErr = errors.Join(runErr, dirErr)
 	} else {
@@ -104,6 +101,20 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 		io.Warningf("job summary: %v", err)
 	}
 	return runErr
+}
+
+// reportInputs reads provision's outputs the report rests on; a bad one
+// warns and reads as unknown: it must never stop a deletion.
+func reportInputs(io *actionio.IO, in Inputs) (cost.Snapshot, cost.ProvisionAttempts) {
+	snapshot, err := cost.ParseSnapshot(in.PricePerHour, in.StartedAt, in.GPUType, in.Tier)
+	if err != nil {
+		io.Warningf("%v; the cost report treats it as unknown", err)
+	}
+	provisioned, err := cost.ParseProvisionAttempts(in.RejectedAttempts)
+	if err != nil {
+		io.Warningf("%v; the cost report leaves provision's rejected candidates out", err)
+	}
+	return snapshot, provisioned
 }
 
 // laneInputs reads the lane's record and host faults; a bad one warns and
@@ -121,6 +132,17 @@ func laneInputs(io *actionio.IO, in Inputs) (*lanetiers.Record, []lanetiers.Host
 		faults = nil
 	}
 	return lane, faults
+}
+
+// artifactName names the cost artifact for this job (job-check-run-id), the
+// only name the cost history counts; without the job a warning says so.
+func artifactName(io *actionio.IO, current actionkit.Run, job int64) string {
+	if job > 0 {
+		return cost.JobArtifactName(current.ID, current.Attempt, job)
+	}
+	name := cost.ArtifactName(current.ID, current.Attempt)
+	io.Warningf("job-check-run-id is empty: the cost artifact %s names no job, so the cost history will not count it; pass ${{ job.check_run_id }}", name)
+	return name
 }
 
 // writeArtifact writes the cost artifact into dir and returns its path

@@ -29,7 +29,7 @@ type Inputs struct {
 	// Directory's default lies in the runner's temp dir, computed at run time;
 	// any directory given must lie there, in HOME or in the workspace.
 	Directory string `input:"directory" default:"" desc:"Evidence directory, inside RUNNER_TEMP, HOME or the workspace; it must lie outside any git working tree. Default: $RUNNER_TEMP/runpod-gpu-history. Later steps see it where the runner mounts RUNNER_TEMP into container actions; otherwise use a directory under /github/home."`
-	Workflow  string `input:"workflow" default:"runpod-gpu.yml" desc:"File name of the GPU workflow whose runs are collected."`
+	Workflow  string `input:"workflow" default:"runpod-gpu.yml" desc:"File names of the GPU workflows whose runs are collected, comma-separated: the pod lane's caller and the Serverless lane's (runpod-gpu.yml, runpod-gpu-serverless.yml) share one report and one total."`
 
 	actionkit.GitHubInputs `desc.github-token:"Token that reads workflow runs, logs and artifacts (actions read)." desc.app-id:"GitHub App id, to read as an App installation instead of with github-token." desc.app-installation-id:"The App's installation id; required with app-id." desc.app-private-key:"The App's PEM private key; required with app-id."`
 }

@@ -31,7 +31,7 @@ var Action = actionkit.NewAction(run, reflect.TypeFor[outputs]())
 type Inputs struct {
 	actionkit.GitHubInputs `desc.github-token:"Token that reads the PR and creates check runs, used when app-id is empty (github.token publishes as GitHub Actions)." desc.app-id:"GitHub App id to publish the gate as (preferred over github-token)." desc.app-installation-id:"The App's installation id on this repository (required with app-id)."`
 
-	Kind          string `input:"kind" default:"" desc:"The gate to publish: paid, serverless, reused, failed, not-required or skipped. Empty derives it from decision, gate-kind and gpu-job-result."`
+	Kind          string `input:"kind" default:"" desc:"The gate to publish: paid, serverless, reused, failed, not-required or skipped. Empty derives it from decision, gate-kind and gpu-job-result; given with either of them, it must be the kind they choose. Inputs of no one run are refused: a pod-id beside a gate that paid for no pod, a Serverless payload beside a pod's gate, a GPU job result beside a decision that runs none."`
 	Decision      string `input:"decision" default:"" desc:"The authorize step's decision output (run, reuse or skip); required when kind is empty."`
 	GateKind      string `input:"gate-kind" default:"" desc:"The authorize step's gate-kind output, what a skip publishes (empty publishes nothing)."`
 	GPUJobResult  string `input:"gpu-job-result" default:"" desc:"The GPU test job's needs.<job>.result (success, failure, cancelled or skipped); required when decision is run."`
@@ -97,6 +97,9 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	})
 	if err != nil {
 		return err
+	}
+	if done.FollowersErr != nil {
+		io.Warningf("follow gates of lanes that waited for this one: %v", done.FollowersErr)
 	}
 	checkRunID := "" // empty, not "0", when nothing was published
 	if done.CheckRun == nil {

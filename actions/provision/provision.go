@@ -47,15 +47,15 @@ type Inputs struct {
 	TreeKey         actionkit.TreeKeyInput `input:"tree-key" default:"" want:"authorize's tree-key output (tree:<sha>:lane:<digest>), or empty" desc:"authorize's tree-key output; the reuse lookup then also matches a gate for the identical tree and lane."`
 	CheckName       string                 `input:"check-name" default:"CI GPU gate" desc:"Name of the gate check whose earlier success can be reused."`
 	// GateAppID 0 never means any app: see gatecheck.TrustedGateApp.
-	GateAppID      int64  `input:"gate-app-id" default:"" min:"1" desc:"Only gates published by this app count for reuse. Empty means app-id, or without an App GitHub Actions (15368), which is who github.token publishes as. Gates from any other app never count; 0 is refused."`
-	KeepFailedPods bool   `input:"keep-failed-pods" default:"false" desc:"Debug only. Keep rejected pods (still billing) and record their ids for inspection."`
-	RegistryAPIURL string `input:"registry-api-url" default:"" desc:"Registry API base URL used to resolve the runner image digest; empty means the image's own host."`
-	ProofURL       string `input:"proof-url" default:"" desc:"URL of the CUDA smoke proof binary; empty means the one released with this action."`
-	ProofSHA256    string `input:"proof-sha256" default:"" desc:"SHA-256 of the proof binary; empty means the one released with this action."`
-	RunnerDir      string `input:"runner-dir" default:"" desc:"Directory of the preinstalled runner (its run.sh) in the pod image; empty means /home/runner, where the official runner image has it. Set it for a custom image or the simulated cloud's hosts."`
-	Tiers          string `input:"tiers" default:"" desc:"A host-fault re-run's: the lane's record so far (provision's tiers output). Empty for the lane's first provisioning."`
-	HostFaults     string `input:"host-faults" default:"" desc:"A host-fault re-run's: the pods the watchdog lost to their hosts (its host-faults output). Each such tier is provisioned once more, away from the data center its pod was lost in, inside max_run_spend_usd with every earlier pod of the lane. Empty or [] provisions the lane's tiers."`
-	ReputationFile string `input:"reputation-file" default:"" desc:"Path of a reputation record (JSON: earlier attempts' GPU, data center and outcome), e.g. downloaded from the repository's history artifact. With one, candidates are ranked by expected cost to a working runner, pinned to good data centers and pairs that failed twice in a row are avoided for 12 hours, inside the reviewed allowlist and zones. Empty or a missing file: the plan is the seed's; an unreadable or invalid record: a warning, and the seed's plan."`
+	GateAppID      int64               `input:"gate-app-id" default:"" min:"1" desc:"Only gates published by this app count for reuse. Empty means app-id, or without an App GitHub Actions (15368), which is who github.token publishes as. Gates from any other app never count; 0 is refused."`
+	KeepFailedPods bool                `input:"keep-failed-pods" default:"false" desc:"Debug only. Keep rejected pods (still billing) and record their ids for inspection."`
+	RegistryAPIURL actionio.ServiceURL `input:"registry-api-url" default:"" desc:"Registry API base URL used to resolve the runner image digest: https, without user info (http only on a loopback host); empty means the image's own host."`
+	ProofURL       string              `input:"proof-url" default:"" desc:"URL of the CUDA smoke proof binary; empty means the one released with this action."`
+	ProofSHA256    string              `input:"proof-sha256" default:"" desc:"SHA-256 of the proof binary; empty means the one released with this action."`
+	RunnerDir      string              `input:"runner-dir" default:"" desc:"Directory of the preinstalled runner (its run.sh) in the pod image; empty means /home/runner, where the official runner image has it. Set it for a custom image or the simulated cloud's hosts."`
+	Tiers          string              `input:"tiers" default:"" desc:"A host-fault re-run's: the lane's record so far (provision's tiers output). Empty for the lane's first provisioning."`
+	HostFaults     string              `input:"host-faults" default:"" desc:"A host-fault re-run's: the pods the watchdog lost to their hosts (its host-faults output). Each such tier is provisioned once more, away from the data center its pod was lost in, inside max_run_spend_usd with every earlier pod of the lane. Empty or [] provisions the lane's tiers."`
+	ReputationFile string              `input:"reputation-file" default:"" path:"GITHUB_WORKSPACE,RUNNER_TEMP" desc:"Path of a reputation record (JSON: earlier attempts' GPU, data center and outcome) inside the workspace or RUNNER_TEMP (symbolic links resolved; a path outside fails the step), at most 2 MiB and 2,000 observations, e.g. downloaded from the repository's history artifact. With one, candidates are ranked by expected cost to a working runner, pinned to good data centers and pairs that failed twice in a row are avoided for 12 hours, inside the reviewed allowlist and zones. Empty or a missing file: the plan is the seed's; an unreadable or invalid record: a warning, and the seed's plan."`
 }
 
 // Validate requires the head authorize pinned whenever a pull request is
@@ -123,7 +123,7 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	}
 	res, runErr := provision.RunLane(ctx, provision.Deps{
 		RunPod: rp, GitHub: gh, Policy: policy, Observer: newObserver(io),
-		Images: &registry.Resolver{APIURL: in.RegistryAPIURL, Logf: func(s string) { io.Infof("%s", s) }},
+		Images: &registry.Resolver{APIURL: in.RegistryAPIURL.String(), Logf: func(s string) { io.Infof("%s", s) }},
 	}, provision.LaneRequest{Previous: previous, HostFaults: faults, Request: provision.Request{
 		Config: cfg, LabelPrefix: in.LabelPrefix, RunnerGroupID: in.RunnerGroupID, Scope: scope,
 		Owner:    ownership.Tags{Repository: current.Repository, Workflow: current.Workflow, RunID: current.ID, Attempt: current.Attempt},
@@ -134,6 +134,12 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 		RunnerDir:  in.RunnerDir, // where the pod image keeps run.sh; empty: the official image's
 		Reputation: rep,
 	}})
+	return report(io, res, runErr)
+}
+
+// report writes the outputs (the plain ones, the lane's record and pods)
+// and the job summary; the run's error wins over an output's.
+func report(io *actionio.IO, res provision.LaneResult, runErr error) error {
 	if err := actionio.WriteOutputs[provision.Outputs](io, res.Outputs()); err != nil {
 		runErr = cmp.Or(runErr, err)
 	}

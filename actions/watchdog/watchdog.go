@@ -32,7 +32,7 @@ type Inputs struct {
 	actionkit.GitHubInputs `desc.github-token:"Token that reads this run's jobs and the pull request and can cancel the run, used when app-id is empty." desc.app-id:"GitHub App id to use instead of github-token."`
 	// RunnerInputs: the foreign-job check and the registration's removal look the runner up there.
 	actionkit.RunnerInputs `desc.runner-scope:"Where the runner is registered, repo or org (as given to provision)."`
-	actionkit.ConfigInput  `desc.config-path:"Path of the runpod-gpu configuration (setup_budget_seconds, lifetime_seconds)."`
+	actionkit.ConfigInput  `desc.config-path:"Path of the runpod-gpu configuration (setup_budget_seconds, lifetime_seconds), inside the workspace."`
 
 	Pods        string `input:"pods" default:"" desc:"Provision's pods output: every pod handed to a GPU job, each watched at once beside its own job (named gpu-job-name, or \"<gpu-job-name> (<tier>)\" per tier of a matrix lane). When set, pod-id, runner-label, price-per-hour, gpu-type and tier are not read."`
 	PodID       string `input:"pod-id" default:"" desc:"Provision's pod-id output. Empty means no pod was accepted and there is nothing to watch."`

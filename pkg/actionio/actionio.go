@@ -55,8 +55,17 @@ func New(out io.Writer, getenv func(string) string, redactor *redact.Redactor) *
 	r := &IO{getenv: getenv, out: out, redactor: redactor}
 	r.action = githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(&redactingWriter{io: r}))
 	r.masker = githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(out))
+	for _, name := range RunnerSecrets {
+		redactor.Add(getenv(name)) // the runner masks them in its log; nothing this IO writes shows them either
+	}
 	return r
 }
+
+// RunnerSecrets are the variables through which the runner hands every
+// action a credential of its own: the job's runtime token (artifacts,
+// caches) and, with id-token: write, the OIDC request token. An action holds
+// them whether or not it uses them, so its redactor knows them too.
+var RunnerSecrets = []string{"ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "GITHUB_TOKEN"}
 
 // Redactor returns the redactor every log line passes through.
 func (r *IO) Redactor() *redact.Redactor { return r.redactor }

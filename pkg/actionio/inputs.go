@@ -269,7 +269,12 @@ func (r *IO) readInput(f inputField, dst reflect.Value) error {
 		dst.SetString(p)
 	case reflect.PointerTo(f.typ).Implements(unmarshalType):
 		if err := dst.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(value)); err != nil {
-			return &InputError{Input: f.Name, Value: raw, Expected: cmp.Or(f.wantForm, err.Error())}
+			shown := raw
+			var s interface{ Shown() string }
+			if errors.As(err, &s) {
+				shown = s.Shown() // a value that may hold a credential, shown without it
+			}
+			return &InputError{Input: f.Name, Value: shown, Expected: cmp.Or(f.wantForm, err.Error())}
 		}
 	case f.typ == durationType:
 		n, err := parseBoundedInt(f.Name, value, f.min, f.max)

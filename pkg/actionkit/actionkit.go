@@ -22,8 +22,8 @@ import (
 
 // RunPodInputs are the inputs of an action that calls RunPod's management API.
 type RunPodInputs struct {
-	APIKey string `input:"runpod-api-key,required,secret" want:"a RunPod API key (store it as a secret)" desc:"RunPod API key. Store it as a secret; it stays on the hosted runner and never reaches a pod."`
-	APIURL string `input:"runpod-api-url" default:"https://api.runpod.io" desc:"RunPod API base URL (override for proxies and tests)."`
+	APIKey string              `input:"runpod-api-key,required,secret" want:"a RunPod API key (store it as a secret)" desc:"RunPod API key. Store it as a secret; it stays on the hosted runner and never reaches a pod."`
+	APIURL actionio.ServiceURL `input:"runpod-api-url" default:"https://api.runpod.io" desc:"RunPod API base URL (override for proxies and tests): https, without user info (http only on a loopback host)."`
 }
 
 // RunPod builds the RunPod client from the RunPod inputs; extra options
@@ -33,7 +33,7 @@ func RunPod(io *actionio.IO, in RunPodInputs, extra ...reqpolicy.Option) (*runpo
 		return nil, nil, &actionio.InputError{Input: "runpod-api-key", Expected: "a RunPod API key (store it as a secret)"}
 	}
 	policy := reqpolicy.New(append([]reqpolicy.Option{reqpolicy.WithRedactor(io.Redactor()), reqpolicy.WithLogger(func(s string) { io.Infof("%s", s) })}, extra...)...)
-	return runpod.New(in.APIURL, in.APIKey, runpod.WithPolicy(policy)), policy, nil
+	return runpod.New(in.APIURL.String(), in.APIKey, runpod.WithPolicy(policy)), policy, nil
 }
 
 // GitHubInputs are the inputs of an action that calls GitHub: a GitHub App
@@ -125,7 +125,10 @@ func CurrentRun(io *actionio.IO) (Run, error) {
 // repository's configuration; embedding it also makes the configuration's
 // problems the first thing the action reports, before any other input's.
 type ConfigInput struct {
-	ConfigPath string `input:"config-path" default:".github/runpod-gpu.yml" desc:"Path of the runpod-gpu configuration in the repository."`
+	// ConfigPath is confined to the workspace: a path outside (or a link
+	// out of it) could make the action read, and its errors describe, any
+	// file the runner can reach.
+	ConfigPath string `input:"config-path" default:".github/runpod-gpu.yml" path:"GITHUB_WORKSPACE" desc:"Path of the runpod-gpu configuration in the repository, inside the workspace (symbolic links resolved)."`
 }
 
 func (c *ConfigInput) configPath() string { return c.ConfigPath }
@@ -136,7 +139,7 @@ func (c *ConfigInput) configPath() string { return c.ConfigPath }
 // job summary saying what to fix; Main then adds no second annotation.
 func Config(io *actionio.IO, path string) (*config.Config, error) {
 	path = cmp.Or(path, config.DefaultPath)
-	cfg, err := config.Load(path)
+	cfg, err := config.LoadAs(path, repoPath(io, path))
 	if err != nil {
 		reportConfigError(io, path, err)
 		return nil, annotatedError{fmt.Errorf("config: %w", err)}

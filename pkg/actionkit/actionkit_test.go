@@ -69,7 +69,7 @@ func TestConfigNamesTheFileAndKey(t *testing.T) {
 	path := filepath.Join(dir, "gpu.yml")
 	assert.NilError(t, os.WriteFile(path, []byte("gpu_tiers: []\nbogus: 1\n"), 0o644))
 	_, err := Config(newIO(t, nil), path)
-	assert.ErrorContains(t, err, "bogus")
+	assert.ErrorContains(t, err, "gpu.yml:2: (unknown key): want a known key")
 	_, err = Config(newIO(t, nil), filepath.Join(dir, "missing.yml"))
 	assert.ErrorContains(t, err, "missing.yml")
 }

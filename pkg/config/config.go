@@ -225,8 +225,12 @@ func (c *Config) SpendCeiling() (float64, bool) {
 // AllowsCloud reports whether offers from cloud may be used.
 func (c *Config) AllowsCloud(cloud Cloud) bool { return slices.Contains(c.Clouds, cloud) }
 
-// SplitRegions separates Regions into continents and ISO country codes, the
-// two filters RunPod's catalog takes separately.
+// SplitRegions separates Regions into continents and ISO country codes.
+// Together they mean either: a data center on one of the continents or in
+// one of the countries (plan.InRegions) — regions [europe, US] is Europe and
+// the United States. They are applied to the data-center list, never as the
+// catalog's countryCodes filter, which would leave only the countries' stock
+// to match the continents against.
 func (c *Config) SplitRegions() (continentNames, countries []string) {
 	for _, region := range c.Regions {
 		if IsContinent(region) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -51,6 +52,11 @@ func FuzzParse(f *testing.F) {
 			for _, p := range problems {
 				if p.Key == "" || p.Expected == "" {
 					t.Fatalf("incomplete problem %#v", p)
+				}
+				// Errors never repeat the file's values: only a default's, or
+				// the kind of value found.
+				if p.Value != "" && !kindOfValue[p.Value] && !strings.HasSuffix(p.Value, " (the default)") {
+					t.Fatalf("problem repeats a value of the file: %#v", p)
 				}
 			}
 			return

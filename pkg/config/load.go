@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"reflect"
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -42,14 +42,19 @@ type SyntaxError struct {
 // parserLineRE finds the line yaml.v3 (and parseDocument) name in a message.
 var parserLineRE = lazyre.Regexp{Pattern: `\bline (\d+):`}
 
-// newSyntaxError wraps a parser error with the line its message names.
+// newSyntaxError wraps a parser error with the line its message names,
+// without the file's text: the parser quotes what it choked on, and the file
+// may not be a config at all (a path given by mistake, or on purpose).
 func newSyntaxError(source string, err error) *SyntaxError {
-	e := &SyntaxError{Source: source, Err: err}
+	e := &SyntaxError{Source: source, Err: errors.New(quotedRE.ReplaceAllString(err.Error(), "…"))}
 	if m := parserLineRE.FindStringSubmatch(err.Error()); m != nil {
 		e.Line, _ = strconv.Atoi(m[1])
 	}
 	return e
 }
+
+// quotedRE finds what a parser message quotes from the file.
+var quotedRE = lazyre.Regexp{Pattern: "`[^`]*`|'[^']*'|\"[^\"]*\""}
 
 // Error formats "source: not a valid YAML config: reason".
 func (e *SyntaxError) Error() string {
@@ -60,20 +65,28 @@ func (e *SyntaxError) Error() string {
 func (e *SyntaxError) Unwrap() error { return e.Err }
 
 // Load reads and parses the config file at path (see Parse).
-func Load(path string) (*Config, error) {
+func Load(path string) (*Config, error) { return LoadAs(path, path) }
+
+// LoadAs is Load naming the file source in every error (the path relative
+// to the repository, where the file was given resolved to an absolute one).
+func LoadAs(path, source string) (*Config, error) {
 	f, err := os.Open(path)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = &fs.PathError{Op: pe.Op, Path: source, Err: pe.Err}
+		}
 		return nil, fmt.Errorf("read config: %w", err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+		return nil, fmt.Errorf("read config %s: %w", source, err)
 	}
 	if len(data) > MaxFileSize {
-		return nil, &SyntaxError{Source: path, Err: fmt.Errorf("larger than %d bytes", MaxFileSize)}
+		return nil, &SyntaxError{Source: source, Err: fmt.Errorf("larger than %d bytes", MaxFileSize)}
 	}
-	return Parse(data, path)
+	return Parse(data, source)
 }
 
 // Parse parses one YAML document over Default and validates it. source names
@@ -147,7 +160,7 @@ func parseDocument(data []byte) (doc *yaml.Node, err error) {
 func guardYAML(call func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("YAML parser failed: %v", r)
+			err = fmt.Errorf("YAML parser failed: %v", quotedRE.ReplaceAllString(fmt.Sprint(r), "…"))
 		}
 	}()
 	return call()
@@ -198,8 +211,15 @@ func (c *checker) join(source string) error {
 		p.Line, p.Column = pos.line, pos.column
 		if p.Value != "" && hasDefault(p.Key) {
 			p.Value += " (the default)"
-		} else {
-			// Absent without a default means missing, whatever zero value Go holds.
+			continue
+		}
+		// Absent without a default means missing, whatever zero value Go holds.
+		p.Value = ""
+	}
+	for _, p := range c.problems {
+		if !strings.HasSuffix(p.Value, " (the default)") && !kindOfValue[p.Value] {
+			// A value of the file is never repeated: its line and column say
+			// where it is, and the file may not be a config at all.
 			p.Value = ""
 		}
 	}
@@ -270,14 +290,20 @@ func (c *checker) mapping(n *yaml.Node, t reflect.Type, key string) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		keyNode, valueNode := n.Content[i], n.Content[i+1]
 		name := keyNode.Value
-		childKey := joinKey(key, keyName(keyNode))
+		childKey := joinKey(key, name)
 		field, known := fields[name]
 		switch {
 		case keyNode.Kind != yaml.ScalarNode || keyNode.ShortTag() != strTag || !known:
 			names := fieldNames(t)
-			p := &FieldError{Key: childKey, Expected: "a known key of " + orRoot(key) + ": one of " + strings.Join(names, ", ")}
+			p := &FieldError{Key: joinKey(key, UnknownKey), Expected: "a known key of " + orRoot(key) + ": one of " + strings.Join(names, ", ")}
 			if keyNode.Kind == yaml.ScalarNode {
 				p.Suggestion = nearestKey(name, names)
+			}
+			if p.Suggestion != "" && !strings.ContainsFunc(name, unicode.IsControl) {
+				// A misspelling of one of the config's own keys (at most three
+				// edits away, or a prefix of it) is shown; any other key's
+				// text is not repeated.
+				p.Key = childKey
 			}
 			c.failAt(keyNode, p)
 			continue
@@ -354,16 +380,14 @@ func shown(n *yaml.Node) string {
 	return quote(n.Value)
 }
 
-// keyName shows a mapping key in a key path; odd keys are shown, not trusted.
-func keyName(n *yaml.Node) string {
-	switch {
-	case n.Kind != yaml.ScalarNode:
-		return "(" + shown(n) + ")"
-	case n.Value == "" || strings.ContainsFunc(n.Value, unicode.IsControl) || utf8.RuneCountInString(n.Value) > maxValueRunes:
-		return quote(n.Value)
-	}
-	return n.Value
-}
+// kindOfValue are the values a problem may still show: what kind of YAML
+// value stands where another was wanted, never its text.
+var kindOfValue = map[string]bool{"a list": true, "a mapping": true, "null": true}
+
+// UnknownKey stands in a key path for a key the config does not have and
+// that is no misspelling of one of its keys: that key's text is never
+// repeated.
+const UnknownKey = "(unknown key)"
 
 func joinKey(parent, name string) string {
 	if parent == "" {

@@ -71,14 +71,16 @@ var invalidCases = []struct {
 	{file: "timeout-overflow", wantKey: "startup_timeout_seconds", wantLine: 5},
 	{file: "timeout-zero", wantKey: "startup_timeout_seconds", wantLine: 5},
 	{file: "unknown-cloud", wantKey: "clouds[0]", wantLine: 5},
-	{file: "unknown-key", wantKey: "max_attempts", wantLine: 5},
+	{file: "unknown-key", wantKey: "(unknown key)", wantLine: 5}, // no misspelling of a key: not repeated
 	{file: "unknown-key-typo", wantKey: "min_vram_gbs", wantLine: 5},
 	{file: "unknown-nested-key", wantKey: "gpu_tiers[0].gpu_id", wantLine: 4},
-	{file: "unknown-nvrtc-tier", wantKey: "nvrtc.experimental", wantLine: 6},
+	{file: "unknown-nvrtc-tier", wantKey: "nvrtc.(unknown key)", wantLine: 6},
 	{file: "unknown-region", wantKey: "regions[0]", wantLine: 5},
-	{file: "unknown-volume-key", wantKey: "volume.mount", wantLine: 7},
+	{file: "unknown-volume-key", wantKey: "volume.(unknown key)", wantLine: 7},
 	{file: "volume-relative-path", wantKey: "volume.path", wantLine: 7},
 	{file: "volume-too-small", wantKey: "volume.size_gb", wantLine: 6},
+	{file: "volume-too-large", wantKey: "volume.size_gb", wantLine: 6},
+	{file: "disk-too-large", wantKey: "disk_gb", wantLine: 5},
 	{file: "vram-in-mb", wantKey: "min_vram_gb", wantLine: 5},
 }
 
@@ -270,4 +272,43 @@ func TestLoad(t *testing.T) {
 	var syntaxErr *SyntaxError
 	assert.Assert(t, errors.As(err, &syntaxErr), "got %v", err)
 	assert.ErrorContains(t, err, "larger than 1048576 bytes")
+}
+
+// Config errors never repeat the file's text: the path may name a file that
+// is no config at all (a secret given by mistake, or on purpose), and the
+// errors go to annotations and a job summary anyone with read access sees.
+// Each document hides the marker where a value, a key, an alias or a
+// parser's quote would show it.
+func TestConfigErrorsNeverEchoTheFile(t *testing.T) {
+	const m = "SECRETmarker0123456789"
+	tier := "gpu_tiers:\n  - name: ada\n    gpu_ids: [\"NVIDIA L4\"]\n"
+	for name, doc := range map[string]string{
+		"an env file":              "AWS_SECRET_ACCESS_KEY=" + m + "\n",
+		"a scalar document":        m + "\n",
+		"an unknown key":           tier + m + ": 1\n",
+		"an unknown nested key":    "gpu_tiers:\n  - name: ada\n    gpu_ids: [\"NVIDIA L4\"]\n    " + m + ": x\n",
+		"a string value":           tier + "image: \"" + m + "; sh\"\n",
+		"a number wanted":          tier + "disk_gb: " + m + "\n",
+		"a list item":              tier + "zones: [\"" + m + "\"]\n",
+		"a tier name":              "gpu_tiers:\n  - name: " + m + "\n    gpu_ids: [\"NVIDIA L4\"]\n",
+		"a duplicate tier name":    "gpu_tiers:\n  - name: " + strings.ToLower(m[:10]) + "\n    gpu_ids: [\"NVIDIA L4\"]\n  - name: " + strings.ToLower(m[:10]) + "\n    gpu_ids: [\"NVIDIA A40\"]\n",
+		"a GPU id":                 "gpu_tiers:\n  - name: ada\n    gpu_ids: [\"" + m + "$(x)\"]\n",
+		"a URL":                    tier + "nvrtc:\n  full:\n    url: \"http://" + m + ".example/x.deb\"\n    sha256: \"" + strings.Repeat("a", 64) + "\"\n",
+		"an alias":                 tier + "zones: *" + m + "\n",
+		"an unterminated quote":    tier + "image: \"" + m + "\n  x: [\n",
+		"a bad flow sequence":      tier + "zones: [\"EU-RO-1\", " + m + "\n",
+		"a tab-indented secret":    tier + "image:\n\t" + m + "\n",
+		"a mapping key collection": tier + "? [" + m + "]\n: 1\n",
+		"an unknown anchor":        tier + "image: &a x\nzones: *" + m + "x\n",
+		"a float for an integer":   tier + "disk_gb: 1234567.25\n",
+		"a number as a string key": tier + "image: 98765432123456789\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse([]byte(doc), "f.yml")
+			assert.Assert(t, err != nil, "the document parsed")
+			for _, secret := range []string{m, strings.ToLower(m[:10]), "1234567.25", "98765432123456789"} {
+				assert.Check(t, !strings.Contains(err.Error(), secret), "the error repeats %q: %v", secret, err)
+			}
+		})
+	}
 }

@@ -268,8 +268,8 @@ func TestSchemaIDIsTheFilesID(t *testing.T) {
 }
 
 // A config whose first line is the yaml-language-server comment loads like
-// the same config without it; a `$schema` key is still refused, naming the
-// key (the comment, not a key, carries the schema: keys stay strict).
+// the same config without it; a `$schema` key is still refused, at its line
+// (the comment, not a key, carries the schema: keys stay strict).
 func TestParseSchemaLine(t *testing.T) {
 	const body = "gpu_tiers:\n  - name: ada\n    gpu_ids: [\"NVIDIA GeForce RTX 4090\"]\nmin_vram_gb: 16\n"
 	plain, err := Parse([]byte(body), "plain.yml")
@@ -281,7 +281,7 @@ func TestParseSchemaLine(t *testing.T) {
 		{name: "comment line", text: SchemaComment + "\n" + body},
 		{name: "comment line with CRLF", text: SchemaComment + "\r\n" + body},
 		{name: "$schema key", text: "$schema: " + SchemaID + "\n" + body,
-			wantErr: "c.yml:1: $schema: want a known key of the config"},
+			wantErr: "c.yml:1: (unknown key): want a known key of the config"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

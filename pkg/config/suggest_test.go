@@ -72,7 +72,7 @@ func TestParsePositions(t *testing.T) {
 	}{
 		{file: "unknown-key-typo", wantKey: "min_vram_gbs", wantLine: 5, wantColumn: 1},
 		{file: "unknown-nested-key", wantKey: "gpu_tiers[0].gpu_id", wantLine: 4, wantColumn: 5},
-		{file: "unknown-volume-key", wantKey: "volume.mount", wantLine: 7, wantColumn: 3},
+		{file: "unknown-volume-key", wantKey: "volume.(unknown key)", wantLine: 7, wantColumn: 3},
 		{file: "bad-tier-name", wantKey: "gpu_tiers[0].name", wantLine: 3, wantColumn: 5},
 		{file: "duplicate-region", wantKey: "regions[1]", wantLine: 5, wantColumn: 19},
 		// A missing key points at its enclosing key.

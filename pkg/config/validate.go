@@ -77,6 +77,11 @@ const (
 	MaxCreateDeadlineSeconds = 600
 	// MinVolumeSizeGB is RunPod's floor for a persistent mount.
 	MinVolumeSizeGB = 10
+	// MaxDiskGB and MaxVolumeSizeGB cap what one pod's disks may ask for: a
+	// test run needs tens of GB, a mistyped size (MB for GB) bills storage
+	// and narrows placement to the few hosts that have it.
+	MaxDiskGB       = 1024
+	MaxVolumeSizeGB = 4096
 	// maxValueRunes keeps echoed values short in messages.
 	maxValueRunes = 80
 )
@@ -153,7 +158,7 @@ func (c *Config) problems() []*FieldError {
 	v.attempts(c)
 	v.timing(c)
 	v.image(c.Image)
-	v.intAtLeast("disk_gb", c.DiskGB, 1)
+	v.intRange("disk_gb", c.DiskGB, 1, MaxDiskGB)
 	v.volume(c.Volume)
 	v.nvrtc("nvrtc.full", c.NVRTC.Full)
 	v.nvrtc("nvrtc.baseline", c.NVRTC.Baseline)
@@ -187,19 +192,13 @@ func (v *validator) intRange(key string, n, lo, hi int) {
 	}
 }
 
-func (v *validator) intAtLeast(key string, n, lo int) {
-	if n < lo {
-		v.add(key, strconv.Itoa(n), fmt.Sprintf("an integer of at least %d", lo))
-	}
-}
-
 func (v *validator) tiers(tiers []GPUTier) {
 	if len(tiers) == 0 {
 		v.add("gpu_tiers", "", "at least one tier: a list of {name, gpu_ids}")
 		return
 	}
 	tierOfName := map[string]int{}
-	tierOfID := map[string]string{}
+	tierOfID := map[string]int{}
 	for i, tier := range tiers {
 		key := fmt.Sprintf("gpu_tiers[%d]", i)
 		switch first, seen := tierOfName[tier.Name]; {
@@ -219,9 +218,9 @@ func (v *validator) tiers(tiers []GPUTier) {
 			case !gpuIDRE.MatchString(id):
 				v.add(idKey, quote(id), gpuIDForm)
 			case seen:
-				v.add(idKey, quote(id), fmt.Sprintf("a GPU id listed once across all tiers (tier %q lists it)", owner))
+				v.add(idKey, quote(id), fmt.Sprintf("a GPU id listed once across all tiers (gpu_tiers[%d] lists it)", owner))
 			default:
-				tierOfID[id] = tier.Name
+				tierOfID[id] = i
 			}
 		}
 	}
@@ -372,8 +371,8 @@ func (v *validator) volume(volume *Volume) {
 	if volume == nil {
 		return
 	}
-	if volume.SizeGB < MinVolumeSizeGB {
-		v.add("volume.size_gb", strconv.Itoa(volume.SizeGB), fmt.Sprintf("an integer of at least %d (RunPod's floor)", MinVolumeSizeGB))
+	if volume.SizeGB < MinVolumeSizeGB || volume.SizeGB > MaxVolumeSizeGB {
+		v.add("volume.size_gb", strconv.Itoa(volume.SizeGB), fmt.Sprintf("an integer from %d (RunPod's floor) to %d", MinVolumeSizeGB, MaxVolumeSizeGB))
 	}
 	if len(volume.Path) > maxVolumePathLength || !volumePathRE.MatchString(volume.Path) {
 		v.add("volume.path", quote(volume.Path), "an absolute path such as /workspace (letters, digits and ._- in each part, no . or .. parts, at most 255 characters)")

@@ -50,7 +50,7 @@ func TestValidate(t *testing.T) {
 			wantErr: "max_price_candidates: got 9, want an integer from 0 to 8\n" +
 				"max_provision_attempts: got 6, want at least max_price_candidates + number of gpu_tiers (9 + 2 = 11), so every tier keeps a slot"},
 		{name: "duplicate GPU id in one tier", mutate: func(c *Config) { c.GPUTiers[1].GPUIDs[1] = c.GPUTiers[1].GPUIDs[0] },
-			wantErr: `gpu_tiers[1].gpu_ids[1]: got "NVIDIA A100 80GB PCIe", want a GPU id listed once across all tiers (tier "ampere" lists it)`},
+			wantErr: `gpu_tiers[1].gpu_ids[1]: got "NVIDIA A100 80GB PCIe", want a GPU id listed once across all tiers (gpu_tiers[1] lists it)`},
 		{name: "GPU id with trailing space", mutate: func(c *Config) { c.GPUTiers[0].GPUIDs[0] = "NVIDIA L4 " },
 			wantErr: `gpu_tiers[0].gpu_ids[0]: got "NVIDIA L4 ", want ` + gpuIDForm},
 		{name: "tier name too long", mutate: func(c *Config) { c.GPUTiers[0].Name = strings.Repeat("a", 33) },
@@ -94,7 +94,13 @@ func TestValidate(t *testing.T) {
 			wantErr: "startup_timeout_seconds: got 0, want an integer from 1 to 3600\n" +
 				"startup_poll_seconds: got 0, want a positive integer below startup_timeout_seconds (0)"},
 		{name: "disk zero", mutate: func(c *Config) { c.DiskGB = 0 },
-			wantErr: "disk_gb: got 0, want an integer of at least 1"},
+			wantErr: "disk_gb: got 0, want an integer from 1 to 1024"},
+		{name: "disk over a terabyte", mutate: func(c *Config) { c.DiskGB = MaxDiskGB + 1 },
+			wantErr: "disk_gb: got 1025, want an integer from 1 to 1024"},
+		{name: "disk at the maximum", mutate: func(c *Config) { c.DiskGB = MaxDiskGB }},
+		{name: "volume over the maximum", mutate: func(c *Config) { c.Volume = &Volume{SizeGB: MaxVolumeSizeGB + 1, Path: "/workspace"} },
+			wantErr: "volume.size_gb: got 4097, want an integer from 10 (RunPod's floor) to 4096"},
+		{name: "volume at the maximum", mutate: func(c *Config) { c.Volume = &Volume{SizeGB: MaxVolumeSizeGB, Path: "/workspace"} }},
 		{name: "create deadline zero", mutate: func(c *Config) { c.CreateDeadlineSeconds = 0 },
 			wantErr: "create_deadline_seconds: got 0, want an integer from 1 to 600"},
 		{name: "create deadline over ten minutes", mutate: func(c *Config) { c.CreateDeadlineSeconds = 601 },

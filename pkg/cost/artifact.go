@@ -3,6 +3,8 @@ package cost
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // Cost artifact naming and schema. The history tool downloads only artifacts
@@ -14,8 +16,33 @@ const (
 )
 
 // ArtifactName names a run attempt's cost artifact: "runpod-gpu-cost-<run>-<attempt>".
+// The history trusts only a name that also carries the uploading job (JobArtifactName).
 func ArtifactName(runID int64, runAttempt int) string {
 	return fmt.Sprintf("%s%d-%d", ArtifactNamePrefix, runID, runAttempt)
+}
+
+// JobArtifactName names the cost artifact job jobID (its check run id,
+// ${{ job.check_run_id }}) uploads for a run attempt:
+// "runpod-gpu-cost-<run>-<attempt>-job-<job id>". An artifact carries no
+// record of the job that uploaded it, so its name says which job it claims,
+// and the history accepts it only when that job is one of the lane's own in
+// the attempt's job list and the artifact was created while that job ran.
+func JobArtifactName(runID int64, runAttempt int, jobID int64) string {
+	return fmt.Sprintf("%s-job-%d", ArtifactName(runID, runAttempt), jobID)
+}
+
+// ArtifactJob returns the job a cost artifact's name claims for a run
+// attempt: ok only for a name JobArtifactName wrote for that attempt.
+func ArtifactJob(name string, runID int64, runAttempt int) (jobID int64, ok bool) {
+	rest, found := strings.CutPrefix(name, ArtifactName(runID, runAttempt)+"-job-")
+	if !found || rest == "" || rest[0] == '0' || strings.TrimLeft(rest, "0123456789") != "" {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(rest, 10, 64)
+	if err != nil || id < 1 {
+		return 0, false
+	}
+	return id, true
 }
 
 // Trigger says why a workflow run tested its ref, so the history can report
@@ -57,22 +84,25 @@ func (r Run) Validate() error {
 // the watchdog upload and the history tool reads.
 type Artifact struct {
 	Run    Run
-	Action string // the action that wrote it, e.g. "cleanup" or "watchdog"
+	Action string // the action that wrote it, e.g. "cleanup", "watchdog" or "serverless"
 	Report Report
 	// More are the run attempt's other accepted pods, each its own report:
 	// further tiers of a matrix lane, a pod lost to its host and its re-run.
 	More []Report
+	// Serverless is set by the Serverless lane, whose report holds no pod.
+	Serverless *ServerlessSpend
 }
 
 // Reports are every report of the artifact, Report first.
 func (a Artifact) Reports() []Report { return append([]Report{a.Report}, a.More...) }
 
 type artifactJSON struct {
-	Schema string   `json:"schema"`
-	Run    runIn    `json:"run"`
-	Action string   `json:"action"`
-	Report Report   `json:"report"`
-	More   []Report `json:"more,omitempty"`
+	Schema     string           `json:"schema"`
+	Run        runIn            `json:"run"`
+	Action     string           `json:"action"`
+	Report     Report           `json:"report"`
+	More       []Report         `json:"more,omitempty"`
+	Serverless *ServerlessSpend `json:"serverless,omitempty"`
 }
 
 type runIn Run
@@ -81,7 +111,7 @@ func (r *runIn) UnmarshalJSON(b []byte) error { return decodeFields(b, r) }
 
 // MarshalJSON writes the artifact under ArtifactSchema.
 func (a Artifact) MarshalJSON() ([]byte, error) {
-	return json.Marshal(artifactJSON{Schema: ArtifactSchema, Run: runIn(a.Run), Action: a.Action, Report: a.Report, More: a.More})
+	return json.Marshal(artifactJSON{Schema: ArtifactSchema, Run: runIn(a.Run), Action: a.Action, Report: a.Report, More: a.More, Serverless: a.Serverless})
 }
 
 // ParseArtifact decodes and validates a cost artifact file. A different schema
@@ -108,7 +138,7 @@ func ParseArtifact(data []byte) (Artifact, error) {
 	if err := decodeFields(data, &in); err != nil {
 		return Artifact{}, fmt.Errorf("cost artifact: %w", err)
 	}
-	a := Artifact{Run: Run(in.Run), Action: in.Action, Report: in.Report, More: in.More}
+	a := Artifact{Run: Run(in.Run), Action: in.Action, Report: in.Report, More: in.More, Serverless: in.Serverless}
 	if err := a.Run.Validate(); err != nil {
 		return Artifact{}, fmt.Errorf("cost artifact: %w", fieldErr("run", err))
 	}

@@ -28,6 +28,32 @@ func TestArtifactName(t *testing.T) {
 	assert.Assert(t, strings.HasPrefix(ArtifactName(1, 1), ArtifactNamePrefix))
 }
 
+// The name carries the uploading job; only a name written for the attempt
+// reads back, and only with a positive decimal job id.
+func TestArtifactJobReadsWhatJobArtifactNameWrote(t *testing.T) {
+	assert.Equal(t, JobArtifactName(9001, 2, 51725241954), "runpod-gpu-cost-9001-2-job-51725241954")
+	tests := []struct {
+		name   string
+		wantID int64
+		wantOK bool
+	}{
+		{name: JobArtifactName(9001, 2, 51725241954), wantID: 51725241954, wantOK: true},
+		{name: ArtifactName(9001, 2)},                             // names no job
+		{name: ArtifactName(9001, 2) + "-x"},                      // a suffix, not a job
+		{name: JobArtifactName(9001, 1, 7)},                       // another attempt's
+		{name: JobArtifactName(90011, 2, 7)},                      // another run's
+		{name: "runpod-gpu-cost-9001-2-job-0"},                    // no job has id 0
+		{name: "runpod-gpu-cost-9001-2-job-007"},                  // not how the id is written
+		{name: "runpod-gpu-cost-9001-2-job-7-extra"},              // more after the id
+		{name: "runpod-gpu-cost-9001-2-job-99999999999999999999"}, // overflows
+		{name: "runpod-gpu-cost-9001-2-job-"},
+	}
+	for _, tc := range tests {
+		id, ok := ArtifactJob(tc.name, 9001, 2)
+		assert.Check(t, ok == tc.wantOK && id == tc.wantID, "%s: got %d, %v", tc.name, id, ok)
+	}
+}
+
 func TestArtifactGolden(t *testing.T) {
 	b, err := json.MarshalIndent(testArtifact(t), "", "  ")
 	assert.NilError(t, err)

@@ -70,11 +70,11 @@ func TestGantt(t *testing.T) {
 	got := r.Gantt()
 	for _, want := range []string{
 		"```mermaid\ngantt\n",
-		"    dateFormat X\n",
-		"    section startup\n    runner startup and queue (30 s) :s0, 0, 30\n",
-		"    section setup\n    Set up - job, 1 x (5 s) :s1, 30, 35\n",
-		"    section tests\n    Run GPU tests (100 s) :s2, 35, 135\n",
-		"    section cleanup\n    cleanup and queue (10 s) :s3, 135, 145\n```\n",
+		"    dateFormat x\n",
+		"    section startup\n    runner startup and queue (30 s) :s0, 0, 30000\n",
+		"    section setup\n    Set up - job, 1 x (5 s) :s1, 30000, 35000\n",
+		"    section tests\n    Run GPU tests (100 s) :s2, 35000, 135000\n",
+		"    section cleanup\n    cleanup and queue (10 s) :s3, 135000, 145000\n```\n",
 	} {
 		assert.Check(t, is.Contains(got, want))
 	}

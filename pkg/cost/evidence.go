@@ -191,6 +191,10 @@ func (r *Report) readRecord(e Evidence) Price {
 			r.GPU = rec.GPU.ID
 		}
 		r.Cloud, r.DataCenter, r.Driver = rec.Cloud, rec.DataCenterID, rec.CudaVersion
+	} else if e.AlreadyGone && errors.Is(e.RecordErr, runpod.ErrNotFound) {
+		// The usual case, not a failure: the watchdog deletes the pod as soon as
+		// the GPU job ends, before cleanup reads it.
+		r.Notes = append(r.Notes, fmt.Sprintf("The pod was deleted before its record was read (the watchdog deletes it when the GPU job ends): start and price come from the %s.", SnapshotSource))
 	} else {
 		r.Notes = append(r.Notes, fmt.Sprintf("Pod record before deletion unavailable (%v): start and price fall back to the %s.", e.RecordErr, SnapshotSource))
 	}

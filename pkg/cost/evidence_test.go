@@ -2,6 +2,7 @@ package cost
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,6 +42,7 @@ func TestBuildReport(t *testing.T) {
 		wantPrice   string
 		wantSeconds string
 		wantNote    string
+		noNote      string
 	}{
 		{name: "record wins", evidence: Evidence{PodID: "p1", Record: running, Snapshot: snapshot, DeletedAt: atSec(600)},
 			wantStart: atSec(0), wantPrice: "$0.44/h (v2 cost before deletion)", wantSeconds: "600"},
@@ -56,6 +58,11 @@ func TestBuildReport(t *testing.T) {
 			wantStart: atSec(0), wantPrice: "$0.44/h (v2 cost before deletion)", wantSeconds: "unknown"},
 		{name: "already gone", evidence: Evidence{PodID: "p1", RecordErr: runpod.ErrNotFound, AlreadyGone: true, Snapshot: snapshot, DeletedAt: atSec(600)},
 			wantStart: atSec(5), wantPrice: "$0.40/h (provision snapshot)", wantSeconds: "595", wantNote: "length is an upper bound"},
+		// The watchdog deleted it when the GPU job ended: the usual case, said without an error.
+		{name: "already deleted by the watchdog", evidence: Evidence{PodID: "p1", RecordErr: fmt.Errorf("runpod: get pod p1: 404 Not Found: %w", runpod.ErrNotFound), AlreadyGone: true, Snapshot: snapshot, DeletedAt: atSec(600)},
+			wantStart: atSec(5), wantPrice: "$0.40/h (provision snapshot)", wantSeconds: "595", wantNote: "deleted before its record was read", noNote: "404"},
+		{name: "gone, but the read failed otherwise", evidence: Evidence{PodID: "p1", RecordErr: errCaptureTimeout, AlreadyGone: true, Snapshot: snapshot, DeletedAt: atSec(600)},
+			wantStart: atSec(5), wantPrice: "$0.40/h (provision snapshot)", wantSeconds: "595", wantNote: "unavailable (pod record not read within the capture bound)"},
 		// The watchdog passes the record it holds: another pod's (started ~334 days
 		// earlier) would be priced at ~28.9 M seconds.
 		{name: "another pod's record: snapshot", evidence: Evidence{PodID: "p1", Record: otherPod, Snapshot: snapshot, DeletedAt: atSec(600)},
@@ -70,6 +77,9 @@ func TestBuildReport(t *testing.T) {
 			assert.Equal(t, r.Window.Seconds().String(), tc.wantSeconds)
 			if tc.wantNote != "" {
 				assert.Check(t, is.Contains(strings.Join(r.Notes, "\n"), tc.wantNote))
+			}
+			if tc.noNote != "" {
+				assert.Check(t, !strings.Contains(strings.Join(r.Notes, "\n"), tc.noNote), "%q", r.Notes)
 			}
 		})
 	}

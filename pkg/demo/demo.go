@@ -3,8 +3,9 @@
 // provision (the first host's driver refuses the tier's PTX, the second
 // passes), run a simulated GPU job on the accepted runner under the watchdog,
 // publish the gate, clean up with the cost report, answer a duplicate trigger
-// by reusing the gate, reap an orphan left by an earlier run, and collect the
-// cost history of it all. Each job prints the job summary its action writes,
+// by reusing the gate, reap an orphan left by an earlier run, run the PR's
+// tests once more as one Serverless job (serverless.go), and collect the
+// cost history of it all, both lanes in one total. Each job prints the job summary its action writes,
 // rendered by the action's own code; together they are one Markdown page.
 package demo
 
@@ -37,7 +38,6 @@ import (
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
-	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 	"github.com/org/runpod-gpu/pkg/sim/simclock"
 	"github.com/org/runpod-gpu/pkg/watchdog"
 	"github.com/org/runpod-gpu/pkg/wire"
@@ -66,28 +66,6 @@ max_price_candidates: 2
 max_provision_attempts: 4
 `
 
-func market() *runpodsim.Market {
-	host := func(id, gpu, dc, ptx string) runpodsim.HostProfile {
-		return runpodsim.HostProfile{ID: id, DataCenterID: dc, GPUTypeID: gpu, DriverCUDA: "12.8", MaxPTXISA: ptx, BootSeconds: 40, Healthy: true}
-	}
-	return &runpodsim.Market{
-		GPUTypes: []runpodsim.GPUType{
-			{ID: gpuA4000, Name: "RTX A4000", MemoryGB: 16, SecurePrice: 0.25, CommunityPrice: 0.17},
-			{ID: gpuA5000, Name: "RTX A5000", MemoryGB: 24, SecurePrice: 0.27, CommunityPrice: 0.16},
-			{ID: gpuL40S, Name: "L40S", MemoryGB: 48, SecurePrice: 0.86, CommunityPrice: 0.79},
-		},
-		DataCenters: []runpodsim.DataCenter{
-			{ID: "US-TX-3", Name: "US Texas 3", Region: "NORTH_AMERICA", CountryCode: "US", NetworkVolumeTypes: []string{"STANDARD"}, Compliance: []string{}},
-			{ID: "EU-RO-1", Name: "EU Romania 1", Region: "EUROPE", CountryCode: "RO", NetworkVolumeTypes: []string{"STANDARD"}, Compliance: []string{"GDPR"}},
-		},
-		Hosts: []runpodsim.HostProfile{
-			host("tx3-a4000-old-driver", gpuA4000, "US-TX-3", "8.5"),
-			host("ro1-a5000", gpuA5000, "EU-RO-1", "8.7"),
-			host("tx3-l40s", gpuL40S, "US-TX-3", "8.7"),
-		},
-	}
-}
-
 // world is the demo's simulated cloud and the clients every job uses.
 type world struct {
 	out    io.Writer
@@ -99,18 +77,20 @@ type world struct {
 	cfg    *config.Config
 	pr     int
 	day    time.Time
+	story  scenario
 }
 
 // Run plays the pipeline and writes each job's summary to out, as one
 // Markdown page.
 func Run(ctx context.Context, out io.Writer, seed uint64) error {
 	start := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
-	c, err := cloud.Start(cloud.Options{Seed: seed, Market: market(), Start: start})
+	story := scenarioFor(seed)
+	c, err := cloud.Start(cloud.Options{Seed: seed, Market: story.market(), Start: start})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	w := &world{out: out, cloud: c, clock: c.Clock.(*simclock.Virtual), day: start}
+	w := &world{out: out, cloud: c, clock: c.Clock.(*simclock.Virtual), day: start, story: story}
 	w.policy = reqpolicy.New(reqpolicy.WithClock(w.clock), reqpolicy.WithSleeper(w.clock.Sleep))
 	w.rp = runpod.New(c.RunPodURL, cloud.RunPodKey, runpod.WithPolicy(w.policy))
 	ghPolicy := reqpolicy.New(reqpolicy.WithClock(w.clock), reqpolicy.WithSleeper(w.clock.Sleep), reqpolicy.WithRedactor(w.policy.Redactor()),
@@ -151,19 +131,29 @@ func Run(ctx context.Context, out io.Writer, seed uint64) error {
 	if err := w.reap(ctx, orphan); err != nil {
 		return err
 	}
-	if err := w.costHistory(ctx); err != nil {
+	if err := w.serverlessLane(ctx); err != nil { // serverless.go
 		return err
 	}
-	fmt.Fprintf(out, "\n---\n\nSimulated spend on every pod: $%.4f (the simulator's per-second billing).\n", c.RunPod.Spent())
+	total, err := w.costHistory(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\n---\n\nSpent on GPU pods and Serverless jobs, as the cost history counts it: **%s**. The simulator's own pod meter says $%.4f: "+
+		"estimates run to the confirmed deletion and never undercount.\n", total, c.RunPod.Spent())
 	return nil
 }
 
 // section prints a part of the page.
 func (w *world) section(title string) { fmt.Fprintf(w.out, "\n---\n\n# %s\n", title) }
 
-// job prints one job's summary under a heading naming the job.
+// job prints one job's summary as the action writes it, whose own heading
+// names the job; one without a heading gets one naming the job.
 func (w *world) job(name, summary string) {
-	fmt.Fprintf(w.out, "\n## Job: %s\n\n%s\n", name, strings.TrimRight(summary, "\n"))
+	summary = strings.TrimRight(summary, "\n")
+	if !strings.HasPrefix(summary, "#") {
+		summary = "## Job: " + name + "\n\n" + summary
+	}
+	fmt.Fprintf(w.out, "\n%s\n", summary)
 }
 
 // laneJobs are the lane's own jobs (named as in gpu-lane.yml) in a run, shown
@@ -262,13 +252,6 @@ func (w *world) proofVerdicts(res provision.Result) string {
 	return b.String()
 }
 
-// gpuSteps are the simulated GPU job's steps and how long each takes.
-var gpuSteps = []githubsim.StepSpec{
-	{Name: "Set up job", Duration: 4 * time.Second}, {Name: "Checkout tested ref", Duration: 11 * time.Second},
-	{Name: "Restore test archive", Duration: 38 * time.Second}, {Name: testStep, Duration: 6*time.Minute + 12*time.Second},
-	{Name: "Post checkout", Duration: 2 * time.Second},
-}
-
 // gpuJob points the run's GPU job at the accepted runner's label; the
 // simulated GitHub hands it to that runner and plays its steps on the clock
 // while the watchdog polls beside it and deletes the pod once the job ends.
@@ -281,7 +264,7 @@ func (w *world) gpuJob(ctx context.Context, runID int64, podID, label string, sn
 	if i < 0 {
 		return fmt.Errorf("run %d has no GPU job", runID)
 	}
-	if err := w.cloud.GitHub.SetJob(cloud.Repository, jobs[i].ID, githubsim.JobSpec{Name: "gpu-tests", Labels: []string{label}, Steps: gpuSteps}); err != nil {
+	if err := w.cloud.GitHub.SetJob(cloud.Repository, jobs[i].ID, githubsim.JobSpec{Name: "gpu-tests", Labels: []string{label}, Steps: w.story.gpuSteps()}); err != nil {
 		return err
 	}
 	watched, err := watchdog.Run(ctx, watchdog.Deps{Pods: w.rp, GitHub: w.gh, Policy: w.policy, Clock: w.clock, Sleep: w.clock.Sleep,
@@ -300,7 +283,7 @@ func (w *world) gpuJob(ctx context.Context, runID int64, podID, label string, sn
 	}
 	if j := cost.FindGPUJob(read, label); j != nil {
 		var b strings.Builder
-		fmt.Fprintf(&b, "Your GPU job (simulated) ran on runner `%s`: %s.\n\n", j.GetRunnerName(), j.GetConclusion())
+		fmt.Fprintf(&b, "## Your GPU job (simulated)\n\nJob `gpu-tests` ran on runner `%s`: %s.\n\n", j.GetRunnerName(), j.GetConclusion())
 		steps := mdtable.New("step", "took")
 		for _, st := range j.Steps {
 			steps.Row(mdtable.Cell(st.GetName()), st.GetCompletedAt().Sub(st.GetStartedAt().Time).String())
@@ -361,16 +344,37 @@ func (w *world) finish(runID int64, logs runLogs, artifact *cost.Artifact) error
 		return err
 	}
 	if artifact != nil {
-		data, err := json.Marshal(artifact)
-		if err != nil {
-			return err
-		}
-		if _, err := w.cloud.GitHub.AddArtifact(cloud.Repository, runID, githubsim.ArtifactSpec{
-			Name: cost.ArtifactName(runID, 1), Files: map[string]string{cost.ArtifactFileName: string(data)}}); err != nil {
+		if err := w.uploadCostArtifact(runID, history.JobCleanup, *artifact); err != nil {
 			return err
 		}
 	}
 	return w.cloud.GitHub.SetRunStatus(cloud.Repository, runID, "completed", "success")
+}
+
+// uploadCostArtifact uploads the artifact as the lane's job named uploader
+// does (cleanup, or the Serverless lane's job): named for that job (the cost
+// history counts only a lane job's upload), while it runs.
+func (w *world) uploadCostArtifact(runID int64, uploader string, artifact cost.Artifact) error {
+	data, err := json.Marshal(artifact)
+	if err != nil {
+		return err
+	}
+	jobs, err := w.cloud.GitHub.Jobs(cloud.Repository, runID, 1)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(jobs, func(j githubsim.Job) bool { return j.Name == uploader || strings.HasSuffix(j.Name, " / "+uploader) })
+	if i < 0 {
+		return fmt.Errorf("run %d has no %q job", runID, uploader)
+	}
+	now := w.clock.Now()
+	if err := w.cloud.GitHub.SetJob(cloud.Repository, jobs[i].ID, githubsim.JobSpec{Name: jobs[i].Name,
+		Status: "completed", Conclusion: "success", StartedAt: now, CompletedAt: now}); err != nil {
+		return err
+	}
+	_, err = w.cloud.GitHub.AddArtifact(cloud.Repository, runID, githubsim.ArtifactSpec{CreatedAt: now,
+		Name: cost.JobArtifactName(runID, 1, jobs[i].ID), Files: map[string]string{cost.ArtifactFileName: string(data)}})
+	return err
 }
 
 // printer collects provision's log lines: the structured attempt lines the
@@ -413,7 +417,7 @@ func (w *world) leaveAnOrphan(ctx context.Context) (string, error) {
 	logs := runLogs{}
 	logs.add(w.clock, history.JobProvision, cost.AttemptLine(cost.Attempt{Number: 1, Candidate: "live-1", GPU: gpuL40S, PodID: pod.ID,
 		Price: cost.KnownPrice(0.86, "v2 cost while running"), Outcome: cost.OutcomeAccepted, Seconds: cost.KnownSeconds(25)}).Format())
-	w.clock.Advance(20 * time.Minute) // the run was cancelled; nobody deleted the pod
+	w.clock.Advance(w.story.orphanAge) // the run was cancelled; nobody deleted the pod
 	logs.add(w.clock, history.JobProvision, "the run was cancelled")
 	if err := w.cloud.GitHub.SetRunLogs(cloud.Repository, runID, 1, map[string]string{"1_" + history.JobProvision + ".txt": strings.Join(logs[history.JobProvision], "\n") + "\n"}); err != nil {
 		return "", err
@@ -432,6 +436,9 @@ func (w *world) reap(ctx context.Context, orphan string) error {
 		return fmt.Errorf("reaper: %w", err)
 	}
 	w.job("reap", rec.Markdown())
+	if err := w.keepReaperRecord(rec); err != nil {
+		return err
+	}
 	for _, id := range rec.PodIDs(reap.DecisionReclaim) {
 		if id == orphan {
 			return nil
@@ -440,25 +447,43 @@ func (w *world) reap(ctx context.Context, orphan string) error {
 	return fmt.Errorf("reaper: the orphan %s was not reclaimed", orphan)
 }
 
+// keepReaperRecord is reap.yml's last step: the sweep's run, on the default
+// branch, keeps its decision record as an artifact, which the cost history
+// reads to price what the reaper deleted.
+func (w *world) keepReaperRecord(rec *reap.Record) error {
+	data, err := rec.JSON()
+	if err != nil {
+		return err
+	}
+	runID, err := w.cloud.GitHub.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: cloud.Repository, WorkflowPath: ".github/workflows/runpod-gpu-reap.yml",
+		Event: "schedule", Status: "completed", Conclusion: "success"})
+	if err != nil {
+		return err
+	}
+	_, err = w.cloud.GitHub.AddArtifact(cloud.Repository, runID, githubsim.ArtifactSpec{
+		Name: fmt.Sprintf("%s%d-1", ownership.ReapRecordPrefix, runID), Files: map[string]string{reap.DefaultRecordPath: string(data)}})
+	return err
+}
+
 // costHistory runs the cost-history job over the day: it collects every run's
 // logs and cost artifacts from the simulated GitHub into a temporary evidence
 // directory and reports on them, charts included.
-func (w *world) costHistory(ctx context.Context) error {
+func (w *world) costHistory(ctx context.Context) (history.Amount, error) {
 	w.section("Weekly cost history")
 	dir, err := os.MkdirTemp("", "runpod-gpu-demo-history-")
 	if err != nil {
-		return err
+		return history.Amount{}, err
 	}
 	defer os.RemoveAll(dir)
 	day := w.day.Format(time.DateOnly)
 	rng, err := history.ParseRange(day, day)
 	if err != nil {
-		return err
+		return history.Amount{}, err
 	}
-	res, err := history.Run(ctx, history.Options{Dir: dir, Range: &rng, GitHub: w.gh, Workflow: cloud.Workflow})
+	res, err := history.Run(ctx, history.Options{Dir: dir, Range: &rng, GitHub: w.gh, Workflow: cloud.Workflow + "," + serverlessWorkflow})
 	if err != nil {
-		return fmt.Errorf("cost history: %w", err)
+		return history.Amount{}, fmt.Errorf("cost history: %w", err)
 	}
 	w.job("cost-history", res.Report.Markdown())
-	return nil
+	return res.Report.Totals.Spend, nil
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,6 +36,9 @@ type Env struct {
 	Args           []string
 	Getenv         func(string) string
 	Stdout, Stderr io.Writer
+	// Stdin answers the questions down asks; nil answers none (so nothing
+	// that needs a yes is deleted without --yes).
+	Stdin io.Reader
 	// Home is the user's home directory (~/.runpod/config.toml, ~/.ssh).
 	Home string
 	// User names the developer in the pod's ownership tag.
@@ -111,6 +115,9 @@ func (e Env) withDefaults() Env {
 	if e.Stderr == nil {
 		e.Stderr = io.Discard
 	}
+	if e.Stdin == nil {
+		e.Stdin = strings.NewReader("")
+	}
 	if e.Clock == nil {
 		e.Clock = clock.Wall{}
 	}
@@ -159,14 +166,17 @@ func (a *app) connect() error {
 	if a.client != nil {
 		return nil
 	}
-	cfg, err := loadConfig(a.env.Home)
+	cfg, warning, err := loadConfig(a.env.Home)
 	if err != nil {
 		return withCode(ExitFailure, err)
+	}
+	if warning != "" {
+		fmt.Fprintf(a.env.Stderr, "runpod-gpu: warning: %s\n", warning)
 	}
 	a.cfg = cfg
 	a.key = apiKey(a.env.Getenv, cfg)
 	if a.key == "" {
-		return fail(ExitFailure, "no RunPod API key: set RUNPOD_API_KEY, or api_key under [runpod] in %s", configPath(a.env.Home))
+		return fail(ExitFailure, "no RunPod API key: set RUNPOD_API_KEY, or api_key under [runpod] in %s (or under [default], as RunPod's own tools write it)", configPath(a.env.Home))
 	}
 	a.policy = reqpolicy.New(reqpolicy.WithClock(a.env.Clock), reqpolicy.WithSleeper(a.env.Sleep))
 	opts := []runpod.Option{runpod.WithPolicy(a.policy)}
@@ -204,11 +214,14 @@ It shares the CI lane's planner, RunPod client and ownership tags: pods it
 starts are marked as developer pods, which the CI reaper never touches.
 
 The API key comes from RUNPOD_API_KEY, else from api_key under [runpod] in
-~/.runpod/config.toml. It is never printed and never read from a flag.
+~/.runpod/config.toml, else from api_key under [default] there (what RunPod's
+own tools write). It is never printed and never read from a flag; a config
+file other users can read draws a warning.
 
 Exit codes: 0 ok, 1 failure, 2 usage, 3 no capacity (nothing created),
-4 boot failed (pod deleted), 5 deletion unconfirmed, 6 no such pod,
-130 interrupted.`,
+4 boot failed (pod deleted), 5 a pod may still be billing (a deletion
+unconfirmed, or a lost create answer whose pod never showed up), 6 no such
+pod, 130 interrupted. down exits 2 for a deletion refused or not confirmed.`,
 		Example: `  runpod-gpu offers --gpus RTX4090:1 --region europe
   runpod-gpu up --name dev --gpus RTX4090:1
   runpod-gpu ssh dev -- nvidia-smi
@@ -217,5 +230,6 @@ Exit codes: 0 ok, 1 failure, 2 usage, 3 no capacity (nothing created),
 		SilenceErrors: true,
 	}
 	root.AddCommand(a.offersCmd(), a.upCmd(), a.lsCmd(), a.sshCmd(), a.downCmd(), a.allowlistCmd(), a.serverlessCmd())
+	root.AddCommand(a.onboardingCmds()...)
 	return root
 }

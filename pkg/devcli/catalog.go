@@ -2,7 +2,6 @@ package devcli
 
 import (
 	"context"
-	"errors"
 	"regexp"
 	"sort"
 	"strconv"
@@ -183,7 +182,8 @@ func (a *app) readOffers(ctx context.Context, q query) (offerSet, error) {
 	seen := map[string]bool{}
 	for _, cloud := range q.clouds {
 		cctx, cancel := a.bound(ctx, callTimeout)
-		gpus, err := a.client.ListGPUTypes(cctx, runpod.GPUQuery{Include: true, Product: runpod.ProductPod, Count: q.count, Cloud: cloud, CountryCodes: q.countries})
+		// Countries are matched per data center with the continents (either), not as this read's filter.
+		gpus, err := a.client.ListGPUTypes(cctx, runpod.GPUQuery{Include: true, Product: runpod.ProductPod, Count: q.count, Cloud: cloud})
 		cancel()
 		if err != nil {
 			return set, apiError("read the GPU catalog ("+strings.ToLower(cloud)+" cloud)", err)
@@ -196,40 +196,45 @@ func (a *app) readOffers(ctx context.Context, q query) (offerSet, error) {
 			}
 		}
 	}
-	ids, err := a.resolve(ctx, q, catalog)
+	ids, err := matchName(q, catalog)
+	if err != nil {
+		return set, err
+	}
+	inCountries, err := a.countryDataCenters(ctx, q)
 	if err != nil {
 		return set, err
 	}
 	set.gpuIDs = ids
 	set.offers = plan.DataCenterOffers(offers, q.count, plan.DCFilter{
-		GPUIDs: ids, Continents: q.continents, DataCenterRegions: regions, Zones: q.zones,
+		GPUIDs: ids, Continents: q.continents, Countries: q.countries, DataCenterRegions: regions, CountryDataCenters: inCountries, Zones: q.zones,
 	})
 	return set, nil
 }
 
-// resolve turns the query's name into exact GPU ids. With country codes the
-// catalog lists only types offered there, so a name it lacks is checked
-// against the whole catalog before it is called unknown.
-func (a *app) resolve(ctx context.Context, q query, catalog []plan.CatalogGPU) ([]string, error) {
-	ids, err := matchName(q, catalog)
-	var ne *plan.NameError
-	if err == nil || !errors.As(err, &ne) || ne.Ambiguous || len(q.countries) == 0 {
-		return ids, err
+// countryDataCenters reads the catalog filtered by the query's countries and
+// returns the data centers it lists (the data-center list names no country).
+// They are matched with the continents — either — rather than filtering the
+// offers, which would leave nothing for the continents: --region europe
+// --region US is Europe and the United States.
+func (a *app) countryDataCenters(ctx context.Context, q query) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(q.countries) == 0 {
+		return out, nil
 	}
-	cctx, cancel := a.bound(ctx, callTimeout)
-	all, lerr := a.client.ListGPUTypes(cctx, runpod.GPUQuery{})
-	cancel()
-	if lerr != nil {
-		return nil, apiError("read the GPU catalog", lerr)
+	for _, cloud := range q.clouds {
+		cctx, cancel := a.bound(ctx, callTimeout)
+		gpus, err := a.client.ListGPUTypes(cctx, runpod.GPUQuery{Include: true, Product: runpod.ProductPod, Count: q.count, Cloud: cloud, CountryCodes: q.countries})
+		cancel()
+		if err != nil {
+			return nil, apiError("read the GPU catalog in "+strings.Join(q.countries, ", ")+" ("+strings.ToLower(cloud)+" cloud)", err)
+		}
+		for _, g := range gpus {
+			for _, dc := range g.DataCenters {
+				out[dc.ID] = true
+			}
+		}
 	}
-	var full []plan.CatalogGPU
-	for _, g := range all {
-		full = append(full, plan.CatalogGPU{ID: g.ID, Name: g.Name})
-	}
-	if _, err := matchName(q, full); err != nil {
-		return nil, err
-	}
-	return nil, fail(ExitNoCapacity, "no offer for %s x%d %s: RunPod offers it in no data center there", q.name, q.count, q.where())
+	return out, nil
 }
 
 func matchName(q query, catalog []plan.CatalogGPU) ([]string, error) {

@@ -5,24 +5,37 @@
 // the CI lane (allowlist), and run the Serverless lane by hand (serverless
 // setup|health|prepare|run|cleanup, with a detached cleanup watchdog). It
 // shares the lane's planner (pkg/plan), RunPod client and request policy,
-// ownership tags and deletion helper.
+// ownership tags and deletion helper. For a repository that adopts the
+// lane it creates the GitHub App(s) from a manifest (app), writes the
+// callers and configuration (init, pkg/callers) and checks the set-up before
+// the first pull request (doctor, pkg/doctor).
 //
 // Install: go install github.com/org/runpod-gpu/pkg/cmd/runpod-gpu@v1
 //
 // The API key comes from RUNPOD_API_KEY, else from [runpod] api_key in
-// ~/.runpod/config.toml; it is never printed and never taken from the
-// command line. RUNPOD_API_URL overrides the API host (tests, proxies).
+// ~/.runpod/config.toml, else from its [default] api_key (RunPod's own
+// tools' profile); it is never printed and never taken from the command line,
+// and a config file other users can read draws a warning. RUNPOD_API_URL
+// overrides the API host (tests, proxies).
+//
+// down deletes a pod up started for this developer at once; any other pod
+// it shows and asks about (unless --yes), and a CI lane pod it refuses
+// without --force. ssh checks the username, host, port and pod name RunPod
+// gave before they reach ssh's command line, where "--" ends the options.
 //
 // Exit codes, which scripts can rely on:
 //
 //	0  success
 //	1  failure: the API, the network, the key or the config file
-//	2  usage: a bad or refused flag, an unknown or ambiguous GPU name, a pod name in use
+//	2  usage: a bad or refused flag, an unknown or ambiguous GPU name, a pod name in use,
+//	   a deletion refused (a CI pod without --force) or not confirmed
 //	3  no capacity: no offer matches, or the chosen offer went out of stock
 //	   before the create; nothing was created
 //	4  the pod did not boot within the 15-minute budget, or failed while
 //	   booting; it was deleted
-//	5  a deletion could not be confirmed: the pod may still be billing
+//	5  a pod may still be billing: a deletion could not be confirmed, or a
+//	   create's answer was lost and no pod of its name showed up in the list
+//	   within the lookup window (one may still appear)
 //	6  no pod has that name or id
 //	130 interrupted (a pod being started is deleted first)
 //

@@ -3,6 +3,8 @@ package devcli
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -51,6 +53,30 @@ type world struct {
 	ssh [][]string // argv of every ssh run
 	// sshCode is what the fake ssh exits with.
 	sshCode int
+	// stdin is what the next runs read on standard input.
+	stdin string
+	// rewrite, when set, rewrites the body of every GET /v2/pods answer the
+	// command line receives (what RunPod could send).
+	rewrite func(body string) string
+}
+
+// rewriting is a transport that passes pod list answers through rewrite.
+type rewriting struct{ rewrite func(string) string }
+
+func (r rewriting) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil || req.Method != http.MethodGet || req.URL.Path != "/v2/pods" {
+		return resp, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	out := r.rewrite(string(body))
+	resp.Body, resp.ContentLength = io.NopCloser(strings.NewReader(out)), int64(len(out))
+	resp.Header.Del("Content-Length")
+	return resp, nil
 }
 
 func newWorld(t *testing.T, opts ...runpodsim.Option) *world {
@@ -81,8 +107,13 @@ func (w *world) run(args ...string) result {
 	var stdout, stderr bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	var client *http.Client
+	if w.rewrite != nil {
+		client = &http.Client{Transport: rewriting{w.rewrite}}
+	}
 	code := Main(ctx, Env{
 		Args: args, Getenv: func(k string) string { return w.env[k] }, Stdout: &stdout, Stderr: &stderr,
+		Stdin: strings.NewReader(w.stdin), HTTPClient: client,
 		Home: w.home, User: "alice", Clock: w.clock, Sleep: w.clock.Sleep,
 		RunSSH: func(_ context.Context, argv []string) (int, error) {
 			w.mu.Lock()

@@ -65,6 +65,10 @@ func TestOffersFilters(t *testing.T) {
 		{"country codes", []string{"--gpus", "RTX4090", "--region", "US", "--region", "JP"}, []string{
 			"NVIDIA GeForce RTX 4090 x1 community @ AP-JP-1", "NVIDIA GeForce RTX 4090 x1 community @ US-CA-2",
 			"NVIDIA GeForce RTX 4090 x1 secure @ US-KS-2"}},
+		// Continents and countries given together mean either.
+		{"a continent and a country", []string{"--gpus", "RTX4090", "--region", "europe", "--region", "US"}, []string{
+			"NVIDIA GeForce RTX 4090 x1 community @ US-CA-2", "NVIDIA GeForce RTX 4090 x1 secure @ EU-RO-1",
+			"NVIDIA GeForce RTX 4090 x1 secure @ EUR-IS-1", "NVIDIA GeForce RTX 4090 x1 secure @ US-KS-2"}},
 		{"zone pins one data center", []string{"--gpus", "RTX4090", "--zone", "eu-ro-1"}, []string{
 			"NVIDIA GeForce RTX 4090 x1 secure @ EU-RO-1"}},
 		{"community only", []string{"--gpus", "RTX4090", "--cloud", "community"}, []string{
@@ -151,7 +155,7 @@ func TestOffersNothingInStockExitsNoCapacity(t *testing.T) {
 	// A country the type is not offered in: not an unknown name.
 	r = w.run("offers", "--gpus", "H200", "--region", "JP")
 	assert.Equal(t, r.code, ExitNoCapacity, r.stderr)
-	assert.Check(t, is.Contains(r.stderr, "RunPod offers it in no data center there"))
+	assert.Check(t, is.Contains(r.stderr, `no offer for H200 x1 in JP (secure, community cloud): nothing in stock (matched "NVIDIA H200")`))
 	r = w.run("offers", "--gpus", "H900", "--region", "JP")
 	assert.Equal(t, r.code, ExitUsage, r.stderr)
 }

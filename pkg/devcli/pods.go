@@ -1,10 +1,13 @@
 package devcli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -172,18 +175,58 @@ func (a *app) completePods(cmd *cobra.Command, args []string, _ string) ([]strin
 	return names, cobra.ShellCompDirectiveNoFileComp
 }
 
-// sshArgv is the ssh command line for an endpoint, with an optional remote command.
+// sshUserRE is a login name ssh can take (RunPod's is root); hostLabelRE one
+// label of a DNS name.
+var (
+	sshUserRE   = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,31}$`)
+	hostLabelRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$`)
+)
+
+// checkEndpoint refuses what the API says about a pod's SSH endpoint and
+// name unless each is what it should be: a login name, an IP address or DNS
+// name, a port, and a pod name fit for an ssh_config Host line. They reach
+// ssh's command line and the printed ssh_config block, where a username of
+// -oProxyCommand=… would run a local command and a newline would add a line.
+func checkEndpoint(p runpod.Pod, e runpod.SSHEndpoint) error {
+	switch {
+	case !sshUserRE.MatchString(e.Username):
+		return fail(ExitFailure, "pod %s: RunPod gave the SSH username %q: want a login name such as root; not connecting", p.ID, e.Username)
+	case !validHost(e.Host):
+		return fail(ExitFailure, "pod %s: RunPod gave the SSH host %q: want an IP address or a DNS name; not connecting", p.ID, e.Host)
+	case e.Port < 1 || e.Port > 65535:
+		return fail(ExitFailure, "pod %s: RunPod gave the SSH port %d: want 1 to 65535; not connecting", p.ID, e.Port)
+	case !podNameRE.MatchString(p.Name):
+		return fail(ExitFailure, "pod %s: RunPod gave the pod name %q: want 1-64 letters, digits, '.', '_' or '-' (it names the ssh_config host); not connecting", p.ID, p.Name)
+	}
+	return nil
+}
+
+// validHost accepts an IP address or a DNS name.
+func validHost(h string) bool {
+	if net.ParseIP(h) != nil {
+		return true
+	}
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(h, ".") {
+		if !hostLabelRE.MatchString(label) {
+			return false
+		}
+	}
+	return true
+}
+
+// sshArgv is the ssh command line for an endpoint checkEndpoint accepted,
+// with an optional remote command. "--" ends ssh's options before the
+// destination, so nothing the API sent is ever read as one.
 func sshArgv(e runpod.SSHEndpoint, identity string, remote []string) []string {
 	argv := []string{"ssh", "-p", strconv.Itoa(e.Port), "-o", "StrictHostKeyChecking=accept-new"}
 	if identity != "" {
 		argv = append(argv, "-i", identity)
 	}
-	argv = append(argv, e.Username+"@"+e.Host)
-	if len(remote) > 0 {
-		argv = append(argv, "--")
-		argv = append(argv, remote...)
-	}
-	return argv
+	argv = append(argv, "--", e.Username+"@"+e.Host)
+	return append(argv, remote...)
 }
 
 // sshConfig is an ssh_config block so that plain `ssh <alias>` reaches the pod.
@@ -247,6 +290,9 @@ for debugging (keep-failed-pods). Exits with ssh's own status.`,
 			if !ok {
 				return fail(ExitFailure, "pod %s (%s) is %s and has no direct SSH endpoint yet: it needs to be RUNNING with 22/tcp published", p.ID, p.Name, p.Status)
 			}
+			if err := checkEndpoint(p, e); err != nil {
+				return err
+			}
 			argv := sshArgv(e, identity, args[1:])
 			block := sshConfig(p.Name, e, identity)
 			if printOnly {
@@ -277,13 +323,22 @@ func (a *app) deleter() *lifecycle.Deleter {
 }
 
 func (a *app) downCmd() *cobra.Command {
+	var yes, force bool
 	cmd := &cobra.Command{
 		Use:   "down NAME|POD-ID",
 		Short: "Delete a pod and confirm it is gone",
 		Long: `down deletes the pod through the lane's shared deletion helper: at most 5
 DELETEs within 3 minutes, each bounded, until RunPod confirms the pod is
 gone (a 2xx or a 404). Exits 5 when the deletion could not be confirmed: the
-pod may still be billing, so check runpod-gpu ls.`,
+pod may still be billing, so check runpod-gpu ls.
+
+It deletes a pod that runpod-gpu up started for you without asking. Any
+other pod of the account (another developer's, one made elsewhere) it shows
+and asks about first, unless --yes. A pod of the CI lane is refused without
+--force: its run's cleanup and the reaper delete it.`,
+		Example: `  runpod-gpu down dev
+  runpod-gpu down 3xq9ppc7rlh0ps --yes
+  runpod-gpu down rgpu-77-1-c1 --force`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: a.completePods,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -292,6 +347,9 @@ pod may still be billing, so check runpod-gpu ls.`,
 			}
 			p, err := a.findPod(cmd.Context(), args[0])
 			if err != nil {
+				return err
+			}
+			if err := a.mayDelete(p, yes, force); err != nil {
 				return err
 			}
 			if _, err := a.deleter().Delete(cmd.Context(), p.ID); err != nil {
@@ -304,5 +362,46 @@ pod may still be billing, so check runpod-gpu ls.`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "delete a pod runpod-gpu did not start for you without asking")
+	cmd.Flags().BoolVar(&force, "force", false, "allow deleting a pod of the CI lane")
 	return cmd
+}
+
+// yours reports whether runpod-gpu up started p for this developer: its
+// developer tags, for this user.
+func (a *app) yours(p runpod.Pod) bool {
+	want := ownership.DeveloperEnv(a.env.User)
+	for k, v := range want {
+		if p.Env[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// mayDelete decides whether down may delete p: a pod up started for this
+// developer at once; a CI lane pod only with force; any other only once
+// confirmed, by yes or by an answer on standard input after it is shown.
+func (a *app) mayDelete(p runpod.Pod, yes, force bool) error {
+	if a.yours(p) {
+		return nil
+	}
+	v := viewPod(p)
+	if _, err := ownership.FromPod(p.Name, p.Env); err == nil && !force {
+		return fail(ExitUsage, "pod %s (%s) belongs to the CI lane (%s): its run's cleanup and the reaper delete it; pass --force to delete it anyway", p.ID, p.Name, v.Owner)
+	}
+	if yes {
+		return nil
+	}
+	me := strings.TrimPrefix(ownership.DeveloperEnv(a.env.User)[ownership.EnvOwner], ownership.DeveloperMarkerPrefix)
+	fmt.Fprintf(a.env.Stderr, "runpod-gpu up did not start this pod for you (developer:%s):\n", me)
+	printPods(a.env.Stderr, []podJSON{v})
+	fmt.Fprintf(a.env.Stderr, "Delete pod %s (%s)? [y/N] ", p.ID, p.Name)
+	answer, _ := bufio.NewReader(a.env.Stdin).ReadString('\n')
+	fmt.Fprintln(a.env.Stderr)
+	switch strings.ToLower(strings.TrimSpace(answer)) {
+	case "y", "yes":
+		return nil
+	}
+	return fail(ExitUsage, "pod %s (%s) not deleted: not confirmed (answer y, or pass --yes)", p.ID, p.Name)
 }

@@ -69,14 +69,14 @@ func TestSSHBuildsTheCommandLineToTheDirectEndpoint(t *testing.T) {
 
 	printed := w.run("ssh", "dev", "--print")
 	assert.Equal(t, printed.code, ExitOK, printed.stderr)
-	want := "# ssh -p " + itoa(port) + " -o StrictHostKeyChecking=accept-new root@" + host + "\n" +
+	want := "# ssh -p " + itoa(port) + " -o StrictHostKeyChecking=accept-new -- root@" + host + "\n" +
 		"Host dev\n    HostName " + host + "\n    Port " + itoa(port) + "\n    User root\n    StrictHostKeyChecking accept-new\n"
 	assert.Equal(t, printed.stdout, want)
 	assert.Equal(t, len(w.ssh), 0, "--print does not connect")
 
 	r := w.run("ssh", "dev", "--", "nvidia-smi", "-L")
 	assert.Equal(t, r.code, ExitOK, r.stderr)
-	assert.DeepEqual(t, w.ssh[0], []string{"ssh", "-p", itoa(port), "-o", "StrictHostKeyChecking=accept-new", "root@" + host, "--", "nvidia-smi", "-L"})
+	assert.DeepEqual(t, w.ssh[0], []string{"ssh", "-p", itoa(port), "-o", "StrictHostKeyChecking=accept-new", "--", "root@" + host, "nvidia-smi", "-L"})
 	assert.Check(t, is.Contains(r.stderr, "Host dev\n"))
 
 	// By id, with an identity, and ssh's own status passed through.
@@ -84,7 +84,7 @@ func TestSSHBuildsTheCommandLineToTheDirectEndpoint(t *testing.T) {
 	id := views[0].ID
 	r = w.run("ssh", id, "-i", "/home/alice/.ssh/id_ed25519")
 	assert.Equal(t, r.code, 255)
-	assert.DeepEqual(t, w.ssh[1], []string{"ssh", "-p", itoa(port), "-o", "StrictHostKeyChecking=accept-new", "-i", "/home/alice/.ssh/id_ed25519", "root@" + host})
+	assert.DeepEqual(t, w.ssh[1], []string{"ssh", "-p", itoa(port), "-o", "StrictHostKeyChecking=accept-new", "-i", "/home/alice/.ssh/id_ed25519", "--", "root@" + host})
 
 	r = w.run("ssh", "nope")
 	assert.Equal(t, r.code, ExitNotFound)
@@ -160,3 +160,114 @@ func TestAPIKeyFromTheConfigFileAndNeverPrinted(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// otherPod creates a running pod with env and 22/tcp published, as another
+// tool or developer would; it returns its id.
+func (w *world) otherPod(t *testing.T, name string, env map[string]string) string {
+	t.Helper()
+	p, err := runpod.New(w.url, testKey).CreatePod(context.Background(), runpod.CreatePodRequest{Name: name, Image: DefaultImage,
+		GPU: &runpod.CreateGPU{ID: "NVIDIA L4"}, Ports: []string{"22/tcp"}, Env: env})
+	assert.NilError(t, err)
+	w.clock.Advance(2 * time.Minute)
+	return p.ID
+}
+
+// down deletes at once only a pod up started for this developer; any other
+// pod it shows and asks about first (or --yes), and a CI lane pod it
+// refuses without --force.
+func TestDownDeletesOnlyYourPodsUnlessConfirmed(t *testing.T) {
+	tests := []struct {
+		name       string
+		pod        map[string]string // the pod's env; nil: up starts it for alice
+		args       []string
+		stdin      string
+		wantCode   int
+		wantErr    []string
+		wantAsked  bool
+		wantDelete bool
+	}{
+		{name: "yours", wantCode: ExitOK, wantDelete: true},
+		{name: "another developer's, unanswered", pod: ownership.DeveloperEnv("bob"), wantCode: ExitUsage, wantAsked: true,
+			wantErr: []string{"developer:bob", "not deleted: not confirmed (answer y, or pass --yes)"}},
+		{name: "another developer's, declined", pod: ownership.DeveloperEnv("bob"), stdin: "n\n", wantCode: ExitUsage, wantAsked: true},
+		{name: "another developer's, confirmed", pod: ownership.DeveloperEnv("bob"), stdin: "y\n", wantCode: ExitOK, wantAsked: true, wantDelete: true},
+		{name: "another developer's, --yes", pod: ownership.DeveloperEnv("bob"), args: []string{"--yes"}, wantCode: ExitOK, wantDelete: true},
+		{name: "a pod made elsewhere", pod: map[string]string{}, wantCode: ExitUsage, wantAsked: true, wantErr: []string{"other"}},
+		{name: "alice's name, another tool's tags", pod: map[string]string{ownership.EnvOwner: "runpod-gpu-dev:alice"}, stdin: "y\n",
+			wantCode: ExitOK, wantAsked: true, wantDelete: true},
+		{name: "a CI pod", pod: ciEnv(), args: []string{"--yes"}, wantCode: ExitUsage,
+			wantErr: []string{"belongs to the CI lane (ci:octo/gpu run 77): its run's cleanup and the reaper delete it; pass --force"}},
+		{name: "a CI pod, --force", pod: ciEnv(), args: []string{"--force"}, stdin: "y\n", wantCode: ExitOK, wantAsked: true, wantDelete: true},
+		{name: "a CI pod, --force --yes", pod: ciEnv(), args: []string{"--force", "--yes"}, wantCode: ExitOK, wantDelete: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			name := "dev"
+			if tc.pod == nil {
+				assert.Equal(t, w.run("up", "--name", name, "--gpus", "L4").code, ExitOK)
+			} else {
+				if _, ci := tc.pod[ownership.EnvRunID]; ci {
+					name = "rgpu-77-1-c1"
+				}
+				w.otherPod(t, name, tc.pod)
+			}
+			w.stdin = tc.stdin
+			r := w.run(append([]string{"down", name}, tc.args...)...)
+			assert.Equal(t, r.code, tc.wantCode, r.stderr)
+			for _, want := range tc.wantErr {
+				assert.Check(t, is.Contains(r.stderr, want))
+			}
+			asked := strings.Contains(r.stderr, "Delete pod ")
+			assert.Check(t, asked == tc.wantAsked, "asked: %v\n%s", asked, r.stderr)
+			if asked {
+				assert.Check(t, is.Contains(r.stderr, "runpod-gpu up did not start this pod for you (developer:alice)"))
+				assert.Check(t, is.Contains(r.stderr, "NAME"), "it shows the pod before asking")
+			}
+			assert.Equal(t, len(w.live()) == 0, tc.wantDelete, "deleted")
+			if !tc.wantDelete {
+				assert.Equal(t, w.requests()["DELETE /v2/pods/"+w.live()[0].ID], 0, "no DELETE was sent")
+			}
+		})
+	}
+}
+
+func ciEnv() map[string]string {
+	return ownership.Tags{Repository: "octo/gpu", Workflow: ".github/workflows/gpu.yml", RunID: 77, Attempt: 1, Candidate: 1}.Env()
+}
+
+// ssh checks what RunPod said about the endpoint and the pod before it
+// reaches ssh's command line or the ssh_config block: a username of
+// -oProxyCommand=… would run a local command, a newline would add config.
+func TestSSHRefusesAnEndpointItCannotTrust(t *testing.T) {
+	tests := []struct {
+		name    string
+		old     string // replaced in the pod list answer
+		new     string
+		wantErr string
+	}{
+		{name: "an option as the username", old: `"username":"root"`, new: `"username":"-oProxyCommand=touch /tmp/pwned"`,
+			wantErr: `RunPod gave the SSH username "-oProxyCommand=touch /tmp/pwned": want a login name`},
+		{name: "an option as the host", old: `"direct":{"host":"`, new: `"direct":{"host":"-oProxyCommand=x`, wantErr: "RunPod gave the SSH host"},
+		{name: "a newline in the host", old: `"direct":{"host":"`, new: `"direct":{"host":"h\nProxyCommand x\n`, wantErr: "RunPod gave the SSH host"},
+		{name: "a newline in the name", old: `"name":"dev"`, new: `"name":"dev\n    ProxyCommand touch /tmp/pwned"`, wantErr: "RunPod gave the pod name"},
+		{name: "a port out of range", old: `,"username":"root"`, new: `0,"username":"root"`, wantErr: "0: want 1 to 65535"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			id := w.otherPod(t, "dev", ownership.DeveloperEnv("alice"))
+			w.rewrite = func(body string) string {
+				assert.Assert(t, strings.Contains(body, tc.old), "the answer holds no %s: %s", tc.old, body)
+				return strings.Replace(body, tc.old, tc.new, 1)
+			}
+			for _, args := range [][]string{{"ssh", id}, {"ssh", id, "--print"}} {
+				r := w.run(args...)
+				assert.Equal(t, r.code, ExitFailure, r.stderr)
+				assert.Check(t, is.Contains(r.stderr, tc.wantErr))
+				assert.Check(t, !strings.Contains(r.stdout, "ProxyCommand"), "the ssh_config block was printed:\n%s", r.stdout)
+			}
+			assert.Check(t, is.Len(w.ssh, 0), "ssh ran")
+		})
+	}
+}

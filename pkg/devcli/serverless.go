@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,18 +28,21 @@ var (
 )
 
 // watchdogRetries bounds the watchdog's cleanup attempts after the deadline;
-// watchdogRetryWait separates them.
+// watchdogRetryWait separates them. Until the deadline it reads the receipt
+// every watchdogCheck and exits as soon as cleanup is confirmed.
 const (
 	watchdogRetries   = 5
 	watchdogRetryWait = time.Minute
+	watchdogCheck     = 30 * time.Second
 )
 
 // slsFlags are the flags the serverless subcommands share.
 type slsFlags struct {
 	state, ledger, payload, approved, output, source string
 	workerURL, workerSHA, testCommand, minCUDA       string
-	gpuPool, image                                   string
-	execute                                          bool
+	gpuPool, gpuType, image                          string
+	dataCenters                                      []string
+	execute, reseal                                  bool
 }
 
 // serverlessCmd is the serverless command: the Serverless lane by hand.
@@ -54,9 +58,11 @@ approved job (run), and deletion confirmed by fresh listings (cleanup).
 
 Use a new --state receipt for each attempt and the same --ledger across attempts:
 the ledger reserves $1.36 for setup and $1.25 for the job, at least $1 and at most
-$3 a stage and $10 in all, and never refunds. setup starts a detached cleanup
-watchdog with an absolute 30-minute deadline; run arms another with the same
-deadline, so a job never extends the resources' lifetime.
+$3 a stage and $10 in all, and never refunds; an attempt whose cleanup is not
+confirmed blocks the next one. setup starts a detached cleanup watchdog with an
+absolute 30-minute deadline; run arms another with the same deadline, so a job
+never extends the resources' lifetime, and deletes the endpoint and template when
+the job ends. A watchdog exits as soon as the receipt says cleanup was confirmed.
 
 The job host is https://api.runpod.ai (RUNPOD_JOB_URL overrides it); the API key
 must reach it as well as the management host.`,
@@ -64,8 +70,9 @@ must reach it as well as the management host.`,
   runpod-gpu serverless health --state ~/rpg/attempt-01.json
   runpod-gpu serverless prepare --payload ~/rpg/payload.json
   runpod-gpu serverless run --execute --state ~/rpg/attempt-01.json --payload ~/rpg/payload.json \
-    --approved-payload-sha256 <payload_sha256> --ledger ~/rpg/budget.json --output ~/rpg/results
-  runpod-gpu serverless cleanup --state ~/rpg/attempt-01.json`,
+    --approved-payload-sha256 <payload_sha256> --ledger ~/rpg/budget.json --output ~/rpg/results --test-command "pytest -q"
+  runpod-gpu serverless cleanup --state ~/rpg/attempt-01.json
+  runpod-gpu serverless ledger --ledger ~/rpg/budget.json`,
 	}
 	cmd.AddCommand(a.slsSubcommands(f)...)
 	return cmd
@@ -85,6 +92,8 @@ func (a *app) slsSubcommands(f *slsFlags) []*cobra.Command {
 	}
 	settings := func(c *cobra.Command) {
 		c.Flags().StringVar(&f.gpuPool, "gpu-pool", "AMPERE_16", "Serverless GPU pool of the one worker (AMPERE_16 is the A4000 class)")
+		c.Flags().StringVar(&f.gpuType, "gpu-type", serverless.DefaultGPUType, "the one GPU type of the pool the worker may run on (the pool's other cards are excluded)")
+		c.Flags().StringSliceVar(&f.dataCenters, "data-center", nil, "data center the worker may run in (e.g. EU-RO-1); repeatable; none lets RunPod choose")
 		c.Flags().StringVar(&f.image, "image", serverless.DefaultImage, "the template's image, pinned by digest")
 	}
 
@@ -96,7 +105,7 @@ func (a *app) slsSubcommands(f *slsFlags) []*cobra.Command {
 	setup.Flags().StringVar(&f.workerURL, "worker-url", DefaultWorkerURL, "HTTPS URL of the serverless-worker release asset")
 	setup.Flags().StringVar(&f.workerSHA, "worker-sha256", DefaultWorkerSHA256, "SHA-256 of the serverless-worker asset")
 
-	health := &cobra.Command{Use: "health", Short: "Read-only: the settings hold, the key works on the job host, the endpoint has had no work", Args: cobra.NoArgs,
+	health := &cobra.Command{Use: "health", Short: "Check that every setting setup asked for holds (a drifted endpoint is removed), the key works on the job host, and the endpoint has had no work", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.slsHealth(c.Context(), f) }}
 	state(health)
 	settings(health)
@@ -107,7 +116,7 @@ func (a *app) slsSubcommands(f *slsFlags) []*cobra.Command {
 	prepare.Flags().StringVar(&f.source, "source", ".", "the source tree to archive")
 	prepare.Flags().StringVar(&f.workerSHA, "worker-sha256", DefaultWorkerSHA256, "SHA-256 of the serverless-worker asset (printed for review)")
 
-	run := &cobra.Command{Use: "run", Short: "Submit exactly one approved, billable job and collect its checked results", Args: cobra.NoArgs,
+	run := &cobra.Command{Use: "run", Short: "Submit exactly one approved, billable job, collect its checked results, then delete the endpoint and template", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.slsRun(c.Context(), f) }}
 	state(run)
 	ledger(run)
@@ -124,11 +133,20 @@ func (a *app) slsSubcommands(f *slsFlags) []*cobra.Command {
 	state(cleanup)
 
 	watchdog := &cobra.Command{Use: "watchdog", Hidden: true, Args: cobra.NoArgs,
-		Short: "Wait for the receipt's deadline, then clean up (started detached by setup and run)",
+		Short: "Wait for the receipt's deadline, then clean up; exit once cleanup is confirmed (started detached by setup and run)",
 		RunE:  func(c *cobra.Command, _ []string) error { return a.slsWatchdog(c.Context(), f) }}
 	state(watchdog)
 
-	return []*cobra.Command{setup, health, prepare, run, cleanup, watchdog}
+	return []*cobra.Command{setup, health, prepare, run, cleanup, watchdog, a.slsLedgerCmd(f, ledger)}
+}
+
+// slsLedgerCmd is serverless ledger: the ledger shown, or resealed after an edit on purpose.
+func (a *app) slsLedgerCmd(f *slsFlags, ledger func(*cobra.Command)) *cobra.Command {
+	c := &cobra.Command{Use: "ledger", Short: "Show the budget ledger; --reseal accepts a ledger you edited on purpose", Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return a.slsLedger(f) }}
+	ledger(c)
+	c.Flags().BoolVar(&f.reseal, "reseal", false, "accept the ledger as it is now (after an invoice reconciliation) and write its checksum")
+	return c
 }
 
 // need refuses an empty required flag with its name and what it is for.
@@ -151,6 +169,10 @@ func (a *app) lane(f *slsFlags) (*serverless.Lane, error) {
 	if f.gpuPool != "" {
 		s.GPUPool = f.gpuPool
 	}
+	if f.gpuType != "" {
+		s.GPUType = f.gpuType
+	}
+	s.DataCenters = f.dataCenters
 	if err := s.Validate(); err != nil {
 		return nil, withCode(ExitUsage, err)
 	}
@@ -268,21 +290,31 @@ func (a *app) slsRun(ctx context.Context, f *slsFlags) error {
 	if err != nil {
 		return withCode(ExitUsage, fmt.Errorf("--approved-payload-sha256: %w", err))
 	}
+	job := jobwire.JobInput{TestCommand: f.testCommand, Smoke: jobwire.SmokeArgs{MinCUDA: f.minCUDA}}
+	if err := serverless.CheckJob(job, f.output); err != nil {
+		return withCode(ExitUsage, slsFlagError(err))
+	}
 	l, err := a.lane(f)
 	if err != nil {
 		return err
 	}
 	// The job never extends the lifetime: this watchdog has setup's deadline.
 	a.armWatchdog(f.state)
-	res, err := l.Run(ctx, serverless.RunRequest{Execute: true, Payload: approved, Output: f.output,
-		Input: jobwire.JobInput{TestCommand: f.testCommand, Smoke: jobwire.SmokeArgs{MinCUDA: f.minCUDA}}})
+	res, runErr := l.Run(ctx, serverless.RunRequest{Execute: true, Payload: approved, Output: f.output, Input: job})
 	if res != nil {
 		fmt.Fprintf(a.env.Stdout, "job %s ended %s; cuda_executed %t; %d result files in %s\n", res.JobID, res.State, res.CUDAExecuted, len(res.Files), f.output)
 	}
-	if err != nil {
-		return slsError("run", err)
+	// The job ended (or never started): the endpoint and template go now, and
+	// an unconfirmed deletion decides the exit code.
+	if cerr := a.slsCleanup(context.WithoutCancel(ctx), f); cerr != nil {
+		if runErr != nil {
+			fmt.Fprintf(a.env.Stderr, "run: %v\n", runErr)
+		}
+		return cerr
 	}
-	fmt.Fprintf(a.env.Stdout, "run cleanup next: runpod-gpu serverless cleanup --state %s\n", f.state)
+	if runErr != nil {
+		return slsError("run", runErr)
+	}
 	return nil
 }
 
@@ -313,8 +345,22 @@ func (a *app) slsWatchdog(ctx context.Context, f *slsFlags) error {
 		return withCode(ExitFailure, err)
 	}
 	if wait := r.Deadline.Sub(a.env.Clock.Now()); wait > 0 {
-		fmt.Fprintf(a.env.Stderr, "watchdog: waiting %s for the cleanup deadline %s\n", wait.Round(time.Second), r.Deadline.UTC().Format(time.RFC3339))
-		if err := a.env.Sleep(ctx, wait); err != nil {
+		fmt.Fprintf(a.env.Stderr, "watchdog: waiting up to %s for the cleanup deadline %s\n", wait.Round(time.Second), r.Deadline.UTC().Format(time.RFC3339))
+	}
+	for {
+		now, err := serverless.LoadReceipt(f.state)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return withCode(ExitFailure, fmt.Errorf("watchdog: the receipt %s is gone: nothing left to watch (or to clean up with)", f.state))
+		case err == nil && now.CleanupConfirmed:
+			fmt.Fprintln(a.env.Stderr, "watchdog: cleanup was confirmed; nothing left to watch")
+			return nil
+		}
+		wait := r.Deadline.Sub(a.env.Clock.Now())
+		if wait <= 0 {
+			break
+		}
+		if err := a.env.Sleep(ctx, min(wait, watchdogCheck)); err != nil {
 			return withCode(ExitInterrupted, fmt.Errorf("watchdog interrupted before the deadline: %w", err))
 		}
 	}
@@ -337,6 +383,34 @@ func (a *app) slsWatchdog(ctx context.Context, f *slsFlags) error {
 		}
 	}
 	return withCode(ExitUnconfirmed, last)
+}
+
+// slsLedger shows the ledger, and with --reseal accepts one edited on purpose.
+func (a *app) slsLedger(f *slsFlags) error {
+	if err := need("ledger", f.ledger, "the budget ledger"); err != nil {
+		return err
+	}
+	lf := serverless.LedgerFile{Path: f.ledger, Caps: serverless.DefaultCaps, LockWait: 30 * time.Second}
+	var l *serverless.Ledger
+	var err error
+	if f.reseal {
+		l, err = lf.Reseal()
+	} else {
+		l, err = serverless.ReadLedger(f.ledger)
+	}
+	if err != nil {
+		return withCode(ExitFailure, err)
+	}
+	fmt.Fprintf(a.env.Stdout, "ledger %s: %s reserved of the %s cap, %d reservations, %d attempts\n",
+		f.ledger, serverless.Dollars(l.TotalCents()), serverless.Dollars(serverless.DefaultCaps.Total), len(l.Reservations), len(l.Attempts))
+	for _, at := range l.Attempts {
+		state := "open: its cleanup is not confirmed"
+		if !at.Open() {
+			state = "closed " + at.ClosedAt.UTC().Format(time.RFC3339) + " (" + at.Note + ")"
+		}
+		fmt.Fprintf(a.env.Stdout, "  %s  %s  %s\n", at.Name, at.Receipt, state)
+	}
+	return nil
 }
 
 // armWatchdog starts the detached watchdog for the receipt; a failure to
@@ -382,7 +456,8 @@ func spawnDetached(args []string) error {
 }
 
 // slsValueFlags are the flags that carry the values the lane's errors name.
-var slsValueFlags = map[string]string{serverless.WorkerURLValue: "worker-url", serverless.WorkerSHA256Value: "worker-sha256"}
+var slsValueFlags = map[string]string{serverless.WorkerURLValue: "worker-url", serverless.WorkerSHA256Value: "worker-sha256",
+	serverless.TestCommandValue: "test-command", serverless.MinCUDAValue: "min-cuda", serverless.OutputValue: "output"}
 
 // slsFlagError names the flag of a value the lane refused (the lane names
 // only what the value is).
@@ -401,6 +476,8 @@ func slsError(stage string, err error) error {
 	switch {
 	case errors.Is(err, serverless.ErrNotApproved), errors.Is(err, serverless.ErrNotExecuted), errors.Is(err, serverless.ErrReceiptExists):
 		return withCode(ExitUsage, err)
+	case errors.Is(err, serverless.ErrAttemptOpen), errors.Is(err, serverless.ErrUnresolved):
+		return withCode(ExitUnconfirmed, err)
 	case errors.Is(err, context.Canceled):
 		return fail(ExitInterrupted, "%s: interrupted: %v", stage, err)
 	case errors.Is(err, runpod.ErrUnauthorized):

@@ -30,6 +30,8 @@ type slsWorld struct {
 	*world
 	dir     string
 	spawned [][]string // argv of every detached process the command line started
+	// onSleep, when set, runs before each of the command line's waits.
+	onSleep func()
 }
 
 func newSlsWorld(t *testing.T, faults runpodsim.ServerlessFaults) *slsWorld {
@@ -77,7 +79,12 @@ func (s *slsWorld) run(args ...string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	code := Main(ctx, Env{Args: args, Getenv: func(k string) string { return s.env[k] }, Stdout: &stdout, Stderr: &stderr,
-		Home: s.home, User: "alice", Clock: s.clock, Sleep: s.clock.Sleep,
+		Home: s.home, User: "alice", Clock: s.clock, Sleep: func(ctx context.Context, d time.Duration) error {
+			if s.onSleep != nil {
+				s.onSleep()
+			}
+			return s.clock.Sleep(ctx, d)
+		},
 		Spawn: func(argv []string) error { s.spawned = append(s.spawned, argv); return nil }})
 	r := result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 	assert.Check(s.t, !strings.Contains(r.stdout+r.stderr, testKey), "the API key leaked:\n%s\n%s", r.stdout, r.stderr)
@@ -154,21 +161,25 @@ func TestServerlessCommandWholeLane(t *testing.T) {
 	assert.Check(t, is.Len(s.sim.Jobs(), 1))
 	assert.Check(t, is.Len(s.spawned, 2), "run arms a second watchdog")
 	assert.DeepEqual(t, s.spawned[1], s.spawned[0])
+	// The run removed the endpoint and template when the job ended.
+	assert.Check(t, is.Contains(r.stdout, "cleanup confirmed"))
+	assert.Check(t, is.Len(s.live(), 0), "run deletes what setup created")
+	rec, err := serverless.LoadReceipt(state)
+	assert.NilError(t, err)
+	assert.Check(t, rec.CleanupConfirmed)
 
-	again := s.run(append(runArgs, "--execute", "--approved-payload-sha256", p.SHA256)...)
+	again := s.run(append(runArgs[:len(runArgs)-1], s.path("results-2"), "--execute", "--approved-payload-sha256", p.SHA256, "--test-command", "true")...)
 	assert.Check(t, is.Equal(again.code, ExitFailure))
-	assert.Check(t, is.Contains(again.stderr, "already has work"), "health refuses an endpoint that ran a job")
+	assert.Check(t, is.Contains(again.stderr, "already ended COMPLETED: a job is never resubmitted"))
 	assert.Check(t, is.Len(s.sim.Jobs(), 1), "exactly one job")
 
 	c := s.run("serverless", "cleanup", "--state", state)
 	assert.Assert(t, c.code == ExitOK, c.stderr)
 	assert.Check(t, is.Len(s.live(), 0))
-	rec, err := serverless.LoadReceipt(state)
-	assert.NilError(t, err)
-	assert.Check(t, rec.CleanupConfirmed)
 	l, err = serverless.ReadLedger(ledger)
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(serverless.Dollars(l.TotalCents()), "$2.61"), "setup $1.36 + job $1.25, never refunded")
+	assert.Check(t, is.Len(l.OpenAttempts(), 0), "the confirmed cleanup closed the attempt")
 
 	// A second attempt with the old receipt is refused; a new receipt shares the ledger.
 	old := s.run("serverless", "setup", "--state", state, "--ledger", ledger, "--worker-url", "https://example.com/w", "--worker-sha256", testWorkerSHA)
@@ -189,7 +200,7 @@ func TestServerlessWatchdog(t *testing.T) {
 		wantStderr string
 	}{
 		{name: "cleans up at the deadline", wantCode: ExitOK, wantStderr: "the deadline passed; endpoint and template deleted and confirmed"},
-		{name: "nothing to do after a confirmed cleanup", cleanFirst: true, wantCode: ExitOK, wantStderr: "already confirmed"},
+		{name: "nothing to do after a confirmed cleanup", cleanFirst: true, wantCode: ExitOK, wantStderr: "cleanup was confirmed; nothing left to watch"},
 		{name: "a deletion that keeps failing is reported unconfirmed", faults: runpodsim.ServerlessFaults{DeleteFailures: runpodsim.DeleteFault{FailFirst: 1000}},
 			wantCode: ExitUnconfirmed, wantLive: 2, wantStderr: "cleanup attempt 5/5"},
 	}
@@ -219,11 +230,13 @@ func TestServerlessWatchdog(t *testing.T) {
 			r := s.run("serverless", "watchdog", "--state", state)
 			assert.Check(t, is.Equal(r.code, tc.wantCode), r.stderr)
 			assert.Check(t, is.Contains(r.stderr, tc.wantStderr))
-			assert.Check(t, !s.clock.Now().Before(rec.Deadline), "the watchdog acted before the deadline %s (now %s)", rec.Deadline, s.clock.Now())
 			assert.Check(t, is.Len(s.live(), tc.wantLive))
 			if tc.cleanFirst {
 				assert.Check(t, is.Equal(count(), deletes), "no deletion for a confirmed receipt")
+				assert.Check(t, s.clock.Now().Before(rec.Deadline), "the watchdog exits once cleanup is confirmed, without waiting for the deadline")
+				return
 			}
+			assert.Check(t, !s.clock.Now().Before(rec.Deadline), "the watchdog acted before the deadline %s (now %s)", rec.Deadline, s.clock.Now())
 		})
 	}
 }
@@ -256,4 +269,54 @@ func TestServerlessCommandUsage(t *testing.T) {
 	assert.Check(t, is.Len(s.spawned, 0), "no watchdog without a receipt")
 	_, err := os.Stat(s.path("r.json"))
 	assert.Check(t, os.IsNotExist(err), "no receipt for a refused setup")
+}
+
+// TestServerlessWatchdogExitsOnceCleanupIsConfirmed: a watchdog waiting for
+// the deadline notices a cleanup confirmed meanwhile (by run or by hand) at
+// its next check and exits, deleting nothing.
+func TestServerlessWatchdogExitsOnceCleanupIsConfirmed(t *testing.T) {
+	s := newSlsWorld(t, runpodsim.ServerlessFaults{})
+	state := s.path("attempt-01.json")
+	s.setup(t)
+	rec, err := serverless.LoadReceipt(state)
+	assert.NilError(t, err)
+	sleeps := 0
+	s.onSleep = func() {
+		sleeps++
+		if sleeps == 3 { // the developer cleans up ten-odd minutes in
+			s.onSleep = nil
+			assert.Check(t, s.run("serverless", "cleanup", "--state", state).code == ExitOK)
+		}
+	}
+	r := s.run("serverless", "watchdog", "--state", state)
+	assert.Check(t, is.Equal(r.code, ExitOK), r.stderr)
+	assert.Check(t, is.Contains(r.stderr, "cleanup was confirmed; nothing left to watch"))
+	assert.Check(t, s.clock.Now().Before(rec.Deadline.Add(-25*time.Minute)), "it exits at the check after the cleanup, not at the deadline (now %s)", s.clock.Now())
+	assert.Check(t, is.Len(s.live(), 0))
+}
+
+// TestServerlessRunFailsWhenItsCleanupIsUnconfirmed: run deletes the
+// endpoint and template when the job ends, and an unconfirmed deletion is
+// the command's failure (exit 5), not a line printed before exit 0.
+func TestServerlessRunFailsWhenItsCleanupIsUnconfirmed(t *testing.T) {
+	s := newSlsWorld(t, runpodsim.ServerlessFaults{DeleteFailures: runpodsim.DeleteFault{FailFirst: 1000}})
+	payload := s.path("payload.json")
+	prep := s.run("serverless", "prepare", "--payload", payload, "--source", s.path("src"))
+	assert.Assert(t, prep.code == ExitOK, prep.stderr)
+	p, err := serverless.ReadPayload(payload, jobwire.DefaultPayloadLimits)
+	assert.NilError(t, err)
+	s.setup(t)
+	r := s.run("serverless", "run", "--execute", "--state", s.path("attempt-01.json"), "--payload", payload, "--ledger", s.path("budget.json"),
+		"--output", s.path("results"), "--approved-payload-sha256", p.SHA256, "--test-command", "bash tests/run.sh")
+	assert.Check(t, is.Equal(r.code, ExitUnconfirmed), r.stderr)
+	assert.Check(t, is.Contains(r.stdout, "ended COMPLETED"), "the job itself passed")
+	assert.Check(t, is.Contains(r.stderr, "cleanup not confirmed"))
+	assert.Check(t, is.Len(s.live(), 2))
+
+	// Until its cleanup is confirmed, the attempt blocks the next one, by name.
+	next := s.run("serverless", "setup", "--state", s.path("attempt-02.json"), "--ledger", s.path("budget.json"),
+		"--worker-url", "https://example.com/serverless-worker", "--worker-sha256", testWorkerSHA)
+	assert.Check(t, is.Equal(next.code, ExitUnconfirmed), next.stderr)
+	assert.Check(t, is.Contains(next.stderr, "still has a template or endpoint"))
+	assert.Check(t, is.Len(s.live(), 2), "nothing more was created")
 }

@@ -201,6 +201,9 @@ func (a *app) cheapestInStock(ctx context.Context, q query) (plan.DCOffer, error
 // printReady prints how to reach the running pod, as JSON with asJSON.
 func (a *app) printReady(ready *runpod.Pod, o plan.DCOffer, asJSON bool) error {
 	e, _ := ready.DirectSSH()
+	if err := checkEndpoint(*ready, e); err != nil {
+		return err
+	}
 	argv := sshArgv(e, "", nil)
 	block := sshConfig(ready.Name, e, "")
 	if asJSON {
@@ -285,17 +288,43 @@ func (a *app) create(ctx context.Context, req runpod.CreatePodRequest) (*runpod.
 	default:
 		return nil, apiError("create pod "+req.Name, err)
 	}
-	fmt.Fprintf(a.env.Stderr, "the create answer was lost (%v); looking the pod up by name\n", err)
-	pods, lerr := a.listPods(context.WithoutCancel(ctx))
-	if lerr != nil {
-		return nil, fail(ExitFailure, "create pod %s: answer lost and the pod list unreadable (%v): a pod may exist and bill; check runpod-gpu ls", req.Name, lerr)
-	}
-	for _, p := range pods {
-		if _, dev := ownership.Developer(p.Env); p.Name == req.Name && dev && p.Status != runpod.PodTerminated {
-			return &p, nil
+	fmt.Fprintf(a.env.Stderr, "the create answer was lost (%v); looking the pod up by name for up to %s\n", err, CreateLookupBudget)
+	return a.lookUpCreated(context.WithoutCancel(ctx), req.Name, err)
+}
+
+// CreateLookupBudget is how long up looks for a pod whose create answer was
+// lost: RunPod's pod list can lag a create by a while, so one read that
+// misses the pod proves nothing. lookupPoll is how often it reads the list.
+const (
+	CreateLookupBudget = 2 * time.Minute
+	lookupPoll         = 10 * time.Second
+)
+
+// lookUpCreated reads the pod list until a live pod named name shows up,
+// within CreateLookupBudget. It never says nothing was created: after a lost
+// answer a pod of that name may still appear and bill, so not finding one is
+// ExitUnconfirmed, naming the pod to look for.
+func (a *app) lookUpCreated(ctx context.Context, name string, cause error) (*runpod.Pod, error) {
+	deadline := a.env.Clock.Now().Add(CreateLookupBudget)
+	var last error
+	for {
+		pods, err := a.listPods(ctx)
+		last = err
+		for _, p := range pods {
+			if p.Name == name && a.yours(p) && p.Status != runpod.PodTerminated {
+				return &p, nil
+			}
+		}
+		left := deadline.Sub(a.env.Clock.Now())
+		if left <= 0 || a.policy.Wait(reqpolicy.WithDeadline(ctx, deadline), min(lookupPoll, left), "lost create lookup") != nil {
+			break
 		}
 	}
-	return nil, fail(ExitFailure, "create pod %s: %v; no pod of that name exists, so nothing was created", req.Name, err)
+	why := fmt.Sprintf("no pod named %s showed up in the pod list within %s", name, CreateLookupBudget)
+	if last != nil {
+		why = fmt.Sprintf("the pod list could not be read (%v)", last)
+	}
+	return nil, fail(ExitUnconfirmed, "create pod %s: the answer was lost (%v) and %s, but the pod may still exist and bill: check runpod-gpu ls and delete it with runpod-gpu down %s", name, cause, why, name)
 }
 
 // bootError is a boot that ended without a reachable pod.

@@ -140,6 +140,39 @@ func TestUpLostCreateAnswerFindsThePodByName(t *testing.T) {
 	assert.Equal(t, len(w.live()), 1)
 }
 
+// After a lost create answer, up looks the pod up by name for as long as the
+// list may lag (bounded): it finds a pod the list shows late, and when none
+// shows up in time it never says nothing was created: a pod may still bill.
+func TestUpLostCreateAnswerWaitsOutTheListsLag(t *testing.T) {
+	tests := []struct {
+		name     string
+		lag      time.Duration
+		wantCode int
+		wantErr  string
+	}{
+		{name: "the list shows the pod after a minute", lag: time.Minute, wantCode: ExitOK},
+		{name: "the list never shows it in time", lag: CreateLookupBudget + time.Minute, wantCode: ExitUnconfirmed,
+			wantErr: "no pod named dev showed up in the pod list within 2m0s, but the pod may still exist and bill: check runpod-gpu ls and delete it with runpod-gpu down dev"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, runpodsim.WithFaults(runpodsim.Faults{ListingDelay: tc.lag,
+				LostCreates: []runpodsim.LostCreateFault{{When: runpodsim.Trigger{First: 1}}}}))
+			start := w.clock.Now()
+			r := w.run("up", "--name", "dev", "--gpus", "L4")
+			assert.Equal(t, r.code, tc.wantCode, r.stderr)
+			assert.Check(t, is.Contains(r.stderr, "the create answer was lost"))
+			assert.Check(t, !strings.Contains(r.stderr, "nothing was created"), r.stderr)
+			assert.Equal(t, w.requests()["POST /v2/pods"], 1, "never a second POST")
+			assert.Equal(t, len(w.live()), 1, "the pod exists either way")
+			if tc.wantErr != "" {
+				assert.Check(t, is.Contains(r.stderr, tc.wantErr))
+				assert.Check(t, w.clock.Now().Sub(start) <= CreateLookupBudget+time.Minute, "the lookup is bounded")
+			}
+		})
+	}
+}
+
 func TestUpRefusals(t *testing.T) {
 	w := newWorld(t)
 	assert.Equal(t, w.run("up", "--name", "dev", "--gpus", "L4").code, ExitOK)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/clock"
 	"github.com/org/runpod-gpu/pkg/gatecheck"
+	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
@@ -46,6 +47,9 @@ type AuthorizeRequest struct {
 	DispatchSHA string
 	// Actor is the user who triggered the workflow.
 	Actor string
+	// MergeGroup, when set, is the merge queue's group this run tests
+	// (PRNumber 0): the merge_group event's (MergeGroupFromEvent).
+	MergeGroup *MergeGroup
 	// ForkApproval, when set, is a maintainer's approval of one fork PR head
 	// (ForkApprovalFromTrigger). Without it a fork PR is refused; it is
 	// ignored for a PR from this repository, whose author's role decides.
@@ -64,7 +68,8 @@ type AuthorizeRequest struct {
 	// Lane defines the lane for the tree key (see treekey.go); nil, or a
 	// GitHub client that cannot read commit trees, reuses on the tested ref only.
 	Lane *gatecheck.LaneDefinition
-	// EarlierHeads are earlier heads of the PR whose gates may match by tree.
+	// EarlierHeads are earlier heads of the PR whose gates may match by tree,
+	// listed before those Authorize finds in the PR's head history itself.
 	EarlierHeads []string
 	// Claim, when set, publishes this lane's gate in progress before any
 	// spend and waits for an older lane for the same key (ClaimOrWait); the
@@ -86,6 +91,19 @@ type TreeReader interface {
 	CommitTree(ctx context.Context, sha string) (string, error)
 }
 
+// HeadHistoryReader reads a pull request's head pushes (force-pushes with the
+// heads before and after, and commits pushed), oldest first. *ghapi.Client has it.
+type HeadHistoryReader interface {
+	PullRequestHeadHistory(ctx context.Context, number, last int) ([]ghapi.HeadPush, error)
+}
+
+// HeadHistoryItems is how many of a pull request's newest head pushes one
+// history read asks for (one GraphQL request). Of the heads they name, at most
+// gatecheck.MaxEarlierHeads are listed for gates: the reuse lookup of a PR
+// trigger with a tree key reads at most 1 + 1 + gatecheck.MaxEarlierHeads
+// times (the history, the head's gates, the earlier heads' gates).
+const HeadHistoryItems = 30
+
 // Authorization is the answer: what to do and why, pinned to a tested ref.
 type Authorization struct {
 	Outcome   Outcome
@@ -101,10 +119,16 @@ type Authorization struct {
 	ForkApproval *ForkApproval
 	// ApproverRole is the approver's role_name when ForkApproval is set.
 	ApproverRole string
+	// Teammate, with ForkApproval, says the PR is this repository's and who
+	// its author is (`carol has role "write"`); "" for a fork PR.
+	Teammate string
 	// TreeKey is the tested tree and lane, nil when unknown (see Authorize).
 	TreeKey *gatecheck.TreeKey
 	// GateCheckRunID is this lane's in-progress gate; the gate job completes it.
 	GateCheckRunID int64
+	// Following is the in-progress gate of the lane this one follows (Outcome
+	// skip, no gate to publish): that lane's gate job completes FollowGateID.
+	Following, FollowGateID int64
 }
 
 // ErrRefused marks triggers that must not spend anything: unapproved forks,
@@ -142,6 +166,13 @@ func Authorize(ctx context.Context, gh PullRequests, req AuthorizeRequest) (Auth
 	if rd.limit == 0 {
 		rd.limit = gatecheck.DefaultReadTimeout
 	}
+	if req.MergeGroup != nil {
+		if req.PRNumber != 0 {
+			return Authorization{}, refuse("a merge group run names its PR in its branch; pr-number %d is not for it", req.PRNumber)
+		}
+		// The merge queue triggered this run, not a person: its PR's own gate is checked instead.
+		return authorizeMergeGroup(ctx, rd, gh, req)
+	}
 	if _, err := checkRole(rd, gh, "triggering actor", req.Actor); err != nil {
 		return Authorization{}, err
 	}
@@ -163,6 +194,16 @@ type pinnedPR struct {
 	head, tested string
 	approval     *ForkApproval
 	approverRole string
+	// teammate says who the author of an approved same-repository PR is ("" for a fork PR).
+	teammate string
+}
+
+// approvalReason starts the reason of a run under an approval.
+func (p pinnedPR) approvalReason() string {
+	if p.teammate != "" {
+		return "PR approved for its author below admin/maintain (" + p.approval.describe() + "); "
+	}
+	return "fork PR approved (" + p.approval.describe() + "); "
 }
 
 // skip answers a skip of the pinned head.
@@ -187,20 +228,26 @@ func authorizePR(ctx context.Context, rd reads, gh PullRequests, req AuthorizeRe
 	}
 	// A fork PR's code is nobody's here until a maintainer approves its exact
 	// head: the approval stands in for the author's role, for that SHA only.
-	if origin := first.GetHead().GetRepo().GetFullName(); !strings.EqualFold(origin, req.Repository) {
-		var err error
-		if p.approverRole, err = checkForkApproval(rd, gh, req, first, origin); err != nil {
+	fork := !strings.EqualFold(first.GetHead().GetRepo().GetFullName(), req.Repository)
+	if fork {
+		if err := p.approve(rd, gh, req, ""); err != nil {
 			return Authorization{}, err
 		}
-		p.approval = req.ForkApproval
+	} else {
+		// A teammate below admin/maintain gets the same approval at an exact head.
+		author := first.GetUser().GetLogin()
+		role, err := readRole(rd, gh, "PR author", author)
+		if err != nil {
+			return Authorization{}, err
+		}
+		if !privilegedRoles[role] {
+			if err := p.approve(rd, gh, req, fmt.Sprintf("%s has role %q", author, role)); err != nil {
+				return Authorization{}, err
+			}
+		}
 	}
 	if req.ExpectedHeadSHA != "" && p.head != req.ExpectedHeadSHA {
 		return p.skip("", "PR #%d head moved from %s to %s: this trigger is obsolete", req.PRNumber, req.ExpectedHeadSHA, p.head)
-	}
-	if p.approval == nil {
-		if _, err := checkRole(rd, gh, "PR author", first.GetUser().GetLogin()); err != nil {
-			return Authorization{}, err
-		}
 	}
 	if hasLabel(first, gatecheck.LocalLabel) {
 		return p.skip("", "PR #%d is labelled %s: the local relay publishes the gate", req.PRNumber, gatecheck.LocalLabel)
@@ -208,6 +255,12 @@ func authorizePR(ctx context.Context, rd reads, gh PullRequests, req AuthorizeRe
 	p.tested = first.GetMergeCommitSHA()
 	if !wire.IsCommitSHA(p.tested) {
 		return Authorization{}, refuse("PR #%d has no merge commit to pin (GitHub has not computed it, or the PR conflicts); re-run later", req.PRNumber)
+	}
+	if p.approval != nil {
+		// What runs is the merge GitHub computed: it must merge exactly the approved head.
+		if err := checkApprovedMerge(rd, gh, req, first, p.approval); err != nil {
+			return Authorization{}, err
+		}
 	}
 	return authorizePinned(ctx, rd, gh, req, p)
 }
@@ -246,77 +299,124 @@ func authorizePinned(ctx context.Context, rd reads, gh PullRequests, req Authori
 	if p.approval != nil && p.approval.Via == ApprovedByLabel && !hasLabel(second, p.approval.Label) {
 		return Authorization{}, refuse("PR #%d lost the label %s while it was being authorized: the approval was withdrawn", req.PRNumber, p.approval.Label)
 	}
+	if p.approval != nil && !second.GetMergeable() {
+		return Authorization{}, refuse("PR #%d is no longer mergeable (mergeable %s) on the re-read: its merge commit may not merge the approved head; re-run later",
+			req.PRNumber, mergeableState(second))
+	}
 	return decideRun(ctx, rd, gh, req, p)
 }
 
 // decideRun answers run or reuse for a confirmed PR trigger: the reuse
 // lookup (or, with Claim, the in-progress protocol) decides, keyed by the
-// tested tree when it can be read.
+// tested tree when it can be read, over the head's gates and, with a key, the
+// PR's earlier heads' (from the PR's own head history). A lane that follows
+// another lane testing the same key on this head answers skip: it pays
+// nothing and publishes nothing, the leader's gate completes its follow gate.
 func decideRun(ctx context.Context, rd reads, gh PullRequests, req AuthorizeRequest, p pinnedPR) (Authorization, error) {
 	q := req.Reuse
-	q.HeadSHA, q.TestedRef, q.EarlierHeads = p.head, p.tested, req.EarlierHeads
+	q.HeadSHA, q.TestedRef = p.head, p.tested
 	var keyNote string
 	q.Key, keyNote = treeKey(rd, gh, req.Lane, p.tested)
-	// The lookup fails open toward running, so a stalled one must end too:
-	// within its bound, as "run".
-	var d gatecheck.Decision
-	var staked int64
-	if cc, ok := gh.(gatecheck.ClaimClient); ok && req.Claim != nil {
-		c, err := gatecheck.ClaimOrWait(ctx, cc, gatecheck.ClaimRequest{Query: q, RunURL: req.Claim.RunURL, LaneBound: req.Claim.LaneBound,
-			Wait: req.Claim.Wait, Poll: req.Claim.Poll, ReadTimeout: rd.limit, Clock: rd.clock, Sleep: req.Claim.Sleep, Logf: req.Claim.Logf})
-		if err != nil {
-			return Authorization{}, err
-		}
-		d = c.Decision
-		staked = c.Staked.GetID()
-	} else {
-		_ = rd.do("reuse lookup", func(ctx context.Context) error {
-			d = gatecheck.DecideReuse(ctx, gh, q)
-			return nil
-		})
+	if q.Key != nil {
+		var note string
+		q.EarlierHeads, note = earlierHeads(rd, gh, req, p.head)
+		keyNote = joinNotes(keyNote, note)
+	}
+	d, staked, err := claimOrLookUp(ctx, rd, gh, req, q)
+	if err != nil {
+		return Authorization{}, err
 	}
 	if keyNote != "" {
 		d.Reason += "; " + keyNote
 	}
 	a := Authorization{Outcome: OutcomeRun, TestedRef: p.tested, HeadSHA: p.head, Reason: d.Reason,
-		ForkApproval: p.approval, ApproverRole: p.approverRole, TreeKey: q.Key, GateCheckRunID: staked}
+		ForkApproval: p.approval, ApproverRole: p.approverRole, Teammate: p.teammate, TreeKey: q.Key, GateCheckRunID: staked.GetID()}
 	if p.approval != nil {
-		a.Reason = "fork PR approved (" + p.approval.describe() + "); " + a.Reason
+		a.Reason = p.approvalReason() + a.Reason
 	}
-	if d.Reuse {
+	switch {
+	case d.Reuse:
 		a.Outcome, a.ReusedCheckURL, a.ReusedCheckID = OutcomeReuse, d.CheckURL, d.CheckID
+	case d.Following:
+		a.Outcome, a.Following, a.FollowGateID, a.GateCheckRunID = OutcomeSkip, d.Leader, staked.GetID(), 0
 	}
 	return a, nil
 }
 
-// checkForkApproval verifies the approval a fork PR needs and returns the
-// approver's role: the approver is admin or maintain (role_name), the
-// approved SHA is the head now (any push since voids it), and a label
-// approval's label is still on the PR. Unreadable means not approved.
-func checkForkApproval(rd reads, gh PullRequests, req AuthorizeRequest, pr *github.PullRequest, origin string) (string, error) {
-	if origin == "" {
-		origin = "a deleted repository"
+// claimOrLookUp runs the in-progress protocol when the request has Claim and
+// the client can write check runs, else the plain reuse lookup, which fails
+// open toward running and so must end within its bound too.
+func claimOrLookUp(ctx context.Context, rd reads, gh PullRequests, req AuthorizeRequest, q gatecheck.ReuseQuery) (gatecheck.Claim, *github.CheckRun, error) {
+	if cc, ok := gh.(gatecheck.ClaimClient); ok && req.Claim != nil {
+		c, err := gatecheck.ClaimOrWait(ctx, cc, gatecheck.ClaimRequest{Query: q, RunURL: req.Claim.RunURL, LaneBound: req.Claim.LaneBound,
+			Wait: req.Claim.Wait, Poll: req.Claim.Poll, ReadTimeout: rd.limit, Clock: rd.clock, Sleep: req.Claim.Sleep, Logf: req.Claim.Logf})
+		return c, c.Staked, err
 	}
-	f := req.ForkApproval
-	if f == nil {
-		return "", refuse("PR #%d comes from %s, not from %s: a fork PR runs on a paid GPU only at a head an admin or maintainer approved "+
-			"(dispatch the lane with approved-fork-sha set to the reviewed head, or add the label %s)", req.PRNumber, origin, req.Repository, ApprovalLabel)
+	var c gatecheck.Claim
+	_ = rd.do("reuse lookup", func(ctx context.Context) error {
+		c.Decision = gatecheck.DecideReuse(ctx, gh, q)
+		return nil
+	})
+	return c, nil, nil
+}
+
+// earlierHeads are the PR's earlier heads whose gates may carry the same tree
+// key: those the request names, then those the PR's head history names, newest
+// first — each force-push's head after and before it, then each pushed commit
+// — without this head. The history is one read; one that fails only narrows
+// the lookup to the heads named, and says so.
+func earlierHeads(rd reads, gh PullRequests, req AuthorizeRequest, head string) ([]string, string) {
+	heads := slices.Clone(req.EarlierHeads)
+	hr, ok := gh.(HeadHistoryReader)
+	if !ok || req.PRNumber <= 0 {
+		return heads, ""
 	}
-	role, err := checkRole(rd, gh, "fork approver", f.Approver)
+	var pushes []ghapi.HeadPush
+	if err := rd.do(fmt.Sprintf("read the head history of PR #%d", req.PRNumber), func(ctx context.Context) (err error) {
+		pushes, err = hr.PullRequestHeadHistory(ctx, req.PRNumber, HeadHistoryItems)
+		return err
+	}); err != nil {
+		return heads, fmt.Sprintf("the PR's earlier heads are unknown (%v): only gates on this head count", err)
+	}
+	var forced, pushed []string
+	for i := len(pushes) - 1; i >= 0; i-- {
+		if p := pushes[i]; p.Force {
+			forced = append(forced, p.After, p.Before)
+		} else {
+			pushed = append(pushed, p.Commit)
+		}
+	}
+	for _, h := range slices.Concat(forced, pushed) {
+		if wire.IsCommitSHA(h) && h != head && !slices.Contains(heads, h) {
+			heads = append(heads, h)
+		}
+	}
+	return heads, ""
+}
+
+func joinNotes(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+func checkRole(rd reads, gh PullRequests, who, user string) (string, error) {
+	role, err := readRole(rd, gh, who, user)
 	if err != nil {
 		return "", err
 	}
-	if head := pr.GetHead().GetSHA(); head != f.SHA {
-		return "", refuse("PR #%d's head is %s, not the approved %s: a push after the approval voids it; an admin or maintainer must approve the new head",
-			req.PRNumber, head, f.SHA)
-	}
-	if f.Via == ApprovedByLabel && !hasLabel(pr, f.Label) {
-		return "", refuse("PR #%d no longer carries the label %s: the approval was withdrawn", req.PRNumber, f.Label)
+	if !privilegedRoles[role] {
+		return "", refuse("%s %s has role %q; paid GPU runs need admin or maintain", who, user, role)
 	}
 	return role, nil
 }
 
-func checkRole(rd reads, gh PullRequests, who, user string) (string, error) {
+// readRole reads user's role_name; an unknown user is a refusal.
+func readRole(rd reads, gh PullRequests, who, user string) (string, error) {
 	if user == "" {
 		return "", refuse("the %s is unknown", who)
 	}
@@ -326,9 +426,6 @@ func checkRole(rd reads, gh PullRequests, who, user string) (string, error) {
 		return err
 	}); err != nil {
 		return "", err
-	}
-	if !privilegedRoles[role] {
-		return "", refuse("%s %s has role %q; paid GPU runs need admin or maintain", who, user, role)
 	}
 	return role, nil
 }

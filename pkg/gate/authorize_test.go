@@ -32,6 +32,9 @@ type fakeGitHub struct {
 	files []string
 	runs  []*github.CheckRun
 	err   error
+	// commits answers GitCommit; a commit it does not name is merge of (base, head).
+	commits map[string]ghapi.Commit
+	reviews []*github.PullRequestReview
 }
 
 func (f *fakeGitHub) GetPullRequest(context.Context, int) (*github.PullRequest, error) {
@@ -54,10 +57,24 @@ func (f *fakeGitHub) PermissionRole(_ context.Context, user string) (string, err
 func (f *fakeGitHub) ListCheckRunsForRef(context.Context, string, string, int) ([]*github.CheckRun, error) {
 	return f.runs, nil
 }
+func (f *fakeGitHub) GitCommit(_ context.Context, sha string) (ghapi.Commit, error) {
+	if c, ok := f.commits[sha]; ok {
+		return c, nil
+	}
+	return ghapi.Commit{Tree: strings.Repeat("7", 40), Parents: []string{base, head}}, nil
+}
+func (f *fakeGitHub) ListPullRequestReviews(context.Context, int) ([]*github.PullRequestReview, error) {
+	return f.reviews, nil
+}
+
+// review is a submitted review by who with state at commit.
+func review(who, state, commit string) *github.PullRequestReview {
+	return &github.PullRequestReview{User: &github.User{Login: github.String(who)}, State: github.String(state), CommitID: github.String(commit)}
+}
 
 func pullRequest(mut ...func(*github.PullRequest)) *github.PullRequest {
 	pr := &github.PullRequest{
-		Number: github.Int(7), State: github.String("open"), MergeCommitSHA: github.String(merge),
+		Number: github.Int(7), State: github.String("open"), MergeCommitSHA: github.String(merge), Mergeable: github.Bool(true),
 		User: &github.User{Login: github.String("alice")},
 		Head: &github.PullRequestBranch{SHA: github.String(head), Repo: &github.Repository{FullName: github.String(repo)}},
 		Base: &github.PullRequestBranch{SHA: github.String(base), Repo: &github.Repository{FullName: github.String(repo)}},
@@ -439,4 +456,106 @@ func TestAuthorizeStakesOnlyWhenAskedTo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// historyGitHub is a treeGitHub that reads the PR's head history and lists
+// gates per head, recording every read.
+type historyGitHub struct {
+	*treeGitHub
+	pushes     []ghapi.HeadPush
+	historyErr error
+	history    []int // the last of each history read
+	gates      map[string][]*github.CheckRun
+	listed     []string
+}
+
+func (g *historyGitHub) PullRequestHeadHistory(_ context.Context, _, last int) ([]ghapi.HeadPush, error) {
+	g.history = append(g.history, last)
+	return g.pushes, g.historyErr
+}
+
+func (g *historyGitHub) ListCheckRunsForRef(_ context.Context, ref, _ string, _ int) ([]*github.CheckRun, error) {
+	g.listed = append(g.listed, ref)
+	return g.gates[ref], nil
+}
+
+// A PR trigger with a tree key finds the PR's earlier heads itself, in one
+// history read, newest first (force-pushes' heads before commits pushed), and
+// lists at most gatecheck.MaxEarlierHeads of them: 1 + 1 + MaxEarlierHeads reads.
+func TestAuthorizeFindsEarlierHeadsInTheHistory(t *testing.T) {
+	const treeSHA = "7777777777777777777777777777777777777777"
+	lane := gatecheck.LaneDefinition{Config: []byte(`{}`), TestCommand: "make test-gpu",
+		ImageDigest: "ghcr.io/actions/actions-runner:latest@sha256:" + strings.Repeat("1", 64), Workflow: "o/r/.github/workflows/gpu.yml@refs/heads/main", Version: "v1"}
+	digest, err := gatecheck.LaneDigest(lane)
+	assert.NilError(t, err)
+	key := &gatecheck.TreeKey{Tree: treeSHA, Lane: digest}
+	sha := func(c byte) string { return strings.Repeat(string(c), 40) }
+	amended, older, oldMerge := sha('1'), sha('2'), sha('3')
+	passed := ok(99, oldMerge, gatecheck.KindPaid, t0)
+	marker, err := gatecheck.FormatMarker(oldMerge, gatecheck.KindPaid, key)
+	assert.NilError(t, err)
+	passed.ExternalID = github.String(marker)
+
+	tests := []struct {
+		name        string
+		pushes      []ghapi.HeadPush
+		historyErr  error
+		gates       map[string][]*github.CheckRun
+		noLane      bool
+		wantOutcome Outcome
+		wantListed  []string
+		wantHistory int
+		wantReason  string
+	}{
+		{name: "an amended head (force-push) with the identical tree reuses its gate",
+			pushes:      []ghapi.HeadPush{{Commit: older}, {Force: true, Before: amended, After: head}},
+			gates:       map[string][]*github.CheckRun{amended: {passed}},
+			wantOutcome: OutcomeReuse, wantListed: []string{head, amended, older}, wantHistory: 1, wantReason: "identical tree and lane"},
+		{name: "a commit pushed on top of the passed head reuses it",
+			pushes:      []ghapi.HeadPush{{Commit: older}, {Commit: head}},
+			gates:       map[string][]*github.CheckRun{older: {passed}},
+			wantOutcome: OutcomeReuse, wantListed: []string{head, older}, wantHistory: 1},
+		{name: "force-pushed heads come before pushed commits; the listing is bounded",
+			pushes: []ghapi.HeadPush{{Commit: sha('4')}, {Commit: sha('5')}, {Force: true, Before: sha('6'), After: sha('8')},
+				{Commit: sha('9')}, {Force: true, Before: amended, After: head}},
+			wantOutcome: OutcomeRun, wantListed: []string{head, amended, sha('8'), sha('6')}, wantHistory: 1},
+		{name: "an unreadable history narrows the lookup to this head and says so", historyErr: errors.New("502 Bad Gateway"),
+			gates:       map[string][]*github.CheckRun{amended: {passed}},
+			wantOutcome: OutcomeRun, wantListed: []string{head}, wantHistory: 1,
+			wantReason: "the PR's earlier heads are unknown (read the head history of PR #7: 502 Bad Gateway): only gates on this head count"},
+		{name: "no tree key: no history read, only the exact tested ref", noLane: true,
+			pushes:      []ghapi.HeadPush{{Force: true, Before: amended, After: head}},
+			gates:       map[string][]*github.CheckRun{amended: {passed}},
+			wantOutcome: OutcomeRun, wantListed: []string{head}, wantHistory: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			gh := &historyGitHub{treeGitHub: &treeGitHub{fakeGitHub: &fakeGitHub{prs: []*github.PullRequest{pullRequest()},
+				roles: map[string]string{"alice": "maintain", "bob": "admin"}}, tree: treeSHA},
+				pushes: tc.pushes, historyErr: tc.historyErr, gates: tc.gates}
+			req := AuthorizeRequest{Repository: repo, PRNumber: 7, ExpectedHeadSHA: head, Actor: "bob", Reuse: gatecheck.ReuseQuery{AppID: ourApp}, Lane: &lane}
+			if tc.noLane {
+				req.Lane = nil
+			}
+
+			a, err := Authorize(context.Background(), gh, req)
+
+			assert.NilError(t, err)
+			assert.Equal(t, a.Outcome, tc.wantOutcome, a.Reason)
+			assert.Check(t, is.DeepEqual(gh.listed, tc.wantListed))
+			assert.Check(t, is.Len(gh.history, tc.wantHistory))
+			for _, last := range gh.history {
+				assert.Check(t, is.Equal(last, HeadHistoryItems))
+			}
+			assert.Check(t, len(gh.history)+len(gh.listed) <= 1+1+gatecheck.MaxEarlierHeads, "reads bounded")
+			assert.Check(t, is.Contains(a.Reason, tc.wantReason))
+		})
+	}
+}
+
+// The bound on earlier heads is the one the README states.
+func TestEarlierHeadReadBounds(t *testing.T) {
+	assert.Equal(t, HeadHistoryItems, 30)
+	assert.Equal(t, gatecheck.MaxEarlierHeads, 3)
+	assert.Check(t, HeadHistoryItems <= ghapi.MaxHeadHistoryItems)
 }

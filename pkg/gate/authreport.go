@@ -69,15 +69,22 @@ func (a Authorization) Summary(err error) string {
 		if f.Via == ApprovedByLabel {
 			how = "added the label " + code(f.Label)
 		}
-		tb.Row("fork approval", fmt.Sprintf("%s (%s) %s at %s; any push since voids it", f.Approver, a.ApproverRole, how, code(f.SHA)))
+		row, what := "fork approval", ""
+		if a.Teammate != "" {
+			row, what = "approval", " (PR author "+a.Teammate+")"
+		}
+		tb.Row(row, fmt.Sprintf("%s (%s) %s at %s%s; any push since voids it", f.Approver, a.ApproverRole, how, code(f.SHA), what))
 	}
 	switch a.Outcome {
 	case OutcomeReuse:
 		tb.Row("earlier gate", a.ReusedCheckURL)
 	case OutcomeSkip:
 		gate := "none (nothing is published)"
-		if a.Kind != "" {
+		switch {
+		case a.Kind != "":
 			gate = code(string(a.Kind))
+		case a.Following != 0:
+			gate = fmt.Sprintf("none by this run: follow gate %d waits for in-progress gate %d of the lane testing the same tree, whose gate job completes it", a.FollowGateID, a.Following)
 		}
 		tb.Row("gate to publish", gate)
 	}

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -89,6 +90,10 @@ type Concluded struct {
 	CheckRun *github.CheckRun
 	// TierChecks are a matrix lane's checks per tier, published before the gate.
 	TierChecks []TierCheck
+	// Followers are the follow gates of other lanes this gate completed
+	// (gatecheck.CompleteFollowers); FollowersErr says what it could not do.
+	Followers    gatecheck.Followers
+	FollowersErr error
 }
 
 // ResolveKind chooses the gate to publish; an empty kind with a nil error
@@ -105,10 +110,16 @@ type Concluded struct {
 // A run that did not succeed is never published as a success: the gate fails closed.
 func (r ConcludeRequest) ResolveKind() (kind gatecheck.Kind, reason string, err error) {
 	if r.Kind != "" {
-		if err := publishable("kind", r.Kind); err != nil {
-			return "", "", err
+		return r.explicitKind()
+	}
+	switch r.Decision {
+	case OutcomeReuse, OutcomeSkip:
+		// The GPU job never runs after these decisions: a result of its run
+		// says the inputs are not of one workflow run.
+		if r.GPUJobResult == JobSuccess || r.GPUJobResult == JobFailure {
+			return "", "", &RequestError{Input: "gpu-job-result", Value: string(r.GPUJobResult),
+				Expected: fmt.Sprintf("skipped or empty: decision %s runs no GPU job", r.Decision)}
 		}
-		return r.Kind, "kind " + string(r.Kind) + " was given", nil
 	}
 	switch r.Decision {
 	case OutcomeReuse:
@@ -136,6 +147,11 @@ func (r ConcludeRequest) ResolveKind() (kind gatecheck.Kind, reason string, err 
 		kind, reason := r.resolveTiers()
 		return kind, reason, nil
 	}
+	return r.resolveRun()
+}
+
+// resolveRun is a run's gate from the GPU job's result (see ResolveKind).
+func (r ConcludeRequest) resolveRun() (kind gatecheck.Kind, reason string, err error) {
 	switch r.GPUJobResult {
 	case JobSuccess:
 		if r.Lane == LaneServerless {
@@ -159,6 +175,32 @@ func (r ConcludeRequest) ResolveKind() (kind gatecheck.Kind, reason string, err 
 	default:
 		return "", "", &RequestError{Input: "gpu-job-result", Value: string(r.GPUJobResult), Expected: "success, failure, cancelled or skipped"}
 	}
+}
+
+// explicitKind checks a given kind against the rest of the request: when
+// decision or gpu-job-result is given too, they must choose the same kind (a
+// kind paid beside a failed GPU job would publish a success for it), and a
+// lane named must be the kind's.
+func (r ConcludeRequest) explicitKind() (gatecheck.Kind, string, error) {
+	if err := publishable("kind", r.Kind); err != nil {
+		return "", "", err
+	}
+	if r.Decision != "" || r.GPUJobResult != "" {
+		derived := r
+		derived.Kind = ""
+		want, _, err := derived.ResolveKind()
+		if err != nil {
+			return "", "", err
+		}
+		if want != r.Kind {
+			return "", "", &RequestError{Input: "kind", Value: string(r.Kind), Expected: fmt.Sprintf(
+				"what decision %q and gpu-job-result %q choose (%s), or no decision and gpu-job-result", r.Decision, r.GPUJobResult, cmp.Or(string(want), "no gate"))}
+		}
+	}
+	if (r.Lane == LanePod && r.Kind == gatecheck.KindServerless) || (r.Lane == LaneServerless && r.Kind == gatecheck.KindPaid) {
+		return "", "", &RequestError{Input: "kind", Value: string(r.Kind), Expected: fmt.Sprintf("a kind of the %s lane", r.Lane)}
+	}
+	return r.Kind, "kind " + string(r.Kind) + " was given", nil
 }
 
 // publishable accepts every kind but local: only the relay, which verifies a
@@ -191,12 +233,14 @@ func Conclude(ctx context.Context, gh Publisher, r ConcludeRequest) (Concluded, 
 	if err := checkEvidence(kind, e); err != nil {
 		return Concluded{}, err
 	}
+	prHead := ""
 	if r.PRNumber > 0 {
 		pr, err := gh.GetPullRequest(ctx, r.PRNumber)
 		if err != nil {
 			return Concluded{}, fmt.Errorf("re-read PR #%d for the %s label (nothing published, so a local gate cannot be overridden): %w",
 				r.PRNumber, gatecheck.LocalLabel, err)
 		}
+		prHead = pr.GetHead().GetSHA()
 		if hasLabel(pr, gatecheck.LocalLabel) {
 			why := fmt.Sprintf("PR #%d is labelled %s: the local relay publishes the gate", r.PRNumber, gatecheck.LocalLabel)
 			if e.CheckRunID != 0 {
@@ -233,7 +277,20 @@ func Conclude(ctx context.Context, gh Publisher, r ConcludeRequest) (Concluded, 
 	if err != nil {
 		return Concluded{}, err
 	}
-	return Concluded{Kind: kind, Reason: reason, CheckRun: run, TierChecks: tierChecks}, nil
+	done := Concluded{Kind: kind, Reason: reason, CheckRun: run, TierChecks: tierChecks}
+	done.Followers, done.FollowersErr = completeFollowers(ctx, gh, run, e, prHead)
+	return done, nil
+}
+
+// completeFollowers completes, with the gate just published, the follow gates
+// of lanes that followed this lane's stake, on the gate's head and on the PR's
+// head now. Only a lane that staked (Evidence.CheckRunID) has followers.
+func completeFollowers(ctx context.Context, gh Publisher, run *github.CheckRun, e gatecheck.Evidence, prHead string) (gatecheck.Followers, error) {
+	cc, ok := gh.(gatecheck.ClaimClient)
+	if !ok || e.CheckRunID == 0 {
+		return gatecheck.Followers{}, nil
+	}
+	return gatecheck.CompleteFollowers(ctx, cc, run, e, []string{e.HeadSHA, prHead})
 }
 
 // checkEvidence checks that the evidence names what a gate of kind states:
@@ -255,6 +312,23 @@ func checkEvidence(kind gatecheck.Kind, e gatecheck.Evidence) error {
 	case kind == gatecheck.KindReused && e.ReusedCheckURL == "":
 		return &RequestError{Input: "reused-check-url", Expected: "the earlier gate's URL (authorize's or provision's reused-check-url output): a reused gate links its evidence"}
 	}
+	return checkEvidenceFits(kind, e)
+}
+
+// checkEvidenceFits refuses evidence the gate's kind cannot have: a pod for
+// a gate that paid for none, the Serverless lane's payload or job on a pod's
+// gate, both lanes' evidence at once.
+func checkEvidenceFits(kind gatecheck.Kind, e gatecheck.Evidence) error {
+	serverless := e.Serverless != nil && (e.Serverless.PayloadSHA256 != "" || e.Serverless.JobID != "")
+	switch {
+	case e.Pod != nil && kind != gatecheck.KindPaid && kind != gatecheck.KindFailed:
+		return &RequestError{Input: "pod-id", Value: e.Pod.ID, Expected: fmt.Sprintf("empty: a %s gate paid for no pod", kind)}
+	case e.Pod != nil && serverless:
+		return &RequestError{Input: "pod-id", Value: e.Pod.ID, Expected: "empty beside the Serverless job's evidence (payload-sha256, job-id): a gate has one lane's evidence"}
+	case serverless && kind != gatecheck.KindServerless && kind != gatecheck.KindFailed:
+		return &RequestError{Input: "payload-sha256", Value: e.Serverless.PayloadSHA256,
+			Expected: fmt.Sprintf("empty, with job-id: a %s gate ran no Serverless job", kind)}
+	}
 	return nil
 }
 
@@ -275,6 +349,16 @@ func (c Concluded) Summary() string {
 			continue
 		}
 		fmt.Fprintf(&b, "\n- tier %s: %s, [its own check](%s)\n", t.Tier, t.Kind, t.URL)
+	}
+	if n := len(c.Followers.Completed); n > 0 {
+		fmt.Fprintf(&b, "\nCompleted %d follow gate(s) of lanes that waited for this one, as %s:", n, c.Followers.Kind)
+		for _, f := range c.Followers.Completed {
+			fmt.Fprintf(&b, " [%d](%s)", f.GetID(), f.GetHTMLURL())
+		}
+		b.WriteString("\n")
+	}
+	if c.FollowersErr != nil {
+		fmt.Fprintf(&b, "\n**Follow gates not completed**: %v. Re-run the lanes that followed this one.\n", c.FollowersErr)
 	}
 	return b.String()
 }

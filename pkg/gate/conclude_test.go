@@ -44,7 +44,22 @@ func TestResolveKind(t *testing.T) {
 		wantReason string
 		wantErr    string
 	}{
-		{name: "explicit kind wins", req: ConcludeRequest{Kind: gatecheck.KindNotRequired, Decision: OutcomeRun, GPUJobResult: JobFailure}, wantKind: gatecheck.KindNotRequired},
+		{name: "explicit kind alone", req: ConcludeRequest{Kind: gatecheck.KindNotRequired}, wantKind: gatecheck.KindNotRequired},
+		{name: "explicit kind agreeing with the decision", req: ConcludeRequest{Kind: gatecheck.KindFailed, Decision: OutcomeRun, GPUJobResult: JobFailure}, wantKind: gatecheck.KindFailed},
+		// Inconsistent inputs: never a success for a run that did not succeed.
+		{name: "explicit success beside a failed GPU job", req: ConcludeRequest{Kind: gatecheck.KindNotRequired, Decision: OutcomeRun, GPUJobResult: JobFailure},
+			wantErr: `input kind = "not-required": want what decision "run" and gpu-job-result "failure" choose (failed)`},
+		{name: "explicit paid beside a cancelled GPU job", req: ConcludeRequest{Kind: gatecheck.KindPaid, GPUJobResult: JobCancelled, Decision: OutcomeRun},
+			wantErr: `input kind = "paid": want what decision "run" and gpu-job-result "cancelled" choose (failed)`},
+		{name: "explicit paid beside a skip that publishes nothing", req: ConcludeRequest{Kind: gatecheck.KindPaid, Decision: OutcomeSkip},
+			wantErr: `choose (no gate)`},
+		{name: "explicit kind with a bad decision", req: ConcludeRequest{Kind: gatecheck.KindPaid, Decision: "maybe"}, wantErr: `input decision = "maybe"`},
+		{name: "explicit serverless in the pod lane", req: ConcludeRequest{Kind: gatecheck.KindServerless, Lane: LanePod}, wantErr: `input kind = "serverless": want a kind of the pod lane`},
+		{name: "explicit paid in the Serverless lane", req: ConcludeRequest{Kind: gatecheck.KindPaid, Lane: LaneServerless}, wantErr: `input kind = "paid": want a kind of the serverless lane`},
+		{name: "reuse beside a GPU job that ran", req: ConcludeRequest{Decision: OutcomeReuse, GPUJobResult: JobSuccess},
+			wantErr: `input gpu-job-result = "success": want skipped or empty: decision reuse runs no GPU job`},
+		{name: "skip beside a GPU job that failed", req: ConcludeRequest{Decision: OutcomeSkip, SkipKind: gatecheck.KindNotRequired, GPUJobResult: JobFailure},
+			wantErr: `input gpu-job-result = "failure": want skipped or empty: decision skip runs no GPU job`},
 		{name: "explicit local refused", req: ConcludeRequest{Kind: gatecheck.KindLocal}, wantErr: `input kind = "local": want paid, serverless, reused, failed, not-required or skipped (local gates come from the local-gate relay`},
 		{name: "explicit unknown refused", req: ConcludeRequest{Kind: "free"}, wantErr: `input kind = "free": want one of paid, reused`},
 		{name: "reuse", req: ConcludeRequest{Decision: OutcomeReuse, GPUJobResult: JobSkipped}, wantKind: gatecheck.KindReused, wantReason: "authorize found an earlier passing gate"},
@@ -140,6 +155,16 @@ func TestConclude(t *testing.T) {
 			Evidence: gatecheck.Evidence{Serverless: &gatecheck.ServerlessEvidence{PayloadSHA256: "not-a-sum"}}}, wantErr: `input payload-sha256 = "not-a-sum": want 64 lowercase hex`},
 		{name: "serverless without the CUDA proof", req: ConcludeRequest{Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobSuccess,
 			Evidence: gatecheck.Evidence{Serverless: &gatecheck.ServerlessEvidence{PayloadSHA256: payloadSHA}}}, wantErr: `input cuda-executed = "false": want true`},
+		{name: "a reused gate with a pod", req: ConcludeRequest{Decision: OutcomeReuse, Evidence: gatecheck.Evidence{Pod: pod, ReusedCheckURL: "https://github.com/o/r/runs/99"}},
+			wantErr: `input pod-id = "pod7h9k2m4n6p": want empty: a reused gate paid for no pod`},
+		{name: "a not-required gate with a pod", req: ConcludeRequest{Decision: OutcomeSkip, SkipKind: gatecheck.KindNotRequired, Evidence: gatecheck.Evidence{Pod: pod}},
+			wantErr: `input pod-id = "pod7h9k2m4n6p": want empty: a not-required gate paid for no pod`},
+		{name: "a serverless gate with a pod", req: ConcludeRequest{Decision: OutcomeRun, Lane: LaneServerless, GPUJobResult: JobSuccess, Evidence: gatecheck.Evidence{Pod: pod, Serverless: sls}},
+			wantErr: `input pod-id = "pod7h9k2m4n6p": want empty: a serverless gate paid for no pod`},
+		{name: "a failed gate with both lanes' evidence", req: ConcludeRequest{Decision: OutcomeRun, GPUJobResult: JobFailure, Evidence: gatecheck.Evidence{Pod: pod, Serverless: sls}},
+			wantErr: "want empty beside the Serverless job's evidence"},
+		{name: "a reused gate with a Serverless job", req: ConcludeRequest{Kind: gatecheck.KindReused, Evidence: gatecheck.Evidence{Serverless: sls, ReusedCheckURL: "https://github.com/o/r/runs/99"}},
+			wantErr: `input payload-sha256 = "` + payloadSHA + `": want empty, with job-id: a reused gate ran no Serverless job`},
 		{name: "tested ref not a SHA", req: ConcludeRequest{Kind: gatecheck.KindFailed, Evidence: gatecheck.Evidence{TestedRef: "main"}}, wantErr: `input tested-ref = "main": want the full commit SHA`},
 		{name: "head not a SHA", req: ConcludeRequest{Kind: gatecheck.KindFailed, Evidence: gatecheck.Evidence{HeadSHA: "HEAD"}}, wantErr: `input head-sha = "HEAD"`},
 	}
@@ -255,6 +280,9 @@ func TestConcludeKeepsTheTreeKeyOnlyForTheKeyedImage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakePublisher{}
 			e := gatecheck.Evidence{HeadSHA: head, TestedRef: merge, Key: tc.key, Pod: &gatecheck.PodEvidence{ID: "pod1", GPU: "RTX A4000"}, ReusedCheckURL: "https://github.com/o/r/runs/9"}
+			if tc.decision == OutcomeReuse {
+				e.Pod = nil // a reused gate paid for no pod
+			}
 
 			c, err := Conclude(context.Background(), f, ConcludeRequest{Decision: tc.decision, GPUJobResult: tc.result, Evidence: e, Image: tc.image, LaneImage: tc.laneImage})
 
@@ -308,4 +336,68 @@ func TestConcludeLocalLabelCompletesTheInProgressGate(t *testing.T) {
 	u = &updatingPublisher{fakePublisher: fakePublisher{pr: labelled}, updateErr: errors.New("404 Not Found"), updated: map[int64]ghapi.CheckRunInput{}}
 	_, err = Conclude(context.Background(), u, req)
 	assert.Error(t, err, "publish skipped gate: complete in-progress gate 42: 404 Not Found")
+}
+
+// followPublisher is a fakePublisher that lists and updates check runs:
+// the PR's head moved to prHead; follow gates wait on both heads.
+type followPublisher struct {
+	fakePublisher
+	runs    map[string][]*github.CheckRun
+	updated map[int64]ghapi.CheckRunInput
+}
+
+func (f *followPublisher) ListCheckRunsForRef(_ context.Context, ref, _ string, _ int) ([]*github.CheckRun, error) {
+	return f.runs[ref], nil
+}
+
+func (f *followPublisher) UpdateCheckRun(_ context.Context, id int64, in ghapi.CheckRunInput) (*github.CheckRun, error) {
+	f.updated[id] = in
+	return &github.CheckRun{ID: github.Int64(id), Status: github.String(in.Status), Conclusion: github.String(in.Conclusion),
+		HTMLURL: github.String(fmt.Sprintf("https://github.com/o/r/runs/%d", id)), ExternalID: github.String(in.ExternalID),
+		App: &github.App{ID: github.Int64(ourApp)}}, nil
+}
+
+// The leader's gate completes the follow gates that wait for its stake, on
+// its head and on the PR's head now, with its result; a lane without a stake
+// has no followers and completes nothing.
+func TestConcludeCompletesFollowers(t *testing.T) {
+	pod := &gatecheck.PodEvidence{ID: "pod7h9k2m4n6p", GPU: "NVIDIA RTX A4000"}
+	moved := strings.Repeat("e", 40)
+	follow := func(id int64, on string, leader int64) *github.CheckRun {
+		return &github.CheckRun{ID: github.Int64(id), HeadSHA: github.String(on), Name: github.String(gatecheck.DefaultCheckName), Status: github.String("queued"),
+			ExternalID: github.String(fmt.Sprintf("%s%d:%s%s:paid", gatecheck.FollowPrefix, leader, gatecheck.ExternalIDPrefix, merge)),
+			App:        &github.App{ID: github.Int64(ourApp)}}
+	}
+	for _, tc := range []struct {
+		name      string
+		staked    int64
+		result    JobResult
+		wantIDs   []int64
+		wantConcl string
+	}{
+		{name: "a passed leader: its followers pass as reused", staked: 40, result: JobSuccess, wantIDs: []int64{41, 42}, wantConcl: "success"},
+		{name: "a failed leader: its followers fail", staked: 40, result: JobFailure, wantIDs: []int64{41, 42}, wantConcl: "failure"},
+		{name: "no stake: no followers", result: JobSuccess},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &followPublisher{fakePublisher: fakePublisher{pr: pullRequest(func(p *github.PullRequest) { p.Head.SHA = github.String(moved) })},
+				runs:    map[string][]*github.CheckRun{head: {follow(41, head, 40), follow(43, head, 50)}, moved: {follow(42, moved, 40)}},
+				updated: map[int64]ghapi.CheckRunInput{}}
+			done, err := Conclude(context.Background(), f, ConcludeRequest{PRNumber: 7, Decision: OutcomeRun, GPUJobResult: tc.result,
+				Evidence: gatecheck.Evidence{HeadSHA: head, TestedRef: merge, Pod: pod, CheckRunID: tc.staked}})
+			assert.NilError(t, err)
+			assert.NilError(t, done.FollowersErr)
+			var ids []int64
+			for _, r := range done.Followers.Completed {
+				ids = append(ids, r.GetID())
+				assert.Check(t, is.Equal(f.updated[r.GetID()].Conclusion, tc.wantConcl))
+			}
+			assert.Check(t, is.DeepEqual(ids, tc.wantIDs))
+			_, younger := f.updated[43]
+			assert.Check(t, !younger, "a follower of a younger leader is that leader's")
+			if len(tc.wantIDs) > 0 {
+				assert.Check(t, is.Contains(done.Summary(), "Completed 2 follow gate(s) of lanes that waited for this one"))
+			}
+		})
+	}
 }

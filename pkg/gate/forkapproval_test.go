@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/gatecheck"
+	"github.com/org/runpod-gpu/pkg/ghapi"
 )
 
 // forkPR is a fork PR by an outsider ("mallory", no role) at head.
@@ -26,9 +28,15 @@ func withLabel(name string) func(*github.PullRequest) {
 	return func(p *github.PullRequest) { p.Labels = append(p.Labels, &github.Label{Name: github.String(name)}) }
 }
 
-// Authorize lets a fork PR run only at the exact head an admin or maintainer
-// approved, and refuses every other combination without spending.
-func TestAuthorizeForkApproval(t *testing.T) {
+// teammatePR is a PR of this repository by carol, who has write access.
+func teammatePR(mut ...func(*github.PullRequest)) *github.PullRequest {
+	return pullRequest(append([]func(*github.PullRequest){func(p *github.PullRequest) { p.User.Login = github.String("carol") }}, mut...)...)
+}
+
+// Authorize lets a fork PR, or a PR whose author is below admin/maintain, run
+// only at the exact head an admin or maintainer approved, as the merge of
+// exactly that head, and refuses every other combination without spending.
+func TestAuthorizeApprovedHeads(t *testing.T) {
 	roles := map[string]string{"alice": "maintain", "bob": "admin", "carol": "write", "dave": "triage"}
 	pushed := strings.Repeat("e", 40)
 	dispatch := func(approver, sha string) *ForkApproval {
@@ -37,20 +45,36 @@ func TestAuthorizeForkApproval(t *testing.T) {
 	label := func(approver, sha string) *ForkApproval {
 		return &ForkApproval{Via: ApprovedByLabel, SHA: sha, Approver: approver, Label: ApprovalLabel}
 	}
+	approvedByBob := []*github.PullRequestReview{review("bob", "APPROVED", head)}
+	notMergeable := func(p *github.PullRequest) { p.Mergeable = github.Bool(false) }
 	tests := []struct {
 		name        string
 		actor       string
 		approval    *ForkApproval
 		prs         []*github.PullRequest
+		reviews     []*github.PullRequestReview
+		commits     map[string]ghapi.Commit
+		expected    string // the trigger's head; "" means head
 		wantRefused string
 		wantSkip    string
+		wantReason  string
 	}{
-		{name: "dispatch by a maintainer at the head runs", actor: "alice", approval: dispatch("alice", head), prs: []*github.PullRequest{forkPR()}},
-		{name: "label by an admin at the head runs", actor: "bob", approval: label("bob", head), prs: []*github.PullRequest{forkPR(withLabel(ApprovalLabel))}},
-		{name: "no approval refused", actor: "bob", prs: []*github.PullRequest{forkPR()},
+		{name: "fork: dispatch by a maintainer at the head runs", actor: "alice", approval: dispatch("alice", head), prs: []*github.PullRequest{forkPR()},
+			wantReason: "fork PR approved (dispatch by alice"},
+		{name: "fork: label by an admin who approved the head in a review runs", actor: "bob", approval: label("bob", head),
+			prs: []*github.PullRequest{forkPR(withLabel(ApprovalLabel))}, reviews: approvedByBob, wantReason: "fork PR approved (label gpu-approved added by bob"},
+		{name: "teammate: dispatch by a maintainer at the head runs", actor: "alice", approval: dispatch("alice", head), prs: []*github.PullRequest{teammatePR()},
+			wantReason: "PR approved for its author below admin/maintain (dispatch by alice"},
+		{name: "teammate: label by an admin who approved the head runs", actor: "bob", approval: label("bob", head),
+			prs: []*github.PullRequest{teammatePR(withLabel(ApprovalLabel))}, reviews: approvedByBob, wantReason: "PR approved for its author below admin/maintain (label"},
+		{name: "fork: no approval refused", actor: "bob", prs: []*github.PullRequest{forkPR()},
 			wantRefused: `PR #7 comes from mallory/gpu-project, not from org/gpu-project: a fork PR runs on a paid GPU only at a head an admin or maintainer approved`},
-		{name: "approver with write refused", actor: "bob", approval: dispatch("carol", head), prs: []*github.PullRequest{forkPR()},
+		{name: "teammate: no approval refused, saying how to approve", actor: "bob", prs: []*github.PullRequest{teammatePR()},
+			wantRefused: `PR author carol has role "write"; paid GPU runs need admin or maintain, or an admin or maintainer's approval of the exact head they read (dispatch`},
+		{name: "fork: approver with write refused", actor: "bob", approval: dispatch("carol", head), prs: []*github.PullRequest{forkPR()},
 			wantRefused: `fork approver carol has role "write"`},
+		{name: "teammate: approving yourself with write refused", actor: "bob", approval: dispatch("carol", head), prs: []*github.PullRequest{teammatePR()},
+			wantRefused: `approver carol has role "write"`},
 		{name: "label by a triager refused", actor: "bob", approval: label("dave", head), prs: []*github.PullRequest{forkPR(withLabel(ApprovalLabel))},
 			wantRefused: `fork approver dave has role "triage"`},
 		{name: "re-run by a maintainer of a writer's dispatch refused", actor: "alice", approval: dispatch("carol", head), prs: []*github.PullRequest{forkPR()},
@@ -58,24 +82,57 @@ func TestAuthorizeForkApproval(t *testing.T) {
 		{name: "push after the approval refused", actor: "alice", approval: dispatch("alice", head),
 			prs:         []*github.PullRequest{forkPR(func(p *github.PullRequest) { p.Head.SHA = github.String(pushed) })},
 			wantRefused: fmt.Sprintf("PR #7's head is %s, not the approved %s: a push after the approval voids it", pushed, head)},
+		{name: "teammate: push after the approval refused", actor: "alice", approval: dispatch("alice", head), expected: pushed,
+			prs:         []*github.PullRequest{teammatePR(func(p *github.PullRequest) { p.Head.SHA = github.String(pushed) })},
+			wantRefused: fmt.Sprintf("PR #7's head is %s, not the approved %s: a push after the approval voids it", pushed, head)},
 		{name: "label removed before authorize refused", actor: "bob", approval: label("bob", head), prs: []*github.PullRequest{forkPR()},
 			wantRefused: "no longer carries the label gpu-approved"},
-		{name: "label removed between the two reads refused", actor: "bob", approval: label("bob", head),
+		{name: "label removed between the two reads refused", actor: "bob", approval: label("bob", head), reviews: approvedByBob,
 			prs:         []*github.PullRequest{forkPR(withLabel(ApprovalLabel)), forkPR()},
 			wantRefused: "lost the label gpu-approved while it was being authorized"},
+		{name: "label without an approving review refused", actor: "bob", approval: label("bob", head),
+			prs: []*github.PullRequest{forkPR(withLabel(ApprovalLabel))}, reviews: []*github.PullRequestReview{review("alice", "APPROVED", head)},
+			wantRefused: "bob added the label gpu-approved without a standing approving review"},
+		{name: "label after the labeller requested changes refused", actor: "bob", approval: label("bob", head),
+			prs:         []*github.PullRequest{forkPR(withLabel(ApprovalLabel))},
+			reviews:     []*github.PullRequestReview{review("bob", "APPROVED", head), review("bob", "CHANGES_REQUESTED", head), review("bob", "COMMENTED", head)},
+			wantRefused: "without a standing approving review"},
+		{name: "label whose review approved an earlier head refused", actor: "bob", approval: label("bob", head),
+			prs: []*github.PullRequest{forkPR(withLabel(ApprovalLabel))}, reviews: []*github.PullRequestReview{review("bob", "APPROVED", pushed)},
+			wantRefused: fmt.Sprintf("bob's approving review is at %s, not at the labelled head %s", pushed, head)},
+		{name: "a comment after the approval keeps it", actor: "bob", approval: label("bob", head),
+			prs:        []*github.PullRequest{forkPR(withLabel(ApprovalLabel))},
+			reviews:    []*github.PullRequestReview{review("bob", "APPROVED", head), review("bob", "COMMENTED", pushed)},
+			wantReason: "fork PR approved (label"},
 		{name: "push between the two reads skips", actor: "bob", approval: dispatch("bob", head),
 			prs:      []*github.PullRequest{forkPR(), forkPR(func(p *github.PullRequest) { p.Head.SHA = github.String(pushed) })},
 			wantSkip: "changed while it was being authorized"},
 		{name: "triggering actor still checked", actor: "carol", approval: dispatch("alice", head), prs: []*github.PullRequest{forkPR()},
 			wantRefused: `triggering actor carol has role "write"`},
-		{name: "approval does not lift the author check of a same-repo PR", actor: "bob", approval: dispatch("bob", head),
-			prs:         []*github.PullRequest{pullRequest(func(p *github.PullRequest) { p.User.Login = github.String("carol") })},
-			wantRefused: `PR author carol has role "write"`},
+		{name: "a merge commit of another head refused (push and revert)", actor: "alice", approval: dispatch("alice", head),
+			prs: []*github.PullRequest{forkPR()}, commits: map[string]ghapi.Commit{merge: {Tree: strings.Repeat("7", 40), Parents: []string{base, pushed}}},
+			wantRefused: fmt.Sprintf("PR #7's merge commit %s merges (%s, %s), not exactly (base %s, approved head %s)", merge, base, pushed, base, head)},
+		{name: "a merge commit on another base refused", actor: "alice", approval: dispatch("alice", head),
+			prs: []*github.PullRequest{teammatePR()}, commits: map[string]ghapi.Commit{merge: {Tree: strings.Repeat("7", 40), Parents: []string{pushed, head}}},
+			wantRefused: "not exactly (base " + base},
+		{name: "a merge commit with one parent refused", actor: "alice", approval: dispatch("alice", head),
+			prs: []*github.PullRequest{forkPR()}, commits: map[string]ghapi.Commit{merge: {Tree: strings.Repeat("7", 40), Parents: []string{head}}},
+			wantRefused: "not exactly (base"},
+		{name: "not mergeable refused", actor: "alice", approval: dispatch("alice", head), prs: []*github.PullRequest{forkPR(notMergeable)},
+			wantRefused: "PR #7 is not mergeable (mergeable false)"},
+		{name: "mergeable not computed refused", actor: "alice", approval: dispatch("alice", head),
+			prs:         []*github.PullRequest{forkPR(func(p *github.PullRequest) { p.Mergeable = nil })},
+			wantRefused: "PR #7 is not mergeable (mergeable null: not computed yet)"},
+		{name: "no longer mergeable on the re-read refused", actor: "alice", approval: dispatch("alice", head),
+			prs:         []*github.PullRequest{forkPR(), forkPR(notMergeable)},
+			wantRefused: "PR #7 is no longer mergeable (mergeable false) on the re-read"},
+		{name: "a maintainer's own PR needs no approval, mergeable or not", actor: "bob", prs: []*github.PullRequest{pullRequest(notMergeable)},
+			wantReason: "no earlier gate"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &fakeGitHub{prs: tc.prs, roles: roles}
-			req := AuthorizeRequest{Repository: repo, PRNumber: 7, ExpectedHeadSHA: head, Actor: tc.actor,
+			f := &fakeGitHub{prs: tc.prs, roles: roles, reviews: tc.reviews, commits: tc.commits}
+			req := AuthorizeRequest{Repository: repo, PRNumber: 7, ExpectedHeadSHA: cmp.Or(tc.expected, head), Actor: tc.actor,
 				Reuse: gatecheck.ReuseQuery{AppID: ourApp}, ForkApproval: tc.approval}
 			a, err := Authorize(context.Background(), f, req)
 			if tc.wantRefused != "" {
@@ -93,8 +150,10 @@ func TestAuthorizeForkApproval(t *testing.T) {
 			assert.Equal(t, a.Outcome, OutcomeRun, a.Reason)
 			assert.Equal(t, a.TestedRef, merge)
 			assert.Equal(t, a.HeadSHA, head)
-			assert.Check(t, is.Contains(a.Reason, "fork PR approved"))
-			assert.Check(t, is.Contains(a.Summary(nil), "| fork approval | "+tc.approval.Approver+" ("+roles[tc.approval.Approver]+")"))
+			assert.Check(t, is.Contains(a.Reason, tc.wantReason))
+			if tc.approval != nil {
+				assert.Check(t, is.Contains(a.Summary(nil), "approval | "+tc.approval.Approver+" ("+roles[tc.approval.Approver]+")"))
+			}
 		})
 	}
 }
@@ -182,7 +241,8 @@ func TestAuthorizeForkApprovalReason(t *testing.T) {
 			want: "fork PR approved (dispatch by bob with approved-fork-sha " + head + "); no earlier gate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &fakeGitHub{prs: []*github.PullRequest{pullRequest(fork)}, roles: map[string]string{"bob": "admin"}}
+			f := &fakeGitHub{prs: []*github.PullRequest{pullRequest(fork)}, roles: map[string]string{"bob": "admin"},
+				reviews: []*github.PullRequestReview{review("bob", "APPROVED", head)}}
 			approval := tc.approval
 
 			a, err := Authorize(context.Background(), f, AuthorizeRequest{Repository: repo, PRNumber: 7, ExpectedHeadSHA: head, Actor: "bob",

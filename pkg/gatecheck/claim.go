@@ -6,8 +6,13 @@ package gatecheck
 // same tested ref, or the same tree and lane) the lowest check-run id leads:
 // GitHub hands ids out in creation order, so every lane that staked later
 // sees the leader's stake when it lists after its own, and exactly one lane
-// of those that staked finds no older stake. The others wait for the leader
-// on the policy clock, inside their own budget, then reuse its success — or
+// of those that staked finds no older stake. A lane whose leader stakes on
+// its own head follows it (follow.go): it publishes a follow gate and ends,
+// never paying, whatever the length of the leader's GPU job; the leader's gate
+// job completes the follow gate with its result. A leader on another head (an
+// earlier head of the PR, whose lane stops as obsolete, or another PR with the
+// same tree) cannot complete a gate it does not know of: the others wait for
+// it on the policy clock, inside their own budget, then reuse its success — or
 // pay if it failed, vanished (older than the lane's bound) or outlasted the
 // budget. A lane that finds a live stake before staking waits without one.
 
@@ -16,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/google/go-github/v66/github"
@@ -29,6 +35,14 @@ import (
 // gives no read timeout. A stalled GitHub answer then ends the step within a
 // minute, not at the step timeout.
 const DefaultReadTimeout = 60 * time.Second
+
+// LaneBound is the longest a lane can take from authorize to its gate: every
+// candidate's startup budget (at least one), the accepted pod's lifetime
+// bound, and a margin for queued jobs. An in-progress gate older than that
+// belongs to a lane that vanished.
+func LaneBound(maxAttempts int, startupTimeout, lifetime time.Duration) time.Duration {
+	return time.Duration(max(maxAttempts, 1))*startupTimeout + lifetime + 15*time.Minute
+}
 
 // ClaimClient is what the in-progress protocol reads and writes. *ghapi.Client has it.
 type ClaimClient interface {
@@ -64,19 +78,25 @@ type ClaimRequest struct {
 type Claim struct {
 	// Decision says whether to reuse (an earlier or the leader's success) and why.
 	Decision
-	// Staked is this lane's in-progress gate, nil when it published none.
-	// Whatever the decision, the lane's gate job completes it (Evidence.CheckRunID).
+	// Staked is this lane's gate, nil when it published none: in progress when
+	// it leads or reuses, a queued follow gate when it follows. Unless it
+	// follows, the lane's gate job completes it (Evidence.CheckRunID); a follow
+	// gate is the leader's to complete.
 	Staked *github.CheckRun
-	// Leader is the stake this lane waited for (0: none) and Waited how long.
+	// Leader is the stake this lane waited for or follows (0: none) and Waited how long.
 	Leader int64
 	Waited time.Duration
+	// Following is set when this lane follows Leader: it pays nothing and
+	// publishes nothing more; the leader's gate job completes Staked.
+	Following bool
 }
 
 // ClaimOrWait decides, right before the first create, whether this lane pays:
-// it reuses a reusable earlier gate, waits for an older live stake for the same
-// key, or stakes and leads. It fails open — a failed listing or stake answers
-// "pay" — and errs only for a bad request or when ctx ends, after withdrawing
-// its stake so that no gate is left in progress.
+// it reuses a reusable earlier gate, follows an older live stake for the same
+// key on its head, waits for one on another head, or stakes and leads. It fails
+// open — a failed listing or stake answers "pay" — and errs only for a bad
+// request or when ctx ends, after withdrawing its stake so that no gate is left
+// in progress.
 func ClaimOrWait(ctx context.Context, c ClaimClient, r ClaimRequest) (Claim, error) {
 	if err := r.validate(); err != nil {
 		return Claim{}, err
@@ -84,57 +104,147 @@ func ClaimOrWait(ctx context.Context, c ClaimClient, r ClaimRequest) (Claim, err
 	if c == nil {
 		return Claim{Decision: Decision{Reason: "no GitHub client for the in-progress gate: running the paid path"}}, nil
 	}
-	clk, sleep := r.Clock, r.Sleep
-	if clk == nil {
-		clk = clock.Wall{}
-	}
-	if sleep == nil {
-		sleep = clock.SleepContext
-	}
-	logf := r.Logf
-	if logf == nil {
-		logf = func(string, ...any) {}
-	}
-	q, name := r.query()
-	limit := r.readTimeout()
-	start := clk.Now()
-	var out Claim
+	w := r.walker(c)
 	for {
-		runs, err := r.list(ctx, c, clk, q, limit)
+		runs, err := r.list(ctx, c, w.clk, w.q, w.limit)
 		if ctx.Err() != nil {
-			return out, r.withdraw(c, out.Staked, ctx.Err())
+			return w.out, r.withdraw(c, w.out.Staked, ctx.Err())
 		}
 		if err != nil {
-			out.Decision = Decision{Reason: fmt.Sprintf("gate lookup failed (%v): running the paid path", err)}
-			return r.stakeOnce(ctx, c, clk, out, logf), nil
+			w.out.Decision = Decision{Reason: fmt.Sprintf("gate lookup failed (%v): running the paid path", err)}
+			return w.lead(ctx), nil
 		}
-		if out.Decision = decide(runs, name, q); out.Reuse {
-			return out, nil
+		if w.out.Decision = decide(runs, w.name, w.q); w.out.Reuse {
+			w.out.Following = false
+			return w.out, nil
 		}
-		now := clk.Now()
-		leader := oldestLiveStake(runs, name, q, now, r.LaneBound, out.Staked)
-		if leader == nil {
-			if out.Staked != nil {
-				out.Reason = fmt.Sprintf("%s; this lane leads (in-progress gate %d)", out.Reason, out.Staked.GetID())
-				return out, nil
-			}
-			out = r.stakeOnce(ctx, c, clk, out, logf)
-			if out.Staked == nil {
-				return out, nil // could not stake: pay without one (fail open)
-			}
-			continue // list again: a lane that staked at the same moment may be older
+		now := w.clk.Now()
+		leader := oldestLiveStake(runs, w.name, w.q, now, r.LaneBound, w.out.Staked)
+		done, next, err := w.step(ctx, leader, now)
+		if done || err != nil {
+			return w.out, err
 		}
-		out.Leader, out.Waited = leader.GetID(), now.Sub(start)
-		if out.Waited >= r.Wait {
-			return r.waitedEnough(ctx, c, clk, out, leader, q, logf), nil
+		if next {
+			continue
 		}
-		logf("waiting for in-progress gate %d (%s) of another lane for the same %s; waited %s of %s",
-			leader.GetID(), leader.GetHTMLURL(), keyOrRef(q), out.Waited.Round(time.Second), r.Wait)
-		pause := min(r.Poll, r.Wait-out.Waited)
-		if err := sleep(ctx, pause); err != nil || ctx.Err() != nil {
-			return out, r.withdraw(c, out.Staked, errors.Join(ctx.Err(), err))
+		if err := w.sleep(ctx, leader); err != nil {
+			return w.out, r.withdraw(c, w.out.Staked, err)
 		}
 	}
+}
+
+// claimWalk is one ClaimOrWait's state.
+type claimWalk struct {
+	r       ClaimRequest
+	c       ClaimClient
+	clk     clock.Clock
+	sleeper clock.Sleeper
+	logf    func(string, ...any)
+	q       ReuseQuery
+	name    string
+	limit   time.Duration
+	start   time.Time
+	out     Claim
+	// noFollow: a follow gate could not be published; the lane waits instead.
+	noFollow bool
+}
+
+func (r ClaimRequest) walker(c ClaimClient) *claimWalk {
+	w := &claimWalk{r: r, c: c, clk: r.Clock, sleeper: r.Sleep, logf: r.Logf, limit: r.readTimeout()}
+	if w.clk == nil {
+		w.clk = clock.Wall{}
+	}
+	if w.sleeper == nil {
+		w.sleeper = clock.SleepContext
+	}
+	if w.logf == nil {
+		w.logf = func(string, ...any) {}
+	}
+	w.q, w.name = r.query()
+	w.start = w.clk.Now()
+	return w
+}
+
+// step acts on one listing's live leader (nil: none): it returns done when
+// the claim is decided, next to list again at once, neither to wait.
+func (w *claimWalk) step(ctx context.Context, leader *github.CheckRun, now time.Time) (done, next bool, err error) {
+	switch {
+	case leader == nil && isFollow(w.out.Staked):
+		// The lane this one followed ended without a result to reuse, or vanished: lead.
+		w.out.Following, w.out.Leader = false, 0
+		w.out.Staked = w.r.restake(ctx, w.c, w.clk, w.out.Staked, w.logf)
+		return w.out.Staked == nil, w.out.Staked != nil, nil
+	case leader == nil && w.out.Staked != nil:
+		w.out.Reason = fmt.Sprintf("%s; this lane leads (in-progress gate %d)", w.out.Reason, w.out.Staked.GetID())
+		return true, false, nil
+	case leader == nil:
+		w.out = w.r.stakeOnce(ctx, w.c, w.clk, w.out, w.logf)
+		// Without a stake: pay without one (fail open). With one: list again,
+		// a lane that staked at the same moment may be older.
+		return w.out.Staked == nil, w.out.Staked != nil, nil
+	case leader.GetHeadSHA() == w.q.HeadSHA && !w.noFollow:
+		return w.follow(ctx, leader)
+	}
+	w.out.Leader, w.out.Waited = leader.GetID(), now.Sub(w.start)
+	if w.out.Waited >= w.r.Wait {
+		w.out = w.r.waitedEnough(ctx, w.c, w.clk, w.out, leader, w.q, w.logf)
+		return true, false, nil
+	}
+	return false, false, nil
+}
+
+// follow makes this lane a follower of leader, a live stake on its own head:
+// it publishes (or turns its stake into) a follow gate naming leader, then
+// lists once more, and is done when leader is still the one live stake to
+// follow. A follow gate that cannot be published leaves the lane to wait as
+// for a leader on another head.
+func (w *claimWalk) follow(ctx context.Context, leader *github.CheckRun) (done, next bool, err error) {
+	if w.out.Following && w.out.Leader == leader.GetID() {
+		w.out.Reason = fmt.Sprintf("gate %d (%s) of another lane is testing the same %s on this head: this lane follows it and pays nothing; "+
+			"its result completes this head's gate %d", leader.GetID(), leader.GetHTMLURL(), keyOrRef(w.q), w.out.Staked.GetID())
+		return true, false, nil
+	}
+	staked, err := w.r.publishFollow(ctx, w.c, w.clk, w.out.Staked, leader)
+	if err != nil {
+		w.logf("the follow gate could not be published (%v): waiting for gate %d instead", err, leader.GetID())
+		w.noFollow = true
+		return false, true, nil
+	}
+	w.logf("following in-progress gate %d (%s) of another lane for the same %s: follow gate %d", leader.GetID(), leader.GetHTMLURL(), keyOrRef(w.q), staked.GetID())
+	w.out.Staked, w.out.Leader, w.out.Following = staked, leader.GetID(), true
+	return false, true, nil
+}
+
+// sleep waits one poll for leader, within what is left of the budget.
+func (w *claimWalk) sleep(ctx context.Context, leader *github.CheckRun) error {
+	w.logf("waiting for in-progress gate %d (%s) of another lane for the same %s; waited %s of %s",
+		leader.GetID(), leader.GetHTMLURL(), keyOrRef(w.q), w.out.Waited.Round(time.Second), w.r.Wait)
+	pause := min(w.r.Poll, w.r.Wait-w.out.Waited)
+	if err := w.sleeper(ctx, pause); err != nil || ctx.Err() != nil {
+		return errors.Join(ctx.Err(), err)
+	}
+	return nil
+}
+
+// lead ends the claim paying, under a stake when one can be published.
+func (w *claimWalk) lead(ctx context.Context) Claim {
+	if isFollow(w.out.Staked) {
+		w.out.Following, w.out.Leader = false, 0
+		if st := w.r.restake(ctx, w.c, w.clk, w.out.Staked, w.logf); st != nil {
+			w.out.Staked = st
+			return w.out
+		}
+		w.out.Staked = nil
+	}
+	if w.out.Staked != nil {
+		return w.out
+	}
+	return w.r.stakeOnce(ctx, w.c, w.clk, w.out, w.logf)
+}
+
+// isFollow reports whether a lane's own gate is a follow gate.
+func isFollow(r *github.CheckRun) bool {
+	return r != nil && strings.HasPrefix(r.GetExternalID(), FollowPrefix)
 }
 
 // query is the reuse query the claim lists gates with: only the trusted
@@ -157,10 +267,46 @@ func (r ClaimRequest) waitedEnough(ctx context.Context, c ClaimClient, clk clock
 	logf func(string, ...any)) Claim {
 	out.Reason = fmt.Sprintf("gate %d of another lane for the same %s is still in progress after this lane waited %s (its budget): running the paid path",
 		leader.GetID(), keyOrRef(q), out.Waited.Round(time.Second))
-	if out.Staked == nil {
-		out = r.stakeOnce(ctx, c, clk, out, logf)
+	w := &claimWalk{r: r, c: c, clk: clk, logf: logf, q: q, out: out}
+	return w.lead(ctx)
+}
+
+// publishFollow publishes this lane's follow gate naming leader: a new one,
+// or, when the lane already holds a gate (a stake of the same moment, younger
+// than leader's, or a follow gate naming another leader), that gate turned
+// into one.
+func (r ClaimRequest) publishFollow(ctx context.Context, c ClaimClient, clk clock.Clock, own, leader *github.CheckRun) (*github.CheckRun, error) {
+	in, err := FollowContent(Evidence{HeadSHA: r.Query.HeadSHA, TestedRef: r.Query.TestedRef, CheckName: r.Query.CheckName,
+		Key: r.Query.Key, RunURL: r.RunURL}, leader, r.LaneBound)
+	if err != nil {
+		return nil, err
 	}
-	return out
+	sctx, cancel := reqpolicy.Bound(ctx, clk, r.readTimeout())
+	defer cancel()
+	if own != nil {
+		return c.UpdateCheckRun(sctx, own.GetID(), in)
+	}
+	return c.CreateCheckRun(sctx, in)
+}
+
+// restake turns this lane's follow gate into its in-progress stake: the lane
+// it followed ended without a result to reuse, so this lane leads. Failing,
+// it publishes a stake of its own (stakeOnce) and nil when that fails too.
+func (r ClaimRequest) restake(ctx context.Context, c ClaimClient, clk clock.Clock, own *github.CheckRun, logf func(string, ...any)) *github.CheckRun {
+	in, err := InProgressContent(Evidence{HeadSHA: r.Query.HeadSHA, TestedRef: r.Query.TestedRef, CheckName: r.Query.CheckName,
+		Key: r.Query.Key, RunURL: r.RunURL}, clk.Now())
+	if err == nil {
+		sctx, cancel := reqpolicy.Bound(ctx, clk, r.readTimeout())
+		var st *github.CheckRun
+		st, err = c.UpdateCheckRun(sctx, own.GetID(), in)
+		cancel()
+		if err == nil {
+			logf("the lane this one followed ended without a result to reuse: gate %d is now this lane's in-progress gate", st.GetID())
+			return st
+		}
+	}
+	logf("follow gate %d could not become this lane's in-progress gate (%v): publishing another", own.GetID(), err)
+	return r.stakeOnce(ctx, c, clk, Claim{}, logf).Staked
 }
 
 func (r ClaimRequest) validate() error {
@@ -219,16 +365,18 @@ func (r ClaimRequest) readTimeout() time.Duration {
 	return r.ReadTimeout
 }
 
-// withdraw completes a stake as skipped when the lane stops before deciding,
-// on a fresh bounded context (ctx is already done), and returns why it stopped.
+// withdraw completes a stake as failed when the lane stops before deciding,
+// on a fresh bounded context (ctx is already done), and returns why it
+// stopped. Failed, not skipped: a neutral gate would pass branch protection
+// for a tree nothing tested. A follow gate stays: its leader completes it.
 func (r ClaimRequest) withdraw(c ClaimClient, staked *github.CheckRun, why error) error {
 	err := fmt.Errorf("waiting for another lane's gate: %w", why)
-	if staked == nil {
+	if staked == nil || isFollow(staked) {
 		return err
 	}
-	e := Evidence{Kind: KindSkipped, HeadSHA: r.Query.HeadSHA, TestedRef: r.Query.TestedRef, CheckName: r.Query.CheckName,
+	e := Evidence{Kind: KindFailed, HeadSHA: r.Query.HeadSHA, TestedRef: r.Query.TestedRef, CheckName: r.Query.CheckName,
 		Key: r.Query.Key, RunURL: r.RunURL, CheckRunID: staked.GetID(),
-		Reason: "this lane stopped while it waited for another lane's result; nothing was paid"}
+		Reason: "this lane stopped while it waited for another lane's result, before it tested anything; nothing was paid: re-run it to test this head"}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, perr := Publish(ctx, c, e); perr != nil {
@@ -239,7 +387,8 @@ func (r ClaimRequest) withdraw(c ClaimClient, staked *github.CheckRun, why error
 
 // oldestLiveStake is the lowest-id in-progress gate for the same key from the
 // trusted app, younger than bound, other than (and older than) this lane's own
-// stake; nil when there is none.
+// stake; nil when there is none. A lane whose own gate is a follow gate takes
+// any live stake as its leader, younger ones included: it is nobody's stake.
 func oldestLiveStake(runs []*github.CheckRun, name string, q ReuseQuery, now time.Time, bound time.Duration, own *github.CheckRun) *github.CheckRun {
 	var live []*github.CheckRun
 	for _, g := range matchingGates(runs, name, q, false) {
@@ -247,7 +396,7 @@ func oldestLiveStake(runs []*github.CheckRun, name string, q ReuseQuery, now tim
 		if r.GetStatus() != "in_progress" || r.StartedAt == nil || now.Sub(r.GetStartedAt().Time) >= bound {
 			continue // queued is nobody's stake; an old one is a lane that vanished
 		}
-		if own != nil && r.GetID() >= own.GetID() {
+		if own != nil && !isFollow(own) && r.GetID() >= own.GetID() {
 			continue // this lane's own stake, or a younger one that waits for it
 		}
 		live = append(live, r)

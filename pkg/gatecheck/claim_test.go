@@ -231,8 +231,9 @@ func TestClaimRequestBounds(t *testing.T) {
 	assert.NilError(t, err)
 }
 
-// A lane stopped while it waits completes its own stake as skipped, on a
-// context of its own (the run's is already done).
+// A lane stopped while it waits completes its own stake as failed (a
+// neutral gate would pass branch protection untested), on a context of its
+// own (the run's is already done).
 func TestClaimWithdrawalOutlivesTheCancelledRun(t *testing.T) {
 	f := &ffChecks{now: ffStart, nextID: 100}
 	// Another lane's stake lands just before this one's: it is older, so this lane waits.
@@ -251,8 +252,8 @@ func TestClaimWithdrawalOutlivesTheCancelledRun(t *testing.T) {
 	assert.Check(t, strings.HasPrefix(err.Error(), "waiting for another lane's gate: context canceled"), err.Error())
 	assert.Check(t, !strings.Contains(err.Error(), "stays in progress"), err.Error())
 	assert.Equal(t, len(f.updates), 1)
-	assert.Equal(t, f.updates[0].Conclusion, "neutral")
-	assert.Check(t, strings.Contains(f.updates[0].Summary, "this lane stopped while it waited for another lane's result; nothing was paid"))
+	assert.Equal(t, f.updates[0].Conclusion, "failure")
+	assert.Check(t, strings.Contains(f.updates[0].Summary, "this lane stopped while it waited for another lane's result, before it tested anything; nothing was paid"))
 }
 
 // Among several live stakes for the key, the oldest (lowest id) leads.
@@ -279,11 +280,14 @@ type fakeChecks struct {
 	nextID    int64
 	listErr   error
 	createErr error
+	// createErrOn limits createErr to creates whose external_id starts with it.
+	createErrOn string
 	// beforeCreate runs right before this lane's stake lands (another lane racing it).
 	beforeCreate func(f *fakeChecks)
 	onSleep      func(f *fakeChecks, slept int)
 	slept        int
 	updates      []ghapi.CheckRunInput
+	lists        []string // the ref of each listing
 }
 
 func (f *fakeChecks) Now() time.Time { return f.now }
@@ -297,13 +301,26 @@ func (f *fakeChecks) sleep(ctx context.Context, d time.Duration) error {
 	return ctx.Err()
 }
 
-func (f *fakeChecks) ListCheckRunsForRef(context.Context, string, string, int) ([]*github.CheckRun, error) {
-	return f.runs, f.listErr
+func (f *fakeChecks) ListCheckRunsForRef(_ context.Context, ref, _ string, _ int) ([]*github.CheckRun, error) {
+	f.lists = append(f.lists, ref)
+	var out []*github.CheckRun
+	for _, r := range f.runs {
+		if r.GetHeadSHA() == ref {
+			out = append(out, r)
+		}
+	}
+	return out, f.listErr
 }
 
 func (f *fakeChecks) add(status, conclusion, marker string, started time.Time) *github.CheckRun {
+	return f.addOn(head, status, conclusion, marker, started)
+}
+
+// addOn adds a check run on another head than the lane's.
+func (f *fakeChecks) addOn(on, status, conclusion, marker string, started time.Time) *github.CheckRun {
 	f.nextID++
 	r := gateRun(f.nextID, DefaultCheckName, marker, status, conclusion, ourApp, time.Time{})
+	r.HeadSHA = github.String(on)
 	r.StartedAt = &github.Timestamp{Time: started}
 	if status == "completed" {
 		r.CompletedAt = &github.Timestamp{Time: f.now}
@@ -317,10 +334,10 @@ func (f *fakeChecks) CreateCheckRun(_ context.Context, in ghapi.CheckRunInput) (
 		f.beforeCreate(f)
 		f.beforeCreate = nil
 	}
-	if f.createErr != nil {
+	if f.createErr != nil && (f.createErrOn == "" || strings.HasPrefix(in.ExternalID, f.createErrOn)) {
 		return nil, f.createErr
 	}
-	return f.add(in.Status, in.Conclusion, in.ExternalID, in.StartedAt), nil
+	return f.addOn(in.HeadSHA, in.Status, in.Conclusion, in.ExternalID, in.StartedAt), nil
 }
 
 func (f *fakeChecks) UpdateCheckRun(_ context.Context, id int64, in ghapi.CheckRunInput) (*github.CheckRun, error) {
@@ -344,27 +361,47 @@ func (f *fakeChecks) complete(id int64, conclusion string) {
 	}
 }
 
-// The in-progress protocol, decision by decision: who leads, who waits, and
-// when a waiter reuses or pays.
+// earlierHead is a head the lane's PR had before (or another PR's head).
+var earlierHead = strings.Repeat("e", 40)
+
+// The in-progress protocol, decision by decision: who leads, who follows, who
+// waits, and when a waiter reuses or pays.
 func TestClaimOrWait(t *testing.T) {
 	const bound, wait, poll = 2 * time.Hour, 10 * time.Minute, 30 * time.Second
 	stakeMarker := mergeKeyM // what a lane for (merge, tree, lane) stakes: kind paid, v2
+	followMarker := FollowPrefix + "1:" + mergeKeyM
 	tests := []struct {
 		name       string
 		setup      func(f *fakeChecks)
 		wantReuse  bool
-		wantStaked bool
+		wantStaked string // the lane's own gate: "" none, "stake" in progress, "follow" a follow gate
+		wantFollow bool
 		wantLeader int64
 		wantSlept  int
 		wantIn     string
 	}{
-		{name: "nothing earlier: stake and lead", wantStaked: true, wantIn: "this lane leads"},
+		{name: "nothing earlier: stake and lead", wantStaked: "stake", wantIn: "this lane leads"},
 		{name: "an earlier success for the tree: reuse without a stake",
 			setup:     func(f *fakeChecks) { f.add("completed", "success", stakeMarker, f.now.Add(-time.Hour)) },
 			wantReuse: true, wantIn: "already passed"},
-		{name: "an older live stake that passes: wait, then reuse its result",
+		{name: "an older live stake on this head: follow it at once, never pay",
+			setup:      func(f *fakeChecks) { f.add("in_progress", "", stakeMarker, f.now.Add(-5*time.Minute)) },
+			wantStaked: "follow", wantFollow: true, wantLeader: 1, wantIn: "this lane follows it and pays nothing"},
+		{name: "a follower whose leader passes while it publishes: reuse",
 			setup: func(f *fakeChecks) {
-				leader := f.add("in_progress", "", stakeMarker, f.now.Add(-5*time.Minute))
+				leader := f.add("in_progress", "", stakeMarker, f.now)
+				f.beforeCreate = func(f *fakeChecks) { f.complete(leader.GetID(), "success") }
+			},
+			wantReuse: true, wantStaked: "follow", wantLeader: 1, wantIn: "already passed"},
+		{name: "a follower whose leader fails while it publishes: lead under its gate",
+			setup: func(f *fakeChecks) {
+				leader := f.add("in_progress", "", stakeMarker, f.now)
+				f.beforeCreate = func(f *fakeChecks) { f.complete(leader.GetID(), "failure") }
+			},
+			wantStaked: "stake", wantIn: "this lane leads"},
+		{name: "an older live stake on another head that passes: wait, then reuse its result",
+			setup: func(f *fakeChecks) {
+				leader := f.addOn(earlierHead, "in_progress", "", stakeMarker, f.now.Add(-5*time.Minute))
 				f.onSleep = func(f *fakeChecks, n int) {
 					if n == 3 {
 						f.complete(leader.GetID(), "success")
@@ -372,40 +409,47 @@ func TestClaimOrWait(t *testing.T) {
 				}
 			},
 			wantReuse: true, wantLeader: 1, wantSlept: 3},
-		{name: "an older live stake that fails: wait, then stake and pay",
+		{name: "an older live stake on another head that fails: wait, then stake and pay",
 			setup: func(f *fakeChecks) {
-				leader := f.add("in_progress", "", stakeMarker, f.now)
+				leader := f.addOn(earlierHead, "in_progress", "", stakeMarker, f.now)
 				f.onSleep = func(f *fakeChecks, n int) { f.complete(leader.GetID(), "failure") }
 			},
-			wantStaked: true, wantLeader: 1, wantSlept: 1, wantIn: "this lane leads"},
-		{name: "a stake older than the lane's bound vanished: do not wait",
+			wantStaked: "stake", wantLeader: 1, wantSlept: 1, wantIn: "this lane leads"},
+		{name: "a stake older than the lane's bound vanished: do not follow",
 			setup:      func(f *fakeChecks) { f.add("in_progress", "", stakeMarker, f.now.Add(-bound)) },
-			wantStaked: true, wantIn: "this lane leads"},
-		{name: "a live stake outlasting the wait budget: stake and pay",
-			setup:      func(f *fakeChecks) { f.add("in_progress", "", stakeMarker, f.now) },
-			wantStaked: true, wantLeader: 1, wantSlept: int(wait / poll), wantIn: "still in progress after this lane waited 10m0s"},
-		{name: "a lane that staked a moment earlier leads; this one waits and reuses",
+			wantStaked: "stake", wantIn: "this lane leads"},
+		{name: "a live stake on another head outlasting the wait budget: stake and pay",
+			setup:      func(f *fakeChecks) { f.addOn(earlierHead, "in_progress", "", stakeMarker, f.now) },
+			wantStaked: "stake", wantLeader: 1, wantSlept: int(wait / poll), wantIn: "still in progress after this lane waited 10m0s"},
+		{name: "a lane that staked a moment earlier on this head leads; this one's stake becomes a follow gate",
 			setup: func(f *fakeChecks) {
-				var other *github.CheckRun
-				f.beforeCreate = func(f *fakeChecks) { other = f.add("in_progress", "", stakeMarker, f.now) }
-				f.onSleep = func(f *fakeChecks, n int) { f.complete(other.GetID(), "success") }
+				f.beforeCreate = func(f *fakeChecks) { f.add("in_progress", "", stakeMarker, f.now) }
 			},
-			wantReuse: true, wantStaked: true, wantLeader: 1, wantSlept: 1},
-		{name: "a stake for another tree is not waited for",
+			wantStaked: "follow", wantFollow: true, wantLeader: 1, wantIn: "this lane follows it"},
+		{name: "a stake for another tree is not followed",
 			setup: func(f *fakeChecks) {
 				m, _ := FormatMarker(merge2, KindPaid, &TreeKey{Tree: tree2, Lane: lane})
 				f.add("in_progress", "", m, f.now)
 			},
-			wantStaked: true, wantIn: "this lane leads"},
+			wantStaked: "stake", wantIn: "this lane leads"},
 		{name: "a queued run is nobody's stake",
 			setup:      func(f *fakeChecks) { f.add("queued", "", stakeMarker, f.now) },
-			wantStaked: true, wantIn: "this lane leads"},
+			wantStaked: "stake", wantIn: "this lane leads"},
+		{name: "another lane's follow gate is nobody's stake",
+			setup:      func(f *fakeChecks) { f.add("queued", "", FollowPrefix+"99:"+stakeMarker, f.now) },
+			wantStaked: "stake", wantIn: "this lane leads"},
 		{name: "the listing fails: stake and pay (fail open)",
 			setup:      func(f *fakeChecks) { f.listErr = errors.New("502 Bad Gateway") },
-			wantStaked: true, wantIn: "gate lookup failed (502 Bad Gateway): running the paid path"},
+			wantStaked: "stake", wantIn: "gate lookup failed (502 Bad Gateway): running the paid path"},
 		{name: "the stake cannot be published: pay without one",
 			setup:  func(f *fakeChecks) { f.createErr = errors.New("403 Resource not accessible by integration") },
 			wantIn: "the in-progress gate could not be published (403 Resource not accessible by integration)"},
+		{name: "the follow gate cannot be published: wait as for another head, then pay",
+			setup: func(f *fakeChecks) {
+				f.add("in_progress", "", stakeMarker, f.now)
+				f.createErr, f.createErrOn = errors.New("502 Bad Gateway"), FollowPrefix
+			},
+			wantStaked: "stake", wantLeader: 1, wantSlept: int(wait / poll), wantIn: "still in progress after this lane waited 10m0s"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -414,39 +458,56 @@ func TestClaimOrWait(t *testing.T) {
 				tc.setup(f)
 			}
 			c, err := ClaimOrWait(context.Background(), f, ClaimRequest{
-				Query:     ReuseQuery{HeadSHA: head, TestedRef: merge, AppID: ourApp, Key: keyT},
+				Query:     ReuseQuery{HeadSHA: head, TestedRef: merge, AppID: ourApp, Key: keyT, EarlierHeads: []string{earlierHead}},
 				LaneBound: bound, Wait: wait, Poll: poll, Clock: f, Sleep: f.sleep,
 			})
 			assert.NilError(t, err)
 			assert.Check(t, is.Equal(c.Reuse, tc.wantReuse), c.Reason)
-			assert.Check(t, is.Equal(c.Staked != nil, tc.wantStaked), c.Reason)
+			assert.Check(t, is.Equal(c.Following, tc.wantFollow), c.Reason)
 			assert.Check(t, is.Equal(c.Leader, tc.wantLeader))
 			assert.Check(t, is.Equal(f.slept, tc.wantSlept))
 			if tc.wantIn != "" {
 				assert.Check(t, is.Contains(c.Reason, tc.wantIn))
 			}
-			if c.Staked != nil {
+			switch tc.wantStaked {
+			case "":
+				assert.Check(t, c.Staked == nil, c.Reason)
+			case "stake":
+				assert.Assert(t, c.Staked != nil, c.Reason)
 				assert.Check(t, is.Equal(c.Staked.GetStatus(), "in_progress"))
 				assert.Check(t, is.Equal(c.Staked.GetExternalID(), stakeMarker), "the stake carries the marker its success will")
+			case "follow":
+				assert.Assert(t, c.Staked != nil, c.Reason)
+				assert.Check(t, is.Equal(c.Staked.GetStatus(), "queued"), "a follow gate is nobody's stake")
+				assert.Check(t, is.Equal(c.Staked.GetExternalID(), followMarker), "it names its leader and the marker its result will carry")
+			}
+			if tc.wantFollow {
+				stakes := 0
+				for _, r := range f.runs {
+					if r.GetStatus() == "in_progress" && r.GetExternalID() == stakeMarker {
+						stakes++
+					}
+				}
+				assert.Check(t, is.Equal(stakes, 1), "a follower adds no stake: the leader's is the one")
 			}
 		})
 	}
 }
 
-// A lane stopped while it waits withdraws its stake: completed as skipped, so
-// no gate is left in progress, and the error says it stopped.
+// A lane stopped while it waits withdraws its stake: completed as failed, so
+// no gate is left in progress and none passes untested; the error says it stopped.
 func TestClaimOrWaitWithdrawsOnCancel(t *testing.T) {
 	f := &fakeChecks{now: t0}
 	ctx, cancel := context.WithCancel(context.Background())
-	f.beforeCreate = func(f *fakeChecks) { f.add("in_progress", "", mergeKeyM, f.now) }
+	f.beforeCreate = func(f *fakeChecks) { f.addOn(earlierHead, "in_progress", "", mergeKeyM, f.now) }
 	f.onSleep = func(*fakeChecks, int) { cancel() }
-	_, err := ClaimOrWait(ctx, f, ClaimRequest{Query: ReuseQuery{HeadSHA: head, TestedRef: merge, AppID: ourApp, Key: keyT},
+	_, err := ClaimOrWait(ctx, f, ClaimRequest{Query: ReuseQuery{HeadSHA: head, TestedRef: merge, AppID: ourApp, Key: keyT, EarlierHeads: []string{earlierHead}},
 		LaneBound: time.Hour, Wait: time.Hour, Poll: time.Minute, Clock: f, Sleep: f.sleep})
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Assert(t, is.Len(f.updates, 1))
 	assert.Check(t, is.Equal(f.updates[0].Status, "completed"))
-	assert.Check(t, is.Equal(f.updates[0].Conclusion, "neutral"))
-	assert.Check(t, is.Contains(f.updates[0].ExternalID, ":skipped:tree:"))
+	assert.Check(t, is.Equal(f.updates[0].Conclusion, "failure"))
+	assert.Check(t, is.Contains(f.updates[0].ExternalID, ":failed:tree:"))
 }
 
 func TestClaimOrWaitRefusesBadRequests(t *testing.T) {

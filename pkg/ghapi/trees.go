@@ -5,26 +5,13 @@ import (
 	"fmt"
 
 	"github.com/google/go-github/v66/github"
-
-	"github.com/org/runpod-gpu/pkg/wire"
 )
 
 // CommitTree returns the tree SHA of commit sha (GET /repos/{o}/{r}/git/commits/{sha}):
 // what the commit's files are, whatever its message, author or parents.
 func (c *Client) CommitTree(ctx context.Context, sha string) (string, error) {
-	if !wire.IsCommitSHA(sha) {
-		return "", fmt.Errorf("ghapi: commit %q: want a full lowercase commit SHA", sha)
-	}
-	op := "read the tree of commit " + sha
-	commit, _, err := c.gh.Git.GetCommit(ctx, c.owner, c.repo, sha)
-	if err != nil {
-		return "", c.fail(op, err, nil)
-	}
-	tree := commit.GetTree().GetSHA()
-	if !wire.IsCommitSHA(tree) {
-		return "", c.fail(op, fmt.Errorf("GitHub's answer has tree sha %q, want a full lowercase SHA", tree), nil)
-	}
-	return tree, nil
+	commit, err := c.GitCommit(ctx, sha)
+	return commit.Tree, err
 }
 
 // UpdateCheckRun updates check run id with one PATCH (never retried, like

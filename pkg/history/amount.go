@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/org/runpod-gpu/pkg/cost"
 )
@@ -14,6 +15,9 @@ import (
 type Amount struct {
 	Known   float64 // the sum of the known amounts
 	Unknown int     // how many amounts are unknown
+	// UnknownJobs is how many of the unknown amounts are Serverless jobs'
+	// rather than pods' (for the text only).
+	UnknownJobs int
 }
 
 // Add adds one amount.
@@ -25,10 +29,19 @@ func (a *Amount) Add(m cost.Money) {
 	}
 }
 
+// AddJob adds one Serverless job's amount.
+func (a *Amount) AddJob(m cost.Money) {
+	a.Add(m)
+	if !m.Known {
+		a.UnknownJobs++
+	}
+}
+
 // Plus adds another sum.
 func (a *Amount) Plus(b Amount) {
 	a.Known += b.Known
 	a.Unknown += b.Unknown
+	a.UnknownJobs += b.UnknownJobs
 }
 
 // Total is the sum, unknown when any amount is.
@@ -46,11 +59,21 @@ func (a Amount) String() string {
 	if a.Unknown == 0 {
 		return cost.KnownMoney(a.Known).String()
 	}
-	pods := "pods"
-	if a.Unknown == 1 {
-		pods = "pod"
+	var parts []string
+	if n := a.Unknown - a.UnknownJobs; n > 0 {
+		parts = append(parts, plural(n, "pod", "pods"))
 	}
-	return fmt.Sprintf("%s known, %d %s of unknown cost", cost.KnownMoney(a.Known), a.Unknown, pods)
+	if a.UnknownJobs > 0 {
+		parts = append(parts, plural(a.UnknownJobs, "Serverless job", "Serverless jobs"))
+	}
+	return fmt.Sprintf("%s known, %s of unknown cost", cost.KnownMoney(a.Known), strings.Join(parts, " and "))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // MarshalJSON writes {"usd": total or null, "knownUsd": n, "unknown": n}:

@@ -11,15 +11,16 @@ import (
 )
 
 // Source is the evidence a pod's cost was read from. Better evidence wins:
-// the cost artifact, then a cost log line, then an attempt log line, then an
-// estimate from the log's timestamps; a pod only the gate marker shows has
-// an unknown cost.
+// the cost artifact, then a cost log line, then the reaper's record of the
+// pod it deleted, then an attempt log line, then an estimate from the log's
+// timestamps; a pod only the gate marker shows has an unknown cost.
 type Source string
 
 // Sources, best first.
 const (
 	SourceArtifact    Source = "artifact"     // the cost artifact cleanup or the watchdog uploaded
 	SourceCostLine    Source = "cost-line"    // a runpod-gpu::cost log line
+	SourceReaper      Source = "reaper"       // the reaper's decision record: it deleted the pod
 	SourceAttemptLine Source = "attempt-line" // a runpod-gpu::attempt log line: a rejected pod's paid seconds
 	SourceLogWindow   Source = "log-window"   // an accepted pod's window estimated from log timestamps
 	SourceGate        Source = "gate"         // only the paid gate's marker shows that a pod ran
@@ -83,10 +84,13 @@ type Attempt struct {
 	Gate          gatecheck.Kind  `json:"gate"` // the kind of the last gate marker in the logs; "" when none
 	// EvidenceComplete is false while a download is missing: the attempt's
 	// GPU work and cost may then be partly or wholly unknown.
-	EvidenceComplete bool     `json:"evidenceComplete"`
-	Pods             []Pod    `json:"pods"`
-	Notes            []string `json:"notes"`    // what is unknown, and why
-	Warnings         []string `json:"warnings"` // evidence that was odd: duplicates, malformed lines
+	EvidenceComplete bool  `json:"evidenceComplete"`
+	Pods             []Pod `json:"pods"`
+	// Serverless is the Serverless lane's spend, from its cost artifact; nil
+	// for an attempt of the pod lane.
+	Serverless *cost.ServerlessSpend `json:"serverless,omitempty"`
+	Notes      []string              `json:"notes"`    // what is unknown, and why
+	Warnings   []string              `json:"warnings"` // evidence that was odd: duplicates, malformed lines
 }
 
 // Key returns the attempt's key.
@@ -103,11 +107,14 @@ func (a Attempt) Spend() Amount {
 			sum.Add(p.Dollars)
 		}
 	}
+	if a.Serverless != nil {
+		sum.AddJob(a.Serverless.Dollars)
+	}
 	return sum
 }
 
 // readAttempt reads one attempt's saved evidence.
-func readAttempt(st store, rec AttemptRecord) Attempt {
+func readAttempt(st store, rec AttemptRecord, reaped reaperCosts) Attempt {
 	a := Attempt{
 		RunID: rec.RunID, Attempt: rec.Attempt, Repository: rec.Repository, Event: rec.Event,
 		CreatedAt: rec.CreatedAt, StartedAt: rec.StartedAt, Status: rec.Status, Conclusion: rec.Conclusion,
@@ -118,36 +125,37 @@ func readAttempt(st store, rec AttemptRecord) Attempt {
 	}
 	a.EvidenceComplete = rec.Final()
 
-	trust, jobsKnown := a.readJobs(st, rec)
-	logs, logsRead := a.readLogs(st, rec, trust, jobsKnown)
-	artifacts := a.readArtifacts(st, rec)
+	jobs, jobsKnown := a.readJobs(st, rec)
+	logs, logsRead := a.readLogs(st, rec, newJobTrust(jobs), jobsKnown)
+	artifacts := a.readArtifacts(st, rec, jobs, jobsKnown)
 
 	a.identify(rec, artifacts, logs)
 	a.JobConclusion = jobConclusion(artifacts, logs.reports)
-	a.Pods = mergePods(&a, artifacts, logs)
+	a.Pods = mergePods(&a, artifacts, logs, reaped.of(a.Key()))
+	a.Serverless = serverlessOf(artifacts)
 	a.decide(logsRead, logs)
 	return a
 }
 
 // readJobs reads the attempt's job list: the lane's own jobs are the only
-// ones whose log lines are trusted. jobsKnown is false until they are listed.
-func (a *Attempt) readJobs(st store, rec AttemptRecord) (trust jobTrust, jobsKnown bool) {
-	// Only the lane's own jobs' logs are read; until the jobs are known, none.
-	if rec.Jobs.State == StateComplete {
-		data, err := st.readFile(rec.Key(), jobsFile)
-		var jobs []JobInfo
-		if err == nil {
-			jobs, err = parseJobs(data)
-		}
-		if err != nil {
-			a.note("jobs unreadable (%v): no log line is trusted, so its GPU work and cost are unknown", err)
-			a.EvidenceComplete = false
-		}
-		trust, jobsKnown = newJobTrust(jobs), err == nil
-	} else {
-		a.note("jobs not listed (%s): no log line is trusted until a collection lists them", describeDownload(rec.Jobs))
+// ones whose log lines and cost artifacts are trusted. jobsKnown is false
+// until they are listed.
+func (a *Attempt) readJobs(st store, rec AttemptRecord) (jobs []JobInfo, jobsKnown bool) {
+	// Only the lane's own jobs' evidence is read; until the jobs are known, none.
+	if rec.Jobs.State != StateComplete {
+		a.note("jobs not listed (%s): no log line or cost artifact is trusted until a collection lists them", describeDownload(rec.Jobs))
+		return nil, false
 	}
-	return trust, jobsKnown
+	data, err := st.readFile(rec.Key(), jobsFile)
+	if err == nil {
+		jobs, err = parseJobs(data)
+	}
+	if err != nil {
+		a.note("jobs unreadable (%v): no log line or cost artifact is trusted, so its GPU work and cost are unknown", err)
+		a.EvidenceComplete = false
+		return nil, false
+	}
+	return jobs, true
 }
 
 // readLogs scans the attempt's logs for the trusted jobs' structured lines;
@@ -179,9 +187,10 @@ func (a *Attempt) readLogs(st store, rec AttemptRecord, trust jobTrust, jobsKnow
 	return logs, logsRead
 }
 
-// readArtifacts reads the attempt's downloaded cost artifacts, noting those
-// missing and warning of those unreadable.
-func (a *Attempt) readArtifacts(st store, rec AttemptRecord) []cost.Artifact {
+// readArtifacts reads the attempt's downloaded cost artifacts that the
+// lane's own jobs uploaded (laneArtifact), noting those missing and warning
+// of those unreadable or not the lane's.
+func (a *Attempt) readArtifacts(st store, rec AttemptRecord, jobs []JobInfo, jobsKnown bool) []cost.Artifact {
 	var artifacts []cost.Artifact
 	if rec.ArtifactList.State != StateComplete {
 		a.note("cost artifacts not listed (%s): the cost artifact may be missing", describeDownload(rec.ArtifactList))
@@ -189,6 +198,13 @@ func (a *Attempt) readArtifacts(st store, rec AttemptRecord) []cost.Artifact {
 	for _, f := range rec.Artifacts {
 		if f.State != StateComplete {
 			a.note("cost artifact %s not downloaded (%s)", f.Name, describeDownload(f.Download))
+			continue
+		}
+		if !jobsKnown {
+			continue // readJobs noted it: nothing tells whose artifact this is
+		}
+		if why := laneArtifact(f, rec.Key(), jobs); why != "" {
+			a.warn("cost artifact %s ignored: %s", f.Name, why)
 			continue
 		}
 		data, err := st.readFile(rec.Key(), f.fileName())
@@ -252,7 +268,7 @@ func jobConclusion(artifacts []cost.Artifact, reports []cost.Report) cost.Conclu
 
 // decide classifies the attempt from its pods and gate marker.
 func (a *Attempt) decide(logsRead bool, logs logScan) {
-	gpuWork := len(a.Pods) > 0 || len(logs.attempts) > 0 || len(logs.reports) > 0
+	gpuWork := len(a.Pods) > 0 || len(logs.attempts) > 0 || len(logs.reports) > 0 || a.Serverless != nil
 	switch {
 	case gpuWork:
 		a.Decision = DecisionPaid
@@ -297,7 +313,7 @@ func describeDownload(d Download) string {
 // fills in what the better one lacks (the candidate name, say). The same pod
 // twice from one source is a duplicate (a duplicated log line, or cleanup and
 // the watchdog both reporting): counted once, with a warning.
-func mergePods(a *Attempt, artifacts []cost.Artifact, logs logScan) []Pod {
+func mergePods(a *Attempt, artifacts []cost.Artifact, logs logScan, reaped []cost.Report) []Pod {
 	var evidence []Pod
 	for _, art := range artifacts {
 		for _, r := range art.Reports() {
@@ -306,6 +322,10 @@ func mergePods(a *Attempt, artifacts []cost.Artifact, logs logScan) []Pod {
 	}
 	for _, r := range logs.reports {
 		evidence = append(evidence, reportPods(r, SourceCostLine)...)
+	}
+	for _, r := range reaped {
+		// Only the pod the reaper deleted: its report carries no stages or rejected candidates.
+		evidence = append(evidence, reportPods(cost.Report{PodID: r.PodID, GPU: r.GPU, Price: r.Price, Window: r.Window}, SourceReaper)...)
 	}
 	for _, l := range logs.attempts {
 		if l.PodID != "" { // without a pod nothing was paid

@@ -191,5 +191,5 @@ func readSaved(t *testing.T, dir string, k AttemptKey) Attempt {
 	rec, ok, err := store{dir: dir}.load(k)
 	assert.NilError(t, err)
 	assert.Assert(t, ok)
-	return readAttempt(store{dir: dir}, rec)
+	return readAttempt(store{dir: dir}, rec, nil)
 }

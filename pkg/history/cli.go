@@ -62,7 +62,7 @@ func parseArgs(args []string, getenv func(string) string, stderr io.Writer) (com
 	fs.StringVar(&o.until, "until", "", "last UTC `date` (YYYY-MM-DD) of runs to collect, inclusive")
 	fs.StringVar(&o.dir, "directory", filepath.Join(os.TempDir(), "runpod-gpu-history"), "evidence `dir`ectory, outside any git repository")
 	fs.StringVar(&o.repo, "repo", "", "repository as `owner/name` (default $GH_REPO, else $GITHUB_REPOSITORY)")
-	fs.StringVar(&o.workflow, "workflow", DefaultWorkflow, "workflow `file` whose runs are collected")
+	fs.StringVar(&o.workflow, "workflow", DefaultWorkflow, "workflow `file`s whose runs are collected, comma-separated (the pod lane's and the Serverless lane's callers)")
 	fs.StringVar(&o.apiURL, "api-url", "", "GitHub REST API `url` (default $GITHUB_API_URL, else "+ghapi.DefaultBaseURL+")")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: cost-history [--since DATE --until DATE --repo OWNER/NAME] [--directory DIR]")

@@ -84,9 +84,24 @@ func (g *simGitHub) addCostArtifact(t *testing.T, runID int64, attempt int, r co
 	t.Helper()
 	body, err := json.Marshal(artifactOf(runID, attempt, cost.TriggerAutomatic, refA, r))
 	assert.NilError(t, err)
-	_, err = g.srv.AddArtifact(simRepo, runID, githubsim.ArtifactSpec{Name: cost.ArtifactName(runID, attempt),
-		Files: map[string]string{cost.ArtifactFileName: string(body)}, ExpiresAt: expires})
+	_, err = g.srv.AddArtifact(simRepo, runID, githubsim.ArtifactSpec{Name: g.costArtifactName(t, runID, attempt),
+		Files: map[string]string{cost.ArtifactFileName: string(body)}, CreatedAt: t0, ExpiresAt: expires})
 	assert.NilError(t, err)
+}
+
+// costArtifactName is the name the attempt's cleanup job uploads its cost
+// artifact under: it claims that job.
+func (g *simGitHub) costArtifactName(t *testing.T, runID int64, attempt int) string {
+	t.Helper()
+	jobs, err := g.srv.Jobs(simRepo, runID, attempt)
+	assert.NilError(t, err)
+	for _, j := range jobs {
+		if j.Name == JobCleanup {
+			return cost.JobArtifactName(runID, attempt, j.ID)
+		}
+	}
+	t.Fatalf("run %d attempt %d has no cleanup job", runID, attempt)
+	return ""
 }
 
 func TestCollectRetriesFailedDownloadsAndRegeneratesOffline(t *testing.T) {
@@ -126,7 +141,7 @@ func TestCollectRetriesFailedDownloadsAndRegeneratesOffline(t *testing.T) {
 	unknowns := strings.Join(first.Report.Unknowns, "\n")
 	assert.Check(t, is.Contains(unknowns, fmt.Sprintf("run %d attempt 1: logs not downloaded (failed: HTTP 502 Bad Gateway)", runB)))
 	assert.Check(t, is.Contains(unknowns, fmt.Sprintf("run %d attempt 1: logs not downloaded (pending: the attempt is in_progress)", runC)))
-	assert.Check(t, is.Contains(unknowns, fmt.Sprintf("cost artifact %s not downloaded (unavailable: the artifact expired)", cost.ArtifactName(runA, 1))))
+	assert.Check(t, is.Contains(unknowns, fmt.Sprintf("cost artifact %s not downloaded (unavailable: the artifact expired)", g.costArtifactName(t, runA, 1))))
 
 	// The next collection retries only what is not final.
 	g.srv.ClearFaults()

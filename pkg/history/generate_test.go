@@ -410,6 +410,10 @@ func gpuSteps(log *jobLog) cost.Job {
 // log line and the cost artifact.
 func (w *evidenceWorld) cleanupJob(log, gpuLog *jobLog, r simRun, res provision.Result, run cost.Run) {
 	w.clock.Advance(15 * time.Second)
+	// The job runs from now until its artifact is uploaded; the artifact's
+	// name claims it.
+	job := w.laneJob(run, "cleanup")
+	defer w.ranUntilNow(job, w.clock.Now())
 	report := cost.Report{}
 	for _, a := range res.Attempts {
 		if a.Outcome == cost.OutcomeRejected {
@@ -461,15 +465,35 @@ func (w *evidenceWorld) cleanupJob(log, gpuLog *jobLog, r simRun, res provision.
 	if r.cleanup == cleanupDuplicated {
 		log.printf("%s", line)
 	}
+	name := cost.JobArtifactName(run.ID, run.Attempt, job.ID)
 	if r.cleanup == cleanupLineOnly {
-		log.printf("##[error]Failed to upload artifact %s: connection reset", cost.ArtifactName(run.ID, run.Attempt))
+		log.printf("##[error]Failed to upload artifact %s: connection reset", name)
 		return
 	}
 	body, err := json.MarshalIndent(cost.Artifact{Run: run, Action: "cleanup", Report: report}, "", "  ")
 	assert.NilError(w.t, err)
 	_, err = w.cloud.GitHub.AddArtifact(cloud.Repository, run.ID, githubsim.ArtifactSpec{
-		Name: cost.ArtifactName(run.ID, run.Attempt), Files: map[string]string{cost.ArtifactFileName: string(body)}})
+		Name: name, Files: map[string]string{cost.ArtifactFileName: string(body)}})
 	assert.NilError(w.t, err)
+}
+
+// laneJob finds the lane job key (see jobNames) of a run attempt.
+func (w *evidenceWorld) laneJob(run cost.Run, key string) githubsim.Job {
+	jobs, err := w.cloud.GitHub.Jobs(cloud.Repository, run.ID, run.Attempt)
+	assert.NilError(w.t, err)
+	for _, j := range jobs {
+		if j.Name == jobNames[key] {
+			return j
+		}
+	}
+	w.t.Fatalf("run %d attempt %d has no job %s", run.ID, run.Attempt, jobNames[key])
+	return githubsim.Job{}
+}
+
+// ranUntilNow records that a hosted lane job ran from start until now.
+func (w *evidenceWorld) ranUntilNow(j githubsim.Job, start time.Time) {
+	assert.NilError(w.t, w.cloud.GitHub.SetJob(cloud.Repository, j.ID, githubsim.JobSpec{Name: j.Name, Labels: j.Labels,
+		RunnerName: j.RunnerName, Status: "completed", Conclusion: "success", StartedAt: start, CompletedAt: w.clock.Now()}))
 }
 
 // gateJob publishes the gate check, as the gate action does, and logs its marker.

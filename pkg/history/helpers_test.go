@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -67,20 +68,35 @@ func writeSaved(t testing.TB, dir string, attempts ...savedAttempt) {
 		} else if rec.Logs.State == StateComplete {
 			rec.Logs = Download{State: StateFailed, Error: "HTTP 502 Bad Gateway"}
 		}
-		if rec.Jobs.State == StateComplete {
-			jobs := a.jobs
-			if jobs == nil {
-				jobs = laneJobs()
+		jobs := a.jobs
+		if jobs == nil {
+			jobs = laneJobs()
+		}
+		// Jobs without times ran the attempt's first six hours.
+		jobs = append([]JobInfo(nil), jobs...)
+		for i := range jobs {
+			if jobs[i].StartedAt.IsZero() {
+				jobs[i].StartedAt, jobs[i].CompletedAt = rec.CreatedAt, rec.CreatedAt.Add(6*time.Hour)
 			}
+		}
+		if rec.Jobs.State == StateComplete {
 			data, err := json.Marshal(jobs)
 			assert.NilError(t, err)
 			assert.NilError(t, st.writeFile(rec.Key(), jobsFile, data))
 		}
+		// The lane's cleanup job (the Serverless lane's job) uploads the cost
+		// artifacts, an hour into its run.
+		uploader := JobInfo{ID: 6, StartedAt: rec.CreatedAt}
+		if i := slices.IndexFunc(jobs, func(j JobInfo) bool {
+			return laneName(j.Name) && (strings.HasSuffix(j.Name, JobCleanup) || strings.HasSuffix(j.Name, JobServerless))
+		}); i >= 0 {
+			uploader = jobs[i]
+		}
 		for i, art := range a.artifacts {
 			body, err := json.Marshal(art)
 			assert.NilError(t, err)
-			f := ArtifactFile{ID: int64(1000*rec.RunID) + int64(i), Name: cost.ArtifactName(rec.RunID, rec.Attempt),
-				Download: Download{State: StateComplete}}
+			f := ArtifactFile{ID: int64(1000*rec.RunID) + int64(i), Name: cost.JobArtifactName(rec.RunID, rec.Attempt, uploader.ID),
+				CreatedAt: uploader.StartedAt.Add(time.Hour), Download: Download{State: StateComplete}}
 			assert.NilError(t, st.writeFile(rec.Key(), f.fileName(), zipOf(t, map[string]string{cost.ArtifactFileName: string(body)})))
 			rec.Artifacts = append(rec.Artifacts, f)
 		}

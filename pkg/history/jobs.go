@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/google/go-github/v66/github"
 
+	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/lazyre"
 )
 
@@ -24,11 +26,15 @@ const (
 	// JobReputation fetches the reputation record for provision; it runs no
 	// pull-request code, so its log is as trustworthy as the others'.
 	JobReputation = "Fetch the host reputation"
+	// JobServerless is serverless-lane.yml's job that runs the one Serverless
+	// job: the pull request's code runs in RunPod's worker, never on its
+	// hosted runner, so it uploads the Serverless lane's cost artifact.
+	JobServerless = "One Serverless job"
 )
 
 // LaneJobs are the jobs whose logs the history trusts: every job of the lane
 // but the one on the pod.
-var LaneJobs = []string{JobAuthorize, JobProvision, JobWatchdog, JobGate, JobCleanup, JobReputation}
+var LaneJobs = []string{JobAuthorize, JobProvision, JobWatchdog, JobGate, JobCleanup, JobReputation, JobServerless}
 
 // DefaultRunnerLabelPrefix is the lane's default runner-label-prefix: a job
 // whose runs-on label or runner name starts with it ran on a pod.
@@ -48,13 +54,19 @@ type JobInfo struct {
 	Labels     []string `json:"labels"`
 	RunnerName string   `json:"runnerName"`
 	Steps      []string `json:"steps"`
+	// StartedAt and CompletedAt bound when the job ran: a cost artifact
+	// counts only when it was created in between (zero in evidence
+	// collected before jobs carried them).
+	StartedAt   time.Time `json:"startedAt,omitzero"`
+	CompletedAt time.Time `json:"completedAt,omitzero"`
 }
 
 // jobInfos keeps what the history needs of listed jobs.
 func jobInfos(jobs []*github.WorkflowJob) []JobInfo {
 	out := make([]JobInfo, 0, len(jobs))
 	for _, j := range jobs {
-		info := JobInfo{ID: j.GetID(), Name: j.GetName(), Labels: append([]string{}, j.Labels...), RunnerName: j.GetRunnerName(), Steps: []string{}}
+		info := JobInfo{ID: j.GetID(), Name: j.GetName(), Labels: append([]string{}, j.Labels...), RunnerName: j.GetRunnerName(), Steps: []string{},
+			StartedAt: j.GetStartedAt().UTC(), CompletedAt: j.GetCompletedAt().UTC()}
 		for _, s := range j.Steps {
 			info.Steps = append(info.Steps, s.GetName())
 		}
@@ -83,6 +95,34 @@ func (j JobInfo) onPod() bool {
 		}
 	}
 	return slices.Contains(j.Steps, DefaultTestStep)
+}
+
+// laneArtifact says why a cost artifact is not the lane's own, or "" when it
+// is. An artifact records nothing of the job that uploaded it (any job of the
+// run can upload one, the GPU job's pull-request code included), so its name
+// claims a job (cost.JobArtifactName) and the claim is checked: that job is
+// one of this attempt's, one of the lane's own (LaneJobs, not on a pod), and
+// it was running when the artifact was created.
+func laneArtifact(f ArtifactFile, k AttemptKey, jobs []JobInfo) string {
+	id, ok := cost.ArtifactJob(f.Name, k.RunID, k.Attempt)
+	if !ok {
+		return "its name claims no job of this attempt (cost-artifact-name without job-check-run-id, or not the lane's)"
+	}
+	i := slices.IndexFunc(jobs, func(j JobInfo) bool { return j.ID == id })
+	if i < 0 {
+		return fmt.Sprintf("job %d is not a job of this attempt", id)
+	}
+	j := jobs[i]
+	switch {
+	case !laneName(j.Name) || j.onPod():
+		return fmt.Sprintf("job %d (%s) is not one of the lane's own jobs", id, j.Name)
+	case f.CreatedAt.IsZero() || j.StartedAt.IsZero() || j.CompletedAt.IsZero():
+		return "the evidence does not say when it was uploaded or when its job ran (collected by an earlier version; collect into a new directory)"
+	case f.CreatedAt.Before(j.StartedAt) || f.CreatedAt.After(j.CompletedAt):
+		return fmt.Sprintf("it was created at %s, while job %d (%s) ran from %s to %s", f.CreatedAt.Format(time.RFC3339), id, j.Name,
+			j.StartedAt.Format(time.RFC3339), j.CompletedAt.Format(time.RFC3339))
+	}
+	return ""
 }
 
 // laneName reports whether a job name is a lane job's: the name itself, or

@@ -192,6 +192,6 @@ func FuzzAttemptRecord(f *testing.F) {
 		if got.Key() != k || got.CreatedAt.IsZero() {
 			t.Fatalf("loaded a record that does not name its attempt: %+v", got)
 		}
-		_ = readAttempt(st, got) // never panics on whatever the record claims
+		_ = readAttempt(st, got, nil) // never panics on whatever the record claims
 	})
 }

@@ -34,6 +34,7 @@ func (r *Report) Markdown() string {
 	r.writeConclusions(&b)
 	r.writeReused(&b)
 	r.writeStages(&b)
+	r.writeServerless(&b)
 	writeList(&b, "Unknowns", r.Unknowns)
 	writeList(&b, "Warnings", r.Warnings)
 	r.writeAttempts(&b)
@@ -43,7 +44,11 @@ func (r *Report) Markdown() string {
 func (r *Report) writeTotals(b *strings.Builder) {
 	t := r.Totals
 	// The headline leads with the amount: what a reader opens the report for.
-	fmt.Fprintf(b, "**%s** spent on GPU pods from %s to %s (UTC), in %d workflow attempts.\n\n", t.Spend, r.FirstDay, r.LastDay, t.Attempts)
+	what := "GPU pods"
+	if t.ServerlessAttempts > 0 {
+		what = "GPU pods and Serverless jobs"
+	}
+	fmt.Fprintf(b, "**%s** spent on %s from %s to %s (UTC), in %d workflow attempts.\n\n", t.Spend, what, r.FirstDay, r.LastDay, t.Attempts)
 	attempts := fmt.Sprintf("%d paid, %d reused an earlier gate, %d without GPU work, %d unknown (evidence missing)",
 		t.Paid, t.Reused, t.NoGPUWork, t.UnknownAttempts)
 	pods := fmt.Sprintf("%d: %d accepted, %d rejected; %d with unknown cost", t.Pods, t.Accepted, t.Rejected, t.UnknownCostPods)
@@ -60,6 +65,9 @@ func (r *Report) writeTotals(b *strings.Builder) {
 		{"Rejected candidates", t.RejectedSpend.String()},
 	} {
 		tb.Row(row[0], row[1])
+	}
+	if r.Serverless != nil {
+		tb.Row("Serverless jobs", fmt.Sprintf("%s in %d attempts (see Serverless lane)", r.Serverless.Spend, r.Serverless.Attempts))
 	}
 	b.WriteString(tb.String() + "\n")
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/lazyre"
@@ -27,8 +28,11 @@ type Options struct {
 	// first; nil regenerates the report from every saved attempt, offline.
 	Range *Range
 	// GitHub is the client collection uses; required with a Range.
-	GitHub   GitHub
-	Workflow string // workflow file name; "" means DefaultWorkflow
+	GitHub GitHub
+	// Workflow names the workflow files whose runs are collected, comma- or
+	// space-separated ("runpod-gpu.yml, runpod-gpu-serverless.yml": the pod
+	// lane's and the Serverless lane's callers in one report); "" means DefaultWorkflow.
+	Workflow string
 	Logf     func(format string, args ...any)
 }
 
@@ -59,7 +63,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if err := CheckOutsideRepository(dir); err != nil {
 		return Result{}, err
 	}
-	workflow, err := workflowFile(o.Workflow)
+	workflows, err := workflowFiles(o.Workflow)
 	if err != nil {
 		return Result{}, err
 	}
@@ -70,11 +74,15 @@ func Run(ctx context.Context, o Options) (Result, error) {
 
 	var res Result
 	if o.Range != nil {
-		stats, err := collect(ctx, o, dir, workflow, logf)
-		if err != nil {
-			return Result{}, err
+		var all CollectStats
+		for _, workflow := range workflows {
+			stats, err := collect(ctx, o, dir, workflow, logf)
+			if err != nil {
+				return Result{}, err
+			}
+			all.add(stats)
 		}
-		res.Collected = &stats
+		res.Collected = &all
 	} else if keys, err := (store{dir: dir}).keys(); err != nil || len(keys) == 0 {
 		return Result{}, fmt.Errorf("%w in %s: collect with a date range first", ErrNoEvidence, dir)
 	}
@@ -137,6 +145,25 @@ func writeReports(res *Result, dir string, rng *Range, logf func(string, ...any)
 
 // workflowFileRE is a workflow file name, which goes into an API path.
 var workflowFileRE = lazyre.Regexp{Pattern: `^[A-Za-z0-9_.-]+\.ya?ml$`}
+
+// workflowFiles splits a comma- or space-separated list of workflow files.
+func workflowFiles(list string) ([]string, error) {
+	names := strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' })
+	if len(names) == 0 {
+		return []string{DefaultWorkflow}, nil
+	}
+	var out []string
+	for _, n := range names {
+		w, err := workflowFile(n)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out, nil
+}
 
 // workflowFile accepts a workflow file name, or its path in the repository.
 func workflowFile(name string) (string, error) {

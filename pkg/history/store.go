@@ -68,9 +68,12 @@ type Download struct {
 
 // ArtifactFile is one cost artifact of an attempt.
 type ArtifactFile struct {
-	ID       int64  `json:"id"`
-	Name     string `json:"name"`
-	Download        // of the archive, saved as artifact-<id>.zip
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
+	// CreatedAt is when GitHub created the artifact: it must fall while the
+	// job its name claims ran (zero in evidence of earlier versions).
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	Download            // of the archive, saved as artifact-<id>.zip
 }
 
 // fileName is where the artifact's archive is saved in the attempt folder.

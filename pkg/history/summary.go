@@ -35,6 +35,8 @@ type Report struct {
 	Unknowns     []string          `json:"unknowns"` // every figure the evidence could not give, and why
 	Warnings     []string          `json:"warnings"` // odd evidence: duplicates, malformed lines, unreadable files
 	Attempts     []Attempt         `json:"attempts"`
+	// Serverless is the Serverless lane's attempts; absent when there were none.
+	Serverless *ServerlessSummary `json:"serverless,omitempty"`
 }
 
 // Totals counts attempts and pods and sums their spend.
@@ -50,9 +52,12 @@ type Totals struct {
 	Rejected        int    `json:"rejected"` // rejected candidates and pods of failed attempts
 	UnknownCostPods int    `json:"unknownCostPods"`
 	Duplicates      int    `json:"duplicatePods"` // pod rows left out because another attempt counted the id
-	Spend           Amount `json:"spend"`
+	Spend           Amount `json:"spend"`         // pods and Serverless jobs
 	AcceptedSpend   Amount `json:"acceptedSpend"`
 	RejectedSpend   Amount `json:"rejectedSpend"`
+	// ServerlessAttempts are the Serverless lane's attempts, whose spend
+	// Spend includes (see Report.Serverless).
+	ServerlessAttempts int `json:"serverlessAttempts,omitempty"`
 }
 
 // GPUSummary is the pods of one GPU type, failures included.
@@ -144,6 +149,7 @@ func Summarize(dir string, within *Range) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	reaped, reaperProblems := loadReaperCosts(dir)
 	// Reading an attempt is mostly waiting for its files: read several at once.
 	type result struct {
 		attempt *Attempt
@@ -163,7 +169,7 @@ func Summarize(dir string, within *Range) (*Report, error) {
 					results[i].problem = fmt.Sprintf("run %d attempt %d: %v: left out; the next collection downloads it again",
 						keys[i].RunID, keys[i].Attempt, err)
 				case ok && (within == nil || within.Contains(rec.CreatedAt)):
-					a := readAttempt(st, rec)
+					a := readAttempt(st, rec, reaped)
 					results[i].attempt = &a
 				}
 			}
@@ -176,7 +182,7 @@ func Summarize(dir string, within *Range) (*Report, error) {
 	wg.Wait()
 
 	var attempts []Attempt
-	var problems []string
+	problems := reaperProblems
 	for _, r := range results {
 		if r.attempt != nil {
 			attempts = append(attempts, *r.attempt)
@@ -213,6 +219,7 @@ func summarize(attempts []Attempt, problems []string) *Report {
 	r.byConclusion()
 	r.byStage()
 	r.byWeek()
+	r.byServerless()
 	r.explain(problems)
 	return r
 }
@@ -474,6 +481,9 @@ func (r *Report) byWeek() {
 				w.Pods++
 				w.Spend.Add(p.Dollars)
 			}
+		}
+		if a.Serverless != nil {
+			w.Spend.AddJob(a.Serverless.Dollars)
 		}
 	}
 	slices.SortFunc(r.Weeks, func(a, b WeekSummary) int { return cmp.Compare(a.Week, b.Week) })

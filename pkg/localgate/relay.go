@@ -2,6 +2,7 @@ package localgate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -52,6 +53,9 @@ type RelayRequest struct {
 	// WorkflowRef must be the default branch, refs/heads/<default> (GITHUB_REF):
 	// a relay run from any other branch could be running pull-request code.
 	WorkflowRef string
+	// CallTimeout bounds each GitHub call of the relay, retries and waits
+	// included; 0 means gatecheck.DefaultReadTimeout.
+	CallTimeout time.Duration
 }
 
 // Verified is what the relay established before publishing.
@@ -83,6 +87,7 @@ func Verify(ctx context.Context, gh RelayClient, req RelayRequest) (Verified, er
 	if err := req.validate(); err != nil {
 		return Verified{}, err
 	}
+	gh = bounded{RelayClient: gh, limit: req.callTimeout()}
 	v := Verified{PRNumber: req.PRNumber, SHA: req.SHA, CommentID: req.CommentID, Dispatcher: req.Dispatcher}
 
 	role, err := requireRole(ctx, gh, CheckDispatcherRole, "dispatcher", req.Dispatcher)
@@ -293,7 +298,7 @@ func Relay(ctx context.Context, gh RelayPublisher, req RelayRequest, opts Publis
 	if err != nil {
 		return Published{}, err
 	}
-	run, err := gatecheck.Publish(ctx, gh, gatecheck.Evidence{
+	run, err := gatecheck.Publish(ctx, boundedCreate{CheckRunCreator: gh, limit: req.callTimeout()}, gatecheck.Evidence{
 		Kind: gatecheck.KindLocal, HeadSHA: v.SHA, TestedRef: v.SHA, CheckName: opts.CheckName,
 		LocalEvidenceURL: v.CommentURL, RunID: opts.RunID, RunURL: opts.RunURL, CompletedAt: opts.CompletedAt,
 	})
@@ -329,4 +334,61 @@ func (p Published) Summary() string {
 	}
 	b.WriteString(table.String())
 	return b.String()
+}
+
+// callTimeout is each GitHub call's limit.
+func (req RelayRequest) callTimeout() time.Duration {
+	if req.CallTimeout > 0 {
+		return req.CallTimeout
+	}
+	return gatecheck.DefaultReadTimeout
+}
+
+// bounded gives each read of the relay its own deadline: a stalled answer
+// fails the relay, naming the read, long before the runner would kill it.
+type bounded struct {
+	RelayClient
+	limit time.Duration
+}
+
+func (b bounded) GetPullRequest(ctx context.Context, number int) (*github.PullRequest, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.limit)
+	defer cancel()
+	pr, err := b.RelayClient.GetPullRequest(ctx, number)
+	return pr, overdue(ctx, b.limit, err)
+}
+
+func (b bounded) PermissionRole(ctx context.Context, user string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.limit)
+	defer cancel()
+	role, err := b.RelayClient.PermissionRole(ctx, user)
+	return role, overdue(ctx, b.limit, err)
+}
+
+func (b bounded) ListIssueComments(ctx context.Context, number int) ([]*github.IssueComment, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.limit)
+	defer cancel()
+	comments, err := b.RelayClient.ListIssueComments(ctx, number)
+	return comments, overdue(ctx, b.limit, err)
+}
+
+// boundedCreate gives the gate's creation a deadline too.
+type boundedCreate struct {
+	gatecheck.CheckRunCreator
+	limit time.Duration
+}
+
+func (b boundedCreate) CreateCheckRun(ctx context.Context, in ghapi.CheckRunInput) (*github.CheckRun, error) {
+	ctx, cancel := context.WithTimeout(ctx, b.limit)
+	defer cancel()
+	run, err := b.CheckRunCreator.CreateCheckRun(ctx, in)
+	return run, overdue(ctx, b.limit, err)
+}
+
+// overdue says so when a call failed because its deadline passed.
+func overdue(ctx context.Context, limit time.Duration, err error) error {
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("no answer within %s: %w", limit, err)
+	}
+	return err
 }

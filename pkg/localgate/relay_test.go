@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-github/v66/github"
 	"gotest.tools/v3/assert"
@@ -335,6 +336,83 @@ func TestRelayPublishesForAForkPR(t *testing.T) {
 			runs := s.srv.CheckRuns(repoFull, headSHA)
 			assert.Assert(t, is.Len(runs, 1))
 			assert.Equal(t, runs[0].Conclusion, "success")
+		})
+	}
+}
+
+// stalling answers one of the relay's GitHub calls never: it returns only
+// when the call's context ends, as a connection that hangs would.
+type stalling struct {
+	RelayPublisher
+	call string
+}
+
+func (s stalling) stall(ctx context.Context, call string) error {
+	if s.call != call {
+		return nil
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (s stalling) GetPullRequest(ctx context.Context, n int) (*github.PullRequest, error) {
+	if err := s.stall(ctx, "pr"); err != nil {
+		return nil, err
+	}
+	return s.RelayPublisher.GetPullRequest(ctx, n)
+}
+
+func (s stalling) PermissionRole(ctx context.Context, user string) (string, error) {
+	if err := s.stall(ctx, "role"); err != nil {
+		return "", err
+	}
+	return s.RelayPublisher.PermissionRole(ctx, user)
+}
+
+func (s stalling) ListIssueComments(ctx context.Context, n int) ([]*github.IssueComment, error) {
+	if err := s.stall(ctx, "comments"); err != nil {
+		return nil, err
+	}
+	return s.RelayPublisher.ListIssueComments(ctx, n)
+}
+
+func (s stalling) CreateCheckRun(ctx context.Context, in ghapi.CheckRunInput) (*github.CheckRun, error) {
+	if err := s.stall(ctx, "create"); err != nil {
+		return nil, err
+	}
+	return s.RelayPublisher.CreateCheckRun(ctx, in)
+}
+
+// Every GitHub call of the relay has a deadline: a read (or the gate's
+// creation) that never answers fails the relay with the call named, and
+// nothing is published; the job never waits for the runner to kill it.
+func TestRelayCallsHaveADeadline(t *testing.T) {
+	tests := []struct{ call, wantErr string }{
+		{call: "role", wantErr: "read the role of dispatcher maint: no answer within 50ms"},
+		{call: "pr", wantErr: "read PR #1: no answer within 50ms"},
+		{call: "comments", wantErr: "list the comments of PR #1: no answer within 50ms"},
+		{call: "create", wantErr: "no answer within 50ms"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.call, func(t *testing.T) {
+			s := newRelaySetup(t)
+			req := s.req
+			req.CallTimeout = 50 * time.Millisecond
+			// The run itself has all the time in the world: only the per-call deadline can end a stall.
+			done := make(chan error, 1)
+			go func() {
+				_, err := Relay(context.Background(), stalling{RelayPublisher: s.client(t, actionsToken), call: tc.call}, req, PublishOptions{})
+				done <- err
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(10 * time.Second): // only a relay without deadlines gets here
+				t.Fatalf("the relay still waits on the stalled %s call", tc.call)
+			}
+			assert.Check(t, is.ErrorContains(err, tc.wantErr))
+			assert.Check(t, errors.Is(err, context.DeadlineExceeded))
+			assert.Check(t, is.Len(s.srv.CheckRuns(repoFull, headSHA), 0), "nothing published")
 		})
 	}
 }

@@ -19,6 +19,11 @@ import (
 // runpod-debug-retained-<run id>-<run attempt>-<pod id>,<pod id>,…
 const RetentionPrefix = "runpod-debug-retained-"
 
+// ReapRecordPrefix starts the name of the reaper's decision-record artifact,
+// ReapRecordPrefix<run id>-<run attempt> (reap.yml uploads it; the cost
+// history reads it to price the pods the reaper deleted).
+const ReapRecordPrefix = "runpod-gpu-reap-"
+
 var (
 	// ErrNotRetentionName means an artifact name does not start with
 	// RetentionPrefix: it is some other artifact.

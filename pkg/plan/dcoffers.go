@@ -30,10 +30,28 @@ type DCFilter struct {
 	GPUIDs []string // exact ids; order breaks price ties
 	// Continents are lower-case region names (europe, north_america);
 	// DataCenterRegions maps a data-center id to its region enum (EUROPE).
-	Continents        []string
-	DataCenterRegions map[string]string
-	Zones             []string // exact data-center ids
-	MinVRAMGB         int
+	// Countries are ISO 3166-1 codes (US) and CountryDataCenters the data
+	// centers in them. A data center on a listed continent or in a listed
+	// country is in (see InRegions).
+	Continents         []string
+	DataCenterRegions  map[string]string
+	Countries          []string
+	CountryDataCenters map[string]bool
+	Zones              []string // exact data-center ids
+	MinVRAMGB          int
+}
+
+// InRegions reports whether a data center on continent region (the catalog's
+// enum, e.g. EUROPE) is in the places: on one of the continents, or in one of
+// the countries (inCountry: the catalog filtered by those countries listed
+// it — the data-center list names no country). Places given together mean
+// either: "europe" and "US" is Europe and the United States, not their
+// (empty) intersection. No places at all mean anywhere.
+func InRegions(continents, countries []string, region string, inCountry bool) bool {
+	if len(continents) == 0 && len(countries) == 0 {
+		return true
+	}
+	return (region != "" && containsFold(continents, region)) || (len(countries) > 0 && inCountry)
 }
 
 // DataCenterOffers expands catalog offers (one per GPU type and cloud, read
@@ -64,7 +82,7 @@ func DataCenterOffers(offers []Offer, count int, f DCFilter) []DCOffer {
 				continue
 			case len(f.Zones) > 0 && !containsFold(f.Zones, dc.ID):
 				continue
-			case len(f.Continents) > 0 && !containsFold(f.Continents, region):
+			case !InRegions(f.Continents, f.Countries, region, f.CountryDataCenters[dc.ID]):
 				continue
 			}
 			out = append(out, DCOffer{

@@ -39,6 +39,17 @@ func TestDataCenterOffersOnePerDataCenterCheapestFirst(t *testing.T) {
 		{name: "continent", filter: DCFilter{GPUIDs: []string{rtx4090}, Continents: []string{"europe"}, DataCenterRegions: regions}, count: 1, want: []row{
 			{"NVIDIA GeForce RTX 4090 x1 secure", "EU-RO-1"},
 		}},
+		// Continents and countries given together mean either: Europe and the United States.
+		{name: "a continent and a country", count: 1, filter: DCFilter{GPUIDs: []string{rtx4090}, Continents: []string{"europe"}, DataCenterRegions: regions,
+			Countries: []string{"US"}, CountryDataCenters: map[string]bool{"US-KS-2": true, "US-CA-2": true}}, want: []row{
+			{"NVIDIA GeForce RTX 4090 x1 community", "US-CA-2"},
+			{"NVIDIA GeForce RTX 4090 x1 secure", "EU-RO-1"},
+			{"NVIDIA GeForce RTX 4090 x1 secure", "US-KS-2"},
+		}},
+		{name: "a country alone", count: 1, filter: DCFilter{GPUIDs: []string{rtx4090}, DataCenterRegions: regions,
+			Countries: []string{"JP"}, CountryDataCenters: map[string]bool{"AP-JP-1": true}}, want: []row{
+			{"NVIDIA GeForce RTX 4090 x1 community", "AP-JP-1"},
+		}},
 		{name: "zone pins one data center", filter: DCFilter{Zones: []string{"us-ca-2"}}, count: 1, want: []row{
 			{"NVIDIA GeForce RTX 4090 x1 community", "US-CA-2"},
 		}},
@@ -80,4 +91,22 @@ func TestDataCenterOffersTieWithoutFilterGoesToTheGPUID(t *testing.T) {
 	}
 
 	assert.DeepEqual(t, got, []string{rtx4090, l40s}) // "NVIDIA GeForce…" < "NVIDIA L40S"
+}
+
+func TestInRegionsMeansEither(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		continents, countries []string
+		region                string
+		inCountry, want       bool
+	}{
+		{"no places: anywhere", nil, nil, "ASIA", false, true},
+		{"on the continent", []string{"europe"}, []string{"US"}, "EUROPE", false, true},
+		{"in the country", []string{"europe"}, []string{"US"}, "NORTH_AMERICA", true, true},
+		{"neither", []string{"europe"}, []string{"US"}, "NORTH_AMERICA", false, false},
+		{"a country alone", nil, []string{"JP"}, "ASIA", true, true},
+		{"a continent alone", []string{"asia"}, nil, "EUROPE", true, false},
+	} {
+		assert.Equal(t, InRegions(tc.continents, tc.countries, tc.region, tc.inCountry), tc.want, tc.name)
+	}
 }

@@ -64,11 +64,15 @@ type Input struct {
 	MaxPriceCandidates int
 	MaxAttempts        int
 	Clouds             []string // allowed clouds; empty means SECURE only
-	// Continents (lower-case DataCenterRegion names such as "europe") restrict data
-	// centers through DataCenterRegions; country codes are applied by the catalog query.
-	Continents        []string
-	DataCenterRegions map[string]string // data-center id → region enum, e.g. "EUROPE"
-	Zones             []string          // exact data-center ids
+	// Continents (lower-case DataCenterRegion names such as "europe") and
+	// Countries (ISO codes such as "US") restrict data centers: one on one of
+	// the continents (DataCenterRegions) or in one of the countries
+	// (CountryDataCenters, from the catalog filtered by country) is in (InRegions).
+	Continents         []string
+	Countries          []string
+	DataCenterRegions  map[string]string // data-center id → region enum, e.g. "EUROPE"
+	CountryDataCenters map[string]bool   // the data centers in Countries
+	Zones              []string          // exact data-center ids
 	// PerDataCenter plans one live candidate per data center with stock (DCOffer:
 	// secure and community compete on price, each pinned to its zone) instead
 	// of one per GPU type with RunPod choosing among the data centers. Provision turns
@@ -152,7 +156,7 @@ func Build(in Input) Plan {
 	}
 	static := staticCandidates(in, priced, memory, p.Dropped)
 	if _, placeable := staticZones(in); !placeable {
-		p.Warnings = append(p.Warnings, fmt.Sprintf("no RunPod data center is in the configured regions (%s): no static candidate is planned", strings.Join(in.Continents, ", ")))
+		p.Warnings = append(p.Warnings, fmt.Sprintf("no RunPod data center is in the configured regions (%s): no static candidate is planned", strings.Join(append(slices.Clone(in.Continents), in.Countries...), ", ")))
 	}
 
 	all := append(live, static...)
@@ -325,8 +329,8 @@ func dataCenterCandidates(in Input, eligible []Offer, tierOf map[string]string, 
 	}
 	sort.Slice(ids, func(i, j int) bool { return order[ids[i]] < order[ids[j]] })
 	offers := DataCenterOffers(eligible, count, DCFilter{
-		GPUIDs: ids, Continents: in.Continents, DataCenterRegions: in.DataCenterRegions,
-		Zones: in.Zones, MinVRAMGB: in.MinVRAMGB,
+		GPUIDs: ids, Continents: in.Continents, Countries: in.Countries, DataCenterRegions: in.DataCenterRegions,
+		CountryDataCenters: in.CountryDataCenters, Zones: in.Zones, MinVRAMGB: in.MinVRAMGB,
 	})
 	out := make([]Candidate, 0, len(offers))
 	for _, o := range offers {
@@ -342,7 +346,7 @@ func dataCenterCandidates(in Input, eligible []Offer, tierOf map[string]string, 
 // noDataCenterReason says why an offer that is in stock overall gave no
 // per-data-center candidate.
 func noDataCenterReason(in Input, cloud string) string {
-	if len(in.Zones) > 0 || len(in.Continents) > 0 {
+	if len(in.Zones) > 0 || len(in.Continents) > 0 || len(in.Countries) > 0 {
 		return "no stock in the configured regions/zones (" + strings.ToLower(cloud) + " cloud)"
 	}
 	return "no data center with stock in " + strings.ToLower(cloud) + " cloud"
@@ -394,7 +398,7 @@ func staticCandidates(in Input, priced map[string]bool, memory map[string]int, d
 // list (the catalog failed) continents cannot be applied and RunPod chooses
 // within the zones only.
 func staticZones(in Input) ([]string, bool) {
-	if len(in.Continents) == 0 || len(in.DataCenterRegions) == 0 {
+	if (len(in.Continents) == 0 && len(in.Countries) == 0) || len(in.DataCenterRegions) == 0 {
 		if len(in.Zones) == 0 {
 			return nil, true
 		}
@@ -402,7 +406,7 @@ func staticZones(in Input) ([]string, bool) {
 	}
 	var ids []string
 	for id, region := range in.DataCenterRegions {
-		if containsFold(in.Continents, region) && (len(in.Zones) == 0 || containsFold(in.Zones, id)) {
+		if InRegions(in.Continents, in.Countries, region, in.CountryDataCenters[id]) && (len(in.Zones) == 0 || containsFold(in.Zones, id)) {
 			ids = append(ids, id)
 		}
 	}
@@ -433,7 +437,7 @@ func regionOf(in Input, dcs []string) string {
 // placement returns the data centers a live offer may be created in, and false
 // when region or zone filters leave none in stock.
 func placement(in Input, o Offer) ([]string, bool) {
-	if len(in.Zones) == 0 && len(in.Continents) == 0 {
+	if len(in.Zones) == 0 && len(in.Continents) == 0 && len(in.Countries) == 0 {
 		return nil, true
 	}
 	var ids []string
@@ -444,7 +448,7 @@ func placement(in Input, o Offer) ([]string, bool) {
 		if len(in.Zones) > 0 && !containsFold(in.Zones, dc.ID) {
 			continue
 		}
-		if len(in.Continents) > 0 && !containsFold(in.Continents, in.DataCenterRegions[dc.ID]) {
+		if !InRegions(in.Continents, in.Countries, in.DataCenterRegions[dc.ID], in.CountryDataCenters[dc.ID]) {
 			continue
 		}
 		ids = append(ids, dc.ID)

@@ -423,6 +423,23 @@ func TestBuildPerDataCenter(t *testing.T) {
 			wantDropped: map[string]string{l40s: "no stock in the configured regions/zones (secure cloud)"},
 		},
 		{
+			// regions: [europe, US] is Europe and the United States, not their (empty) intersection.
+			name: "a continent and a country mean either",
+			mutate: func(in *Input) {
+				in.Continents, in.Countries = []string{"europe"}, []string{"US"}
+				in.CountryDataCenters = map[string]bool{"US-TX-3": true, "US-KS-2": true}
+			},
+			want: []string{
+				"live-1 ada GeForce RTX 4090 community 0.34 @EU-RO-1",
+				"live-2 ada GeForce RTX 4090 community 0.34 @US-TX-3",
+				"live-3 ampere RTX A6000 secure 0.49 @EU-SE-1",
+				"live-4 ada GeForce RTX 4090 secure 0.69 @EU-RO-1",
+				"static-ada-1 ada L40S secure 0.86 @EU-RO-1,EU-SE-1,US-KS-2,US-TX-3",
+				"static-ampere-1 ampere A100 80GB PCIe secure 1.64 @EU-RO-1,EU-SE-1,US-KS-2,US-TX-3",
+				"static-hopper-1 hopper H100 80GB HBM3 secure 2.99 @EU-RO-1,EU-SE-1,US-KS-2,US-TX-3",
+			},
+		},
+		{
 			name:     "a continent without data centers plans nothing rather than anywhere",
 			mutate:   func(in *Input) { in.Continents = []string{"asia"} },
 			wantWarn: "no RunPod data center is in the configured regions (asia): no static candidate is planned",

@@ -12,8 +12,8 @@ import (
 )
 
 // plan reads the catalog once per allowed cloud (one read by default) and,
-// when continents or zones are configured, the data-center list (continents
-// need it to filter, zones to name their continent). With regions, zones or
+// when regions or zones are configured, the data-center list (regions need it
+// to filter — a continent or a country, either — zones to name their continent). With regions, zones or
 // the community cloud the plan is one candidate per data center in stock
 // (plan.DCOffer); otherwise one per GPU type, RunPod choosing where. A
 // catalog failure falls back to the static reviewed candidates.
@@ -25,7 +25,7 @@ func (r *run) planInput(ctx context.Context) plan.Input {
 	continents, countries := cfg.SplitRegions()
 	in := plan.Input{
 		GPUCount: cfg.GPUCount, MinVRAMGB: cfg.MinVRAMGB, MaxPriceCandidates: cfg.MaxPriceCandidates,
-		MaxAttempts: cfg.MaxProvisionAttempts, Continents: continents, Zones: cfg.Zones,
+		MaxAttempts: cfg.MaxProvisionAttempts, Continents: continents, Countries: countries, Zones: cfg.Zones,
 		PerDataCenter: len(cfg.Regions) > 0 || len(cfg.Zones) > 0 || slices.Contains(cfg.Clouds, config.CloudCommunity),
 	}
 	for _, t := range cfg.GPUTiers {
@@ -38,7 +38,7 @@ func (r *run) planInput(ctx context.Context) plan.Input {
 	for _, cloud := range cfg.Clouds {
 		gpus, err := r.deps.RunPod.ListGPUTypes(ctx, runpod.GPUQuery{
 			Include: true, Product: runpod.ProductPod, Cloud: string(cloud), Count: cfg.GPUCount,
-			CountryCodes: countries, MinCudaVersion: cfg.MinCUDAVersion.String(),
+			MinCudaVersion: cfg.MinCUDAVersion.String(), // countries: see countryDataCenters
 		})
 		if err != nil {
 			in.CatalogErr = errors.Join(in.CatalogErr, err)
@@ -52,7 +52,10 @@ func (r *run) planInput(ctx context.Context) plan.Input {
 			in.Offers = append(in.Offers, offer(g, cloud))
 		}
 	}
-	if in.CatalogErr == nil && (len(continents) > 0 || len(cfg.Zones) > 0) {
+	if in.CatalogErr == nil && len(countries) > 0 {
+		in.CountryDataCenters, in.CatalogErr = r.countryDataCenters(ctx, countries)
+	}
+	if in.CatalogErr == nil && (len(cfg.Regions) > 0 || len(cfg.Zones) > 0) {
 		dcs, err := r.deps.RunPod.ListDataCenters(ctx, runpod.DataCenterQuery{})
 		switch {
 		case err == nil:
@@ -60,8 +63,8 @@ func (r *run) planInput(ctx context.Context) plan.Input {
 			for _, dc := range dcs {
 				in.DataCenterRegions[dc.ID] = dc.Region
 			}
-		case len(continents) > 0:
-			in.CatalogErr = err // continents cannot be applied without the list
+		case len(cfg.Regions) > 0:
+			in.CatalogErr = err // regions cannot be applied without the list
 		default:
 			// Zones alone pin the data centers; only the table's continent is unknown.
 			w := fmt.Sprintf("data-center list unavailable (%v): the plan shows no continent for the zones", err)
@@ -71,6 +74,27 @@ func (r *run) planInput(ctx context.Context) plan.Input {
 	}
 	in.Rank = r.ranker() // reputation.go
 	return in
+}
+
+// countryDataCenters reads the catalog filtered by the configured countries
+// (per allowed cloud) and returns the data centers it lists: the data-center
+// list names no country, and filtering the offers themselves by country would
+// leave nothing for the configured continents (regions mean either).
+func (r *run) countryDataCenters(ctx context.Context, countries []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, cloud := range r.cfg.Clouds {
+		gpus, err := r.deps.RunPod.ListGPUTypes(ctx, runpod.GPUQuery{Include: true, Product: runpod.ProductPod, Cloud: string(cloud),
+			Count: r.cfg.GPUCount, CountryCodes: countries})
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range gpus {
+			for _, dc := range g.DataCenters {
+				out[dc.ID] = true
+			}
+		}
+	}
+	return out, nil
 }
 
 // offer turns one catalog entry into the plan's view of it in one cloud.

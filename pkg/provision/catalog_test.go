@@ -40,10 +40,18 @@ func TestPlanModeAndDataCenterRead(t *testing.T) {
 			wantDCRead: 0,
 		},
 		{
+			// The country's data centers come from the catalog filtered by it; the list pins
+			// the static candidates to them too, and names their continent.
 			name:       "a country code: per-data-center offers",
 			mutate:     func(c *config.Config) { c.Regions = []string{"US"} },
-			wantFirst:  "| NVIDIA RTX A4000 x1 secure | 0.25 | - | US-TX-3 |",
-			wantDCRead: 0,
+			wantFirst:  "| NVIDIA RTX A4000 x1 secure | 0.25 | north_america | US-TX-3 |",
+			wantDCRead: 1,
+		},
+		{
+			name:       "a continent and a country mean either",
+			mutate:     func(c *config.Config) { c.Regions = []string{"europe", "US"} },
+			wantFirst:  "| NVIDIA RTX A4000 x1 secure | 0.25 | north_america | US-TX-3 |",
+			wantDCRead: 1,
 		},
 		{
 			name:       "a zone: the data-center list names its continent",

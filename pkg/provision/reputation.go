@@ -3,6 +3,7 @@ package provision
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -44,7 +45,7 @@ func LoadReputation(input, path string) (rec *reputation.Record, note string, pr
 	if strings.TrimSpace(path) == "" {
 		return nil, "", nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := readBounded(path, reputation.MaxRecordBytes)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Sprintf("reputation: %s %q does not exist yet: candidates in the seed's order", input, path), nil
@@ -56,4 +57,28 @@ func LoadReputation(input, path string) (rec *reputation.Record, note string, pr
 		return nil, "", fmt.Errorf("input %s: %q: %w", input, path, err)
 	}
 	return &r, "", nil
+}
+
+// readBounded reads a regular file of at most limit bytes: a record is
+// downloaded from an artifact, and a larger one (or a device that never
+// ends) is not read into memory.
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("larger than %d bytes, which no reputation record is", limit)
+	}
+	return b, nil
 }

@@ -3,6 +3,7 @@ package provision
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -44,4 +45,31 @@ func TestLoadReputation(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(note, ""))
 	assert.Check(t, is.DeepEqual(*rec, want))
+}
+
+// The record comes from an artifact: a file larger than any record, or one
+// with more observations than a record keeps, is refused with no record,
+// before it is read whole.
+func TestLoadReputationRefusesAnUnboundedRecord(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	assert.NilError(t, os.WriteFile(big, []byte(`{"version":1,"observations":[]}`+strings.Repeat(" ", reputation.MaxRecordBytes)), 0o600))
+	rec, _, err := LoadReputation("reputation-file", big)
+	assert.Check(t, rec == nil)
+	assert.Check(t, is.ErrorContains(err, "larger than 2097152 bytes"))
+
+	var b strings.Builder
+	b.WriteString(`{"version":1,"observations":[`)
+	for i := range reputation.MaxObservations + 1 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`{"at":"2026-10-06T09:00:00Z","gpu":"NVIDIA L4","dataCenter":"EU-RO-1","ok":true,"seconds":1}`)
+	}
+	b.WriteString("]}")
+	many := filepath.Join(dir, "many.json")
+	assert.NilError(t, os.WriteFile(many, []byte(b.String()), 0o600))
+	rec, _, err = LoadReputation("reputation-file", many)
+	assert.Check(t, rec == nil)
+	assert.Check(t, is.ErrorContains(err, "2001 observations; want at most 2000"))
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -62,18 +61,19 @@ func (w *slsWorld) addRun(t *testing.T) int64 {
 	return id
 }
 
-// setup creates an attempt's template and endpoint exactly as the lane does.
+// setup creates an attempt's template and endpoint with the lane's requests,
+// as an attempt whose runner was lost leaves them (the lane itself runs one
+// attempt of a repository at a time, so it is not used to make several).
 func (w *slsWorld) setup(t *testing.T, repository string, runID int64, attempt int) string {
 	t.Helper()
 	name, err := ownership.ServerlessAttemptName(repository, runID, attempt)
 	assert.NilError(t, err)
 	env, err := serverless.TemplateEnv("https://example.com/serverless-worker", strings.Repeat("a", 64), repository, name)
 	assert.NilError(t, err)
-	dir := t.TempDir()
-	lane := &serverless.Lane{Mgmt: w.rp, Policy: w.policy, Settings: serverless.DefaultSettings(), Receipt: filepath.Join(dir, "receipt.json"),
-		Ledger: serverless.LedgerFile{Path: filepath.Join(dir, "budget.json"), Caps: serverless.DefaultCaps}}
-	_, err = lane.Setup(context.Background(), serverless.SetupRequest{Attempt: name, Repository: repository, RunID: runID, RunAttempt: attempt,
-		Args: serverless.BootstrapArgs, Env: env})
+	s := serverless.DefaultSettings()
+	tpl, err := w.rp.CreateTemplate(context.Background(), s.TemplateRequest(name+"-tpl", serverless.BootstrapArgs, env))
+	assert.NilError(t, err)
+	_, err = w.rp.CreateEndpoint(context.Background(), s.EndpointRequest(name, tpl.ID, nil))
 	assert.NilError(t, err)
 	return name
 }

@@ -45,10 +45,43 @@ func (r *Redactor) Add(secret string) {
 	if r.secrets == nil {
 		r.secrets = map[string]struct{}{}
 	}
-	for _, form := range encodedForms(secret) {
-		r.secrets[form] = struct{}{}
+	for _, part := range append([]string{secret}, pemParts(secret)...) {
+		for _, form := range encodedForms(part) {
+			r.secrets[form] = struct{}{}
+		}
 	}
 	r.replacer = nil
+}
+
+// minPEMLine is the shortest PEM body line redacted on its own: a full line
+// is 64 characters, and only a last line shorter than this is left to the
+// lines around it (a few characters of a key reveal nothing).
+const minPEMLine = 16
+
+// pemParts returns what else a PEM-encoded secret (an App's private key) may
+// be published as: each base64 line of its body, and the body on one line.
+// A file can hold the key reflowed, without its armor or cut, where the
+// whole block would never match.
+func pemParts(secret string) []string {
+	if !strings.Contains(secret, "-----BEGIN ") {
+		return nil
+	}
+	var parts []string
+	var body strings.Builder
+	for _, line := range strings.Split(strings.ReplaceAll(secret, "\r\n", "\n"), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "-----") || strings.Contains(line, ":") {
+			continue // armor and headers
+		}
+		body.WriteString(line)
+		if len(line) >= minPEMLine {
+			parts = append(parts, line)
+		}
+	}
+	if body.Len() >= minPEMLine {
+		parts = append(parts, body.String())
+	}
+	return parts
 }
 
 // Redact returns s with every known secret (in any registered encoding)

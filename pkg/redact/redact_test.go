@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 
@@ -68,4 +69,27 @@ func TestRedactorConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Equal(t, r.Redact("secret-a secret-h"), "*** ***")
+}
+
+// A PEM key is removed however a text holds it: whole, line by line without
+// its armor, or its body on one line.
+func TestRedactorRemovesAPEMKeyInAnyShape(t *testing.T) {
+	line1 := "MIIEowIBAAKCAQEAw1f6ItZ0vU9mBqQ2ZJ3y0rYb9h3y8bE2aT0kQmPp7T0eXQ1d"
+	line2 := "Zr3dU9mWqC2h5xJfDk7oR0l8Vb1nE6sYpQwLz4tGh2jKcM9uA1bN3xVfR7yTqP0s"
+	last := "AQAB"
+	pem := "-----BEGIN RSA PRIVATE KEY-----\n" + line1 + "\n" + line2 + "\n" + last + "\n-----END RSA PRIVATE KEY-----\n"
+	r := NewRedactor(pem)
+	for name, text := range map[string]string{
+		"whole":           "key:\n" + pem,
+		"CRLF":            strings.ReplaceAll(pem, "\n", "\r\n"),
+		"without armor":   line1 + "\n" + line2 + "\n",
+		"one line":        line1 + line2 + last,
+		"a line in prose": "the key starts " + line1 + " and goes on",
+	} {
+		got := r.Redact(text)
+		for _, part := range []string{line1, line2} {
+			assert.Check(t, !strings.Contains(got, part), "%s: %q", name, got)
+		}
+	}
+	assert.Equal(t, r.Redact("AQAB is a common exponent"), "AQAB is a common exponent", "a short last line is left alone")
 }

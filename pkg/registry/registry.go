@@ -204,7 +204,11 @@ func (r *Resolver) explain(parent, bounded context.Context, image, base string, 
 }
 
 func (r *Resolver) resolve(ctx context.Context, base string, ref Reference) (string, error) {
-	manifest := base + "/v2/" + ref.Repository + "/manifests/" + ref.Tag
+	target := ref.Tag
+	if ref.Digest != "" {
+		target = ref.Digest
+	}
+	manifest := base + "/v2/" + ref.Repository + "/manifests/" + target
 	resp, err := r.head(ctx, manifest, "")
 	if err != nil {
 		return "", err

@@ -22,8 +22,14 @@ import (
 const RecordVersion = 1
 
 // MaxObservations bounds a record: older evidence is dropped first (it
-// weighs little by then anyway), so the artifact stays small.
+// weighs little by then anyway), so the artifact stays small. Parse refuses
+// a record holding more: no writer of this format made it.
 const MaxObservations = 2000
+
+// MaxRecordBytes bounds a record's file: MaxObservations observations take
+// well under a megabyte, so anything larger is not a record (the lane's
+// reputation fetch refuses a larger file too).
+const MaxRecordBytes = 2 << 20
 
 // Observation is one created pod's evidence.
 type Observation struct {
@@ -57,6 +63,9 @@ func (r *Record) Add(obs ...Observation) {
 // Parse reads a record and checks every observation, naming the first bad
 // one and what is expected of it.
 func Parse(b []byte) (Record, error) {
+	if len(b) > MaxRecordBytes {
+		return Record{}, fmt.Errorf("reputation record: %d bytes; want at most %d (a record of %d observations)", len(b), MaxRecordBytes, MaxObservations)
+	}
 	var r Record
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -65,6 +74,9 @@ func Parse(b []byte) (Record, error) {
 	}
 	if r.Version != RecordVersion {
 		return Record{}, fmt.Errorf("reputation record: version %d; want %d", r.Version, RecordVersion)
+	}
+	if len(r.Observations) > MaxObservations {
+		return Record{}, fmt.Errorf("reputation record: %d observations; want at most %d", len(r.Observations), MaxObservations)
 	}
 	for i, o := range r.Observations {
 		switch {

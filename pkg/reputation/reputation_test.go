@@ -1,6 +1,7 @@
 package reputation_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -196,6 +197,23 @@ func TestRecordRoundTripAndBound(t *testing.T) {
 	back, err := reputation.Parse(b)
 	assert.NilError(t, err)
 	assert.DeepEqual(t, back, rec)
+}
+
+// A record is bounded in size and in observations: a planted or corrupt
+// artifact cannot make provision read or rank an unbounded one.
+func TestParseRefusesARecordBeyondItsBounds(t *testing.T) {
+	over := reputation.Record{Version: reputation.RecordVersion}
+	for i := range reputation.MaxObservations + 1 {
+		over.Observations = append(over.Observations, obs(now.Add(time.Duration(i)*time.Second), a5000, "EU-RO-1", true))
+	}
+	b, err := json.Marshal(over)
+	assert.NilError(t, err)
+	_, err = reputation.Parse(b)
+	assert.Check(t, is.ErrorContains(err, "2001 observations; want at most 2000"))
+
+	big := []byte(`{"version":1,"observations":[]}` + strings.Repeat(" ", reputation.MaxRecordBytes))
+	_, err = reputation.Parse(big)
+	assert.Check(t, is.ErrorContains(err, "want at most 2097152"))
 }
 
 func TestParseRejectsBadRecords(t *testing.T) {

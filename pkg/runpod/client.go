@@ -2,6 +2,7 @@ package runpod
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,7 +25,7 @@ const DefaultBaseURL = "https://api.runpod.io"
 const DefaultListPodsBudget = 5 * time.Minute
 
 // maxResponseBytes bounds a response body the client reads.
-const maxResponseBytes = 16 << 20
+const maxResponseBytes int64 = 16 << 20
 
 // Client calls RunPod's REST v2 API. It is safe for concurrent use.
 type Client struct {
@@ -151,8 +152,9 @@ type call struct {
 	method string
 	path   string // escaped, under the base URL: "/v2/pods/abc"
 	query  url.Values
-	body   any  // JSON-encoded when non-nil
-	create bool // a pod create: 400 means capacity, see kindOf
+	body   any   // JSON-encoded when non-nil
+	create bool  // a pod create: 400 means capacity, see kindOf
+	limit  int64 // bytes a success answer may have; 0 means maxResponseBytes
 }
 
 // send performs c and returns a 2xx answer's status and body, or an *APIError.
@@ -162,13 +164,14 @@ func (c *Client) send(ctx context.Context, cl call) (int, []byte, error) {
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
+	limit := cmp.Or(cl.limit, maxResponseBytes)
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
 		// The status arrived but the body did not: for a create that is a lost answer.
 		return 0, nil, c.failure(cl.op, resp.StatusCode, err)
 	}
-	if len(data) > maxResponseBytes {
-		return 0, nil, c.malformed(cl.op, resp.StatusCode, fmt.Errorf("body exceeds %d bytes", maxResponseBytes))
+	if int64(len(data)) > limit {
+		return 0, nil, c.malformed(cl.op, resp.StatusCode, fmt.Errorf("%w: body exceeds %d bytes", ErrAnswerTooLarge, limit))
 	}
 	return resp.StatusCode, data, nil
 }

@@ -79,6 +79,9 @@ var (
 	ErrMalformedResponse   = errors.New("runpod: malformed response")
 	ErrPageBound           = errors.New("runpod: page bound exceeded")
 	ErrUnusableRecord      = errors.New("runpod: unusable record")
+	// ErrAnswerTooLarge is the cause (errors.Is through Unwrap) of a
+	// malformed response whose body passed the call's size bound.
+	ErrAnswerTooLarge = errors.New("runpod: answer too large")
 )
 
 var kindSentinels = map[ErrorKind]error{

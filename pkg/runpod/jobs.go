@@ -18,6 +18,15 @@ const DefaultJobBaseURL = "https://api.runpod.ai"
 // MaxRunBodyBytes is the documented limit of a /run request body.
 const MaxRunBodyBytes = 10 << 20
 
+// Bounds of the job host's answers. A status answer carries the job's output:
+// at most a result archive of 6 MiB compressed, 8 MiB as base64, plus 1 MiB
+// for everything else; every other answer is small. A larger answer fails at
+// once (ErrAnswerTooLarge) instead of being polled again and again.
+const (
+	MaxJobStatusBytes int64 = 9 << 20
+	MaxJobAnswerBytes int64 = 1 << 20
+)
+
 // JobState is a Serverless job's status.
 type JobState string
 
@@ -114,15 +123,16 @@ func (j *JobClient) Health(ctx context.Context, endpointID string) (*Health, err
 		return nil, err
 	}
 	var h Health
-	if err := j.inner.getJSON(ctx, call{op: op, method: http.MethodGet, path: jobPath(endpointID, "health")}, &h); err != nil {
+	if err := j.inner.getJSON(ctx, call{op: op, method: http.MethodGet, path: jobPath(endpointID, "health"), limit: MaxJobAnswerBytes}, &h); err != nil {
 		return nil, err
 	}
 	return &h, nil
 }
 
-// Run submits one job, sent again only after a 429 (which submitted nothing):
-// a transport or server error leaves the job's existence unknown and is never
-// answered by a second submission.
+// Run submits one job. The policy would send it again after a 429; the
+// Serverless lane sends it with reqpolicy.WithAttemptLimit(ctx, 1), so that a
+// job is never submitted twice: a transport or server error leaves the job's
+// existence unknown and is never answered by a second submission.
 // Bodies over MaxRunBodyBytes are refused before sending.
 func (j *JobClient) Run(ctx context.Context, endpointID string, input any, policy JobPolicy) (*JobStatus, error) {
 	op := "run job on endpoint " + endpointID
@@ -141,7 +151,7 @@ func (j *JobClient) Run(ctx context.Context, endpointID string, input any, polic
 		return nil, invalidArgument(op, "request body is %d bytes: the /run limit is %d", len(encoded), MaxRunBodyBytes)
 	}
 	var st JobStatus
-	if err := j.inner.getJSON(ctx, call{op: op, method: http.MethodPost, path: jobPath(endpointID, "run"), body: json.RawMessage(encoded)}, &st); err != nil {
+	if err := j.inner.getJSON(ctx, call{op: op, method: http.MethodPost, path: jobPath(endpointID, "run"), body: json.RawMessage(encoded), limit: MaxJobAnswerBytes}, &st); err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(st.ID) == "" {
@@ -160,7 +170,7 @@ func (j *JobClient) Status(ctx context.Context, endpointID, jobID string) (*JobS
 		return nil, err
 	}
 	var st JobStatus
-	if err := j.inner.getJSON(ctx, call{op: op, method: http.MethodGet, path: jobPath(endpointID, "status", jobID)}, &st); err != nil {
+	if err := j.inner.getJSON(ctx, call{op: op, method: http.MethodGet, path: jobPath(endpointID, "status", jobID), limit: MaxJobStatusBytes}, &st); err != nil {
 		return nil, err
 	}
 	if st.ID != jobID {
@@ -180,7 +190,7 @@ func (j *JobClient) Cancel(ctx context.Context, endpointID, jobID string) (*JobS
 		return nil, err
 	}
 	var st JobStatus
-	if err := j.inner.getJSON(reqpolicy.AllowRetry(ctx), call{op: op, method: http.MethodPost, path: jobPath(endpointID, "cancel", jobID)}, &st); err != nil {
+	if err := j.inner.getJSON(reqpolicy.AllowRetry(ctx), call{op: op, method: http.MethodPost, path: jobPath(endpointID, "cancel", jobID), limit: MaxJobAnswerBytes}, &st); err != nil {
 		return nil, err
 	}
 	return &st, nil

@@ -119,6 +119,8 @@ type CreateEndpointRequest struct {
 	Scaling    EndpointScaling `json:"scaling"`
 	Timeout    int64           `json:"timeout"` // ms
 	Flashboot  string          `json:"flashboot,omitempty"`
+	// DataCenterIDs pins the workers' data centers; empty lets the scheduler choose.
+	DataCenterIDs []string `json:"dataCenterIds,omitempty"`
 }
 
 // UpdateEndpointWorkers is the body of a PATCH that changes only the worker bounds.

@@ -17,7 +17,7 @@ var bootstrapSh []byte
 
 // BootstrapArgs is the template's start command: it decodes the bootstrap
 // script from the environment, so no value is ever quoted into shell text.
-const BootstrapArgs = `bash -c 'echo "$RPG_BOOTSTRAP_B64" | base64 -d > /tmp/rpg-bootstrap.sh && exec bash /tmp/rpg-bootstrap.sh'`
+const BootstrapArgs = `bash -c 'f="${TMPDIR:-/tmp}/rpg-bootstrap.sh"; echo "$RPG_BOOTSTRAP_B64" | base64 -d > "$f" && exec bash "$f"'`
 
 var sha256RE = lazyre.Regexp{Pattern: `^[0-9a-f]{64}$`}
 

@@ -9,6 +9,8 @@ import (
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
 )
 
 // TestRunTakesOnlyAnApprovedPayload: Run refuses a request whose payload
@@ -22,7 +24,8 @@ func TestRunTakesOnlyAnApprovedPayload(t *testing.T) {
 	p := &Payload{SHA256: strings.Repeat("ab", 32)}
 	approved, err := Approve(p, p.SHA256)
 	assert.NilError(t, err)
-	_, err = l.Run(context.Background(), RunRequest{Execute: true, Payload: approved})
+	_, err = l.Run(context.Background(), RunRequest{Execute: true, Payload: approved, Output: filepath.Join(t.TempDir(), "out"),
+		Input: jobwire.JobInput{TestCommand: "true"}})
 	assert.Check(t, !errors.Is(err, ErrNotApproved), "%v", err)
 	assert.Check(t, is.ErrorContains(err, "receipt"))
 }

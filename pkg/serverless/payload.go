@@ -37,21 +37,48 @@ type Payload struct {
 	Archive []byte   `json:"archive_base64"` // base64 in JSON
 }
 
-// Directories never sent: version control, dependencies, environments and caches.
+// Directories never sent: version control, dependencies, environments and
+// caches (compared in any case).
 var excludedDirs = []string{
-	".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".pytest_cache",
+	".git", ".hg", ".svn", "node_modules", ".venv", "venv", ".env", "__pycache__", ".pytest_cache",
 	".mypy_cache", ".ruff_cache", ".tox", ".nox", ".cache", ".ipynb_checkpoints", ".eggs",
 }
 
-// Files never sent: environment and credential files, compiled bytecode.
-func excludedFile(name string) bool {
-	switch {
-	case name == ".env" || strings.HasPrefix(name, ".env."),
-		name == ".netrc", name == ".npmrc", name == ".pypirc", name == ".DS_Store",
-		strings.HasSuffix(name, ".pyc"), strings.HasSuffix(name, ".pyo"):
-		return true
+// CredentialPatterns are the credential files and directories a payload never
+// carries, matched in any case against every file's name (a pattern ending
+// in "/" against every directory's): environment files, git, netrc, npm and
+// PyPI credentials, AWS and SSH directories, SSH keys and PEM files. The
+// README's Serverless section lists the same patterns.
+var CredentialPatterns = []string{
+	".env*", ".git-credentials", ".netrc", "_netrc", ".npmrc", ".pypirc", ".aws/", ".ssh/", "id_*", "*.pem",
+}
+
+// credential reports whether a file name (dir false) or a directory name
+// (dir true) matches one of CredentialPatterns, in any case.
+func credential(name string, dir bool) bool {
+	lower := strings.ToLower(name)
+	for _, p := range CredentialPatterns {
+		pattern, isDir := strings.CutSuffix(p, "/")
+		if isDir != dir {
+			continue
+		}
+		if ok, _ := path.Match(pattern, lower); ok {
+			return true
+		}
 	}
 	return false
+}
+
+// excludedDir reports whether a directory is never sent.
+func excludedDir(name string) bool {
+	return slices.ContainsFunc(excludedDirs, func(d string) bool { return strings.EqualFold(d, name) }) || credential(name, true)
+}
+
+// excludedFile reports whether a file is never sent: a credential, or
+// compiled bytecode and desktop litter.
+func excludedFile(name string) bool {
+	lower := strings.ToLower(name)
+	return credential(name, false) || lower == ".ds_store" || strings.HasSuffix(lower, ".pyc") || strings.HasSuffix(lower, ".pyo")
 }
 
 // BuildPayload archives the source tree at root: regular files only, in
@@ -91,7 +118,7 @@ func payloadFiles(root string, lim jobwire.Limits) (files, skipped []string, _ e
 			return nil
 		}
 		switch {
-		case d.IsDir() && slices.Contains(excludedDirs, d.Name()):
+		case d.IsDir() && excludedDir(d.Name()):
 			return filepath.SkipDir
 		case d.IsDir():
 			return nil
@@ -207,7 +234,7 @@ func ReadPayload(file string, lim jobwire.Limits) (*Payload, error) {
 // sourceName reports whether a payload member passes the exclusion rules.
 func sourceName(name string) bool {
 	for _, part := range strings.Split(path.Dir(name), "/") {
-		if slices.Contains(excludedDirs, part) {
+		if excludedDir(part) {
 			return false
 		}
 	}

@@ -154,3 +154,48 @@ func TestApprovedPayloadKeepsTheApprovedChecksum(t *testing.T) {
 	assert.Check(t, zero.Payload() == nil)
 	assert.Check(t, is.Equal(zero.SHA256(), ""))
 }
+
+// TestPayloadNeverCarriesCredentials: one case per entry of the documented
+// CredentialPatterns, each in another case than the pattern spells it; the
+// payload leaves them out when it is built and refuses them when it is read.
+func TestPayloadNeverCarriesCredentials(t *testing.T) {
+	cases := map[string][]string{
+		".env*":            {".ENV", ".env.Production", "api/.Envrc"},
+		".git-credentials": {".Git-Credentials", "home/.git-credentials"},
+		".netrc":           {".NETRC", "ci/.netrc"},
+		"_netrc":           {"_NetRC"},
+		".npmrc":           {"web/.NPMRC"},
+		".pypirc":          {".PyPIrc"},
+		".aws/":            {".AWS/credentials", "deploy/.aws/config"},
+		".ssh/":            {".Ssh/known_hosts", "home/.ssh/authorized_keys"},
+		"id_*":             {"ID_RSA", "keys/id_ed25519.pub", "keys/Id_Ecdsa"},
+		"*.pem":            {"server.PEM", "certs/client.pem"},
+	}
+	for _, pattern := range CredentialPatterns {
+		assert.Check(t, len(cases[pattern]) > 0, "no case for the documented pattern %q", pattern)
+	}
+	assert.Check(t, is.Len(cases, len(CredentialPatterns)), "a case for a pattern that is not documented")
+	for pattern, names := range cases {
+		t.Run(pattern, func(t *testing.T) {
+			root := t.TempDir()
+			files := map[string]string{"src/kernel.cu": "__global__ void k(){}"}
+			for _, n := range names {
+				files[n] = "SECRET"
+			}
+			writeTree(t, root, files)
+			p, err := BuildPayload(root, jobwire.DefaultPayloadLimits)
+			assert.NilError(t, err)
+			assert.Check(t, is.DeepEqual(p.Files, []string{"src/kernel.cu"}), "%s", pattern)
+
+			for _, n := range names {
+				crafted := makeArchive(t, member{"src/kernel.cu", "k"}, member{n, "SECRET"})
+				file := filepath.Join(t.TempDir(), "payload.json")
+				data, err := json.Marshal(Payload{Version: PayloadVersion, SHA256: jobwire.SHA256Hex(crafted), Bytes: len(crafted), Archive: crafted})
+				assert.NilError(t, err)
+				assert.NilError(t, os.WriteFile(file, data, 0o600))
+				_, err = ReadPayload(file, jobwire.DefaultPayloadLimits)
+				assert.Check(t, is.ErrorContains(err, "is not a source file the payload may carry"), "%s", n)
+			}
+		})
+	}
+}

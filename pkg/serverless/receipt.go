@@ -50,6 +50,8 @@ type JobRecord struct {
 	// without an id, and the attempt never submits again.
 	Intent        bool   `json:"intent"`
 	PayloadSHA256 string `json:"payload_sha256,omitempty"`
+	// CancelledAt is when the lane cancelled the job (its one cancellation).
+	CancelledAt time.Time `json:"cancelled_at,omitzero"`
 }
 
 // Receipt is the ownership record of one attempt: what it intended to create,
@@ -62,12 +64,23 @@ type Receipt struct {
 	RunAttempt int       `json:"run_attempt,omitempty"`
 	CreatedAt  time.Time `json:"created_at"`
 	// Deadline is the absolute cleanup deadline, fixed at setup; nothing extends it.
-	Deadline         time.Time  `json:"deadline"`
+	Deadline time.Time `json:"deadline"`
+	// Ledger is the budget ledger the attempt began in; cleanup closes the
+	// attempt there once it confirms everything gone.
+	Ledger string `json:"ledger,omitempty"`
+	// Asked is what setup asked for; every later read is compared with it.
+	Asked            *Asked     `json:"asked,omitempty"`
 	Template         Resource   `json:"template"`
 	Endpoint         Resource   `json:"endpoint"`
 	Job              *JobRecord `json:"job,omitempty"`
 	CleanupConfirmed bool       `json:"cleanup_confirmed"`
 	Notes            []string   `json:"notes,omitempty"`
+}
+
+// Created reports whether any create of the attempt was sent: only then can
+// it have cost anything.
+func (r *Receipt) Created() bool {
+	return r.Template.State != "" || r.Endpoint.State != "" || r.Template.ID != "" || r.Endpoint.ID != ""
 }
 
 // Unresolved reports whether a create may have happened without the lane

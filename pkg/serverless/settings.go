@@ -2,7 +2,10 @@ package serverless
 
 import (
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/lazyre"
@@ -13,17 +16,27 @@ import (
 // DefaultImage is the seed's worker image, pinned by its Docker Hub digest.
 const DefaultImage = "runpod/pytorch:2.8.0-py3.11-cuda12.8.1-cudnn-devel-ubuntu22.04@sha256:cb154fcca15d1d6ce858cfa672b76505e30861ef981d28ec94bd44168767d853"
 
-// Fixed worker bounds: scale to zero, never more than one worker.
+// Fixed endpoint settings: scale to zero, never more than one worker, queue
+// routing scaled on a 4 s queue delay, no flashboot.
 const (
-	WorkersMin = 0
-	WorkersMax = 1
+	WorkersMin        = 0
+	WorkersMax        = 1
+	EndpointType      = "QUEUE"
+	ScalingType       = "QUEUE_DELAY"
+	QueueDelaySeconds = 4.0
+	Flashboot         = "OFF"
 )
+
+// DefaultGPUType is the seed's one card: an RTX A4000 of the AMPERE_16 pool.
+const DefaultGPUType = "NVIDIA RTX A4000"
 
 // Settings are what setup asks RunPod for and verifies in every answer, plus
 // the lane's time and price bounds.
 type Settings struct {
 	Image            string        // digest-pinned image of the template
 	GPUPool          string        // Serverless GPU pool, e.g. AMPERE_16 (A4000)
+	GPUType          string        // the one card of the pool the worker may run on, e.g. NVIDIA RTX A4000
+	DataCenters      []string      // data-center pin of the workers; empty lets the scheduler choose
 	ContainerDiskGB  int           // ephemeral container disk; no volume
 	IdleTimeout      time.Duration // worker idle timeout (whole seconds)
 	ExecutionTimeout time.Duration // provider execution timeout per job
@@ -39,7 +52,7 @@ type Settings struct {
 // DefaultSettings are the seed's values.
 func DefaultSettings() Settings {
 	return Settings{
-		Image: DefaultImage, GPUPool: "AMPERE_16", ContainerDiskGB: 20,
+		Image: DefaultImage, GPUPool: "AMPERE_16", GPUType: DefaultGPUType, ContainerDiskGB: 20,
 		IdleTimeout: 5 * time.Second, ExecutionTimeout: 900 * time.Second, JobTTL: 1200 * time.Second,
 		WorkerDeadline: 840 * time.Second, Lifetime: 20 * time.Minute, Reserve: 10 * time.Minute,
 		CleanupDeadline: ownership.ServerlessCleanupDeadline, CleanupMargin: 2 * time.Minute, PriceCeiling: 0.70,
@@ -49,6 +62,8 @@ func DefaultSettings() Settings {
 var (
 	digestImageRE = lazyre.Regexp{Pattern: `^[a-z0-9][a-z0-9._/:-]*@sha256:[0-9a-f]{64}$`}
 	poolRE        = lazyre.Regexp{Pattern: `^[A-Z][A-Z0-9_]{1,40}$`}
+	gpuTypeRE     = lazyre.Regexp{Pattern: `^[A-Za-z0-9][A-Za-z0-9 ._()-]{1,79}$`}
+	dataCenterRE  = lazyre.Regexp{Pattern: `^[A-Z0-9]{1,8}(-[A-Z0-9]{1,8}){1,3}$`}
 )
 
 // Validate names the first setting that is out of range and what is expected.
@@ -62,6 +77,10 @@ func (s Settings) Validate() error {
 		return bad("image", fmt.Sprintf("%q", s.Image), "an image pinned by digest (name@sha256:<64 hex>)")
 	case !poolRE.MatchString(s.GPUPool):
 		return bad("gpu-pool", fmt.Sprintf("%q", s.GPUPool), "a Serverless pool id such as AMPERE_16")
+	case !gpuTypeRE.MatchString(s.GPUType):
+		return bad("gpu-type", fmt.Sprintf("%q", s.GPUType), "a RunPod GPU type id such as "+DefaultGPUType)
+	case slices.ContainsFunc(s.DataCenters, func(dc string) bool { return !dataCenterRE.MatchString(dc) }):
+		return bad("data-centers", fmt.Sprintf("%q", s.DataCenters), "RunPod data-center ids such as EU-RO-1")
 	case s.ContainerDiskGB < 5 || s.ContainerDiskGB > 100:
 		return bad("container-disk-gb", s.ContainerDiskGB, "5 to 100")
 	case !whole(s.IdleTimeout) || s.IdleTimeout < time.Second || s.IdleTimeout > time.Hour:
@@ -98,66 +117,141 @@ func (s Settings) TemplateRequest(name, args string, env map[string]string) runp
 	}
 }
 
-// EndpointRequest is the endpoint of an attempt: 0–1 workers of one GPU.
-func (s Settings) EndpointRequest(name, templateID string) runpod.CreateEndpointRequest {
+// EndpointRequest is the endpoint of an attempt: 0–1 workers of one GPU of
+// the pool, every other card of the pool excluded (see GPUExclusions).
+func (s Settings) EndpointRequest(name, templateID string, excluded []string) runpod.CreateEndpointRequest {
 	idle := int(s.IdleTimeout / time.Second)
-	delay := 4.0
+	delay := QueueDelaySeconds
 	return runpod.CreateEndpointRequest{
-		Name: name, Type: "QUEUE", TemplateID: templateID,
-		GPU:     &runpod.EndpointGPU{Pools: []string{s.GPUPool}, Count: 1},
+		Name: name, Type: EndpointType, TemplateID: templateID,
+		GPU:     &runpod.EndpointGPU{Pools: []string{s.GPUPool}, ExcludedTypes: slices.Clone(excluded), Count: 1},
 		Workers: runpod.EndpointWorkers{Min: WorkersMin, Max: WorkersMax, IdleTimeout: &idle},
-		Scaling: runpod.EndpointScaling{Type: "QUEUE_DELAY", QueueDelay: &delay},
-		Timeout: s.ExecutionTimeout.Milliseconds(), Flashboot: "OFF",
+		Scaling: runpod.EndpointScaling{Type: ScalingType, QueueDelay: &delay},
+		Timeout: s.ExecutionTimeout.Milliseconds(), Flashboot: Flashboot, DataCenterIDs: slices.Clone(s.DataCenters),
 	}
 }
 
-// VerifyTemplate lists every way t differs from what was asked for.
-func (s Settings) VerifyTemplate(t *runpod.Template, name string) []string {
-	var out []string
-	check := func(ok bool, format string, args ...any) {
-		if !ok {
-			out = append(out, fmt.Sprintf(format, args...))
-		}
-	}
-	check(t.Name == name, "template name %q, want %q", t.Name, name)
-	check(t.Image == s.Image, "template image %q, want %q", t.Image, s.Image)
-	check(t.Disk == s.ContainerDiskGB, "template disk %d GB, want %d GB", t.Disk, s.ContainerDiskGB)
-	check(t.Serverless, "template serverless false, want true")
-	check(!t.Public, "template public true, want a private template")
-	check(t.Mounts == nil || (t.Mounts.Persistent == nil && len(t.Mounts.Network) == 0), "template has a volume mount, want none")
-	check(!t.StartSSH && !t.StartJupyter, "template starts SSH (%t) or Jupyter (%t), want neither", t.StartSSH, t.StartJupyter)
-	return out
+// Asked is what setup asked RunPod for. The receipt keeps it, so every later
+// read of the template and the endpoint — by another process too, such as the
+// CLI's health — is compared with the request itself, not with flags given later.
+type Asked struct {
+	Template runpod.CreateTemplateRequest `json:"template"`
+	Endpoint runpod.CreateEndpointRequest `json:"endpoint"`
+	GPUType  string                       `json:"gpu_type"` // the one card the endpoint may run on
 }
 
-// VerifyEndpoint lists every way e differs from what was asked for: worker
-// bounds, idle and execution timeouts, the GPU selection, no volumes.
-func (s Settings) VerifyEndpoint(e *runpod.Endpoint, name string) []string {
-	var out []string
-	check := func(ok bool, format string, args ...any) {
-		if !ok {
-			out = append(out, fmt.Sprintf(format, args...))
-		}
+// mismatches collects "<setting> <got>, want <want>" lines: each names the
+// setting that differs, as RunPod's answer spells it.
+type mismatches []string
+
+func (m *mismatches) check(ok bool, format string, args ...any) {
+	if !ok {
+		*m = append(*m, fmt.Sprintf(format, args...))
 	}
-	idle := int(s.IdleTimeout / time.Second)
-	check(e.Name == name, "endpoint name %q, want %q", e.Name, name)
-	check(e.Workers.Min == WorkersMin, "workers.min %d, want %d", e.Workers.Min, WorkersMin)
-	check(e.Workers.Max == WorkersMax, "workers.max %d, want %d", e.Workers.Max, WorkersMax)
-	check(e.Workers.IdleTimeout != nil && *e.Workers.IdleTimeout == idle, "workers.idleTimeout %s, want %d s", intOrUnset(e.Workers.IdleTimeout), idle)
-	check(e.Timeout == s.ExecutionTimeout.Milliseconds(), "timeout %d ms, want %d ms", e.Timeout, s.ExecutionTimeout.Milliseconds())
-	check(len(e.NetworkVolumes) == 0, "networkVolumes %v, want none", e.NetworkVolumes)
-	if e.GPU == nil {
-		out = append(out, fmt.Sprintf("gpu missing, want pool %s × 1", s.GPUPool))
+}
+
+// VerifyTemplate lists every way t differs from the template asked for.
+func VerifyTemplate(t *runpod.Template, asked runpod.CreateTemplateRequest) []string {
+	var m mismatches
+	m.check(t.Name == asked.Name, "template name %q, want %q", t.Name, asked.Name)
+	m.check(t.Image == asked.Image, "template image %q, want %q", t.Image, asked.Image)
+	m.check(t.Disk == asked.Disk, "template disk %d GB, want %d GB", t.Disk, asked.Disk)
+	m.check(t.Args == asked.Args, "template args %q, want the lane's bootstrap command", t.Args)
+	m.check(t.Serverless, "template serverless false, want true")
+	m.check(!t.Public, "template public true, want a private template")
+	m.check(t.Mounts == nil || (t.Mounts.Persistent == nil && len(t.Mounts.Network) == 0), "template mounts a volume, want none")
+	m.check(!t.StartSSH && !t.StartJupyter, "template startSsh %t / startJupyter %t, want neither", t.StartSSH, t.StartJupyter)
+	m.env("template", t.Env, asked.Env)
+	return m
+}
+
+// env checks that an answer's environment, when it shows one, holds every
+// value asked for unchanged (the worker's URL and checksum among them).
+func (m *mismatches) env(what string, got, asked map[string]string) {
+	if got == nil {
+		return
+	}
+	for _, k := range slices.Sorted(maps.Keys(asked)) {
+		v, ok := got[k]
+		m.check(ok && v == asked[k], "%s env %s changed, want the value setup sent", what, k)
+	}
+}
+
+// VerifyEndpoint lists every way e differs from the endpoint asked for (and
+// the template it runs): type, worker bounds, idle and execution timeouts,
+// scaling type and value, flashboot, the GPU selection (pool, exclusions,
+// count), the data-center pin, disk and image, volumes and environment.
+func VerifyEndpoint(e *runpod.Endpoint, asked runpod.CreateEndpointRequest, tpl runpod.CreateTemplateRequest) []string {
+	var m mismatches
+	m.check(e.Name == asked.Name, "endpoint name %q, want %q", e.Name, asked.Name)
+	m.check(e.Type == "" || e.Type == asked.Type, "type %q, want %q", e.Type, asked.Type)
+	m.check(e.Workers.Min == asked.Workers.Min, "workers.min %d, want %d", e.Workers.Min, asked.Workers.Min)
+	m.check(e.Workers.Max == asked.Workers.Max, "workers.max %d, want %d", e.Workers.Max, asked.Workers.Max)
+	m.check(equalIntPtr(e.Workers.IdleTimeout, asked.Workers.IdleTimeout), "workers.idleTimeout %s, want %s", intOrUnset(e.Workers.IdleTimeout), intOrUnset(asked.Workers.IdleTimeout))
+	m.check(e.Timeout == asked.Timeout, "timeout %d ms, want %d ms", e.Timeout, asked.Timeout)
+	m.check(e.Scaling.Type == asked.Scaling.Type, "scaling.type %q, want %q", e.Scaling.Type, asked.Scaling.Type)
+	m.check(equalFloatPtr(e.Scaling.QueueDelay, asked.Scaling.QueueDelay), "scaling.queueDelay %s, want %s", floatOrUnset(e.Scaling.QueueDelay), floatOrUnset(asked.Scaling.QueueDelay))
+	m.check(e.Scaling.RequestCount == nil, "scaling.requestCount %s, want unset", intOrUnset(e.Scaling.RequestCount))
+	m.check(e.Flashboot == asked.Flashboot, "flashboot %q, want %q", e.Flashboot, asked.Flashboot)
+	m.check(sameSet(e.DataCenterIDs, asked.DataCenterIDs), "dataCenterIds %s, want %s", listOrNone(e.DataCenterIDs), pinOrAny(asked.DataCenterIDs))
+	m.check(len(e.NetworkVolumes) == 0, "networkVolumes %v, want none", e.NetworkVolumes)
+	m.check(e.Disk == 0 || e.Disk == tpl.Disk, "disk %d GB, want %d GB", e.Disk, tpl.Disk)
+	m.check(e.Image == "" || e.Image == tpl.Image, "image %q, want %q", e.Image, tpl.Image)
+	if e.GPU == nil || asked.GPU == nil {
+		m.check(false, "gpu missing, want pool %s × 1", strings.Join(poolsOf(asked.GPU), ","))
 	} else {
-		check(slices.Equal(e.GPU.Pools, []string{s.GPUPool}), "gpu.pools %v, want [%s]", e.GPU.Pools, s.GPUPool)
-		check(e.GPU.Count == 1, "gpu.count %d, want 1", e.GPU.Count)
+		m.check(slices.Equal(e.GPU.Pools, asked.GPU.Pools), "gpu.pools %v, want %v", e.GPU.Pools, asked.GPU.Pools)
+		m.check(sameSet(e.GPU.ExcludedTypes, asked.GPU.ExcludedTypes), "gpu.excludedTypes %s, want %s", listOrNone(e.GPU.ExcludedTypes), listOrNone(asked.GPU.ExcludedTypes))
+		m.check(e.GPU.Count == asked.GPU.Count, "gpu.count %d, want %d", e.GPU.Count, asked.GPU.Count)
 	}
-	check(e.Image == "" || e.Image == s.Image, "image %q, want %q", e.Image, s.Image)
-	return out
+	m.env("endpoint", e.Env, tpl.Env)
+	return m
 }
+
+func poolsOf(g *runpod.EndpointGPU) []string {
+	if g == nil {
+		return nil
+	}
+	return g.Pools
+}
+
+// sameSet reports whether a and b hold the same strings (order and
+// duplicates aside); nil and empty are the same.
+func sameSet(a, b []string) bool {
+	x, y := slices.Clone(a), slices.Clone(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(slices.Compact(x), slices.Compact(y))
+}
+
+func equalIntPtr(a, b *int) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+func equalFloatPtr(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
 func intOrUnset(p *int) string {
 	if p == nil {
 		return "unset"
 	}
-	return fmt.Sprintf("%d s", *p)
+	return strconv.Itoa(*p)
+}
+
+func floatOrUnset(p *float64) string {
+	if p == nil {
+		return "unset"
+	}
+	return strconv.FormatFloat(*p, 'g', -1, 64)
+}
+
+func listOrNone(l []string) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	return "[" + strings.Join(l, ", ") + "]"
+}
+
+func pinOrAny(l []string) string {
+	if len(l) == 0 {
+		return "none (the scheduler's choice)"
+	}
+	return listOrNone(l)
 }

@@ -1,7 +1,9 @@
 // Package startup renders the script a candidate pod runs before its runner
 // registers: log the machine, fetch the CUDA smoke proof without credentials,
 // verify its SHA-256, run it with the JIT config stripped from its environment,
-// and only on SMOKE PASS exec the preinstalled runner with the JIT config.
+// and only on SMOKE PASS exec the preinstalled runner, as the image's non-root
+// user without a way to raise its privileges, with the JIT config handed over
+// in a 0600 file, never on a command line.
 //
 // Every value that reaches the script is validated against a strict pattern
 // first and then single-quoted, so no input can be interpreted by the shell.
@@ -45,6 +47,9 @@ const (
 	ExitChecksum      = 3
 	ExitNoJITConfig   = 4
 	ExitRunnerMissing = 5
+	// ExitPrivileges: the runner's user could still raise its privileges
+	// (no setpriv to drop them, or sudo still works), so the runner was not started.
+	ExitPrivileges = 6
 )
 
 // NVRTCPin is a pinned NVRTC package for one runtime tier.
@@ -194,7 +199,7 @@ func Render(p Params) (string, error) {
 		"{{.JITEnv}}", JITConfigEnv, "{{.RunnerUser}}", RunnerUser,
 		"{{.ExitDownload}}", strconv.Itoa(ExitDownload), "{{.ExitChecksum}}", strconv.Itoa(ExitChecksum),
 		"{{.ExitProof}}", strconv.Itoa(ExitProofFailed), "{{.ExitNoJIT}}", strconv.Itoa(ExitNoJITConfig),
-		"{{.ExitRunnerMissing}}", strconv.Itoa(ExitRunnerMissing),
+		"{{.ExitRunnerMissing}}", strconv.Itoa(ExitRunnerMissing), "{{.ExitPrivileges}}", strconv.Itoa(ExitPrivileges),
 	).Replace(scriptTemplate)
 	if i := strings.Index(script, "{{"); i >= 0 {
 		return "", fmt.Errorf("startup script: render: placeholder left at byte %d: %.40q", i, script[i:])

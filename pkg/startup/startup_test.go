@@ -188,7 +188,13 @@ func newHost(t *testing.T, proofExit int) *host {
 		assert.NilError(t, os.WriteFile(path, []byte(body), 0o755))
 	}
 	write(filepath.Join(bin, "nvidia-smi"), "#!/bin/sh\necho 'NVIDIA GeForce RTX 4090, 570.86.15, 24564 MiB'\n")
-	write(filepath.Join(h.runnerDir, "run.sh"), "#!/bin/sh\nprintf '%s\\n' \"$@\" > "+h.records+"/runner-args\nenv > "+h.records+"/runner-env\n")
+	// The runner records its arguments, its environment, whether it can sudo,
+	// and every command line of the machine that holds the JIT config (the
+	// pattern comes from a file, so the search's own command line holds none).
+	assert.NilError(t, os.WriteFile(filepath.Join(h.dir, "jit-pattern"), []byte(jitConfig+"\n"), 0o600))
+	write(filepath.Join(h.runnerDir, "run.sh"), "#!/bin/bash\nprintf '%s\\n' \"$@\" > "+h.records+"/runner-args\nenv > "+h.records+"/runner-env\n"+
+		"if sudo -n true >/dev/null 2>&1; then echo allowed; else echo refused; fi > "+h.records+"/runner-sudo\n"+
+		"for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < \"$f\" 2>/dev/null; echo; done | grep -F -f "+h.dir+"/jit-pattern > "+h.records+"/cmdlines || true\n")
 	h.proof = []byte("#!/bin/sh\nenv > " + h.records + "/proof-env\nprintf '%s\\n' \"$@\" > " + h.records + "/proof-args\n" +
 		"if [ " + strconv.Itoa(proofExit) + " -eq 0 ]; then echo 'SMOKE PASS'; else echo 'SMOKE FAIL: stand-in told to fail'; fi\nexit " + strconv.Itoa(proofExit) + "\n")
 	mux := http.NewServeMux()
@@ -292,10 +298,9 @@ func TestScriptRunsOnAHost(t *testing.T) {
 			runnerArgs, runnerRan := h.recorded("runner-args")
 			assert.Equal(t, runnerRan, tc.wantRunner, "runner ran")
 			if runnerRan {
-				assert.Equal(t, runnerArgs, "--jitconfig\n"+jitConfig+"\n")
+				assertJITHandedOver(t, h, runnerArgs)
 				runnerEnv, _ := h.recorded("runner-env")
 				assert.Check(t, is.Contains(runnerEnv, "RUNNER_ALLOW_RUNASROOT=1"))
-				assert.Check(t, !strings.Contains(runnerEnv, JITConfigEnv+"="), "JIT config left in the runner's environment")
 			}
 		})
 	}
@@ -308,42 +313,80 @@ func TestPodEnvHasNoSecrets(t *testing.T) {
 	assert.Check(t, !hasJIT, "PodEnv must not carry the JIT config; provision adds it")
 }
 
+// assertJITHandedOver checks how the runner got its JIT config: in
+// ACTIONS_RUNNER_INPUT_JITCONFIG (which the runner drops from its
+// environment), not in arguments, not on any command line of the machine, and
+// with the file that carried it gone.
+func assertJITHandedOver(t *testing.T, h *host, runnerArgs string) {
+	t.Helper()
+	assert.Check(t, is.Equal(runnerArgs, "\n"), "run.sh got arguments")
+	runnerEnv, _ := h.recorded("runner-env")
+	assert.Check(t, is.Contains(runnerEnv, "ACTIONS_RUNNER_INPUT_JITCONFIG="+jitConfig+"\n"))
+	assert.Check(t, !strings.Contains(runnerEnv, JITConfigEnv+"="), "the pod's JIT config variable reached the runner")
+	cmdlines, _ := h.recorded("cmdlines")
+	assert.Check(t, is.Equal(cmdlines, ""), "the JIT config is on a command line every process can read")
+	left, err := filepath.Glob(filepath.Join(h.dir, "tmp", "runpod-gpu-jit.*"))
+	assert.NilError(t, err)
+	assert.Check(t, is.Len(left, 0), "the JIT config's file is left on the pod")
+}
+
 // The runner, and so the job's code, runs as the image's non-root user when
-// the image has one; root is kept only for the proof.
+// the image has one, unable to raise its privileges (no_new_privs: the image's
+// passwordless sudo refuses); root is kept only for the proof. A runner user
+// that could still sudo does not get the runner.
 func TestRunnerDropsRootWhenTheImageHasARunnerUser(t *testing.T) {
 	tests := []struct {
 		name       string
 		hasUser    bool
-		wantUser   string // the user the runner stand-in ran as
+		keepsSudo  bool   // setpriv does not set no_new_privs
+		wantExit   int    // of the script
+		wantUser   string // the user the runner stand-in ran as; "" when it never ran
 		wantRoot   bool   // RUNNER_ALLOW_RUNASROOT reaches the runner
 		wantLogged string
 	}{
-		{name: "image with a runner user", hasUser: true, wantUser: "runner", wantLogged: "starting the runner as user runner"},
+		{name: "image with a runner user", hasUser: true, wantUser: "runner", wantLogged: "starting the runner as user runner, without sudo (no_new_privs)"},
 		{name: "image without one", hasUser: false, wantUser: "root", wantRoot: true, wantLogged: "starting the runner as root"},
+		{name: "the runner user can still sudo", hasUser: true, keepsSudo: true, wantExit: ExitPrivileges,
+			wantLogged: "runpod-gpu: user runner can still use sudo: not starting the runner"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHost(t, 0)
 			bin := filepath.Join(h.dir, "bin")
 			// id answers for the runner user only when the image has one; the
-			// process itself is root (uid 0) until sudo -u says otherwise.
+			// process itself is root (uid 0) until setpriv says otherwise.
 			idScript := "#!/bin/bash\nif [ \"$*\" = \"-u runner\" ]; then " +
 				map[bool]string{true: "echo 1001; exit 0", false: "echo 'id: runner: no such user' >&2; exit 1"}[tc.hasUser] +
-				"; fi\nif [ \"$*\" = \"-u\" ]; then echo \"${SIM_UID:-0}\"; exit 0; fi\nexit 1\n"
+				"; fi\nif [ \"$*\" = \"-u\" ]; then [ \"${SIM_USER:-root}\" = root ] && echo 0 || echo 1001; exit 0; fi\n" +
+				"if [ \"$*\" = \"-un\" ]; then echo \"${SIM_USER:-root}\"; exit 0; fi\nexit 1\n"
 			assert.NilError(t, os.WriteFile(filepath.Join(bin, "id"), []byte(idScript), 0o755))
-			// sudo records its options and marks the user the command runs as.
-			sudo := "#!/bin/bash\nprintf '%s\\n' \"$@\" > " + h.records + "/sudo-args\nuser=root\n" +
-				"while [ $# -gt 0 ]; do case $1 in -u) user=$2; shift 2 ;; -n|-E|-H) shift ;; --) shift; break ;; *) break ;; esac; done\n" +
-				"export SIM_USER=$user\nexec \"$@\"\n"
+			// The image's passwordless sudo, which no_new_privs makes refuse.
+			sudo := "#!/bin/bash\n[ -n \"${SIM_NNP:-}\" ] && { echo 'sudo: the no new privileges flag is set' >&2; exit 1; }\n" +
+				"while [ $# -gt 0 ]; do case $1 in -u) shift 2 ;; -n|-E|-H) shift ;; --) shift; break ;; *) break ;; esac; done\n" +
+				"export SIM_USER=root\nexec \"$@\"\n"
 			assert.NilError(t, os.WriteFile(filepath.Join(bin, "sudo"), []byte(sudo), 0o755))
-			p := h.params()
-			script, err := Render(p)
+			// setpriv records its options and marks the user and the flag.
+			nnp := "SIM_NNP=1"
+			if tc.keepsSudo {
+				nnp = "SIM_NNP="
+			}
+			setpriv := "#!/bin/bash\nprintf '%s\\n' \"$@\" > " + h.records + "/setpriv-args\n" +
+				"while [ $# -gt 0 ]; do case $1 in --) shift; break ;; *) shift ;; esac; done\n" +
+				"export SIM_USER=runner " + nnp + "\nexec \"$@\"\n"
+			assert.NilError(t, os.WriteFile(filepath.Join(bin, "setpriv"), []byte(setpriv), 0o755))
+			script, err := Render(h.params())
 			assert.NilError(t, err)
-			env := map[string]string{JITConfigEnv: jitConfig}
-			code, out := h.run(t, script, env)
-			assert.Equal(t, code, 0, out)
+			code, out := h.run(t, script, map[string]string{JITConfigEnv: jitConfig})
+			assert.Equal(t, code, tc.wantExit, out)
 			assert.Check(t, is.Contains(out, tc.wantLogged))
+			assert.Check(t, !strings.Contains(out, jitConfig), "the script printed the JIT config")
 			runnerEnv, ran := h.recorded("runner-env")
+			if tc.wantUser == "" {
+				assert.Check(t, !ran, "the runner started:\n%s", out)
+				left, _ := filepath.Glob(filepath.Join(h.dir, "tmp", "runpod-gpu-jit.*"))
+				assert.Check(t, is.Len(left, 0), "the JIT config's file is left on the pod")
+				return
+			}
 			assert.Assert(t, ran, out)
 			user := "root"
 			for _, line := range strings.Split(runnerEnv, "\n") {
@@ -354,9 +397,15 @@ func TestRunnerDropsRootWhenTheImageHasARunnerUser(t *testing.T) {
 			assert.Equal(t, user, tc.wantUser)
 			assert.Equal(t, strings.Contains(runnerEnv, "RUNNER_ALLOW_RUNASROOT=1"), tc.wantRoot)
 			args, _ := h.recorded("runner-args")
-			assert.Equal(t, args, "--jitconfig\n"+jitConfig+"\n")
+			assertJITHandedOver(t, h, args)
 			proofEnv, _ := h.recorded("proof-env")
-			assert.Check(t, !strings.Contains(proofEnv, "SIM_USER="), "the proof runs as root, before the drop")
+			assert.Check(t, !strings.Contains(proofEnv, "SIM_USER=runner"), "the proof runs as root, before the drop")
+			if tc.hasUser {
+				sudo, _ := h.recorded("runner-sudo")
+				assert.Check(t, is.Equal(sudo, "refused\n"), "the runner's user can sudo")
+				setprivArgs, _ := h.recorded("setpriv-args")
+				assert.Check(t, is.Contains(setprivArgs, "--reuid=runner\n--regid=runner\n--init-groups\n--no-new-privs\n--\n"))
+			}
 		})
 	}
 }

@@ -18,7 +18,7 @@ import (
 )
 
 func main() {
-	seed := flag.Uint64("seed", 1, "simulation seed: the same seed plays the same scenario")
+	seed := flag.Uint64("seed", 1, demo.SeedHelp)
 	markdown := flag.String("markdown", "", "also write every job's summary to this file, as one Markdown page")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

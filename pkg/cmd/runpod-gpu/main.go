@@ -23,7 +23,7 @@ func main() {
 		name = u.Username
 	}
 	code := devcli.Main(ctx, devcli.Env{
-		Args: os.Args[1:], Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr, Home: home, User: name,
+		Args: os.Args[1:], Getenv: os.Getenv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Home: home, User: name,
 	})
 	stop()
 	os.Exit(code)

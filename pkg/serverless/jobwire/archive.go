@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -63,8 +64,8 @@ func reject(entry, format string, args ...any) *ArchiveError {
 }
 
 // CheckName returns the canonical form of an archive member name, or why it
-// is refused: empty, absolute, with a backslash, NUL or invalid UTF-8, not in
-// canonical form ("./a", "a//b"), or climbing out with "..".
+// is refused: empty, absolute, with a backslash, NUL, a control character or
+// invalid UTF-8, not in canonical form ("./a", "a//b"), or climbing out with "..".
 func CheckName(name string) (string, error) {
 	trimmed := strings.TrimSuffix(name, "/")
 	switch {
@@ -72,6 +73,8 @@ func CheckName(name string) (string, error) {
 		return "", reject(name, "empty name")
 	case !utf8.ValidString(name) || strings.ContainsRune(name, 0):
 		return "", reject(name, "name is not valid UTF-8 text")
+	case strings.ContainsFunc(name, unicode.IsControl):
+		return "", reject(name, "name holds a control character (a terminal escape, a newline)")
 	case strings.HasPrefix(name, "/") || (len(name) > 1 && name[1] == ':'):
 		return "", reject(name, "absolute path")
 	case strings.Contains(name, `\`):

@@ -79,6 +79,11 @@ func TestCheckArchive(t *testing.T) {
 		{"too many entries", []member{{name: "a"}, {name: "b"}, {name: "c"}, {name: "d"}, {name: "e"}}, small, "more than 4 entries"},
 		{"compressed too big", []member{{name: "a", body: "x"}}, Limits{MaxCompressed: 10, MaxFile: 10, MaxTotal: 10, MaxEntries: 4}, "compressed size"},
 		{"empty name", []member{{name: "", body: "x"}}, small, "empty name"},
+		{"terminal escape in a name", []member{{name: "junit\x1b[2J.xml", body: "x"}}, small, "control character"},
+		{"newline in a name", []member{{name: "ok.txt\nPASS all.txt", body: "x"}}, small, "control character"},
+		{"delete in a name", []member{{name: "a\x7f", body: "x"}}, small, "control character"},
+		{"carriage return in a directory", []member{{name: "logs\r/", typ: tar.TypeDir}}, small, "control character"},
+		{"unicode names are fine", []member{{name: "résultats/ß.log", body: "x"}}, small, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

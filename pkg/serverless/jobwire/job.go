@@ -13,6 +13,9 @@ type JobInput struct {
 	DeadlineSeconds int       `json:"deadline_seconds"`
 	MaxResultBytes  int64     `json:"max_result_bytes"`
 	Smoke           SmokeArgs `json:"smoke"`
+	// ExpectedGPU is the GPU type the endpoint asked for (e.g. "NVIDIA RTX
+	// A4000"): the worker refuses to run the tests on any other device.
+	ExpectedGPU string `json:"expected_gpu,omitempty"`
 }
 
 // SmokeArgs configure the worker's CUDA proof (the pod lane's smoke proof).

@@ -44,6 +44,34 @@ type Deps struct {
 	Prove   Prover
 	Now     func() time.Time
 	Getenv  func(string) string
+	Environ func() []string // the worker's environment; nil means os.Environ
+}
+
+func (d Deps) environ() []string {
+	if d.Environ == nil {
+		return os.Environ()
+	}
+	return d.Environ()
+}
+
+// checkDevice refuses a device other than the GPU type the endpoint asked
+// for: RunPod places a worker on any card of a pool the request does not
+// exclude, and a test run on another card proves nothing about this one.
+// The names compare as RunPod's GPU type ids and CUDA's device names both
+// spell them ("NVIDIA RTX A4000"), case and spacing aside.
+func checkDevice(want string, report *smoke.Report) error {
+	if want == "" {
+		return nil
+	}
+	got := ""
+	if report != nil && report.Device != nil {
+		got = report.Device.Name
+	}
+	norm := func(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+	if norm(got) != norm(want) {
+		return fmt.Errorf("GPU refused: the worker found %q, not the %q the endpoint asked for; the tests did not run", got, want)
+	}
+	return nil
 }
 
 // Run does one job and always returns an output: failures are in Error,
@@ -100,8 +128,12 @@ func Run(ctx context.Context, in jobwire.JobInput, d Deps) jobwire.JobOutput {
 	}
 	// The proof launched a kernel, synchronized and read its result back.
 	out.CUDAExecuted = true
+	if err := checkDevice(in.ExpectedGPU, report); err != nil {
+		meta["gpu_refused"] = true
+		return fail("%v", err)
+	}
 
-	code, timedOut, err := runTests(ctx, in.TestCommand, src, results, d.WorkDir, start.Add(time.Duration(in.DeadlineSeconds)*time.Second-packMargin))
+	code, timedOut, err := runTests(ctx, in.TestCommand, src, results, d.WorkDir, start.Add(time.Duration(in.DeadlineSeconds)*time.Second-packMargin), d.environ())
 	out.TestsExitCode = &code
 	meta["tests_timed_out"] = timedOut
 	switch {
@@ -126,9 +158,34 @@ func smokeArgs(s jobwire.SmokeArgs, report, work string) []string {
 	return args
 }
 
+// testEnvPrefixes are the only variables of the worker's environment the
+// tests inherit besides PATH and LD_LIBRARY_PATH: the CUDA driver's and the
+// container toolkit's settings (and the driver stand-in's in tests).
+var testEnvPrefixes = []string{"CUDA_", "NVIDIA_", "SIM_CUDA_"}
+
+// TestEnv is the tests' environment: built from nothing, so that neither the
+// worker's own variables (RPG_*: its URL, checksum, handler, bootstrap) nor
+// what RunPod injects into a Serverless worker (RUNPOD_*: the AI API key, the
+// job-take and job-done webhooks, the pod and endpoint ids) reach the code
+// under test. environ is the worker's own environment.
+func TestEnv(environ []string, results, home string) []string {
+	env := []string{"HOME=" + home, "TMPDIR=" + home, "RUNPOD_GPU_RESULTS=" + results, "RUNPOD_GPU_JUNIT=" + filepath.Join(results, "junit.xml"), "CI=true"}
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		keep := name == "PATH" || name == "LD_LIBRARY_PATH"
+		for _, p := range testEnvPrefixes {
+			keep = keep || strings.HasPrefix(name, p)
+		}
+		if keep {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
 // runTests runs command with bash in src, its output bounded in test.log; the
 // results directory is offered as RUNPOD_GPU_RESULTS (JUnit goes there).
-func runTests(ctx context.Context, command, src, results, work string, deadline time.Time) (int, bool, error) {
+func runTests(ctx context.Context, command, src, results, work string, deadline time.Time, environ []string) (int, bool, error) {
 	if strings.TrimSpace(command) == "" {
 		return -1, false, errors.New("test_command is empty")
 	}
@@ -143,14 +200,8 @@ func runTests(ctx context.Context, command, src, results, work string, deadline 
 	_ = os.MkdirAll(home, 0o700)
 	cmd := exec.CommandContext(tctx, "bash", "-c", command)
 	cmd.Dir = src
-	// A clean environment: nothing of the handler's reaches the tests.
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + home, "LD_LIBRARY_PATH=" + os.Getenv("LD_LIBRARY_PATH"),
-		"RUNPOD_GPU_RESULTS=" + results, "RUNPOD_GPU_JUNIT=" + filepath.Join(results, "junit.xml"), "CI=true"}
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "SIM_CUDA_") || strings.HasPrefix(kv, "CUDA_") || strings.HasPrefix(kv, "NVIDIA_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
+	// A clean environment: nothing of the handler's or RunPod's reaches the tests.
+	cmd.Env = TestEnv(environ, results, home)
 	w := &capped{w: logFile, left: maxLogBytes}
 	cmd.Stdout, cmd.Stderr = w, w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

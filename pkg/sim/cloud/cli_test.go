@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -46,8 +48,8 @@ func TestRunCLIServesUntilCancelled(t *testing.T) {
 		wantMode      string
 		wantRunnerDir bool
 	}{
-		{name: "model mode", args: []string{"-seed", "7"}, wantMode: "model (seed 7, real clock)"},
-		{name: "process mode", args: []string{"-mode", "process"}, wantMode: "process (seed 1, real clock)", wantRunnerDir: true},
+		{name: "model mode", args: []string{"-seed", "7", "-env", filepath.Join(t.TempDir(), "simcloud.env")}, wantMode: "model (seed 7, real clock)"},
+		{name: "process mode", args: []string{"-mode", "process", "-env", filepath.Join(t.TempDir(), "simcloud.env")}, wantMode: "process (seed 1, real clock)", wantRunnerDir: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,6 +90,13 @@ func TestRunCLIServesUntilCancelled(t *testing.T) {
 			gpus, err := runpod.New(printed["runpod-api-url"], printed["runpod-api-key"]).ListGPUTypes(ctx, runpod.GPUQuery{})
 			assert.NilError(t, err)
 			assert.Check(t, len(gpus) > 0)
+			// And the Serverless job host like the rest: an unknown endpoint is a 404, not a missing route.
+			_, err = runpod.NewJobClient(printed["runpod-job-url"], printed["runpod-api-key"]).Health(ctx, "nosuchendpoint")
+			assert.Check(t, errors.Is(err, runpod.ErrNotFound), "%v", err)
+			env, err := os.ReadFile(printed["env"])
+			assert.NilError(t, err)
+			assert.Check(t, is.Contains(string(env), "export RUNPOD_JOB_URL="+printed["runpod-job-url"]+"\n"))
+			assert.Check(t, is.Contains(string(env), "export RUNPOD_API_KEY="+cloud.RunPodKey+"\n"))
 
 			cancel()
 			assert.NilError(t, <-done)

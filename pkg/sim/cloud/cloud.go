@@ -103,6 +103,9 @@ type Cloud struct {
 
 	RunPodURL, GitHubURL, RegistryURL, ProofURL string
 	ProofSHA256                                 string
+	// JobURL is the Serverless job host (run, status, cancel, health), which
+	// RunPod serves apart from the management API.
+	JobURL string
 
 	servers []*httptest.Server
 }
@@ -145,6 +148,8 @@ func Start(o Options) (*Cloud, error) {
 	rpOpts := []runpodsim.Option{
 		runpodsim.WithSeed(o.Seed), runpodsim.WithClock(c.Clock), runpodsim.WithMarket(market),
 		runpodsim.WithAPIKey(RunPodKey), runpodsim.WithFaults(o.Faults), runpodsim.WithHostRunner(hosts),
+		// Serverless jobs run as the lane's worker runs them (RunPodOptions may replace it).
+		runpodsim.WithServerless(runpodsim.ServerlessConfig{Worker: ServerlessWorker{Dir: o.ProcessDir}}),
 	}
 	if o.PageSize > 0 {
 		rpOpts = append(rpOpts, runpodsim.WithPageSize(o.PageSize))
@@ -159,6 +164,7 @@ func Start(o Options) (*Cloud, error) {
 	}
 	c.RunPod = rp
 	c.RunPodURL = c.serve(rp).URL
+	c.JobURL = c.serve(rp.JobHost()).URL
 	c.RegistryURL = c.serve(registrysim.Handler(map[string]string{ImageRepoTag: RunnerImageDigest})).URL
 
 	proof := o.ProofBinary

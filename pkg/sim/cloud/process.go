@@ -39,8 +39,10 @@ const maxLogBytes = 1 << 20
 // under /bin/bash -c), in its own process group and a private directory (its
 // cwd, HOME and TMPDIR). The "machine" around it is made of stand-ins, first
 // on PATH: nvidia-smi, sudo and id (the runner image's non-root user with
-// passwordless sudo), a runner directory whose run.sh connects to the
-// simulated GitHub with the JIT config, and the CUDA driver stand-in
+// passwordless sudo), setpriv (dropping to that user under no_new_privs,
+// which the sudo stand-in then refuses, as sudo does) and chown, a runner
+// directory whose run.sh connects to the simulated GitHub with the JIT config
+// from ACTIONS_RUNNER_INPUT_JITCONFIG, and the CUDA driver stand-in
 // (libcuda.so.1 on LD_LIBRARY_PATH) configured from the host profile.
 //
 // Real processes cannot follow virtual time: use ProcessHosts only with the
@@ -121,7 +123,8 @@ func (h *ProcessHosts) layOut() error {
 			return err
 		}
 	}
-	placed := map[string]string{"run.sh": h.runnerDir, "nvidia-smi": h.binDir, "sudo": h.binDir, "id": h.binDir}
+	placed := map[string]string{"run.sh": h.runnerDir, "nvidia-smi": h.binDir, "sudo": h.binDir, "id": h.binDir,
+		"setpriv": h.binDir, "chown": h.binDir}
 	for name, dir := range placed {
 		script, err := fs.ReadFile(standIns, "standins/"+name)
 		if err != nil {

@@ -92,6 +92,14 @@ func FuzzConnectBody(f *testing.F) {
 		`{"jit_config":"eyJydW5uZXJfaWQiOjUsInNlY3JldCI6InMifQ=="}`, `{}`, `{"jit_config":7}`)
 }
 
+// Any body to the GraphQL endpoint is answered 200 (data or errors) or 400 (not JSON).
+func FuzzGraphQLBody(f *testing.F) {
+	fuzzHandler(f, "/graphql", []int{http.StatusOK, http.StatusBadRequest},
+		`{"query":"query { repository { pullRequest { timelineItems(last: $last, itemTypes: [HEAD_REF_FORCE_PUSHED_EVENT, PULL_REQUEST_COMMIT]) { nodes { __typename } } } } }","variables":{"owner":"octo","name":"gpu-lib","number":1,"last":5}}`,
+		`{"query":"timelineItems(last: $last, itemTypes: [HEAD_REF_FORCE_PUSHED_EVENT, PULL_REQUEST_COMMIT])","variables":{"number":1e300,"last":1}}`,
+		`{"query":"{ viewer { login } }"}`, `[]`, `null`)
+}
+
 func FuzzPageParams(f *testing.F) {
 	f.Add("30", "1")
 	f.Add("1000", "-4")

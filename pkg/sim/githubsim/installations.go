@@ -16,6 +16,10 @@ type Installation struct {
 	AppID        int64
 	Account      string
 	Repositories []string
+	// Permissions are the repository and organization permissions the
+	// installation was granted (scope → read|write); nil means actions:
+	// write and metadata: read.
+	Permissions map[string]string
 }
 
 // WithInstallation registers an installation of an App added by WithApp.
@@ -73,9 +77,17 @@ func (s *Server) getRepoInstallation(c *call) error {
 		"id": inst.ID, "app_id": inst.AppID, "app_slug": c.who.AppSlug,
 		"account":              map[string]any{"login": inst.Account, "type": "Organization"},
 		"repository_selection": selection,
-		"permissions":          map[string]string{"actions": "write", "metadata": "read"},
+		"permissions":          inst.permissions(),
 	})
 	return nil
+}
+
+// permissions are the installation's granted permissions, as GitHub lists them.
+func (inst Installation) permissions() map[string]string {
+	if inst.Permissions == nil {
+		return map[string]string{"actions": "write", "metadata": "read"}
+	}
+	return inst.Permissions
 }
 
 // installationFor finds the App's installation covering owner/name, in id

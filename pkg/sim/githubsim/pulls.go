@@ -31,6 +31,9 @@ type PullRequestSpec struct {
 	Labels  []string
 	// Files are the paths the pull request changes; empty lists one README.md change.
 	Files []string
+	// Mergeable is what GitHub computed: nil shows true for an open pull request with a merge
+	// commit and null (not computed yet) otherwise.
+	Mergeable *bool
 }
 
 type pull struct {
@@ -40,6 +43,8 @@ type pull struct {
 	updatedAt time.Time
 	closedAt  time.Time
 	mergedAt  time.Time
+	timeline  []headEvent // pushes of the head, oldest first; see timeline.go
+	reviews   []*review   // see reviews.go
 }
 
 // AddPullRequest opens (or records) a pull request and returns its number.
@@ -61,6 +66,7 @@ func (s *Server) AddPullRequest(fullName string, spec PullRequestSpec) (int, err
 	}
 	now := s.clock.Now()
 	p := &pull{PullRequestSpec: spec, id: s.nextID(), createdAt: now}
+	p.timeline = []headEvent{{commit: spec.HeadSHA, at: now}}
 	s.touchPull(rp, p, now)
 	rp.pulls[spec.Number] = p
 	rp.lastNumber = max(rp.lastNumber, spec.Number)
@@ -68,8 +74,14 @@ func (s *Server) AddPullRequest(fullName string, spec PullRequestSpec) (int, err
 }
 
 // UpdatePullRequest changes a pull request: update receives its current spec to edit. The
-// number cannot change. Closing or merging stamps closed_at and merged_at from the clock.
+// number cannot change. Closing or merging stamps closed_at and merged_at from the clock. A new
+// HeadSHA is a plain push of that commit onto the head branch (a PullRequestCommit in the
+// timeline); ForcePushPullRequest records a force-push instead.
 func (s *Server) UpdatePullRequest(fullName string, number int, update func(*PullRequestSpec)) error {
+	return s.updatePull(fullName, number, update, false)
+}
+
+func (s *Server) updatePull(fullName string, number int, update func(*PullRequestSpec), force bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rp, err := s.repoByName(fullName)
@@ -87,8 +99,16 @@ func (s *Server) UpdatePullRequest(fullName string, number int, update func(*Pul
 	if err := s.normalizePull(rp, &spec); err != nil {
 		return err
 	}
+	now := s.clock.Now()
+	if before := p.HeadSHA; before != spec.HeadSHA {
+		ev := headEvent{commit: spec.HeadSHA, at: now}
+		if force {
+			ev = headEvent{force: true, before: before, after: spec.HeadSHA, at: now}
+		}
+		p.timeline = append(p.timeline, ev)
+	}
 	p.PullRequestSpec = spec
-	s.touchPull(rp, p, s.clock.Now())
+	s.touchPull(rp, p, now)
 	return nil
 }
 
@@ -157,6 +177,7 @@ func (s *Server) touchPull(rp *repo, p *pull, now time.Time) {
 	if p.HeadRepo == "" {
 		rp.branches[p.HeadRef] = p.HeadSHA
 	}
+	s.recordMergeCommit(rp, p)
 	s.userFor(p.Author)
 	for _, l := range p.Labels {
 		if _, ok := rp.labelIDs[strings.ToLower(l)]; !ok {
@@ -206,6 +227,8 @@ type pullJSON struct {
 	Base              branchJSON  `json:"base"`
 	AuthorAssociation string      `json:"author_association"`
 	Merged            bool        `json:"merged"`
+	Mergeable         *bool       `json:"mergeable"`
+	MergeableState    string      `json:"mergeable_state"`
 }
 
 func (s *Server) pullJSON(c *call, rp *repo, p *pull) pullJSON {
@@ -216,6 +239,7 @@ func (s *Server) pullJSON(c *call, rp *repo, p *pull) pullJSON {
 			ID: id, NodeID: nodeID("LA", id), URL: c.repoAPIURL(rp) + "/labels/" + l, Name: l, Color: "ededed",
 		})
 	}
+	mergeable, state := p.mergeability()
 	base := s.repoJSON(rp)
 	head := base
 	if p.HeadRepo != "" {
@@ -232,7 +256,25 @@ func (s *Server) pullJSON(c *call, rp *repo, p *pull) pullJSON {
 		Head:              branchJSON{Label: head.Owner.Login + ":" + p.HeadRef, Ref: p.HeadRef, SHA: p.HeadSHA, User: head.Owner, Repo: head},
 		Base:              branchJSON{Label: base.Owner.Login + ":" + p.BaseRef, Ref: p.BaseRef, SHA: p.BaseSHA, User: base.Owner, Repo: base},
 		AuthorAssociation: rp.association(p.Author), Merged: p.Merged,
+		Mergeable: mergeable, MergeableState: state,
 	}
+}
+
+// mergeability is what GitHub shows of a pull request's merge: mergeable (null while it is
+// being computed, and for a closed pull request) and the matching mergeable_state.
+func (p *pull) mergeability() (*bool, string) {
+	m := p.Mergeable
+	if m == nil && p.State == "open" && p.MergeCommitSHA != "" {
+		t := true
+		m = &t
+	}
+	switch {
+	case p.State != "open" || m == nil:
+		return nil, "unknown"
+	case *m:
+		return m, "clean"
+	}
+	return m, "dirty"
 }
 
 // forkJSON shows a pull request's head repository that is not this one: a registered

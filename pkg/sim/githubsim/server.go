@@ -84,31 +84,35 @@ type Server struct {
 	rateLimit int
 	lastID    int64
 
-	tokens        map[string]*credential
-	apps          map[int64]App
-	rate          map[string]*rateWindow
-	users         map[string]*user
-	stableIDs     map[string]int64
-	repos         map[string]*repo
-	runnerGroups  map[int64]string
-	runners       []*runner
-	jitSecrets    map[string]*runner
-	everyRunner   map[int64]*runner // by id, including removed ones
-	checkRuns     []*checkRun
-	checkSuites   map[string]int64
-	workflowRuns  []*workflowRun
-	jobs          map[int64]*job
-	waiting       []*job // queued jobs with labels, waiting for a runner
-	running       []*job // jobs whose steps follow the clock
-	artifacts     []*artifact
-	blobs         map[string]*blob
-	faults        []*faultRule
-	rewrites      []*rewriteRule         // see rewrites.go
-	commitTrees   map[string]string      // "owner/name@sha" → tree SHA; see trees.go
-	installations map[int64]Installation // see installations.go
-	requests      []Request
-	dispatches    []Dispatch
-	cancellations []Cancellation
+	tokens          map[string]*credential
+	apps            map[int64]App
+	rate            map[string]*rateWindow
+	users           map[string]*user
+	stableIDs       map[string]int64
+	repos           map[string]*repo
+	runnerGroups    map[int64]string
+	runners         []*runner
+	jitSecrets      map[string]*runner
+	everyRunner     map[int64]*runner // by id, including removed ones
+	checkRuns       []*checkRun
+	checkSuites     map[string]int64
+	workflowRuns    []*workflowRun
+	jobs            map[int64]*job
+	waiting         []*job // queued jobs with labels, waiting for a runner
+	running         []*job // jobs whose steps follow the clock
+	artifacts       []*artifact
+	blobs           map[string]*blob
+	faults          []*faultRule
+	rewrites        []*rewriteRule         // see rewrites.go
+	commits         map[string]*gitCommit  // "owner/name@sha" → tree and parents; see trees.go
+	compares        map[string][]string    // "owner/name@base...head" → files changed; see trees.go
+	installations   map[int64]Installation // see installations.go
+	setups          map[string]*repoSetup  // see setup.go
+	pendingApps     map[string]*pendingApp // manifest codes; see manifests.go
+	orgRunnerGroups map[string]RunnerGroup // "org/id" → group; see setup.go
+	requests        []Request
+	dispatches      []Dispatch
+	cancellations   []Cancellation
 }
 
 // New returns a Server with no repositories; add them with AddRepo.
@@ -384,9 +388,13 @@ func (s *Server) routes() {
 	s.handle("GET /repos/{owner}/{repo}/check-runs/{check_run_id}", authToken, s.getCheckRun)
 	s.handle("GET /repos/{owner}/{repo}/commits/{ref...}", authToken, s.listCheckRunsForRef)
 	s.handle("GET /repos/{owner}/{repo}/git/commits/{commit_sha}", authToken, s.getGitCommit)
+	s.handle("GET /repos/{owner}/{repo}/compare/{basehead}", authToken, s.compareCommits)
 
 	s.handle("GET /repos/{owner}/{repo}/pulls/{pull_number}", authToken, s.getPullRequest)
 	s.handle("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", authToken, s.listPullRequestFiles)
+	s.handle("GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews", authToken, s.listPullRequestReviews)
+	s.handle("POST /graphql", authToken, s.graphql)
+	s.handle("POST /api/graphql", authToken, s.graphql)
 	s.handle("GET /repos/{owner}/{repo}/issues/{issue_number}/comments", authToken, s.listIssueComments)
 	s.handle("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", authToken, s.createIssueComment)
 	s.handle("GET /repos/{owner}/{repo}/collaborators/{username}/permission", authToken, s.getPermission)
@@ -413,4 +421,6 @@ func (s *Server) routes() {
 	s.handle("POST /_sim/runners/disconnect", authNone, s.disconnectRunner)
 	s.handle("GET /_sim/blobs/{key}", authNone, s.getBlob)
 	s.installationRoutes()
+	s.setupRoutes()
+	s.manifestRoutes()
 }

@@ -161,7 +161,9 @@ func (s *Server) runJob(r *http.Request, body []byte, now time.Time) response {
 		}
 	}
 	s.sls().jobs[j.id] = j
-	j.ttlTimer = s.cfg.clock.AfterFunc(j.ttl, func() { s.expireJob(j) })
+	if !s.cfg.serverless.Faults.StuckJobs {
+		j.ttlTimer = s.cfg.clock.AfterFunc(j.ttl, func() { s.expireJob(j) })
+	}
 	s.schedule(e, now)
 	return ok(http.StatusOK, map[string]string{"id": j.id, "status": string(j.state)})
 }
@@ -200,6 +202,9 @@ func (s *Server) beginJob(e *endpoint, w *worker, j *job, now time.Time) {
 	j.state, j.started = jobInProgress, now
 	ctx, cancel := context.WithCancel(context.Background())
 	j.cancel = cancel
+	if s.cfg.serverless.Faults.StuckJobs {
+		return // no timer, no worker: only a cancel or a deletion ends it
+	}
 	j.execTimer = s.cfg.clock.AfterFunc(j.execTimeout, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -207,7 +212,7 @@ func (s *Server) beginJob(e *endpoint, w *worker, j *job, now time.Time) {
 			s.finishJob(j, jobTimedOut, nil, "job exceeded the execution timeout", s.cfg.clock.Now())
 		}
 	})
-	wj := WorkerJob{EndpointID: e.id, JobID: j.id, Input: j.input, Image: e.image, Env: e.env, ExecutionTimeout: j.execTimeout}
+	wj := WorkerJob{EndpointID: e.id, JobID: j.id, Input: j.input, Image: e.image, Env: e.env, ExecutionTimeout: j.execTimeout, GPUType: w.gpuType}
 	worker := s.cfg.serverless.Worker
 	st := s.sls()
 	st.wg.Add(1)

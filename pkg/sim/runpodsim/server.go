@@ -59,6 +59,7 @@ type config struct {
 	market       Market
 	marketSet    bool
 	balance      float64
+	spendLimit   float64
 	apiKey       string
 	pageSize     int
 	faults       Faults
@@ -121,7 +122,7 @@ func WithTerminatedRetention(d time.Duration) Option {
 
 // New returns a Server. It fails only for a malformed market or option.
 func New(opts ...Option) (*Server, error) {
-	cfg := config{seed: 1, balance: 500, provisioning: 5 * time.Second}
+	cfg := config{seed: 1, balance: 500, spendLimit: 80, provisioning: 5 * time.Second}
 	for _, opt := range opts {
 		opt(&cfg)
 	}
@@ -164,6 +165,7 @@ func New(opts ...Option) (*Server, error) {
 	s.handle("/v2/pods/{id}", map[string]handler{http.MethodGet: s.getPod, http.MethodDelete: s.deletePod})
 	s.handle("/v2/pods/{id}/action", map[string]handler{http.MethodPost: s.podAction})
 	s.handle("/v2/account/ssh-keys", map[string]handler{http.MethodGet: s.getSSHKeys, http.MethodPut: s.putSSHKeys})
+	s.handle("/graphql", map[string]handler{http.MethodPost: s.graphql})
 	s.registerServerless()
 	s.handle("/", nil)
 	return s, nil

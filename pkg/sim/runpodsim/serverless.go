@@ -8,7 +8,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,6 +54,9 @@ type WorkerJob struct {
 	Env        map[string]string
 	// ExecutionTimeout is the provider's bound on this job.
 	ExecutionTimeout time.Duration
+	// GPUType is the card the worker runs on: a type of the endpoint's pools
+	// that its excludedTypes leave (ServerlessConfig.Placement picks one).
+	GPUType string
 }
 
 // WorkerResult is a handler's answer. A non-empty Error makes the job FAILED
@@ -71,6 +76,11 @@ type ServerlessConfig struct {
 	// PricePerHour bills a running worker (default 0.58, AMPERE_16 flex).
 	PricePerHour float64
 	Faults       ServerlessFaults
+	// Placement picks the card a worker runs on among the types the
+	// endpoint's pools hold less its exclusions, in the market's order;
+	// nil takes the first. Like RunPod, the simulator places a worker on any
+	// card of a pool the request does not exclude.
+	Placement func(eligible []string) string
 }
 
 // ServerlessFaults are the Serverless fault plan.
@@ -89,6 +99,10 @@ type ServerlessFaults struct {
 	// DeleteFailures makes the first FailFirst DELETEs of each template and
 	// endpoint answer Status (default 500); nothing is deleted.
 	DeleteFailures DeleteFault
+	// StuckJobs start and never end: the worker never answers and the
+	// provider enforces neither the execution timeout nor the TTL. Only a
+	// cancel or the endpoint's deletion ends them.
+	StuckJobs bool
 }
 
 // ServerlessLostCreate hits creates of Route ("POST /v2/templates" or "POST
@@ -138,7 +152,8 @@ type endpoint struct {
 	image                   string
 	disk                    int
 	env                     map[string]string
-	pools                   []string
+	pools, excluded         []string
+	dataCenters             []string
 	gpuCount                int
 	min, max, idle          int
 	timeoutMS               int64
@@ -152,6 +167,7 @@ type endpoint struct {
 
 type worker struct {
 	endpointID  string
+	gpuType     string    // the card it runs on
 	start, stop time.Time // stop zero while alive
 	readyAt     time.Time
 	busy        *job
@@ -352,9 +368,10 @@ func (e *endpoint) render() map[string]any {
 			"purgeQueue": base + "/purge-queue", "health": base + "/health",
 		},
 		"image": e.image, "args": "", "disk": e.disk, "ports": []string{}, "env": maps.Clone(e.env), "registry": nil,
-		"gpu":     map[string]any{"pools": e.pools, "count": e.gpuCount, "allowedCudaVersions": []string{}, "minCudaVersion": nil},
+		"gpu": map[string]any{"pools": e.pools, "excludedTypes": append([]string{}, e.excluded...), "count": e.gpuCount,
+			"allowedCudaVersions": []string{}, "minCudaVersion": nil},
 		"workers": workersBody{Min: e.min, Max: e.max, IdleTimeout: &idle},
-		"scaling": e.scaling, "dataCenterIds": []string{}, "networkVolumes": []string{},
+		"scaling": e.scaling, "dataCenterIds": append([]string{}, e.dataCenters...), "networkVolumes": []string{},
 		"timeout": e.timeoutMS, "flashboot": e.flashboot, "createdAt": rfc3339(e.createdAt),
 	}
 }
@@ -367,10 +384,12 @@ func (s *Server) createEndpoint(r *http.Request, body []byte, now time.Time) res
 		Name       string
 		TemplateID string `json:"templateId"`
 		GPU        *struct {
-			Pools []string
-			Count *int
+			Pools         []string
+			ExcludedTypes []string `json:"excludedTypes"`
+			Count         *int
 		}
-		Workers *struct {
+		DataCenterIDs []string `json:"dataCenterIds"`
+		Workers       *struct {
 			Min, Max    *int
 			IdleTimeout *int `json:"idleTimeout"`
 		}
@@ -388,13 +407,16 @@ func (s *Server) createEndpoint(r *http.Request, body []byte, now time.Time) res
 	if t == nil {
 		return problemResponse(http.StatusNotFound, "template %s not found", req.TemplateID)
 	}
+	if resp, bad := s.checkGPUSelection(req.GPU.Pools, req.GPU.ExcludedTypes, req.DataCenterIDs); bad {
+		return resp
+	}
 	for _, e := range s.sls().endpoints {
 		if e.name == req.Name && !e.deleted {
 			return problemResponse(http.StatusBadRequest, "endpoint name %q must be unique", req.Name)
 		}
 	}
 	e := &endpoint{id: s.newID(streamEndpointID, 14), name: req.Name, templateID: t.id, image: t.image, disk: t.disk,
-		env: maps.Clone(t.env), pools: req.GPU.Pools, gpuCount: 1, min: 0, max: 3, idle: 10, timeoutMS: 300000,
+		env: maps.Clone(t.env), pools: req.GPU.Pools, excluded: req.GPU.ExcludedTypes, dataCenters: req.DataCenterIDs, gpuCount: 1, min: 0, max: 3, idle: 10, timeoutMS: 300000,
 		scaling: req.Scaling, flashboot: "OFF", createdAt: now}
 	if req.GPU.Count != nil {
 		e.gpuCount = *req.GPU.Count
@@ -502,6 +524,51 @@ func (s *Server) deleteEndpoint(r *http.Request, body []byte, now time.Time) res
 	return response{status: http.StatusNoContent}
 }
 
+// checkGPUSelection answers 400, as RunPod does, for an excluded type that is
+// no GPU type of the selected pools and for an unknown data center.
+func (s *Server) checkGPUSelection(pools, excluded, dcs []string) (response, bool) {
+	members := s.poolMembers(pools)
+	for _, x := range excluded {
+		if !slices.Contains(members, strings.TrimSpace(x)) {
+			return problemResponse(http.StatusBadRequest, "gpu.excludedTypes: %q is not a GPU type in pools %v", x, pools), true
+		}
+	}
+	for _, dc := range dcs {
+		if s.market.dcByID[dc] == nil {
+			return problemResponse(http.StatusBadRequest, "dataCenterIds: %q is not a data center", dc), true
+		}
+	}
+	return response{}, false
+}
+
+// poolMembers lists the GPU types of pools, in the market's order.
+func (s *Server) poolMembers(pools []string) []string {
+	var out []string
+	for _, g := range s.market.gpus {
+		if g.Pool != "" && slices.Contains(pools, g.Pool) {
+			out = append(out, g.ID)
+		}
+	}
+	return out
+}
+
+// placeWorker is the card a new worker of e runs on.
+func (s *Server) placeWorker(e *endpoint) string {
+	var eligible []string
+	for _, id := range s.poolMembers(e.pools) {
+		if !slices.Contains(e.excluded, id) {
+			eligible = append(eligible, id)
+		}
+	}
+	switch {
+	case len(eligible) == 0:
+		return ""
+	case s.cfg.serverless.Placement != nil:
+		return s.cfg.serverless.Placement(eligible)
+	}
+	return eligible[0]
+}
+
 // --- workers and billing ---
 
 func (s *Server) coldStart() time.Duration {
@@ -515,7 +582,7 @@ func (s *Server) startWorker(e *endpoint, now time.Time) *worker {
 	if e.worker != nil {
 		return e.worker
 	}
-	w := &worker{endpointID: e.id, start: now, readyAt: now.Add(s.coldStart())}
+	w := &worker{endpointID: e.id, gpuType: s.placeWorker(e), start: now, readyAt: now.Add(s.coldStart())}
 	e.worker = w
 	s.sls().workers = append(s.sls().workers, w)
 	s.armIdle(e, w, w.readyAt.Sub(now))

@@ -1,0 +1,44 @@
+package cost
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// ServerlessSpend is what one attempt of the Serverless lane cost, as far as
+// its job's timing shows: RunPod bills a worker from its start (cold start
+// included, inside the job's delay) to its stop (the idle timeout after the
+// job), rounded up to the second. With no job, or a job whose timing is
+// unknown, the spend is unknown (never zero): a worker may have started all
+// the same. Reserved is the budget ledger's bound for the attempt.
+type ServerlessSpend struct {
+	Attempt   string `json:"attempt"`
+	JobID     string `json:"jobId"`
+	JobStatus string `json:"jobStatus"`
+	GPU       string `json:"gpu"`  // the GPU type asked for, e.g. NVIDIA RTX A4000
+	Pool      string `json:"pool"` // the Serverless pool, e.g. AMPERE_16
+	// PricePerHour is the hourly price the estimate uses: the pool's listed
+	// Serverless price, else the lane's ceiling.
+	PricePerHour  float64 `json:"pricePerHour"`
+	WorkerSeconds int64   `json:"workerSeconds"` // 0 with Dollars unknown
+	Dollars       Money   `json:"dollars"`
+	ReservedCents int64   `json:"reservedCents"`    // the attempt's ledger reservations
+	LedgerCents   int64   `json:"ledgerTotalCents"` // the repository ledger's total after the attempt
+}
+
+// EstimateServerless prices a worker that waited delay (the cold start is
+// part of it), ran the job for execution and idled for idle before it stopped.
+func EstimateServerless(delay, execution, idle time.Duration, pricePerHour float64) (int64, Money) {
+	if delay < 0 || execution <= 0 || !(pricePerHour > 0) {
+		return 0, Money{}
+	}
+	seconds := int64(math.Ceil((delay + execution + idle).Seconds()))
+	return seconds, KnownMoney(float64(seconds) * pricePerHour / 3600)
+}
+
+// String is one line for logs and summaries.
+func (s ServerlessSpend) String() string {
+	return fmt.Sprintf("Serverless attempt %s: job %s %s on %s, %d worker seconds at $%.2f/h = %s (reserved $%d.%02d)",
+		s.Attempt, s.JobID, s.JobStatus, s.GPU, s.WorkerSeconds, s.PricePerHour, s.Dollars, s.ReservedCents/100, s.ReservedCents%100)
+}

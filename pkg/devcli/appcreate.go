@@ -1,0 +1,270 @@
+package devcli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/org/runpod-gpu/pkg/callers"
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
+)
+
+// appFlags are runpod-gpu app's flags.
+type appFlags struct {
+	name, org, suite, out     string
+	split, orgRunners, noWait bool
+	printManifest             bool
+	wait                      time.Duration
+}
+
+func (a *app) appCreateCmd() *cobra.Command {
+	f := appFlags{}
+	cmd := &cobra.Command{
+		Use:   "app [--org ORG] [--name NAME] [--split]",
+		Short: "Create the lane's GitHub App(s) from a manifest, in one click each",
+		Long: `app writes a page with GitHub's App-manifest form (POST to
+https://github.com/settings/apps/new, or your organization's) filled in with
+exactly the permissions the lane's jobs use, and prints where it is: open it,
+click Create, and GitHub creates the App. GitHub then sends the browser back
+to this command (on 127.0.0.1), which trades the code for the App's id and
+private key and saves the key next to the page (mode 0600); it is never
+printed. With --split it makes two Apps: a checks App (app-id) that
+publishes the gate, and a runner App (runner-app-id) that mints runners.
+
+--print-manifest prints the manifest(s) as JSON and stops; --no-wait writes
+the page without waiting (then generate a private key on the App's page).`,
+		Example: `  runpod-gpu app --org my-org
+  runpod-gpu app --split --name "my-org GPU CI"
+  runpod-gpu app --print-manifest`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runAppCreate(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.name, "name", "", "the App's name, unique on GitHub (default: runpod-gpu-<org or suite owner>)")
+	fl.StringVar(&f.org, "org", "", "create the App in this organization (default: your user)")
+	fl.StringVar(&f.suite, "suite", strings.Split(defaultSuite(), "@")[0], "your copy, OWNER/runpod-gpu: the App's homepage")
+	fl.StringVar(&f.out, "out", "", "where the page and the private key(s) go (default: a new temporary directory)")
+	fl.BoolVar(&f.split, "split", false, "two Apps: the checks App and the runner App")
+	fl.BoolVar(&f.orgRunners, "org-runners", false, "the App that provisions also registers organization runners (runner-scope: org)")
+	fl.BoolVar(&f.noWait, "no-wait", false, "write the page and return, without receiving the App's key")
+	fl.BoolVar(&f.printManifest, "print-manifest", false, "print the manifest(s) as JSON and stop")
+	fl.DurationVar(&f.wait, "wait", 15*time.Minute, "how long to wait for GitHub to send the browser back")
+	return cmd
+}
+
+// createdApp is what the manifest conversion returns, less the secrets
+// this command does not keep.
+type createdApp struct {
+	ID      int64  `json:"id"`
+	Slug    string `json:"slug"`
+	Name    string `json:"name"`
+	HTMLURL string `json:"html_url"`
+	PEM     string `json:"pem"`
+	keyFile string
+}
+
+func (a *app) runAppCreate(cmd *cobra.Command, f appFlags) error {
+	if f.name == "" {
+		f.name = "runpod-gpu-" + firstNonEmpty(f.org, strings.Split(f.suite, "/")[0])
+	}
+	if f.printManifest {
+		return writeJSON(a.env.Stdout, callers.Manifests(callers.ManifestOptions{Name: f.name, Suite: f.suite, Split: f.split, OrgRunners: f.orgRunners}))
+	}
+	var ln net.Listener
+	redirect := ""
+	if !f.noWait {
+		var err error
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return fail(ExitFailure, "listen on 127.0.0.1 for GitHub's redirect: %v (use --no-wait)", err)
+		}
+		defer ln.Close()
+		redirect = "http://" + ln.Addr().String() + "/created"
+	}
+	manifests := callers.Manifests(callers.ManifestOptions{Name: f.name, Suite: f.suite, Split: f.split, OrgRunners: f.orgRunners, RedirectURL: redirect})
+	dir, page, states, err := a.writeManifestPage(f, manifests)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.env.Stdout, "Open this page in your browser and click Create for each App:\n  file://%s\n", page)
+	if f.noWait {
+		fmt.Fprint(a.env.Stdout, "\nThen, on each App's page: Generate a private key, and Install App on your repository.\n")
+		return nil
+	}
+	fmt.Fprintf(a.env.Stdout, "Waiting up to %s for GitHub to send the browser back to %s …\n", f.wait, redirect)
+	ctx, cancel := a.bound(cmd.Context(), f.wait)
+	defer cancel()
+	created, err := a.receiveApps(ctx, ln, dir, states)
+	if err != nil {
+		return err
+	}
+	a.printCreated(created, f)
+	return nil
+}
+
+// writeManifestPage writes the form page; each App's form carries its own
+// state, which GitHub sends back with the code.
+func (a *app) writeManifestPage(f appFlags, manifests []callers.Manifest) (dir, page string, states map[string]callers.Manifest, err error) {
+	dir = f.out
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "runpod-gpu-app-"); err != nil {
+			return "", "", nil, fail(ExitFailure, "%v", err)
+		}
+	}
+	if err = os.MkdirAll(dir, 0o700); err != nil {
+		return "", "", nil, fail(ExitFailure, "%v", err)
+	}
+	webURL := firstNonEmpty(a.env.Getenv("GITHUB_WEB_URL"), "https://github.com")
+	states = map[string]callers.Manifest{}
+	var b strings.Builder
+	b.WriteString("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Create the runpod-gpu GitHub App</title></head>\n<body>\n")
+	b.WriteString("<h1>Create the runpod-gpu GitHub App</h1>\n<p>Each button posts GitHub's App-manifest form: review the App on GitHub and click <b>Create GitHub App</b>. ")
+	b.WriteString("GitHub then sends you back to <code>runpod-gpu app</code>, which keeps the App's private key.</p>\n")
+	for _, m := range manifests {
+		state, err := randomHex(16)
+		if err != nil {
+			return "", "", nil, fail(ExitFailure, "%v", err)
+		}
+		states[state] = m
+		body, _ := json.Marshal(m)
+		fmt.Fprintf(&b, "<form action=\"%s\" method=\"post\">\n  <p>%s: %s</p>\n  <input type=\"hidden\" name=\"manifest\" value=\"%s\">\n  <button type=\"submit\">Create the App %q</button>\n</form>\n",
+			html.EscapeString(callers.CreationURL(webURL, f.org, state)), html.EscapeString(m.Name), html.EscapeString(callers.Levels(m.DefaultPermissions).String()),
+			html.EscapeString(string(body)), m.Name)
+	}
+	b.WriteString("</body></html>\n")
+	page, _ = filepath.Abs(filepath.Join(dir, "create-github-app.html"))
+	if err = os.WriteFile(page, []byte(b.String()), 0o600); err != nil {
+		return "", "", nil, fail(ExitFailure, "%v", err)
+	}
+	return dir, page, states, nil
+}
+
+func randomHex(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// receiveApps serves GitHub's redirects until every App is created, trading
+// each code for the App's id and key.
+func (a *app) receiveApps(ctx context.Context, ln net.Listener, dir string, states map[string]callers.Manifest) ([]createdApp, error) {
+	results := make(chan createdApp, len(states))
+	pending := map[string]bool{}
+	for s := range states {
+		pending[s] = true
+	}
+	done := map[string]bool{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/created", func(w http.ResponseWriter, r *http.Request) {
+		state, code := r.URL.Query().Get("state"), r.URL.Query().Get("code")
+		if !pending[state] || done[state] || code == "" {
+			http.Error(w, "runpod-gpu app: this page expects GitHub's redirect after creating the App", http.StatusBadRequest)
+			return
+		}
+		created, err := a.convertManifestCode(ctx, code, dir)
+		if err != nil {
+			fmt.Fprintf(a.env.Stderr, "runpod-gpu: %v\n", err)
+			http.Error(w, "runpod-gpu app: "+err.Error(), http.StatusBadGateway)
+			return
+		}
+		fmt.Fprintf(w, "<!doctype html><p>App %s created (id %d). Its private key is in %s. Now <a href=\"%s/installations/new\">install it on your repository</a>.</p>",
+			html.EscapeString(created.Name), created.ID, html.EscapeString(created.keyFile), html.EscapeString(created.HTMLURL))
+		done[state] = true
+		results <- created
+	})
+	srv := &http.Server{Handler: serialHandler(mux), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln) //nolint:errcheck // Serve ends with ErrServerClosed
+	defer srv.Close()
+	var created []createdApp
+	for len(created) < len(states) {
+		select {
+		case c := <-results:
+			created = append(created, c)
+		case <-ctx.Done():
+			return created, fail(ExitFailure, "no App was created within the wait (%d of %d): run 'runpod-gpu app' again", len(created), len(states))
+		}
+	}
+	return created, nil
+}
+
+// serialHandler answers one request at a time: the state bookkeeping
+// above is not shared between requests.
+func serialHandler(h http.Handler) http.Handler {
+	lock := make(chan struct{}, 1)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lock <- struct{}{}
+		defer func() { <-lock }()
+		h.ServeHTTP(w, r)
+	})
+}
+
+var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+
+// convertManifestCode trades the code (POST /app-manifests/{code}/conversions,
+// no authentication) and saves the App's private key.
+func (a *app) convertManifestCode(ctx context.Context, code, dir string) (createdApp, error) {
+	api := strings.TrimRight(firstNonEmpty(a.env.Getenv("GITHUB_API_URL"), "https://api.github.com"), "/")
+	policy := reqpolicy.New(reqpolicy.WithClock(a.env.Clock), reqpolicy.WithSleeper(a.env.Sleep))
+	client := &http.Client{Transport: policy.Transport(http.DefaultTransport)}
+	if a.env.HTTPClient != nil && a.env.HTTPClient.Transport != nil {
+		client.Transport = policy.Transport(a.env.HTTPClient.Transport)
+	}
+	cctx, cancel := a.bound(ctx, callTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(cctx, http.MethodPost, api+"/app-manifests/"+url.PathEscape(code)+"/conversions", nil)
+	if err != nil {
+		return createdApp{}, err
+	}
+	req.Header.Set("Accept", "application/vnd.github+json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return createdApp{}, fmt.Errorf("trade the manifest code: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil || resp.StatusCode != http.StatusCreated {
+		return createdApp{}, fmt.Errorf("trade the manifest code: GitHub answered %s (a code works once, within an hour)", resp.Status)
+	}
+	var c createdApp
+	if err := json.Unmarshal(data, &c); err != nil || c.ID <= 0 || !slugRE.MatchString(c.Slug) || !strings.Contains(c.PEM, "PRIVATE KEY") {
+		return createdApp{}, fmt.Errorf("trade the manifest code: the answer has no usable App id, slug and key")
+	}
+	c.keyFile = filepath.Join(dir, c.Slug+".private-key.pem")
+	if err := os.WriteFile(c.keyFile, []byte(c.PEM), 0o600); err != nil {
+		return createdApp{}, err
+	}
+	c.PEM = ""
+	return c, nil
+}
+
+// printCreated says what was made and what to set next.
+func (a *app) printCreated(created []createdApp, f appFlags) {
+	out := a.env.Stdout
+	for i, c := range created {
+		idVar, secret := "RUNPOD_GPU_APP_ID", "RUNPOD_GPU_APP_PRIVATE_KEY"
+		if f.split && strings.HasSuffix(c.Name, " runners") {
+			idVar, secret = "RUNPOD_GPU_RUNNER_APP_ID", "RUNPOD_GPU_RUNNER_APP_PRIVATE_KEY"
+		}
+		fmt.Fprintf(out, "\nApp %d of %d: %s (id %d), private key %s\n", i+1, len(created), c.Name, c.ID, c.keyFile)
+		fmt.Fprintf(out, "  1. install it on your repository: %s/installations/new\n", c.HTMLURL)
+		fmt.Fprintf(out, "  2. gh variable set %s --body %d\n", idVar, c.ID)
+		fmt.Fprintf(out, "     gh variable set %s --body <the installation id, the number at the end of the installation's settings URL>\n", strings.Replace(idVar, "_ID", "_INSTALLATION_ID", 1))
+		fmt.Fprintf(out, "  3. gh secret set %s --env runpod-gpu < %s\n", secret, c.keyFile)
+	}
+	fmt.Fprint(out, "\nThen: runpod-gpu doctor --app-key-file <the key file>\n")
+}
