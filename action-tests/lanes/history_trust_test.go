@@ -242,7 +242,8 @@ func TestHistoryLaneJobsAreTheWorkflowsJobs(t *testing.T) {
 	sls, err := os.ReadFile("../../.github/workflows/serverless-lane.yml")
 	assert.NilError(t, err)
 	assert.Check(t, is.Contains(string(sls), "    name: "+history.JobServerless+"\n"), "serverless-lane.yml's job")
-	assert.Check(t, is.DeepEqual(sorted(append(lane, history.JobServerless)), sorted(history.LaneJobs)))
+	// A host-fault re-run's jobs keep their first jobs' names: one name each.
+	assert.Check(t, is.DeepEqual(slices.Compact(sorted(append(lane, history.JobServerless))), sorted(history.LaneJobs)))
 }
 
 func sorted(s []string) []string {

@@ -46,8 +46,9 @@ type ownJobLane struct {
 	steps func(name string) githubsim.StepSpec
 
 	mu      sync.Mutex
-	results map[string]harness.StepResult // by action role
-	gpuJob  githubsim.Job                 // the GPU job once it ended
+	results map[string]harness.StepResult   // by action role, the last run
+	history map[string][]harness.StepResult // by action role, every run in order
+	gpuJob  githubsim.Job                   // the GPU job once it ended
 }
 
 func newOwnJobLane(t *testing.T, configYAML, caller string) *ownJobLane {
@@ -96,6 +97,10 @@ func (l *ownJobLane) action(t *testing.T) func(role string, inputs map[string]st
 		res := harness.RunStep(t, harness.Step{Action: role, Workspace: l.Workspace, Env: env, Inputs: inputs})
 		l.mu.Lock()
 		l.results[role] = res
+		if l.history == nil {
+			l.history = map[string][]harness.StepResult{}
+		}
+		l.history[role] = append(l.history[role], res)
 		l.mu.Unlock()
 		if res.ExitCode != 0 {
 			return "failure", res.Outputs

@@ -13,8 +13,9 @@ import (
 
 // TestGPUUsageStepsMatchTheHistory: the lane's GPU job samples exactly what
 // the cost history parses (history.UsageQuery, without header or units) and
-// uploads it under the name and file the history downloads; the README's
-// step for your own GPU job says the same.
+// uploads it under the name and file the history downloads (in gpu-lane.yml,
+// one per pod: its GPU jobs are a matrix); the README's step for your own GPU
+// job says the same.
 func TestGPUUsageStepsMatchTheHistory(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(metaRepoRoot, ".github", "workflows", "gpu-lane.yml"))
 	assert.NilError(t, err)
@@ -26,5 +27,11 @@ func TestGPUUsageStepsMatchTheHistory(t *testing.T) {
 			assert.Check(t, strings.Contains(text, want), "%s lacks %q", where, want)
 		}
 		assert.Check(t, strings.Count(text, "/"+history.UsageFileName) >= 2, "%s: the samples are written to and uploaded from %s", where, history.UsageFileName)
+	}
+	// Every GPU job of the lane (the first and the host-fault re-run) samples, each pod under its own name.
+	perPod := history.UsageArtifactPrefix + "${{ github.run_id }}-${{ github.run_attempt }}-${{ matrix.pod.pod-id }}"
+	assert.Check(t, strings.Count(lane, perPod) == 2, "gpu-lane.yml: want both GPU jobs to upload %q", perPod)
+	for _, name := range []string{"Sample the GPU's memory and utilisation", "Keep the GPU usage"} {
+		assert.Check(t, strings.Count(lane, "- name: "+name) == 2, "gpu-lane.yml: want the step %q in both GPU jobs", name)
 	}
 }

@@ -21,16 +21,29 @@ import (
 )
 
 // metaLaneParts maps each part of the lane to the gpu-lane.yml jobs it runs.
+// The provision part runs the lane's first provisioning and a host-fault
+// re-run alike, so it is compared with provision-again, which reads the
+// lane so far; provision is provision-again without it (metaAgainProblems).
 var metaLaneParts = map[string][]string{
 	"gpu-lane-authorize.yml": {"authorize", "reputation"},
-	"gpu-lane-provision.yml": {"provision"},
+	"gpu-lane-provision.yml": {"provision-again"},
 	"gpu-lane-watchdog.yml":  {"watchdog"},
 	"gpu-lane-finish.yml":    {"gate", "cleanup"},
 }
 
+// metaPartJob is the part's own id of a gpu-lane.yml job it runs.
+var metaPartJob = map[string]string{"provision-again": "provision"}
+
+// metaAgainJobs are gpu-lane.yml's host-fault re-run jobs: each is its first
+// job again, fed by the re-run's jobs (and provision-again by the lane so far).
+var metaAgainJobs = map[string]string{"provision-again": "provision", "watchdog-again": "watchdog", "gpu-tests-again": "gpu-tests"}
+
 var (
 	metaLaneInputRE  = regexp.MustCompile(`fromJSON\(inputs\.lane\)\.inputs\.`)
-	metaLaneOutputRE = regexp.MustCompile(`fromJSON\(inputs\.lane\)\.(authorize|reputation|provision)\.outputs\.`)
+	metaLaneOutputRE = regexp.MustCompile(`fromJSON\(inputs\.lane\)\.(authorize|reputation|provision|watchdog)\.outputs\.`)
+	// metaLatestRE is how gpu-lane.yml reads the last of a job and its
+	// re-run (the -again job when it ran): the one a part's lane holds.
+	metaLatestRE = regexp.MustCompile(`needs\.(provision|watchdog)-again\.outputs\.([a-z-]+) \|\| needs\.(provision|watchdog)\.outputs\.([a-z-]+)`)
 )
 
 // metaAsGPULane rewrites a part's value sources as gpu-lane.yml writes them:
@@ -43,6 +56,7 @@ func metaAsGPULane(v any) any {
 		s := metaLaneInputRE.ReplaceAllString(v, "inputs.")
 		s = metaLaneOutputRE.ReplaceAllString(s, "needs.$1.outputs.")
 		s = strings.ReplaceAll(s, "inputs.gpu-job-result", "needs.gpu-tests.result")
+		s = strings.ReplaceAll(s, "inputs.rerun-gpu-job-result", "needs.gpu-tests-again.result")
 		switch s {
 		case "${{ inputs.gpu-job-name }}":
 			return "GPU tests"
@@ -60,6 +74,34 @@ func metaAsGPULane(v any) any {
 		out := make([]any, len(v))
 		for i, x := range v {
 			out[i] = metaAsGPULane(x)
+		}
+		return out
+	}
+	return v
+}
+
+// metaLatest reads gpu-lane.yml's "the re-run's, else the first's" values
+// as a part reads them: from the lane's one key for the latest job.
+func metaLatest(v any) any {
+	switch v := v.(type) {
+	case string:
+		return metaLatestRE.ReplaceAllStringFunc(v, func(m string) string {
+			g := metaLatestRE.FindStringSubmatch(m)
+			if g[1] != g[3] || g[2] != g[4] {
+				return m
+			}
+			return "needs." + g[1] + ".outputs." + g[2]
+		})
+	case map[string]any:
+		out := map[string]any{}
+		for k, x := range v {
+			out[k] = metaLatest(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = metaLatest(x)
 		}
 		return out
 	}
@@ -85,21 +127,13 @@ func metaLanePartProblems(t *testing.T, part, partText, laneText string) []strin
 	laneJobs, _ := metaRawJobs(t, "gpu-lane.yml", laneText)
 	partJobs, _ := metaRawJobs(t, part, partText)
 	for _, id := range metaLaneParts[part] {
-		want, got := laneJobs[id], partJobs[id]
+		own := cmpOr(metaPartJob[id], id)
+		want, got := laneJobs[id], partJobs[own]
 		if got == nil {
-			problems = append(problems, fmt.Sprintf("%s has no job %s", part, id))
+			problems = append(problems, fmt.Sprintf("%s has no job %s", part, own))
 			continue
 		}
-		strip := func(j map[string]any) map[string]any {
-			out := map[string]any{}
-			for k, v := range j {
-				if k != "needs" && k != "if" {
-					out[k] = v
-				}
-			}
-			return out
-		}
-		a, b := strip(want), metaAsGPULane(strip(got)).(map[string]any)
+		a, b := metaLatest(metaStrip(want, metaPartJob[id] != "")).(map[string]any), metaAsGPULane(metaStrip(got, metaPartJob[id] != "")).(map[string]any)
 		if diff := is.DeepEqual(b, a)(); !diff.Success() {
 			wantText, _ := yaml.Marshal(a)
 			gotText, _ := yaml.Marshal(b)
@@ -109,7 +143,7 @@ func metaLanePartProblems(t *testing.T, part, partText, laneText string) []strin
 	for id := range partJobs {
 		found := false
 		for _, want := range metaLaneParts[part] {
-			found = found || want == id
+			found = found || cmpOr(metaPartJob[want], want) == id
 		}
 		if !found {
 			problems = append(problems, fmt.Sprintf("%s: job %s is not one of gpu-lane.yml's", part, id))
@@ -118,11 +152,63 @@ func metaLanePartProblems(t *testing.T, part, partText, laneText string) []strin
 	return problems
 }
 
+// metaStrip leaves out what a job's caller decides (its needs and if) and,
+// with name, its name.
+func metaStrip(j map[string]any, name bool) map[string]any {
+	out := map[string]any{}
+	for k, v := range j {
+		if k != "needs" && k != "if" && !(name && k == "name") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 func TestMetaLanePartsRunGPULanesJobs(t *testing.T) {
 	files := metaWorkflowFiles(t)
 	for part := range metaLaneParts {
 		assert.Check(t, is.Len(metaLanePartProblems(t, part, files[part], files["gpu-lane.yml"]), 0))
 	}
+	assert.Check(t, is.Len(metaAgainProblems(t, files["gpu-lane.yml"]), 0))
+}
+
+// metaAgainProblems checks that each host-fault re-run job of gpu-lane.yml
+// is its first job again, fed by the re-run's jobs: provision-again adds only
+// the lane so far (tiers, host-faults); the re-run's watchdog and GPU jobs
+// read provision-again where the first read provision.
+func metaAgainProblems(t *testing.T, laneText string) []string {
+	t.Helper()
+	jobs, _ := metaRawJobs(t, "gpu-lane.yml", laneText)
+	var problems []string
+	for again, first := range metaAgainJobs {
+		if jobs[again] == nil || jobs[first] == nil {
+			problems = append(problems, fmt.Sprintf("gpu-lane.yml has no job %s or %s", again, first))
+			continue
+		}
+		got := metaStrip(jobs[again], true)
+		text, _ := yaml.Marshal(metaStrip(jobs[first], true))
+		want := map[string]any{}
+		if first != "provision" {
+			text = []byte(strings.ReplaceAll(string(text), "needs.provision.", "needs.provision-again."))
+		}
+		assert.NilError(t, yaml.Unmarshal(text, &want))
+		if first == "provision" {
+			gotText, _ := yaml.Marshal(got)
+			got = map[string]any{}
+			assert.NilError(t, yaml.Unmarshal(gotText, &got))
+			for _, st := range got["steps"].([]any) {
+				if with, ok := st.(map[string]any)["with"].(map[string]any); ok {
+					delete(with, "tiers")
+					delete(with, "host-faults")
+				}
+			}
+		}
+		if diff := is.DeepEqual(got, want)(); !diff.Success() {
+			gotText, _ := yaml.Marshal(got)
+			problems = append(problems, fmt.Sprintf("gpu-lane.yml: job %s is not job %s again (copy the change):\n--- %s\n%s--- %s\n%s", again, first, first, text, again, gotText))
+		}
+	}
+	return problems
 }
 
 // TestMetaLanePartCheckDetectsChanges: a step changed in gpu-lane.yml alone,
@@ -136,8 +222,8 @@ func TestMetaLanePartCheckDetectsChanges(t *testing.T) {
 		want                 string
 	}{
 		{name: "a new input in gpu-lane.yml only", part: "gpu-lane-provision.yml", inLane: true,
-			old: "          keep-failed-pods: ${{ inputs.keep-failed-pods }}\n", new: "          keep-failed-pods: ${{ inputs.keep-failed-pods }}\n          runner-dir: /opt/runner\n",
-			want: "job provision is not gpu-lane.yml's"},
+			old: "          host-faults: ${{ needs.watchdog.outputs.host-faults }}\n", new: "          host-faults: ${{ needs.watchdog.outputs.host-faults }}\n          runner-dir: /opt/runner\n",
+			want: "job provision-again is not gpu-lane.yml's"},
 		{name: "a value from the wrong job", part: "gpu-lane-watchdog.yml",
 			old: "fromJSON(inputs.lane).authorize.outputs.head-sha", new: "fromJSON(inputs.lane).provision.outputs.head-sha",
 			want: "job watchdog is not gpu-lane.yml's"},
@@ -155,6 +241,25 @@ func TestMetaLanePartCheckDetectsChanges(t *testing.T) {
 			assert.Assert(t, strings.Contains(*target, tc.old), "the workflow no longer contains %q; update this case", tc.old)
 			*target = strings.Replace(*target, tc.old, tc.new, 1)
 			problems := metaLanePartProblems(t, tc.part, part, lane)
+			assert.Check(t, is.Len(problems, 1), "%v", problems)
+			assert.Check(t, is.Contains(strings.Join(problems, "\n"), tc.want))
+		})
+	}
+}
+
+// TestMetaAgainCheckDetectsChanges: a re-run job that drifts from its first
+// job, or reads the first provisioning's pods, is reported.
+func TestMetaAgainCheckDetectsChanges(t *testing.T) {
+	lane := metaWorkflowFiles(t)["gpu-lane.yml"]
+	for _, tc := range []struct{ name, old, new, want string }{
+		{name: "a step changed in the first job only", old: "          runner-label-prefix: ${{ inputs.runner-label-prefix }}\n",
+			new: "          runner-label-prefix: gpu\n", want: "job provision-again is not job provision again"},
+		{name: "the re-run's GPU job on the first pods", old: "        pod: ${{ fromJSON(needs.provision-again.outputs.pods) }}\n",
+			new: "        pod: ${{ fromJSON(needs.provision.outputs.pods) }}\n", want: "job gpu-tests-again is not job gpu-tests again"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Assert(t, strings.Contains(lane, tc.old), "gpu-lane.yml no longer contains %q; update this case", tc.old)
+			problems := metaAgainProblems(t, strings.Replace(lane, tc.old, tc.new, 1))
 			assert.Check(t, is.Len(problems, 1), "%v", problems)
 			assert.Check(t, is.Contains(strings.Join(problems, "\n"), tc.want))
 		})
@@ -200,12 +305,13 @@ func TestMetaLanePartsTakeTheLanesSettings(t *testing.T) {
 		}
 		outputs, _ := call["outputs"].(map[string]any)
 		lane, ok := outputs["lane"].(map[string]any)
-		if part == "gpu-lane-watchdog.yml" || part == "gpu-lane-finish.yml" {
+		if part == "gpu-lane-finish.yml" {
 			assert.Check(t, !ok, "%s ends the lane; it passes no lane on", part)
 			continue
 		}
 		value, _ := lane["value"].(string)
 		for _, id := range jobs {
+			id = cmpOr(metaPartJob[id], id)
 			assert.Check(t, is.Contains(value, `"`+id+`":{{"outputs":{`), "%s: lane output", part)
 			assert.Check(t, is.Contains(value, "toJSON(jobs."+id+".outputs)"), "%s: lane output", part)
 		}
@@ -218,14 +324,25 @@ type metaOwnJobCaller struct {
 	Jobs        map[string]metaJob `yaml:"jobs"`
 }
 
-// metaCallerJobOf returns the id of the caller's job that calls the part.
+// metaCallerJobOf returns the id of the caller's (first) job that calls the part.
 func metaCallerJobOf(c metaOwnJobCaller, part string) string {
-	for _, id := range metaSortedKeys(c.Jobs) {
-		if m := metaSuiteWorkflowRE.FindStringSubmatch(c.Jobs[id].Uses); m != nil && m[1] == part {
-			return id
-		}
+	if ids := metaCallerJobsOf(c, part); len(ids) > 0 {
+		return ids[0]
 	}
 	return ""
+}
+
+// metaCallerJobsOf returns the ids of the caller's jobs that call the part,
+// the lane's first call first (a host-fault re-run's ids are longer).
+func metaCallerJobsOf(c metaOwnJobCaller, part string) []string {
+	var ids []string
+	for _, id := range metaSortedKeys(c.Jobs) {
+		if m := metaSuiteWorkflowRE.FindStringSubmatch(c.Jobs[id].Uses); m != nil && m[1] == part {
+			ids = append(ids, id)
+		}
+	}
+	slices.SortStableFunc(ids, func(a, b string) int { return len(a) - len(b) })
+	return ids
 }
 
 // metaWith reads a calling job's with: value (the suite's parts take strings).
@@ -240,11 +357,31 @@ func metaWith(t *testing.T, block, job, key string) string {
 	return doc.Jobs[job].With[key]
 }
 
+// metaGPUJobOf is the caller's job that runs on prov's pods: on its
+// runner-label, or one job per pod of its pods output (a matrix).
+func metaGPUJobOf(c metaOwnJobCaller, prov string) (id string, perPod bool) {
+	for _, id := range metaSortedKeys(c.Jobs) {
+		job := c.Jobs[id]
+		runsOn, _ := job.RunsOn.(string)
+		strategy, _ := job.Strategy.(map[string]any)
+		matrix, _ := strategy["matrix"].(map[string]any)
+		switch {
+		case runsOn == "${{ needs."+prov+".outputs.runner-label }}":
+			return id, false
+		case runsOn == "${{ matrix.pod.runner-label }}" && matrix["pod"] == "${{ fromJSON(needs."+prov+".outputs.pods) }}":
+			return id, true
+		}
+	}
+	return "", false
+}
+
 // metaOwnJobProblems checks a caller of the lane's parts: the four parts in
-// order around a GPU job on the runner label, that job named as the watchdog
-// knows it, with the test step the watchdog waits for, every step before it
-// bounded, its archive downloaded with one bounded retry and built by a hosted
-// job that overlaps provision, and finish running whatever happened.
+// order around a GPU job on the runner label (or one per pod), that job named
+// as the watchdog knows it, with the test step the watchdog waits for, every
+// step before it bounded, its archive downloaded with one bounded retry and
+// built by a hosted job that overlaps provision, and finish running whatever
+// happened with the last part's lane; with a host-fault re-run, the re-run's
+// parts fed by the watchdog's lane and its GPU job the first one's steps.
 func metaOwnJobProblems(t *testing.T, block string) []string {
 	t.Helper()
 	var problems []string
@@ -256,19 +393,62 @@ func metaOwnJobProblems(t *testing.T, block string) []string {
 	if auth == "" || prov == "" || watch == "" || finish == "" {
 		return []string{fmt.Sprintf("the caller does not call all four parts: authorize %q, provision %q, watchdog %q, finish %q", auth, prov, watch, finish)}
 	}
-	gpu := ""
-	for _, id := range metaSortedKeys(c.Jobs) {
-		if s, _ := c.Jobs[id].RunsOn.(string); s == "${{ needs."+prov+".outputs.runner-label }}" {
-			gpu = id
+	gpu, perPod := metaGPUJobOf(c, prov)
+	if gpu == "" {
+		return []string{"no job runs-on ${{ needs." + prov + ".outputs.runner-label }} (or, one per pod, ${{ matrix.pod.runner-label }} over ${{ fromJSON(needs." + prov + ".outputs.pods) }})"}
+	}
+	problems = append(problems, metaGPUJobProblems(t, block, c, auth, prov, gpu, perPod)...)
+	if !slices.Contains(metaNeeds(c.Jobs[watch]), prov) || !slices.Contains(metaNeeds(c.Jobs[gpu]), prov) {
+		add("the watchdog and the GPU job both need %s (the runner label), and run beside each other", prov)
+	}
+	lanes := []string{watch, prov, auth}
+	results := map[string]string{"gpu-job-result": "${{ needs." + gpu + ".result }}", "provision-result": "${{ needs." + prov + ".result }}"}
+	if provs, watches := metaCallerJobsOf(c, "gpu-lane-provision.yml"), metaCallerJobsOf(c, "gpu-lane-watchdog.yml"); len(provs) > 1 || len(watches) > 1 {
+		again, watchAgain, gpuAgain, more := metaRerunProblems(t, block, c, watch, gpu, provs, watches)
+		problems = append(problems, more...)
+		lanes = append([]string{watchAgain, again}, lanes...)
+		results["rerun-gpu-job-result"] = "${{ needs." + gpuAgain + ".result }}"
+	}
+	fin := c.Jobs[finish]
+	if !strings.Contains(fin.If, "always()") || !slices.Contains(metaNeeds(fin), gpu) {
+		add("%s must need the GPU job and run whatever happened (if: always() && …), got needs %v, if %q", finish, metaNeeds(fin), fin.If)
+	}
+	var lane []string
+	for _, id := range lanes {
+		lane = append(lane, "needs."+id+".outputs.lane")
+		if !slices.Contains(metaNeeds(fin), id) {
+			add("%s must need %s, whose lane it may read", finish, id)
 		}
 	}
-	if gpu == "" {
-		return []string{"no job runs-on ${{ needs." + prov + ".outputs.runner-label }}"}
+	results["lane"] = "${{ " + strings.Join(lane, " || ") + " }}"
+	for key, want := range results {
+		if got := metaWith(t, block, finish, key); got != want {
+			add("%s passes %s %q: want %q (the last part's lane: the watchdog's carries its host faults)", finish, key, got, want)
+		}
 	}
+	if group, cancel := metaGroup(c.Concurrency); !strings.HasPrefix(group, "runpod-gpu-prepare-") || cancel != false {
+		add("the caller holds no workflow concurrency runpod-gpu-prepare-<head> with cancel-in-progress: false (got %v)", c.Concurrency)
+	}
+	return problems
+}
+
+// metaGPUJobProblems checks the GPU job: named as the watchdog knows it
+// (per tier when one per pod), its test step there, every step before it
+// bounded, its archive downloaded with one bounded retry and uploaded by a
+// hosted job that does not wait for the pods.
+func metaGPUJobProblems(t *testing.T, block string, c metaOwnJobCaller, auth, prov, gpu string, perPod bool) []string {
+	t.Helper()
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	job := c.Jobs[gpu]
 	name := cmpOr(job.Name, gpu)
-	if want := cmpOr(metaWith(t, block, auth, "gpu-job-name"), "GPU tests"); name != want {
-		add("the GPU job is named %q, but the watchdog knows it as gpu-job-name %q: it would take it for another job and delete the pod", name, want)
+	base := cmpOr(metaWith(t, block, auth, "gpu-job-name"), "GPU tests")
+	want := base
+	if perPod {
+		want = fmt.Sprintf("${{ matrix.pod.tier && format('%s ({0})', matrix.pod.tier) || '%s' }}", base, base)
+	}
+	if name != want {
+		add("the GPU job is named %q, but the watchdog knows it as %q: it would take it for another job and delete the pod", name, want)
 	}
 	testStep := cmpOr(metaWith(t, block, auth, "test-step-name"), "Run GPU tests")
 	at, after := -1, 0
@@ -310,25 +490,41 @@ func metaOwnJobProblems(t *testing.T, block string) []string {
 			add("job %s builds the archive after provision: it would run while the pod bills; make it need %s only", id, auth)
 		}
 	}
-	if !slices.Contains(metaNeeds(c.Jobs[watch]), prov) || !slices.Contains(metaNeeds(job), prov) {
-		add("the watchdog and the GPU job both need %s (the runner label), and run beside each other", prov)
-	}
-	fin := c.Jobs[finish]
-	if !strings.Contains(fin.If, "always()") || !slices.Contains(metaNeeds(fin), gpu) {
-		add("%s must need the GPU job and run whatever happened (if: always() && …), got needs %v, if %q", finish, metaNeeds(fin), fin.If)
-	}
-	for key, want := range map[string]string{
-		"gpu-job-result": "${{ needs." + gpu + ".result }}", "provision-result": "${{ needs." + prov + ".result }}",
-		"lane": "${{ needs." + prov + ".outputs.lane || needs." + auth + ".outputs.lane }}",
-	} {
-		if got := metaWith(t, block, finish, key); got != want {
-			add("%s passes %s %q: want %q", finish, key, got, want)
-		}
-	}
-	if group, cancel := metaGroup(c.Concurrency); !strings.HasPrefix(group, "runpod-gpu-prepare-") || cancel != false {
-		add("the caller holds no workflow concurrency runpod-gpu-prepare-<head> with cancel-in-progress: false (got %v)", c.Concurrency)
-	}
 	return problems
+}
+
+// metaRerunProblems checks a caller's host-fault re-run: provision called
+// again with the watchdog's lane when it names host faults, whatever the
+// first round's jobs concluded (but not after a cancel); the watchdog again
+// beside it; and the GPU job again on its pods with the first one's steps.
+func metaRerunProblems(t *testing.T, block string, c metaOwnJobCaller, watch, gpu string, provs, watches []string) (again, watchAgain, gpuAgain string, problems []string) {
+	t.Helper()
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if len(provs) != 2 || len(watches) != 2 {
+		add("a host-fault re-run calls gpu-lane-provision.yml and gpu-lane-watchdog.yml once more each, got %v and %v", provs, watches)
+		return "", "", "", problems
+	}
+	again, watchAgain = provs[1], watches[1]
+	if got := metaWith(t, block, again, "lane"); got != "${{ needs."+watch+".outputs.lane }}" {
+		add("%s takes lane %q: want the watchdog's (${{ needs.%s.outputs.lane }}), which names the lost pods", again, got, watch)
+	}
+	if cond := c.Jobs[again].If; !strings.Contains(cond, "!cancelled()") || !strings.Contains(cond, "needs."+watch+".outputs.host-faults") {
+		add("%s must run when the watchdog names host faults, whatever the GPU job concluded, and not after a cancel (if: ${{ !cancelled() && … host-faults … }}), got %q", again, cond)
+	}
+	if got := metaWith(t, block, watchAgain, "lane"); got != "${{ needs."+again+".outputs.lane }}" {
+		add("%s takes lane %q: want %s's", watchAgain, got, again)
+	}
+	gpuAgain, _ = metaGPUJobOf(c, again)
+	if gpuAgain == "" {
+		add("no GPU job runs on %s's pods", again)
+		return again, watchAgain, gpuAgain, problems
+	}
+	first, _ := yaml.Marshal(c.Jobs[gpu].Steps)
+	second, _ := yaml.Marshal(c.Jobs[gpuAgain].Steps)
+	if string(first) != string(second) || c.Jobs[gpu].Name != c.Jobs[gpuAgain].Name {
+		add("the re-run's GPU job %s is not %s again (the same name and steps: an anchor &gpu-steps and *gpu-steps keeps them one)", gpuAgain, gpu)
+	}
+	return again, watchAgain, gpuAgain, problems
 }
 
 // metaStepField reads a field of a job's step that metaStep does not keep.
@@ -350,27 +546,63 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// metaReadmeOwnJobCaller is the README's caller of the lane's parts.
-func metaReadmeOwnJobCaller(t *testing.T) string {
+// metaReadmeOwnJobCallers are the README's callers of the lane's parts:
+// one GPU job on one pod, then one per pod with a host-fault re-run.
+func metaReadmeOwnJobCallers(t *testing.T) []string {
 	t.Helper()
+	var callers []string
 	for _, block := range metaReadmeCallerBlocks(t) {
 		if strings.Contains(block, "/.github/workflows/gpu-lane-authorize.yml@") {
-			return block
+			callers = append(callers, block)
 		}
 	}
-	t.Fatal("the README's workflows section has no caller of gpu-lane-authorize.yml")
-	return ""
+	assert.Assert(t, is.Len(callers, 2), "the README's workflows section: want the own-job caller and the one per pod with a re-run")
+	return callers
 }
 
-// TestReadmeOwnJobCaller: the README's own-job caller is the complete pattern
-// (the concurrency group, the runner's one job, the signal, the archive).
+// metaReadmeOwnJobCaller is the README's first caller of the lane's parts.
+func metaReadmeOwnJobCaller(t *testing.T) string { return metaReadmeOwnJobCallers(t)[0] }
+
+// TestReadmeOwnJobCaller: the README's own-job callers are the complete
+// pattern (the concurrency group, the runner's one job, the signal, the
+// archive; one job per pod and the host-fault re-run in the second).
 func TestReadmeOwnJobCaller(t *testing.T) {
-	block := metaReadmeOwnJobCaller(t)
-	assert.Check(t, is.Len(metaOwnJobProblems(t, block), 0))
-	var c metaOwnJobCaller
-	assert.NilError(t, yaml.Unmarshal([]byte(block), &c))
-	group, _ := metaGroup(c.Concurrency)
-	metaCheckGroupByHead(t, "the README's own-job caller", group)
+	for i, block := range metaReadmeOwnJobCallers(t) {
+		assert.Check(t, is.Len(metaOwnJobProblems(t, block), 0), "caller %d", i+1)
+		var c metaOwnJobCaller
+		assert.NilError(t, yaml.Unmarshal([]byte(block), &c))
+		group, _ := metaGroup(c.Concurrency)
+		metaCheckGroupByHead(t, "the README's own-job caller", group)
+		_, perPod := metaGPUJobOf(c, metaCallerJobOf(c, "gpu-lane-provision.yml"))
+		assert.Check(t, perPod == (i == 1), "caller %d: one GPU job per pod only in the second", i+1)
+	}
+}
+
+// TestPerPodCallerCheckDetectsMistakes plants each re-run mistake in the
+// README's caller of one GPU job per pod.
+func TestPerPodCallerCheckDetectsMistakes(t *testing.T) {
+	block := metaReadmeOwnJobCallers(t)[1]
+	tests := []struct {
+		name, old, new, want string
+		problems             int // 0 means one
+	}{
+		{name: "a job per pod named without its tier", old: "    name: ${{ matrix.pod.tier && format('GPU tests ({0})', matrix.pod.tier) || 'GPU tests' }}\n    needs: [build, provision]\n",
+			new: "    name: GPU tests\n    needs: [build, provision]\n", want: `the GPU job is named "GPU tests", but the watchdog knows it as`, problems: 2},
+		{name: "the re-run fed provision's lane", old: "    with: {lane: \"${{ needs.watchdog.outputs.lane }}\"}\n",
+			new: "    with: {lane: \"${{ needs.provision.outputs.lane }}\"}\n", want: "provision-again takes lane"},
+		{name: "the re-run only after a success", old: "    if: ${{ !cancelled() && contains(needs.watchdog.outputs.host-faults, 'pod-id') }}\n",
+			new: "    if: contains(needs.watchdog.outputs.host-faults, 'pod-id')\n", want: "whatever the GPU job concluded"},
+		{name: "the re-run's own steps", old: "    steps: *gpu-steps\n", new: "    steps: [{name: Run GPU tests, run: make}]\n", want: "is not gpu again"},
+		{name: "finish without the re-run's result", old: "      rerun-gpu-job-result: ${{ needs.gpu-again.result }}\n", new: "", want: "passes rerun-gpu-job-result"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Assert(t, strings.Contains(block, tc.old), "the caller no longer contains %q; update this case", tc.old)
+			problems := metaOwnJobProblems(t, strings.Replace(block, tc.old, tc.new, 1))
+			assert.Check(t, is.Len(problems, max(tc.problems, 1)), "%v", problems)
+			assert.Check(t, is.Contains(strings.Join(problems, "\n"), tc.want))
+		})
+	}
 }
 
 // TestOwnJobCallerCheckDetectsMistakes plants each mistake in the README's caller.

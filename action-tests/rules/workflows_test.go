@@ -47,6 +47,7 @@ type metaJob struct {
 	Concurrency    any               `yaml:"concurrency"`
 	TimeoutMinutes any               `yaml:"timeout-minutes"`
 	Outputs        map[string]string `yaml:"outputs"`
+	Strategy       any               `yaml:"strategy"`
 	Steps          []metaStep        `yaml:"steps"`
 }
 
@@ -340,39 +341,60 @@ func TestMetaGPULaneInvariants(t *testing.T) {
 	assert.Check(t, strings.HasPrefix(group, "runpod-gpu-prepare-${{"), "workflow concurrency group %q: want runpod-gpu-prepare-<head sha>", group)
 	assert.Check(t, cancel == false, "workflow concurrency must not cancel a lane in progress")
 
-	for _, id := range []string{"authorize", "provision", "watchdog", "gpu-tests", "gate", "cleanup"} {
+	for _, id := range []string{"authorize", "provision", "watchdog", "gpu-tests", "provision-again", "watchdog-again", "gpu-tests-again", "gate", "cleanup"} {
 		_, ok := wf.Jobs[id]
 		assert.Assert(t, ok, "gpu-lane.yml has no job %q", id)
 	}
-	group, cancel = metaGroup(wf.Jobs["provision"].Concurrency)
-	assert.Check(t, group == "runpod-gpu-paid" && cancel == false, "provision holds the global paid lock: want {group: runpod-gpu-paid, cancel-in-progress: false}, got %q %v", group, cancel)
-
-	runsOn, _ := wf.Jobs["watchdog"].RunsOn.(string)
-	assert.Check(t, strings.HasPrefix(runsOn, "ubuntu-"), "the watchdog runs on a hosted runner, got %v", wf.Jobs["watchdog"].RunsOn)
-	assert.Check(t, slices.Contains(metaNeeds(wf.Jobs["watchdog"]), "provision"))
-
-	tests := wf.Jobs["gpu-tests"]
-	assert.Check(t, is.Equal(tests.RunsOn, "${{ needs.provision.outputs.runner-label }}"))
-	testStep := slices.IndexFunc(tests.Steps, func(s metaStep) bool { return s.Name == "Run GPU tests" })
-	assert.Assert(t, testStep >= 0, `gpu-tests has no step named "Run GPU tests" (the watchdog and the cost report look for it)`)
-	for _, st := range tests.Steps[:testStep] {
-		assert.Check(t, st.TimeoutMinutes != nil, "gpu-tests step %q runs before the tests without timeout-minutes", st.Name+st.Uses)
+	// The lane's pods, and a host-fault re-run's: each provisioning inside the
+	// global paid lock, each pod bounded from a hosted runner beside its GPU job.
+	for _, round := range []struct{ provision, watchdog, tests string }{{"provision", "watchdog", "gpu-tests"}, {"provision-again", "watchdog-again", "gpu-tests-again"}} {
+		metaCheckRound(t, wf, round.provision, round.watchdog, round.tests)
 	}
-	// The watchdog knows the GPU job by its name: the one job that may run on the pod's runner.
-	for _, st := range wf.Jobs["watchdog"].Steps {
+
+	for _, id := range []string{"gate", "cleanup"} {
+		assert.Check(t, strings.Contains(wf.Jobs[id].If, "always()"), "job %s must run whatever happened before it (if: always() …), got %q", id, wf.Jobs[id].If)
+		for _, tests := range []string{"gpu-tests", "gpu-tests-again"} {
+			assert.Check(t, slices.Contains(metaNeeds(wf.Jobs[id]), tests), "%s waits for %s", id, tests)
+		}
+	}
+	assert.Check(t, slices.Contains(metaNeeds(wf.Jobs["gate"]), "cleanup"), "the gate's rows come from cleanup")
+}
+
+// metaCheckRound checks one round of pods: provision inside the paid lock,
+// the watchdog on a hosted runner beside the GPU jobs, one GPU job per pod on
+// its runner label, named as the watchdog knows it, every step before the
+// tests bounded.
+func metaCheckRound(t *testing.T, wf metaWorkflow, provision, watchdog, testsID string) {
+	t.Helper()
+	group, cancel := metaGroup(wf.Jobs[provision].Concurrency)
+	assert.Check(t, group == "runpod-gpu-paid" && cancel == false, "%s holds the global paid lock: want {group: runpod-gpu-paid, cancel-in-progress: false}, got %q %v", provision, group, cancel)
+
+	runsOn, _ := wf.Jobs[watchdog].RunsOn.(string)
+	assert.Check(t, strings.HasPrefix(runsOn, "ubuntu-"), "%s runs on a hosted runner, got %v", watchdog, wf.Jobs[watchdog].RunsOn)
+	assert.Check(t, slices.Contains(metaNeeds(wf.Jobs[watchdog]), provision))
+
+	tests := wf.Jobs[testsID]
+	assert.Check(t, is.Equal(tests.RunsOn, "${{ matrix.pod.runner-label }}"), "%s runs on its pod's runner", testsID)
+	strategy, _ := tests.Strategy.(map[string]any)
+	matrix, _ := strategy["matrix"].(map[string]any)
+	assert.Check(t, is.Equal(matrix["pod"], "${{ fromJSON(needs."+provision+".outputs.pods) }}"), "%s: one job per pod of %s", testsID, provision)
+	assert.Check(t, is.Equal(strategy["fail-fast"], false), "%s: every tier's result, not the first failure's", testsID)
+	testStep := slices.IndexFunc(tests.Steps, func(s metaStep) bool { return s.Name == "Run GPU tests" })
+	assert.Assert(t, testStep >= 0, `%s has no step named "Run GPU tests" (the watchdog and the cost report look for it)`, testsID)
+	for _, st := range tests.Steps[:testStep] {
+		assert.Check(t, st.TimeoutMinutes != nil, "%s step %q runs before the tests without timeout-minutes", testsID, st.Name+st.Uses)
+	}
+	// The watchdog knows each GPU job by its name, "<gpu-job-name> (<tier>)"
+	// per tier: the one job that may run on that pod's runner.
+	for _, st := range wf.Jobs[watchdog].Steps {
 		if name, ok := st.With["gpu-job-name"]; ok {
-			assert.Check(t, is.Equal(name, tests.Name), "the watchdog's gpu-job-name is not the gpu-tests job's name")
+			want := fmt.Sprintf("${{ matrix.pod.tier && format('%s ({0})', matrix.pod.tier) || '%s' }}", name, name)
+			assert.Check(t, is.Equal(tests.Name, want), "the %s job's name is not the watchdog's gpu-job-name per tier", testsID)
 		}
 		if step, ok := st.With["test-step-name"]; ok {
 			assert.Check(t, is.Equal(step, "Run GPU tests"), "the watchdog's test-step-name is not the GPU job's test step")
 		}
 	}
-
-	for _, id := range []string{"gate", "cleanup"} {
-		assert.Check(t, strings.Contains(wf.Jobs[id].If, "always()"), "job %s must run whatever happened before it (if: always() …), got %q", id, wf.Jobs[id].If)
-	}
-	assert.Check(t, slices.Contains(metaNeeds(wf.Jobs["cleanup"]), "gpu-tests"), "cleanup waits for the GPU job")
-	assert.Check(t, slices.Contains(metaNeeds(wf.Jobs["gate"]), "gpu-tests"), "the gate waits for the GPU job")
 }
 
 // The head SHA that decides obsolescence is the one authorize pinned: a

@@ -13,6 +13,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/actionkit"
 	"github.com/org/runpod-gpu/pkg/cleanup"
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/lanetiers"
 )
 
 // Action is the cleanup action, as the image's program runs it (role cleanup).
@@ -26,6 +27,8 @@ type Inputs struct {
 	actionkit.GitHubInputs `lenient:"the stage breakdown will be unknown" desc.github-token:"Token that reads this run's jobs, for the stage breakdown (actions: read). Without it, or without app-id, the breakdown is reported as unknown; deletion never needs it." desc.app-id:"GitHub App id to read the jobs with instead of github-token."`
 	actionkit.RunnerInputs `desc.runner-scope:"Where the runner is registered, repo or org (as given to provision); its registration is removed there."`
 
+	Tiers            string             `input:"tiers" default:"" lenient:"the lane's pods are reported as one" desc:"Provision's tiers output (the last provision's, a host-fault re-run's included): every pod of the lane is deleted and reported on its own, and tier-results gives the gate a row per pod. When set, pod-id, price-per-hour, started-at, gpu-type, tier, rejected-attempts and runner-label are not read."`
+	HostFaults       string             `input:"host-faults" default:"" lenient:"no pod is reported as lost to its host" desc:"The watchdog's host-faults output: each pod it names is reported as lost to its host (the cost artifact's host verdict, which the reputation counts against the host) and shown as a host fault in tier-results."`
 	PodID            string             `input:"pod-id" default:"" desc:"Provision's pod-id output; may be empty (pods of this run attempt are still found by their tags)."`
 	RetainedPodIDs   string             `input:"retained-pod-ids" default:"" desc:"Provision's retained-pod-ids output; these rejected pods, kept with keep-failed-pods, are left alone."`
 	PricePerHour     string             `input:"price-per-hour" default:"" desc:"Provision's price-per-hour output, the price fallback when the pod record cannot be read."`
@@ -54,14 +57,7 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	if err != nil {
 		return err
 	}
-	snapshot, err := cost.ParseSnapshot(in.PricePerHour, in.StartedAt, in.GPUType, in.Tier)
-	if err != nil {
-		io.Warningf("%v; the cost report treats it as unknown", err)
-	}
-	provisioned, err := cost.ParseProvisionAttempts(in.RejectedAttempts)
-	if err != nil {
-		io.Warningf("%v; the cost report leaves provision's rejected candidates out", err)
-	}
+	snapshot, provisioned := reportInputs(io, in)
 	// The artifact directory must lie inside the workspace (upload-artifact
 	// reads it from there).
 	artifactDir, dirErr := io.ResolvePath("artifact-dir", in.ArtifactDir, cleanup.DefaultArtifactDir, actionio.RootWorkspace)
@@ -77,16 +73,19 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 		deps.Jobs = gh
 	}
 
+	lane, faults := laneInputs(io, in)
 	endDeletion := io.Phase("deletion: this run's pods, then their cost")
 	res, runErr := cleanup.Run(ctx, deps, cleanup.Request{
 		PodID: in.PodID, RetainedPodIDs: cleanup.ParseIDs(in.RetainedPodIDs),
 		Run: cost.Run{Repository: current.Repository, ID: current.ID, Attempt: current.Attempt, TestedRef: string(in.TestedRef),
 			Trigger: cleanup.TriggerOf(io.Getenv("GITHUB_EVENT_NAME")), PRNumber: int(in.PRNumber)},
 		Snapshot: snapshot, RunnerLabel: in.RunnerLabel, RunnerScope: scope, TestStep: in.TestStep,
-		Provision: provisioned,
+		Provision: provisioned, Lane: lane, HostFaults: faults,
 	})
 	endDeletion()
-	io.Infof("%s", cost.CostLine(res.Report).Format())
+	for _, r := range res.Reports() {
+		io.Infof("%s", cost.CostLine(r).Format())
+	}
 
 	outputs := res.Outputs()
 	outputs.CostArtifactName = artifactName(io, current, in.JobCheckRunID)
@@ -102,6 +101,37 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 		io.Warningf("job summary: %v", err)
 	}
 	return runErr
+}
+
+// reportInputs reads provision's outputs the report rests on; a bad one
+// warns and reads as unknown: it must never stop a deletion.
+func reportInputs(io *actionio.IO, in Inputs) (cost.Snapshot, cost.ProvisionAttempts) {
+	snapshot, err := cost.ParseSnapshot(in.PricePerHour, in.StartedAt, in.GPUType, in.Tier)
+	if err != nil {
+		io.Warningf("%v; the cost report treats it as unknown", err)
+	}
+	provisioned, err := cost.ParseProvisionAttempts(in.RejectedAttempts)
+	if err != nil {
+		io.Warningf("%v; the cost report leaves provision's rejected candidates out", err)
+	}
+	return snapshot, provisioned
+}
+
+// laneInputs reads the lane's record and host faults; a bad one warns and
+// reads as absent: it must never stop a deletion (the pods of the run
+// attempt are still found by their tags).
+func laneInputs(io *actionio.IO, in Inputs) (*lanetiers.Record, []lanetiers.HostFault) {
+	lane, err := lanetiers.ParseRecord(in.Tiers)
+	if err != nil {
+		io.Warningf("input tiers: %v; the run attempt's pods are found by their tags and reported as one", err)
+		lane = nil
+	}
+	faults, err := lanetiers.ParseHostFaults(in.HostFaults)
+	if err != nil {
+		io.Warningf("input host-faults: %v; no pod is reported as lost to its host", err)
+		faults = nil
+	}
+	return lane, faults
 }
 
 // artifactName names the cost artifact for this job (job-check-run-id), the

@@ -15,6 +15,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/gate"
 	"github.com/org/runpod-gpu/pkg/gatecheck"
+	"github.com/org/runpod-gpu/pkg/lanetiers"
 )
 
 // budget bounds the whole gate, inside the workflow's five-minute step
@@ -34,6 +35,9 @@ type Inputs struct {
 	Decision      string `input:"decision" default:"" desc:"The authorize step's decision output (run, reuse or skip); required when kind is empty."`
 	GateKind      string `input:"gate-kind" default:"" desc:"The authorize step's gate-kind output, what a skip publishes (empty publishes nothing)."`
 	GPUJobResult  string `input:"gpu-job-result" default:"" desc:"The GPU test job's needs.<job>.result (success, failure, cancelled or skipped); required when decision is run."`
+	Tiers         string `input:"tiers" default:"" desc:"Provision's tiers output (the last provision's): the tiers the lane tests, each of which must pass. With it and tier-results the gate is decided per pod, shows a row per pod (GPU, data center, price, paid seconds, result) and, for a matrix lane, publishes each tier's own check \"<check-name> (<tier>)\" for its reuse by tree."`
+	TierResults   string `input:"tier-results" default:"" desc:"Cleanup's tier-results output: what each pod's GPU job did (and a pod lost to its host, its re-run, a tier reused or without a pod). A tier with no row fails the gate."`
+	RerunResult   string `input:"rerun-gpu-job-result" default:"" desc:"The host-fault re-run GPU job's needs.<job>.result; a gate whose pod was lost to its host passes only when it is success."`
 	Lane          string `input:"lane" default:"pod" desc:"The path that ran the GPU tests: pod (default) or serverless. In the serverless lane a successful job publishes the serverless kind, which records the payload's SHA-256 and is reusable like paid."`
 	PayloadSHA256 string `input:"payload-sha256" default:"" desc:"The serverless step's payload-sha256 output; required for a serverless gate, recorded on a failed one."`
 	WorkerSHA256  string `input:"worker-sha256" default:"" desc:"The serverless step's worker-sha256 output (the Go worker the template fetched)."`
@@ -89,7 +93,7 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 			Reason: in.Reason, Pod: pod, Serverless: serverlessEvidence(in), ReusedCheckURL: in.ReusedCheckURL,
 			RunID: current.ID, RunURL: current.URL(), Key: in.TreeKey.Key(), CheckRunID: in.InProgressCheckRunID,
 		},
-		LaneImage: in.LaneImage, Image: in.Image,
+		LaneImage: in.LaneImage, Image: in.Image, Tiers: tierRequest(io, in),
 	})
 	if err != nil {
 		return err
@@ -109,6 +113,28 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 		return err
 	}
 	return io.AddSummary(done.Summary())
+}
+
+// tierRequest reads the lane's tiers and cleanup's rows. An unreadable value
+// never passes a gate: the tiers then have no result, and the gate fails.
+func tierRequest(io *actionio.IO, in Inputs) gate.TierRequest {
+	t := gate.TierRequest{RerunJobResult: gate.JobResult(in.RerunResult)}
+	lane, err := lanetiers.ParseRecord(in.Tiers)
+	switch {
+	case err != nil:
+		io.Warningf("input tiers: %v; the gate fails: its tiers cannot be known", err)
+		t.Expected = []string{"(unreadable tiers)"}
+	case lane != nil:
+		for _, tier := range lane.Tiers {
+			t.Expected = append(t.Expected, tier.Name)
+		}
+	}
+	rows, err := lanetiers.ParseResults(in.TierResults)
+	if err != nil {
+		io.Warningf("input tier-results: %v; no tier has a result, so the gate fails", err)
+	}
+	t.Rows = rows
+	return t
 }
 
 // outputs are the ci-gpu-gate action's outputs; each is empty when no gate was published.

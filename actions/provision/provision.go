@@ -6,11 +6,13 @@ package provisionaction
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"reflect"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
 	"github.com/org/runpod-gpu/pkg/gatecheck"
+	"github.com/org/runpod-gpu/pkg/lanetiers"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/provision"
 	"github.com/org/runpod-gpu/pkg/registry"
@@ -20,7 +22,14 @@ import (
 var defaultProofURL, defaultProofSHA256 string
 
 // Action is the provision action, as the image's program runs it (role provision).
-var Action = actionkit.NewAction(run, reflect.TypeFor[provision.Outputs](), reflect.TypeFor[podOutputs]())
+var Action = actionkit.NewAction(run, reflect.TypeFor[provision.Outputs](), reflect.TypeFor[podOutputs](), reflect.TypeFor[laneOutputs]())
+
+// laneOutputs are the lane's record and the pods handed to GPU jobs
+// (pkg/lanetiers): the GPU jobs' matrix and what a re-run and cleanup read.
+type laneOutputs struct {
+	Tiers string `output:"tiers"`
+	Pods  string `output:"pods"`
+}
 
 // Inputs are the provision action's inputs.
 type Inputs struct {
@@ -44,6 +53,8 @@ type Inputs struct {
 	ProofURL       string              `input:"proof-url" default:"" desc:"URL of the CUDA smoke proof binary; empty means the one released with this action."`
 	ProofSHA256    string              `input:"proof-sha256" default:"" desc:"SHA-256 of the proof binary; empty means the one released with this action."`
 	RunnerDir      string              `input:"runner-dir" default:"" desc:"Directory of the preinstalled runner (its run.sh) in the pod image; empty means /home/runner, where the official runner image has it. Set it for a custom image or the simulated cloud's hosts."`
+	Tiers          string              `input:"tiers" default:"" desc:"A host-fault re-run's: the lane's record so far (provision's tiers output). Empty for the lane's first provisioning."`
+	HostFaults     string              `input:"host-faults" default:"" desc:"A host-fault re-run's: the pods the watchdog lost to their hosts (its host-faults output). Each such tier is provisioned once more, away from the data center its pod was lost in, inside max_run_spend_usd with every earlier pod of the lane. Empty or [] provisions the lane's tiers."`
 	ReputationFile string              `input:"reputation-file" default:"" path:"GITHUB_WORKSPACE,RUNNER_TEMP" desc:"Path of a reputation record (JSON: earlier attempts' GPU, data center and outcome) inside the workspace or RUNNER_TEMP (symbolic links resolved; a path outside fails the step), at most 2 MiB and 2,000 observations, e.g. downloaded from the repository's history artifact. With one, candidates are ranked by expected cost to a working runner, pinned to good data centers and pairs that failed twice in a row are avoided for 12 hours, inside the reviewed allowlist and zones. Empty or a missing file: the plan is the seed's; an unreadable or invalid record: a warning, and the seed's plan."`
 	// The budget's fallback record (with a budget in the configuration).
 	actionkit.SpendRecordInput
@@ -60,6 +71,25 @@ func (in *Inputs) Validate() error {
 		return actionio.RequireSHA("tested-ref", in.TestedRef)
 	}
 	return nil
+}
+
+// laneInputs reads a re-run's record and host faults. A re-run needs both.
+func laneInputs(in Inputs) (*lanetiers.Record, []lanetiers.HostFault, error) {
+	previous, err := lanetiers.ParseRecord(in.Tiers)
+	if err != nil {
+		return nil, nil, fmt.Errorf("input tiers: %w", err)
+	}
+	faults, err := lanetiers.ParseHostFaults(in.HostFaults)
+	if err != nil {
+		return nil, nil, fmt.Errorf("input host-faults: %w", err)
+	}
+	if len(faults) > 0 && previous == nil {
+		return nil, nil, fmt.Errorf("input host-faults names %d lost pod(s) but input tiers is empty: want provision's tiers output, the lane's record the re-run adds to", len(faults))
+	}
+	if len(faults) == 0 {
+		previous = nil // not a re-run: the lane starts here
+	}
+	return previous, faults, nil
 }
 
 func run(ctx context.Context, io *actionio.IO, in Inputs) error {
@@ -97,10 +127,14 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	if err != nil {
 		return err
 	}
-	res, runErr := provision.Run(ctx, provision.Deps{
+	previous, faults, err := laneInputs(in)
+	if err != nil {
+		return err
+	}
+	res, runErr := provision.RunLane(ctx, provision.Deps{
 		RunPod: rp, GitHub: gh, Policy: policy, Observer: newObserver(io), Budget: guard,
 		Images: &registry.Resolver{APIURL: in.RegistryAPIURL.String(), Logf: func(s string) { io.Infof("%s", s) }},
-	}, provision.Request{
+	}, provision.LaneRequest{Previous: previous, HostFaults: faults, Request: provision.Request{
 		Config: cfg, LabelPrefix: in.LabelPrefix, RunnerGroupID: in.RunnerGroupID, Scope: scope,
 		Owner:    ownership.Tags{Repository: current.Repository, Workflow: current.Workflow, RunID: current.ID, Attempt: current.Attempt},
 		PRNumber: int(in.PRNumber), ExpectedHeadSHA: string(in.ExpectedHeadSHA), TestedRef: string(in.TestedRef),
@@ -109,8 +143,21 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 		ProofURL:       cmp.Or(in.ProofURL, defaultProofURL), ProofSHA256: cmp.Or(in.ProofSHA256, defaultProofSHA256),
 		RunnerDir:  in.RunnerDir, // where the pod image keeps run.sh; empty: the official image's
 		Reputation: rep,
-	})
+	}})
+	return report(io, res, runErr)
+}
+
+// report writes the outputs (the plain ones, the lane's record and pods)
+// and the job summary; the run's error wins over an output's.
+func report(io *actionio.IO, res provision.LaneResult, runErr error) error {
 	if err := actionio.WriteOutputs[provision.Outputs](io, res.Outputs()); err != nil {
+		runErr = cmp.Or(runErr, err)
+	}
+	if res.Record.Matrix() && len(res.Pods) > 0 {
+		io.Infof("matrix_tiers: %d pod(s), one per tier; runner-label is empty: run the GPU job once per pod of the pods output (strategy.matrix.pod: fromJSON(pods), runs-on: matrix.pod.runner-label, named \"<gpu-job-name> (<tier>)\")", len(res.Pods))
+	}
+	lane := laneOutputs{Tiers: lanetiers.Format(res.Record), Pods: res.PodsOutput()}
+	if err := actionio.WriteOutputs[laneOutputs](io, lane); err != nil {
 		runErr = cmp.Or(runErr, err)
 	}
 	if err := io.AddSummary(res.Summary(runErr)); err != nil {

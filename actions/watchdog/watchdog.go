@@ -7,17 +7,24 @@ package watchdogaction
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/lanetiers"
 	"github.com/org/runpod-gpu/pkg/watchdog"
 )
 
 // Action is the watchdog action, as the image's program runs it (role watchdog).
-var Action = actionkit.NewAction(run, reflect.TypeFor[watchdog.Outputs]())
+var Action = actionkit.NewAction(run, reflect.TypeFor[watchdog.Outputs](), reflect.TypeFor[faultOutputs]())
+
+// faultOutputs are the pods lost to their hosts, for a re-run and cleanup.
+type faultOutputs struct {
+	HostFaults string `output:"host-faults"`
+}
 
 // Inputs are the watchdog action's inputs.
 type Inputs struct {
@@ -27,6 +34,7 @@ type Inputs struct {
 	actionkit.RunnerInputs `desc.runner-scope:"Where the runner is registered, repo or org (as given to provision)."`
 	actionkit.ConfigInput  `desc.config-path:"Path of the runpod-gpu configuration (setup_budget_seconds, lifetime_seconds), inside the workspace."`
 
+	Pods        string `input:"pods" default:"" desc:"Provision's pods output: every pod handed to a GPU job, each watched at once beside its own job (named gpu-job-name, or \"<gpu-job-name> (<tier>)\" per tier of a matrix lane). When set, pod-id, runner-label, price-per-hour, gpu-type and tier are not read."`
 	PodID       string `input:"pod-id" default:"" desc:"Provision's pod-id output. Empty means no pod was accepted and there is nothing to watch."`
 	RunnerLabel string `input:"runner-label" default:"" desc:"Provision's runner-label output; finds the GPU job in this run attempt's job list and names the runner."`
 	GPUJob      string `input:"gpu-job-name" default:"GPU tests" desc:"Name of the GPU job (its name:, or its id without one), the one job that may run on the pod's runner; any other job found on it gets the pod deleted at once. Matches \"<caller job> / <name>\" too, for a job in a called workflow."`
@@ -74,18 +82,49 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 		return err
 	}
 
-	res, runErr := watchdog.Run(ctx, watchdog.Deps{Pods: rp, GitHub: gh, Policy: policy, Logf: io.Infof}, watchdog.Request{
+	deps := watchdog.Deps{Pods: rp, GitHub: gh, Policy: policy, Logf: io.Infof}
+	base := watchdog.Request{
 		PodID: in.PodID, RunID: current.ID, Attempt: current.Attempt,
 		RunnerLabel: in.RunnerLabel, RunnerScope: scope, GPUJob: in.GPUJob, TestStep: in.TestStep,
 		PRNumber: int(in.PRNumber), ExpectedHeadSHA: string(in.ExpectedHeadSHA),
 		SetupBudget: cfg.SetupBudget(), Lifetime: cfg.Lifetime(), Poll: in.Poll, Snapshot: snapshot,
-	})
-	// The watch logged an interrupted pod's cost line itself, before it asked
-	// for the run's cancellation (which can end this job).
-	if err := actionio.WriteOutputs[watchdog.Outputs](io, res.Outputs()); err != nil {
+	}
+	if in.Pods == "" {
+		res, runErr := watchdog.Run(ctx, deps, base)
+		// The watch logged an interrupted pod's cost line itself, before it
+		// asked for the run's cancellation (which can end this job).
+		var faults []lanetiers.HostFault
+		if res.HostFault != nil {
+			faults = append(faults, *res.HostFault)
+		}
+		return finish(io, res.Outputs(), faults, res.Summary(runErr), runErr)
+	}
+	pods, err := lanetiers.ParsePods(in.Pods)
+	if err != nil {
+		return fmt.Errorf("input pods: %w", err)
+	}
+	watches := watchdog.RunPods(ctx, deps, base, pods)
+	outputs, faults := watchdog.LaneOutputs(watches)
+	summary, runErr := watchdog.LaneSummary(watches)
+	return finish(io, outputs, faults, summary, runErr)
+}
+
+// finish writes the outputs and the summary; a host fault is a warning (the
+// lane re-runs the job), never the watchdog's failure.
+func finish(io *actionio.IO, outputs watchdog.Outputs, faults []lanetiers.HostFault, summary string, runErr error) error {
+	for _, f := range faults {
+		io.Warningf("host fault: pod %s on %s: %s (%s); the lane re-runs the job once on another host", f.PodID, f.Where(), f.Kind, f.Detail)
+	}
+	if faults == nil {
+		faults = []lanetiers.HostFault{}
+	}
+	if err := actionio.WriteOutputs[watchdog.Outputs](io, outputs); err != nil {
 		io.Warningf("%v", err)
 	}
-	if err := io.AddSummary(res.Summary(runErr)); err != nil {
+	if err := actionio.WriteOutputs[faultOutputs](io, faultOutputs{HostFaults: lanetiers.Format(faults)}); err != nil {
+		io.Warningf("%v", err)
+	}
+	if err := io.AddSummary(summary); err != nil {
 		io.Warningf("job summary: %v", err)
 	}
 	return runErr

@@ -17,6 +17,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/lanetiers"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
@@ -92,6 +93,11 @@ type Request struct {
 	RunnerScope ghapi.Scope
 	// Provision is provision's rejected candidates, for a run total of the whole run.
 	Provision cost.ProvisionAttempts
+	// Lane is provision's record of a lane of pods (lane.go); set, it names
+	// the pods instead of PodID, RunnerLabel, Snapshot and Provision.
+	Lane *lanetiers.Record
+	// HostFaults are the pods the watchdog lost to their hosts.
+	HostFaults []lanetiers.HostFault
 }
 
 // Deletion is what happened to one pod.
@@ -116,9 +122,17 @@ type Result struct {
 	Deletions []Deletion
 	// Kept are retained debug pods of this attempt that were left alone.
 	Kept []string
-	// Report is the accepted pod's cost, built after every deletion.
+	// Report is the accepted pod's cost, built after every deletion; More
+	// are the lane's other pods' (a matrix's tiers, a lost pod's re-run).
 	Report cost.Report
+	More   []cost.Report
+	// Rows are the gate's rows: each pod and what its GPU job did, and each
+	// tier of the lane without one.
+	Rows []lanetiers.Result
 }
+
+// Reports are every report, Report first.
+func (r Result) Reports() []cost.Report { return append([]cost.Report{r.Report}, r.More...) }
 
 // Remaining lists the pods whose deletion is unconfirmed: they may still bill.
 func (r Result) Remaining() []string {
@@ -144,7 +158,7 @@ func (r Result) Deleted() []string {
 
 // Artifact is the cost artifact cleanup writes for the run attempt.
 func (r Result) Artifact() cost.Artifact {
-	return cost.Artifact{Run: r.Run, Action: "cleanup", Report: r.Report}
+	return cost.Artifact{Run: r.Run, Action: "cleanup", Report: r.Report, More: r.More}
 }
 
 // Sentinel errors; test for them with errors.Is.
@@ -188,19 +202,59 @@ func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
 	}
 	c := &cleaner{deps: deps, req: req}
 	res := Result{Run: req.Run}
-	retained := func(id string) bool { return slices.Contains(req.RetainedPodIDs, id) }
+	kept := req.retained()
+	retained := func(id string) bool { return slices.Contains(kept, id) }
 
-	evidence := cost.Evidence{PodID: req.PodID, Snapshot: req.Snapshot, TestStep: req.TestStep, Provision: req.Provision}
+	pods := req.tracked()
+	c.ids = map[string]bool{}
+	evidence := make([]cost.Evidence, len(pods))
+	for i, p := range pods {
+		c.ids[p.ID] = p.ID != ""
+		evidence[i] = c.deleteTracked(ctx, &res, p, retained)
+	}
+
+	var errs []error
+	if err := c.deleteUntracked(ctx, &res, &evidence[0], retained); err != nil {
+		errs = append(errs, err)
+	}
+
+	// Every pod is gone: the runners' registrations go too.
+	for _, p := range pods {
+		c.removeRunner(ctx, p.RunnerLabel)
+	}
+
+	// Reporting comes last: nothing it does can hold up a deletion.
+	reports := make([]cost.Report, len(pods))
+	for i, p := range pods {
+		if evidence[i].PodID != "" {
+			evidence[i].Job, evidence[i].JobErr = c.gpuJob(ctx, p.RunnerLabel)
+		}
+		reports[i] = cost.BuildReport(evidence[i])
+		p.mark(&reports[i])
+	}
+	res.Report, res.More = reports[0], reports[1:]
+	res.Rows = req.rows(pods, reports)
+
+	if rerr := res.remainingError(); rerr != nil {
+		errs = append([]error{rerr}, errs...)
+	}
+	return res, errors.Join(errs...)
+}
+
+// deleteTracked captures a pod cleanup was told about and deletes it,
+// unless it was kept for inspection: the evidence its report is built from.
+func (c *cleaner) deleteTracked(ctx context.Context, res *Result, p trackedPod, retained func(string) bool) cost.Evidence {
+	evidence := cost.Evidence{PodID: p.ID, Snapshot: p.Snapshot, TestStep: c.req.TestStep, Provision: p.Provision}
 	switch {
-	case req.PodID == "":
-		c.logf("no pod id was published: looking for pods of run %d attempt %d by their tags", req.Run.ID, req.Run.Attempt)
-	case retained(req.PodID):
-		c.logf("pod %s was retained for inspection (keep-failed-pods): leaving it", req.PodID)
-		res.Kept = append(res.Kept, req.PodID)
+	case p.ID == "":
+		c.logf("no pod id was published: looking for pods of run %d attempt %d by their tags", c.req.Run.ID, c.req.Run.Attempt)
+	case retained(p.ID):
+		c.logf("pod %s was retained for inspection (keep-failed-pods): leaving it", p.ID)
+		res.Kept = append(res.Kept, p.ID)
 		evidence.PodID = ""
 	default:
-		evidence.Record, evidence.RecordErr = c.capture(ctx, req.PodID)
-		d := c.delete(ctx, req.PodID, true)
+		evidence.Record, evidence.RecordErr = c.capture(ctx, p.ID)
+		d := c.delete(ctx, p.ID, true)
 		d.AlreadyGone = gone(evidence.Record, evidence.RecordErr)
 		evidence.AlreadyGone = d.AlreadyGone
 		if d.Confirmed() {
@@ -208,25 +262,7 @@ func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
 		}
 		res.Deletions = append(res.Deletions, d)
 	}
-
-	var errs []error
-	if err := c.deleteUntracked(ctx, &res, &evidence, retained); err != nil {
-		errs = append(errs, err)
-	}
-
-	// Every pod is gone: the runner's registration goes too.
-	c.removeRunner(ctx)
-
-	// Reporting comes last: nothing it does can hold up a deletion.
-	if evidence.PodID != "" {
-		evidence.Job, evidence.JobErr = c.gpuJob(ctx)
-	}
-	res.Report = cost.BuildReport(evidence)
-
-	if rerr := res.remainingError(); rerr != nil {
-		errs = append([]error{rerr}, errs...)
-	}
-	return res, errors.Join(errs...)
+	return evidence
 }
 
 // deleteUntracked deletes the pods tagged with this run attempt that were
@@ -269,6 +305,7 @@ func (r Result) remainingError() error {
 type cleaner struct {
 	deps Deps
 	req  Request
+	ids  map[string]bool // the pods cleanup was told about: not untracked
 }
 
 // capture reads the pod record once, within CaptureBound on the policy's
@@ -371,7 +408,7 @@ func (c *cleaner) untracked(ctx context.Context) ([]taggedPod, error) {
 	var noID []string
 	seen := map[string]bool{}
 	for _, p := range pods {
-		if p.ID == c.req.PodID || p.Status == runpod.PodTerminated {
+		if c.ids[p.ID] || p.Status == runpod.PodTerminated {
 			continue
 		}
 		tags, err := ownership.FromPod(p.Name, p.Env)
@@ -399,11 +436,11 @@ func (c *cleaner) untracked(ctx context.Context) ([]taggedPod, error) {
 }
 
 // gpuJob finds the GPU job of the run attempt by its runner label, within JobsBound.
-func (c *cleaner) gpuJob(ctx context.Context) (*github.WorkflowJob, error) {
+func (c *cleaner) gpuJob(ctx context.Context, label string) (*github.WorkflowJob, error) {
 	switch {
 	case c.deps.Jobs == nil:
 		return nil, errors.New("no GitHub credentials to read the GPU job's steps")
-	case c.req.RunnerLabel == "":
+	case label == "":
 		return nil, errors.New("no runner label to find the GPU job by")
 	}
 	jctx, cancel := reqpolicy.Bound(ctx, c.deps.Policy, JobsBound)
@@ -417,9 +454,9 @@ func (c *cleaner) gpuJob(ctx context.Context) (*github.WorkflowJob, error) {
 	jobs = slices.DeleteFunc(slices.Clone(jobs), func(j *github.WorkflowJob) bool {
 		return j == nil || j.GetRunID() != c.req.Run.ID || (j.RunAttempt != nil && j.GetRunAttempt() != int64(c.req.Run.Attempt))
 	})
-	job := cost.FindGPUJob(jobs, c.req.RunnerLabel)
+	job := cost.FindGPUJob(jobs, label)
 	if job == nil {
-		return nil, fmt.Errorf("no job of run %d attempt %d ran on runner %s", c.req.Run.ID, c.req.Run.Attempt, c.req.RunnerLabel)
+		return nil, fmt.Errorf("no job of run %d attempt %d ran on runner %s", c.req.Run.ID, c.req.Run.Attempt, label)
 	}
 	return job, nil
 }
@@ -427,27 +464,27 @@ func (c *cleaner) gpuJob(ctx context.Context) (*github.WorkflowJob, error) {
 // removeRunner deletes the registration of the runner named by the runner
 // label, best effort and bounded: once the pod is gone nothing legitimate can
 // use it, and credentials the job's code could read become worthless.
-func (c *cleaner) removeRunner(ctx context.Context) {
+func (c *cleaner) removeRunner(ctx context.Context, label string) {
 	runners, ok := c.deps.Jobs.(Runners)
-	if !ok || c.req.RunnerLabel == "" {
+	if !ok || label == "" {
 		return
 	}
 	rctx, cancel := reqpolicy.Bound(ctx, c.deps.Policy, RunnerBound)
 	defer cancel()
-	r, found, err := runners.RunnerByName(rctx, c.req.RunnerLabel, c.req.RunnerScope)
+	r, found, err := runners.RunnerByName(rctx, label, c.req.RunnerScope)
 	switch {
 	case err != nil:
-		c.warnf("runner %s: could not look up its registration to remove it (%v); GitHub drops it within a day", c.req.RunnerLabel, err)
+		c.warnf("runner %s: could not look up its registration to remove it (%v); GitHub drops it within a day", label, err)
 		return
 	case !found:
-		c.logf("runner %s: no registration remains", c.req.RunnerLabel)
+		c.logf("runner %s: no registration remains", label)
 		return
 	}
 	if err := runners.DeleteRunner(rctx, r.GetID(), c.req.RunnerScope); err != nil {
-		c.warnf("runner %s: could not remove its registration (%v); GitHub drops it within a day", c.req.RunnerLabel, err)
+		c.warnf("runner %s: could not remove its registration (%v); GitHub drops it within a day", label, err)
 		return
 	}
-	c.logf("runner %s: registration removed", c.req.RunnerLabel)
+	c.logf("runner %s: registration removed", label)
 }
 
 func (c *cleaner) logf(format string, args ...any) {

@@ -518,7 +518,7 @@ func TestRunUsesOnlyTheGPUJobOfThisRunAttempt(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &cleaner{deps: Deps{Jobs: fixedJobs(tc.jobs), Policy: s.policy}, req: s.request(id)}
-			got, err := c.gpuJob(context.Background())
+			got, err := c.gpuJob(context.Background(), c.req.RunnerLabel)
 			if tc.want == cost.ConclusionUnknown {
 				assert.ErrorContains(t, err, fmt.Sprintf("no job of run %d attempt 1 ran on runner %s", s.runID, label(1)))
 				assert.Check(t, got == nil)

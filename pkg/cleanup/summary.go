@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/lanetiers"
 	"github.com/org/runpod-gpu/pkg/mdtable"
 )
 
@@ -25,6 +26,8 @@ type Outputs struct {
 	PaidSeconds      string `output:"paid-seconds"`
 	CostUSD          string `output:"cost-usd"`
 	CostArtifactName string `output:"cost-artifact-name"`
+	// TierResults are the gate's rows (lanetiers.Result), one-line JSON.
+	TierResults string `output:"tier-results"`
 	// CostArtifactPath is set by the action once the artifact file is written.
 	CostArtifactPath string `output:"cost-artifact-path,omitempty"`
 }
@@ -33,14 +36,35 @@ type Outputs struct {
 // still bill, and the accepted pod's paid seconds and dollars ("unknown" when
 // the evidence does not show them).
 func (r Result) Outputs() Outputs {
-	return Outputs{
+	rows := r.Rows
+	if rows == nil {
+		rows = []lanetiers.Result{}
+	}
+	out := Outputs{
 		DeletedPodIDs:    strings.Join(r.Deleted(), ","),
 		RemainingPodIDs:  strings.Join(r.Remaining(), ","),
 		KeptPodIDs:       strings.Join(r.Kept, ","),
 		PaidSeconds:      r.Report.Window.Seconds().String(),
 		CostUSD:          dollars(r.Report.Dollars()),
 		CostArtifactName: cost.ArtifactName(r.Run.ID, r.Run.Attempt),
+		TierResults:      lanetiers.Format(rows),
 	}
+	if len(r.More) > 0 { // every pod of the lane, summed; unknown when one is
+		seconds, usd, known := int64(0), 0.0, true
+		for _, rep := range r.Reports() {
+			s, d := rep.Window.Seconds(), rep.Dollars()
+			if rep.PodID == "" {
+				continue
+			}
+			known = known && s.Known && d.Known
+			seconds, usd = seconds+s.N, usd+d.USD
+		}
+		out.PaidSeconds, out.CostUSD = cost.KnownSeconds(seconds).String(), dollars(cost.KnownMoney(usd))
+		if !known {
+			out.PaidSeconds, out.CostUSD = "unknown", "unknown"
+		}
+	}
+	return out
 }
 
 func dollars(m cost.Money) string {
@@ -78,7 +102,12 @@ func (r Result) Summary(runErr error) string {
 	if runErr != nil {
 		fmt.Fprintf(&b, "**Cleanup failed:** %s\n\n", oneLine(runErr.Error()))
 	}
-	b.WriteString(r.Report.Markdown())
+	for i, rep := range r.Reports() {
+		if len(r.More) > 0 {
+			fmt.Fprintf(&b, "\n### Pod %d of %d: %s\n\n", i+1, len(r.Reports()), cmpOr(rep.PodID, "(none)"))
+		}
+		b.WriteString(rep.Markdown())
+	}
 	return b.String()
 }
 

@@ -31,6 +31,9 @@ type Config struct {
 	// GPUTiers is the reviewed allowlist: live catalog data never adds a GPU
 	// outside it. Required.
 	GPUTiers []GPUTier `yaml:"gpu_tiers" json:"gpu_tiers"`
+	// MatrixTiers names reviewed tiers one lane tests together, one pod
+	// each; empty means one pod of whichever reviewed tier is cheapest.
+	MatrixTiers []string `yaml:"matrix_tiers" json:"matrix_tiers"`
 	// Clouds are the RunPod clouds offers may come from.
 	Clouds []Cloud `yaml:"clouds" json:"clouds"`
 	// Regions restricts data centers to continents or ISO country codes; empty means anywhere.
@@ -201,6 +204,7 @@ type NVRTCPin struct {
 // allowlist is the maintainers' decision, so every file must list one.
 func Default() *Config {
 	return &Config{
+		MatrixTiers:                   []string{},
 		Clouds:                        []Cloud{CloudSecure},
 		Regions:                       []string{},
 		Zones:                         []string{},
@@ -279,6 +283,20 @@ func (c *Config) TierOf(gpuID string) (string, bool) {
 	}
 	return "", false
 }
+
+// Tier returns the reviewed tier named name, or false when none is.
+func (c *Config) Tier(name string) (GPUTier, bool) {
+	for _, tier := range c.GPUTiers {
+		if tier.Name == name {
+			return tier, true
+		}
+	}
+	return GPUTier{}, false
+}
+
+// Matrix reports whether the lane tests several tiers together
+// (matrix_tiers is set): one pod per named tier instead of one pod in all.
+func (c *Config) Matrix() bool { return len(c.MatrixTiers) > 0 }
 
 // IsGPUPath reports whether a changed file (slash-separated, relative to the
 // repository root) needs the GPU lane. Patterns are doublestar globs read in

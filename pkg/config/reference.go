@@ -28,6 +28,8 @@ var keyDocs = []keyDoc{
 		desc: "Tier name shown in plans, logs and outputs: 1-32 of `a-z 0-9 - _`, starting with a letter; unique."},
 	{key: "gpu_tiers[].gpu_ids", typ: "list of strings", noDefault: "required",
 		desc: "Exact RunPod GPU ids such as `NVIDIA GeForce RTX 4090`; each id appears in one tier only."},
+	{key: "matrix_tiers", typ: "list of tier names", value: func(c *Config) any { return c.MatrixTiers },
+		desc: "Tiers one lane tests together, one pod each (say an Ampere and a Hopper tier): the gate passes only when every one passed, a tier that passed for the tested tree is not paid again, and `max_run_spend_usd` covers all of them. Empty: one pod, of whichever reviewed tier is cheapest."},
 	{key: "clouds", typ: "list of `SECURE`, `COMMUNITY`", value: func(c *Config) any { return c.Clouds },
 		desc: "RunPod clouds offers may come from. With both, secure and community offers compete on price."},
 	{key: "regions", typ: "list of strings", value: func(c *Config) any { return c.Regions },

@@ -148,6 +148,7 @@ func (c *Config) Validate() error {
 func (c *Config) problems() []*FieldError {
 	v := &validator{}
 	v.tiers(c.GPUTiers)
+	v.matrix(c)
 	v.clouds(c.Clouds)
 	v.regions(c.Regions)
 	v.zones(c.Zones)
@@ -224,6 +225,31 @@ func (v *validator) tiers(tiers []GPUTier) {
 			}
 		}
 	}
+}
+
+// matrix checks matrix_tiers: each a reviewed tier's name, listed once.
+func (v *validator) matrix(c *Config) {
+	seen := map[string]int{}
+	for i, name := range c.MatrixTiers {
+		key := fmt.Sprintf("matrix_tiers[%d]", i)
+		_, reviewed := c.Tier(name)
+		switch first, dup := seen[name]; {
+		case !reviewed:
+			v.add(key, quote(name), "the name of a tier in gpu_tiers ("+tierNames(c.GPUTiers)+")")
+		case dup:
+			v.add(key, quote(name), fmt.Sprintf("a tier listed once (matrix_tiers[%d] lists it)", first))
+		default:
+			seen[name] = i
+		}
+	}
+}
+
+func tierNames(tiers []GPUTier) string {
+	names := make([]string, len(tiers))
+	for i, t := range tiers {
+		names[i] = t.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 func (v *validator) clouds(clouds []Cloud) {

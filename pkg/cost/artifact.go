@@ -86,15 +86,22 @@ type Artifact struct {
 	Run    Run
 	Action string // the action that wrote it, e.g. "cleanup", "watchdog" or "serverless"
 	Report Report
+	// More are the run attempt's other accepted pods, each its own report:
+	// further tiers of a matrix lane, a pod lost to its host and its re-run.
+	More []Report
 	// Serverless is set by the Serverless lane, whose report holds no pod.
 	Serverless *ServerlessSpend
 }
+
+// Reports are every report of the artifact, Report first.
+func (a Artifact) Reports() []Report { return append([]Report{a.Report}, a.More...) }
 
 type artifactJSON struct {
 	Schema     string           `json:"schema"`
 	Run        runIn            `json:"run"`
 	Action     string           `json:"action"`
 	Report     Report           `json:"report"`
+	More       []Report         `json:"more,omitempty"`
 	Serverless *ServerlessSpend `json:"serverless,omitempty"`
 }
 
@@ -104,7 +111,7 @@ func (r *runIn) UnmarshalJSON(b []byte) error { return decodeFields(b, r) }
 
 // MarshalJSON writes the artifact under ArtifactSchema.
 func (a Artifact) MarshalJSON() ([]byte, error) {
-	return json.Marshal(artifactJSON{Schema: ArtifactSchema, Run: runIn(a.Run), Action: a.Action, Report: a.Report, Serverless: a.Serverless})
+	return json.Marshal(artifactJSON{Schema: ArtifactSchema, Run: runIn(a.Run), Action: a.Action, Report: a.Report, More: a.More, Serverless: a.Serverless})
 }
 
 // ParseArtifact decodes and validates a cost artifact file. A different schema
@@ -131,7 +138,7 @@ func ParseArtifact(data []byte) (Artifact, error) {
 	if err := decodeFields(data, &in); err != nil {
 		return Artifact{}, fmt.Errorf("cost artifact: %w", err)
 	}
-	a := Artifact{Run: Run(in.Run), Action: in.Action, Report: in.Report, Serverless: in.Serverless}
+	a := Artifact{Run: Run(in.Run), Action: in.Action, Report: in.Report, More: in.More, Serverless: in.Serverless}
 	if err := a.Run.Validate(); err != nil {
 		return Artifact{}, fmt.Errorf("cost artifact: %w", fieldErr("run", err))
 	}

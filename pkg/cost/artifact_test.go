@@ -159,3 +159,25 @@ func FuzzParseArtifact(f *testing.F) {
 		}
 	})
 }
+
+// A lane of several pods writes one artifact: the first pod's report and
+// the others' (another tier, a pod lost to its host) in more, each with its
+// host verdict; it parses back whole, and a verdict it does not know fails.
+func TestArtifactWithMorePods(t *testing.T) {
+	a := testArtifact(t)
+	lost := acceptedReport(t)
+	lost.PodID, lost.Host = "lostpod0000001", HostFailed
+	a.More = []Report{lost}
+	data, err := json.Marshal(a)
+	assert.NilError(t, err)
+	got, err := ParseArtifact(data)
+	assert.NilError(t, err)
+	assert.Equal(t, len(got.Reports()), 2)
+	assert.Equal(t, got.Reports()[1].Host, HostFailed)
+	assert.Equal(t, got.Reports()[0].Host, HostVerdict(""))
+	assert.Assert(t, strings.Contains(lost.Markdown(), "lost while its GPU job ran"))
+
+	bad := strings.Replace(string(data), `"host":"failed"`, `"host":"flaky"`, 1)
+	_, err = ParseArtifact([]byte(bad))
+	assert.ErrorContains(t, err, `"flaky": want worked, failed or no value`)
+}

@@ -33,6 +33,11 @@ type Report struct {
 	// JobConclusion is how the GPU job on the accepted pod ended; "" when the
 	// writer does not say (the reaper knows no job), which reads back as unknown.
 	JobConclusion Conclusion
+	// Host is what the accepted pod showed about its host beyond its proof:
+	// HostFailed when the pod was lost to its host while its GPU job ran (a
+	// host fault), "" when nothing went wrong with it (its proof passed, so
+	// the reputation counts it as worked).
+	Host HostVerdict
 	// ProvisionRejected says Rejected includes provision's rejected candidates
 	// (cleanup was given its rejected-attempts output). Without it (the
 	// watchdog, a caller that does not pass them) Rejected holds only the pods
@@ -110,6 +115,9 @@ func (r Report) Validate() error {
 			return fieldErr("stages", fmt.Errorf("%w: stages sum to %d s, the window is %d s", ErrStageSum, sum, window.N))
 		}
 	}
+	if r.Host != "" && r.Host != HostWorked && r.Host != HostFailed {
+		return fieldErr("host", invalid("%q: want %s, %s or no value", r.Host, HostWorked, HostFailed))
+	}
 	for i, a := range r.Rejected {
 		if err := a.Validate(); err != nil {
 			return fieldErr(fmt.Sprintf("rejected[%d]", i), err)
@@ -151,7 +159,7 @@ func (r Report) Markdown() string {
 
 	if r.accepted() {
 		tb := mdtable.New("Accepted pod", "")
-		for _, row := range [][2]string{
+		rows := [][2]string{
 			{"Pod", orUnknown(r.PodID)},
 			{"GPU", orUnknown(r.GPU)},
 			{"Tier", orUnknown(r.Tier)},
@@ -159,7 +167,11 @@ func (r Report) Markdown() string {
 			{"Paid window", r.Window.Start.String() + " → " + r.Window.End.String()},
 			{"Paid seconds (start to deletion)", r.Window.Seconds().String()},
 			{"Estimated cost (start to deletion)", r.Dollars().String()},
-		} {
+		}
+		if r.Host == HostFailed {
+			rows = append(rows, [2]string{"Host", "lost while its GPU job ran (a host fault, counted against the host)"})
+		}
+		for _, row := range rows {
 			tb.Row(row[0], cell(row[1]))
 		}
 		b.WriteString(tb.String() + "\n")
@@ -269,23 +281,24 @@ func orNone(s string) string {
 // readers that do not recompute them and ignored on read.
 type (
 	reportOut struct {
-		Disclaimer      string     `json:"disclaimer"`
-		Accepted        bool       `json:"accepted"`
-		PodID           string     `json:"podId"`
-		GPU             string     `json:"gpu"`
-		Tier            string     `json:"tier"`
-		Cloud           string     `json:"cloud,omitempty"`
-		DataCenter      string     `json:"dataCenter,omitempty"`
-		Driver          string     `json:"driver,omitempty"`
-		Price           Price      `json:"price"`
-		Window          windowOut  `json:"window"`
-		Dollars         Money      `json:"dollars"`
-		Stages          []stageOut `json:"stages"`
-		Rejected        []Attempt  `json:"rejected"`
-		RejectedDollars Money      `json:"rejectedDollars"`
-		TotalDollars    Money      `json:"totalDollars"`
-		Notes           []string   `json:"notes"`
-		JobConclusion   Conclusion `json:"jobConclusion,omitempty"`
+		Disclaimer      string      `json:"disclaimer"`
+		Accepted        bool        `json:"accepted"`
+		PodID           string      `json:"podId"`
+		GPU             string      `json:"gpu"`
+		Tier            string      `json:"tier"`
+		Cloud           string      `json:"cloud,omitempty"`
+		DataCenter      string      `json:"dataCenter,omitempty"`
+		Driver          string      `json:"driver,omitempty"`
+		Price           Price       `json:"price"`
+		Window          windowOut   `json:"window"`
+		Dollars         Money       `json:"dollars"`
+		Stages          []stageOut  `json:"stages"`
+		Rejected        []Attempt   `json:"rejected"`
+		RejectedDollars Money       `json:"rejectedDollars"`
+		TotalDollars    Money       `json:"totalDollars"`
+		Notes           []string    `json:"notes"`
+		JobConclusion   Conclusion  `json:"jobConclusion,omitempty"`
+		Host            HostVerdict `json:"host,omitempty"`
 		// ProvisionRejected is absent (false) from reports that leave them out.
 		ProvisionRejected bool `json:"provisionRejected,omitempty"`
 	}
@@ -313,6 +326,8 @@ type (
 		Notes      []string  `json:"notes"`
 		// JobConclusion is absent from artifacts written before reports carried it.
 		JobConclusion Conclusion `json:"jobConclusion"`
+		// Host is absent unless the pod was lost to its host.
+		Host HostVerdict `json:"host"`
 		// ProvisionRejected is absent from artifacts written before cleanup was given them.
 		ProvisionRejected bool `json:"provisionRejected"`
 	}
@@ -332,7 +347,7 @@ func (r Report) MarshalJSON() ([]byte, error) {
 		Dollars:  r.Dollars(),
 		Stages:   make([]stageOut, 0, len(r.Stages)),
 		Rejected: r.Rejected, RejectedDollars: r.RejectedDollars(), TotalDollars: r.Total(),
-		Notes: r.Notes, JobConclusion: r.JobConclusion, ProvisionRejected: r.ProvisionRejected,
+		Notes: r.Notes, JobConclusion: r.JobConclusion, Host: r.Host, ProvisionRejected: r.ProvisionRejected,
 	}
 	for _, s := range r.Stages {
 		out.Stages = append(out.Stages, stageOut{Stage: s, Dollars: KnownSeconds(s.Seconds).At(r.Price)})
@@ -356,7 +371,7 @@ func (r *Report) UnmarshalJSON(b []byte) error {
 		PodID: in.PodID, GPU: in.GPU, Tier: in.Tier, Price: in.Price,
 		Cloud: in.Cloud, DataCenter: in.DataCenter, Driver: in.Driver,
 		Window: Window(in.Window), Rejected: in.Rejected, Notes: in.Notes,
-		JobConclusion: in.JobConclusion, ProvisionRejected: in.ProvisionRejected,
+		JobConclusion: in.JobConclusion, Host: in.Host, ProvisionRejected: in.ProvisionRejected,
 	}
 	for _, s := range in.Stages {
 		out.Stages = append(out.Stages, Stage(s))

@@ -66,6 +66,9 @@ type ConcludeRequest struct {
 	// (authorize's lane-image) and Image the one the pod ran (provision's
 	// image). A paid or failed gate records the key only when they are equal.
 	LaneImage, Image string
+	// Tiers are the lane's pods (tiers.go): a matrix lane's tiers, or a pod
+	// lost to its host and its re-run, decided row by row.
+	Tiers TierRequest
 }
 
 // Lane names the path that ran the GPU tests.
@@ -85,6 +88,8 @@ type Concluded struct {
 	Reason string
 	// CheckRun is the published gate; nil when nothing was published.
 	CheckRun *github.CheckRun
+	// TierChecks are a matrix lane's checks per tier, published before the gate.
+	TierChecks []TierCheck
 	// Followers are the follow gates of other lanes this gate completed
 	// (gatecheck.CompleteFollowers); FollowersErr says what it could not do.
 	Followers    gatecheck.Followers
@@ -138,6 +143,15 @@ func (r ConcludeRequest) ResolveKind() (kind gatecheck.Kind, reason string, err 
 	default:
 		return "", "", &RequestError{Input: "lane", Value: string(r.Lane), Expected: "pod or serverless"}
 	}
+	if r.Lane != LaneServerless && r.Tiers.tiered() {
+		kind, reason := r.resolveTiers()
+		return kind, reason, nil
+	}
+	return r.resolveRun()
+}
+
+// resolveRun is a run's gate from the GPU job's result (see ResolveKind).
+func (r ConcludeRequest) resolveRun() (kind gatecheck.Kind, reason string, err error) {
 	switch r.GPUJobResult {
 	case JobSuccess:
 		if r.Lane == LaneServerless {
@@ -215,7 +229,7 @@ func Conclude(ctx context.Context, gh Publisher, r ConcludeRequest) (Concluded, 
 	if kind == "" {
 		return Concluded{Reason: reason}, nil
 	}
-	e := r.Evidence
+	e := r.tierEvidence()
 	if err := checkEvidence(kind, e); err != nil {
 		return Concluded{}, err
 	}
@@ -248,17 +262,22 @@ func Conclude(ctx context.Context, gh Publisher, r ConcludeRequest) (Concluded, 
 	e.Kind = kind
 	switch {
 	case r.Kind != "": // an explicit kind states only the reason given with it
-	case kind == gatecheck.KindFailed:
-		// The job's result is the fact; a given reason adds detail to it.
+	case kind == gatecheck.KindFailed, len(e.Tiers) > 0:
+		// The jobs' results are the fact (and a host fault's re-run is
+		// news); a given reason adds detail to it.
 		e.Reason = joinNonEmpty(reason, e.Reason)
 	case e.Reason == "":
 		e.Reason = reason
+	}
+	var tierChecks []TierCheck
+	if r.Lane != LaneServerless && r.Tiers.tiered() {
+		tierChecks = publishTierChecks(ctx, gh, r, e)
 	}
 	run, err := gatecheck.Publish(ctx, gh, e)
 	if err != nil {
 		return Concluded{}, err
 	}
-	done := Concluded{Kind: kind, Reason: reason, CheckRun: run}
+	done := Concluded{Kind: kind, Reason: reason, CheckRun: run, TierChecks: tierChecks}
 	done.Followers, done.FollowersErr = completeFollowers(ctx, gh, run, e, prHead)
 	return done, nil
 }
@@ -282,7 +301,7 @@ func checkEvidence(kind gatecheck.Kind, e gatecheck.Evidence) error {
 		return &RequestError{Input: "head-sha", Value: e.HeadSHA, Expected: "the full commit SHA the gate is attached to (authorize's head-sha output)"}
 	case !wire.IsCommitSHA(e.TestedRef):
 		return &RequestError{Input: "tested-ref", Value: e.TestedRef, Expected: "the full commit SHA that was tested (authorize's tested-ref output)"}
-	case kind == gatecheck.KindPaid && e.Pod == nil:
+	case kind == gatecheck.KindPaid && e.Pod == nil && len(e.Tiers) == 0:
 		return &RequestError{Input: "pod-id", Expected: "the accepted pod's id (the provision step's pod-id output): a paid gate names its evidence"}
 	case kind == gatecheck.KindServerless && (e.Serverless == nil || e.Serverless.PayloadSHA256 == ""):
 		return &RequestError{Input: "payload-sha256", Expected: "the payload's SHA-256 (the serverless step's payload-sha256 output): a serverless gate records what it tested"}
@@ -324,6 +343,13 @@ func (c Concluded) Summary() string {
 	fmt.Fprintf(&b, "Published **%s** as [%s](%s) (conclusion %s): %s.\n\n",
 		c.Kind, c.CheckRun.GetName(), c.CheckRun.GetHTMLURL(), c.CheckRun.GetConclusion(), c.Reason)
 	fmt.Fprintf(&b, "external_id: `%s`\n", c.CheckRun.GetExternalID())
+	for _, t := range c.TierChecks {
+		if t.Err != nil {
+			fmt.Fprintf(&b, "\n- tier %s: its own check could not be published (%v); it is not reusable by tree\n", t.Tier, t.Err)
+			continue
+		}
+		fmt.Fprintf(&b, "\n- tier %s: %s, [its own check](%s)\n", t.Tier, t.Kind, t.URL)
+	}
 	if n := len(c.Followers.Completed); n > 0 {
 		fmt.Fprintf(&b, "\nCompleted %d follow gate(s) of lanes that waited for this one, as %s:", n, c.Followers.Kind)
 		for _, f := range c.Followers.Completed {

@@ -73,6 +73,10 @@ type Evidence struct {
 	// CheckRunID is this lane's in-progress gate (authorize's
 	// gate-check-run-id); set, Publish completes it instead of creating one.
 	CheckRunID int64
+	// Tiers are the rows of a gate over several pods (a matrix lane's tiers,
+	// a pod lost to its host and its re-run): shown as a table, and a paid
+	// gate names its pods through them instead of Pod.
+	Tiers []TierRow
 }
 
 // conclusions maps each kind to the check conclusion branch protection sees.
@@ -105,8 +109,8 @@ func Content(e Evidence) (ghapi.CheckRunInput, error) {
 	switch {
 	case e.Kind == KindReused && e.ReusedCheckURL == "":
 		return ghapi.CheckRunInput{}, fmt.Errorf("gate: a reused gate must link the earlier check (ReusedCheckURL is empty)")
-	case e.Kind == KindPaid && e.Pod == nil:
-		return ghapi.CheckRunInput{}, fmt.Errorf("gate: a paid gate must name the accepted pod (Pod is nil)")
+	case e.Kind == KindPaid && e.Pod == nil && len(e.Tiers) == 0:
+		return ghapi.CheckRunInput{}, fmt.Errorf("gate: a paid gate must name the accepted pod (Pod is nil, and no tier rows)")
 	case e.Kind == KindServerless:
 		if err := e.Serverless.checkSuccess(); err != nil {
 			return ghapi.CheckRunInput{}, fmt.Errorf("gate: %w", err)
@@ -150,8 +154,7 @@ func describe(e Evidence) (title, summary string) {
 	}
 	switch e.Kind {
 	case KindPaid:
-		title = fmt.Sprintf("GPU tests passed on %s", e.Pod.GPU)
-		writePod(&b, e.Pod)
+		title = describePaid(&b, e)
 	case KindReused:
 		title = "GPU tests passed earlier for this tested ref (reused)"
 		what := "this exact tested ref"
@@ -186,6 +189,10 @@ func describe(e Evidence) (title, summary string) {
 		title = "GPU tests skipped"
 		fmt.Fprintf(&b, "%s\n", cmp.Or(e.Reason, "The paid path was skipped."))
 	}
+	if len(e.Tiers) > 0 {
+		b.WriteString("\n")
+		writeTiers(&b, e.Tiers)
+	}
 	if e.RunURL != "" {
 		fmt.Fprintf(&b, "\nWorkflow run: %s\n", e.RunURL)
 	}
@@ -193,6 +200,19 @@ func describe(e Evidence) (title, summary string) {
 		fmt.Fprintf(&b, "\nTo re-run the failed jobs:\n\n```sh\ngh run rerun %d --failed\n```\n", e.RunID)
 	}
 	return title, b.String()
+}
+
+// describePaid writes a paid gate's pod, or over several pods its reason
+// (the tiers' rows follow), and returns its title.
+func describePaid(b *strings.Builder, e Evidence) string {
+	if len(e.Tiers) > 0 {
+		if e.Reason != "" {
+			fmt.Fprintf(b, "%s\n\n", e.Reason)
+		}
+		return tierTitle(e.Tiers)
+	}
+	writePod(b, e.Pod)
+	return fmt.Sprintf("GPU tests passed on %s", e.Pod.GPU)
 }
 
 func writePod(b *strings.Builder, p *PodEvidence) {

@@ -184,3 +184,21 @@ func isLowerHex(s string) bool {
 	}
 	return true
 }
+
+// ForTier is the key of one tier of a matrix lane (matrix_tiers): the same
+// tree, and a lane digest of the lane's digest and the tier's name, so a
+// tier's own gate is reused only for that tier of the identical lane.
+func (k TreeKey) ForTier(tier string) TreeKey {
+	sum := sha256.Sum256([]byte("runpod-gpu-tier/1\x00" + k.Lane + "\x00" + tier))
+	return TreeKey{Tree: k.Tree, Lane: hex.EncodeToString(sum[:])}
+}
+
+// TierCheckName is the check a matrix lane publishes for one tier, the
+// record its reuse by tree reads: "<gate name> (<tier>)". Branch protection
+// requires the gate itself, which passes only when every tier passed.
+func TierCheckName(gateName, tier string) string {
+	if gateName == "" {
+		gateName = DefaultCheckName
+	}
+	return gateName + " (" + tier + ")"
+}

@@ -197,3 +197,19 @@ func TestDecideBoundsEarlierHeads(t *testing.T) {
 
 // timeOf orders gates by id: gate n completed n seconds after t0.
 func timeOf(id int64) time.Duration { return time.Duration(id) * time.Second }
+
+// A tier's key keeps the tree and names the tier: two tiers of one lane, and
+// one tier of two lanes, never share a key, so a tier's gate is reused only
+// for that tier of the identical lane.
+func TestForTier(t *testing.T) {
+	k := TreeKey{Tree: strings.Repeat("1", 40), Lane: strings.Repeat("2", 64)}
+	ampere, hopper := k.ForTier("ampere"), k.ForTier("hopper")
+	assert.NilError(t, ampere.Validate())
+	assert.Check(t, is.Equal(ampere.Tree, k.Tree))
+	assert.Check(t, ampere != hopper && ampere.Lane != k.Lane)
+	assert.Check(t, is.Equal(ampere, k.ForTier("ampere")), "stable")
+	other := TreeKey{Tree: k.Tree, Lane: strings.Repeat("3", 64)}
+	assert.Check(t, other.ForTier("ampere") != ampere)
+	assert.Check(t, is.Equal(TierCheckName("", "ampere"), "CI GPU gate (ampere)"))
+	assert.Check(t, is.Equal(TierCheckName("GPU", "hopper"), "GPU (hopper)"))
+}

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
@@ -92,6 +93,9 @@ type Attempt struct {
 	Warnings   []string              `json:"warnings"` // evidence that was odd: duplicates, malformed lines
 	// GPUUsage is what the GPU job recorded of its GPU (usage.go); nil when it recorded nothing.
 	GPUUsage *GPUUsage `json:"gpuUsage,omitempty"`
+	// PodGPUUsage is each pod's recorded usage, by pod id, in a lane with a
+	// GPU job per pod (matrix_tiers).
+	PodGPUUsage map[string]GPUUsage `json:"gpuUsageByPod,omitempty"`
 }
 
 // Key returns the attempt's key.
@@ -135,7 +139,7 @@ func readAttempt(st store, rec AttemptRecord, reaped reaperCosts) Attempt {
 	a.Pods = mergePods(&a, artifacts, logs, reaped.of(a.Key()))
 	a.Serverless = serverlessOf(artifacts)
 	a.decide(logsRead, logs)
-	a.GPUUsage = a.readUsage(st, rec)
+	a.readUsage(st, rec)
 	return a
 }
 
@@ -198,7 +202,7 @@ func (a *Attempt) readArtifacts(st store, rec AttemptRecord, jobs []JobInfo, job
 		a.note("cost artifacts not listed (%s): the cost artifact may be missing", describeDownload(rec.ArtifactList))
 	}
 	for _, f := range rec.Artifacts {
-		if usageArtifact(f.Name, rec.Key()) {
+		if isUsageArtifact(f.Name, rec.Key()) {
 			continue // the GPU's usage, not a cost: readUsage
 		}
 		if f.State != StateComplete {
@@ -321,7 +325,9 @@ func describeDownload(d Download) string {
 func mergePods(a *Attempt, artifacts []cost.Artifact, logs logScan, reaped []cost.Report) []Pod {
 	var evidence []Pod
 	for _, art := range artifacts {
-		evidence = append(evidence, reportPods(art.Report, SourceArtifact)...)
+		for _, r := range art.Reports() {
+			evidence = append(evidence, reportPods(r, SourceArtifact)...)
+		}
 	}
 	for _, r := range logs.reports {
 		evidence = append(evidence, reportPods(r, SourceCostLine)...)
@@ -368,7 +374,8 @@ func reportPods(r cost.Report, src Source) []Pod {
 	var pods []Pod
 	if r.PodID != "" || r.Window.Start.Known() || r.Window.End.Known() {
 		p := Pod{ID: r.PodID, GPU: r.GPU, Tier: r.Tier, Outcome: cost.OutcomeAccepted, Price: r.Price,
-			Cloud: r.Cloud, DataCenter: r.DataCenter, Driver: r.Driver, Host: cost.HostWorked,
+			// Its proof passed; a pod lost to its host while its job ran says so.
+			Cloud: r.Cloud, DataCenter: r.DataCenter, Driver: r.Driver, Host: cmp.Or(r.Host, cost.HostWorked),
 			Seconds: r.Window.Seconds(), Dollars: r.Dollars(), Source: src, Stages: append([]cost.Stage{}, r.Stages...), Notes: []string{}}
 		if !r.Window.Start.Known() {
 			p.Notes = append(p.Notes, "paid window start unknown (createdAt is never used for cost)")

@@ -310,13 +310,13 @@ func (s *collection) fetchArtifacts(ctx context.Context, rec *AttemptRecord) err
 			return nil
 		}
 		for _, a := range list {
-			if !(ownArtifact(a.GetName(), rec.Key()) || usageArtifact(a.GetName(), rec.Key())) || slices.ContainsFunc(rec.Artifacts, func(f ArtifactFile) bool { return f.ID == a.GetID() }) {
+			if !(ownArtifact(a.GetName(), rec.Key()) || isUsageArtifact(a.GetName(), rec.Key())) || slices.ContainsFunc(rec.Artifacts, func(f ArtifactFile) bool { return f.ID == a.GetID() }) {
 				continue
 			}
 			f := ArtifactFile{ID: a.GetID(), Name: a.GetName(), CreatedAt: a.GetCreatedAt().UTC(),
 				Download: Download{State: StateFailed, Error: "not downloaded yet"}}
 			switch {
-			case !claimsJob(a.GetName(), rec.Key()) && !usageArtifact(a.GetName(), rec.Key()):
+			case !claimsJob(a.GetName(), rec.Key()) && !isUsageArtifact(a.GetName(), rec.Key()):
 				// The GPU usage needs no claim: the GPU job (the PR's code) writes it, and it
 				// only informs the right-sizing advice, never a cost.
 				f.Download = Download{State: StateUnavailable, Error: "its name claims no job (not uploaded with job-check-run-id), so it is never counted"}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/reputation"
+	"github.com/org/runpod-gpu/pkg/wire"
 )
 
 // repPod is a pod of GPU "A" in dc, ended at, with the host verdict v.
@@ -107,4 +108,32 @@ func TestReportReputation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A pod lost to its host while its GPU job ran counts against that host: the
+// cost artifact reports it (host failed) beside the tier's re-run, and the
+// reputation record takes one failure for the lost pod's pair and one
+// success for the re-run's.
+func TestLostPodCountsAgainstItsHost(t *testing.T) {
+	at := time.Date(2026, 11, 20, 11, 0, 0, 0, time.UTC)
+	window := cost.Window{Start: wire.KnownTime(at.Add(-10 * time.Minute)), End: wire.KnownTime(at)}
+	lost := cost.Report{PodID: "lost", GPU: "A", Cloud: "SECURE", DataCenter: "DC-LOST", Price: price(0.5), Window: window, Host: cost.HostFailed}
+	rerun := cost.Report{PodID: "rerun", GPU: "A", Cloud: "SECURE", DataCenter: "DC-OTHER", Price: price(0.5), Window: window}
+	art := cost.Artifact{Report: rerun, More: []cost.Report{lost}}
+	var pods []Pod
+	for _, r := range art.Reports() {
+		pods = append(pods, reportPods(r, SourceArtifact)...)
+	}
+	assert.Assert(t, is.Len(pods, 2))
+	assert.Check(t, is.Equal(pods[0].Host, cost.HostWorked))
+	assert.Check(t, is.Equal(pods[1].Host, cost.HostFailed))
+
+	r := summarize([]Attempt{repAttempt(1, at, pods...)}, nil)
+	rec, stats := r.Reputation()
+	assert.Check(t, is.Equal(stats.Observations, 2))
+	byDC := map[string]bool{}
+	for _, o := range rec.Observations {
+		byDC[o.DataCenter] = o.OK
+	}
+	assert.Check(t, is.DeepEqual(byDC, map[string]bool{"DC-LOST": false, "DC-OTHER": true}))
 }

@@ -95,23 +95,33 @@ func (r *Report) rightSize(offers []TierOffer) *RightSizing {
 	rs := &RightSizing{Headroom: RightSizeHeadroom, Tiers: []TierFit{}, Offers: offers, Notes: []string{}}
 	index := map[string]int{}
 	for _, a := range r.Attempts {
-		if a.GPUUsage == nil {
+		if a.GPUUsage == nil && len(a.PodGPUUsage) == 0 {
 			continue
 		}
-		i := slices.IndexFunc(a.Pods, func(p Pod) bool { return p.Outcome == cost.OutcomeAccepted && p.DuplicateOf == "" })
-		if i < 0 {
+		var accepted []Pod
+		for _, p := range a.Pods {
+			if p.Outcome == cost.OutcomeAccepted && p.DuplicateOf == "" {
+				accepted = append(accepted, p)
+			}
+		}
+		if len(accepted) == 0 {
 			rs.Notes = append(rs.Notes, fmt.Sprintf("%s recorded its GPU's usage but no accepted pod: left out", a.name()))
 			continue
 		}
-		pod, u := a.Pods[i], *a.GPUUsage
-		tier := cmp.Or(pod.Tier, "unknown tier ("+pod.GPU+")")
-		j, ok := index[tier]
-		if !ok {
-			j = len(rs.Tiers)
-			index[tier] = j
-			rs.Tiers = append(rs.Tiers, TierFit{Tier: tier, GPUs: []string{}})
+		for _, pod := range accepted {
+			u, ok := a.usageOf(pod, len(accepted))
+			if !ok {
+				continue
+			}
+			tier := cmp.Or(pod.Tier, "unknown tier ("+pod.GPU+")")
+			j, ok := index[tier]
+			if !ok {
+				j = len(rs.Tiers)
+				index[tier] = j
+				rs.Tiers = append(rs.Tiers, TierFit{Tier: tier, GPUs: []string{}})
+			}
+			rs.Tiers[j].add(u, pod.Price)
 		}
-		rs.Tiers[j].add(u, pod.Price)
 	}
 	for i := range rs.Tiers {
 		rs.Tiers[i].advise(offers)

@@ -20,11 +20,17 @@ import (
 // that downloaded it would.
 func addUsage(t *testing.T, dir string, k AttemptKey, samples string) {
 	t.Helper()
+	addUsageNamed(t, dir, k, UsageArtifactName(k.RunID, k.Attempt), samples)
+}
+
+// addUsageNamed saves a GPU usage artifact of the given name.
+func addUsageNamed(t *testing.T, dir string, k AttemptKey, name, samples string) {
+	t.Helper()
 	st := store{dir: dir}
 	rec, ok, err := st.load(k)
 	assert.NilError(t, err)
 	assert.Assert(t, ok)
-	f := ArtifactFile{ID: 900000 + k.RunID, Name: UsageArtifactName(k.RunID, k.Attempt), Download: Download{State: StateComplete}}
+	f := ArtifactFile{ID: 900000 + k.RunID*10 + int64(len(rec.Artifacts)), Name: name, Download: Download{State: StateComplete}}
 	assert.NilError(t, st.writeFile(k, f.fileName(), zipOf(t, map[string]string{UsageFileName: samples})))
 	rec.Artifacts = append(rec.Artifacts, f)
 	assert.NilError(t, st.save(rec))
@@ -120,4 +126,35 @@ func TestRightSizingSaysWhenNothingSmallerFits(t *testing.T) {
 		assert.Check(t, is.Contains(rs.Tiers[0].Advice, tc.wantAdvice), tc.name)
 		assert.Check(t, is.Equal(rs.Tiers[0].Cheaper, ""), tc.name)
 	}
+}
+
+// A matrix lane's attempt has a pod and a GPU job per tier, each uploading
+// its own usage (PodUsageArtifactName): each tier is weighed by its own
+// pod's samples, never by another tier's.
+func TestRightSizingWeighsEachPodOfAMatrixLaneByItsOwnUsage(t *testing.T) {
+	dir := t.TempDir()
+	ada := acceptedReport("pod-ada", "NVIDIA GeForce RTX 4090", 0.69, t0, 600)
+	ada.Tier = "ada24"
+	hopper := acceptedReport("pod-hopper", "NVIDIA H100 80GB HBM3", 2.99, t0, 600)
+	hopper.Tier = "hopper80"
+	art := artifactOf(1, 1, cost.TriggerAutomatic, strings.Repeat("b", 40), ada)
+	art.More = []cost.Report{hopper}
+	writeSaved(t, dir, savedAttempt{rec: completedAttempt(1, 1, "pull_request", t0), artifacts: []cost.Artifact{art}})
+	k := AttemptKey{RunID: 1, Attempt: 1}
+	addUsageNamed(t, dir, k, PodUsageArtifactName(1, 1, "pod-ada"), peakSamples(9*1024))
+	addUsageNamed(t, dir, k, PodUsageArtifactName(1, 1, "pod-hopper"), "t, 0, NVIDIA H100 80GB HBM3, 60000, 81559, 95\n")
+
+	res, err := Run(context.Background(), Options{Dir: dir, Tiers: reviewedTiers()})
+	assert.NilError(t, err)
+	rs := res.Report.RightSizing
+	assert.Assert(t, rs != nil)
+	byTier := map[string]TierFit{}
+	for _, f := range rs.Tiers {
+		byTier[f.Tier] = f
+	}
+	assert.Check(t, is.Len(byTier, 2))
+	assert.Check(t, is.Equal(byTier["ada24"].PeakMemoryGiB, 9.0))
+	assert.Check(t, is.Equal(byTier["ada24"].SmallestFit, "ampere16"))
+	assert.Check(t, byTier["hopper80"].PeakMemoryGiB > 50, "the H100 pod's own samples: %v", byTier["hopper80"].PeakMemoryGiB)
+	assert.Check(t, is.Equal(byTier["hopper80"].SmallestFit, "hopper80"))
 }

@@ -29,9 +29,27 @@ func UsageArtifactName(runID int64, attempt int) string {
 	return fmt.Sprintf("%s%d-%d", UsageArtifactPrefix, runID, attempt)
 }
 
-// usageArtifact reports whether an artifact is attempt k's GPU usage.
-func usageArtifact(name string, k AttemptKey) bool {
-	return name == UsageArtifactName(k.RunID, k.Attempt)
+// PodUsageArtifactName names one pod's GPU usage artifact in a lane with a
+// GPU job per pod (matrix_tiers), where one attempt uploads several.
+func PodUsageArtifactName(runID int64, attempt int, podID string) string {
+	return UsageArtifactName(runID, attempt) + "-" + podID
+}
+
+// isUsageArtifact reports whether an artifact is one of attempt k's GPU usages.
+func isUsageArtifact(name string, k AttemptKey) bool {
+	_, ok := usageArtifact(name, k)
+	return ok
+}
+
+// usageArtifact reports whether an artifact is attempt k's GPU usage, and
+// the pod it names ("" for the attempt's one GPU job).
+func usageArtifact(name string, k AttemptKey) (podID string, ok bool) {
+	base := UsageArtifactName(k.RunID, k.Attempt)
+	if name == base {
+		return "", true
+	}
+	podID, ok = strings.CutPrefix(name, base+"-")
+	return podID, ok && podID != ""
 }
 
 // GPUUsage is what the GPU job recorded of its GPU: the peak memory of the
@@ -112,10 +130,12 @@ func readUsageArtifact(data []byte) (GPUUsage, error) {
 	return GPUUsage{}, fmt.Errorf("archive has no %s", UsageFileName)
 }
 
-// readUsage reads the attempt's GPU usage artifact, if it uploaded one.
-func (a *Attempt) readUsage(st store, rec AttemptRecord) *GPUUsage {
+// readUsage reads the attempt's GPU usage artifacts, if it uploaded any:
+// the one GPU job's, and each pod's in a lane with a GPU job per pod.
+func (a *Attempt) readUsage(st store, rec AttemptRecord) {
 	for _, f := range rec.Artifacts {
-		if !usageArtifact(f.Name, rec.Key()) || f.State != StateComplete {
+		podID, ok := usageArtifact(f.Name, rec.Key())
+		if !ok || f.State != StateComplete {
 			continue
 		}
 		data, err := st.readFile(rec.Key(), f.fileName())
@@ -125,9 +145,27 @@ func (a *Attempt) readUsage(st store, rec AttemptRecord) *GPUUsage {
 		}
 		if err != nil {
 			a.warn("GPU usage %s unreadable: %v", f.Name, err)
-			return nil
+			continue
 		}
-		return &u
+		if podID == "" {
+			a.GPUUsage = &u
+			continue
+		}
+		if a.PodGPUUsage == nil {
+			a.PodGPUUsage = map[string]GPUUsage{}
+		}
+		a.PodGPUUsage[podID] = u
 	}
-	return nil
+}
+
+// usageOf is what the accepted pod's GPU job recorded: its own artifact, or
+// the attempt's when the attempt had that one accepted pod.
+func (a *Attempt) usageOf(pod Pod, acceptedPods int) (GPUUsage, bool) {
+	if u, ok := a.PodGPUUsage[pod.ID]; ok {
+		return u, true
+	}
+	if a.GPUUsage != nil && acceptedPods == 1 {
+		return *a.GPUUsage, true
+	}
+	return GPUUsage{}, false
 }

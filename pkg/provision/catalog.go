@@ -17,7 +17,10 @@ import (
 // the community cloud the plan is one candidate per data center in stock
 // (plan.DCOffer); otherwise one per GPU type, RunPod choosing where. A
 // catalog failure falls back to the static reviewed candidates.
-func (r *run) plan(ctx context.Context) plan.Plan {
+func (r *run) plan(ctx context.Context) plan.Plan { return plan.Build(r.planInput(ctx)) }
+
+// planInput is the plan's input from the catalog reads (see plan).
+func (r *run) planInput(ctx context.Context) plan.Input {
 	cfg := r.cfg
 	continents, countries := cfg.SplitRegions()
 	in := plan.Input{
@@ -70,7 +73,7 @@ func (r *run) plan(ctx context.Context) plan.Plan {
 		}
 	}
 	in.Rank = r.ranker() // reputation.go
-	return plan.Build(in)
+	return in
 }
 
 // countryDataCenters reads the catalog filtered by the configured countries

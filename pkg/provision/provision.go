@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/google/go-github/v66/github"
@@ -93,7 +94,10 @@ type Request struct {
 	ExpectedHeadSHA string
 	// TestedRef enables the gate reuse lookup right before spending (empty: none).
 	TestedRef string
-	Reuse     gatecheck.ReuseQuery
+	// NoReuse skips that lookup: a host-fault re-run's tier has no passed
+	// gate, its tests just lost their host.
+	NoReuse bool
+	Reuse   gatecheck.ReuseQuery
 	// KeepFailedPods keeps rejected pods for inspection instead of deleting them.
 	KeepFailedPods bool
 	// ProofURL and ProofSHA256 locate the CUDA smoke proof binary.
@@ -106,6 +110,20 @@ type Request struct {
 	WorkDir string
 	// Reputation is the evidence of earlier runs (reputation.go); nil plans as the seed does.
 	Reputation *reputation.Record
+
+	// The lane around this run (lane.go); zero for a run on its own.
+	//
+	// Plan, when set, is the plan to try (built by RunLane from one
+	// catalog read for every tier of the lane) instead of reading the catalog.
+	Plan *plan.Plan
+	// CandidateBase numbers this run's candidates from CandidateBase+1, so
+	// pod names and runner labels stay unique across the runs of one attempt.
+	CandidateBase int
+	// Committed bounds what the lane's other pods can cost: the spend
+	// ceiling covers them and this run together. CommittedUnknown: a pod
+	// of the lane has no known price, so no create can be bounded.
+	Committed        float64
+	CommittedUnknown bool
 }
 
 // Decision says whether the paid path ran.
@@ -142,6 +160,7 @@ type Accepted struct {
 	PodID          string
 	RunnerLabel    string
 	GPU            string
+	DataCenter     string
 	Candidate      string
 	Tier           string
 	Cloud          string
@@ -166,6 +185,13 @@ type Result struct {
 	Warnings          []string
 	// Budget is what the last budget check saw; nil without a budget.
 	Budget *budget.Usage
+	// SpentBound bounds what the rejected pods cost (each at its highest
+	// known price from creation to confirmed deletion); AcceptedWorst is
+	// the accepted pod at its worst case, AcceptedUnpriced when its price
+	// is unknown. Together they are what this run commits the lane to.
+	SpentBound       float64
+	AcceptedWorst    float64
+	AcceptedUnpriced bool
 }
 
 // RejectedCost sums what rejected candidates cost (unknown parts stay unknown).
@@ -243,11 +269,12 @@ type run struct {
 
 // Run provisions one pod. On ctx cancellation (SIGTERM) it deletes every pod
 // it created, within seconds, before returning.
-func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
+func Run(ctx context.Context, deps Deps, req Request) (res Result, err error) {
 	r := &run{deps: deps, req: req, cfg: req.Config, live: map[string]bool{},
 		deleter: &lifecycle.Deleter{Pods: deps.RunPod, Policy: deps.Policy, Logf: deps.Observer.Logf}}
-	res, err := r.provision(ctx)
+	res, err = r.provision(ctx)
 	r.sweepUncertain(ctx)
+	defer func() { res.SpentBound, r.res.SpentBound = r.spentBound, r.spentBound }()
 	if ids := r.res.RetainedPodIDs; len(ids) > 0 && ctx.Err() == nil {
 		name, nerr := ownership.FormatRetentionName(r.req.Owner.RunID, r.req.Owner.Attempt, ids)
 		if nerr != nil {
@@ -282,7 +309,7 @@ func (r *run) provision(ctx context.Context) (Result, error) {
 		return r.res, err
 	}
 	// The paid path is decided right before any spend; the lookup fails open.
-	if r.req.TestedRef != "" && r.req.PRNumber > 0 && r.reused(ctx) {
+	if r.req.TestedRef != "" && r.req.PRNumber > 0 && !r.req.NoReuse && r.reused(ctx) {
 		return r.res, nil
 	}
 	r.res.Decision = DecisionPaid
@@ -297,9 +324,14 @@ func (r *run) provision(ctx context.Context) (Result, error) {
 	r.logf("runner image: %s", image)
 
 	endPlan := r.phase("plan: the candidates to try, in order")
-	pctx, cancel := r.bound(ctx, CatalogBudget)
-	r.res.Plan = r.plan(pctx)
-	cancel()
+	if r.req.Plan != nil {
+		r.res.Plan = *r.req.Plan
+	} else {
+		pctx, cancel := r.bound(ctx, CatalogBudget)
+		r.res.Plan = r.plan(pctx)
+		cancel()
+	}
+	r.res.Plan = renumber(r.res.Plan, r.req.CandidateBase)
 	r.res.WorstCase = r.res.Plan.WorstCase(r.cfg.StartupTimeout(), r.cfg.Lifetime())
 	r.res.Warnings = append(r.res.Warnings, r.res.Plan.Warnings...)
 	r.logf("plan (%d candidates, worst-case spend %s%s):\n%s", len(r.res.Plan.Candidates), r.res.WorstCase, r.ceilingNote(), r.res.Plan.Table())
@@ -329,7 +361,7 @@ func (r *run) checkRequest() error {
 		return err
 	}
 	// The longest label this run can make must fit GitHub's runner-name limit.
-	if err := CheckLabelPrefix(r.req.LabelPrefix, r.req.Owner.RunID, r.req.Owner.Attempt, max(r.cfg.MaxProvisionAttempts, 1)); err != nil {
+	if err := CheckLabelPrefix(r.req.LabelPrefix, r.req.Owner.RunID, r.req.Owner.Attempt, r.req.CandidateBase+max(r.cfg.MaxProvisionAttempts, 1)); err != nil {
 		return err
 	}
 	return nil
@@ -475,13 +507,36 @@ func (r *run) checkCeiling(c plan.Candidate) error {
 	if !c.PriceKnown {
 		return r.fail(ErrStopped, fmt.Sprintf("candidate %s (%s) has no known price and max_run_spend_usd is set; no pod was created for it", c.Name, c.GPUID))
 	}
-	worst := r.spentBound + CandidateWorstCase(c.PricePerHour, r.cfg.StartupTimeout(), r.cfg.Lifetime())
+	if r.req.CommittedUnknown {
+		return r.fail(ErrStopped, fmt.Sprintf("max_run_spend_usd is set and a pod of this lane has no known price, so candidate %s (%s) could not be bounded; no pod was created for it", c.Name, c.GPUID))
+	}
+	worst := r.spentBound + r.req.Committed + CandidateWorstCase(c.PricePerHour, r.cfg.StartupTimeout(), r.cfg.Lifetime())
 	if worst > ceiling {
 		return r.fail(ErrStopped, fmt.Sprintf("max_run_spend_usd $%.2f: creating candidate %s (%s at $%.2f/h) could bring the run to $%.4f "+
-			"(rejected pods $%.4f + startup_timeout_seconds %d + lifetime_seconds %d at its price); no pod was created for it",
-			ceiling, c.Name, c.GPUID, c.PricePerHour, worst, r.spentBound, r.cfg.StartupTimeoutSeconds, r.cfg.LifetimeSeconds))
+			"(rejected pods $%.4f%s + startup_timeout_seconds %d + lifetime_seconds %d at its price); no pod was created for it",
+			ceiling, c.Name, c.GPUID, c.PricePerHour, worst, r.spentBound, r.committedNote(), r.cfg.StartupTimeoutSeconds, r.cfg.LifetimeSeconds))
 	}
 	return nil
+}
+
+// committedNote names what the lane's other pods add to a ceiling's sum.
+func (r *run) committedNote() string {
+	if r.req.Committed == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" + the lane's other pods at their worst case $%.4f", r.req.Committed)
+}
+
+// renumber numbers the plan's candidates from base+1 (plan.Build numbers from 1).
+func renumber(p plan.Plan, base int) plan.Plan {
+	if base <= 0 {
+		return p
+	}
+	p.Candidates = slices.Clone(p.Candidates)
+	for i := range p.Candidates {
+		p.Candidates[i].N = base + i + 1
+	}
+	return p
 }
 
 // CandidateWorstCase is the most one pod at pricePerHour can cost: its whole

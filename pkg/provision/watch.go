@@ -599,11 +599,11 @@ func (r *run) overCeiling(c plan.Candidate, price cost.Price) string {
 	if !ok || !price.Known || price.PerHour <= c.PricePerHour {
 		return ""
 	}
-	worst := r.spentBound + CandidateWorstCase(price.PerHour, r.cfg.StartupTimeout(), r.cfg.Lifetime())
+	worst := r.spentBound + r.req.Committed + CandidateWorstCase(price.PerHour, r.cfg.StartupTimeout(), r.cfg.Lifetime())
 	if worst <= ceiling {
 		return ""
 	}
 	return fmt.Sprintf("max_run_spend_usd $%.2f: RunPod bills this pod at $%.4f/h (catalog $%.2f/h), which could bring the run to $%.4f "+
-		"(rejected pods $%.4f + startup_timeout_seconds %d + lifetime_seconds %d at that price): not accepted",
-		ceiling, price.PerHour, c.PricePerHour, worst, r.spentBound, r.cfg.StartupTimeoutSeconds, r.cfg.LifetimeSeconds)
+		"(rejected pods $%.4f%s + startup_timeout_seconds %d + lifetime_seconds %d at that price): not accepted",
+		ceiling, price.PerHour, c.PricePerHour, worst, r.spentBound, r.committedNote(), r.cfg.StartupTimeoutSeconds, r.cfg.LifetimeSeconds)
 }

@@ -54,11 +54,21 @@ type fakePods struct {
 	getErr    error
 	deleteErr error
 	deleted   bool
+	// state, when set, changes the record with the virtual time since epoch
+	// (a host losing the pod); an error answers instead of the record.
+	state func(since time.Duration, p *runpod.Pod) error
 }
 
 func (f *fakePods) GetPod(_ context.Context, id string) (*runpod.Pod, error) {
 	if f.getErr != nil {
 		return nil, f.getErr
+	}
+	if f.state != nil && !f.deleted {
+		p := *f.record
+		if err := f.state(f.j.clock.Now().Sub(epoch), &p); err != nil {
+			return nil, err
+		}
+		return &p, nil
 	}
 	if f.deleted {
 		return nil, fmt.Errorf("get pod %s: %w", id, runpod.ErrNotFound)
@@ -210,7 +220,7 @@ func newHarness(t *testing.T) *harness {
 	clock := simclock.NewVirtual(epoch)
 	j := &journal{clock: clock}
 	h := &harness{clock: clock, j: j,
-		pods: &fakePods{j: j, record: &runpod.Pod{ID: podID, Status: runpod.PodRunning, Cost: 0.69,
+		pods: &fakePods{j: j, record: &runpod.Pod{ID: podID, Status: runpod.PodRunning, Cost: 0.69, DataCenterID: "US-TX-3", Runtime: &runpod.PodRuntime{Uptime: 60},
 			StartedAt: wire.KnownTime(epoch.Add(60 * time.Second)), GPU: &runpod.PodGPU{ID: "NVIDIA GeForce RTX 4090"}}},
 		gh: &fakeGitHub{j: j, clock: clock, runs: []*github.WorkflowRun{workflowRun(1, "in_progress", "")}},
 		req: Request{PodID: podID, RunID: runID, Attempt: 1, RunnerLabel: testLabel, PRNumber: 42, ExpectedHeadSHA: headSHA,

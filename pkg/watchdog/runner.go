@@ -35,6 +35,7 @@ func (e *takenError) Error() string {
 // an extra read into GitHub's shared cooldown would only delay the reads that
 // keep the deadlines and the run's cancellation on time.
 func (w *watch) runnerBusy(ctx context.Context, budget time.Duration) bool {
+	w.runnerOffline = false
 	if w.req.RunnerLabel == "" || budget <= 0 || w.jobsErr {
 		return false
 	}
@@ -49,6 +50,7 @@ func (w *watch) runnerBusy(ctx context.Context, budget time.Duration) bool {
 		return false
 	}
 	w.runnerErr = false
+	w.runnerOffline = found && runner.GetStatus() == "offline"
 	return found && runner.GetBusy()
 }
 

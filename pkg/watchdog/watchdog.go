@@ -26,6 +26,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/clock"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/lanetiers"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
@@ -94,6 +95,10 @@ type Request struct {
 	SetupBudget, Lifetime, Poll, RequestTimeout time.Duration
 	// Snapshot is provision's startup snapshot, the price fallback of the cost report.
 	Snapshot cost.Snapshot
+	// Tier is the pod's tier in the lane ("" in a lane of one pod) and
+	// Rerun marks a host-fault re-run's pod: both go into a host fault.
+	Tier  string
+	Rerun bool
 }
 
 // Outcome is how a watch ended.
@@ -111,6 +116,7 @@ const (
 	OutcomeStartUnknown    Outcome = "start-unreadable"       // the pod's provider start could not be read
 	OutcomeInterrupted     Outcome = "interrupted"            // the watch itself was cancelled
 	OutcomeRunnerTaken     Outcome = "runner-taken"           // a job other than this attempt's GPU job ran on the runner
+	OutcomeHostFault       Outcome = "host-fault"             // the pod was lost to its host while its GPU job ran (hostfault.go)
 )
 
 // early reports whether the outcome ends the pod before its job did, so its
@@ -148,6 +154,8 @@ type Result struct {
 	// Report is the interrupted pod's cost, from the metadata the watch held;
 	// nil unless the watch ended the pod early.
 	Report *cost.Report
+	// HostFault is the pod lost to its host (OutcomeHostFault); nil otherwise.
+	HostFault *lanetiers.HostFault
 }
 
 // Sentinel errors; test for them with errors.Is.
@@ -217,6 +225,11 @@ type watch struct {
 	// running (or ran) on the runner; jobsRead when that read succeeded.
 	onRunner, jobsRead bool
 	runnerErr          bool // the last runner read failed (log once per streak)
+	// runnerOffline is set by a poll's runner read that found it offline;
+	// suspect is a host fault seen and not yet confirmed, fault a confirmed one.
+	runnerOffline bool
+	suspect       *suspicion
+	fault         *lanetiers.HostFault
 }
 
 func newWatch(deps Deps, req Request) (*watch, error) {
@@ -296,6 +309,11 @@ func (w *watch) poll(ctx context.Context, next time.Time) (Outcome, string) {
 	}
 	if outcome, why := w.due(false); outcome != "" {
 		return outcome, why
+	}
+	if w.jobsRead {
+		if outcome, why := w.hostLost(ctx, w.lastJob, min(w.req.RequestTimeout, w.req.Poll, w.nextDeadline().Sub(w.clock.Now()))); outcome != "" {
+			return outcome, why
+		}
 	}
 	now := w.clock.Now()
 	if budget := min(w.req.RequestTimeout, next.Sub(now), w.nextDeadline().Sub(now)); budget > 0 {
@@ -517,7 +535,7 @@ func (w *watch) finish(ctx context.Context, outcome Outcome, why string) (Result
 }
 
 func (w *watch) result(outcome Outcome, why string) Result {
-	res := Result{Outcome: outcome, Reason: why, PodID: w.req.PodID, TestsStarted: w.tests}
+	res := Result{Outcome: outcome, Reason: why, PodID: w.req.PodID, TestsStarted: w.tests, HostFault: w.fault}
 	if !w.started.IsZero() {
 		res.StartedAt = wire.KnownTime(w.started)
 	}

@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -54,6 +55,11 @@ type WorkflowJob struct {
 	Secrets any               `yaml:"secrets"`
 	Outputs map[string]string `yaml:"outputs"`
 	Steps   []WorkflowStep    `yaml:"steps"`
+	// Strategy's matrix runs the job once per combination of its values
+	// (a list, or an expression such as ${{ fromJSON(…) }} giving one).
+	Strategy struct {
+		Matrix map[string]any `yaml:"matrix"`
+	} `yaml:"strategy"`
 }
 
 // WorkflowStep is one step.
@@ -256,7 +262,7 @@ func typed(name, typ string, v any) (any, error) {
 	return s, nil
 }
 
-// job plays one job.
+// job plays one job: once, or once per combination of its matrix.
 func (p *Play) job(id string, job *WorkflowJob, inputs, needs map[string]any, secrets map[string]string) (JobRun, error) {
 	ctx := Contexts{Values: map[string]any{"github": p.Github, "vars": p.Vars, "inputs": inputs, "needs": needs},
 		Status: needsStatus(needs)}
@@ -264,6 +270,36 @@ func (p *Play) job(id string, job *WorkflowJob, inputs, needs map[string]any, se
 	if err != nil || !ok {
 		return JobRun{Result: "skipped", Outputs: map[string]string{}}, err
 	}
+	if len(job.Strategy.Matrix) == 0 {
+		return p.leg(id, job, ctx, secrets)
+	}
+	legs, err := matrixLegs(job.Strategy.Matrix, ctx)
+	if err != nil {
+		return JobRun{}, fmt.Errorf("strategy.matrix: %w", err)
+	}
+	runs := make([]JobRun, len(legs))
+	errs := make([]error, len(legs))
+	var wg sync.WaitGroup
+	for i, m := range legs {
+		leg := *job
+		lctx := ctx
+		lctx.Values = maps.Clone(ctx.Values)
+		lctx.Values["matrix"] = m
+		if leg.Name, err = legName(job.Name, id, m, lctx); err != nil {
+			return JobRun{}, err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runs[i], errs[i] = p.leg(id, &leg, lctx, secrets)
+		}()
+	}
+	wg.Wait()
+	return matrixResult(runs), errorsJoinAll(errs)
+}
+
+// leg plays one run of a job (the job, or one combination of its matrix).
+func (p *Play) leg(id string, job *WorkflowJob, ctx Contexts, secrets map[string]string) (JobRun, error) {
 	if m := suiteWorkflowRE.FindStringSubmatch(job.Uses); m != nil {
 		return p.call(m[1], job, ctx, secrets)
 	}
@@ -275,6 +311,87 @@ func (p *Play) job(id string, job *WorkflowJob, inputs, needs map[string]any, se
 		return JobRun{Result: result, Outputs: outputs}, nil
 	}
 	return p.steps(job, ctx, secrets)
+}
+
+// matrixLegs are the combinations of the matrix's values, in order: each
+// key's list (literal, or an expression's value), crossed with the others'.
+// An empty list is GitHub's error too.
+func matrixLegs(matrix map[string]any, ctx Contexts) ([]map[string]any, error) {
+	legs := []map[string]any{{}}
+	for _, key := range slices.Sorted(maps.Keys(matrix)) {
+		values, ok := matrix[key].([]any)
+		if s, isString := matrix[key].(string); isString {
+			expr := strings.TrimSpace(s)
+			inner, found := strings.CutPrefix(expr, "${{")
+			if !found {
+				return nil, fmt.Errorf("%s: %q is neither a list nor an expression", key, s)
+			}
+			v, err := Eval(strings.TrimSuffix(strings.TrimSpace(inner), "}}"), ctx)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", key, err)
+			}
+			values, ok = v.([]any)
+		}
+		if !ok || len(values) == 0 {
+			return nil, fmt.Errorf("matrix vector %q does not contain any values", key)
+		}
+		var next []map[string]any
+		for _, l := range legs {
+			for _, v := range values {
+				n := maps.Clone(l)
+				n[key] = v
+				next = append(next, n)
+			}
+		}
+		legs = next
+	}
+	return legs, nil
+}
+
+// legName is a matrix leg's name as GitHub lists it: the name with its
+// expressions evaluated, or without any the name (or id) and the leg's
+// values in parentheses.
+func legName(name, id string, m map[string]any, ctx Contexts) (string, error) {
+	if strings.Contains(name, "${{") {
+		return Interpolate(name, ctx)
+	}
+	var vals []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		vals = append(vals, exprString(m[k]))
+	}
+	if name == "" {
+		name = id
+	}
+	return name + " (" + strings.Join(vals, ", ") + ")", nil
+}
+
+// matrixResult is a matrix job's result as needs.<job> shows it: failure
+// when a leg failed, else cancelled when one was, else success; its outputs
+// are the last leg's (GitHub keeps one value per output).
+func matrixResult(runs []JobRun) JobRun {
+	out := JobRun{Result: "success", Outputs: map[string]string{}}
+	for _, r := range runs {
+		switch {
+		case r.Result == "failure":
+			out.Result = "failure"
+		case r.Result == "cancelled" && out.Result != "failure":
+			out.Result = "cancelled"
+		}
+		if len(r.Outputs) > 0 {
+			out.Outputs = r.Outputs
+		}
+	}
+	return out
+}
+
+func errorsJoinAll(errs []error) error {
+	var out error
+	for _, e := range errs {
+		if e != nil {
+			out = errorsJoin(out, e)
+		}
+	}
+	return out
 }
 
 func needsStatus(needs map[string]any) Status {

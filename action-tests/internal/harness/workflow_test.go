@@ -85,3 +85,49 @@ func TestPlayRunsTheSuitesActionsInNeedsOrder(t *testing.T) {
 	_, _, err = p.Run(wf, map[string]any{"who": "a", "typo": "x"}, nil)
 	assert.Check(t, is.ErrorContains(err, "input typo is not declared"))
 }
+
+// A matrix job runs once per value, side by side, each leg named as GitHub
+// lists it and with its matrix context; needs sees one result (failure when
+// a leg failed) and the last leg's outputs; an empty matrix is an error.
+func TestPlayRunsAMatrixJobPerValue(t *testing.T) {
+	wf, err := ParseWorkflow(`on: {workflow_call: {inputs: {pods: {type: string}}}}
+jobs:
+  gpu:
+    name: ${{ matrix.pod.tier && format('GPU tests ({0})', matrix.pod.tier) || 'GPU tests' }}
+    strategy: {matrix: {pod: "${{ fromJSON(inputs.pods) }}"}}
+    runs-on: ${{ matrix.pod.label }}
+    steps: [{run: make test}]
+  plain:
+    strategy: {matrix: {os: [linux, mac]}}
+    runs-on: ${{ matrix.os }}
+    steps: [{run: make}]
+  after:
+    needs: [gpu, plain]
+    if: always()
+    runs-on: ubuntu-latest
+    steps: [{run: echo}]
+`)
+	assert.NilError(t, err)
+	var mu sync.Mutex
+	ran := map[string]string{}
+	p := &Play{Job: func(id string, job *WorkflowJob, ctx Contexts) (string, map[string]string) {
+		label, _ := Interpolate(job.RunsOn.(string), ctx)
+		if id != "after" {
+			mu.Lock()
+			ran[job.Name] = label
+			mu.Unlock()
+		}
+		if label == "l2" {
+			return "failure", nil
+		}
+		return "success", nil
+	}}
+	_, runs, err := p.Run(wf, map[string]any{"pods": `[{"tier":"ampere","label":"l1"},{"tier":"hopper","label":"l2"}]`}, nil)
+	assert.NilError(t, err)
+	assert.Check(t, is.DeepEqual(ran, map[string]string{"GPU tests (ampere)": "l1", "GPU tests (hopper)": "l2", "plain (linux)": "linux", "plain (mac)": "mac"}))
+	assert.Check(t, is.Equal(runs["gpu"].Result, "failure"))
+	assert.Check(t, is.Equal(runs["plain"].Result, "success"))
+
+	_, _, err = p.Run(wf, map[string]any{"pods": `[]`}, nil)
+	assert.Check(t, is.ErrorContains(err, `matrix vector "pod" does not contain any values`))
+}

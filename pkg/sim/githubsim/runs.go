@@ -351,6 +351,30 @@ func (s *Server) SetRunStatus(fullName string, runID int64, status, conclusion s
 	return nil
 }
 
+// AddJob adds a job to the latest attempt of a run and returns its id, as a
+// job GitHub creates once the jobs it needs have ended (a matrix job's legs,
+// one per value); queued with labels it goes to a matching idle runner.
+func (s *Server) AddJob(fullName string, runID int64, spec JobSpec) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	s.advance(now)
+	run, err := s.runByName(fullName, runID)
+	if err != nil {
+		return 0, err
+	}
+	if err := validateJobSpec(spec); err != nil {
+		return 0, err
+	}
+	a := run.latest()
+	j := newJob(a, spec, s.nextID())
+	a.jobs = append(a.jobs, j)
+	s.track(j)
+	s.settleAttempt(a, now)
+	s.assignJobs(now)
+	return j.ID, nil
+}
+
 // SetJob replaces a job's state with spec, shown as given.
 func (s *Server) SetJob(fullName string, jobID int64, spec JobSpec) error {
 	s.mu.Lock()

@@ -422,3 +422,24 @@ func TestGetWorkflow(t *testing.T) {
 	_, err = f.srv.AddWorkflow(repoName, "ci.yml", "")
 	assert.Check(t, errors.Is(err, ErrInvalid))
 }
+
+// A job added to a running attempt (a matrix leg GitHub creates once its
+// needs ended) is listed with the attempt's jobs and keeps it in progress.
+func TestAddJobJoinsTheLatestAttempt(t *testing.T) {
+	f := newFixture(t)
+	runID, err := f.srv.AddWorkflowRun(WorkflowRunSpec{Repo: repoName, WorkflowPath: gpuWorkflow,
+		Jobs: []JobSpec{{Name: "build", Status: "completed", Conclusion: "success"}}})
+	assert.NilError(t, err)
+	id, err := f.srv.AddJob(repoName, runID, JobSpec{Name: "GPU tests (ampere)", Labels: []string{"gpu-1"}})
+	assert.NilError(t, err)
+	jobs, err := f.srv.Jobs(repoName, runID, 0)
+	assert.NilError(t, err)
+	assert.Equal(t, len(jobs), 2)
+	assert.Equal(t, jobs[1].ID, id)
+	assert.Equal(t, jobs[1].Status, "queued")
+	attempt, err := f.srv.WorkflowRunAttempt(repoName, runID, 0)
+	assert.NilError(t, err)
+	assert.Equal(t, attempt.Status, "in_progress")
+	_, err = f.srv.AddJob(repoName, runID+100, JobSpec{Name: "x"})
+	assert.Check(t, errors.Is(err, ErrNotFound))
+}

@@ -1,0 +1,219 @@
+package provision
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/gatecheck"
+	"github.com/org/runpod-gpu/pkg/lanetiers"
+	"github.com/org/runpod-gpu/pkg/ownership"
+	"github.com/org/runpod-gpu/pkg/plan"
+	"github.com/org/runpod-gpu/pkg/sim/cloud"
+	"github.com/org/runpod-gpu/pkg/sim/githubsim"
+)
+
+// twoTiers reviews an Ampere-like and an Ada-like tier and tests both together.
+func twoTiers(c *config.Config) {
+	c.GPUTiers = []config.GPUTier{{Name: "ampere", GPUIDs: []string{a4000, a5000}}, {Name: "ada", GPUIDs: []string{l4, a6000}}}
+	c.MatrixTiers = []string{"ampere", "ada"}
+	c.MaxPriceCandidates, c.MaxProvisionAttempts = 1, 3
+}
+
+func (s *scenario) runLane(t *testing.T, req LaneRequest) (LaneResult, error) {
+	t.Helper()
+	req.Request = s.req
+	return RunLane(context.Background(), s.deps, req)
+}
+
+var laneWorstRE = regexp.MustCompile(`lane plan: worst-case spend \$([0-9.]+)(?: \+ \d+ unpriced candidate\(s\))? across 2 tier\(s\) \(ampere \$([0-9.]+)[^,]*, ada \$([0-9.]+)`)
+
+// Two tiers tested together: one pod each, in turn, each from its own
+// reviewed GPU ids, with its own candidate numbers (unique pod names and
+// labels), and one worst case printed for both before the first create.
+func TestRunLaneGivesEachTierItsOwnPod(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", l4))}, twoTiers)
+	res, err := s.runLane(t, LaneRequest{})
+	assert.NilError(t, err)
+
+	assert.Assert(t, is.Len(res.Pods, 2))
+	assert.Check(t, is.Equal(res.Pods[0].Tier, "ampere"))
+	assert.Check(t, is.Equal(res.Pods[0].GPUType, a4000))
+	assert.Check(t, is.Equal(res.Pods[1].Tier, "ada"))
+	assert.Check(t, is.Equal(res.Pods[1].GPUType, l4))
+	assert.Check(t, res.Pods[0].RunnerLabel != res.Pods[1].RunnerLabel)
+	assert.Check(t, is.Equal(res.Pods[0].DataCenter, "US-TX-3"))
+	names := map[string]bool{}
+	for _, p := range s.cloud.RunPod.Pods() {
+		assert.Check(t, !names[p.Name], "pod name %s used twice", p.Name)
+		names[p.Name] = true
+	}
+	assert.Check(t, is.Len(s.livePods(t), 2), "both pods handed over")
+	assert.Check(t, res.Record.NextCandidate > 3, "the second tier numbered after the first's plan: %d", res.Record.NextCandidate)
+
+	m := laneWorstRE.FindStringSubmatch(s.obs.log())
+	assert.Assert(t, m != nil, s.obs.log())
+	total, a, b := parseUSD(t, m[1]), parseUSD(t, m[2]), parseUSD(t, m[3])
+	assert.Check(t, a > 0 && b > 0)
+	assert.Check(t, is.Equal(fmt.Sprintf("%.2f", a+b), fmt.Sprintf("%.2f", total)))
+	assert.Check(t, is.Contains(s.obs.log(), "a host-fault re-run (once per tier) could add up to"))
+	// Each accepted pod is committed at its worst case.
+	cfg := s.req.Config
+	want := CandidateWorstCase(0.25, cfg.StartupTimeout(), cfg.Lifetime()) + CandidateWorstCase(0.43, cfg.StartupTimeout(), cfg.Lifetime())
+	assert.Check(t, is.Equal(fmt.Sprintf("%.4f", res.Record.CommittedUSD), fmt.Sprintf("%.4f", want)))
+
+	out := res.Outputs()
+	assert.Check(t, is.Equal(out.PaidPath, "paid"))
+	assert.Check(t, is.Equal(out.RunnerLabel, ""), "no single runner in a matrix: the GPU jobs take the pods")
+	back, err := lanetiers.ParsePods(res.PodsOutput())
+	assert.NilError(t, err)
+	assert.Check(t, is.DeepEqual(back, res.Pods))
+	assert.Check(t, is.Contains(res.Summary(nil), "### ada"))
+}
+
+func parseUSD(t *testing.T, s string) float64 {
+	t.Helper()
+	f, err := strconv.ParseFloat(s, 64)
+	assert.NilError(t, err)
+	return f
+}
+
+// max_run_spend_usd covers the tiers together: a ceiling one pod fits under
+// and two do not refuses the second tier's create, naming the first tier's
+// pod in the sum, and the lane goes on with the first tier's pod.
+func TestRunLaneCeilingCoversEveryTier(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", l4))}, func(c *config.Config) {
+		twoTiers(c)
+		c.StartupTimeoutSeconds, c.LifetimeSeconds, c.SetupBudgetSeconds = 600, 3600, 900
+		ceiling := 0.6 // an A4000 at most $0.29, an L4 $0.50: each fits, both do not
+		c.MaxRunSpendUSD = &ceiling
+	})
+	res, err := s.runLane(t, LaneRequest{})
+	assert.NilError(t, err, "a tier got its pod: the lane goes on")
+	assert.Check(t, is.Len(res.Pods, 1))
+	assert.Check(t, is.Len(s.cloud.RunPod.Pods(), 1), "no create that could pass the ceiling")
+	ada, _ := res.Record.Tier("ada")
+	assert.Check(t, is.Contains(ada.Error, "max_run_spend_usd $0.60"))
+	assert.Check(t, is.Contains(ada.Error, "the lane's other pods at their worst case $0.2917"))
+	assert.Check(t, ada.Pod == nil)
+}
+
+// A matrix tier that passed for the tested tree is not paid again: its own
+// gate (the tier's check name and key) is reused, the other tier is paid.
+func TestRunLaneReusesATierByItsTreeKey(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", l4))}, twoTiers)
+	key := gatecheck.TreeKey{Tree: strings.Repeat("7", 40), Lane: strings.Repeat("1", 64)}
+	s.req.Reuse.Key = &key
+	ampere := key.ForTier("ampere")
+	marker, err := gatecheck.FormatMarker(strings.Repeat("e", 40), gatecheck.KindPaid, &ampere) // another merge, the same tree
+	assert.NilError(t, err)
+	_, err = s.cloud.GitHub.AddCheckRun(cloud.Repository, githubsim.CheckRun{
+		Name: gatecheck.TierCheckName("", "ampere"), HeadSHA: headSHA, ExternalID: marker, Status: "completed", Conclusion: "success",
+		AppID: cloud.AppID, CompletedAt: s.clock.Now().Add(-time.Hour),
+	})
+	assert.NilError(t, err)
+	res, err := s.runLane(t, LaneRequest{})
+	assert.NilError(t, err)
+	tier, _ := res.Record.Tier("ampere")
+	assert.Check(t, is.Equal(tier.PaidPath, "reused"))
+	assert.Check(t, tier.ReusedCheckURL != "")
+	assert.Assert(t, is.Len(res.Pods, 1))
+	assert.Check(t, is.Equal(res.Pods[0].Tier, "ada"))
+	assert.Check(t, is.Len(s.cloud.RunPod.Pods(), 1), "the reused tier paid for nothing")
+}
+
+// A host-fault re-run provisions the lost pod's tier once more, away from
+// the data center its GPU type was lost in, within the ceiling with every
+// earlier pod, numbering after the first provisioning's candidates.
+func TestRunLaneRerunAvoidsTheLostHost(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a5000))}, func(c *config.Config) {
+		c.GPUTiers = []config.GPUTier{{Name: "ampere", GPUIDs: []string{a4000, a5000}}}
+		c.MaxPriceCandidates, c.MaxProvisionAttempts = 2, 3
+	})
+	first, err := s.runLane(t, LaneRequest{})
+	assert.NilError(t, err)
+	assert.Assert(t, is.Len(first.Pods, 1))
+	lost := first.Pods[0]
+	assert.Check(t, is.Equal(lost.GPUType, a4000))
+	fault := lanetiers.HostFault{Tier: "", PodID: lost.PodID, GPUType: lost.GPUType, DataCenter: lost.DataCenter, Kind: lanetiers.FaultRuntimeLost, Detail: "runtime null"}
+
+	again, err := s.runLane(t, LaneRequest{Previous: &first.Record, HostFaults: []lanetiers.HostFault{fault}})
+	assert.NilError(t, err)
+	assert.Assert(t, is.Len(again.Pods, 1))
+	pod := again.Pods[0]
+	assert.Check(t, is.Equal(pod.GPUType, a5000), "not the lost GPU type in its data center")
+	assert.Check(t, pod.Rerun)
+	tier, _ := again.Record.Tier("")
+	assert.Check(t, is.Len(tier.Lost, 1))
+	assert.Check(t, is.Equal(tier.Pod.PodID, pod.PodID))
+	assert.Check(t, again.Record.CommittedUSD > first.Record.CommittedUSD)
+	_, _, n, ok := ownership.ParsePodName(s.cloud.RunPod.Pods()[1].Name)
+	assert.Check(t, ok && n > first.Record.NextCandidate-1, "candidate %d numbered after the first provisioning's", n)
+
+	// A re-run's pod lost again is not re-run a second time.
+	fault2 := lanetiers.HostFault{Tier: "", PodID: pod.PodID, GPUType: pod.GPUType, DataCenter: pod.DataCenter, Kind: lanetiers.FaultVanished, Detail: "gone", Rerun: true}
+	third, err := s.runLane(t, LaneRequest{Previous: &again.Record, HostFaults: []lanetiers.HostFault{fault2}})
+	assert.NilError(t, err)
+	assert.Check(t, is.Len(third.Pods, 0))
+	assert.Check(t, is.Contains(third.NoRerun[""], "a lane re-runs a tier once"))
+	assert.Check(t, is.Len(s.cloud.RunPod.Pods(), 2))
+	tier, _ = third.Record.Tier("")
+	assert.Check(t, is.Len(tier.Lost, 2), "the second lost pod is on the record, for cleanup and the gate")
+}
+
+// The re-run counts the lane's earlier pods against the ceiling: with room
+// for one pod's worst case only, the lost pod's commitment leaves none.
+func TestRunLaneRerunStaysWithinTheCeiling(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a5000))}, func(c *config.Config) {
+		c.GPUTiers = []config.GPUTier{{Name: "ampere", GPUIDs: []string{a4000, a5000}}}
+		c.MaxPriceCandidates, c.MaxProvisionAttempts = 2, 3
+		ceiling := 0.4
+		c.MaxRunSpendUSD = &ceiling
+	})
+	first, err := s.runLane(t, LaneRequest{})
+	assert.NilError(t, err)
+	lost := first.Pods[0]
+	fault := lanetiers.HostFault{PodID: lost.PodID, GPUType: lost.GPUType, DataCenter: lost.DataCenter, Kind: lanetiers.FaultExited, Detail: "EXITED"}
+	again, err := s.runLane(t, LaneRequest{Previous: &first.Record, HostFaults: []lanetiers.HostFault{fault}})
+	assert.ErrorContains(t, err, "max_run_spend_usd $0.40")
+	assert.Check(t, is.Len(again.Pods, 0))
+	assert.Check(t, is.Len(s.cloud.RunPod.Pods(), 1), "no re-run pod past the ceiling")
+	tier, _ := again.Record.Tier("")
+	assert.Check(t, is.Contains(tier.Error, "the lane's other pods at their worst case"))
+}
+
+// The avoiding ranker pins a candidate of the lost GPU type to its other
+// stocked data centers and drops it when there is none; other types stay.
+func TestAvoidingPinsOrDrops(t *testing.T) {
+	in := testPlanInput()
+	lost := []lanetiers.HostFault{{GPUType: a4000, DataCenter: "US-TX-3"}, {GPUType: l4, DataCenter: "US-TX-3"}}
+	cands := []plan.Candidate{{GPUID: a4000, Cloud: "SECURE"}, {GPUID: l4, Cloud: "SECURE"}, {GPUID: a5000, Cloud: "SECURE"}}
+	got := avoiding(nil, lost)(in, cands)
+	assert.Assert(t, is.Len(got, 2))
+	assert.Check(t, is.Equal(got[0].GPUID, a4000))
+	assert.Check(t, is.DeepEqual(got[0].DataCenterIDs, []string{"EU-RO-1"}))
+	assert.Check(t, is.Equal(got[1].GPUID, a5000), "the L4 had stock only where it was lost")
+	assert.Check(t, got[1].DataCenterIDs == nil)
+}
+
+func testPlanInput() plan.Input {
+	stock := func(ids ...string) []plan.DataCenterStock {
+		var out []plan.DataCenterStock
+		for _, id := range ids {
+			out = append(out, plan.DataCenterStock{ID: id, Availability: "HIGH"})
+		}
+		return out
+	}
+	return plan.Input{Offers: []plan.Offer{
+		{GPUID: a4000, Cloud: "SECURE", PricePerHour: 0.25, DataCenters: append(stock("US-TX-3", "EU-RO-1"), plan.DataCenterStock{ID: "CA-MTL-1", Availability: "NONE"})},
+		{GPUID: l4, Cloud: "SECURE", PricePerHour: 0.43, DataCenters: stock("US-TX-3")},
+	}}
+}
