@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/http"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/config"
@@ -57,8 +58,13 @@ type sim struct {
 	cfg    *config.Config
 	cloud  *cloud.Cloud
 	clock  *simclock.Virtual
-	deps   provision.Deps
-	runID  int64
+	http   *http.Client // to the cloud's handlers, in process
+	// ops is the simulation's own client pair (ending jobs), not the lane's.
+	ops struct {
+		runpod *runpod.Client
+		gh     *ghapi.Client
+	}
+	runID int64
 	// jobs is what accepted pods cost while their GPU job ran, by pod id:
 	// the pod is deleted the moment it is accepted (the next ref's plan does
 	// not wait for it) and its job time is billed here instead.
@@ -86,19 +92,19 @@ func runPolicy(ctx context.Context, s Scenario, fleet Fleet, refs []ref, p Polic
 	}
 	defer c.Close()
 	h.proof = cloud.NewProofModel(clock, c.GitHub)
-
-	rpPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep), reqpolicy.WithJitter(func() float64 { return 0.5 }))
-	ghPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep), reqpolicy.WithClassifier(ghapi.RateLimitClassifier(clock)))
-	gh, err := ghapi.New(ctx, ghapi.Options{BaseURL: c.GitHubURL, Token: cloud.GitHubToken, Owner: cloud.Owner, Repo: cloud.RepoName, Policy: ghPolicy})
+	sm := &sim{s: s, policy: p, cfg: cfg, cloud: c, clock: clock, runID: 1000, jobs: map[string]float64{}, machines: h.machines,
+		res: Result{Policy: p.Name, Summary: p.Summary},
+	}
+	tr, err := newInProcess(c)
 	if err != nil {
 		return Result{}, err
 	}
-	sm := &sim{s: s, policy: p, cfg: cfg, cloud: c, clock: clock, runID: 1000, jobs: map[string]float64{}, machines: h.machines,
-		deps: provision.Deps{
-			RunPod: runpod.New(c.RunPodURL, cloud.RunPodKey, runpod.WithPolicy(rpPolicy)),
-			GitHub: gh, Images: pinned{}, Policy: rpPolicy, Observer: quiet{},
-		},
-		res: Result{Policy: p.Name, Summary: p.Summary},
+	sm.http = &http.Client{Transport: tr}
+	opsPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep), reqpolicy.WithJitter(func() float64 { return 0.5 }))
+	sm.ops.runpod = runpod.New(c.RunPodURL, cloud.RunPodKey, runpod.WithPolicy(opsPolicy), runpod.WithHTTPClient(sm.http))
+	if sm.ops.gh, err = ghapi.New(ctx, ghapi.Options{BaseURL: c.GitHubURL, Token: cloud.GitHubToken, Owner: cloud.Owner, Repo: cloud.RepoName,
+		Policy: opsPolicy, HTTPClient: sm.http}); err != nil {
+		return Result{}, err
 	}
 	sm.churn(fleet)
 	for _, r := range refs {
@@ -149,7 +155,11 @@ func (sm *sim) provision(ctx context.Context) (*provision.Accepted, error) {
 	if sm.policy.Reputation {
 		req.Reputation = &sm.record
 	}
-	res, err := provision.Run(ctx, sm.deps, req)
+	deps, err := sm.lane(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := provision.Run(ctx, deps, req)
 	sm.res.Runs++
 	if err := sm.remember(res.Attempts); err != nil {
 		return nil, err
@@ -194,9 +204,42 @@ func (sm *sim) remember(attempts []cost.Attempt) error {
 	return nil
 }
 
-// release deletes an accepted pod: its job is billed from the ledger.
+// lane is what one lane run starts with: its own request policies and
+// clients, as each run of the action is a new process. (One set for the
+// whole replay would also hold every runner config ever minted as a secret
+// to redact, which a real run never does.)
+func (sm *sim) lane(ctx context.Context) (provision.Deps, error) {
+	clock := sm.clock
+	rpPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep), reqpolicy.WithJitter(func() float64 { return 0.5 }))
+	ghPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep), reqpolicy.WithClassifier(ghapi.RateLimitClassifier(clock)))
+	gh, err := ghapi.New(ctx, ghapi.Options{BaseURL: sm.cloud.GitHubURL, Token: cloud.GitHubToken, Owner: cloud.Owner, Repo: cloud.RepoName,
+		Policy: ghPolicy, HTTPClient: sm.http})
+	if err != nil {
+		return provision.Deps{}, err
+	}
+	return provision.Deps{
+		RunPod: runpod.New(sm.cloud.RunPodURL, cloud.RunPodKey, runpod.WithPolicy(rpPolicy), runpod.WithHTTPClient(sm.http)),
+		GitHub: gh, Images: pinned{}, Policy: rpPolicy, Observer: quiet{},
+	}, nil
+}
+
+// release ends an accepted pod's GPU job: its ephemeral runner leaves the
+// registry, as a JIT runner does after its one job, and the pod is deleted
+// (its job is billed from the ledger).
 func (sm *sim) release(ctx context.Context, podID string) error {
-	return sm.deps.RunPod.DeletePod(ctx, podID)
+	p, err := sm.cloud.RunPod.Pod(podID)
+	if err != nil {
+		return err
+	}
+	label := p.Env["RUNPOD_GPU_RUNNER_LABEL"]
+	for _, r := range sm.cloud.GitHub.Runners() {
+		if r.Name == label {
+			if err := sm.ops.gh.DeleteRunner(ctx, r.ID, ghapi.ScopeRepo); err != nil {
+				return err
+			}
+		}
+	}
+	return sm.ops.runpod.DeletePod(ctx, podID)
 }
 
 // bill totals every pod from its creation to its confirmed deletion, per
