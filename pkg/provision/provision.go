@@ -227,6 +227,9 @@ type run struct {
 	uncertain []string
 	// retriedCreate is set when the current candidate's pod came from a retried create.
 	retriedCreate bool
+	// reputation is the estimator of the request's record, once the plan
+	// ranked by it (nil without evidence): it holds machines bad.
+	reputation *reputation.Estimator
 }
 
 // Run provisions one pod. On ctx cancellation (SIGTERM) it deletes every pod

@@ -21,6 +21,7 @@ type watchResult struct {
 	wrongGPU   bool // RunPod placed another GPU than the reviewed one requested
 	overSpend  bool // the price RunPod bills could take the run past max_run_spend_usd
 	taken      bool // the runner was busy with a job before the GPU job was even queued
+	screened   bool // placed on a machine the reputation holds bad: deleted before its proof
 	reason     string
 	// hostFailed: the pod never delivered a runner through its host's fault —
 	// it ended or lost its runtime while starting, or missed the startup

@@ -1,8 +1,10 @@
-// Package reputation learns which (GPU type, data center) pairs deliver
-// working runners from the evidence the lane already keeps — each attempt's
-// GPU, data center, driver, proof outcome and paid seconds — and ranks plan
-// candidates by expected cost to a working runner, pinning creates to good
-// data centers and quarantining pairs that failed repeatedly for a window.
+// Package reputation learns which (GPU type, data center) pairs and which
+// machines deliver working runners from the evidence the lane already keeps
+// — each attempt's GPU, data center, machine, driver, proof outcome and paid
+// seconds — and ranks plan candidates by expected cost to a working runner,
+// pinning creates to good data centers, quarantining pairs that failed
+// repeatedly for a window, and holding bad machines: no create can exclude a
+// machine, so provision deletes a pod placed on one before its proof.
 //
 // With no evidence it changes nothing: the plan is the seed's. It never adds
 // a GPU type or widens a placement: the reviewed allowlist and the
@@ -27,14 +29,17 @@ const MaxObservations = 2000
 
 // Observation is one created pod's evidence.
 type Observation struct {
-	At           time.Time `json:"at"`               // when the attempt ended
-	GPU          string    `json:"gpu"`              // RunPod GPU type id
-	DataCenter   string    `json:"dataCenter"`       // where RunPod placed the pod
-	Cloud        string    `json:"cloud,omitempty"`  // SECURE or COMMUNITY
-	Driver       string    `json:"driver,omitempty"` // the host's CUDA level, when known
-	OK           bool      `json:"ok"`               // the proof passed and the runner came online
-	Seconds      int64     `json:"seconds"`          // paid seconds of the attempt
-	PricePerHour float64   `json:"pricePerHour,omitempty"`
+	At         time.Time `json:"at"`         // when the attempt ended
+	GPU        string    `json:"gpu"`        // RunPod GPU type id
+	DataCenter string    `json:"dataCenter"` // where RunPod placed the pod
+	// Machine is RunPod's id of the machine the pod ran on (its machineId);
+	// "" in records written before attempts carried it, or when unknown.
+	Machine      string  `json:"machine,omitempty"`
+	Cloud        string  `json:"cloud,omitempty"`  // SECURE or COMMUNITY
+	Driver       string  `json:"driver,omitempty"` // the host's CUDA level, when known
+	OK           bool    `json:"ok"`               // the proof passed and the runner came online
+	Seconds      int64   `json:"seconds"`          // paid seconds of the attempt
+	PricePerHour float64 `json:"pricePerHour,omitempty"`
 }
 
 // Record is the evidence a lane keeps between runs, oldest first.
