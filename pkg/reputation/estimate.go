@@ -45,7 +45,7 @@ type Params struct {
 // DefaultParams are the lane's defaults.
 var DefaultParams = Params{
 	HalfLife: 72 * time.Hour, PriorFailure: 0.1, PriorWeight: 2, Avoid: 0.3,
-	QuarantineAfter: 2, QuarantineFor: 36 * time.Hour,
+	QuarantineAfter: 2, QuarantineFor: 12 * time.Hour,
 	RunTime: 15 * time.Minute, FailTime: 4 * time.Minute,
 	MachineHold: 7 * 24 * time.Hour, ScreenTime: time.Minute,
 }
