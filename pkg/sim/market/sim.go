@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/config"
@@ -14,7 +15,6 @@ import (
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/provision"
-	"github.com/org/runpod-gpu/pkg/reputation"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
@@ -31,24 +31,64 @@ const (
 // Run measures each policy on its own copy of the scenario's market with
 // the scenario's workload and returns one result per policy, in order.
 func Run(ctx context.Context, s Scenario, policies []Policy) (Report, error) {
-	s, err := s.withDefaults()
+	reps, err := RunAll(ctx, []Scenario{s}, policies, 1)
 	if err != nil {
 		return Report{}, err
 	}
-	fleet, err := NewFleet(s)
-	if err != nil {
-		return Report{}, err
-	}
-	refs := workload(s)
-	rep := Report{Scenario: s, Machines: len(fleet.Machines), BadShare: fleet.BadShare(), Refs: len(refs)}
-	for _, p := range policies {
-		res, err := runPolicy(ctx, s, fleet, refs, p)
+	return reps[0], nil
+}
+
+// RunAll runs every scenario under every policy, workers policy runs at a
+// time (each on its own simulated cloud and clock, so the results are the
+// same whatever the number), and returns one report per scenario, in order.
+func RunAll(ctx context.Context, scenarios []Scenario, policies []Policy, workers int) ([]Report, error) {
+	type job struct{ scenario, policy int }
+	reps := make([]Report, len(scenarios))
+	fleets := make([]Fleet, len(scenarios))
+	refs := make([][]ref, len(scenarios))
+	var jobs []job
+	for i, s := range scenarios {
+		s, err := s.withDefaults()
 		if err != nil {
-			return rep, fmt.Errorf("policy %s: %w", p.Name, err)
+			return nil, err
 		}
-		rep.Results = append(rep.Results, res)
+		if fleets[i], err = NewFleet(s); err != nil {
+			return nil, err
+		}
+		refs[i] = workload(s)
+		measured := 0
+		for _, r := range refs[i] {
+			if !r.Warm {
+				measured++
+			}
+		}
+		reps[i] = Report{Scenario: s, Machines: len(fleets[i].Machines), BadShare: fleets[i].BadShare(), Refs: measured,
+			Results: make([]Result, len(policies))}
+		for j := range policies {
+			jobs = append(jobs, job{i, j})
+		}
 	}
-	return rep, nil
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range max(workers, 1) {
+		wg.Go(func() {
+			for k := range next {
+				j := jobs[k]
+				res, err := runPolicy(ctx, reps[j.scenario].Scenario, fleets[j.scenario], refs[j.scenario], policies[j.policy])
+				reps[j.scenario].Results[j.policy], errs[k] = res, err
+				if err != nil {
+					errs[k] = fmt.Errorf("%s, policy %s: %w", reps[j.scenario].Title(), policies[j.policy].Name, err)
+				}
+			}
+		})
+	}
+	for k := range jobs {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	return reps, errors.Join(errs...)
 }
 
 // sim is one policy's run: its own cloud, clients and ledger.
@@ -69,10 +109,14 @@ type sim struct {
 	// the pod is deleted the moment it is accepted (the next ref's plan does
 	// not wait for it) and its job time is billed here instead.
 	jobs map[string]float64
-	// record is the reputation evidence of the policy's own runs, as the
-	// lane's history keeps it; only a Reputation policy reads it.
-	record   reputation.Record
-	machines map[string]Machine // by host id, for each pod's driver
+	// evidence is what the policy's own runs left in the lane's history and
+	// the daily record it publishes; only a Reputation policy reads it.
+	evidence *evidence
+	// warm is set while a warm-up ref runs; warmPods are its pods, left
+	// out of the bill.
+	warm     bool
+	warmPods map[string]bool
+	machines map[string]Machine // by host id: where the waste went
 	res      Result
 }
 
@@ -82,7 +126,7 @@ func runPolicy(ctx context.Context, s Scenario, fleet Fleet, refs []ref, p Polic
 	if err := cfg.Validate(); err != nil {
 		return Result{}, fmt.Errorf("configuration: %w", err)
 	}
-	clock := simclock.NewVirtual(s.Start)
+	clock := simclock.NewVirtual(s.Start.Add(-s.WarmUp))
 	h := newHosts(clock, s.Seed, fleet)
 	m := fleet.Market()
 	c, err := cloud.Start(cloud.Options{Seed: s.Seed, Clock: clock, Market: &m, Hosts: h,
@@ -93,9 +137,10 @@ func runPolicy(ctx context.Context, s Scenario, fleet Fleet, refs []ref, p Polic
 	defer c.Close()
 	h.proof = cloud.NewProofModel(clock, c.GitHub)
 	sm := &sim{s: s, policy: p, cfg: cfg, cloud: c, clock: clock, runID: 1000, jobs: map[string]float64{}, machines: h.machines,
+		evidence: newEvidence(clock.Now(), s.InstantRecord, s.NoMachines), warmPods: map[string]bool{},
 		res: Result{Policy: p.Name, Summary: p.Summary},
 	}
-	tr, err := newInProcess(c)
+	tr, err := newInProcess(c, clock)
 	if err != nil {
 		return Result{}, err
 	}
@@ -127,6 +172,11 @@ func runPolicy(ctx context.Context, s Scenario, fleet Fleet, refs []ref, p Polic
 // waiting one, which starts after the first: it reuses a passed gate (no
 // pod) or, after a run that ended with no pod, provisions once more.
 func (sm *sim) test(ctx context.Context, r ref) error {
+	if r.Warm { // run as any other, counted in a result thrown away
+		counted := sm.res
+		sm.res, sm.warm = Result{}, true
+		defer func() { sm.res, sm.warm = counted, false }()
+	}
 	sm.res.Refs++
 	for delivery := 1; delivery <= min(deliveriesPerRef, 2); delivery++ {
 		accepted, err := sm.provision(ctx)
@@ -153,7 +203,7 @@ func (sm *sim) provision(ctx context.Context) (*provision.Accepted, error) {
 		ProofURL: sm.cloud.ProofURL, ProofSHA256: sm.cloud.ProofSHA256,
 	}
 	if sm.policy.Reputation {
-		req.Reputation = &sm.record
+		req.Reputation = sm.evidence.record(sm.clock.Now())
 	}
 	deps, err := sm.lane(ctx)
 	if err != nil {
@@ -161,8 +211,11 @@ func (sm *sim) provision(ctx context.Context) (*provision.Accepted, error) {
 	}
 	res, err := provision.Run(ctx, deps, req)
 	sm.res.Runs++
-	if err := sm.remember(res.Attempts); err != nil {
-		return nil, err
+	sm.evidence.add(res.Attempts)
+	for _, a := range res.Attempts {
+		if sm.warm && a.PodID != "" {
+			sm.warmPods[a.PodID] = true
+		}
 	}
 	for _, a := range res.Attempts {
 		switch a.Outcome {
@@ -180,28 +233,6 @@ func (sm *sim) provision(ctx context.Context) (*provision.Accepted, error) {
 		}
 	}
 	return res.Accepted, nil
-}
-
-// remember keeps each created pod's evidence — GPU, data center, driver,
-// outcome and paid seconds — as the lane's history does.
-func (sm *sim) remember(attempts []cost.Attempt) error {
-	now := sm.clock.Now()
-	for _, a := range attempts {
-		if a.PodID == "" {
-			continue
-		}
-		p, err := sm.cloud.RunPod.Pod(a.PodID)
-		if err != nil {
-			return err
-		}
-		secs, _ := p.BilledFromCreation(now)
-		sm.record.Add(reputation.Observation{
-			At: now, GPU: p.GPUTypeID, DataCenter: p.DataCenterID, Cloud: p.Cloud,
-			Driver: sm.machines[p.HostID].Profile.DriverCUDA, OK: a.Outcome == cost.OutcomeAccepted,
-			Seconds: secs, PricePerHour: p.HourlyPrice,
-		})
-	}
-	return nil
 }
 
 // lane is what one lane run starts with: its own request policies and
@@ -247,14 +278,23 @@ func (sm *sim) release(ctx context.Context, podID string) error {
 func (sm *sim) bill() {
 	now := sm.clock.Now()
 	for _, p := range sm.cloud.RunPod.Pods() {
+		if sm.warmPods[p.ID] {
+			continue
+		}
 		_, usd := p.BilledFromCreation(now)
 		sm.res.Pods++
 		sm.res.Dollars += usd
 		if job, ok := sm.jobs[p.ID]; ok {
 			sm.res.Dollars += job
-		} else {
-			sm.res.Wasted += usd
+			continue
 		}
+		sm.res.Wasted += usd
+		if sm.res.WasteByFault == nil {
+			sm.res.WasteByFault = map[Fault]float64{}
+			sm.res.RejectedOn = map[string]int{}
+		}
+		sm.res.WasteByFault[sm.machines[p.HostID].Fault] += usd
+		sm.res.RejectedOn[p.HostID]++
 	}
 }
 
@@ -266,7 +306,8 @@ func (sm *sim) churn(fleet Fleet) {
 	var stock func(k uint64)
 	stock = func(k uint64) {
 		r := rand.New(rand.NewPCG(sm.s.Seed, 0x73746f636b00+k)) // "stock"
-		at := sm.s.Start.Add(time.Duration(k) * stockTick)
+		// The clock starts with the warm-up.
+		at := sm.s.Start.Add(time.Duration(k)*stockTick - sm.s.WarmUp)
 		hour := float64(at.Hour()) + float64(at.Minute())/60
 		load := 0.55 + 0.3*math.Sin(2*math.Pi*(hour-9)/24)
 		busy := make(map[string]int, len(fleet.Machines))

@@ -4,34 +4,49 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"time"
 
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
+	"github.com/org/runpod-gpu/pkg/sim/simclock"
 )
+
+// APILatency is how long every request to RunPod or GitHub takes in the
+// simulation's virtual time, from sending it to its answer: a pod is billed
+// from its create's arrival, so a pod deleted at once still pays for the
+// requests between (create, a read, the deletion and its confirmation).
+const APILatency = 500 * time.Millisecond
 
 // inProcess carries the lane's requests to the simulated cloud's handlers
 // without sockets: the same clients, request policies, handlers and contract
 // checks as over loopback HTTP, without the system calls and connection
-// handling that would otherwise take a third of a replay's time. Hosts it
-// does not know go out through http.DefaultTransport.
-type inProcess map[string]http.Handler // by host:port
+// handling that would otherwise take a third of a replay's time. Each
+// request takes APILatency of virtual time, half on the way there and half
+// on the way back. Hosts it does not know go out through
+// http.DefaultTransport.
+type inProcess struct {
+	handlers map[string]http.Handler // by host:port
+	clock    *simclock.Virtual
+}
 
-func newInProcess(c *cloud.Cloud) (inProcess, error) {
-	t := inProcess{}
+func newInProcess(c *cloud.Cloud, clock *simclock.Virtual) (*inProcess, error) {
+	t := &inProcess{handlers: map[string]http.Handler{}, clock: clock}
 	for raw, h := range map[string]http.Handler{c.RunPodURL: c.RunPod, c.GitHubURL: c.GitHub} {
 		u, err := url.Parse(raw)
 		if err != nil {
 			return nil, err
 		}
-		t[u.Host] = h
+		t.handlers[u.Host] = h
 	}
 	return t, nil
 }
 
-func (t inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
-	h := t[req.URL.Host]
+func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
+	h := t.handlers[req.URL.Host]
 	if h == nil {
 		return http.DefaultTransport.RoundTrip(req)
 	}
+	t.clock.Advance(APILatency / 2)
+	defer t.clock.Advance(APILatency / 2)
 	in := req.Clone(req.Context())
 	in.RequestURI = req.URL.RequestURI()
 	in.RemoteAddr = "127.0.0.1:0"
