@@ -60,8 +60,12 @@ func (r *run) readMachine(ctx context.Context, podID string) string {
 	mctx, cancel := r.bound(ctx, MachineReadBudget)
 	defer cancel()
 	machine, err := reader.PodMachine(mctx, podID)
-	if err != nil {
+	switch {
+	case err != nil:
 		r.logf("pod %s: its machine could not be read (%v): recorded as unknown", podID, err)
+		return ""
+	case machine != "" && !reputation.ValidMachineID(machine):
+		r.logf("pod %s: RunPod named its machine %.80q, which is no machine id: recorded as unknown", podID, machine)
 		return ""
 	}
 	return machine

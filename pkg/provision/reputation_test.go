@@ -1,9 +1,12 @@
 package provision
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,4 +107,38 @@ func TestNoReputationReadsNoMachine(t *testing.T) {
 	res, err = s.run(t)
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(res.Attempts[0].Machine, "good1"))
+}
+
+// machineReader answers PodMachine with id or err; nothing else is called.
+type machineReader struct {
+	RunPod
+	id  string
+	err error
+}
+
+func (m machineReader) PodMachine(context.Context, string) (string, error) { return m.id, m.err }
+
+// What RunPod names the machine is outside data printed in the log: only a
+// machine id is kept, anything else (a newline, a workflow command) is an
+// unknown machine, and a failed read is one too.
+func TestReadMachineKeepsOnlyMachineIDs(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		reader machineReader
+		want   string
+		log    string
+	}{
+		{name: "a machine id", reader: machineReader{id: "m7xk2"}, want: "m7xk2"},
+		{name: "not one", reader: machineReader{id: "m1\n::warning::x"}, log: `RunPod named its machine "m1\n::warning::x", which is no machine id`},
+		{name: "a failed read", reader: machineReader{err: errors.New("boom")}, log: "its machine could not be read (boom): recorded as unknown"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, obs := unitRun(t, nil)
+			r.deps.RunPod = tc.reader
+			r.req.Reputation = &reputation.Record{}
+			assert.Check(t, is.Equal(r.readMachine(context.Background(), "pod1"), tc.want))
+			assert.Check(t, is.Contains(obs.log(), tc.log))
+			assert.Check(t, !strings.Contains(obs.log(), "\n::warning"), "no workflow command reaches the log")
+		})
+	}
 }

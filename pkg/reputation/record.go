@@ -59,6 +59,25 @@ func (r *Record) Add(obs ...Observation) {
 	}
 }
 
+// maxMachineID bounds a machine id: RunPod's are a dozen characters.
+const maxMachineID = 64
+
+// ValidMachineID reports whether id looks like RunPod's machine id: 1 to 64
+// letters, digits, '.', '_' or '-'. A machine id is printed in the lane's
+// log and compared, never run: anything else (a newline, a workflow command)
+// is not one.
+func ValidMachineID(id string) bool {
+	if id == "" || len(id) > maxMachineID {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // Parse reads a record and checks every observation, naming the first bad
 // one and what is expected of it.
 func Parse(b []byte) (Record, error) {
@@ -83,6 +102,9 @@ func Parse(b []byte) (Record, error) {
 			return Record{}, fmt.Errorf("reputation record: observation %d (%s in %s): seconds %d; want 0 or more", i, o.GPU, o.DataCenter, o.Seconds)
 		case o.PricePerHour < 0:
 			return Record{}, fmt.Errorf("reputation record: observation %d (%s in %s): pricePerHour %v; want 0 or more", i, o.GPU, o.DataCenter, o.PricePerHour)
+		case o.Machine != "" && !ValidMachineID(o.Machine):
+			return Record{}, fmt.Errorf("reputation record: observation %d (%s in %s): machine %q; want RunPod's machine id (letters, digits, '.', '_' or '-', at most %d)",
+				i, o.GPU, o.DataCenter, o.Machine, maxMachineID)
 		}
 	}
 	slices.SortStableFunc(r.Observations, func(a, b Observation) int { return a.At.Compare(b.At) })

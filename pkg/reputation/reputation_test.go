@@ -208,6 +208,8 @@ func TestParseRejectsBadRecords(t *testing.T) {
 		{"no gpu", `{"version":1,"observations":[{"at":"2026-03-01T00:00:00Z","dataCenter":"EU-RO-1","ok":true,"seconds":1}]}`, `"gpu" is empty`},
 		{"no data center", `{"version":1,"observations":[{"at":"2026-03-01T00:00:00Z","gpu":"g","ok":true,"seconds":1}]}`, `"dataCenter" is empty`},
 		{"negative seconds", `{"version":1,"observations":[{"at":"2026-03-01T00:00:00Z","gpu":"g","dataCenter":"X","ok":true,"seconds":-1}]}`, "seconds -1; want 0 or more"},
+		{"a machine id that is not one", `{"version":1,"observations":[{"at":"2026-03-01T00:00:00Z","gpu":"g","dataCenter":"X","machine":"m1\n::warning::x","ok":true,"seconds":1}]}`,
+			`machine "m1\n::warning::x"; want RunPod's machine id`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
