@@ -16,7 +16,7 @@ import (
 // no more runs that ended with no pod) and the least waste reduction, and
 // fails when the README's sweep block is not what it printed: regenerate it
 // with `go run ./pkg/cmd/market -readme README.md`. -v prints the table.
-// About 9 minutes of CPU; two workers halve the wall time.
+// About 13 minutes of CPU; one worker per core (10 minutes on two busy ones).
 //
 //	go test ./pkg/sim/market -run '^$' -bench MarketSweep -benchtime 1x -v
 func BenchmarkMarketSweep(b *testing.B) {
