@@ -46,6 +46,7 @@ type Attempt struct {
 	Cloud      string // SECURE or COMMUNITY
 	DataCenter string // e.g. EU-RO-1
 	Driver     string // the host's CUDA level (the record's cudaVersion)
+	Machine    string // RunPod's id of the machine (GraphQL's machineId); "" when not read
 	// Host is what the attempt showed about the host; "" when nothing (see HostVerdict).
 	Host HostVerdict
 	At   time.Time // when the attempt ended; zero in older records
@@ -83,6 +84,7 @@ type attemptJSON struct {
 	Cloud      string      `json:"cloud,omitempty"`
 	DataCenter string      `json:"dataCenter,omitempty"`
 	Driver     string      `json:"driver,omitempty"`
+	Machine    string      `json:"machine,omitempty"`
 	Host       HostVerdict `json:"host,omitempty"`
 	At         time.Time   `json:"at,omitzero"`
 }
@@ -92,7 +94,7 @@ func (a Attempt) MarshalJSON() ([]byte, error) {
 	return json.Marshal(attemptJSON{
 		Number: a.Number, Candidate: a.Candidate, GPU: a.GPU, PodID: a.PodID, Price: a.Price,
 		Outcome: a.Outcome, Reason: a.Reason, Seconds: a.Seconds, Dollars: a.Dollars(),
-		Cloud: a.Cloud, DataCenter: a.DataCenter, Driver: a.Driver, Host: a.Host, At: a.At,
+		Cloud: a.Cloud, DataCenter: a.DataCenter, Driver: a.Driver, Machine: a.Machine, Host: a.Host, At: a.At,
 	})
 }
 
@@ -106,7 +108,7 @@ func (a *Attempt) UnmarshalJSON(b []byte) error {
 	out := Attempt{
 		Number: in.Number, Candidate: in.Candidate, GPU: in.GPU, PodID: in.PodID, Price: in.Price,
 		Outcome: in.Outcome, Reason: in.Reason, Seconds: in.Seconds,
-		Cloud: in.Cloud, DataCenter: in.DataCenter, Driver: in.Driver, Host: in.Host, At: in.At,
+		Cloud: in.Cloud, DataCenter: in.DataCenter, Driver: in.Driver, Machine: in.Machine, Host: in.Host, At: in.At,
 	}
 	if err := out.Validate(); err != nil {
 		return err

@@ -55,6 +55,7 @@ type Pod struct {
 	Cloud      string           `json:"cloud,omitempty"`
 	DataCenter string           `json:"dataCenter,omitempty"`
 	Driver     string           `json:"driver,omitempty"`
+	Machine    string           `json:"machine,omitempty"` // RunPod's machine id, from provision's attempt record
 	Host       cost.HostVerdict `json:"host,omitempty"`
 	At         time.Time        `json:"at,omitzero"` // when its attempt ended; zero when unknown
 	// DuplicateOf names the attempt that already counted this pod id; the
@@ -424,7 +425,7 @@ func attemptPod(l loggedAttempt, lastLog wire.Time) Pod {
 func attemptPodOf(att cost.Attempt, src Source) Pod {
 	p := Pod{ID: att.PodID, GPU: att.GPU, Candidate: att.Candidate, Outcome: att.Outcome, Reason: att.Reason,
 		Price: att.Price, Seconds: att.Seconds, Dollars: att.Dollars(), Source: src, Stages: []cost.Stage{}, Notes: []string{},
-		Cloud: att.Cloud, DataCenter: att.DataCenter, Driver: att.Driver, Host: att.Host, At: att.At}
+		Cloud: att.Cloud, DataCenter: att.DataCenter, Driver: att.Driver, Machine: att.Machine, Host: att.Host, At: att.At}
 	if !p.Dollars.Known {
 		p.Notes = append(p.Notes, fmt.Sprintf("cost unknown (paid seconds %s, price %s)", att.Seconds, att.Price))
 	}
@@ -435,7 +436,7 @@ func attemptPodOf(att cost.Attempt, src Source) Pod {
 func fillIdentity(p, other Pod) Pod {
 	for _, f := range []struct{ dst, src *string }{
 		{&p.GPU, &other.GPU}, {&p.Candidate, &other.Candidate}, {&p.Tier, &other.Tier}, {&p.Reason, &other.Reason},
-		{&p.Cloud, &other.Cloud}, {&p.DataCenter, &other.DataCenter}, {&p.Driver, &other.Driver},
+		{&p.Cloud, &other.Cloud}, {&p.DataCenter, &other.DataCenter}, {&p.Driver, &other.Driver}, {&p.Machine, &other.Machine},
 		{(*string)(&p.Host), (*string)(&other.Host)},
 	} {
 		if *f.dst == "" {

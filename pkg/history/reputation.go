@@ -23,7 +23,8 @@ type ReputationStats struct {
 
 // Reputation builds the lane's reputation record from the report's pods, one
 // observation per pod counted once (duplicates left out): its GPU, where it
-// ran, whether its host worked, its paid seconds and price, and when.
+// ran (data center and, when provision read it, machine), whether its host
+// worked, its paid seconds and price, and when.
 //
 // A pod whose data center is unknown is left out rather than pooled as
 // evidence about its GPU type everywhere: the estimator already pools each
@@ -58,7 +59,7 @@ func (r *Report) Reputation() (reputation.Record, ReputationStats) {
 				continue
 			}
 			o := reputation.Observation{At: p.At, GPU: p.GPU, DataCenter: p.DataCenter, Cloud: p.Cloud,
-				Driver: p.Driver, OK: p.Host == cost.HostWorked}
+				Driver: p.Driver, Machine: p.Machine, OK: p.Host == cost.HostWorked}
 			if o.At.IsZero() {
 				o.At = latest
 			}

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -136,4 +137,42 @@ func TestLostPodCountsAgainstItsHost(t *testing.T) {
 		byDC[o.DataCenter] = o.OK
 	}
 	assert.Check(t, is.DeepEqual(byDC, map[string]bool{"DC-LOST": false, "DC-OTHER": true}))
+}
+
+// The machine provision's attempt line names reaches the record: a cleanup
+// report of the accepted pod takes it from the attempt line of the same pod,
+// and the estimator holds a machine whose pods failed bad while its good
+// neighbours in the same data center keep their place.
+func TestReportReputationCarriesTheMachine(t *testing.T) {
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	report := Pod{ID: "p9", GPU: "A", Source: SourceArtifact, Host: cost.HostWorked}
+	line := Pod{ID: "p9", GPU: "A", Source: SourceAttemptLine, Machine: "m-good-1", DataCenter: "DC-X"}
+	assert.Check(t, is.Equal(fillIdentity(report, line).Machine, "m-good-1"))
+
+	on := func(id, machine string, v cost.HostVerdict, at time.Time) Pod {
+		p := repPod(id, "DC-X", v, at)
+		p.Machine = machine
+		return p
+	}
+	var pods []Pod
+	for i := range 6 {
+		at := now.Add(time.Duration(i-10) * time.Hour)
+		pods = append(pods, on(fmt.Sprintf("g%d", i), fmt.Sprintf("m-good-%d", i%2), cost.HostWorked, at),
+			on(fmt.Sprintf("b%d", i), "m-bad", cost.HostFailed, at.Add(time.Minute)))
+	}
+	rec, stats := summarize([]Attempt{repAttempt(1, now.Add(-11*time.Hour), pods...)}, nil).Reputation()
+	assert.Check(t, is.Equal(stats.Observations, 12))
+	data, err := rec.Marshal()
+	assert.NilError(t, err)
+	parsed, err := reputation.Parse(data)
+	assert.NilError(t, err)
+	e := reputation.New(parsed, now, reputation.DefaultParams)
+	bad, why := e.BadMachine("m-bad")
+	assert.Check(t, bad, "m-bad failed all 6 of its pods")
+	assert.Check(t, is.Contains(why, "failed 6 of its last 6 pods"))
+	good, _ := e.BadMachine("m-good-0")
+	assert.Check(t, !good)
+	est := e.Estimate(reputation.Pair{GPU: "A", Cloud: "SECURE", DataCenter: "DC-X"})
+	assert.Check(t, est.Failure < reputation.DefaultParams.Avoid, "the pair is judged by its other machines: %.3f", est.Failure)
+	assert.Check(t, is.Equal(fmt.Sprintf("%.2f", est.Screened), "0.50"), "half its placements landed on the held machine")
 }

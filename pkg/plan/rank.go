@@ -28,15 +28,7 @@ func (in Input) rank(cands []Candidate) []Candidate {
 	used := make([]bool, len(cands))
 	var out []Candidate
 	for _, c := range in.Rank(in, slices.Clone(given)) {
-		i := slices.IndexFunc(cands, func(o Candidate) bool { return o.GPUID == c.GPUID && o.Cloud == c.Cloud && o.Source == c.Source })
-		for i >= 0 && used[i] {
-			next := slices.IndexFunc(cands[i+1:], func(o Candidate) bool { return o.GPUID == c.GPUID && o.Cloud == c.Cloud && o.Source == c.Source })
-			if next < 0 {
-				i = -1
-				break
-			}
-			i += 1 + next
-		}
+		i := match(cands, used, c)
 		if i < 0 {
 			continue
 		}
@@ -53,6 +45,28 @@ func (in Input) rank(cands []Candidate) []Candidate {
 		out = append(out, orig)
 	}
 	return out
+}
+
+// match is the unused planned candidate the ranker's c stands for: the same
+// GPU type, cloud and source, and, among several (one per data center when
+// the plan is per data center), the one whose placement c keeps: its data
+// centers all among the planned one's. Without that, the first unused one of
+// the type; -1 when none is left.
+func match(cands []Candidate, used []bool, c Candidate) int {
+	first := -1
+	for i, o := range cands {
+		if used[i] || o.GPUID != c.GPUID || o.Cloud != c.Cloud || o.Source != c.Source {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		if len(o.DataCenterIDs) > 0 && len(c.DataCenterIDs) > 0 &&
+			!slices.ContainsFunc(c.DataCenterIDs, func(id string) bool { return !containsFold(o.DataCenterIDs, id) }) {
+			return i
+		}
+	}
+	return first
 }
 
 // uniqueFold drops repeated ids (case-insensitively), keeping the first.

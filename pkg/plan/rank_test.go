@@ -165,3 +165,27 @@ func TestRankerRepeatFindsALaterDuplicate(t *testing.T) {
 		"static-mixed-1 mixed GeForce RTX 4090 secure ?",
 	})
 }
+
+// With one candidate per data center, a ranker that puts one data center of
+// a type before another keeps that order: each ranked candidate stands for
+// the planned one of its data center, not for the first of its type (which
+// would undo every reordering within a type, and every reputation verdict
+// about a data center, in a lane that rents from the community cloud).
+func TestRankerReordersDataCentersOfOneType(t *testing.T) {
+	in := Input{
+		Tiers: []Tier{{Name: "ada", GPUIDs: []string{rtx4090}}, {Name: "ampere", GPUIDs: []string{a6000}}}, MaxPriceCandidates: 5, MaxAttempts: 5,
+		Offers: []Offer{
+			offer(rtx4090, 24, CloudSecure, 0.69, "HIGH", "EU-RO-1=HIGH", "US-TX-3=HIGH"),
+			offer(a6000, 48, CloudSecure, 0.69, "HIGH", "US-KS-2=HIGH"),
+		},
+		PerDataCenter: true,
+		Rank: func(_ Input, c []Candidate) []Candidate {
+			return []Candidate{c[1], c[2], c[0]} // EU-RO-1 last
+		},
+	}
+	assert.DeepEqual(t, describe(Build(in)), []string{
+		"live-1 ada GeForce RTX 4090 secure 0.69 @US-TX-3",
+		"live-2 ampere RTX A6000 secure 0.69 @US-KS-2",
+		"live-3 ada GeForce RTX 4090 secure 0.69 @EU-RO-1",
+	})
+}

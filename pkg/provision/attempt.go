@@ -27,6 +27,7 @@ const (
 	outcomeStartupFailure         // created, never online: counts toward the early stop
 	outcomeNoCapacity             // nothing created, nothing paid
 	outcomeLocal                  // the PR was labelled for local validation meanwhile: stop, nothing more paid
+	outcomeScreened               // placed on a machine the reputation holds bad: deleted before its proof (reputation.go)
 )
 
 // attempt tries one candidate. A returned error stops the whole run.
@@ -64,6 +65,10 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		return 0, r.fail(ErrStopped, err.Error())
 	}
 	createdAt := postAt
+	if why := r.screen(ctx, pod, &rec); why != "" { // reputation.go
+		return r.screenOut(ctx, pod, jit, &rec, listPrice, createdAt, done, why)
+	}
+
 	w := r.watch(ctx, pod, c, label, createdAt)
 	if pod, w = r.unlessForeign(ctx, pod, w, c, label, createdAt); pod == nil {
 		r.removeRunner(ctx, jit)
@@ -73,14 +78,7 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 	rec.PodID = pod.ID
 	// Where the pod ran: the watch's records, else the create's answer.
 	rec.Cloud, rec.DataCenter, rec.Driver = cmp.Or(w.cloud, pod.Cloud), cmp.Or(w.dataCenter, pod.DataCenterID), cmp.Or(w.driver, pod.CudaVersion)
-	if r.retriedCreate {
-		// A first create whose answer was lost may reach the pod list late;
-		// by the end of the watch it shows: never two live pods for one candidate.
-		r.retriedCreate = false
-		dctx, cancel := r.bound(context.WithoutCancel(ctx), CatalogBudget)
-		r.adoptDuplicates(dctx, pod.Name, pod.ID)
-		cancel()
-	}
+	r.dropLateDuplicates(ctx, pod)
 	if !w.start.IsZero() {
 		rec.Price = cost.FirstKnown(w.price, listPrice)
 	}
@@ -131,6 +129,19 @@ func (r *run) untrack(id string) {
 	}
 }
 
+// dropLateDuplicates deletes the other pod of a retried create: a first
+// create whose answer was lost may reach the pod list late; by the end of
+// the watch it shows: never two live pods for one candidate.
+func (r *run) dropLateDuplicates(ctx context.Context, pod *runpod.Pod) {
+	if !r.retriedCreate {
+		return
+	}
+	r.retriedCreate = false
+	dctx, cancel := r.bound(context.WithoutCancel(ctx), CatalogBudget)
+	r.adoptDuplicates(dctx, pod.Name, pod.ID)
+	cancel()
+}
+
 // attemptDone returns the end of c's attempt: it stamps rec with the outcome
 // and publishes it (the result, the observer, the log).
 func (r *run) attemptDone(c plan.Candidate, rec *cost.Attempt) func(o cost.Outcome, reason string) {
@@ -176,7 +187,7 @@ func (r *run) reject(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig,
 	// Rejected: delete at once (bounded), unless the pod is kept for debugging.
 	// A pod made obsolete by the PR (or by local validation), or one that is
 	// not the GPU that was reviewed, is deleted even in debug mode.
-	keep := r.req.KeepFailedPods && !w.obsolete && !w.local && !w.wrongGPU && !w.overSpend && !w.taken && ctx.Err() == nil
+	keep := r.req.KeepFailedPods && !w.obsolete && !w.local && !w.wrongGPU && !w.overSpend && !w.taken && !w.screened && ctx.Err() == nil
 	end := r.now()
 	if keep {
 		r.res.RetainedPodIDs = append(r.res.RetainedPodIDs, pod.ID)

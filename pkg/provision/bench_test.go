@@ -3,6 +3,7 @@ package provision
 import (
 	"context"
 	"fmt"
+	"github.com/org/runpod-gpu/pkg/reputation"
 	"net/http"
 	"testing"
 	"time"
@@ -79,6 +80,7 @@ func provisionManyOn(tb testing.TB, n int, hp hostProfile) []callStats {
 	stats := make([]callStats, 0, n)
 	for i := 0; i < n; i++ {
 		s.req.Owner.RunID = int64(100000 + i)
+		s.req.Reputation = &reputation.Record{} // the shipped lane always gives one (gpu-lane-authorize.yml)
 		created := s.clock.Now()
 		res, err := Run(context.Background(), s.deps, s.req)
 		if err != nil || res.Accepted == nil {

@@ -265,6 +265,9 @@ type run struct {
 	uncertain []string
 	// retriedCreate is set when the current candidate's pod came from a retried create.
 	retriedCreate bool
+	// reputation is the estimator of the request's record, once the plan
+	// ranked by it (nil without evidence): it holds machines bad.
+	reputation *reputation.Estimator
 }
 
 // Run provisions one pod. On ctx cancellation (SIGTERM) it deletes every pod
@@ -326,6 +329,7 @@ func (r *run) provision(ctx context.Context) (Result, error) {
 	endPlan := r.phase("plan: the candidates to try, in order")
 	if r.req.Plan != nil {
 		r.res.Plan = *r.req.Plan
+		r.estimate() // the lane ranked it; this run screens placements by the same record
 	} else {
 		pctx, cancel := r.bound(ctx, CatalogBudget)
 		r.res.Plan = r.plan(pctx)

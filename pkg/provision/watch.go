@@ -28,6 +28,7 @@ type watchResult struct {
 	// foreign: the pod's record names another pod (the create answer gave
 	// another pod's id); seen: a record of the pod, under its name, was read.
 	foreign, seen bool
+	screened      bool // placed on a machine the reputation holds bad: deleted before its proof
 	reason        string
 	// hostFailed: the pod never delivered a runner through its host's fault —
 	// it ended or lost its runtime while starting, or missed the startup
@@ -61,7 +62,9 @@ func (w *watchResult) place(p *runpod.Pod) {
 // boots. The PR was read right before the create; an unchanged PR answers a
 // conditional read with 304, which costs no rate limit. A PR closed or moved
 // meanwhile is noticed within this interval, and always before acceptance.
-const PRWatchInterval = time.Minute
+// Ninety seconds, not sixty: with the pod's machine read for the reputation
+// (one GraphQL call) a 300 s boot and a 60 s proof still fit 15 calls.
+const PRWatchInterval = 90 * time.Second
 
 // PodCheckInterval is how often the watch reads the pod while its log stream
 // is open: the stream says when the container starts, when the proof passed

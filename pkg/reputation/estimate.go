@@ -28,6 +28,18 @@ type Params struct {
 	// FailTime what a failed one costs when its pair has no paid seconds
 	// on record: the two terms of the expected cost.
 	RunTime, FailTime time.Duration
+	// MachineHold is how long a machine's evidence holds it bad: a machine
+	// whose pods failed (its own estimate, shrunk towards PriorFailure with
+	// PriorWeight, above Avoid) over the failures and successes of this long
+	// is held bad, and a pod RunPod places on it is deleted before its proof
+	// (see BadMachine). No create parameter excludes a machine, and a held
+	// machine's pods never run, so it is released only when its failures age
+	// out: the record's own span (the cost history's 7 days) by default.
+	MachineHold time.Duration
+	// ScreenTime is what a pod placed on a held machine costs until the next
+	// candidate is on its way: the create, one read of its machine and its
+	// deletion.
+	ScreenTime time.Duration
 }
 
 // DefaultParams are the lane's defaults.
@@ -35,6 +47,7 @@ var DefaultParams = Params{
 	HalfLife: 72 * time.Hour, PriorFailure: 0.1, PriorWeight: 2, Avoid: 0.3,
 	QuarantineAfter: 2, QuarantineFor: 12 * time.Hour,
 	RunTime: 15 * time.Minute, FailTime: 4 * time.Minute,
+	MachineHold: 7 * 24 * time.Hour, ScreenTime: time.Minute,
 }
 
 func (p Params) withDefaults() Params {
@@ -63,6 +76,12 @@ func (p Params) withDefaults() Params {
 	if p.FailTime <= 0 {
 		p.FailTime = d.FailTime
 	}
+	if p.MachineHold <= 0 {
+		p.MachineHold = d.MachineHold
+	}
+	if p.ScreenTime <= 0 {
+		p.ScreenTime = d.ScreenTime
+	}
 	return p
 }
 
@@ -79,10 +98,15 @@ func (p Pair) String() string {
 type Estimate struct {
 	// Failure is the estimated chance a pod here fails, prior included: the
 	// worse of the GPU type's and the data center's pooled rates, each
-	// shrunk towards Params.PriorFailure.
+	// shrunk towards Params.PriorFailure. Pods on machines held bad are not
+	// counted: a pod placed on one again is deleted before its proof.
 	Failure float64
 	// Evidence is the decayed number of attempts behind it (0: prior only).
 	Evidence float64
+	// Screened is the share of the pair's placements (decayed) that landed
+	// on machines held bad now: how often a create here is deleted before
+	// its proof (see Estimator.BadMachine).
+	Screened float64
 	// FailTime is the mean paid time of a failed pod here.
 	FailTime time.Duration
 	// QuarantinedUntil is when a quarantine ends; zero when not quarantined.
@@ -96,6 +120,22 @@ type tally struct {
 	lastFailure      time.Time
 }
 
+// add counts one observation of weight w.
+func (t *tally) add(o Observation, w float64) {
+	t.n += w
+	if o.OK {
+		t.consecutive = 0
+		return
+	}
+	t.fails += w
+	t.consecutive++
+	t.lastFailure = o.At
+	if o.Seconds > 0 {
+		t.failSecs += w * float64(o.Seconds)
+		t.failsW += w
+	}
+}
+
 // Estimator holds the evidence of a record as of one moment.
 type Estimator struct {
 	p     Params
@@ -106,6 +146,19 @@ type Estimator struct {
 	// rollout hits every type of one data center, so a pair with no evidence
 	// of its own starts from the worse of the two.
 	types, dcs map[Pair]*tally
+	// bad holds the machines held bad now (see BadMachine), with the
+	// failures and attempts that put them there; screened is, by pair, the
+	// decayed placements on them.
+	bad      map[string]machineVerdict
+	screened map[Pair]float64
+}
+
+// machineVerdict is why a machine is held bad.
+type machineVerdict struct {
+	pair        Pair
+	fails, n    int
+	lastFailure time.Time
+	poolW       float64 // the weight of its one pooled failure: its latest
 }
 
 // poolWeight is the prior's weight in a pooled estimate: pooled evidence is
@@ -114,39 +167,100 @@ const poolWeight = 4
 
 // New estimates every pair of rec at now. Observations after now (a clock
 // skew) count as made now.
+//
+// Machines first: a machine whose own evidence of the last
+// Params.MachineHold says it fails more often than Params.Avoid is held bad.
+// Its pods then say nothing more about its pair (a pod placed there again is
+// deleted before its proof; the pair's Screened share is how often that
+// happens) and count as one failure in the pools: one bad machine among good
+// ones is one piece of evidence about its data center and its host model,
+// however many pods it took, while a bad rollout fails many machines.
 func New(rec Record, now time.Time, p Params) *Estimator {
-	e := &Estimator{p: p.withDefaults(), now: now, pairs: map[Pair]*tally{}, types: map[Pair]*tally{}, dcs: map[Pair]*tally{}}
+	e := &Estimator{p: p.withDefaults(), now: now, pairs: map[Pair]*tally{}, types: map[Pair]*tally{}, dcs: map[Pair]*tally{},
+		screened: map[Pair]float64{}}
 	obs := slices.Clone(rec.Observations)
 	slices.SortStableFunc(obs, func(a, b Observation) int { return a.At.Compare(b.At) })
+	e.bad = e.holdMachines(obs)
 	for _, o := range obs {
 		k := pairOf(o.GPU, o.Cloud, o.DataCenter)
+		w := e.weight(o.At)
+		if v, held := e.bad[o.Machine]; held && o.Machine != "" {
+			e.screened[k] += w
+			if !o.OK && w > v.poolW {
+				v.poolW = w
+				e.bad[o.Machine] = v
+			}
+			continue
+		}
 		t := e.pairs[k]
 		if t == nil {
 			t = &tally{}
 			e.pairs[k] = t
 		}
-		w := math.Exp2(-max(now.Sub(o.At), 0).Hours() / e.p.HalfLife.Hours())
-		for _, pool := range []*tally{pooled(e.types, Pair{GPU: k.GPU, Cloud: k.Cloud}), pooled(e.dcs, Pair{DataCenter: k.DataCenter})} {
-			pool.n += w
-			if !o.OK {
-				pool.fails += w
-			}
-		}
-		t.n += w
-		if o.OK {
-			t.consecutive = 0
-			continue
-		}
-		t.fails += w
-		t.consecutive++
-		t.lastFailure = o.At
-		if o.Seconds > 0 {
-			t.failSecs += w * float64(o.Seconds)
-			t.failsW += w
-		}
+		t.add(o, w)
+		e.pool(k, !o.OK, w)
+	}
+	for _, v := range e.bad {
+		e.pool(v.pair, true, v.poolW)
 	}
 	return e
 }
+
+// weight is an observation's decayed weight: 1 now, ½ one HalfLife ago.
+func (e *Estimator) weight(at time.Time) float64 {
+	return math.Exp2(-max(e.now.Sub(at), 0).Hours() / e.p.HalfLife.Hours())
+}
+
+// pool counts one observation of pair k in its GPU type's and its data
+// center's pooled tallies.
+func (e *Estimator) pool(k Pair, failed bool, w float64) {
+	for _, t := range []*tally{pooled(e.types, Pair{GPU: k.GPU, Cloud: k.Cloud}), pooled(e.dcs, Pair{DataCenter: k.DataCenter})} {
+		t.n += w
+		if failed {
+			t.fails += w
+		}
+	}
+}
+
+// holdMachines finds the machines held bad at the estimator's time: by the
+// observations (in time order) that name their machine, within MachineHold.
+func (e *Estimator) holdMachines(obs []Observation) map[string]machineVerdict {
+	seen := map[string]machineVerdict{}
+	for _, o := range obs {
+		if o.Machine == "" || e.now.Sub(o.At) > e.p.MachineHold {
+			continue
+		}
+		v := seen[o.Machine]
+		v.pair = pairOf(o.GPU, o.Cloud, o.DataCenter)
+		v.n++
+		if !o.OK {
+			v.fails++
+			v.lastFailure = o.At
+		}
+		seen[o.Machine] = v
+	}
+	bad := map[string]machineVerdict{}
+	for id, v := range seen {
+		if v.fails > 0 && (float64(v.fails)+e.p.PriorFailure*e.p.PriorWeight)/(float64(v.n)+e.p.PriorWeight) > e.p.Avoid {
+			bad[id] = v
+		}
+	}
+	return bad
+}
+
+// BadMachine reports whether the machine with RunPod's id is held bad now,
+// and why, for the log: a pod placed on it is best deleted before its proof.
+func (e *Estimator) BadMachine(id string) (bool, string) {
+	v, held := e.bad[id]
+	if !held || id == "" {
+		return false, ""
+	}
+	return true, fmt.Sprintf("machine %s (%s) failed %d of its last %d pods (last %s)", id, v.pair, v.fails, v.n,
+		v.lastFailure.UTC().Format(time.RFC3339))
+}
+
+// HeldMachines is how many machines are held bad now.
+func (e *Estimator) HeldMachines() int { return len(e.bad) }
 
 func pooled(m map[Pair]*tally, k Pair) *tally {
 	if m[k] == nil {
@@ -164,7 +278,7 @@ func pairOf(gpu, cloud, dc string) Pair {
 }
 
 // Empty reports whether there is no evidence at all: a cold start.
-func (e *Estimator) Empty() bool { return len(e.pairs) == 0 }
+func (e *Estimator) Empty() bool { return len(e.pairs) == 0 && len(e.bad) == 0 }
 
 // Estimate returns the pair's estimate (the prior when it has no evidence).
 func (e *Estimator) Estimate(p Pair) Estimate {
@@ -177,6 +291,13 @@ func (e *Estimator) Estimate(p Pair) Estimate {
 	}
 	est := Estimate{Failure: prior, FailTime: e.p.FailTime}
 	t := e.pairs[p]
+	if sw := e.screened[p]; sw > 0 {
+		n := sw
+		if t != nil {
+			n += t.n
+		}
+		est.Screened = sw / n
+	}
 	if t == nil {
 		return est
 	}

@@ -16,12 +16,13 @@ var stockWeight = map[string]float64{"LOW": 1, "MEDIUM": 5, "HIGH": 10}
 // Rank is the plan's ranker (plan.Input.Rank). With no evidence it returns
 // the candidates unchanged: the seed's policy. Otherwise each candidate is
 // pinned (dataCenterIds) to the data centers of its stock that are neither
-// quarantined nor estimated to fail more often than Params.Avoid, when some
-// are; the live candidates are ordered by expected cost to a working runner,
-// price × run time + failure odds × price × failed time (equal estimates
-// keep the cheapest-first order), those failing more often than Avoid
-// everywhere after the rest; static tier slots keep their places; and
-// a candidate whose every data center is quarantined goes last, so it is
+// quarantined nor in trouble — a pod there failing, or landing on a machine
+// held bad, more often than Params.Avoid — when some are; the live
+// candidates are ordered by expected cost to a working runner, price × (run
+// time + failure odds × failed time + odds of landing on a held machine ×
+// ScreenTime) (equal estimates keep the cheapest-first order), those in
+// trouble everywhere after the rest; static tier slots keep their places;
+// and a candidate whose every data center is quarantined goes last, so it is
 // still tried when nothing else works and again once its window ends.
 func (e *Estimator) Rank(in plan.Input, cands []plan.Candidate) []plan.Candidate {
 	if e.Empty() {
@@ -51,10 +52,9 @@ func (e *Estimator) Rank(in plan.Input, cands []plan.Candidate) []plan.Candidate
 	var live, static, parked []ranked
 	for _, c := range cands {
 		r := ranked{c: c}
-		failure, failTime := e.place(&r.c, &r.parked, stock[c.GPUID+"|"+strings.ToUpper(c.Cloud)])
-		r.doubtful = failure > e.p.Avoid
-		odds := min(failure, 0.95) / (1 - min(failure, 0.95))
-		r.score = c.PricePerHour * (e.p.RunTime.Hours() + odds*failTime.Hours())
+		at := e.place(&r.c, &r.parked, stock[c.GPUID+"|"+strings.ToUpper(c.Cloud)])
+		r.doubtful = at.trouble() > e.p.Avoid
+		r.score = c.PricePerHour * (e.p.RunTime.Hours() + odds(at.failure)*at.failTime.Hours() + odds(at.screened)*e.p.ScreenTime.Hours())
 		switch {
 		case r.parked:
 			parked = append(parked, r)
@@ -82,21 +82,36 @@ func (e *Estimator) Rank(in plan.Input, cands []plan.Candidate) []plan.Candidate
 	return out
 }
 
-// place narrows c's placement to its good data centers and returns the
-// candidate's failure estimate (weighted by stock, as RunPod places) and the
-// paid time of a failure there. parked is set when every data center is
+// odds turns a chance into odds (capped): the expected number of pods
+// lost that way before one that is not.
+func odds(p float64) float64 {
+	p = min(max(p, 0), 0.95)
+	return p / (1 - p)
+}
+
+// placement is what a candidate's placement is expected to give, weighted by
+// stock as RunPod places: the chance a pod fails, the chance it lands on a
+// machine held bad (and is deleted before its proof), and the paid time of
+// a failure.
+type placement struct {
+	failure, screened float64
+	failTime          time.Duration
+}
+
+// trouble is the chance a create there gives no runner at the first try.
+func (p placement) trouble() float64 { return 1 - (1-p.failure)*(1-p.screened) }
+
+// place narrows c's placement to its good data centers and returns what the
+// placement is expected to give. parked is set when every data center is
 // quarantined.
-func (e *Estimator) place(c *plan.Candidate, parked *bool, dcs []plan.DataCenterStock) (float64, time.Duration) {
+func (e *Estimator) place(c *plan.Candidate, parked *bool, dcs []plan.DataCenterStock) placement {
 	if len(c.DataCenterIDs) > 0 { // a zone restriction: never widened
 		dcs = withinZones(c.DataCenterIDs, dcs)
 	}
 	if len(dcs) == 0 { // no stock known (static, catalog down): the type's prior
-		return e.p.PriorFailure, e.p.FailTime
+		return placement{failure: e.p.PriorFailure, failTime: e.p.FailTime}
 	}
-	type option struct {
-		dc  plan.DataCenterStock
-		est Estimate
-	}
+	type option = dcOption
 	var usable, good []option
 	for _, dc := range dcs {
 		o := option{dc, e.Estimate(Pair{GPU: c.GPUID, Cloud: c.Cloud, DataCenter: dc.ID})}
@@ -104,7 +119,7 @@ func (e *Estimator) place(c *plan.Candidate, parked *bool, dcs []plan.DataCenter
 			continue
 		}
 		usable = append(usable, o)
-		if o.est.Failure <= e.p.Avoid {
+		if o.trouble() <= e.p.Avoid {
 			good = append(good, o)
 		}
 	}
@@ -112,11 +127,11 @@ func (e *Estimator) place(c *plan.Candidate, parked *bool, dcs []plan.DataCenter
 	switch {
 	case len(usable) == 0:
 		*parked = true
-		return 1, e.p.FailTime
+		return placement{failure: 1, failTime: e.p.FailTime}
 	case len(good) == 0: // all doubtful: the least bad ones
-		slices.SortStableFunc(usable, func(a, b option) int { return cmpFloat(a.est.Failure, b.est.Failure) })
-		best := usable[0].est.Failure
-		i := slices.IndexFunc(usable, func(o option) bool { return o.est.Failure > best+0.05 })
+		slices.SortStableFunc(usable, func(a, b option) int { return cmpFloat(a.trouble(), b.trouble()) })
+		best := usable[0].trouble()
+		i := slices.IndexFunc(usable, func(o option) bool { return o.trouble() > best+0.05 })
 		if i < 0 {
 			i = len(usable)
 		}
@@ -129,14 +144,25 @@ func (e *Estimator) place(c *plan.Candidate, parked *bool, dcs []plan.DataCenter
 		}
 		c.DataCenterIDs = ids
 	}
-	var w, failure, failSecs float64
+	var w, failure, screened, failSecs float64
 	for _, o := range pick {
 		sw := max(stockWeight[strings.ToUpper(o.dc.Availability)], 1)
 		w += sw
 		failure += sw * o.est.Failure
+		screened += sw * o.est.Screened
 		failSecs += sw * o.est.FailTime.Seconds()
 	}
-	return failure / w, secondsOf(failSecs / w)
+	return placement{failure: failure / w, screened: screened / w, failTime: secondsOf(failSecs / w)}
+}
+
+// dcOption is one data center of a candidate's stock with its estimate.
+type dcOption struct {
+	dc  plan.DataCenterStock
+	est Estimate
+}
+
+func (o dcOption) trouble() float64 {
+	return placement{failure: o.est.Failure, screened: o.est.Screened}.trouble()
 }
 
 // withinZones is the stock of each data center ids names, in that order; one

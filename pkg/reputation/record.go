@@ -1,8 +1,10 @@
-// Package reputation learns which (GPU type, data center) pairs deliver
-// working runners from the evidence the lane already keeps — each attempt's
-// GPU, data center, driver, proof outcome and paid seconds — and ranks plan
-// candidates by expected cost to a working runner, pinning creates to good
-// data centers and quarantining pairs that failed repeatedly for a window.
+// Package reputation learns which (GPU type, data center) pairs and which
+// machines deliver working runners from the evidence the lane already keeps
+// — each attempt's GPU, data center, machine, driver, proof outcome and paid
+// seconds — and ranks plan candidates by expected cost to a working runner,
+// pinning creates to good data centers, quarantining pairs that failed
+// repeatedly for a window, and holding bad machines: no create can exclude a
+// machine, so provision deletes a pod placed on one before its proof.
 //
 // With no evidence it changes nothing: the plan is the seed's. It never adds
 // a GPU type or widens a placement: the reviewed allowlist and the
@@ -33,14 +35,17 @@ const MaxRecordBytes = 2 << 20
 
 // Observation is one created pod's evidence.
 type Observation struct {
-	At           time.Time `json:"at"`               // when the attempt ended
-	GPU          string    `json:"gpu"`              // RunPod GPU type id
-	DataCenter   string    `json:"dataCenter"`       // where RunPod placed the pod
-	Cloud        string    `json:"cloud,omitempty"`  // SECURE or COMMUNITY
-	Driver       string    `json:"driver,omitempty"` // the host's CUDA level, when known
-	OK           bool      `json:"ok"`               // the proof passed and the runner came online
-	Seconds      int64     `json:"seconds"`          // paid seconds of the attempt
-	PricePerHour float64   `json:"pricePerHour,omitempty"`
+	At         time.Time `json:"at"`         // when the attempt ended
+	GPU        string    `json:"gpu"`        // RunPod GPU type id
+	DataCenter string    `json:"dataCenter"` // where RunPod placed the pod
+	// Machine is RunPod's id of the machine the pod ran on (its machineId);
+	// "" in records written before attempts carried it, or when unknown.
+	Machine      string  `json:"machine,omitempty"`
+	Cloud        string  `json:"cloud,omitempty"`  // SECURE or COMMUNITY
+	Driver       string  `json:"driver,omitempty"` // the host's CUDA level, when known
+	OK           bool    `json:"ok"`               // the proof passed and the runner came online
+	Seconds      int64   `json:"seconds"`          // paid seconds of the attempt
+	PricePerHour float64 `json:"pricePerHour,omitempty"`
 }
 
 // Record is the evidence a lane keeps between runs, oldest first.
@@ -58,6 +63,25 @@ func (r *Record) Add(obs ...Observation) {
 	if n := len(r.Observations) - MaxObservations; n > 0 {
 		r.Observations = slices.Delete(r.Observations, 0, n)
 	}
+}
+
+// maxMachineID bounds a machine id: RunPod's are a dozen characters.
+const maxMachineID = 64
+
+// ValidMachineID reports whether id looks like RunPod's machine id: 1 to 64
+// letters, digits, '.', '_' or '-'. A machine id is printed in the lane's
+// log and compared, never run: anything else (a newline, a workflow command)
+// is not one.
+func ValidMachineID(id string) bool {
+	if id == "" || len(id) > maxMachineID {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // Parse reads a record and checks every observation, naming the first bad
@@ -90,6 +114,9 @@ func Parse(b []byte) (Record, error) {
 			return Record{}, fmt.Errorf("reputation record: observation %d (%s in %s): seconds %d; want 0 or more", i, o.GPU, o.DataCenter, o.Seconds)
 		case o.PricePerHour < 0:
 			return Record{}, fmt.Errorf("reputation record: observation %d (%s in %s): pricePerHour %v; want 0 or more", i, o.GPU, o.DataCenter, o.PricePerHour)
+		case o.Machine != "" && !ValidMachineID(o.Machine):
+			return Record{}, fmt.Errorf("reputation record: observation %d (%s in %s): machine %q; want RunPod's machine id (letters, digits, '.', '_' or '-', at most %d)",
+				i, o.GPU, o.DataCenter, o.Machine, maxMachineID)
 		}
 	}
 	slices.SortStableFunc(r.Observations, func(a, b Observation) int { return a.At.Compare(b.At) })

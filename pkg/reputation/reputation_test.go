@@ -81,6 +81,7 @@ func TestRank(t *testing.T) {
 	seed := summary(build(nil, now))
 	assert.DeepEqual(t, seed, []string{"live-1 RTX A5000@any", "live-2 L4@any", "static-big-1 H100 80GB HBM3@any"})
 	h := time.Hour
+	q := reputation.DefaultParams.QuarantineFor
 	tests := []struct {
 		name string
 		obs  []reputation.Observation
@@ -98,14 +99,14 @@ func TestRank(t *testing.T) {
 			obs: []reputation.Observation{obs(now.Add(-3*h), l4, "EU-RO-1", false), obs(now.Add(-2*h), l4, "EU-RO-1", false),
 				obs(now.Add(-h), a5000, "EU-RO-1", true)},
 			want: []string{"live-1 RTX A5000@any", "static-big-1 H100 80GB HBM3@any", "live-3 L4@any"}},
-		{name: "quarantine holds until its window ends", at: now.Add(-2*h + 12*h - time.Second),
+		{name: "quarantine holds until its window ends", at: now.Add(-2*h + q - time.Second),
 			obs:  []reputation.Observation{obs(now.Add(-3*h), l4, "EU-RO-1", false), obs(now.Add(-2*h), l4, "EU-RO-1", false)},
 			want: []string{"live-1 RTX A5000@US-TX-3", "static-big-1 H100 80GB HBM3@any", "live-3 L4@any"}},
-		{name: "released after its window: tried again in its place", at: now.Add(-2*h + 12*h),
+		{name: "released after its window: tried again in its place", at: now.Add(-2*h + q),
 			obs:  []reputation.Observation{obs(now.Add(-3*h), l4, "EU-RO-1", false), obs(now.Add(-2*h), l4, "EU-RO-1", false)},
 			want: []string{"live-1 RTX A5000@US-TX-3", "live-2 L4@any", "static-big-1 H100 80GB HBM3@any"}},
 		{name: "a failure after release quarantines it again", at: now.Add(11 * h),
-			obs: []reputation.Observation{obs(now.Add(-30*h), l4, "EU-RO-1", false), obs(now.Add(-29*h), l4, "EU-RO-1", false),
+			obs: []reputation.Observation{obs(now.Add(-q-3*h), l4, "EU-RO-1", false), obs(now.Add(-q-2*h), l4, "EU-RO-1", false),
 				obs(now, l4, "EU-RO-1", false)},
 			// EU-RO-1's failures also make it doubtful for the A5000 (a bad rollout hits every type there).
 			want: []string{"live-1 RTX A5000@US-TX-3", "static-big-1 H100 80GB HBM3@any", "live-3 L4@any"}},
@@ -225,6 +226,8 @@ func TestParseRejectsBadRecords(t *testing.T) {
 		{"no gpu", `{"version":1,"observations":[{"at":"2026-03-01T00:00:00Z","dataCenter":"EU-RO-1","ok":true,"seconds":1}]}`, `"gpu" is empty`},
 		{"no data center", `{"version":1,"observations":[{"at":"2026-03-01T00:00:00Z","gpu":"g","ok":true,"seconds":1}]}`, `"dataCenter" is empty`},
 		{"negative seconds", `{"version":1,"observations":[{"at":"2026-03-01T00:00:00Z","gpu":"g","dataCenter":"X","ok":true,"seconds":-1}]}`, "seconds -1; want 0 or more"},
+		{"a machine id that is not one", `{"version":1,"observations":[{"at":"2026-03-01T00:00:00Z","gpu":"g","dataCenter":"X","machine":"m1\n::warning::x","ok":true,"seconds":1}]}`,
+			`machine "m1\n::warning::x"; want RunPod's machine id`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -233,4 +236,110 @@ func TestParseRejectsBadRecords(t *testing.T) {
 			assert.Check(t, !errors.Is(err, nil))
 		})
 	}
+}
+
+// on is an observation of the A5000 in EU-RO-1 on one machine.
+func on(at time.Time, machine string, ok bool) reputation.Observation {
+	o := obs(at, a5000, "EU-RO-1", ok)
+	o.Machine = machine
+	return o
+}
+
+// A machine is held bad by its own evidence of the last MachineHold: one
+// failure and no success is enough (deleting its next pod before the proof
+// costs seconds), a success as well keeps it, old failures are forgotten.
+func TestBadMachine(t *testing.T) {
+	h := time.Hour
+	hold := reputation.DefaultParams.MachineHold
+	tests := []struct {
+		name string
+		obs  []reputation.Observation
+		at   time.Time
+		want bool
+	}{
+		{name: "one failure holds it", obs: []reputation.Observation{on(now.Add(-h), "m1", false)}, at: now, want: true},
+		{name: "a failure and a success do not", obs: []reputation.Observation{on(now.Add(-2*h), "m1", false), on(now.Add(-h), "m1", true)}, at: now},
+		{name: "a flaky machine: two failures in three", at: now, want: true,
+			obs: []reputation.Observation{on(now.Add(-3*h), "m1", false), on(now.Add(-2*h), "m1", true), on(now.Add(-h), "m1", false)}},
+		{name: "held until its failure is MachineHold old", obs: []reputation.Observation{on(now, "m1", false)}, at: now.Add(hold), want: true},
+		{name: "released after", obs: []reputation.Observation{on(now, "m1", false)}, at: now.Add(hold + time.Second)},
+		{name: "another machine's failure says nothing", obs: []reputation.Observation{on(now.Add(-h), "m2", false)}, at: now},
+		{name: "an unknown machine is never held", obs: []reputation.Observation{on(now.Add(-h), "", false)}, at: now},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := reputation.Record{}
+			rec.Add(tc.obs...)
+			bad, why := reputation.New(rec, tc.at, reputation.DefaultParams).BadMachine("m1")
+			assert.Check(t, is.Equal(bad, tc.want), why)
+			assert.Check(t, is.Equal(why != "", tc.want))
+		})
+	}
+}
+
+// The issue's case: one bad machine among good ones in a data center keeps
+// taking placements. Judged by data center alone (records without machines)
+// the pair looks bad, is quarantined and its data center poisons the other
+// types' prior there; judged by machine, the bad one is held (its pods are
+// deleted before their proof), the pair is judged by its good machines and
+// the data center's pool counts the bad machine once.
+func TestOneBadMachineAmongGoodOnes(t *testing.T) {
+	var withMachines, withoutMachines reputation.Record
+	for i := range 20 {
+		at := now.Add(time.Duration(i-20) * time.Hour)
+		good := on(at, fmt.Sprintf("good%d", i%3), true)
+		bad := on(at.Add(30*time.Minute), "bad", false)
+		withMachines.Add(good, bad)
+		good.Machine, bad.Machine = "", ""
+		withoutMachines.Add(good, bad)
+	}
+	pair := reputation.Pair{GPU: a5000, Cloud: "SECURE", DataCenter: "EU-RO-1"}
+	other := reputation.Pair{GPU: l4, Cloud: "SECURE", DataCenter: "EU-RO-1"}
+
+	old := reputation.New(withoutMachines, now, reputation.DefaultParams)
+	assert.Check(t, old.Estimate(pair).Failure > 0.4, "by data center: %.3f", old.Estimate(pair).Failure)
+	assert.Check(t, !old.Estimate(pair).QuarantinedUntil.IsZero() || old.Estimate(pair).Failure > reputation.DefaultParams.Avoid)
+	assert.Check(t, old.Estimate(other).Failure > reputation.DefaultParams.Avoid, "another type's prior there: %.3f", old.Estimate(other).Failure)
+
+	e := reputation.New(withMachines, now, reputation.DefaultParams)
+	bad, _ := e.BadMachine("bad")
+	assert.Check(t, bad)
+	est := e.Estimate(pair)
+	assert.Check(t, est.Failure < 0.1, "by its good machines: %.3f", est.Failure)
+	assert.Check(t, est.QuarantinedUntil.IsZero())
+	assert.Check(t, is.Equal(fmt.Sprintf("%.2f", est.Screened), "0.50"), "half its placements land on the held machine")
+	assert.Check(t, e.Estimate(other).Failure < 0.15, "the bad machine counts once in its data center's pool: %.3f", e.Estimate(other).Failure)
+}
+
+// A data center whose placements mostly land on a held machine is left out
+// of the pin when another has none; with every data center's placements held
+// the candidate is doubtful and goes after one that works.
+func TestRankAvoidsPlacementsOnHeldMachines(t *testing.T) {
+	rec := reputation.Record{}
+	for i := range 4 {
+		at := now.Add(time.Duration(i-8) * time.Hour)
+		rec.Add(on(at, "bad", false), on(at.Add(time.Minute), "bad", false), on(at.Add(2*time.Minute), "good", true))
+		o := obs(at, a5000, "US-TX-3", true)
+		o.Machine = "tx"
+		rec.Add(o)
+	}
+	assert.DeepEqual(t, summary(build(&rec, now)), []string{"live-1 RTX A5000@US-TX-3", "live-2 L4@any", "static-big-1 H100 80GB HBM3@any"})
+}
+
+// A record written before observations named their machine reads as before.
+func TestRecordWithAndWithoutMachines(t *testing.T) {
+	old := `{"version":1,"observations":[{"at":"2026-03-01T00:00:00Z","gpu":"g","dataCenter":"EU-RO-1","ok":false,"seconds":30}]}`
+	rec, err := reputation.Parse([]byte(old))
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(rec.Observations[0].Machine, ""))
+	e := reputation.New(rec, now, reputation.DefaultParams)
+	assert.Check(t, is.Equal(e.HeldMachines(), 0))
+
+	rec.Observations[0].Machine = "m7xk2"
+	b, err := rec.Marshal()
+	assert.NilError(t, err)
+	assert.Check(t, is.Contains(string(b), `"machine": "m7xk2"`))
+	back, err := reputation.Parse(b)
+	assert.NilError(t, err)
+	assert.DeepEqual(t, back, rec)
 }

@@ -1,9 +1,12 @@
 // Command market replays the simulated GPU market and prints, per policy, $
 // per tested ref, paid pods per ref, wasted $ on rejected hosts per accepted
 // pod, p50/p95 time to a runner and runs that ended with no pod, as Markdown
-// tables and Mermaid charts: one per bad-machine layout. See market.RunCLI.
+// tables and Mermaid charts: one per bad-machine layout, then the secure
+// cloud alone; -sweep compares over seeds 1–10; -readme rewrites a page's
+// generated market tables (.github/CONTRIBUTING.md). See market.RunCLI.
 //
 //	go run ./pkg/cmd/market -seed 1 -prs 1000 -bad 0.2
+//	go run ./pkg/cmd/market -readme .github/CONTRIBUTING.md
 package main
 
 import (

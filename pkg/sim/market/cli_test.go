@@ -16,8 +16,11 @@ func TestRunCLI(t *testing.T) {
 		want string // in the output, or in the error when wantErr
 		err  bool
 	}{
-		{name: "a tiny replay prints the table and chart", args: []string{"-prs", "3", "-layouts", "clustered"},
+		{name: "a tiny replay prints the table and chart", args: []string{"-prs", "3", "-layouts", "clustered", "-warmup", "0"},
 			want: "| policy | $ per tested ref | paid pods per ref | wasted $ on rejected hosts per accepted pod |"},
+		{name: "and the secure cloud alone", args: []string{"-prs", "3", "-layouts", "uniform", "-warmup", "0"},
+			want: "Secure cloud only (every policy restricted to it):"},
+		{name: "negative warm-up", args: []string{"-warmup", "-1h"}, err: true, want: "-warmup -1h0m0s: want 0 or more"},
 		{name: "bad share out of range", args: []string{"-bad", "1.5"}, err: true, want: "-bad 1.5: want a share above 0 and at most 1"},
 		{name: "no pull requests", args: []string{"-prs", "0"}, err: true, want: "-prs 0: want a positive number"},
 		{name: "unknown layout", args: []string{"-prs", "1", "-layouts", "striped"}, err: true, want: `layout "striped": want "uniform" or "clustered"`},

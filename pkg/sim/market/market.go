@@ -3,10 +3,13 @@
 // what a tested ref costs, how many pods it pays for, what rejected hosts
 // waste, how long a runner takes and how often a run ends with no pod.
 //
-// Every policy runs the real lane (provision.Run against the simulated RunPod
-// and GitHub over loopback HTTP) on its own copy of the same market and the
-// same workload, so the numbers differ only by policy. Everything is drawn
-// from the scenario's seed: the same seed gives the same table.
+// Every policy runs the real lane (provision.Run with the real clients
+// against the simulated RunPod and GitHub handlers, in process, each request
+// taking APILatency of virtual time) on its own copy of the same market and
+// the same workload, so the numbers differ only by policy. The reputation
+// policy learns only as the lane can: from the record the daily cost history
+// publishes (see RecordPublished), read each run. Everything is drawn from
+// the scenario's seed: the same seed gives the same table.
 package market
 
 import (
@@ -45,12 +48,31 @@ type Scenario struct {
 	// BadShare is the share of bad machines, 0 to 1 (0.2).
 	BadShare float64
 	Layout   Layout // Uniform unless set
-	// Start is the virtual clock's start (Monday 2 March 2026, 00:00 UTC).
+	// Start is when the measured workload starts (Monday 2 March 2026,
+	// 00:00 UTC).
 	Start time.Time
+	// WarmUp is how long the market runs before Start, under the same
+	// workload process and the same policy, without being counted (72 h;
+	// negative: none): the measured days are the lane's steady state, with
+	// the cost history's daily reputation records already written, not its
+	// first day and a quarter without one.
+	WarmUp time.Duration
+	// InstantRecord lets the reputation policy learn from every attempt the
+	// moment it ends, instead of from the record the daily cost history
+	// publishes (see RecordPublished): the upper bound of what learning
+	// sooner could give, for comparison only.
+	InstantRecord bool
+	// NoMachines leaves the machine out of the reputation records, as in
+	// records written before attempts carried it: reputation per data
+	// center only, for comparison.
+	NoMachines bool
 }
 
-// DefaultStart is the virtual clock's default start.
+// DefaultStart is the measured workload's default start.
 var DefaultStart = time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+
+// DefaultWarmUp is the default warm-up before Start.
+const DefaultWarmUp = 72 * time.Hour
 
 func (s Scenario) withDefaults() (Scenario, error) {
 	if s.PRs == 0 {
@@ -64,6 +86,12 @@ func (s Scenario) withDefaults() (Scenario, error) {
 	}
 	if s.Start.IsZero() {
 		s.Start = DefaultStart
+	}
+	switch {
+	case s.WarmUp == 0:
+		s.WarmUp = DefaultWarmUp
+	case s.WarmUp < 0:
+		s.WarmUp = 0
 	}
 	switch {
 	case s.PRs < 0:

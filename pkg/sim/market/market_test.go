@@ -3,6 +3,7 @@ package market
 import (
 	"context"
 	"testing"
+	"time"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
@@ -66,7 +67,7 @@ func TestScenarioRejectsBadInput(t *testing.T) {
 // A small replay: deterministic by seed, every policy sees the same refs,
 // and reputation wastes less on rejected hosts than the seed's policy.
 func TestSmallReplay(t *testing.T) {
-	s := Scenario{Seed: 1, PRs: 40, Layout: Clustered}
+	s := Scenario{Seed: 1, PRs: 40, Layout: Clustered, WarmUp: 12 * time.Hour}
 	rep, err := Run(context.Background(), s, Policies())
 	assert.NilError(t, err)
 	again, err := Run(context.Background(), s, Policies())
@@ -83,4 +84,25 @@ func TestSmallReplay(t *testing.T) {
 	rp, _ := rep.Result("reputation")
 	assert.Check(t, rp.WastePerAccepted() < seed.WastePerAccepted(), "reputation $%.4f, seed $%.4f", rp.WastePerAccepted(), seed.WastePerAccepted())
 	assert.Check(t, rp.DollarsPerRef() <= seed.DollarsPerRef())
+}
+
+// The warm-up runs before Start from its own stream: the measured refs are
+// the same with or without it, and none of its refs is counted.
+func TestWarmUpLeavesTheMeasuredRefs(t *testing.T) {
+	with, err := Scenario{Seed: 4, PRs: 50}.withDefaults()
+	assert.NilError(t, err)
+	without := with
+	without.WarmUp = 0
+	all := workload(with)
+	var warm, measured []ref
+	for _, r := range all {
+		if r.Warm {
+			warm = append(warm, r)
+			assert.Check(t, r.At.Before(with.Start))
+			continue
+		}
+		measured = append(measured, r)
+	}
+	assert.Check(t, len(warm) > 200, "72 hours of pull requests every quarter hour: %d refs", len(warm))
+	assert.DeepEqual(t, measured, workload(without))
 }

@@ -11,8 +11,9 @@ type Policy struct {
 	Summary string
 	// Configure turns the default configuration into the policy's.
 	Configure func(*config.Config)
-	// Reputation makes the lane rank and pin candidates by the reputation
-	// the policy's own earlier runs built (see pkg/reputation).
+	// Reputation makes the lane rank and pin candidates, and screen
+	// machines, by the reputation record the daily cost history published
+	// from the policy's own earlier runs (see pkg/reputation and evidence).
 	Reputation bool
 }
 
@@ -50,7 +51,7 @@ func Policies() []Policy {
 			},
 		},
 		{
-			Name: "reputation", Summary: "the lane with reputation: ranked by expected cost, pinned to good data centers, repeated failures quarantined",
+			Name: "reputation", Summary: "the lane with the daily reputation record: ranked by expected cost, pinned to good data centers, repeated failures quarantined, pods on machines held bad deleted before their proof",
 			Configure: func(c *config.Config) {
 				c.GPUTiers = laneTiers
 				c.Clouds = []config.Cloud{config.CloudSecure, config.CloudCommunity}
@@ -58,4 +59,23 @@ func Policies() []Policy {
 			Reputation: true,
 		},
 	}
+}
+
+// SecurePolicies are the policies restricted to the secure cloud, where the
+// seed's policy rents: the reputation policy's gain there is its own, not
+// the community cloud's lower prices. (The plain lane restricted to the
+// secure cloud is the seed's policy, so it is not listed twice.)
+func SecurePolicies() []Policy {
+	var out []Policy
+	for _, p := range Policies() {
+		switch p.Name {
+		case "seed":
+			out = append(out, p)
+		case "reputation":
+			p.Summary = "the reputation policy restricted to the secure cloud"
+			p.Configure = func(c *config.Config) { c.GPUTiers = laneTiers }
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -24,6 +24,11 @@ type Result struct {
 	Dollars, Wasted float64
 	// TimesToRunner is, per tested ref, its first delivery to its accepted runner.
 	TimesToRunner []time.Duration
+	// WasteByFault splits Wasted by the fault of the machine the rejected
+	// pod ran on (FaultNone: a good machine's rare failure), and RejectedOn
+	// counts rejected pods by machine: where the waste went.
+	WasteByFault map[Fault]float64
+	RejectedOn   map[string]int
 }
 
 // DollarsPerRef is what one tested ref cost, rejected pods included.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/http"
+	"sync"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/config"
@@ -13,7 +15,6 @@ import (
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/provision"
-	"github.com/org/runpod-gpu/pkg/reputation"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
@@ -30,24 +31,64 @@ const (
 // Run measures each policy on its own copy of the scenario's market with
 // the scenario's workload and returns one result per policy, in order.
 func Run(ctx context.Context, s Scenario, policies []Policy) (Report, error) {
-	s, err := s.withDefaults()
+	reps, err := RunAll(ctx, []Scenario{s}, policies, 1)
 	if err != nil {
 		return Report{}, err
 	}
-	fleet, err := NewFleet(s)
-	if err != nil {
-		return Report{}, err
-	}
-	refs := workload(s)
-	rep := Report{Scenario: s, Machines: len(fleet.Machines), BadShare: fleet.BadShare(), Refs: len(refs)}
-	for _, p := range policies {
-		res, err := runPolicy(ctx, s, fleet, refs, p)
+	return reps[0], nil
+}
+
+// RunAll runs every scenario under every policy, workers policy runs at a
+// time (each on its own simulated cloud and clock, so the results are the
+// same whatever the number), and returns one report per scenario, in order.
+func RunAll(ctx context.Context, scenarios []Scenario, policies []Policy, workers int) ([]Report, error) {
+	type job struct{ scenario, policy int }
+	reps := make([]Report, len(scenarios))
+	fleets := make([]Fleet, len(scenarios))
+	refs := make([][]ref, len(scenarios))
+	var jobs []job
+	for i, s := range scenarios {
+		s, err := s.withDefaults()
 		if err != nil {
-			return rep, fmt.Errorf("policy %s: %w", p.Name, err)
+			return nil, err
 		}
-		rep.Results = append(rep.Results, res)
+		if fleets[i], err = NewFleet(s); err != nil {
+			return nil, err
+		}
+		refs[i] = workload(s)
+		measured := 0
+		for _, r := range refs[i] {
+			if !r.Warm {
+				measured++
+			}
+		}
+		reps[i] = Report{Scenario: s, Machines: len(fleets[i].Machines), BadShare: fleets[i].BadShare(), Refs: measured,
+			Results: make([]Result, len(policies))}
+		for j := range policies {
+			jobs = append(jobs, job{i, j})
+		}
 	}
-	return rep, nil
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range max(workers, 1) {
+		wg.Go(func() {
+			for k := range next {
+				j := jobs[k]
+				res, err := runPolicy(ctx, reps[j.scenario].Scenario, fleets[j.scenario], refs[j.scenario], policies[j.policy])
+				reps[j.scenario].Results[j.policy], errs[k] = res, err
+				if err != nil {
+					errs[k] = fmt.Errorf("%s, policy %s: %w", reps[j.scenario].Title(), policies[j.policy].Name, err)
+				}
+			}
+		})
+	}
+	for k := range jobs {
+		next <- k
+	}
+	close(next)
+	wg.Wait()
+	return reps, errors.Join(errs...)
 }
 
 // sim is one policy's run: its own cloud, clients and ledger.
@@ -57,16 +98,25 @@ type sim struct {
 	cfg    *config.Config
 	cloud  *cloud.Cloud
 	clock  *simclock.Virtual
-	deps   provision.Deps
-	runID  int64
+	http   *http.Client // to the cloud's handlers, in process
+	// ops is the simulation's own client pair (ending jobs), not the lane's.
+	ops struct {
+		runpod *runpod.Client
+		gh     *ghapi.Client
+	}
+	runID int64
 	// jobs is what accepted pods cost while their GPU job ran, by pod id:
 	// the pod is deleted the moment it is accepted (the next ref's plan does
 	// not wait for it) and its job time is billed here instead.
 	jobs map[string]float64
-	// record is the reputation evidence of the policy's own runs, as the
-	// lane's history keeps it; only a Reputation policy reads it.
-	record   reputation.Record
-	machines map[string]Machine // by host id, for each pod's driver
+	// evidence is what the policy's own runs left in the lane's history and
+	// the daily record it publishes; only a Reputation policy reads it.
+	evidence *evidence
+	// warm is set while a warm-up ref runs; warmPods are its pods, left
+	// out of the bill.
+	warm     bool
+	warmPods map[string]bool
+	machines map[string]Machine // by host id: where the waste went
 	res      Result
 }
 
@@ -76,7 +126,7 @@ func runPolicy(ctx context.Context, s Scenario, fleet Fleet, refs []ref, p Polic
 	if err := cfg.Validate(); err != nil {
 		return Result{}, fmt.Errorf("configuration: %w", err)
 	}
-	clock := simclock.NewVirtual(s.Start)
+	clock := simclock.NewVirtual(s.Start.Add(-s.WarmUp))
 	h := newHosts(clock, s.Seed, fleet)
 	m := fleet.Market()
 	c, err := cloud.Start(cloud.Options{Seed: s.Seed, Clock: clock, Market: &m, Hosts: h,
@@ -86,19 +136,20 @@ func runPolicy(ctx context.Context, s Scenario, fleet Fleet, refs []ref, p Polic
 	}
 	defer c.Close()
 	h.proof = cloud.NewProofModel(clock, c.GitHub)
-
-	rpPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep), reqpolicy.WithJitter(func() float64 { return 0.5 }))
-	ghPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep), reqpolicy.WithClassifier(ghapi.RateLimitClassifier(clock)))
-	gh, err := ghapi.New(ctx, ghapi.Options{BaseURL: c.GitHubURL, Token: cloud.GitHubToken, Owner: cloud.Owner, Repo: cloud.RepoName, Policy: ghPolicy})
+	sm := &sim{s: s, policy: p, cfg: cfg, cloud: c, clock: clock, runID: 1000, jobs: map[string]float64{}, machines: h.machines,
+		evidence: newEvidence(clock.Now(), s.InstantRecord, s.NoMachines), warmPods: map[string]bool{},
+		res: Result{Policy: p.Name, Summary: p.Summary},
+	}
+	tr, err := newInProcess(c, clock)
 	if err != nil {
 		return Result{}, err
 	}
-	sm := &sim{s: s, policy: p, cfg: cfg, cloud: c, clock: clock, runID: 1000, jobs: map[string]float64{}, machines: h.machines,
-		deps: provision.Deps{
-			RunPod: runpod.New(c.RunPodURL, cloud.RunPodKey, runpod.WithPolicy(rpPolicy)),
-			GitHub: gh, Images: pinned{}, Policy: rpPolicy, Observer: quiet{},
-		},
-		res: Result{Policy: p.Name, Summary: p.Summary},
+	sm.http = &http.Client{Transport: tr}
+	opsPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep), reqpolicy.WithJitter(func() float64 { return 0.5 }))
+	sm.ops.runpod = runpod.New(c.RunPodURL, cloud.RunPodKey, runpod.WithPolicy(opsPolicy), runpod.WithHTTPClient(sm.http))
+	if sm.ops.gh, err = ghapi.New(ctx, ghapi.Options{BaseURL: c.GitHubURL, Token: cloud.GitHubToken, Owner: cloud.Owner, Repo: cloud.RepoName,
+		Policy: opsPolicy, HTTPClient: sm.http}); err != nil {
+		return Result{}, err
 	}
 	sm.churn(fleet)
 	for _, r := range refs {
@@ -121,6 +172,11 @@ func runPolicy(ctx context.Context, s Scenario, fleet Fleet, refs []ref, p Polic
 // waiting one, which starts after the first: it reuses a passed gate (no
 // pod) or, after a run that ended with no pod, provisions once more.
 func (sm *sim) test(ctx context.Context, r ref) error {
+	if r.Warm { // run as any other, counted in a result thrown away
+		counted := sm.res
+		sm.res, sm.warm = Result{}, true
+		defer func() { sm.res, sm.warm = counted, false }()
+	}
 	sm.res.Refs++
 	for delivery := 1; delivery <= min(deliveriesPerRef, 2); delivery++ {
 		accepted, err := sm.provision(ctx)
@@ -147,12 +203,19 @@ func (sm *sim) provision(ctx context.Context) (*provision.Accepted, error) {
 		ProofURL: sm.cloud.ProofURL, ProofSHA256: sm.cloud.ProofSHA256,
 	}
 	if sm.policy.Reputation {
-		req.Reputation = &sm.record
+		req.Reputation = sm.evidence.record(sm.clock.Now())
 	}
-	res, err := provision.Run(ctx, sm.deps, req)
-	sm.res.Runs++
-	if err := sm.remember(res.Attempts); err != nil {
+	deps, err := sm.lane(ctx)
+	if err != nil {
 		return nil, err
+	}
+	res, err := provision.Run(ctx, deps, req)
+	sm.res.Runs++
+	sm.evidence.add(res.Attempts)
+	for _, a := range res.Attempts {
+		if sm.warm && a.PodID != "" {
+			sm.warmPods[a.PodID] = true
+		}
 	}
 	for _, a := range res.Attempts {
 		switch a.Outcome {
@@ -172,31 +235,42 @@ func (sm *sim) provision(ctx context.Context) (*provision.Accepted, error) {
 	return res.Accepted, nil
 }
 
-// remember keeps each created pod's evidence — GPU, data center, driver,
-// outcome and paid seconds — as the lane's history does.
-func (sm *sim) remember(attempts []cost.Attempt) error {
-	now := sm.clock.Now()
-	for _, a := range attempts {
-		if a.PodID == "" {
-			continue
-		}
-		p, err := sm.cloud.RunPod.Pod(a.PodID)
-		if err != nil {
-			return err
-		}
-		secs, _ := p.BilledFromCreation(now)
-		sm.record.Add(reputation.Observation{
-			At: now, GPU: p.GPUTypeID, DataCenter: p.DataCenterID, Cloud: p.Cloud,
-			Driver: sm.machines[p.HostID].Profile.DriverCUDA, OK: a.Outcome == cost.OutcomeAccepted,
-			Seconds: secs, PricePerHour: p.HourlyPrice,
-		})
+// lane is what one lane run starts with: its own request policies and
+// clients, as each run of the action is a new process. (One set for the
+// whole replay would also hold every runner config ever minted as a secret
+// to redact, which a real run never does.)
+func (sm *sim) lane(ctx context.Context) (provision.Deps, error) {
+	clock := sm.clock
+	rpPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep), reqpolicy.WithJitter(func() float64 { return 0.5 }))
+	ghPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep), reqpolicy.WithClassifier(ghapi.RateLimitClassifier(clock)))
+	gh, err := ghapi.New(ctx, ghapi.Options{BaseURL: sm.cloud.GitHubURL, Token: cloud.GitHubToken, Owner: cloud.Owner, Repo: cloud.RepoName,
+		Policy: ghPolicy, HTTPClient: sm.http})
+	if err != nil {
+		return provision.Deps{}, err
 	}
-	return nil
+	return provision.Deps{
+		RunPod: runpod.New(sm.cloud.RunPodURL, cloud.RunPodKey, runpod.WithPolicy(rpPolicy), runpod.WithHTTPClient(sm.http)),
+		GitHub: gh, Images: pinned{}, Policy: rpPolicy, Observer: quiet{},
+	}, nil
 }
 
-// release deletes an accepted pod: its job is billed from the ledger.
+// release ends an accepted pod's GPU job: its ephemeral runner leaves the
+// registry, as a JIT runner does after its one job, and the pod is deleted
+// (its job is billed from the ledger).
 func (sm *sim) release(ctx context.Context, podID string) error {
-	return sm.deps.RunPod.DeletePod(ctx, podID)
+	p, err := sm.cloud.RunPod.Pod(podID)
+	if err != nil {
+		return err
+	}
+	label := p.Env["RUNPOD_GPU_RUNNER_LABEL"]
+	for _, r := range sm.cloud.GitHub.Runners() {
+		if r.Name == label {
+			if err := sm.ops.gh.DeleteRunner(ctx, r.ID, ghapi.ScopeRepo); err != nil {
+				return err
+			}
+		}
+	}
+	return sm.ops.runpod.DeletePod(ctx, podID)
 }
 
 // bill totals every pod from its creation to its confirmed deletion, per
@@ -204,14 +278,23 @@ func (sm *sim) release(ctx context.Context, podID string) error {
 func (sm *sim) bill() {
 	now := sm.clock.Now()
 	for _, p := range sm.cloud.RunPod.Pods() {
+		if sm.warmPods[p.ID] {
+			continue
+		}
 		_, usd := p.BilledFromCreation(now)
 		sm.res.Pods++
 		sm.res.Dollars += usd
 		if job, ok := sm.jobs[p.ID]; ok {
 			sm.res.Dollars += job
-		} else {
-			sm.res.Wasted += usd
+			continue
 		}
+		sm.res.Wasted += usd
+		if sm.res.WasteByFault == nil {
+			sm.res.WasteByFault = map[Fault]float64{}
+			sm.res.RejectedOn = map[string]int{}
+		}
+		sm.res.WasteByFault[sm.machines[p.HostID].Fault] += usd
+		sm.res.RejectedOn[p.HostID]++
 	}
 }
 
@@ -223,7 +306,8 @@ func (sm *sim) churn(fleet Fleet) {
 	var stock func(k uint64)
 	stock = func(k uint64) {
 		r := rand.New(rand.NewPCG(sm.s.Seed, 0x73746f636b00+k)) // "stock"
-		at := sm.s.Start.Add(time.Duration(k) * stockTick)
+		// The clock starts with the warm-up.
+		at := sm.s.Start.Add(time.Duration(k)*stockTick - sm.s.WarmUp)
 		hour := float64(at.Hour()) + float64(at.Minute())/60
 		load := 0.55 + 0.3*math.Sin(2*math.Pi*(hour-9)/24)
 		busy := make(map[string]int, len(fleet.Machines))

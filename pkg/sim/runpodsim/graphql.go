@@ -11,12 +11,17 @@ import (
 )
 
 // RunPod's GraphQL endpoint (POST /graphql on the API host, the key as a
-// bearer token) answers the account query tools read the balance with:
+// bearer token) answers the account query tools read the balance with, and
+// the pod query that names the machine a pod was placed on (REST v2's pod
+// has none):
 //
 //	query { myself { clientBalance currentSpendPerHr spendLimit } }
+//	query q($input: PodFilter!) { pod(input: $input) { id machineId } }
 //
-// Nothing else of the GraphQL schema is simulated: another query is answered
-// as GraphQL answers an unknown field, with HTTP 200 and an errors list.
+// The pod's id comes from the variables or inline (pod(input: {podId:
+// "…"})); its machineId is the simulated host's id. Nothing else of the
+// GraphQL schema is simulated: another query is answered as GraphQL answers
+// an unknown field, with HTTP 200 and an errors list.
 
 // myselfFields are the User fields the simulator knows.
 var myselfFields = map[string]bool{
@@ -41,14 +46,26 @@ func graphqlErrors(status int, format string, args ...any) response {
 
 func (s *Server) graphql(_ *http.Request, body []byte, now time.Time) response {
 	var req struct {
-		Query string `json:"query"`
+		Query     string `json:"query"`
+		Variables struct {
+			Input struct {
+				PodID string `json:"podId"`
+			} `json:"input"`
+		} `json:"variables"`
 	}
 	if err := json.Unmarshal(body, &req); err != nil || strings.TrimSpace(req.Query) == "" {
 		return graphqlErrors(http.StatusBadRequest, "Must provide query string.")
 	}
+	if m := podSelection.FindStringSubmatch(req.Query); m != nil {
+		id := req.Variables.Input.PodID
+		if inline := inlinePodID.FindStringSubmatch(m[1]); inline != nil {
+			id = inline[1]
+		}
+		return s.podQuery(id, m[2])
+	}
 	m := myselfSelection.FindStringSubmatch(req.Query)
 	if m == nil {
-		return graphqlErrors(http.StatusOK, "the simulator answers only the myself query")
+		return graphqlErrors(http.StatusOK, "the simulator answers only the myself and pod queries")
 	}
 	fields := strings.Fields(strings.NewReplacer(",", " ").Replace(m[1]))
 	out := map[string]any{}
@@ -59,6 +76,34 @@ func (s *Server) graphql(_ *http.Request, body []byte, now time.Time) response {
 		out[f] = s.myselfField(f, now)
 	}
 	return ok(http.StatusOK, map[string]any{"data": map[string]any{"myself": out}})
+}
+
+// podSelection reads pod(input: …) { … }: the input, then the fields.
+var podSelection = regexp.MustCompile(`\bpod\s*\(\s*input\s*:\s*(\$\w+|\{[^{}]*\})\s*\)\s*\{([^{}]*)\}`)
+
+// inlinePodID reads an inline input's podId.
+var inlinePodID = regexp.MustCompile(`podId\s*:\s*"([^"]*)"`)
+
+// podQuery answers the pod query: the pod's id and the machine (host) it
+// was placed on; a pod no create made is null, with an error, as GraphQL
+// answers a missing pod.
+func (s *Server) podQuery(id, selection string) response {
+	p := s.podByID[id]
+	if p == nil {
+		return ok(http.StatusOK, map[string]any{"errors": []graphqlError{{Message: "pod not found"}}, "data": map[string]any{"pod": nil}})
+	}
+	out := map[string]any{}
+	for _, f := range strings.Fields(strings.NewReplacer(",", " ").Replace(selection)) {
+		switch f {
+		case "id":
+			out[f] = p.id
+		case "machineId":
+			out[f] = p.host.profile.ID
+		default:
+			return graphqlErrors(http.StatusBadRequest, "Cannot query field %q on type \"Pod\".", f)
+		}
+	}
+	return ok(http.StatusOK, map[string]any{"data": map[string]any{"pod": out}})
 }
 
 // myselfField is one field of the account as the simulation has it now.

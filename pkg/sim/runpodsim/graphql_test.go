@@ -54,3 +54,35 @@ func graphqlPost(t *testing.T, s *sim, body string) (int, string) {
 	assert.NilError(t, err)
 	return resp.StatusCode, string(data)
 }
+
+// GraphQL's pod query names the machine (host) a pod was placed on, with the
+// pod id as a variable or inline; an unknown pod is null with an error, an
+// unknown field a GraphQL error.
+func TestGraphQLPodNamesItsMachine(t *testing.T) {
+	s := newSim(t)
+	p := s.mustCreate(podRequest("p1", a40))
+	info, err := s.server.Pod(p.ID)
+	assert.NilError(t, err)
+	type answer struct {
+		Data struct {
+			Pod *struct{ ID, MachineID string } `json:"pod"`
+		} `json:"data"`
+		Errors []struct{ Message string } `json:"errors"`
+	}
+	for _, body := range []map[string]any{
+		{"query": "query q($input: PodFilter!) { pod(input: $input) { id machineId } }", "variables": map[string]any{"input": map[string]string{"podId": p.ID}}},
+		{"query": `query { pod(input: {podId: "` + p.ID + `"}) { id, machineId } }`},
+	} {
+		var got answer
+		s.do(http.MethodPost, "/graphql", body).decode(t, &got)
+		assert.Assert(t, got.Data.Pod != nil, "%v", got.Errors)
+		assert.Check(t, is.Equal(got.Data.Pod.ID, p.ID))
+		assert.Check(t, is.Equal(got.Data.Pod.MachineID, info.HostID))
+	}
+	var missing answer
+	s.do(http.MethodPost, "/graphql", map[string]any{"query": `{ pod(input: {podId: "nosuchpod"}) { id machineId } }`}).decode(t, &missing)
+	assert.Check(t, missing.Data.Pod == nil && len(missing.Errors) == 1)
+	status, body := graphqlPost(t, s, `{"query":"{ pod(input: {podId: \"`+p.ID+`\"}) { env } }"}`)
+	assert.Check(t, is.Equal(status, http.StatusBadRequest))
+	assert.Check(t, is.Contains(body, `Cannot query field \"env\" on type \"Pod\"`))
+}
