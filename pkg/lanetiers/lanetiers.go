@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/org/runpod-gpu/pkg/cost"
 )
@@ -44,6 +45,27 @@ type Pod struct {
 	StartupSeconds string `json:"startup-seconds"`
 	// Rerun marks a pod of a host-fault re-run: it is not re-run again.
 	Rerun bool `json:"rerun,omitempty"`
+	// AcceptedAt is when provision accepted the pod and HandedOverAt when
+	// it handed the lane's pods to their GPU jobs (RFC 3339, both on
+	// provision's clock). In a matrix lane a tier's pod waits between the
+	// two while the later tiers provision: no GPU job starts before the
+	// provision job ends (HandOverWait).
+	AcceptedAt   string `json:"accepted-at,omitempty"`
+	HandedOverAt string `json:"handed-over-at,omitempty"`
+}
+
+// HandOverWait is how long the pod, accepted, waited for the lane's other
+// tiers before its GPU job could start: 0 when either time is missing or
+// unreadable. The watchdog adds it to the pod's setup budget (its lifetime
+// still runs from the pod's provider start), so a matrix lane's first tier
+// has as long from its hand-over to its tests as its last.
+func (p Pod) HandOverWait() time.Duration {
+	accepted, err1 := time.Parse(time.RFC3339, p.AcceptedAt)
+	handed, err2 := time.Parse(time.RFC3339, p.HandedOverAt)
+	if err1 != nil || err2 != nil || !handed.After(accepted) {
+		return 0
+	}
+	return handed.Sub(accepted)
 }
 
 // JobName is the name GitHub lists the GPU job of the pod under when the

@@ -152,7 +152,7 @@ func (r *run) accept(c plan.Candidate, label string, pod *runpod.Pod, w watchRes
 	rec.Seconds, rec.Host = cost.KnownSeconds(secs), cost.HostWorked
 	delete(r.live, pod.ID) // handed over to the GPU job; cleanup deletes it
 	r.res.Accepted = &Accepted{PodID: pod.ID, RunnerLabel: label, GPU: c.GPUID, Candidate: c.Name, Tier: c.Tier,
-		Cloud: c.Cloud, DataCenter: rec.DataCenter, Price: rec.Price, StartupSeconds: secs, StartedAt: w.start}
+		Cloud: c.Cloud, DataCenter: rec.DataCenter, Price: rec.Price, StartupSeconds: secs, StartedAt: w.start, AcceptedAt: w.acceptedAt}
 	// What the pod can cost at most, at the higher of its billed and catalog prices.
 	switch price := max(rec.Price.PerHour, c.PricePerHour); {
 	case (rec.Price.Known || c.PriceKnown) && price > 0:

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/cost"
@@ -128,6 +129,7 @@ func RunLane(ctx context.Context, deps Deps, req LaneRequest) (LaneResult, error
 		run, err := res.runTier(ctx, deps, req, tier, &plans[i])
 		res.Runs = append(res.Runs, run)
 		if err != nil {
+			res.handOver(deps.Policy.Now())
 			return res, err
 		}
 		if run.Err != nil {
@@ -137,6 +139,7 @@ func RunLane(ctx context.Context, deps Deps, req LaneRequest) (LaneResult, error
 			break // a maintainer's GPU stands in: nothing more is paid
 		}
 	}
+	res.handOver(deps.Policy.Now())
 	if len(res.Pods) > 0 || len(errs) == 0 {
 		return res, nil
 	}
@@ -313,8 +316,28 @@ func phase(deps Deps, format string, args ...any) func() {
 // podOf is the accepted pod as a GPU job's matrix element.
 func podOf(tier string, a Accepted, rerun bool) lanetiers.Pod {
 	out := Result{Accepted: &a}.Outputs()
-	return lanetiers.Pod{Tier: tier, RunnerLabel: a.RunnerLabel, PodID: a.PodID, GPUType: a.GPU, GPUTier: a.Tier,
+	pod := lanetiers.Pod{Tier: tier, RunnerLabel: a.RunnerLabel, PodID: a.PodID, GPUType: a.GPU, GPUTier: a.Tier,
 		Cloud: a.Cloud, DataCenter: a.DataCenter, PricePerHour: out.PricePerHour, StartedAt: out.StartedAt, StartupSeconds: out.StartupSeconds, Rerun: rerun}
+	if !a.AcceptedAt.IsZero() {
+		pod.AcceptedAt = a.AcceptedAt.UTC().Format(time.RFC3339)
+	}
+	return pod
+}
+
+// handOver stamps the pods this provisioning hands to GPU jobs, in its
+// result and its record, with the moment it hands them over: its end. A
+// tier's pod accepted earlier waited until then (lanetiers.Pod.HandOverWait),
+// which the watchdog adds to its setup budget.
+func (res *LaneResult) handOver(now time.Time) {
+	at := now.UTC().Format(time.RFC3339)
+	for i := range res.Pods {
+		res.Pods[i].HandedOverAt = at
+		if t, ok := res.Record.Tier(res.Pods[i].Tier); ok && t.Pod != nil && t.Pod.PodID == res.Pods[i].PodID {
+			pod := *t.Pod
+			pod.HandedOverAt = at
+			t.Pod = &pod
+		}
+	}
 }
 
 // avoiding ranks with rank and then keeps every candidate of a lost pod's

@@ -19,6 +19,8 @@ import (
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
+	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
+	"github.com/org/runpod-gpu/pkg/watchdog"
 )
 
 // twoTiers reviews an Ampere-like and an Ada-like tier and tests both together.
@@ -216,4 +218,43 @@ func testPlanInput() plan.Input {
 		{GPUID: a4000, Cloud: "SECURE", PricePerHour: 0.25, DataCenters: append(stock("US-TX-3", "EU-RO-1"), plan.DataCenterStock{ID: "CA-MTL-1", Availability: "NONE"})},
 		{GPUID: l4, Cloud: "SECURE", PricePerHour: 0.43, DataCenters: stock("US-TX-3")},
 	}}
+}
+
+// A matrix lane provisions its tiers one after another in one job, and the
+// GPU jobs start only when that job ends. With four tiers of 300 s boots the
+// first tier's pod is older than its setup budget when it is handed over;
+// the watchdog's rule (watchdog.SetupDeadline) adds what it waited for the
+// later tiers, so it is left as long for its tests as the last tier's pod.
+func TestRunLaneLeavesTheFirstTierItsSetupBudget(t *testing.T) {
+	slow := func(h *runpodsim.HostProfile) { h.BootSeconds = 300 }
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, slow), host("h2", a5000, slow), host("h3", l4, slow), host("h4", a6000, slow))},
+		func(c *config.Config) {
+			c.GPUTiers = []config.GPUTier{{Name: "t1", GPUIDs: []string{a4000}}, {Name: "t2", GPUIDs: []string{a5000}},
+				{Name: "t3", GPUIDs: []string{l4}}, {Name: "t4", GPUIDs: []string{a6000}}}
+			c.MatrixTiers = []string{"t1", "t2", "t3", "t4"}
+			c.MaxPriceCandidates, c.MaxProvisionAttempts = 1, 5
+		})
+	res, err := s.runLane(t, LaneRequest{})
+	assert.NilError(t, err)
+	assert.Assert(t, is.Len(res.Pods, 4))
+	handed := s.clock.Now()
+	started := map[string]time.Time{}
+	for _, p := range s.cloud.RunPod.Pods() {
+		started[p.ID] = p.StartedAt
+	}
+	budget := s.req.Config.SetupBudget()
+	first, last := res.Pods[0], res.Pods[3]
+	assert.Check(t, handed.Sub(started[first.PodID]) > budget, "the scenario: tier t1's pod is %s old at the hand-over", handed.Sub(started[first.PodID]))
+
+	left := func(p lanetiers.Pod) time.Duration {
+		return watchdog.SetupDeadline(started[p.PodID], budget, p).Sub(handed)
+	}
+	assert.Check(t, left(first) > 0, "tier t1's pod is past its setup deadline at the hand-over (%s)", left(first))
+	assert.Check(t, left(first) >= left(last)-2*time.Second, "tier t1 left %s, the last tier %s", left(first), left(last))
+	assert.Check(t, left(last) < budget, "the last tier's setup still counts its own boot")
+	for _, p := range res.Pods {
+		assert.Check(t, is.Equal(p.HandedOverAt, handed.UTC().Format(time.RFC3339)))
+		tier, _ := res.Record.Tier(p.Tier)
+		assert.Check(t, is.Equal(tier.Pod.HandedOverAt, p.HandedOverAt), "the record's pods carry the hand-over too")
+	}
 }

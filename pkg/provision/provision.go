@@ -167,6 +167,8 @@ type Accepted struct {
 	Price          cost.Price
 	StartupSeconds int64
 	StartedAt      time.Time
+	// AcceptedAt is when the run accepted the pod (its clock).
+	AcceptedAt time.Time
 }
 
 // Result is what a run produced; on error it still says what was spent.
