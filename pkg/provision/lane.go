@@ -234,11 +234,10 @@ func planTiers(ctx context.Context, deps Deps, base Request, targets []string, l
 }
 
 // logPlan prints the lane's worst case before the first create: every tier
-// together, with what a host-fault re-run could add on top.
+// together, with what a host-fault re-run could add on top. A lane of one
+// pod prints it too (its run prints its own plan besides): gpu-lane.yml
+// always holds the re-run, so the pod's plan alone is not the lane's worst case.
 func (res *LaneResult) logPlan(deps Deps, cfg *config.Config) {
-	if !res.Rerun && len(res.WorstCase.Tiers) == 1 && res.WorstCase.Tiers[0] == "" {
-		return // one pod: the run prints its plan and worst case itself
-	}
 	ceiling := "no max_run_spend_usd: nothing bounds it further"
 	if c, ok := cfg.SpendCeiling(); ok {
 		ceiling = fmt.Sprintf("max_run_spend_usd $%.2f covers all of it: no create that could pass it is made", c)

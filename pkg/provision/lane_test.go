@@ -258,3 +258,22 @@ func TestRunLaneLeavesTheFirstTierItsSetupBudget(t *testing.T) {
 		assert.Check(t, is.Equal(tier.Pod.HandedOverAt, p.HandedOverAt), "the record's pods carry the hand-over too")
 	}
 }
+
+// The default lane of one pod prints the lane's worst case too, with what
+// the host-fault re-run (always in gpu-lane.yml) could add, and the ceiling
+// covers the first pod and the re-run together.
+func TestRunLaneOfOnePodNamesTheRerunInItsWorstCase(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, func(c *config.Config) {
+		onlyA4000(c)
+		ceiling := 5.0
+		c.MaxRunSpendUSD = &ceiling
+	})
+	res, err := s.runLane(t, LaneRequest{})
+	assert.NilError(t, err)
+	assert.Assert(t, is.Len(res.Pods, 1))
+	m := regexp.MustCompile(`lane plan: worst-case spend \$([0-9.]+) across 1 tier\(s\) \(any reviewed tier [^)]*\); a host-fault re-run \(once per tier\) could add up to \$([0-9.]+); max_run_spend_usd \$5\.00 covers all of it`).
+		FindStringSubmatch(s.obs.log())
+	assert.Assert(t, m != nil, s.obs.log())
+	assert.Check(t, is.Equal(m[1], m[2]), "the re-run could add the pod's whole worst case again")
+	assert.Check(t, parseUSD(t, m[1]) >= res.Runs[0].Result.WorstCase.USD-0.005)
+}
