@@ -18,6 +18,7 @@ package lanetiers
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -193,6 +194,27 @@ func (r Record) Matrix() bool {
 		}
 	}
 	return false
+}
+
+// PodIDs are every pod of the lane so far that CommittedUSD bounds: each
+// tier's rejected pods, its pod and its lost pods (not the pods kept for
+// inspection, which bill on outside the lane's bound).
+func (r Record) PodIDs() []string {
+	var ids []string
+	for _, t := range r.Tiers {
+		for _, a := range t.Rejected {
+			if a.PodID != "" && !slices.Contains(t.Retained, a.PodID) {
+				ids = append(ids, a.PodID)
+			}
+		}
+		for _, f := range t.Lost {
+			ids = append(ids, f.PodID)
+		}
+		if t.Pod != nil {
+			ids = append(ids, t.Pod.PodID)
+		}
+	}
+	return ids
 }
 
 // Pods are the pods handed to GPU jobs, in tier order.

@@ -254,7 +254,7 @@ func (res *LaneResult) runTier(ctx context.Context, deps Deps, req LaneRequest, 
 	rec := &res.Record
 	treq := req.Request
 	treq.Plan, treq.CandidateBase = p, rec.NextCandidate
-	treq.Committed, treq.CommittedUnknown = rec.CommittedUSD, rec.CommittedUnknown
+	treq.Committed, treq.CommittedUnknown, treq.CommittedPods = rec.CommittedUSD, rec.CommittedUnknown, rec.PodIDs()
 	if tier != "" {
 		t, _ := req.Config.Tier(tier)
 		tcfg := *req.Config

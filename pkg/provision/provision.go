@@ -124,6 +124,9 @@ type Request struct {
 	// of the lane has no known price, so no create can be bounded.
 	Committed        float64
 	CommittedUnknown bool
+	// CommittedPods are the ids of the lane's other pods Committed bounds
+	// (lanetiers.Record.PodIDs), for the budget check.
+	CommittedPods []string
 }
 
 // Decision says whether the paid path ran.
