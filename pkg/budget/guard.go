@@ -48,8 +48,13 @@ type Guard struct {
 	// PodBound, other repositories' by ReaperBound.
 	Repository string
 	PodBound   time.Duration // startup_timeout_seconds + lifetime_seconds
-	// EndpointHourly prices a live Serverless worker; 0 means DefaultEndpointHourly.
+	// EndpointHourly prices a live Serverless worker at least; 0 means
+	// DefaultEndpointHourly. With Catalog a worker is priced at the
+	// catalog's Serverless price of the dearest card of its endpoint's
+	// pools (of any pool when the endpoint names none the catalog knows),
+	// never below EndpointHourly: an H100 endpoint is not an A4000's.
 	EndpointHourly float64
+	Catalog        Catalog
 	Clock          clock.Clock // nil means the wall clock
 	Logf           func(format string, args ...any)
 
@@ -59,6 +64,13 @@ type Guard struct {
 	// seen are the live pods and endpoints earlier checks counted, each at
 	// what it could still cost then.
 	seen map[string]float64
+	// types is the catalog, read once when a live endpoint is first priced.
+	types []runpod.GPUType
+}
+
+// Catalog reads the GPU catalog. *runpod.Client has it.
+type Catalog interface {
+	ListGPUTypes(ctx context.Context, q runpod.GPUQuery) ([]runpod.GPUType, error)
 }
 
 // billingRead is one read of the account's billing.
@@ -178,7 +190,9 @@ func (g *Guard) inFlight(ctx context.Context, now time.Time, billed map[string]f
 	}
 	listed := map[string]float64{}
 	g.livePods(pods, billed, own, listed)
-	g.liveEndpoints(endpoints, billed, listed)
+	if err := g.liveEndpoints(ctx, endpoints, billed, listed); err != nil {
+		return err
+	}
 	for name, usd := range g.seen {
 		if _, still := listed[name]; !still && !own[strings.TrimPrefix(name, "pod ")] {
 			g.add(u, name+" (gone since an earlier check)", usd)
@@ -211,17 +225,52 @@ func (g *Guard) livePods(pods []runpod.Pod, billed map[string]float64, own map[s
 }
 
 // liveEndpoints prices the suite's live Serverless endpoints into listed.
-func (g *Guard) liveEndpoints(endpoints []runpod.Endpoint, billed map[string]float64, listed map[string]float64) {
-	hourly := g.EndpointHourly
-	if !(hourly > 0) {
-		hourly = DefaultEndpointHourly
-	}
+func (g *Guard) liveEndpoints(ctx context.Context, endpoints []runpod.Endpoint, billed map[string]float64, listed map[string]float64) error {
 	for _, e := range endpoints {
 		if !hasPrefix(e.Name, ownership.ServerlessNamePrefix) {
 			continue
 		}
+		hourly, err := g.endpointHourly(ctx, e)
+		if err != nil {
+			return err
+		}
 		listed["endpoint "+e.ID] = float64(max(e.Workers.Max, 1))*hourly*EndpointBound.Hours() - billed[e.ID]
 	}
+	return nil
+}
+
+// endpointHourly is what one worker of e can cost per hour (EndpointHourly).
+func (g *Guard) endpointHourly(ctx context.Context, e runpod.Endpoint) (float64, error) {
+	floor := g.EndpointHourly
+	if !(floor > 0) {
+		floor = DefaultEndpointHourly
+	}
+	if g.Catalog == nil {
+		return floor, nil
+	}
+	if g.types == nil {
+		types, err := g.Catalog.ListGPUTypes(ctx, runpod.GPUQuery{})
+		if err != nil {
+			return 0, fmt.Errorf("the GPU catalog, which prices live Serverless endpoints: %w", err)
+		}
+		g.types = types
+	}
+	var pools []string
+	if e.GPU != nil {
+		pools = e.GPU.Pools
+	}
+	if price, ok := runpod.ServerlessPrice(g.types, pools...); ok {
+		return max(price, floor), nil
+	}
+	var all []string
+	for _, t := range g.types {
+		all = append(all, t.Pool)
+	}
+	price, ok := runpod.ServerlessPrice(g.types, all...)
+	if !ok {
+		return 0, fmt.Errorf("the GPU catalog shows no Serverless price to bound endpoint %s by", e.ID)
+	}
+	return max(price, floor), nil
 }
 
 // addOwn counts the lane's own pods: what they can cost in all less what

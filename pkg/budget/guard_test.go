@@ -198,3 +198,53 @@ func TestCheckCountsOwnPodsAndReusesBilling(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, is.Len(rp.asked, 4), "a new day reads billing again")
 }
+
+// fakeCatalog is a GPU catalog of Serverless prices by pool.
+type fakeCatalog struct {
+	types []runpod.GPUType
+	err   error
+	reads int
+}
+
+func (f *fakeCatalog) ListGPUTypes(context.Context, runpod.GPUQuery) ([]runpod.GPUType, error) {
+	f.reads++
+	return f.types, f.err
+}
+
+// A live endpoint's workers are priced by its pools' dearest card in the
+// catalog (an H100 endpoint at $4.18/h, not at the A4000's $0.70), never
+// below the floor; an endpoint whose pools the catalog does not know at the
+// catalog's dearest; an unreadable catalog leaves what is in flight unknown.
+func TestCheckPricesAnEndpointByItsPool(t *testing.T) {
+	gpu := func(id, pool string, usd float64) runpod.GPUType {
+		return runpod.GPUType{ID: id, Pool: pool, Price: runpod.GPUPrice{Serverless: wire.Float(usd)}}
+	}
+	catalog := &fakeCatalog{types: []runpod.GPUType{gpu("NVIDIA RTX A4000", "AMPERE_16", 0.58), gpu("NVIDIA H100 80GB HBM3", "ADA_80_PRO", 4.18),
+		gpu("NVIDIA H100 PCIe", "ADA_80_PRO", 3.90), gpu("NVIDIA H200", "HOPPER_141", 5.58)}}
+	endpoint := func(id string, pools ...string) runpod.Endpoint {
+		return runpod.Endpoint{ID: id, Name: ownership.ServerlessNamePrefix + "org-app-9-1-" + id, Workers: runpod.EndpointWorkers{Max: 1},
+			GPU: &runpod.EndpointGPU{Pools: pools}}
+	}
+	tests := []struct {
+		name   string
+		ep     runpod.Endpoint
+		hourly float64
+	}{
+		{name: "an H100 pool", ep: endpoint("h100", "ADA_80_PRO"), hourly: 4.18},
+		{name: "the A4000's pool keeps the floor", ep: endpoint("a4000", "AMPERE_16"), hourly: DefaultEndpointHourly},
+		{name: "an unknown pool: the catalog's dearest", ep: endpoint("new", "BLACKWELL_192"), hourly: 5.58},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := guard(&fakeRunPod{liveEndpoints: []runpod.Endpoint{tc.ep}}, Limits{DailyUSD: 100})
+			g.Catalog = catalog
+			u, err := g.Check(context.Background(), Create{Lane: LanePod, What: "c", WorstCaseUSD: 1})
+			assert.NilError(t, err)
+			assert.Check(t, abs(u.InFlightUSD-tc.hourly*EndpointBound.Hours()) < 1e-6, "in flight %v", u.InFlightUSD)
+		})
+	}
+	g := guard(&fakeRunPod{liveEndpoints: []runpod.Endpoint{endpoint("h100", "ADA_80_PRO")}}, Limits{DailyUSD: 100})
+	g.Catalog = &fakeCatalog{err: errors.New("502")}
+	_, err := g.Check(context.Background(), Create{Lane: LanePod, What: "c", WorstCaseUSD: 1})
+	assert.Check(t, is.ErrorContains(err, "what is in flight is unknown (the GPU catalog, which prices live Serverless endpoints: 502)"))
+}
