@@ -11,6 +11,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
@@ -24,7 +25,15 @@ import (
 )
 
 // Action is the authorize action, as the image's program runs it (role authorize).
-var Action = actionkit.NewAction(run, reflect.TypeFor[gate.AuthorizeOutputs]())
+var Action = actionkit.NewAction(run, reflect.TypeFor[gate.AuthorizeOutputs](), reflect.TypeFor[provisionTimeouts]())
+
+// provisionTimeouts are the provision job's timeouts from the configuration
+// (config.ProvisionMinutes): gpu-lane.yml's provision jobs take their
+// timeout-minutes from them, so a matrix lane's tiers fit.
+type provisionTimeouts struct {
+	StepMinutes string `output:"provision-minutes"`
+	JobMinutes  string `output:"provision-job-minutes"`
+}
 
 // Inputs are the authorize action's inputs.
 type Inputs struct {
@@ -108,6 +117,15 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 		return authErr // nothing may be spent: no outputs, so no later job can mistake this for a decision
 	}
 	io.Infof("decision: %s (%s)", a.Outcome, a.Reason)
+	return writeOutputs(io, a, lane, cfg)
+}
+
+// writeOutputs writes the decision's outputs and the provision job's timeouts.
+func writeOutputs(io *actionio.IO, a gate.Authorization, lane *gatecheck.LaneDefinition, cfg *config.Config) error {
+	step, job := cfg.ProvisionMinutes()
+	if err := actionio.WriteOutputs[provisionTimeouts](io, provisionTimeouts{StepMinutes: strconv.Itoa(step), JobMinutes: strconv.Itoa(job)}); err != nil {
+		return err
+	}
 	outputs := a.Outputs()
 	if lane != nil && a.TreeKey != nil {
 		outputs.LaneImage = lane.ImageDigest // the gate records the key only if the pod ran this image
