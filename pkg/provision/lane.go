@@ -18,11 +18,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-github/v66/github"
+
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/lanetiers"
 	"github.com/org/runpod-gpu/pkg/plan"
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
 )
 
 // LaneRequest is one provisioning of a lane: the first (every tier the lane
@@ -115,6 +118,7 @@ func RunLane(ctx context.Context, deps Deps, req LaneRequest) (LaneResult, error
 	res := LaneResult{Rerun: len(req.HostFaults) > 0, NoRerun: map[string]string{}}
 	res.Record = startRecord(req, cfg)
 	targets := res.targets(req, cfg)
+	targets = res.unlessPassed(ctx, deps, req, targets)
 	if len(targets) == 0 {
 		return res, nil
 	}
@@ -201,6 +205,63 @@ func (res *LaneResult) targets(req LaneRequest, cfg *config.Config) []string {
 		}
 	}
 	return out
+}
+
+// JobLister lists one run attempt's jobs. *ghapi.Client has it.
+type JobLister interface {
+	ListAttemptJobs(ctx context.Context, runID int64, attempt int) ([]*github.WorkflowJob, error)
+}
+
+// JobsReadBudget bounds the re-run's one read of the attempt's jobs.
+const JobsReadBudget = 30 * time.Second
+
+// unlessPassed drops from a re-run's targets each tier whose lost pod's GPU
+// job (the job that ran on its runner) concluded success: a passed job is
+// never paid for again, whatever the watchdog saw of its host after it (a
+// JIT runner exits its container as its job ends, and the jobs API can show
+// that late). Its pod stays on the record as lost, and cleanup's row for it
+// says the job passed, the fault only noted. One read of the attempt's
+// jobs with provision's GitHub credential (an App's Actions permission: the
+// provision job grants its workflow token no actions: read); an unreadable
+// list re-runs, the watchdog's confirmation standing.
+func (res *LaneResult) unlessPassed(ctx context.Context, deps Deps, req LaneRequest, targets []string) []string {
+	jl, ok := deps.GitHub.(JobLister)
+	if !res.Rerun || len(targets) == 0 || !ok {
+		return targets
+	}
+	jctx, cancel := reqpolicy.Bound(ctx, deps.Policy, JobsReadBudget)
+	jobs, err := jl.ListAttemptJobs(jctx, req.Owner.RunID, req.Owner.Attempt)
+	cancel()
+	if err != nil {
+		deps.Observer.Logf("host-fault re-run: this attempt's jobs could not be read (%v): every lost pod is re-run", err)
+		return targets
+	}
+	var out []string
+	for _, tier := range targets {
+		f, passed := passedDespite(req.HostFaults, tier, jobs)
+		if !passed {
+			out = append(out, tier)
+			continue
+		}
+		res.NoRerun[tier] = fmt.Sprintf("pod %s's GPU job (runner %s) concluded success: the host fault seen after it is only noted, and nothing is paid again", f.PodID, f.RunnerLabel)
+		deps.Observer.Logf("host-fault re-run of %s: %s", tierLabel(tier), res.NoRerun[tier])
+	}
+	return out
+}
+
+// passedDespite is tier's lost pod whose GPU job concluded success, if any.
+func passedDespite(faults []lanetiers.HostFault, tier string, jobs []*github.WorkflowJob) (lanetiers.HostFault, bool) {
+	for _, f := range faults {
+		if f.Tier != tier || f.RunnerLabel == "" {
+			continue
+		}
+		for _, j := range jobs {
+			if j.GetRunnerName() == f.RunnerLabel && j.GetStatus() == "completed" && j.GetConclusion() == "success" {
+				return f, true
+			}
+		}
+	}
+	return lanetiers.HostFault{}, false
 }
 
 // planTiers plans every target from one catalog read: a tier of a matrix

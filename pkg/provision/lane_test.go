@@ -2,6 +2,7 @@ package provision
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-github/v66/github"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
@@ -276,4 +278,57 @@ func TestRunLaneOfOnePodNamesTheRerunInItsWorstCase(t *testing.T) {
 	assert.Assert(t, m != nil, s.obs.log())
 	assert.Check(t, is.Equal(m[1], m[2]), "the re-run could add the pod's whole worst case again")
 	assert.Check(t, parseUSD(t, m[1]) >= res.Runs[0].Result.WorstCase.USD-0.005)
+}
+
+// jobsOf is the scenario's GitHub with this attempt's jobs as given.
+type jobsOf struct {
+	GitHub
+	jobs []*github.WorkflowJob
+	err  error
+}
+
+func (j jobsOf) ListAttemptJobs(context.Context, int64, int) ([]*github.WorkflowJob, error) {
+	return j.jobs, j.err
+}
+
+// A passed GPU job is never paid for again: a host fault the watchdog
+// confirmed after the job succeeded (its JIT runner exits its container as
+// the job ends) re-runs nothing; the fault is only noted. A job that did
+// not pass, or jobs that cannot be read, re-run as before.
+func TestRunLaneRerunsNothingForAJobThatPassed(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		conclusion string
+		err        error
+		wantRerun  bool
+	}{
+		{name: "the job passed", conclusion: "success"},
+		{name: "the job failed", conclusion: "failure", wantRerun: true},
+		{name: "the jobs cannot be read", conclusion: "success", err: errors.New("502"), wantRerun: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a5000))}, func(c *config.Config) {
+				c.GPUTiers = []config.GPUTier{{Name: "ampere", GPUIDs: []string{a4000, a5000}}}
+				c.MaxPriceCandidates, c.MaxProvisionAttempts = 2, 3
+			})
+			first, err := s.runLane(t, LaneRequest{})
+			assert.NilError(t, err)
+			lost := first.Pods[0]
+			fault := lanetiers.HostFault{PodID: lost.PodID, GPUType: lost.GPUType, DataCenter: lost.DataCenter, Kind: lanetiers.FaultExited,
+				Detail: "EXITED", RunnerLabel: lost.RunnerLabel}
+			s.deps.GitHub = jobsOf{GitHub: s.deps.GitHub, err: tc.err, jobs: []*github.WorkflowJob{{Name: github.String("GPU tests"),
+				RunnerName: github.String(lost.RunnerLabel), Status: github.String("completed"), Conclusion: github.String(tc.conclusion)}}}
+
+			again, err := s.runLane(t, LaneRequest{Previous: &first.Record, HostFaults: []lanetiers.HostFault{fault}})
+			assert.NilError(t, err)
+			if tc.wantRerun {
+				assert.Check(t, is.Len(again.Pods, 1))
+				assert.Check(t, is.Len(s.cloud.RunPod.Pods(), 2))
+				return
+			}
+			assert.Check(t, is.Len(again.Pods, 0))
+			assert.Check(t, is.Len(s.cloud.RunPod.Pods(), 1), "nothing paid again")
+			assert.Check(t, is.Contains(again.NoRerun[""], "concluded success: the host fault seen after it is only noted"))
+		})
+	}
 }
