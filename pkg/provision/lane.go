@@ -90,15 +90,21 @@ func (w LaneWorstCase) String() string {
 	if w.Committed > 0 {
 		parts = append(parts, fmt.Sprintf("the lane's earlier pods $%.2f", w.Committed))
 	}
-	unpriced := 0
-	for _, t := range w.PerTier {
-		unpriced += len(t.Unpriced)
-	}
+	unpriced := w.unpriced()
 	total := fmt.Sprintf("$%.2f", w.Total())
 	if unpriced > 0 {
 		total += fmt.Sprintf(" + %d unpriced candidate(s)", unpriced)
 	}
 	return fmt.Sprintf("%s across %d tier(s) (%s)", total, len(w.Tiers), strings.Join(parts, ", "))
+}
+
+// unpriced counts the candidates without a price, which no bound covers.
+func (w LaneWorstCase) unpriced() int {
+	n := 0
+	for _, t := range w.PerTier {
+		n += len(t.Unpriced)
+	}
+	return n
 }
 
 func tierLabel(t string) string {
@@ -305,7 +311,10 @@ func (res *LaneResult) logPlan(deps Deps, cfg *config.Config) {
 	}
 	again := ""
 	if !res.Rerun {
-		again = fmt.Sprintf("; a host-fault re-run (once per tier) could add up to $%.2f", res.WorstCase.Total())
+		again = fmt.Sprintf("; a host-fault re-run (once per tier) could add up to $%.2f", res.WorstCase.Total()-res.WorstCase.Committed)
+		if n := res.WorstCase.unpriced(); n > 0 {
+			again += fmt.Sprintf(" + %d unpriced candidate(s)", n)
+		}
 	}
 	deps.Observer.Logf("lane plan: worst-case spend %s%s; %s", res.WorstCase, again, ceiling)
 }
