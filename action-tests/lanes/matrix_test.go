@@ -24,18 +24,15 @@ import (
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
 
-// readmeCallerNaming is the README's caller block that names marker.
+// readmeCallerNaming is the workflows page's first caller block that names marker.
 func readmeCallerNaming(t *testing.T, marker string) string {
 	t.Helper()
-	data, err := os.ReadFile(harness.RepoRoot + "/README.md")
-	assert.NilError(t, err)
-	for _, block := range strings.Split(string(data), "```yaml\n")[1:] {
-		block, _, _ = strings.Cut(block, "```")
+	for _, block := range docYAMLBlocks(t, docWorkflows) {
 		if strings.Contains(block, marker) {
 			return block
 		}
 	}
-	t.Fatalf("the README has no caller naming %q", marker)
+	t.Fatalf("%s has no caller naming %q", docWorkflows, marker)
 	return ""
 }
 

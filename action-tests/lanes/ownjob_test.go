@@ -1,7 +1,6 @@
 package lanes
 
 import (
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -17,19 +16,16 @@ import (
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
 
-// readmeOwnJobCaller is the README's caller of the lane's four parts around
-// a GPU job of the caller's own: what a user copies.
+// readmeOwnJobCaller is the workflows page's caller of the lane's four parts
+// around a GPU job of the caller's own: what a user copies.
 func readmeOwnJobCaller(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile(harness.RepoRoot + "/README.md")
-	assert.NilError(t, err)
-	for _, block := range strings.Split(string(data), "```yaml\n")[1:] {
-		block, _, _ = strings.Cut(block, "```")
+	for _, block := range docYAMLBlocks(t, docWorkflows) {
 		if strings.Contains(block, "/.github/workflows/gpu-lane-authorize.yml@") {
 			return block
 		}
 	}
-	t.Fatal("the README has no caller of gpu-lane-authorize.yml")
+	t.Fatalf("%s has no caller of gpu-lane-authorize.yml", docWorkflows)
 	return ""
 }
 

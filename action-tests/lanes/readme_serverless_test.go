@@ -16,21 +16,18 @@ import (
 	"github.com/org/runpod-gpu/action-tests/internal/harness"
 )
 
-// readmeServerlessSection is the README's "The Serverless lane" section.
+// readmeServerlessSection is the Serverless lane's page, whole.
 func readmeServerlessSection(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(harness.RepoRoot, "README.md"))
-	assert.NilError(t, err)
-	_, rest, ok := strings.Cut(string(data), "\n## The Serverless lane\n")
-	assert.Assert(t, ok, "README has no Serverless section")
-	section, _, _ := strings.Cut(rest, "\n## ")
-	return section
+	page := docText(t, docServerless)
+	assert.Assert(t, strings.HasPrefix(page, "# The Serverless lane\n"), "%s is not the Serverless lane's page", docServerless)
+	return page
 }
 
 var shBlockRE = regexp.MustCompile("(?s)```sh\n(.*?)```")
 
 // TestReadmeServerlessWalkThroughRunsOffline runs every command of the
-// README's Serverless section as written, in a shell, against simcloud: the
+// Serverless page as written, in a shell, against simcloud: the
 // offline block in this repository's checkout, the by-hand block in the
 // worked example's project, and the prose's command that stops simcloud.
 func TestReadmeServerlessWalkThroughRunsOffline(t *testing.T) {
@@ -64,7 +61,7 @@ func TestReadmeServerlessWalkThroughRunsOffline(t *testing.T) {
 		"GOFLAGS=" + os.Getenv("GOFLAGS"), "GOTOOLCHAIN=local", "CGO_ENABLED=0"}
 	out, err := cmd.CombinedOutput()
 	text := string(out)
-	assert.NilError(t, err, "the README's Serverless walk-through failed:\n%s", text)
+	assert.NilError(t, err, "the Serverless walk-through of %s failed:\n%s", docServerless, text)
 	for _, want := range []string{
 		"endpoint ", "healthy: settings verified",
 		"ended COMPLETED; cuda_executed true",

@@ -55,18 +55,15 @@ func gpuLane(t *testing.T) workflow {
 	return parseWorkflow(t, string(raw))
 }
 
-// readmeCaller is the README's YAML block whose first line is "# <file>".
+// readmeCaller is the workflows page's first YAML block whose first line is "# <file>".
 func readmeCaller(t *testing.T, file string) workflow {
 	t.Helper()
-	raw, err := os.ReadFile("../../README.md")
-	assert.NilError(t, err)
-	for _, block := range strings.Split(string(raw), "```yaml\n")[1:] {
-		text, _, _ := strings.Cut(block, "```")
+	for _, text := range docYAMLBlocks(t, docWorkflows) {
 		if strings.HasPrefix(text, "# "+file) {
 			return parseWorkflow(t, text)
 		}
 	}
-	t.Fatalf("README has no caller %s", file)
+	t.Fatalf("%s has no caller %s", docWorkflows, file)
 	return workflow{}
 }
 

@@ -340,43 +340,71 @@ func actionReadmeAnchor(heading string) string {
 // skipping fenced blocks (a YAML comment is no heading).
 func actionReadmeAnchors(markdown string) map[string]bool {
 	anchors := map[string]bool{}
-	fenced := false
-	for _, l := range strings.Split(markdown, "\n") {
-		if strings.HasPrefix(l, "```") {
-			fenced = !fenced
-			continue
-		}
-		if !fenced && strings.HasPrefix(l, "#") {
+	for _, l := range markdownProse(markdown) {
+		if strings.HasPrefix(l, "#") {
 			anchors[actionReadmeAnchor(strings.TrimLeft(l, "#"))] = true
 		}
 	}
 	return anchors
 }
 
-// actionReadmeLinkProblems checks every relative link of the README at dir:
-// the file exists and, for a Markdown file, so does the heading it names.
-func actionReadmeLinkProblems(dir, readme string) []string {
+// markdownProse returns a Markdown file's lines outside fenced blocks
+// (indented fences, as in a list item, included).
+func markdownProse(markdown string) []string {
+	var prose []string
+	fenced := false
+	for _, l := range strings.Split(markdown, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			fenced = !fenced
+			continue
+		}
+		if !fenced {
+			prose = append(prose, l)
+		}
+	}
+	return prose
+}
+
+// markdownLinkTargets returns the targets of a Markdown file's relative
+// links and images, outside fenced blocks.
+func markdownLinkTargets(markdown string) []string {
+	var targets []string
+	for _, m := range actionReadmeLinkRE.FindAllStringSubmatch(strings.Join(markdownProse(markdown), "\n"), -1) {
+		if target := m[1]; !strings.Contains(target, "://") && !strings.HasPrefix(target, "mailto:") {
+			targets = append(targets, target)
+		}
+	}
+	return targets
+}
+
+// markdownLinkProblems checks every relative link of markdown, the text of
+// the file at file: the target exists and, for a Markdown file (markdown
+// itself for a bare #anchor), so does the heading it names.
+func markdownLinkProblems(file, markdown string) []string {
 	var problems []string
-	for _, m := range actionReadmeLinkRE.FindAllStringSubmatch(readme, -1) {
-		target := m[1]
-		if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
-			continue
-		}
+	for _, target := range markdownLinkTargets(markdown) {
 		path, anchor, _ := strings.Cut(target, "#")
-		file := filepath.Join(dir, path)
-		if path == "" {
-			file = filepath.Join(dir, "README.md")
+		to, name, text := filepath.Join(filepath.Dir(file), path), path, markdown
+		if path != "" {
+			data, err := os.ReadFile(to)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("the link %s leads nowhere (%v); point it at an existing file", target, err))
+				continue
+			}
+			text = string(data)
+		} else {
+			to, name = file, filepath.Base(file)
 		}
-		data, err := os.ReadFile(file)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("the link %s leads nowhere (%v); point it at an existing file", target, err))
-			continue
-		}
-		if anchor != "" && strings.HasSuffix(file, ".md") && !actionReadmeAnchors(string(data))[anchor] {
-			problems = append(problems, fmt.Sprintf("the link %s names no heading of %s; point it at a section that exists", target, path))
+		if anchor != "" && strings.HasSuffix(to, ".md") && !actionReadmeAnchors(text)[anchor] {
+			problems = append(problems, fmt.Sprintf("the link %s names no heading of %s; point it at a section that exists", target, name))
 		}
 	}
 	return problems
+}
+
+// actionReadmeLinkProblems checks every relative link of the README at dir.
+func actionReadmeLinkProblems(dir, readme string) []string {
+	return markdownLinkProblems(filepath.Join(dir, "README.md"), readme)
 }
 
 // TestActionReadmeTablesMatchActionYML: every action has a README.md whose
@@ -495,10 +523,17 @@ func TestActionReadmeChecksDetectMistakes(t *testing.T) {
 	}
 
 	dir := filepath.Join(metaRepoRoot, "actions", "reap")
-	assert.Check(t, is.Len(actionReadmeLinkProblems(dir, "[a](../../README.md#the-actions) [b](../../.github/workflows/reap.yml) [c](https://example.com/x)"), 0))
+	assert.Check(t, is.Len(actionReadmeLinkProblems(dir, "[a](../../README.md#reference) [b](../../.github/workflows/reap.yml) [c](https://example.com/x)"), 0))
 	assert.Check(t, is.DeepEqual(actionReadmeLinkProblems(dir, "[a](../../README.md#no-such-section)"),
 		[]string{"the link ../../README.md#no-such-section names no heading of ../../README.md; point it at a section that exists"}))
+	assert.Check(t, is.DeepEqual(actionReadmeLinkProblems(dir, "# Reap\n[a](#reap) [b](#no-such-section)"),
+		[]string{"the link #no-such-section names no heading of README.md; point it at a section that exists"}), "a bare anchor is the page's own heading")
 	assert.Check(t, is.Len(actionReadmeLinkProblems(dir, "[b](../../.github/workflows/nope.yml)"), 1))
+	assert.Check(t, is.Len(actionReadmeLinkProblems(dir, "```yaml\nx: a[0](b)\n```\n"), 0), "a fenced block holds no link")
+	assert.Check(t, is.Len(actionReadmeLinkProblems(dir, "- x\n  ```sh\n  # [a](#no-such-section)\n  ```\n"), 0), "nor does an indented one")
+	page := filepath.Join(metaRepoRoot, ".github", "docs", "setup.md")
+	assert.Check(t, is.Len(markdownLinkProblems(page, "[a](setup.md#2-the-environment-and-its-secrets) [b](../../README.md) [c](cli.md)"), 0), "links are relative to their page")
+	assert.Check(t, is.Len(markdownLinkProblems(page, "[a](README.md)"), 1))
 	assert.Check(t, is.Equal(actionReadmeAnchor(" An organization's reaper"), "an-organizations-reaper"))
 	assert.Check(t, is.Equal(actionReadmeAnchor(" 3. The workflows"), "3-the-workflows"))
 }

@@ -14,14 +14,13 @@ import (
 // TestGPUUsageStepsMatchTheHistory: the lane's GPU job samples exactly what
 // the cost history parses (history.UsageQuery, without header or units) and
 // uploads it under the name and file the history downloads (in gpu-lane.yml,
-// one per pod: its GPU jobs are a matrix); the README's step for your own GPU
-// job says the same.
+// one per pod: its GPU jobs are a matrix); the cost model's step for your own
+// GPU job says the same.
 func TestGPUUsageStepsMatchTheHistory(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(metaRepoRoot, ".github", "workflows", "gpu-lane.yml"))
 	assert.NilError(t, err)
 	lane := string(data)
-	readme := readmeText(t)
-	for where, text := range map[string]string{"gpu-lane.yml": lane, "README": readme} {
+	for where, text := range map[string]string{"gpu-lane.yml": lane, docCostModel: docText(t, docCostModel)} {
 		for _, want := range []string{"--query-gpu=" + history.UsageQuery, "--format=csv,noheader,nounits -l 1",
 			history.UsageArtifactPrefix + "${{ github.run_id }}-${{ github.run_attempt }}"} {
 			assert.Check(t, strings.Contains(text, want), "%s lacks %q", where, want)

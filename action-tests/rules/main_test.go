@@ -1,6 +1,6 @@
 // Package rules holds the repository's rules and static checks: the actions'
-// metadata and READMEs against their action.yml, the README's YAML and
-// commands, the workflows' lint, permissions and security, the Dockerfile and
+// metadata and READMEs against their action.yml, the documentation pages'
+// YAML, links, tables and commands (docs_test.go), the workflows' lint, permissions and security, the Dockerfile and
 // the image's size, the packages' layers and dependencies, and the source
 // rules (tables through pkg/mdtable, lazy patterns, start-up cost).
 package rules

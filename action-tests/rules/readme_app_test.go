@@ -1,7 +1,7 @@
 package rules
 
 // The GitHub App manifests runpod-gpu app posts (pkg/callers) grant exactly
-// what the README's permission tables say each App needs.
+// what the set-up page's permission tables say each App needs.
 
 import (
 	"regexp"
@@ -33,15 +33,15 @@ func metaReadmeLevels(t *testing.T, text string) callers.Levels {
 }
 
 func TestAppManifestsGrantWhatTheReadmeSays(t *testing.T) {
-	readme := readmeText(t)
+	readme := docText(t, docSetup)
 	one := regexp.MustCompile("\\*\\*One App\\*\\* \\(`app-id`\\) gets the union: ([^.]+)\\.").FindStringSubmatch(readme)
-	assert.Assert(t, one != nil, "README: the one-App sentence")
+	assert.Assert(t, one != nil, "%s: the one-App sentence", docSetup)
 	rows := map[string]*regexp.Regexp{
 		"checks": regexp.MustCompile("(?m)^\\| checks App \\(`app-id`\\) \\| ([^|]+) \\|"),
 		"runner": regexp.MustCompile("(?m)^\\| runner App \\(`runner-app-id`\\) \\| ([^|]+) \\|"),
 	}
 	checks, runner := rows["checks"].FindStringSubmatch(readme), rows["runner"].FindStringSubmatch(readme)
-	assert.Assert(t, checks != nil && runner != nil, "README: the two-App table")
+	assert.Assert(t, checks != nil && runner != nil, "%s: the two-App table", docSetup)
 	for _, tc := range []struct {
 		name   string
 		readme string

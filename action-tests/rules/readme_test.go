@@ -17,31 +17,17 @@ import (
 	"github.com/org/runpod-gpu/pkg/config"
 )
 
-func readmeText(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile("../../README.md")
-	assert.NilError(t, err)
-	return string(b)
-}
-
-// readmeSection returns the text between <!-- name:start --> and <!-- name:end -->.
-func readmeSection(t *testing.T, readme, name string) string {
-	t.Helper()
-	_, rest, ok := strings.Cut(readme, "<!-- "+name+":start -->\n")
-	assert.Assert(t, ok, "README has no %s section", name)
-	section, _, ok := strings.Cut(rest, "<!-- "+name+":end -->")
-	assert.Assert(t, ok, "README's %s section is not closed", name)
-	return section
-}
-
-// The configuration reference in the README is the code's: keys, types and defaults.
+// The configuration reference (on its page, .github/docs/configuration.md)
+// is the code's: keys, types and defaults.
 func TestReadmeConfigReferenceIsTheCodes(t *testing.T) {
-	assert.Equal(t, readmeSection(t, readmeText(t), "config-reference"), config.ReferenceMarkdown())
+	section, page := docSection(t, "config-reference")
+	assert.Check(t, is.Equal(page, docConfiguration))
+	assert.Equal(t, section, config.ReferenceMarkdown())
 }
 
-// The set-up commands exist: the demo's main and the test command .ci/run calls.
+// The README's two commands exist: the demo's main and the test command .ci/run calls.
 func TestReadmeSetupCommands(t *testing.T) {
-	readme := readmeText(t)
+	readme := docText(t, docReadme)
 	assert.Check(t, is.Contains(readme, "go run ./pkg/cmd/demo"))
 	_, err := os.Stat("../../pkg/cmd/demo/main.go")
 	assert.NilError(t, err)
@@ -51,9 +37,9 @@ func TestReadmeSetupCommands(t *testing.T) {
 	assert.Check(t, is.Contains(string(ci), "go test ./..."), ".ci/run calls the README's test command")
 }
 
-// Every action is documented in the README's table, and the table names no missing action.
+// Every action is listed in the README's table, and the table names no missing action.
 func TestReadmeListsEveryAction(t *testing.T) {
-	readme := readmeText(t)
+	readme := docText(t, docReadme)
 	listed := map[string]bool{}
 	for _, m := range regexp.MustCompile(`\[\x60actions/([a-z-]+)\x60\]`).FindAllStringSubmatch(readme, -1) {
 		listed[m[1]] = true
@@ -72,16 +58,23 @@ func TestReadmeListsEveryAction(t *testing.T) {
 	}
 }
 
-// The README's example configuration is valid: the code accepts it and so does
-// the published JSON Schema (for the parsed file, as editors would check it).
-func TestReadmeExampleConfigIsValid(t *testing.T) {
-	readme := readmeText(t)
-	_, rest, ok := strings.Cut(readme, "### 2. The configuration file")
-	assert.Assert(t, ok)
+// docExampleConfig is the example configuration: the first yaml block under
+// "## The configuration file" of the configuration page.
+func docExampleConfig(t *testing.T) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(docText(t, docConfiguration), "\n## The configuration file\n")
+	assert.Assert(t, ok, "%s has no section \"The configuration file\"", docConfiguration)
+	rest, _, _ = strings.Cut(rest, "\n## ")
 	_, block, ok := strings.Cut(rest, "```yaml\n")
-	assert.Assert(t, ok, "no yaml example in the configuration section")
+	assert.Assert(t, ok, "no yaml example in the configuration file's section of %s", docConfiguration)
 	example, _, _ := strings.Cut(block, "```")
-	cfg, err := config.Parse([]byte(example), "README.md")
+	return example
+}
+
+// The example configuration is valid: the code accepts it and so does the
+// published JSON Schema (for the parsed file, as editors would check it).
+func TestReadmeExampleConfigIsValid(t *testing.T) {
+	cfg, err := config.Parse([]byte(docExampleConfig(t)), docConfiguration)
 	assert.NilError(t, err)
 
 	schema, err := jsonschema.UnmarshalJSON(bytes.NewReader(config.Schema()))
@@ -97,13 +90,9 @@ func TestReadmeExampleConfigIsValid(t *testing.T) {
 	assert.NilError(t, sch.Validate(inst))
 }
 
-// The README's example configuration starts with the yaml-language-server
-// line that points editors at the schema of the release callers pin.
+// The example configuration starts with the yaml-language-server line that
+// points editors at the schema of the release callers pin.
 func TestReadmeExampleConfigNamesTheSchema(t *testing.T) {
-	_, rest, ok := strings.Cut(readmeText(t), "### 2. The configuration file")
-	assert.Assert(t, ok)
-	_, block, ok := strings.Cut(rest, "```yaml\n")
-	assert.Assert(t, ok, "no yaml example in the configuration section")
-	first, _, _ := strings.Cut(block, "\n")
+	first, _, _ := strings.Cut(docExampleConfig(t), "\n")
 	assert.Check(t, is.Equal(first, config.SchemaComment))
 }

@@ -1,7 +1,8 @@
 package rules
 
-// Every YAML block in the README is something a user copies: a workflow, or
-// the configuration file. Each must work as written in a new repository,
+// Every YAML block on every documentation page (the README and the pages
+// under .github) is something a user copies: a workflow, or the
+// configuration file. Each must work as written in a new repository,
 // whose default token may be read-only: a workflow lints, and a caller of the
 // suite's reusable workflows grants the permissions their jobs declare,
 // since a called workflow's token gets no more than its caller grants.
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"gopkg.in/yaml.v3"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
@@ -19,34 +21,90 @@ import (
 	"github.com/org/runpod-gpu/pkg/config"
 )
 
-// readmeYAMLBlock is one ```yaml block of the README and the heading above it.
+// readmeYAMLBlock is one ```yaml block of a page and the heading above it.
 type readmeYAMLBlock struct {
-	heading, text string
+	page, heading, text string
 }
 
-// readmeYAMLBlocks returns every ```yaml block of the README, in order.
-func readmeYAMLBlocks(t *testing.T) []readmeYAMLBlock {
-	t.Helper()
+// yamlBlocksOf returns every ```yaml block of one page's text, in order; a
+// block indented under a list item is read without its indentation.
+func yamlBlocksOf(page, markdown string) ([]readmeYAMLBlock, error) {
 	var blocks []readmeYAMLBlock
-	heading := ""
-	lines := strings.SplitAfter(readmeText(t), "\n")
+	heading, fence := "", ""
+	lines := strings.SplitAfter(markdown, "\n")
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
-		if strings.HasPrefix(line, "#") {
+		trimmed := strings.TrimLeft(line, " ")
+		indent := line[:len(line)-len(trimmed)]
+		switch {
+		case fence != "":
+			if strings.HasPrefix(trimmed, "```") {
+				fence = ""
+			}
+			continue
+		case strings.HasPrefix(line, "#"):
 			heading = strings.TrimSpace(line)
+		case strings.HasPrefix(trimmed, "```") && strings.TrimSpace(trimmed) != "```yaml":
+			fence = trimmed // another language's block: its lines are no headings
 		}
-		if line != "```yaml\n" {
+		if strings.TrimSpace(trimmed) != "```yaml" {
 			continue
 		}
 		var text strings.Builder
-		for i++; i < len(lines) && !strings.HasPrefix(lines[i], "```"); i++ {
-			text.WriteString(lines[i])
+		for i++; i < len(lines) && !strings.HasPrefix(strings.TrimLeft(lines[i], " "), "```"); i++ {
+			text.WriteString(strings.TrimPrefix(lines[i], indent))
 		}
-		assert.Assert(t, i < len(lines), "README: the yaml block under %q is not closed", heading)
-		blocks = append(blocks, readmeYAMLBlock{heading: heading, text: text.String()})
+		if i == len(lines) {
+			return nil, fmt.Errorf("%s: the yaml block under %q is not closed", page, heading)
+		}
+		blocks = append(blocks, readmeYAMLBlock{page: page, heading: heading, text: text.String()})
 	}
-	assert.Assert(t, len(blocks) > 0, "README has no yaml block")
+	return blocks, nil
+}
+
+// readmeYAMLBlocks returns every ```yaml block of every documentation page,
+// page by page, in order.
+func readmeYAMLBlocks(t *testing.T) []readmeYAMLBlock {
+	t.Helper()
+	var blocks []readmeYAMLBlock
+	for _, page := range docPages(t) {
+		found, err := yamlBlocksOf(page, docText(t, page))
+		assert.NilError(t, err)
+		blocks = append(blocks, found...)
+	}
+	assert.Assert(t, len(blocks) > 0, "no documentation page has a yaml block")
 	return blocks
+}
+
+// cmpAllowYAMLBlock compares readmeYAMLBlock's fields.
+var cmpAllowYAMLBlock = cmp.AllowUnexported(readmeYAMLBlock{})
+
+func TestYAMLBlocksOf(t *testing.T) {
+	const page = "README.md"
+	tests := []struct {
+		name, markdown string
+		want           []readmeYAMLBlock
+		err            string
+	}{
+		{name: "two blocks under their headings", markdown: "# A\n```yaml\na: 1\n```\n## B\ntext\n```yaml\nb: 2\n```\n",
+			want: []readmeYAMLBlock{{page, "# A", "a: 1\n"}, {page, "## B", "b: 2\n"}}},
+		{name: "indented under a list item", markdown: "## C\n1. step\n\n   ```yaml\n   on: push\n   jobs: {}\n   ```\n",
+			want: []readmeYAMLBlock{{page, "## C", "on: push\njobs: {}\n"}}},
+		{name: "a shell comment is no heading", markdown: "## D\n```sh\n# comment\n```\n```yaml\nd: 4\n```\n",
+			want: []readmeYAMLBlock{{page, "## D", "d: 4\n"}}},
+		{name: "not closed", markdown: "## E\n```yaml\ne: 5\n", err: `README.md: the yaml block under "## E" is not closed`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := yamlBlocksOf(page, tc.markdown)
+			if tc.err != "" {
+				assert.Check(t, is.Error(err, tc.err))
+				return
+			}
+			assert.NilError(t, err)
+			assert.Check(t, is.DeepEqual(got, tc.want, cmpAllowYAMLBlock))
+		})
+	}
 }
 
 // readmeIsWorkflow tells a workflow (it has jobs) from a configuration file.
@@ -59,7 +117,7 @@ func readmeIsWorkflow(text string) bool {
 	return ok
 }
 
-// TestReadmeYAMLBlocksWorkAsWritten: each YAML block of the README is a
+// TestReadmeYAMLBlocksWorkAsWritten: each YAML block of every page is a
 // workflow that actionlint accepts (a published reference to the suite read
 // as this tree's file) and whose calls of the suite's reusable workflows
 // grant the permissions their jobs need, or a configuration file the code
@@ -69,10 +127,10 @@ func TestReadmeYAMLBlocksWorkAsWritten(t *testing.T) {
 	files := metaWorkflowFiles(t)
 	workflows, configs := 0, 0
 	for i, b := range readmeYAMLBlocks(t) {
-		where := fmt.Sprintf("README yaml block %d (under %q)", i+1, b.heading)
+		where := fmt.Sprintf("%s: yaml block %d of the pages (under %q)", b.page, i+1, b.heading)
 		if !readmeIsWorkflow(b.text) {
 			configs++
-			_, err := config.Parse([]byte(b.text), "README.md")
+			_, err := config.Parse([]byte(b.text), b.page)
 			assert.Check(t, err, "%s is neither a workflow nor a valid configuration: %v", where, err)
 			continue
 		}

@@ -556,7 +556,7 @@ func metaReadmeOwnJobCallers(t *testing.T) []string {
 			callers = append(callers, block)
 		}
 	}
-	assert.Assert(t, is.Len(callers, 2), "the README's workflows section: want the own-job caller and the one per pod with a re-run")
+	assert.Assert(t, is.Len(callers, 2), "the workflows page: want the own-job caller and the one per pod with a re-run")
 	return callers
 }
 

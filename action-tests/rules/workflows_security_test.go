@@ -391,11 +391,12 @@ func TestMetaReleaseRefusesWhatItCannotPin(t *testing.T) {
 	}
 }
 
-// metaReadmeCallerBlocks returns the YAML blocks of the README's workflow
-// section, the callers users copy.
+// metaReadmeCallerBlocks returns the YAML blocks of the workflows page's
+// marked section, the callers users copy.
 func metaReadmeCallerBlocks(t *testing.T) []string {
 	t.Helper()
-	section := readmeSection(t, readmeText(t), "workflows")
+	section, page := docSection(t, "workflows")
+	assert.Assert(t, page == docWorkflows, "the callers are on %s, not %s", page, docWorkflows)
 	var blocks []string
 	for rest := section; ; {
 		_, after, ok := strings.Cut(rest, "```yaml\n")
@@ -403,11 +404,11 @@ func metaReadmeCallerBlocks(t *testing.T) []string {
 			break
 		}
 		block, tail, ok := strings.Cut(after, "```")
-		assert.Assert(t, ok, "README: an unclosed yaml block")
+		assert.Assert(t, ok, "%s: an unclosed yaml block", docWorkflows)
 		blocks = append(blocks, block)
 		rest = tail
 	}
-	assert.Assert(t, len(blocks) > 0, "README's workflows section has no yaml block")
+	assert.Assert(t, len(blocks) > 0, "%s: the workflows section has no yaml block", docWorkflows)
 	return blocks
 }
 
@@ -504,14 +505,14 @@ func metaCallerProblems(block string, called map[string]string) []string {
 	return problems
 }
 
-// TestReadmeCallersNameTheirSecrets: the README's callers are what users
-// copy; each passes exactly the secrets it needs, by name.
+// TestReadmeCallersNameTheirSecrets: the callers on the documentation pages
+// are what users copy; each passes exactly the secrets it needs, by name.
 func TestReadmeCallersNameTheirSecrets(t *testing.T) {
 	files := metaWorkflowFiles(t)
 	blocks := metaReadmeCallerBlocks(t)
 	for i, b := range readmeYAMLBlocks(t) { // every caller: the fork and Serverless ones too
 		if readmeIsWorkflow(b.text) {
-			assert.Check(t, is.Len(metaCallerProblems(b.text, files), 0), "README yaml block %d (under %q):\n%s", i+1, b.heading, b.text)
+			assert.Check(t, is.Len(metaCallerProblems(b.text, files), 0), "%s: yaml block %d of the pages (under %q):\n%s", b.page, i+1, b.heading, b.text)
 		}
 	}
 	// The lane, the reaper, the cost history and the relay are all shown.
@@ -657,18 +658,18 @@ func TestMetaReleaseTagsAPinnedTree(t *testing.T) {
 // metaSuiteCallRE matches a call of one of this repository's reusable workflows.
 var metaSuiteCallRE = regexp.MustCompile(`uses: org/runpod-gpu/\.github/workflows/([a-z0-9-]+\.yml)@\S+`)
 
-// TestReadmeCallersLint lints the README's callers with actionlint against
+// TestReadmeCallersLint lints the workflows page's callers with actionlint against
 // this tree's reusable workflows (the published reference read as the local
 // file), so a renamed input or secret, or one a caller omits, fails here.
 func TestReadmeCallersLint(t *testing.T) {
 	linter, project := metaLinter(t)
 	for i, block := range metaReadmeCallerBlocks(t) {
 		local := metaSuiteCallRE.ReplaceAllString(block, "uses: ./.github/workflows/$1")
-		assert.Assert(t, local != block || !strings.Contains(block, "jobs:"), "README workflows block %d calls no reusable workflow of this repository", i+1)
+		assert.Assert(t, local != block || !strings.Contains(block, "jobs:"), "%s: workflows block %d calls no reusable workflow of this repository", docWorkflows, i+1)
 		path := metaLintPath("readme-caller.yml") // never written: Lint takes the content
 		errs, err := linter.Lint(path, []byte(local), project)
 		assert.NilError(t, err)
-		assert.Check(t, len(errs) == 0, "README workflows block %d:\n  %s", i+1, metaFormatLint(errs))
+		assert.Check(t, len(errs) == 0, "%s: workflows block %d:\n  %s", docWorkflows, i+1, metaFormatLint(errs))
 	}
 }
 

@@ -49,7 +49,7 @@ func reportConfigError(io *actionio.IO, path string, err error) {
 			io.ErrorAt(actionio.Annotation{Title: configTitle, File: file, Line: p.Line, Column: p.Column}, "%s", unsourced(p))
 			annotated++
 		}
-		fmt.Fprintf(&b, "%d problem(s); fix them all and push again. Every key is described in the configuration reference in the README.\n\n", len(problems))
+		fmt.Fprintf(&b, "%d problem(s); fix them all and push again. Every key is described in the suite's configuration reference, .github/docs/configuration.md.\n\n", len(problems))
 		tb := mdtable.New("line", "key", "problem")
 		for _, p := range problems {
 			line := "–"

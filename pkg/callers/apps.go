@@ -1,7 +1,7 @@
 package callers
 
-// The GitHub App permissions the lane's jobs use (README, "A GitHub App (or
-// two)"), as installation permissions name them: repository permissions by
+// The GitHub App permissions the lane's jobs use (.github/docs/setup.md, "The
+// GitHub App"), as installation permissions name them: repository permissions by
 // their API names, plus metadata: read, which every App has.
 var (
 	// OneApp is the union every job of the lane, the reaper and the cost

@@ -122,7 +122,7 @@ func hasDefault(key string) bool {
 
 // ReferenceMarkdown returns the key reference as a Markdown table (key, type,
 // default, description), generated from the same table and Default() the
-// loader uses, for the README.
+// loader uses, for the configuration page (.github/docs/configuration.md).
 func ReferenceMarkdown() string {
 	defaults := Default()
 	// The type and description are Markdown written here (code spans

@@ -37,7 +37,7 @@ func checkImage(ctx context.Context, d Deps, f *facts) Check {
 	}
 	data, err := suite.FileAt(ctx, probeAction, f.lane.ref)
 	if err != nil {
-		return fix(CheckImage, titleImage, "read %s at %s in %s: %v; publish your copy and its release %s (README: Publishing your own copy), or pin a release that exists",
+		return fix(CheckImage, titleImage, "read %s at %s in %s: %v; publish your copy and its release %s (README, step 0: your copy of the suite), or pin a release that exists",
 			probeAction, f.lane.ref, f.lane.suite, err, f.lane.ref)
 	}
 	var action struct {

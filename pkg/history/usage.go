@@ -12,7 +12,7 @@ import (
 )
 
 // What the GPU job may record of its GPU, for right-sizing: nvidia-smi's
-// samples, as the README's step writes them, uploaded as the artifact
+// samples, as the cost model's step (.github/docs/cost-model.md) writes them, uploaded as the artifact
 // UsageArtifactName(run, attempt) holding UsageFileName.
 const (
 	UsageArtifactPrefix = "runpod-gpu-usage-"

@@ -48,7 +48,7 @@ var excludedDirs = []string{
 // carries, matched in any case against every file's name (a pattern ending
 // in "/" against every directory's): environment files, git, netrc, npm and
 // PyPI credentials, AWS and SSH directories, SSH keys and PEM files. The
-// README's Serverless section lists the same patterns.
+// Serverless page (.github/docs/serverless.md) lists the same patterns.
 var CredentialPatterns = []string{
 	".env*", ".git-credentials", ".netrc", "_netrc", ".npmrc", ".pypirc", ".aws/", ".ssh/", "id_*", "*.pem",
 }
