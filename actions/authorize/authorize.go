@@ -11,6 +11,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
@@ -24,7 +25,15 @@ import (
 )
 
 // Action is the authorize action, as the image's program runs it (role authorize).
-var Action = actionkit.NewAction(run, reflect.TypeFor[gate.AuthorizeOutputs]())
+var Action = actionkit.NewAction(run, reflect.TypeFor[gate.AuthorizeOutputs](), reflect.TypeFor[provisionTimeouts]())
+
+// provisionTimeouts are the provision job's timeouts from the configuration
+// (config.ProvisionMinutes): gpu-lane.yml's provision jobs take their
+// timeout-minutes from them, so a matrix lane's tiers fit.
+type provisionTimeouts struct {
+	StepMinutes string `output:"provision-minutes"`
+	JobMinutes  string `output:"provision-job-minutes"`
+}
 
 // Inputs are the authorize action's inputs.
 type Inputs struct {
@@ -50,7 +59,7 @@ type Inputs struct {
 	EarlierHeadSHAs []string            `input:"earlier-head-shas" default:"" desc:"Earlier heads of the PR (one SHA a line) whose gates may match by tree key, looked at before those authorize finds itself in the PR's head history (its force-pushes and pushed commits: one read of 30 items; at most 3 earlier heads are listed). On a pull_request synchronize event the event's before SHA is added by itself."`
 	// InProgressGate is on only where the gate job completes it (in-progress-check-run-id).
 	InProgressGate bool          `input:"in-progress-gate" default:"false" desc:"Publish the gate as in progress before any spend (needs checks: write), so a second lane for the same tested ref or tree never pays: on the same head it follows this one (a queued follow gate this lane's gate completes, however long the GPU job runs), on another head it waits up to lane-wait-seconds. If it cannot be published, the lane pays without it. Turn it on only where the gate action completes it (pass gate-check-run-id as its in-progress-check-run-id), or it stays in progress."`
-	LaneWait       time.Duration `input:"lane-wait-seconds" default:"240" max:"21600" desc:"The most this lane waits for another lane's in-progress gate for the same key on another head (0 to 21600); keep it inside the step's timeout. A lane for the same head never waits: it follows. A gate still in progress after that, one that failed, or one older than the lane's bound (every startup budget plus the pod's lifetime plus 15 minutes) is paid for."`
+	LaneWait       time.Duration `input:"lane-wait-seconds" default:"240" max:"21600" desc:"The most this lane waits for another lane's in-progress gate for the same key on another head (0 to 21600); keep it inside the step's timeout. A lane for the same head never waits: it follows. A gate still in progress after that, one that failed, or one whose workflow run completed without completing it (read with github-token; unreadable, older than the lane's generous bound) is paid for."`
 	LanePoll       time.Duration `input:"lane-poll-seconds" default:"15" min:"1" max:"600" desc:"Pause between looks at the other lane's gate while waiting (1 to 600)."`
 }
 
@@ -81,7 +90,7 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	if authErr == nil {
 		authErr = groupErr
 	}
-	claim := claimOptions(io, in, cfg)
+	claim := claimOptions(ctx, io, in, cfg)
 	isGPUPath := cfg.IsGPUPath
 	if slices.Equal(cfg.GPUPaths, []string{"**"}) {
 		isGPUPath = nil // every path needs the GPU: no need to list the PR's files
@@ -108,6 +117,15 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 		return authErr // nothing may be spent: no outputs, so no later job can mistake this for a decision
 	}
 	io.Infof("decision: %s (%s)", a.Outcome, a.Reason)
+	return writeOutputs(io, a, lane, cfg)
+}
+
+// writeOutputs writes the decision's outputs and the provision job's timeouts.
+func writeOutputs(io *actionio.IO, a gate.Authorization, lane *gatecheck.LaneDefinition, cfg *config.Config) error {
+	step, job := cfg.ProvisionMinutes()
+	if err := actionio.WriteOutputs[provisionTimeouts](io, provisionTimeouts{StepMinutes: strconv.Itoa(step), JobMinutes: strconv.Itoa(job)}); err != nil {
+		return err
+	}
 	outputs := a.Outputs()
 	if lane != nil && a.TreeKey != nil {
 		outputs.LaneImage = lane.ImageDigest // the gate records the key only if the pod ran this image
@@ -185,7 +203,10 @@ func mergeGroup(io *actionio.IO, in Inputs) (*gate.MergeGroup, error) {
 
 // claimOptions configures the in-progress gate: published before any spend,
 // so a second lane for the same key waits for this one instead of paying.
-func claimOptions(io *actionio.IO, in Inputs, cfg *config.Config) *gate.ClaimOptions {
+// Another lane's stake is alive while the workflow run it names is: runs are
+// read with the workflow token (the job's actions: read), which an App
+// without Actions permission does not replace; without one, the client's.
+func claimOptions(ctx context.Context, io *actionio.IO, in Inputs, cfg *config.Config) *gate.ClaimOptions {
 	if !in.InProgressGate {
 		return nil
 	}
@@ -193,12 +214,26 @@ func claimOptions(io *actionio.IO, in Inputs, cfg *config.Config) *gate.ClaimOpt
 	if current, err := actionkit.CurrentRun(io); err == nil {
 		runURL = current.URL()
 	}
-	return &gate.ClaimOptions{LaneBound: LaneBound(cfg), Wait: in.LaneWait, Poll: in.LanePoll, RunURL: runURL,
+	opts := &gate.ClaimOptions{LaneBound: LaneBound(cfg), Wait: in.LaneWait, Poll: in.LanePoll, RunURL: runURL,
 		Logf: func(format string, args ...any) { io.Infof("%s", fmt.Sprintf(format, args...)) }}
+	if in.AppID > 0 && in.Token != "" {
+		if runs, err := actionkit.GitHub(ctx, io, actionkit.GitHubInputs{Token: in.Token}, ""); err == nil {
+			opts.Runs = runs
+		}
+	}
+	return opts
 }
 
-// LaneBound is the lane bound of cfg (gatecheck.LaneBound): every candidate's
-// startup budget, the accepted pod's lifetime bound and a margin.
+// LaneBound is the lane bound of cfg (gatecheck.LaneBound): when another
+// lane's workflow run cannot be read, its stake is alive that long.
 func LaneBound(cfg *config.Config) time.Duration {
-	return gatecheck.LaneBound(cfg.MaxProvisionAttempts, cfg.StartupTimeout(), cfg.Lifetime())
+	return gatecheck.LaneBound(len(laneTierNames(cfg)), cfg.MaxProvisionAttempts, cfg.StartupTimeout(), cfg.Lifetime())
+}
+
+// laneTierNames are the tiers one lane provisions in turn: matrix_tiers, or one.
+func laneTierNames(cfg *config.Config) []string {
+	if cfg.Matrix() {
+		return cfg.MatrixTiers
+	}
+	return []string{""}
 }

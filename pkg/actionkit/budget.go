@@ -31,6 +31,9 @@ func Budget(io *actionio.IO, cfg *config.Config, rp budget.RunPod, in SpendRecor
 	}
 	g := &budget.Guard{Limits: budget.Limits{DailyUSD: daily, MonthlyUSD: monthly}, RunPod: rp, Repository: owner + "/" + repo,
 		PodBound: podBound, Logf: io.Infof}
+	if c, ok := rp.(budget.Catalog); ok {
+		g.Catalog = c // live endpoints priced by their pools
+	}
 	if path := strings.TrimSpace(in.SpendRecord); path != "" {
 		rec, err := budget.ReadRecord(path)
 		switch {

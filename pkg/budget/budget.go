@@ -13,10 +13,11 @@
 // show, which the check's message names. In flight is every live pod and
 // Serverless endpoint of the suite on the account, each at its price for its
 // whole bound (startup and lifetime, or the reaper's), less what billing
-// already shows for it: what it may still cost. A create is refused, with
-// the numbers, when spent + in flight + its worst case would pass a limit;
-// spend that cannot be read at all (no billing and no record) refuses too,
-// as does an unreadable listing.
+// already shows for it: what it may still cost; the lane's own pods count at
+// their bound (Create.OwnUSD), as billing shows charges with a delay. A
+// create is refused, with the numbers, when spent + in flight + its worst
+// case would pass a limit; spend that cannot be read at all (no billing and
+// no record) refuses too, as does an unreadable listing.
 package budget
 
 import (
@@ -49,6 +50,14 @@ type Create struct {
 	// WorstCaseUSD is the most the create can cost: a pod's price for its
 	// whole startup and lifetime bounds, a Serverless attempt's reservations.
 	WorstCaseUSD float64
+	// OwnUSD bounds what the lane's own pods so far can cost in all (its
+	// rejected pods' bound, its handed-over and lost pods' worst case: what
+	// max_run_spend_usd counts), and OwnPods are their ids. RunPod's billing
+	// shows a pod's charges with a delay and a deleted pod is in no listing,
+	// so the check counts OwnUSD less what billing already shows for
+	// OwnPods, and none of OwnPods again among the live pods.
+	OwnUSD  float64
+	OwnPods []string
 }
 
 // Checker is the one budget check both lanes call right before a create. A

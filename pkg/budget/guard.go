@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/clock"
@@ -47,10 +48,36 @@ type Guard struct {
 	// PodBound, other repositories' by ReaperBound.
 	Repository string
 	PodBound   time.Duration // startup_timeout_seconds + lifetime_seconds
-	// EndpointHourly prices a live Serverless worker; 0 means DefaultEndpointHourly.
+	// EndpointHourly prices a live Serverless worker at least; 0 means
+	// DefaultEndpointHourly. With Catalog a worker is priced at the
+	// catalog's Serverless price of the dearest card of its endpoint's
+	// pools (of any pool when the endpoint names none the catalog knows),
+	// never below EndpointHourly: an H100 endpoint is not an A4000's.
 	EndpointHourly float64
+	Catalog        Catalog
 	Clock          clock.Clock // nil means the wall clock
 	Logf           func(format string, args ...any)
+
+	// billing is the first check's billing read, reused by the later checks
+	// of the same UTC day (one read per provision run; see Check).
+	billing *billingRead
+	// seen are the live pods and endpoints earlier checks counted, each at
+	// what it could still cost then.
+	seen map[string]float64
+	// types is the catalog, read once when a live endpoint is first priced.
+	types []runpod.GPUType
+}
+
+// Catalog reads the GPU catalog. *runpod.Client has it.
+type Catalog interface {
+	ListGPUTypes(ctx context.Context, q runpod.GPUQuery) ([]runpod.GPUType, error)
+}
+
+// billingRead is one read of the account's billing.
+type billingRead struct {
+	day          time.Time
+	byID         map[string]float64
+	today, month float64
 }
 
 func (g *Guard) now() time.Time {
@@ -69,6 +96,15 @@ func (g *Guard) logf(format string, args ...any) {
 // Check reads what was spent and what is in flight and refuses c when its
 // worst case would pass a limit. It fails (refusing c) when either cannot be
 // known.
+//
+// Billing is read once per Guard (one provision run, whatever its tiers and
+// candidates) and reused on the same UTC day: what billing shows only
+// grows, so an old read says less was spent, and what it leaves out is
+// counted in flight instead — a pod still live at its price for its whole
+// bound less what the old read showed, a pod or endpoint an earlier check
+// counted that is gone now at what it could still cost then, and the lane's
+// own pods at their bound (Create.OwnUSD). The live pods and endpoints are
+// listed at every check.
 func (g *Guard) Check(ctx context.Context, c Create) (Usage, error) {
 	ctx, cancel := context.WithTimeout(ctx, CheckBudget)
 	defer cancel()
@@ -78,9 +114,14 @@ func (g *Guard) Check(ctx context.Context, c Create) (Usage, error) {
 	if err != nil {
 		return u, err
 	}
-	if err := g.inFlight(ctx, now, billed, &u); err != nil {
+	own := map[string]bool{}
+	for _, id := range c.OwnPods {
+		own[id] = true
+	}
+	if err := g.inFlight(ctx, now, billed, own, &u); err != nil {
 		return u, fmt.Errorf("budget: what is in flight is unknown (%w); the %s create %s was not made", err, c.Lane, c.What)
 	}
+	g.addOwn(&u, c, billed)
 	u.SpentToday, u.SpentMonth, u.InFlightUSD = micro(u.SpentToday), micro(u.SpentMonth), micro(u.InFlightUSD)
 	g.logf("budget: %s; this create's worst case %s", u, usd(c.WorstCaseUSD))
 	return u, decide(u, c)
@@ -90,8 +131,14 @@ func (g *Guard) Check(ctx context.Context, c Create) (Usage, error) {
 // read, else from the record. It returns what billing shows per resource
 // this month (nil from the record), for the in-flight part.
 func (g *Guard) spent(ctx context.Context, now time.Time, u *Usage) (map[string]float64, error) {
+	day := now.Truncate(24 * time.Hour)
+	if b := g.billing; b != nil && b.day.Equal(day) {
+		u.SpentToday, u.SpentMonth, u.Source = b.today, b.month, SourceBilling
+		return b.byID, nil
+	}
 	billed, today, month, err := readBilling(ctx, g.RunPod, now)
 	if err == nil {
+		g.billing = &billingRead{day: day, byID: billed, today: today, month: month}
 		u.SpentToday, u.SpentMonth, u.Source = today, month, SourceBilling
 		return billed, nil
 	}
@@ -128,39 +175,116 @@ func readBilling(ctx context.Context, rp RunPod, now time.Time) (byID map[string
 }
 
 // inFlight adds every live pod and endpoint of the suite on the account at
-// its price for what is left of its bound, less what billing shows for it.
-func (g *Guard) inFlight(ctx context.Context, now time.Time, billed map[string]float64, u *Usage) error {
+// its price for what is left of its bound, less what billing shows for it,
+// but the lane's own pods (addOwn counts them), and every one an earlier
+// check counted that is gone now, at what it could still cost then: its
+// last charges may not be in billing yet.
+func (g *Guard) inFlight(ctx context.Context, now time.Time, billed map[string]float64, own map[string]bool, u *Usage) error {
 	pods, err := g.RunPod.ListPods(ctx, runpod.ListPodsQuery{})
 	if err != nil {
 		return err
-	}
-	for _, p := range pods {
-		tags, err := ownership.FromPod(p.Name, p.Env)
-		if err != nil || p.Status.Ended() || !p.CreatedAt.Known() {
-			continue // not the suite's, or no longer billing for its GPU
-		}
-		bound := ReaperBound
-		if tags.Repository == g.Repository && g.PodBound > 0 {
-			bound = g.PodBound
-		}
-		g.add(u, "pod "+p.ID, float64(p.Cost)*bound.Hours()-billed[p.ID])
 	}
 	endpoints, err := g.RunPod.ListEndpoints(ctx)
 	if err != nil {
 		return err
 	}
-	hourly := g.EndpointHourly
-	if !(hourly > 0) {
-		hourly = DefaultEndpointHourly
+	listed := map[string]float64{}
+	g.livePods(pods, billed, own, listed)
+	if err := g.liveEndpoints(ctx, endpoints, billed, listed); err != nil {
+		return err
 	}
+	for name, usd := range g.seen {
+		if _, still := listed[name]; !still && !own[strings.TrimPrefix(name, "pod ")] {
+			g.add(u, name+" (gone since an earlier check)", usd)
+		}
+	}
+	if g.seen == nil {
+		g.seen = map[string]float64{}
+	}
+	for name, usd := range listed {
+		g.add(u, name, usd)
+		g.seen[name] = max(usd, 0)
+	}
+	sort.Strings(u.InFlight)
+	return nil
+}
+
+// livePods prices the suite's live pods but own into listed.
+func (g *Guard) livePods(pods []runpod.Pod, billed map[string]float64, own map[string]bool, listed map[string]float64) {
+	for _, p := range pods {
+		tags, err := ownership.FromPod(p.Name, p.Env)
+		if err != nil || p.Status.Ended() || !p.CreatedAt.Known() || own[p.ID] {
+			continue // not the suite's, no longer billing for its GPU, or the lane's own
+		}
+		bound := ReaperBound
+		if tags.Repository == g.Repository && g.PodBound > 0 {
+			bound = g.PodBound
+		}
+		listed["pod "+p.ID] = float64(p.Cost)*bound.Hours() - billed[p.ID]
+	}
+}
+
+// liveEndpoints prices the suite's live Serverless endpoints into listed.
+func (g *Guard) liveEndpoints(ctx context.Context, endpoints []runpod.Endpoint, billed map[string]float64, listed map[string]float64) error {
 	for _, e := range endpoints {
 		if !hasPrefix(e.Name, ownership.ServerlessNamePrefix) {
 			continue
 		}
-		g.add(u, "endpoint "+e.ID, float64(max(e.Workers.Max, 1))*hourly*EndpointBound.Hours()-billed[e.ID])
+		hourly, err := g.endpointHourly(ctx, e)
+		if err != nil {
+			return err
+		}
+		listed["endpoint "+e.ID] = float64(max(e.Workers.Max, 1))*hourly*EndpointBound.Hours() - billed[e.ID]
 	}
-	sort.Strings(u.InFlight)
 	return nil
+}
+
+// endpointHourly is what one worker of e can cost per hour (EndpointHourly).
+func (g *Guard) endpointHourly(ctx context.Context, e runpod.Endpoint) (float64, error) {
+	floor := g.EndpointHourly
+	if !(floor > 0) {
+		floor = DefaultEndpointHourly
+	}
+	if g.Catalog == nil {
+		return floor, nil
+	}
+	if g.types == nil {
+		types, err := g.Catalog.ListGPUTypes(ctx, runpod.GPUQuery{})
+		if err != nil {
+			return 0, fmt.Errorf("the GPU catalog, which prices live Serverless endpoints: %w", err)
+		}
+		g.types = types
+	}
+	var pools []string
+	if e.GPU != nil {
+		pools = e.GPU.Pools
+	}
+	if price, ok := runpod.ServerlessPrice(g.types, pools...); ok {
+		return max(price, floor), nil
+	}
+	var all []string
+	for _, t := range g.types {
+		all = append(all, t.Pool)
+	}
+	price, ok := runpod.ServerlessPrice(g.types, all...)
+	if !ok {
+		return 0, fmt.Errorf("the GPU catalog shows no Serverless price to bound endpoint %s by", e.ID)
+	}
+	return max(price, floor), nil
+}
+
+// addOwn counts the lane's own pods: what they can cost in all less what
+// billing already shows for them (Create.OwnUSD).
+func (g *Guard) addOwn(u *Usage, c Create, billed map[string]float64) {
+	if c.OwnUSD <= 0 && len(c.OwnPods) == 0 {
+		return
+	}
+	shown := 0.0
+	for _, id := range c.OwnPods {
+		shown += billed[id]
+	}
+	u.InFlight = append(u.InFlight, fmt.Sprintf("this lane's %d pod(s)", len(c.OwnPods)))
+	u.InFlightUSD += max(c.OwnUSD-shown, 0)
 }
 
 // add counts one live resource's remaining worst case (never below 0).

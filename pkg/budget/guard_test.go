@@ -159,3 +159,92 @@ func TestParseRecordNamesWhatIsWrong(t *testing.T) {
 		assert.Check(t, strings.HasPrefix(err.Error(), "spend record: "))
 	}
 }
+
+// The lane's own pods count at their bound (Create.OwnUSD) less what billing
+// already shows for them, and never again among the live pods; billing is
+// read once per Guard on the same UTC day (a new day reads it again); a pod
+// an earlier check counted that is gone now still counts at what it could
+// cost then, since the reused billing cannot show its last charges.
+func TestCheckCountsOwnPodsAndReusesBilling(t *testing.T) {
+	ours := ownership.Tags{Repository: "org/app", Workflow: ".github/workflows/gpu.yml", RunID: 7, Attempt: 1, Candidate: 1}
+	theirs := ownership.Tags{Repository: "org/other", Workflow: ".github/workflows/gpu.yml", RunID: 8, Attempt: 1, Candidate: 1}
+	live := func(id string, tags ownership.Tags) runpod.Pod {
+		return runpod.Pod{ID: id, Name: tags.PodName(), Env: tags.Env(), Status: runpod.PodRunning, Cost: 0.40, CreatedAt: wire.KnownTime(now)}
+	}
+	rp := &fakeRunPod{pods: []runpod.BillingRecord{charge("rejected", 0, 0.01), charge("handed", 0, 0.05)},
+		live: []runpod.Pod{live("handed", ours), live("yours", theirs)}}
+	at := now
+	g := guard(rp, Limits{DailyUSD: 10})
+	g.Clock = clock.Func(func() time.Time { return at })
+	c := Create{Lane: LanePod, What: "c", WorstCaseUSD: 1, OwnUSD: 0.50, OwnPods: []string{"rejected", "handed", "gone-unbilled"}}
+
+	u, err := g.Check(context.Background(), c)
+	assert.NilError(t, err)
+	yours := 0.40 * ReaperBound.Hours()
+	assert.Check(t, is.DeepEqual(u.InFlight, []string{"pod yours", "this lane's 3 pod(s)"}), "the handed-over pod is the lane's, not a live pod besides")
+	assert.Check(t, abs(u.InFlightUSD-(yours+0.50-0.06)) < 1e-6, "in flight %v", u.InFlightUSD)
+	assert.Check(t, is.Len(rp.asked, 2), "pod and Serverless billing")
+
+	rp.live = rp.live[:1] // the other repository's pod is deleted: its last charges are not in the reused billing
+	at = now.Add(10 * time.Minute)
+	u, err = g.Check(context.Background(), c)
+	assert.NilError(t, err)
+	assert.Check(t, is.Len(rp.asked, 2), "billing reused on the same day")
+	assert.Check(t, is.DeepEqual(u.InFlight, []string{"pod yours (gone since an earlier check)", "this lane's 3 pod(s)"}))
+	assert.Check(t, abs(u.InFlightUSD-(yours+0.44)) < 1e-6, "in flight %v", u.InFlightUSD)
+
+	at = now.Add(12 * time.Hour) // the next UTC day
+	_, err = g.Check(context.Background(), c)
+	assert.NilError(t, err)
+	assert.Check(t, is.Len(rp.asked, 4), "a new day reads billing again")
+}
+
+// fakeCatalog is a GPU catalog of Serverless prices by pool.
+type fakeCatalog struct {
+	types []runpod.GPUType
+	err   error
+	reads int
+}
+
+func (f *fakeCatalog) ListGPUTypes(context.Context, runpod.GPUQuery) ([]runpod.GPUType, error) {
+	f.reads++
+	return f.types, f.err
+}
+
+// A live endpoint's workers are priced by its pools' dearest card in the
+// catalog (an H100 endpoint at $4.18/h, not at the A4000's $0.70), never
+// below the floor; an endpoint whose pools the catalog does not know at the
+// catalog's dearest; an unreadable catalog leaves what is in flight unknown.
+func TestCheckPricesAnEndpointByItsPool(t *testing.T) {
+	gpu := func(id, pool string, usd float64) runpod.GPUType {
+		return runpod.GPUType{ID: id, Pool: pool, Price: runpod.GPUPrice{Serverless: wire.Float(usd)}}
+	}
+	catalog := &fakeCatalog{types: []runpod.GPUType{gpu("NVIDIA RTX A4000", "AMPERE_16", 0.58), gpu("NVIDIA H100 80GB HBM3", "ADA_80_PRO", 4.18),
+		gpu("NVIDIA H100 PCIe", "ADA_80_PRO", 3.90), gpu("NVIDIA H200", "HOPPER_141", 5.58)}}
+	endpoint := func(id string, pools ...string) runpod.Endpoint {
+		return runpod.Endpoint{ID: id, Name: ownership.ServerlessNamePrefix + "org-app-9-1-" + id, Workers: runpod.EndpointWorkers{Max: 1},
+			GPU: &runpod.EndpointGPU{Pools: pools}}
+	}
+	tests := []struct {
+		name   string
+		ep     runpod.Endpoint
+		hourly float64
+	}{
+		{name: "an H100 pool", ep: endpoint("h100", "ADA_80_PRO"), hourly: 4.18},
+		{name: "the A4000's pool keeps the floor", ep: endpoint("a4000", "AMPERE_16"), hourly: DefaultEndpointHourly},
+		{name: "an unknown pool: the catalog's dearest", ep: endpoint("new", "BLACKWELL_192"), hourly: 5.58},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := guard(&fakeRunPod{liveEndpoints: []runpod.Endpoint{tc.ep}}, Limits{DailyUSD: 100})
+			g.Catalog = catalog
+			u, err := g.Check(context.Background(), Create{Lane: LanePod, What: "c", WorstCaseUSD: 1})
+			assert.NilError(t, err)
+			assert.Check(t, abs(u.InFlightUSD-tc.hourly*EndpointBound.Hours()) < 1e-6, "in flight %v", u.InFlightUSD)
+		})
+	}
+	g := guard(&fakeRunPod{liveEndpoints: []runpod.Endpoint{endpoint("h100", "ADA_80_PRO")}}, Limits{DailyUSD: 100})
+	g.Catalog = &fakeCatalog{err: errors.New("502")}
+	_, err := g.Check(context.Background(), Create{Lane: LanePod, What: "c", WorstCaseUSD: 1})
+	assert.Check(t, is.ErrorContains(err, "what is in flight is unknown (the GPU catalog, which prices live Serverless endpoints: 502)"))
+}

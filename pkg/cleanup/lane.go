@@ -91,17 +91,27 @@ func (req Request) retained() []string {
 
 // mark completes a pod's report with where provision saw it run (the
 // reputation's pair, when its record was gone before cleanup read it) and a
-// lost pod's with its host's failure.
+// lost pod's with what its loss says about its host. A GPU job that
+// succeeded had no host fault: a loss seen after it is only noted. Only a
+// loss RunPod itself shows — the pod vanished or lost its runtime — counts
+// against the host (HostFailed): a stopped container or an offline runner
+// is what the tests' own code can cause too (killing its runner or its
+// container), so it earns the re-run but never blames the host.
 func (p trackedPod) mark(r *cost.Report) {
 	if p.ID == "" || r.PodID == "" {
 		return
 	}
 	r.Cloud, r.DataCenter = cmpOr(r.Cloud, p.Cloud), cmpOr(r.DataCenter, p.DataCenter)
-	if p.Fault == nil {
-		return
+	switch f := p.Fault; {
+	case f == nil:
+	case r.Conclusion() == cost.ConclusionSuccess:
+		r.Notes = append(r.Notes, fmt.Sprintf("A host fault was seen after its GPU job succeeded (%s: %s): noted only; the job passed.", f.Kind, f.Detail))
+	case f.Kind == lanetiers.FaultVanished || f.Kind == lanetiers.FaultRuntimeLost:
+		r.Host = cost.HostFailed
+		r.Notes = append(r.Notes, fmt.Sprintf("Lost to its host while its GPU job ran (%s: %s): a host fault, counted against the host, not the tests.", f.Kind, f.Detail))
+	default:
+		r.Notes = append(r.Notes, fmt.Sprintf("Lost while its GPU job ran (%s: %s): re-run as a host fault, but not counted against the host: the tests' own code can stop its container or its runner.", f.Kind, f.Detail))
 	}
-	r.Host = cost.HostFailed
-	r.Notes = append(r.Notes, fmt.Sprintf("Lost to its host while its GPU job ran (%s: %s): a host fault, counted against the host, not the tests.", p.Fault.Kind, p.Fault.Detail))
 }
 
 // rows are the gate's rows: every tracked pod with what its GPU job did and
@@ -156,13 +166,17 @@ func podRow(p trackedPod, r cost.Report) lanetiers.Result {
 		usd := d.USD
 		row.Dollars = &usd
 	}
+	// A job that succeeded passed, whatever was seen of its host after.
 	switch c := r.Conclusion(); {
+	case c == cost.ConclusionSuccess && p.Fault != nil:
+		row.Outcome = lanetiers.OutcomePassed
+		row.Reason = fmt.Sprintf("the GPU job succeeded (the pod %s after it, noted only)", faultWords(p.Fault.Kind))
+	case c == cost.ConclusionSuccess:
+		row.Outcome, row.Reason = lanetiers.OutcomePassed, "the GPU job succeeded"
 	case p.Fault != nil:
 		row.Outcome = lanetiers.OutcomeHostFault
 		row.DataCenter = cmpOr(row.DataCenter, p.Fault.DataCenter)
 		row.Reason = fmt.Sprintf("host fault: the pod %s (%s)", faultWords(p.Fault.Kind), p.Fault.Detail)
-	case c == cost.ConclusionSuccess:
-		row.Outcome, row.Reason = lanetiers.OutcomePassed, "the GPU job succeeded"
 	case c == cost.ConclusionFailure:
 		row.Outcome, row.Reason = lanetiers.OutcomeFailed, "the GPU job failed"
 	case c == cost.ConclusionCancelled:

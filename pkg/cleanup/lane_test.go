@@ -96,3 +96,43 @@ func TestRunHostFaultWithoutARerun(t *testing.T) {
 	assert.Check(t, is.Equal(res.Rows[0].Outcome, lanetiers.OutcomeHostFault))
 	assert.Check(t, is.Contains(res.Rows[0].Reason, "lost its runtime"))
 }
+
+// A GPU job that succeeded is never a host fault, whatever the watchdog saw
+// after it: its row passed and the loss is only noted. Only a loss RunPod
+// shows (the pod vanished or lost its runtime) counts against the host; a
+// stopped container or an offline runner, which the tests' own code can
+// cause, gets the host-fault row (and the re-run) but no failed host.
+func TestRunHostFaultVerdicts(t *testing.T) {
+	running := githubsim.JobSpec{Name: "GPU tests", Labels: []string{label(1)}, Steps: []githubsim.StepSpec{{Name: "Run GPU tests", Duration: time.Hour}}}
+	tests := []struct {
+		name        string
+		job         githubsim.JobSpec
+		kind        string
+		wantOutcome string
+		wantHost    cost.HostVerdict
+		wantNote    string
+	}{
+		{name: "vanished mid-job", job: running, kind: lanetiers.FaultVanished, wantOutcome: lanetiers.OutcomeHostFault, wantHost: cost.HostFailed, wantNote: "counted against the host"},
+		{name: "runtime lost mid-job", job: running, kind: lanetiers.FaultRuntimeLost, wantOutcome: lanetiers.OutcomeHostFault, wantHost: cost.HostFailed, wantNote: "counted against the host"},
+		{name: "runner offline mid-job", job: running, kind: lanetiers.FaultRunnerOffline, wantOutcome: lanetiers.OutcomeHostFault, wantNote: "not counted against the host"},
+		{name: "container stopped mid-job", job: running, kind: lanetiers.FaultExited, wantOutcome: lanetiers.OutcomeHostFault, wantNote: "not counted against the host"},
+		{name: "a fault after the job succeeded", job: gpuJob(label(1), 10, 20, 1), kind: lanetiers.FaultExited, wantOutcome: lanetiers.OutcomePassed, wantNote: "noted only"},
+		{name: "vanished after the job succeeded", job: gpuJob(label(1), 10, 20, 1), kind: lanetiers.FaultVanished, wantOutcome: lanetiers.OutcomePassed, wantNote: "noted only"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScene(t, runpodsim.Faults{}, tc.job)
+			id := s.launch(t, s.tags(1), true)
+			s.clock.Advance(2 * time.Minute)
+			req := s.request("")
+			req.Lane = &lanetiers.Record{Tiers: []lanetiers.Tier{{PaidPath: "paid", Pod: &lanetiers.Pod{PodID: id, RunnerLabel: label(1), GPUType: gpuID}}}}
+			req.HostFaults = []lanetiers.HostFault{{PodID: id, GPUType: gpuID, DataCenter: "US-TX-3", Kind: tc.kind, Detail: "seen twice"}}
+			res, err := Run(context.Background(), s.deps(), req)
+			assert.NilError(t, err)
+			assert.Assert(t, is.Len(res.Rows, 1))
+			assert.Check(t, is.Equal(res.Rows[0].Outcome, tc.wantOutcome), res.Rows[0].Reason)
+			assert.Check(t, is.Equal(res.Report.Host, tc.wantHost))
+			assert.Check(t, is.Contains(strings.Join(res.Report.Notes, " "), tc.wantNote))
+		})
+	}
+}

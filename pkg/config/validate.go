@@ -165,6 +165,7 @@ func (c *Config) problems() []*FieldError {
 	v.spend(c.MaxRunSpendUSD)
 	v.budget(c.Budget)
 	v.gpuPaths(c.GPUPaths)
+	v.provisioning(c)
 	return v.problems
 }
 

@@ -107,7 +107,18 @@ func TestValidate(t *testing.T) {
 			wantErr: "create_deadline_seconds: got 601, want an integer from 1 to 600"},
 		{name: "startup timeout that overflows a duration", mutate: func(c *Config) { c.StartupTimeoutSeconds = 1 << 40 },
 			wantErr: "startup_timeout_seconds: got 1099511627776, want an integer from 1 to 3600"},
-		{name: "startup timeout of an hour is the limit", mutate: func(c *Config) { c.StartupTimeoutSeconds = 3600 }},
+		{name: "startup timeout of an hour is the limit", mutate: func(c *Config) {
+			c.StartupTimeoutSeconds, c.MaxPriceCandidates, c.MaxProvisionAttempts = 3600, 2, 4 // 4 × 64 + 20 = 276 minutes
+		}},
+		{name: "a provisioning past GitHub's 6-hour job limit", mutate: func(c *Config) { c.StartupTimeoutSeconds = 3600 },
+			wantErr: "startup_timeout_seconds: got 3600, want at most 3160: the provision job tests 1 tier(s) × max_provision_attempts 6 in turn, " +
+				"each candidate up to startup_timeout_seconds + 4m0s, plus 20m0s, and must fit GitHub's 360-minute job limit (it would take up to 404 minutes); lower it, max_provision_attempts or matrix_tiers"},
+		{name: "a matrix past GitHub's 6-hour job limit", mutate: func(c *Config) {
+			c.MatrixTiers, c.StartupTimeoutSeconds, c.MaxProvisionAttempts = []string{"ada", "ampere"}, 1800, 8
+		}, wantErr: "startup_timeout_seconds: got 1800, want at most 1035: the provision job tests 2 tier(s) × max_provision_attempts 8 in turn, " +
+			"each candidate up to startup_timeout_seconds + 4m0s, plus 20m0s, and must fit GitHub's 360-minute job limit (it would take up to 564 minutes); " +
+			"lower it, max_provision_attempts or matrix_tiers"},
+		{name: "a matrix of two at the defaults fits", mutate: func(c *Config) { c.MatrixTiers = []string{"ada", "ampere"} }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -81,6 +81,9 @@ type AuthorizeRequest struct {
 type ClaimOptions struct {
 	LaneBound, Wait, Poll time.Duration
 	RunURL                string
+	// Runs reads the workflow runs stakes name (gatecheck.RunReader); nil
+	// uses the GitHub client when it can.
+	Runs gatecheck.RunReader
 	// Sleep waits on the policy clock; nil is the wall clock.
 	Sleep clock.Sleeper
 	Logf  func(format string, args ...any)
@@ -348,7 +351,11 @@ func decideRun(ctx context.Context, rd reads, gh PullRequests, req AuthorizeRequ
 // open toward running and so must end within its bound too.
 func claimOrLookUp(ctx context.Context, rd reads, gh PullRequests, req AuthorizeRequest, q gatecheck.ReuseQuery) (gatecheck.Claim, *github.CheckRun, error) {
 	if cc, ok := gh.(gatecheck.ClaimClient); ok && req.Claim != nil {
-		c, err := gatecheck.ClaimOrWait(ctx, cc, gatecheck.ClaimRequest{Query: q, RunURL: req.Claim.RunURL, LaneBound: req.Claim.LaneBound,
+		runs := req.Claim.Runs
+		if rr, ok := gh.(gatecheck.RunReader); ok && runs == nil {
+			runs = rr
+		}
+		c, err := gatecheck.ClaimOrWait(ctx, cc, gatecheck.ClaimRequest{Query: q, RunURL: req.Claim.RunURL, LaneBound: req.Claim.LaneBound, Runs: runs,
 			Wait: req.Claim.Wait, Poll: req.Claim.Poll, ReadTimeout: rd.limit, Clock: rd.clock, Sleep: req.Claim.Sleep, Logf: req.Claim.Logf})
 		return c, c.Staked, err
 	}

@@ -50,6 +50,10 @@ func (t TierRequest) tiered() bool {
 // agree: without a host fault the GPU jobs' result must be success (every
 // job of the matrix succeeded), and with one the re-run's.
 func (r ConcludeRequest) resolveTiers() (gatecheck.Kind, string) {
+	if len(r.Tiers.Expected) == 0 {
+		// Rows with no tier to hold them to: nothing says any tier passed.
+		return gatecheck.KindFailed, fmt.Sprintf("provision's record of the tiers the lane tests is missing (%d row(s) from cleanup, no tiers): nothing shows a tier passed", len(r.Tiers.Rows))
+	}
 	final := map[string]lanetiers.Result{}
 	for _, row := range lanetiers.Final(r.Tiers.Rows) {
 		final[row.Tier] = row

@@ -56,6 +56,12 @@ func TestResolveTiers(t *testing.T) {
 			gpu: JobFailure, wantKind: gatecheck.KindFailed, wantReason: []string{`the re-run GPU jobs' result is "failure"`}},
 		{name: "host fault, no re-run", tiers: TierRequest{Expected: []string{""}, Rows: []lanetiers.Result{lost, {Tier: "", Outcome: lanetiers.OutcomeNoPod, Reason: "no re-run: max_run_spend_usd $1.00"}}},
 			gpu: JobFailure, wantKind: gatecheck.KindFailed, wantReason: []string{"the GPU: host fault, no re-run: max_run_spend_usd $1.00 (lost: pod lostpod"}},
+		// Rows without the tiers the lane tests (no provision record): nothing
+		// says a tier passed, so the gate fails, never "reused" by 0 == 0.
+		{name: "a host fault row and no expected tiers", tiers: TierRequest{Rows: []lanetiers.Result{{Outcome: lanetiers.OutcomeHostFault, PodID: "lostpod"}}},
+			gpu: JobFailure, wantKind: gatecheck.KindFailed, wantReason: []string{"provision's record of the tiers the lane tests is missing"}},
+		{name: "passing rows and no expected tiers", tiers: TierRequest{Rows: []lanetiers.Result{lost, rerun}, RerunJobResult: JobSuccess},
+			gpu: JobSuccess, wantKind: gatecheck.KindFailed, wantReason: []string{"provision's record of the tiers the lane tests is missing"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,8 +13,8 @@ package gatecheck
 // earlier head of the PR, whose lane stops as obsolete, or another PR with the
 // same tree) cannot complete a gate it does not know of: the others wait for
 // it on the policy clock, inside their own budget, then reuse its success — or
-// pay if it failed, vanished (older than the lane's bound) or outlasted the
-// budget. A lane that finds a live stake before staking waits without one.
+// pay if it failed, vanished (its workflow run completed without completing
+// it; stakelife.go) or outlasted the budget. A lane that finds a live stake before staking waits without one.
 
 import (
 	"context"
@@ -36,14 +36,6 @@ import (
 // minute, not at the step timeout.
 const DefaultReadTimeout = 60 * time.Second
 
-// LaneBound is the longest a lane can take from authorize to its gate: every
-// candidate's startup budget (at least one), the accepted pod's lifetime
-// bound, and a margin for queued jobs. An in-progress gate older than that
-// belongs to a lane that vanished.
-func LaneBound(maxAttempts int, startupTimeout, lifetime time.Duration) time.Duration {
-	return time.Duration(max(maxAttempts, 1))*startupTimeout + lifetime + 15*time.Minute
-}
-
 // ClaimClient is what the in-progress protocol reads and writes. *ghapi.Client has it.
 type ClaimClient interface {
 	CheckRunLister
@@ -58,9 +50,13 @@ type ClaimRequest struct {
 	Query ReuseQuery
 	// RunURL is the stake's details URL (this workflow run).
 	RunURL string
-	// LaneBound is the longest a lane can take from its stake to its gate: a
-	// stake older than that is a lane that vanished, and is not waited for.
+	// LaneBound is the longest a lane can take from its stake to its gate
+	// (LaneBound): a stake whose workflow run cannot be read is alive until
+	// then (stakelife.go).
 	LaneBound time.Duration
+	// Runs reads the workflow run a stake names: its lane is alive while
+	// that run attempt is not completed. Nil: the bound alone decides.
+	Runs RunReader
 	// Wait is the most this lane waits for another lane's result; 0 never waits.
 	Wait time.Duration
 	// Poll is the pause between listings while waiting.
@@ -119,7 +115,8 @@ func ClaimOrWait(ctx context.Context, c ClaimClient, r ClaimRequest) (Claim, err
 			return w.out, nil
 		}
 		now := w.clk.Now()
-		leader := oldestLiveStake(runs, w.name, w.q, now, r.LaneBound, w.out.Staked)
+		w.life.reads = 0
+		leader := oldestLiveStake(runs, w.name, w.q, w.out.Staked, func(s *github.CheckRun) bool { return w.life.alive(ctx, s, now) })
 		done, next, err := w.step(ctx, leader, now)
 		if done || err != nil {
 			return w.out, err
@@ -147,6 +144,7 @@ type claimWalk struct {
 	out     Claim
 	// noFollow: a follow gate could not be published; the lane waits instead.
 	noFollow bool
+	life     *stakeLife
 }
 
 func (r ClaimRequest) walker(c ClaimClient) *claimWalk {
@@ -162,6 +160,7 @@ func (r ClaimRequest) walker(c ClaimClient) *claimWalk {
 	}
 	w.q, w.name = r.query()
 	w.start = w.clk.Now()
+	w.life = &stakeLife{runs: r.Runs, bound: r.LaneBound, clk: w.clk, limit: w.limit, logf: w.logf, dead: map[int64]string{}}
 	return w
 }
 
@@ -386,26 +385,30 @@ func (r ClaimRequest) withdraw(c ClaimClient, staked *github.CheckRun, why error
 }
 
 // oldestLiveStake is the lowest-id in-progress gate for the same key from the
-// trusted app, younger than bound, other than (and older than) this lane's own
-// stake; nil when there is none. A lane whose own gate is a follow gate takes
-// any live stake as its leader, younger ones included: it is nobody's stake.
-func oldestLiveStake(runs []*github.CheckRun, name string, q ReuseQuery, now time.Time, bound time.Duration, own *github.CheckRun) *github.CheckRun {
-	var live []*github.CheckRun
+// trusted app whose lane is alive (stakelife.go), other than (and older than)
+// this lane's own stake; nil when there is none. The stakes are looked at
+// oldest first and the first alive ends the search. A lane whose own gate is
+// a follow gate takes any live stake as its leader, younger ones included:
+// it is nobody's stake.
+func oldestLiveStake(runs []*github.CheckRun, name string, q ReuseQuery, own *github.CheckRun, alive func(*github.CheckRun) bool) *github.CheckRun {
+	var stakes []*github.CheckRun
 	for _, g := range matchingGates(runs, name, q, false) {
 		r := g.run
-		if r.GetStatus() != "in_progress" || r.StartedAt == nil || now.Sub(r.GetStartedAt().Time) >= bound {
-			continue // queued is nobody's stake; an old one is a lane that vanished
+		if r.GetStatus() != "in_progress" || r.StartedAt == nil {
+			continue // queued is nobody's stake
 		}
 		if own != nil && !isFollow(own) && r.GetID() >= own.GetID() {
 			continue // this lane's own stake, or a younger one that waits for it
 		}
-		live = append(live, r)
+		stakes = append(stakes, r)
 	}
-	if len(live) == 0 {
-		return nil
+	sort.Slice(stakes, func(i, j int) bool { return stakes[i].GetID() < stakes[j].GetID() })
+	for _, r := range stakes {
+		if alive(r) {
+			return r
+		}
 	}
-	sort.Slice(live, func(i, j int) bool { return live[i].GetID() < live[j].GetID() })
-	return live[0]
+	return nil
 }
 
 func keyOrRef(q ReuseQuery) string {

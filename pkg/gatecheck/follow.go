@@ -14,8 +14,9 @@ package gatecheck
 // and the head is never left with a gate that passes untested. A follow gate
 // is never anyone's stake nor a gate to reuse (ParseMarker refuses its
 // marker), so a leader that vanished is recognised as it always was: its
-// stake outlives the lane's bound, and the next delivery leads and pays, and
-// completes the follow gates it finds.
+// workflow run completed without completing its stake (or, unreadable, the
+// stake outlived the lane's bound; stakelife.go), and the next delivery
+// leads and pays, and completes the follow gates it finds.
 
 import (
 	"context"
@@ -91,10 +92,11 @@ func FollowContent(e Evidence, leader *github.CheckRun, bound time.Duration) (gh
 	}
 	fmt.Fprintf(&b, "Another lane is testing the same %s: gate %d (%s). Its result completes this gate; no second pod is paid for.\n",
 		keyOrRef(ReuseQuery{TestedRef: e.TestedRef, Key: e.Key}), leader.GetID(), leader.GetHTMLURL())
+	fmt.Fprintf(&b, "\nIf that lane's workflow run ends with gate %d still in progress, the lane was lost: re-run this workflow run, which then tests this head.", leader.GetID())
 	if started := leader.GetStartedAt().Time; !started.IsZero() {
-		fmt.Fprintf(&b, "\nIf gate %d is still in progress at %s (its start plus the lane's bound), that lane was lost: re-run this workflow run, which then tests this head.\n",
-			leader.GetID(), started.Add(bound).UTC().Format(time.RFC3339))
+		fmt.Fprintf(&b, " (Where its run cannot be read, it counts as lost at %s, its start plus the lane's bound.)", started.Add(bound).UTC().Format(time.RFC3339))
 	}
+	b.WriteString("\n")
 	if e.RunURL != "" {
 		fmt.Fprintf(&b, "\nWorkflow run: %s\n", e.RunURL)
 	}

@@ -59,7 +59,7 @@ func TestFollowContent(t *testing.T) {
 	assert.Check(t, is.Equal(in.Name, DefaultCheckName))
 	assert.Check(t, is.Equal(in.DetailsURL, "https://github.com/o/r/actions/runs/5"))
 	assert.Check(t, is.Contains(in.Summary, "gate 7 (https://github.com/o/r/runs/7)"))
-	assert.Check(t, is.Contains(in.Summary, "still in progress at 2026-11-20T12:00:00Z"))
+	assert.Check(t, is.Contains(in.Summary, "counts as lost at 2026-11-20T12:00:00Z"))
 	assert.Check(t, is.Equal(in.Conclusion, ""))
 
 	_, err = FollowContent(Evidence{HeadSHA: "main", TestedRef: merge}, leader, time.Hour)

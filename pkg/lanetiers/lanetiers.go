@@ -18,7 +18,9 @@ package lanetiers
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/org/runpod-gpu/pkg/cost"
 )
@@ -44,6 +46,27 @@ type Pod struct {
 	StartupSeconds string `json:"startup-seconds"`
 	// Rerun marks a pod of a host-fault re-run: it is not re-run again.
 	Rerun bool `json:"rerun,omitempty"`
+	// AcceptedAt is when provision accepted the pod and HandedOverAt when
+	// it handed the lane's pods to their GPU jobs (RFC 3339, both on
+	// provision's clock). In a matrix lane a tier's pod waits between the
+	// two while the later tiers provision: no GPU job starts before the
+	// provision job ends (HandOverWait).
+	AcceptedAt   string `json:"accepted-at,omitempty"`
+	HandedOverAt string `json:"handed-over-at,omitempty"`
+}
+
+// HandOverWait is how long the pod, accepted, waited for the lane's other
+// tiers before its GPU job could start: 0 when either time is missing or
+// unreadable. The watchdog adds it to the pod's setup budget (its lifetime
+// still runs from the pod's provider start), so a matrix lane's first tier
+// has as long from its hand-over to its tests as its last.
+func (p Pod) HandOverWait() time.Duration {
+	accepted, err1 := time.Parse(time.RFC3339, p.AcceptedAt)
+	handed, err2 := time.Parse(time.RFC3339, p.HandedOverAt)
+	if err1 != nil || err2 != nil || !handed.After(accepted) {
+		return 0
+	}
+	return handed.Sub(accepted)
 }
 
 // JobName is the name GitHub lists the GPU job of the pod under when the
@@ -171,6 +194,27 @@ func (r Record) Matrix() bool {
 		}
 	}
 	return false
+}
+
+// PodIDs are every pod of the lane so far that CommittedUSD bounds: each
+// tier's rejected pods, its pod and its lost pods (not the pods kept for
+// inspection, which bill on outside the lane's bound).
+func (r Record) PodIDs() []string {
+	var ids []string
+	for _, t := range r.Tiers {
+		for _, a := range t.Rejected {
+			if a.PodID != "" && !slices.Contains(t.Retained, a.PodID) {
+				ids = append(ids, a.PodID)
+			}
+		}
+		for _, f := range t.Lost {
+			ids = append(ids, f.PodID)
+		}
+		if t.Pod != nil {
+			ids = append(ids, t.Pod.PodID)
+		}
+	}
+	return ids
 }
 
 // Pods are the pods handed to GPU jobs, in tier order.

@@ -3,6 +3,7 @@ package lanetiers
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
@@ -106,4 +107,23 @@ func FuzzParse(f *testing.F) {
 		_, _ = ParseHostFaults(value)
 		_, _ = ParseResults(value)
 	})
+}
+
+func TestHandOverWait(t *testing.T) {
+	tests := []struct {
+		name             string
+		accepted, handed string
+		want             time.Duration
+	}{
+		{name: "waited for the later tiers", accepted: "2026-01-01T00:05:00Z", handed: "2026-01-01T00:20:30Z", want: 15*time.Minute + 30*time.Second},
+		{name: "the last tier", accepted: "2026-01-01T00:20:30Z", handed: "2026-01-01T00:20:30Z"},
+		{name: "handed over before accepted: no wait", accepted: "2026-01-01T00:20:30Z", handed: "2026-01-01T00:05:00Z"},
+		{name: "no hand-over (an older provision)", accepted: "2026-01-01T00:05:00Z"},
+		{name: "unreadable", accepted: "yesterday", handed: "2026-01-01T00:05:00Z"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Check(t, is.Equal(Pod{AcceptedAt: tc.accepted, HandedOverAt: tc.handed}.HandOverWait(), tc.want))
+		})
+	}
 }

@@ -49,7 +49,7 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		return 0, r.fail(ErrStopped, fmt.Sprintf("could not mint a runner config for %s: %v", label, err))
 	}
 	postAt := r.now() // no pod of this candidate exists before its first POST
-	r.current = currentAttempt{postAt: postAt, price: listPrice.PerHour}
+	r.current = currentAttempt{postAt: postAt, price: listPrice.PerHour, cand: c}
 	pod, err := r.create(ctx, c, label, jit)
 	switch {
 	case errors.Is(err, runpod.ErrCapacity):
@@ -104,7 +104,7 @@ func (r *run) unlessForeign(ctx context.Context, pod *runpod.Pod, w watchResult,
 	found, err := r.reconcile(rctx, pod.Name)
 	cancel()
 	if found == nil {
-		r.uncertain = append(r.uncertain, pod.Name) // the run's last look
+		r.uncertain = append(r.uncertain, r.current) // the run's last look
 		return nil, watchResult{reason: fmt.Sprintf("create of %s answered with another pod's id (%s) and no pod of that name was found (%v)", pod.Name, pod.ID, err)}
 	}
 	return found, r.watch(ctx, found, c, label, createdAt)
@@ -163,7 +163,7 @@ func (r *run) accept(c plan.Candidate, label string, pod *runpod.Pod, w watchRes
 	rec.Seconds, rec.Host = cost.KnownSeconds(secs), cost.HostWorked
 	delete(r.live, pod.ID) // handed over to the GPU job; cleanup deletes it
 	r.res.Accepted = &Accepted{PodID: pod.ID, RunnerLabel: label, GPU: c.GPUID, Candidate: c.Name, Tier: c.Tier,
-		Cloud: c.Cloud, DataCenter: rec.DataCenter, Price: rec.Price, StartupSeconds: secs, StartedAt: w.start}
+		Cloud: c.Cloud, DataCenter: rec.DataCenter, Price: rec.Price, StartupSeconds: secs, StartedAt: w.start, AcceptedAt: w.acceptedAt}
 	// What the pod can cost at most, at the higher of its billed and catalog prices.
 	switch price := max(rec.Price.PerHour, c.PricePerHour); {
 	case (rec.Price.Known || c.PriceKnown) && price > 0:
@@ -366,7 +366,7 @@ func (r *run) sendCreate(ctx context.Context, body runpod.CreatePodRequest) (cre
 		// a POST that may have made one leaves its name to the run's last
 		// look (sweepUncertain), never to the cleanup job alone.
 		if t.uncertain && created == nil {
-			r.uncertain = append(r.uncertain, body.Name)
+			r.uncertain = append(r.uncertain, r.current)
 		}
 	}()
 	for {
@@ -594,7 +594,8 @@ func (r *run) reconcileUntilDeadline(ctx context.Context, name string) *runpod.P
 // sweepUncertain is the last look for pods whose create stayed uncertain (no
 // pod of the name found in time): one list read on a fresh bounded context;
 // any such pod still alive is tracked and deleted, never left billing
-// untracked until the cleanup job.
+// untracked until the cleanup job, and counted: its bound joins the spent
+// bound and it becomes an attempt of the run (latePod).
 func (r *run) sweepUncertain(ctx context.Context) {
 	if len(r.uncertain) == 0 {
 		return
@@ -605,23 +606,61 @@ func (r *run) sweepUncertain(ctx context.Context) {
 	// cooldown longer than the budget must not keep this last look unsent.
 	pods, err := r.deps.RunPod.ListPods(reqpolicy.Urgent(sctx), runpod.ListPodsQuery{})
 	if err != nil {
-		r.logf("warning: could not check for pods of uncertain creates (%s): %v; the cleanup job's tag sweep covers them", strings.Join(r.uncertain, ", "), err)
+		names := make([]string, len(r.uncertain))
+		for i, u := range r.uncertain {
+			names[i] = r.podName(u.cand)
+		}
+		r.logf("warning: could not check for pods of uncertain creates (%s): %v; the cleanup job's tag sweep covers them", strings.Join(names, ", "), err)
 		return
 	}
 	accepted := "" // handed over to the GPU job: never touched here
 	if r.res.Accepted != nil {
 		accepted = r.res.Accepted.PodID
 	}
-	for _, name := range r.uncertain {
+	for _, u := range r.uncertain {
+		name := r.podName(u.cand)
 		for _, p := range r.adopt(pods, name, accepted) {
-			if _, derr := r.deleter.Delete(sctx, p.ID); derr != nil {
+			at, derr := r.deleter.Delete(sctx, p.ID)
+			if derr != nil {
 				r.logf("warning: pod %s of an uncertain create: %v", p.ID, derr)
+				// Still billing until the cleanup job deletes it: bounded as a candidate's worst case.
+				end := u.postAt.Add(r.cfg.StartupTimeout() + r.cfg.Lifetime())
+				r.latePod(u, p, end, fmt.Sprintf("pod of an uncertain create of %s, listed late; deletion unconfirmed: %v", name, derr))
 				continue
 			}
 			delete(r.live, p.ID)
 			r.logf("pod %s of an uncertain create of %s was listed late; deleted", p.ID, name)
+			r.latePod(u, p, at, fmt.Sprintf("pod of an uncertain create of %s, listed late and deleted by the run's last look", name))
 		}
 	}
+}
+
+// podName is candidate c's pod name in this run.
+func (r *run) podName(c plan.Candidate) string {
+	tags := r.req.Owner
+	tags.Candidate = c.N
+	return tags.PodName()
+}
+
+// latePod counts a pod of candidate u that no attempt accounted for (listed
+// after its create was given up, or a retried create's duplicate) and that
+// billed until end: at its highest known price from the candidate's first
+// POST, in the spent bound, and as a rejected attempt of the run, so the
+// lane's committed spend, later ceiling checks and the cost report see it.
+func (r *run) latePod(u currentAttempt, p *runpod.Pod, end time.Time, reason string) {
+	price := max(u.price, float64(p.Cost))
+	r.spentBound += price * end.Sub(u.postAt).Hours()
+	rec := cost.Attempt{Number: u.cand.N, Candidate: u.cand.Name, GPU: u.cand.GPUID, PodID: p.ID,
+		Outcome: cost.OutcomeRejected, Reason: reason, Cloud: p.Cloud, DataCenter: p.DataCenterID, Driver: p.CudaVersion, At: r.now()}
+	if price > 0 {
+		rec.Price = cost.KnownPrice(price, "the highest known price of the pod")
+	}
+	if start, ok := p.StartedAt.Get(); ok {
+		rec.Seconds = secondsBetween(start, end)
+	}
+	r.res.Attempts = append(r.res.Attempts, rec)
+	r.deps.Observer.AttemptDone(rec)
+	r.logf("attempt %d %s: %s on %s, %s: %s (%s paid seconds, %s)", rec.Number, rec.Candidate, rec.Outcome, rec.GPU, rec.Price, reason, rec.Seconds, rec.Dollars())
 }
 
 // adopt tracks every live pod named name other than except (and not yet
@@ -701,9 +740,9 @@ func (r *run) deleteDuplicates(dups []*runpod.Pod, name string) {
 		dctx, cancel := context.WithTimeout(context.Background(), lifecycle.DefaultDeleteBudget+10*time.Second)
 		if at, derr := r.deleter.Delete(dctx, dup.ID); derr == nil {
 			delete(r.live, dup.ID)
-			// It billed too: the ceiling's bound counts it from the candidate's first POST.
-			r.spentBound += max(r.current.price, float64(dup.Cost)) * at.Sub(r.current.postAt).Hours()
 			r.logf("pod %s: a duplicate of %s left by the first create; deleted", dup.ID, name)
+			// It billed too: counted from the candidate's first POST, and an attempt of its own.
+			r.latePod(r.current, dup, at, fmt.Sprintf("a duplicate of %s left by the first of two creates; deleted", name))
 		}
 		cancel()
 	}

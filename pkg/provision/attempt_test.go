@@ -1081,3 +1081,42 @@ func listReadsBeforeSecondCreate(s *scenario) int {
 	}
 	return n
 }
+
+// A pod of an uncertain create that the run's last look finds and deletes
+// billed too: it is an attempt of the run (with its cost bound and why it
+// went) and counts in SpentBound, so the lane's committed spend, the next
+// tier's and the re-run's ceilings and the cost report all see it.
+func TestPodOfAnUncertainCreateIsCountedAndRecorded(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a5000)),
+		Faults: runpodsim.Faults{
+			LostCreates:  []runpodsim.LostCreateFault{{When: runpodsim.Trigger{Nth: []int{1}}, Status: 502}},
+			ListingDelay: 90 * time.Second,
+		}}, nil)
+
+	res, err := s.run(t)
+
+	assert.NilError(t, err)
+	assert.Assert(t, res.Accepted != nil)
+	recorded := map[string]cost.Attempt{}
+	for _, a := range res.Attempts {
+		if a.PodID != "" {
+			recorded[a.PodID] = a
+		}
+	}
+	others := 0
+	for _, p := range s.cloud.RunPod.Pods() {
+		if p.ID == res.Accepted.PodID {
+			continue
+		}
+		others++
+		a, ok := recorded[p.ID]
+		assert.Check(t, ok, "pod %s (%s) billed and is no attempt of the run: %v", p.ID, p.Name, outcomes(res))
+		assert.Check(t, is.Equal(a.Outcome, cost.OutcomeRejected))
+		assert.Check(t, is.Contains(a.Reason, "uncertain create"))
+		bill, err := s.cloud.RunPod.Bill(p.ID)
+		assert.NilError(t, err)
+		assert.Check(t, res.SpentBound >= bill.Dollars, "SpentBound $%.6f < the pod's bill $%.6f", res.SpentBound, bill.Dollars)
+	}
+	assert.Check(t, is.Equal(others, 1), "the scenario: one pod of the lost create")
+	assert.Check(t, is.Len(s.obs.attempts, len(res.Attempts)), "the observer heard every attempt")
+}

@@ -3,6 +3,7 @@ package provision
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
+	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
 
 // spentElsewhere is the simulated RunPod with a charge of usd today for a pod
@@ -66,4 +68,31 @@ func TestBudgetRefusesACreateWhoseWorstCasePassesIt(t *testing.T) {
 		assert.Assert(t, res.Budget != nil)
 		assert.Check(t, is.Contains(res.Summary(err), "Budget used: today $0.45 of $0."))
 	}
+}
+
+// RunPod's billing shows a pod's charges with a delay and a deleted pod is in
+// no listing, so the budget counts the run's own pods at their bound: with
+// the billing an hour late, a rejected pod that cost $0.02 and a next
+// candidate whose worst case is $0.108 do not fit a daily $0.12, though
+// billing and the pod list show neither. Billing is read once for the run.
+func TestBudgetCountsTheRunsOwnPodsBillingDoesNotShowYet(t *testing.T) {
+	slowFailing := func(h *runpodsim.HostProfile) { h.BootSeconds, h.MaxPTXISA = 300, "8.5" }
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, slowFailing), host("h2", a5000)),
+		RunPodOptions: []runpodsim.Option{runpodsim.WithBillingDelay(time.Hour)}}, func(c *config.Config) {
+		c.GPUTiers = []config.GPUTier{{Name: "ampere", GPUIDs: []string{a4000, a5000}}}
+		c.MaxPriceCandidates, c.MaxProvisionAttempts = 2, 3
+		c.StartupTimeoutSeconds, c.LifetimeSeconds, c.SetupBudgetSeconds = 400, 1040, 600
+	})
+	s.deps.Budget = &budget.Guard{Limits: budget.Limits{DailyUSD: 0.12}, RunPod: s.deps.RunPod.(*runpod.Client),
+		Repository: cloud.Repository, PodBound: 1440 * time.Second, Clock: s.clock, Logf: s.obs.Logf}
+
+	res, err := s.run(t)
+
+	assert.Check(t, errors.Is(err, budget.ErrOverBudget), "got %v", err)
+	assert.Assert(t, is.Len(res.Attempts, 1), "the rejected candidate only: %v", outcomes(res))
+	assert.Check(t, res.SpentBound > 0.02)
+	assert.Check(t, is.ErrorContains(err, "pod candidate live-2 (NVIDIA RTX A5000 at $0.27/h) was not created"))
+	assert.Check(t, is.Contains(strings.Join(res.Budget.InFlight, ","), "this lane's 1 pod(s)"))
+	assert.Check(t, is.Equal(countRoute(s, "GET /v2/billing/pods"), 1), "billing read once for both checks")
+	assert.Check(t, is.Equal(countRoute(s, "GET /v2/pods"), 2), "the pods listed at each check")
 }

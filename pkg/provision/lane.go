@@ -16,12 +16,16 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/google/go-github/v66/github"
 
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/lanetiers"
 	"github.com/org/runpod-gpu/pkg/plan"
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
 )
 
 // LaneRequest is one provisioning of a lane: the first (every tier the lane
@@ -86,15 +90,21 @@ func (w LaneWorstCase) String() string {
 	if w.Committed > 0 {
 		parts = append(parts, fmt.Sprintf("the lane's earlier pods $%.2f", w.Committed))
 	}
-	unpriced := 0
-	for _, t := range w.PerTier {
-		unpriced += len(t.Unpriced)
-	}
+	unpriced := w.unpriced()
 	total := fmt.Sprintf("$%.2f", w.Total())
 	if unpriced > 0 {
 		total += fmt.Sprintf(" + %d unpriced candidate(s)", unpriced)
 	}
 	return fmt.Sprintf("%s across %d tier(s) (%s)", total, len(w.Tiers), strings.Join(parts, ", "))
+}
+
+// unpriced counts the candidates without a price, which no bound covers.
+func (w LaneWorstCase) unpriced() int {
+	n := 0
+	for _, t := range w.PerTier {
+		n += len(t.Unpriced)
+	}
+	return n
 }
 
 func tierLabel(t string) string {
@@ -114,6 +124,7 @@ func RunLane(ctx context.Context, deps Deps, req LaneRequest) (LaneResult, error
 	res := LaneResult{Rerun: len(req.HostFaults) > 0, NoRerun: map[string]string{}}
 	res.Record = startRecord(req, cfg)
 	targets := res.targets(req, cfg)
+	targets = res.unlessPassed(ctx, deps, req, targets)
 	if len(targets) == 0 {
 		return res, nil
 	}
@@ -128,6 +139,7 @@ func RunLane(ctx context.Context, deps Deps, req LaneRequest) (LaneResult, error
 		run, err := res.runTier(ctx, deps, req, tier, &plans[i])
 		res.Runs = append(res.Runs, run)
 		if err != nil {
+			res.handOver(deps.Policy.Now())
 			return res, err
 		}
 		if run.Err != nil {
@@ -137,6 +149,7 @@ func RunLane(ctx context.Context, deps Deps, req LaneRequest) (LaneResult, error
 			break // a maintainer's GPU stands in: nothing more is paid
 		}
 	}
+	res.handOver(deps.Policy.Now())
 	if len(res.Pods) > 0 || len(errs) == 0 {
 		return res, nil
 	}
@@ -200,6 +213,63 @@ func (res *LaneResult) targets(req LaneRequest, cfg *config.Config) []string {
 	return out
 }
 
+// JobLister lists one run attempt's jobs. *ghapi.Client has it.
+type JobLister interface {
+	ListAttemptJobs(ctx context.Context, runID int64, attempt int) ([]*github.WorkflowJob, error)
+}
+
+// JobsReadBudget bounds the re-run's one read of the attempt's jobs.
+const JobsReadBudget = 30 * time.Second
+
+// unlessPassed drops from a re-run's targets each tier whose lost pod's GPU
+// job (the job that ran on its runner) concluded success: a passed job is
+// never paid for again, whatever the watchdog saw of its host after it (a
+// JIT runner exits its container as its job ends, and the jobs API can show
+// that late). Its pod stays on the record as lost, and cleanup's row for it
+// says the job passed, the fault only noted. One read of the attempt's
+// jobs with provision's GitHub credential (an App's Actions permission: the
+// provision job grants its workflow token no actions: read); an unreadable
+// list re-runs, the watchdog's confirmation standing.
+func (res *LaneResult) unlessPassed(ctx context.Context, deps Deps, req LaneRequest, targets []string) []string {
+	jl, ok := deps.GitHub.(JobLister)
+	if !res.Rerun || len(targets) == 0 || !ok {
+		return targets
+	}
+	jctx, cancel := reqpolicy.Bound(ctx, deps.Policy, JobsReadBudget)
+	jobs, err := jl.ListAttemptJobs(jctx, req.Owner.RunID, req.Owner.Attempt)
+	cancel()
+	if err != nil {
+		deps.Observer.Logf("host-fault re-run: this attempt's jobs could not be read (%v): every lost pod is re-run", err)
+		return targets
+	}
+	var out []string
+	for _, tier := range targets {
+		f, passed := passedDespite(req.HostFaults, tier, jobs)
+		if !passed {
+			out = append(out, tier)
+			continue
+		}
+		res.NoRerun[tier] = fmt.Sprintf("pod %s's GPU job (runner %s) concluded success: the host fault seen after it is only noted, and nothing is paid again", f.PodID, f.RunnerLabel)
+		deps.Observer.Logf("host-fault re-run of %s: %s", tierLabel(tier), res.NoRerun[tier])
+	}
+	return out
+}
+
+// passedDespite is tier's lost pod whose GPU job concluded success, if any.
+func passedDespite(faults []lanetiers.HostFault, tier string, jobs []*github.WorkflowJob) (lanetiers.HostFault, bool) {
+	for _, f := range faults {
+		if f.Tier != tier || f.RunnerLabel == "" {
+			continue
+		}
+		for _, j := range jobs {
+			if j.GetRunnerName() == f.RunnerLabel && j.GetStatus() == "completed" && j.GetConclusion() == "success" {
+				return f, true
+			}
+		}
+	}
+	return lanetiers.HostFault{}, false
+}
+
 // planTiers plans every target from one catalog read: a tier of a matrix
 // from its own GPU ids, "" from the whole allowlist; a re-run's tier away
 // from where its pods were lost.
@@ -231,18 +301,20 @@ func planTiers(ctx context.Context, deps Deps, base Request, targets []string, l
 }
 
 // logPlan prints the lane's worst case before the first create: every tier
-// together, with what a host-fault re-run could add on top.
+// together, with what a host-fault re-run could add on top. A lane of one
+// pod prints it too (its run prints its own plan besides): gpu-lane.yml
+// always holds the re-run, so the pod's plan alone is not the lane's worst case.
 func (res *LaneResult) logPlan(deps Deps, cfg *config.Config) {
-	if !res.Rerun && len(res.WorstCase.Tiers) == 1 && res.WorstCase.Tiers[0] == "" {
-		return // one pod: the run prints its plan and worst case itself
-	}
 	ceiling := "no max_run_spend_usd: nothing bounds it further"
 	if c, ok := cfg.SpendCeiling(); ok {
 		ceiling = fmt.Sprintf("max_run_spend_usd $%.2f covers all of it: no create that could pass it is made", c)
 	}
 	again := ""
 	if !res.Rerun {
-		again = fmt.Sprintf("; a host-fault re-run (once per tier) could add up to $%.2f", res.WorstCase.Total())
+		again = fmt.Sprintf("; a host-fault re-run (once per tier) could add up to $%.2f", res.WorstCase.Total()-res.WorstCase.Committed)
+		if n := res.WorstCase.unpriced(); n > 0 {
+			again += fmt.Sprintf(" + %d unpriced candidate(s)", n)
+		}
 	}
 	deps.Observer.Logf("lane plan: worst-case spend %s%s; %s", res.WorstCase, again, ceiling)
 }
@@ -252,7 +324,7 @@ func (res *LaneResult) runTier(ctx context.Context, deps Deps, req LaneRequest, 
 	rec := &res.Record
 	treq := req.Request
 	treq.Plan, treq.CandidateBase = p, rec.NextCandidate
-	treq.Committed, treq.CommittedUnknown = rec.CommittedUSD, rec.CommittedUnknown
+	treq.Committed, treq.CommittedUnknown, treq.CommittedPods = rec.CommittedUSD, rec.CommittedUnknown, rec.PodIDs()
 	if tier != "" {
 		t, _ := req.Config.Tier(tier)
 		tcfg := *req.Config
@@ -313,8 +385,28 @@ func phase(deps Deps, format string, args ...any) func() {
 // podOf is the accepted pod as a GPU job's matrix element.
 func podOf(tier string, a Accepted, rerun bool) lanetiers.Pod {
 	out := Result{Accepted: &a}.Outputs()
-	return lanetiers.Pod{Tier: tier, RunnerLabel: a.RunnerLabel, PodID: a.PodID, GPUType: a.GPU, GPUTier: a.Tier,
+	pod := lanetiers.Pod{Tier: tier, RunnerLabel: a.RunnerLabel, PodID: a.PodID, GPUType: a.GPU, GPUTier: a.Tier,
 		Cloud: a.Cloud, DataCenter: a.DataCenter, PricePerHour: out.PricePerHour, StartedAt: out.StartedAt, StartupSeconds: out.StartupSeconds, Rerun: rerun}
+	if !a.AcceptedAt.IsZero() {
+		pod.AcceptedAt = a.AcceptedAt.UTC().Format(time.RFC3339)
+	}
+	return pod
+}
+
+// handOver stamps the pods this provisioning hands to GPU jobs, in its
+// result and its record, with the moment it hands them over: its end. A
+// tier's pod accepted earlier waited until then (lanetiers.Pod.HandOverWait),
+// which the watchdog adds to its setup budget.
+func (res *LaneResult) handOver(now time.Time) {
+	at := now.UTC().Format(time.RFC3339)
+	for i := range res.Pods {
+		res.Pods[i].HandedOverAt = at
+		if t, ok := res.Record.Tier(res.Pods[i].Tier); ok && t.Pod != nil && t.Pod.PodID == res.Pods[i].PodID {
+			pod := *t.Pod
+			pod.HandedOverAt = at
+			t.Pod = &pod
+		}
+	}
 }
 
 // avoiding ranks with rank and then keeps every candidate of a lost pod's

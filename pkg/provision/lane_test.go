@@ -2,6 +2,7 @@ package provision
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-github/v66/github"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
@@ -19,6 +21,8 @@ import (
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
+	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
+	"github.com/org/runpod-gpu/pkg/watchdog"
 )
 
 // twoTiers reviews an Ampere-like and an Ada-like tier and tests both together.
@@ -216,4 +220,115 @@ func testPlanInput() plan.Input {
 		{GPUID: a4000, Cloud: "SECURE", PricePerHour: 0.25, DataCenters: append(stock("US-TX-3", "EU-RO-1"), plan.DataCenterStock{ID: "CA-MTL-1", Availability: "NONE"})},
 		{GPUID: l4, Cloud: "SECURE", PricePerHour: 0.43, DataCenters: stock("US-TX-3")},
 	}}
+}
+
+// A matrix lane provisions its tiers one after another in one job, and the
+// GPU jobs start only when that job ends. With four tiers of 300 s boots the
+// first tier's pod is older than its setup budget when it is handed over;
+// the watchdog's rule (watchdog.SetupDeadline) adds what it waited for the
+// later tiers, so it is left as long for its tests as the last tier's pod.
+func TestRunLaneLeavesTheFirstTierItsSetupBudget(t *testing.T) {
+	slow := func(h *runpodsim.HostProfile) { h.BootSeconds = 300 }
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, slow), host("h2", a5000, slow), host("h3", l4, slow), host("h4", a6000, slow))},
+		func(c *config.Config) {
+			c.GPUTiers = []config.GPUTier{{Name: "t1", GPUIDs: []string{a4000}}, {Name: "t2", GPUIDs: []string{a5000}},
+				{Name: "t3", GPUIDs: []string{l4}}, {Name: "t4", GPUIDs: []string{a6000}}}
+			c.MatrixTiers = []string{"t1", "t2", "t3", "t4"}
+			c.MaxPriceCandidates, c.MaxProvisionAttempts = 1, 5
+		})
+	res, err := s.runLane(t, LaneRequest{})
+	assert.NilError(t, err)
+	assert.Assert(t, is.Len(res.Pods, 4))
+	handed := s.clock.Now()
+	started := map[string]time.Time{}
+	for _, p := range s.cloud.RunPod.Pods() {
+		started[p.ID] = p.StartedAt
+	}
+	budget := s.req.Config.SetupBudget()
+	first, last := res.Pods[0], res.Pods[3]
+	assert.Check(t, handed.Sub(started[first.PodID]) > budget, "the scenario: tier t1's pod is %s old at the hand-over", handed.Sub(started[first.PodID]))
+
+	left := func(p lanetiers.Pod) time.Duration {
+		return watchdog.SetupDeadline(started[p.PodID], budget, p).Sub(handed)
+	}
+	assert.Check(t, left(first) > 0, "tier t1's pod is past its setup deadline at the hand-over (%s)", left(first))
+	assert.Check(t, left(first) >= left(last)-2*time.Second, "tier t1 left %s, the last tier %s", left(first), left(last))
+	assert.Check(t, left(last) < budget, "the last tier's setup still counts its own boot")
+	for _, p := range res.Pods {
+		assert.Check(t, is.Equal(p.HandedOverAt, handed.UTC().Format(time.RFC3339)))
+		tier, _ := res.Record.Tier(p.Tier)
+		assert.Check(t, is.Equal(tier.Pod.HandedOverAt, p.HandedOverAt), "the record's pods carry the hand-over too")
+	}
+}
+
+// The default lane of one pod prints the lane's worst case too, with what
+// the host-fault re-run (always in gpu-lane.yml) could add, and the ceiling
+// covers the first pod and the re-run together.
+func TestRunLaneOfOnePodNamesTheRerunInItsWorstCase(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, func(c *config.Config) {
+		onlyA4000(c)
+		ceiling := 5.0
+		c.MaxRunSpendUSD = &ceiling
+	})
+	res, err := s.runLane(t, LaneRequest{})
+	assert.NilError(t, err)
+	assert.Assert(t, is.Len(res.Pods, 1))
+	m := regexp.MustCompile(`lane plan: worst-case spend \$([0-9.]+) across 1 tier\(s\) \(any reviewed tier [^)]*\); a host-fault re-run \(once per tier\) could add up to \$([0-9.]+); max_run_spend_usd \$5\.00 covers all of it`).
+		FindStringSubmatch(s.obs.log())
+	assert.Assert(t, m != nil, s.obs.log())
+	assert.Check(t, is.Equal(m[1], m[2]), "the re-run could add the pod's whole worst case again")
+	assert.Check(t, parseUSD(t, m[1]) >= res.Runs[0].Result.WorstCase.USD-0.005)
+}
+
+// jobsOf is the scenario's GitHub with this attempt's jobs as given.
+type jobsOf struct {
+	GitHub
+	jobs []*github.WorkflowJob
+	err  error
+}
+
+func (j jobsOf) ListAttemptJobs(context.Context, int64, int) ([]*github.WorkflowJob, error) {
+	return j.jobs, j.err
+}
+
+// A passed GPU job is never paid for again: a host fault the watchdog
+// confirmed after the job succeeded (its JIT runner exits its container as
+// the job ends) re-runs nothing; the fault is only noted. A job that did
+// not pass, or jobs that cannot be read, re-run as before.
+func TestRunLaneRerunsNothingForAJobThatPassed(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		conclusion string
+		err        error
+		wantRerun  bool
+	}{
+		{name: "the job passed", conclusion: "success"},
+		{name: "the job failed", conclusion: "failure", wantRerun: true},
+		{name: "the jobs cannot be read", conclusion: "success", err: errors.New("502"), wantRerun: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a5000))}, func(c *config.Config) {
+				c.GPUTiers = []config.GPUTier{{Name: "ampere", GPUIDs: []string{a4000, a5000}}}
+				c.MaxPriceCandidates, c.MaxProvisionAttempts = 2, 3
+			})
+			first, err := s.runLane(t, LaneRequest{})
+			assert.NilError(t, err)
+			lost := first.Pods[0]
+			fault := lanetiers.HostFault{PodID: lost.PodID, GPUType: lost.GPUType, DataCenter: lost.DataCenter, Kind: lanetiers.FaultExited,
+				Detail: "EXITED", RunnerLabel: lost.RunnerLabel}
+			s.deps.GitHub = jobsOf{GitHub: s.deps.GitHub, err: tc.err, jobs: []*github.WorkflowJob{{Name: github.String("GPU tests"),
+				RunnerName: github.String(lost.RunnerLabel), Status: github.String("completed"), Conclusion: github.String(tc.conclusion)}}}
+
+			again, err := s.runLane(t, LaneRequest{Previous: &first.Record, HostFaults: []lanetiers.HostFault{fault}})
+			assert.NilError(t, err)
+			if tc.wantRerun {
+				assert.Check(t, is.Len(again.Pods, 1))
+				assert.Check(t, is.Len(s.cloud.RunPod.Pods(), 2))
+				return
+			}
+			assert.Check(t, is.Len(again.Pods, 0))
+			assert.Check(t, is.Len(s.cloud.RunPod.Pods(), 1), "nothing paid again")
+			assert.Check(t, is.Contains(again.NoRerun[""], "concluded success: the host fault seen after it is only noted"))
+		})
+	}
 }

@@ -124,6 +124,9 @@ type Request struct {
 	// of the lane has no known price, so no create can be bounded.
 	Committed        float64
 	CommittedUnknown bool
+	// CommittedPods are the ids of the lane's other pods Committed bounds
+	// (lanetiers.Record.PodIDs), for the budget check.
+	CommittedPods []string
 }
 
 // Decision says whether the paid path ran.
@@ -167,6 +170,8 @@ type Accepted struct {
 	Price          cost.Price
 	StartupSeconds int64
 	StartedAt      time.Time
+	// AcceptedAt is when the run accepted the pod (its clock).
+	AcceptedAt time.Time
 }
 
 // Result is what a run produced; on error it still says what was spent.
@@ -261,8 +266,9 @@ type run struct {
 	spentBound float64
 	// current is the candidate being tried, for costs found on the side (duplicates).
 	current currentAttempt
-	// uncertain names pods whose create may have happened but was never found.
-	uncertain []string
+	// uncertain are the creates that may have made a pod that was never
+	// found, each with its candidate (for the run's last look).
+	uncertain []currentAttempt
 	// retriedCreate is set when the current candidate's pod came from a retried create.
 	retriedCreate bool
 	// reputation is the estimator of the request's record, once the plan
@@ -277,6 +283,7 @@ func Run(ctx context.Context, deps Deps, req Request) (res Result, err error) {
 		deleter: &lifecycle.Deleter{Pods: deps.RunPod, Policy: deps.Policy, Logf: deps.Observer.Logf}}
 	res, err = r.provision(ctx)
 	r.sweepUncertain(ctx)
+	res.Attempts = r.res.Attempts // with the pods the last look found
 	defer func() { res.SpentBound, r.res.SpentBound = r.spentBound, r.spentBound }()
 	if ids := r.res.RetainedPodIDs; len(ids) > 0 && ctx.Err() == nil {
 		name, nerr := ownership.FormatRetentionName(r.req.Owner.RunID, r.req.Owner.Attempt, ids)
@@ -448,6 +455,7 @@ func (r *run) fail(sentinel error, detail string) error {
 type currentAttempt struct {
 	postAt time.Time // its first POST: no pod of it is older
 	price  float64   // its catalog price per hour (0 when unknown)
+	cand   plan.Candidate
 }
 
 // prVerdict is what one read of the PR says about spending on it.

@@ -79,7 +79,7 @@ func shippedLanePolicy(tb testing.TB, cfg *config.Config) lanePolicy {
 	}
 	assert.Equal(tb, given["in-progress-gate"], "true", "the shipped lane publishes its in-progress gate")
 	return lanePolicy{wait: seconds("lane-wait-seconds"), poll: seconds("lane-poll-seconds"),
-		bound: gatecheck.LaneBound(cfg.MaxProvisionAttempts, cfg.StartupTimeout(), cfg.Lifetime())}
+		bound: gatecheck.LaneBound(1, cfg.MaxProvisionAttempts, cfg.StartupTimeout(), cfg.Lifetime())}
 }
 
 // payOnce drives n PRs through the simulated cloud in model mode, on its
@@ -225,13 +225,15 @@ func TestOverlappingDeliveriesAndIdenticalTreesPayOnce(t *testing.T) {
 }
 
 // The shipped policy is what the lane ships: 240 s of waiting for a lane on
-// another head, a 15 s poll, and the bound of the default configuration.
+// another head, a 15 s poll, and the fallback bound of the default configuration.
 func TestShippedLanePolicy(t *testing.T) {
 	cfg := config.Default()
 	p := shippedLanePolicy(t, cfg)
 	assert.Equal(t, p.wait, 240*time.Second)
 	assert.Equal(t, p.poll, 15*time.Second)
-	assert.Equal(t, p.bound, time.Duration(cfg.MaxProvisionAttempts)*cfg.StartupTimeout()+cfg.Lifetime()+15*time.Minute)
+	// Where a stake's workflow run cannot be read: the first provisioning and
+	// the host-fault re-run, each after an hour in the paid lock's queue.
+	assert.Equal(t, p.bound, 2*(gatecheck.PaidLockMargin+time.Duration(cfg.MaxProvisionAttempts)*cfg.StartupTimeout()+cfg.Lifetime())+15*time.Minute)
 }
 
 // BenchmarkPayOnce is the figure that shows paying once with the shipped

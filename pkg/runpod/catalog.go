@@ -3,6 +3,7 @@ package runpod
 import (
 	"context"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -166,6 +167,17 @@ func (c *Client) ListGPUTypes(ctx context.Context, q GPUQuery) ([]GPUType, error
 		return nil, err
 	}
 	return out.GPUs, nil
+}
+
+// ServerlessPrice is the catalog's Serverless price per hour of the dearest
+// card of pools (price.serverless); ok is false when no card of them has one.
+func ServerlessPrice(types []GPUType, pools ...string) (usd float64, ok bool) {
+	for _, t := range types {
+		if p := float64(t.Price.Serverless); t.Pool != "" && slices.Contains(pools, t.Pool) && p > 0 {
+			usd, ok = max(usd, p), true
+		}
+	}
+	return usd, ok
 }
 
 // GetGPUType reads one GPU type by id (GET /v2/catalog/gpus/{id}); ids contain

@@ -11,6 +11,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/budget"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
 
 // billedToday is the simulated RunPod with usd billed today for a pod of
@@ -71,4 +72,58 @@ func TestBudgetBoundsAnEndpointAsTheLaneDoes(t *testing.T) {
 	s := DefaultSettings()
 	assert.Check(t, is.Equal(budget.DefaultEndpointHourly, s.PriceCeiling))
 	assert.Check(t, budget.EndpointBound >= s.CleanupDeadline, "an endpoint can live until its cleanup deadline")
+}
+
+// An H100 pool is priced from the catalog's Serverless price of its dearest
+// card ($4.18/h), not at the A4000's $0.70: the ledger's reservations, the
+// budget's worst case and the receipt (for the run's job reservation) use
+// it, so with the default caps setup's $3.10 is refused before any create;
+// a pool whose card has no Serverless price in the catalog is refused.
+func TestSetupPricesThePoolFromTheCatalog(t *testing.T) {
+	h100 := func(w *simWorld) {
+		w.lane.Settings.GPUPool, w.lane.Settings.GPUType = "ADA_80_PRO", "NVIDIA H100 80GB HBM3"
+	}
+	t.Run("the default caps refuse its setup", func(t *testing.T) {
+		w := newSimWorld(t, simConfig{})
+		h100(w)
+		_, err := w.setup()
+		assert.Check(t, is.ErrorContains(err, "stage setup needs $3.10, above the per-stage cap of $3.00"))
+		assert.Check(t, is.Equal(w.requests()["POST /v2/templates"], 0), "nothing is created")
+	})
+	t.Run("with room, every bound is at its price", func(t *testing.T) {
+		w := newSimWorld(t, simConfig{})
+		h100(w)
+		w.lane.Ledger.Caps = Caps{MinStage: 100, MaxStage: 600, Total: 2000}
+		w.lane.Budget = &budget.Guard{Limits: budget.Limits{DailyUSD: 100}, RunPod: w.lane.Mgmt.(*runpod.Client), Repository: simRepo, Clock: w.clock}
+		r, err := w.setup()
+		assert.NilError(t, err)
+		assert.Check(t, is.Equal(w.lane.Settings.PriceCeiling, 4.18))
+		assert.Check(t, is.Equal(w.lane.BudgetUsage.WorstCaseUSD, 5.51), "setup $3.10 + job $2.41")
+		assert.Check(t, is.Equal(r.Asked.PricePerHour, 4.18))
+		l, err := ReadLedger(w.lane.Ledger.Path)
+		assert.NilError(t, err)
+		assert.Assert(t, is.Len(l.Reservations, 1))
+		assert.Check(t, is.Equal(l.Reservations[0].Cents, int64(310)))
+		assert.Check(t, is.Contains(l.Reservations[0].Basis, "at $4.18/h"))
+		assert.Check(t, is.Contains(Outcome{Settings: w.lane.Settings}.Summary(), "4.18"))
+	})
+	t.Run("no Serverless price for the card: refused", func(t *testing.T) {
+		m := runpodsim.DefaultMarket()
+		for i := range m.GPUTypes {
+			if m.GPUTypes[i].Pool == "ADA_80_PRO" {
+				m.GPUTypes[i].ServerlessPrice = 0
+			}
+		}
+		w := newSimWorld(t, simConfig{market: &m})
+		h100(w)
+		_, err := w.setup()
+		assert.Check(t, is.ErrorContains(err, "no Serverless price for NVIDIA H100 80GB HBM3 in pool ADA_80_PRO"))
+		assert.Check(t, is.Equal(w.requests()["POST /v2/templates"], 0))
+	})
+	t.Run("the A4000's pool keeps the lane's floor", func(t *testing.T) {
+		w := newSimWorld(t, simConfig{})
+		_, err := w.setup()
+		assert.NilError(t, err)
+		assert.Check(t, is.Equal(w.lane.Settings.PriceCeiling, 0.70), "the catalog's $0.58 is below the floor")
+	})
 }

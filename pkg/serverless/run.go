@@ -194,6 +194,9 @@ func (l *Lane) reserveJob(r *Receipt, now time.Time) error {
 		return fmt.Errorf("run: too late for this setup: the job TTL (%s) and cleanup margin (%s) end after the cleanup deadline %s; clean up and set up again",
 			l.Settings.JobTTL, l.Settings.CleanupMargin, r.Deadline.Format(time.RFC3339))
 	}
+	if r.Asked != nil && r.Asked.PricePerHour > l.Settings.PriceCeiling {
+		l.Settings.PriceCeiling = r.Asked.PricePerHour // the pool's price, as setup reserved at
+	}
 	res := l.jobReservation(r.Attempt, now)
 	if _, err := l.Ledger.Reserve(res); err != nil {
 		return fmt.Errorf("run: %w", err)

@@ -46,7 +46,25 @@ type Settings struct {
 	Reserve          time.Duration // margin on top of Lifetime in the setup reservation
 	CleanupDeadline  time.Duration // absolute deadline from setup; a job never extends it
 	CleanupMargin    time.Duration // time kept for cleanup after the job TTL
-	PriceCeiling     float64       // USD per hour assumed for estimates
+	// PriceCeiling is the USD per hour a worker is assumed to cost: in the
+	// ledger's reservations, the budget's worst case and the cost estimate.
+	// Setup raises it to the catalog's Serverless price of the pool's
+	// dearest card (PoolPrice), so a pricier pool is never reserved at the
+	// A4000's rate; the default stays the floor.
+	PriceCeiling float64
+}
+
+// PoolPrice is the most a worker of pool can cost per hour: the catalog's
+// Serverless price (price.serverless) of the pool's dearest card, never
+// below floor. It refuses a pool whose card want has no Serverless price in
+// the catalog: what its worker bills could not be bounded.
+func PoolPrice(types []runpod.GPUType, pool, want string, floor float64) (float64, error) {
+	mine := slices.IndexFunc(types, func(t runpod.GPUType) bool { return t.ID == want && t.Pool == pool })
+	if mine < 0 || !(float64(types[mine].Price.Serverless) > 0) {
+		return 0, fmt.Errorf("the GPU catalog shows no Serverless price for %s in pool %s: its worker's cost could not be bounded, so nothing is created", want, pool)
+	}
+	price, _ := runpod.ServerlessPrice(types, pool)
+	return max(price, floor), nil
 }
 
 // DefaultSettings are the seed's values.
@@ -138,6 +156,9 @@ type Asked struct {
 	Template runpod.CreateTemplateRequest `json:"template"`
 	Endpoint runpod.CreateEndpointRequest `json:"endpoint"`
 	GPUType  string                       `json:"gpu_type"` // the one card the endpoint may run on
+	// PricePerHour is the price setup reserved at (PoolPrice): a later run
+	// of the attempt reserves its job at it too.
+	PricePerHour float64 `json:"price_per_hour,omitempty"`
 }
 
 // mismatches collects "<setting> <got>, want <want>" lines: each names the

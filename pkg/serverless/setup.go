@@ -88,7 +88,7 @@ func (l *Lane) begin(req SetupRequest, excluded []string, listed map[string]bool
 		CreatedAt: now, Deadline: now.Add(l.Settings.CleanupDeadline), Ledger: absPath(l.Ledger.Path),
 		Template: Resource{Name: req.Attempt + "-tpl"}, Endpoint: Resource{Name: req.Attempt}}
 	r.Asked = &Asked{Template: l.Settings.TemplateRequest(r.Template.Name, req.Args, req.Env),
-		Endpoint: l.Settings.EndpointRequest(r.Endpoint.Name, "", excluded), GPUType: l.Settings.GPUType}
+		Endpoint: l.Settings.EndpointRequest(r.Endpoint.Name, "", excluded), GPUType: l.Settings.GPUType, PricePerHour: l.Settings.PriceCeiling}
 	if err := CreateReceipt(l.Receipt, r); err != nil {
 		return nil, err
 	}
@@ -123,7 +123,9 @@ func (l *Lane) jobReservation(attempt string, now time.Time) Reservation {
 }
 
 // gpuExclusions reads the GPU catalog and returns the cards of the pool
-// other than the one asked for: the endpoint excludes them.
+// other than the one asked for: the endpoint excludes them. From the same
+// read it prices the pool (PoolPrice): every reservation, the budget's
+// worst case and the estimate use that price from here on.
 func (l *Lane) gpuExclusions(ctx context.Context) ([]string, error) {
 	cctx, cancel := l.bound(ctx, CallTimeout)
 	defer cancel()
@@ -131,7 +133,17 @@ func (l *Lane) gpuExclusions(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the GPU catalog to exclude the pool's other cards: %w", err)
 	}
-	return GPUExclusions(types, l.Settings.GPUPool, l.Settings.GPUType)
+	excluded, err := GPUExclusions(types, l.Settings.GPUPool, l.Settings.GPUType)
+	if err != nil {
+		return nil, err
+	}
+	price, err := PoolPrice(types, l.Settings.GPUPool, l.Settings.GPUType, l.Settings.PriceCeiling)
+	if err != nil {
+		return nil, err
+	}
+	l.Settings.PriceCeiling = price
+	l.logf("setup: pool %s priced at $%.2f/h (the catalog's Serverless price of its dearest card, at least the lane's floor): reservations and estimates use it", l.Settings.GPUPool, price)
+	return excluded, nil
 }
 
 // GPUExclusions returns the GPU types of pool other than want, sorted: the

@@ -20,13 +20,15 @@ import (
 // while its job was still running is the host's fault, not the tests': the
 // watch ends with OutcomeHostFault, deletes what is left of the pod, removes
 // the runner and cancels nothing, so the lane can re-run the job once on
-// another host. A suspicion counts only when two polls in a row see it with
+// another host. A suspicion counts only when three polls in a row see it with
 // the job still running (a runner that ends its job normally exits and its
-// container stops; the job then shows completed within seconds), and never
-// once the test step has failed: a test failure is never re-run.
+// container stops; the job then shows completed within seconds, and a
+// third poll leaves the jobs API time to show it), and never once the test
+// step has ended: a test failure is never re-run, and neither is a test
+// step that passed — a loss seen after it is only noted.
 
 // hostConfirmPolls is how many polls in a row must see the loss.
-const hostConfirmPolls = 2
+const hostConfirmPolls = 3
 
 // suspicion is a host fault seen, not yet confirmed.
 type suspicion struct {
@@ -37,7 +39,14 @@ type suspicion struct {
 // hostLost checks the pod and the runner while the GPU job runs on it; it
 // returns OutcomeHostFault once a loss is confirmed.
 func (w *watch) hostLost(ctx context.Context, job *github.WorkflowJob, budget time.Duration) (Outcome, string) {
-	if job == nil || !w.onRunner || job.GetStatus() != "in_progress" || testStepFailed(job, w.req.TestStep) || budget <= 0 {
+	if ended := testStepEnded(job, w.req.TestStep); ended != "" {
+		if w.suspect != nil && ended == "success" {
+			w.logf("pod %s: %s seen after its test step %q passed: noted only, not a host fault (the job passed; nothing is re-run)", w.req.PodID, w.suspect.kind, w.req.TestStep)
+		}
+		w.suspect = nil
+		return "", ""
+	}
+	if job == nil || !w.onRunner || job.GetStatus() != "in_progress" || budget <= 0 {
 		w.suspect = nil
 		return "", ""
 	}
@@ -54,7 +63,7 @@ func (w *watch) hostLost(ctx context.Context, job *github.WorkflowJob, budget ti
 	}
 	if w.suspect == nil || w.suspect.kind != kind {
 		w.suspect = &suspicion{kind: kind, detail: detail}
-		w.logf("pod %s: %s while its GPU job runs (%s); confirming at the next poll", w.req.PodID, kind, detail)
+		w.logf("pod %s: %s while its GPU job runs (%s); confirming over the next %d polls", w.req.PodID, kind, detail, hostConfirmPolls-1)
 	}
 	w.suspect.polls++
 	if w.suspect.polls < hostConfirmPolls {
@@ -86,15 +95,18 @@ func (w *watch) podLost(ctx context.Context, budget time.Duration) (kind, detail
 	return "", ""
 }
 
-// testStepFailed reports whether the test step already ended in failure:
-// then the tests failed, whatever becomes of the host.
-func testStepFailed(job *github.WorkflowJob, name string) bool {
+// testStepEnded is the test step's conclusion once it completed ("" while
+// it has not): then the tests passed or failed, whatever becomes of the host.
+func testStepEnded(job *github.WorkflowJob, name string) string {
+	if job == nil {
+		return ""
+	}
 	for _, s := range job.Steps {
-		if s.GetName() == name && s.GetStatus() == "completed" && s.GetConclusion() == "failure" {
-			return true
+		if s.GetName() == name && s.GetStatus() == "completed" && s.GetConclusion() != "skipped" {
+			return cmpOr(s.GetConclusion(), "completed")
 		}
 	}
-	return false
+	return ""
 }
 
 func (w *watch) gpuType() string {

@@ -30,10 +30,11 @@ func testsRunning(until time.Duration, conclusion string) func(time.Duration) ([
 	}
 }
 
-// Host or code: a pod lost while its GPU job runs (seen on two polls in a
+// Host or code: a pod lost while its GPU job runs (seen on three polls in a
 // row) is the host's fault; the watch ends, deletes what is left, removes
-// the runner and cancels nothing. A test failure, a normal end or a loss
-// seen once is never a host fault.
+// the runner and cancels nothing. A test failure, a test step that passed,
+// a normal end (even one the jobs API shows late) or a loss seen once is
+// never a host fault.
 func TestRunHostFault(t *testing.T) {
 	lost := 10 * time.Minute // since epoch; the pod started at +1m
 	tests := []struct {
@@ -45,7 +46,7 @@ func TestRunHostFault(t *testing.T) {
 		wantJournal string
 	}{
 		{
-			name: "the runtime is lost mid-tests: confirmed at the next poll",
+			name: "the runtime is lost mid-tests: confirmed over the next polls",
 			setup: func(h *harness) {
 				h.gh.jobs = testsRunning(time.Hour, "success") // GitHub has not noticed yet
 				h.pods.state = func(since time.Duration, p *runpod.Pod) error {
@@ -55,7 +56,7 @@ func TestRunHostFault(t *testing.T) {
 					return nil
 				}
 			},
-			want: OutcomeHostFault, wantKind: lanetiers.FaultRuntimeLost, wantJournal: "+10m45s DELETE pod0watched001",
+			want: OutcomeHostFault, wantKind: lanetiers.FaultRuntimeLost, wantJournal: "+11m15s DELETE pod0watched001",
 		},
 		{
 			name: "the pod vanished",
@@ -68,7 +69,7 @@ func TestRunHostFault(t *testing.T) {
 					return nil
 				}
 			},
-			want: OutcomeHostFault, wantKind: lanetiers.FaultVanished, wantJournal: "+10m45s DELETE pod0watched001",
+			want: OutcomeHostFault, wantKind: lanetiers.FaultVanished, wantJournal: "+11m15s DELETE pod0watched001",
 		},
 		{
 			name: "the container stopped",
@@ -81,7 +82,7 @@ func TestRunHostFault(t *testing.T) {
 					return nil
 				}
 			},
-			want: OutcomeHostFault, wantKind: lanetiers.FaultExited, wantJournal: "+10m45s DELETE pod0watched001",
+			want: OutcomeHostFault, wantKind: lanetiers.FaultExited, wantJournal: "+11m15s DELETE pod0watched001",
 		},
 		{
 			name: "the runner went offline mid-job",
@@ -95,7 +96,7 @@ func TestRunHostFault(t *testing.T) {
 					return &github.Runner{ID: github.Int64(77), Name: github.String(testLabel), Status: github.String(status), Busy: github.Bool(true)}, nil
 				}
 			},
-			want: OutcomeHostFault, wantKind: lanetiers.FaultRunnerOffline, wantJournal: "+10m45s DELETE pod0watched001",
+			want: OutcomeHostFault, wantKind: lanetiers.FaultRunnerOffline, wantJournal: "+11m15s DELETE pod0watched001",
 		},
 		{
 			name: "a loss seen once is not a fault",
@@ -144,6 +145,42 @@ func TestRunHostFault(t *testing.T) {
 			},
 			want: OutcomeJobFinished, wantJournal: "+30m15s DELETE pod0watched001",
 		},
+		{
+			name: "the tests passed, then the pod went: noted, never a host fault",
+			setup: func(h *harness) {
+				h.gh.jobs = func(since time.Duration) ([]*github.WorkflowJob, error) {
+					jobs := job("in_progress", "completed") // the post steps still run
+					jobs[1].Steps[1].Conclusion = github.String("success")
+					if since >= 30*time.Minute {
+						jobs = job("completed", "completed")
+						jobs[1].Steps[1].Conclusion, jobs[1].Conclusion = github.String("success"), github.String("success")
+					}
+					return jobs, nil
+				}
+				h.pods.state = func(since time.Duration, p *runpod.Pod) error {
+					if since >= lost {
+						p.Status, p.Runtime = runpod.PodExited, nil
+					}
+					return nil
+				}
+			},
+			want: OutcomeJobFinished, wantJournal: "+30m15s DELETE pod0watched001",
+		},
+		{
+			// A JIT runner exits its container as its job ends; the jobs API
+			// still shows the job (and its test step) running for two polls.
+			name: "a normal end the jobs API shows two polls late",
+			setup: func(h *harness) {
+				h.gh.jobs = testsRunning(lost+70*time.Second, "success")
+				h.pods.state = func(since time.Duration, p *runpod.Pod) error {
+					if since >= lost {
+						p.Status, p.Runtime = runpod.PodExited, nil
+					}
+					return nil
+				}
+			},
+			want: OutcomeJobFinished, wantJournal: "+11m15s DELETE pod0watched001",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -167,7 +204,7 @@ func TestRunHostFault(t *testing.T) {
 			assert.Check(t, res.Deleted)
 			assert.Check(t, res.Report == nil, "the lost pod's cost is cleanup's to report")
 			assert.Check(t, is.Contains(res.Reason, "host fault: pod pod0watched001 on NVIDIA GeForce RTX 4090 in US-TX-3 "+tc.wantKind))
-			assert.Check(t, is.Contains(logs, "confirming at the next poll"))
+			assert.Check(t, is.Contains(logs, "confirming over the next 2 polls"))
 		})
 	}
 }

@@ -29,6 +29,7 @@ func RunPods(ctx context.Context, deps Deps, base Request, pods []lanetiers.Pod)
 	for i, pod := range pods {
 		req := base
 		req.PodID, req.RunnerLabel, req.Tier, req.Rerun = pod.PodID, pod.RunnerLabel, pod.Tier, pod.Rerun
+		req.HandOverWait = pod.HandOverWait() // the setup deadline's (SetupDeadline)
 		req.GPUJob = lanetiers.JobName(cmpOr(base.GPUJob, DefaultGPUJob), pod.Tier)
 		req.Snapshot, _ = cost.ParseSnapshot(pod.PricePerHour, pod.StartedAt, pod.GPUType, pod.GPUTier)
 		d := deps

@@ -93,6 +93,11 @@ type Request struct {
 	ExpectedHeadSHA string
 	// SetupBudget, Lifetime and Poll default to the constants above; RequestTimeout bounds each observation.
 	SetupBudget, Lifetime, Poll, RequestTimeout time.Duration
+	// HandOverWait is how long the pod, accepted, waited in provision for
+	// the lane's other tiers before its GPU job could start
+	// (lanetiers.Pod.HandOverWait): the setup deadline moves that much
+	// later (SetupDeadline); the lifetime does not.
+	HandOverWait time.Duration
 	// Snapshot is provision's startup snapshot, the price fallback of the cost report.
 	Snapshot cost.Snapshot
 	// Tier is the pod's tier in the lane ("" in a lane of one pod) and
@@ -178,12 +183,18 @@ type DeadlineError struct {
 	Budget   time.Duration
 	Started  time.Time
 	Deadline time.Time
+	// Wait is the hand-over wait the setup deadline added (Request.HandOverWait).
+	Wait time.Duration
 }
 
 // Error names the bound, its length and when it ran out.
 func (e *DeadlineError) Error() string {
-	return fmt.Sprintf("%s budget of %s from the pod's start (%s) expired at %s", e.Which, e.Budget,
-		e.Started.UTC().Format(time.RFC3339), e.Deadline.UTC().Format(time.RFC3339))
+	wait := ""
+	if e.Wait > 0 {
+		wait = fmt.Sprintf(" plus the %s it waited for the lane's other tiers", e.Wait)
+	}
+	return fmt.Sprintf("%s budget of %s from the pod's start (%s)%s expired at %s", e.Which, e.Budget,
+		e.Started.UTC().Format(time.RFC3339), wait, e.Deadline.UTC().Format(time.RFC3339))
 }
 
 // Is makes errors.Is(err, ErrDeadline) hold.
@@ -270,8 +281,12 @@ func (w *watch) run(ctx context.Context) (Result, error) {
 	if res, done, err := w.begin(ctx); done {
 		return res, err
 	}
+	setup := w.req.SetupBudget.String()
+	if w.req.HandOverWait > 0 {
+		setup += fmt.Sprintf(" + %s waiting for the lane's other tiers", w.req.HandOverWait)
+	}
 	w.logf("pod %s started %s: setup deadline %s (%s), lifetime deadline %s (%s); polling every %s",
-		w.req.PodID, stampOf(w.started), stampOf(w.setupAt), w.req.SetupBudget, stampOf(w.lifeAt), w.req.Lifetime, w.req.Poll)
+		w.req.PodID, stampOf(w.started), stampOf(w.setupAt), setup, stampOf(w.lifeAt), w.req.Lifetime, w.req.Poll)
 	for {
 		next := w.clock.Now().Add(w.req.Poll)
 		if outcome, why := w.poll(ctx, next); outcome != "" {
@@ -374,9 +389,29 @@ func (w *watch) begin(ctx context.Context) (res Result, done bool, err error) {
 	}
 	w.record = pod
 	w.started, _ = pod.StartedAt.Get()
-	w.setupAt = w.started.Add(w.req.SetupBudget)
+	w.setupAt = setupDeadline(w.started, w.req.SetupBudget, w.req.HandOverWait)
 	w.lifeAt = w.started.Add(w.req.Lifetime)
 	return Result{}, false, nil
+}
+
+// SetupDeadline is when the watchdog deletes pod, started (its provider
+// start) at start, if its GPU job's test step has not begun: the setup
+// budget from the start, plus the time the pod waited after its acceptance
+// for the lane's other tiers (lanetiers.Pod.HandOverWait). A matrix lane
+// provisions its tiers one after another in one job and its GPU jobs start
+// only when that job ends: without the wait, a first tier's pod would spend
+// its budget waiting for the later tiers and be deleted before its tests.
+// The wait, not the hand-over itself, is what moves the deadline: every pod
+// keeps what its budget is for (its own boot and proof, then its job's
+// set-up), as the lane's last pod and a lane of one pod do. The lifetime
+// runs from the provider start all the same, so the pod's worst case
+// (startup + lifetime at its price) still bounds its cost.
+func SetupDeadline(start time.Time, budget time.Duration, pod lanetiers.Pod) time.Time {
+	return setupDeadline(start, budget, pod.HandOverWait())
+}
+
+func setupDeadline(start time.Time, budget, wait time.Duration) time.Time {
+	return start.Add(budget + max(wait, 0))
 }
 
 func (w *watch) nextDeadline() time.Time {
@@ -547,7 +582,7 @@ func (w *watch) failure(res Result) error {
 	var errs []error
 	switch res.Outcome {
 	case OutcomeSetupExpired:
-		errs = append(errs, &DeadlineError{Which: "setup", Budget: w.req.SetupBudget, Started: w.started, Deadline: w.setupAt})
+		errs = append(errs, &DeadlineError{Which: "setup", Budget: w.req.SetupBudget, Started: w.started, Deadline: w.setupAt, Wait: max(w.req.HandOverWait, 0)})
 	case OutcomeLifetimeExpired:
 		errs = append(errs, &DeadlineError{Which: "lifetime", Budget: w.req.Lifetime, Started: w.started, Deadline: w.lifeAt})
 	case OutcomeStartUnknown:

@@ -54,6 +54,15 @@ func TestRun(t *testing.T) {
 			wantOutcome: OutcomeSetupExpired, wantCancel: "requested", wantErrIs: []error{ErrDeadline}, wantPaid: "900",
 		},
 		{
+			name: "a pod that waited 10m for the lane's other tiers: its setup deadline is 10m later, its lifetime is not",
+			setup: func(h *harness) {
+				h.req.HandOverWait = 10 * time.Minute
+				h.gh.jobs = func(time.Duration) ([]*github.WorkflowJob, error) { return job("queued", ""), nil }
+			},
+			wantJournal: "+26m0s DELETE pod0watched001\n+26m0s GET run 9100\n+26m0s CANCEL run 9100",
+			wantOutcome: OutcomeSetupExpired, wantCancel: "requested", wantErrIs: []error{ErrDeadline}, wantPaid: "1500",
+		},
+		{
 			name: "tests started: setup deadline disarmed, lifetime still enforced",
 			setup: func(h *harness) {
 				h.gh.jobs = func(since time.Duration) ([]*github.WorkflowJob, error) {

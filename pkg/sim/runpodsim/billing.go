@@ -28,6 +28,31 @@ func WithBillingRounding(unit time.Duration) Option {
 	return func(c *config) { c.billingUnit = unit }
 }
 
+// WithBillingDelay makes the billing routes show charges only once they are
+// d old, as RunPod's billing rows appear with a delay: a pod deleted less
+// than d ago has its last d of charges missing (one created and deleted
+// within d has none), while the pod list no longer shows it either. The
+// inspection methods (Bill, Spent, ServerlessBill) stay current.
+func WithBillingDelay(d time.Duration) Option {
+	return func(c *config) { c.billingDelay = d }
+}
+
+// reported cuts stretches at what the billing routes show by now (WithBillingDelay).
+func (s *Server) reported(stretches []billedStretch, now time.Time) []billedStretch {
+	if s.cfg.billingDelay <= 0 {
+		return stretches
+	}
+	asOf := now.Add(-s.cfg.billingDelay)
+	var out []billedStretch
+	for _, st := range stretches {
+		if st.from.Before(asOf) {
+			st.to = minTime(st.to, asOf)
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
 // defaultBillingWindow is the API's default window without startTime.
 const defaultBillingWindow = 30 * 24 * time.Hour
 
@@ -70,7 +95,7 @@ func (s *Server) podBilling(r *http.Request, _ []byte, now time.Time) response {
 			stretches = append(stretches, billedStretch{p.id, iv.from, iv.to, p.price})
 		}
 	}
-	records := s.bucketize(stretches, w)
+	records := s.bucketize(s.reported(stretches, now), w)
 	body := map[string]any{"records": billingBodies(records, "podId", false)}
 	ids := map[string]bool{}
 	for _, rec := range records {
@@ -95,7 +120,7 @@ func (s *Server) serverlessBilling(r *http.Request, _ []byte, now time.Time) res
 		}
 		stretches = append(stretches, billedStretch{wk.endpointID, wk.start, end, price})
 	}
-	records := s.bucketize(stretches, w)
+	records := s.bucketize(s.reported(stretches, now), w)
 	ids := map[string]bool{}
 	for _, rec := range records {
 		ids[rec.id] = true

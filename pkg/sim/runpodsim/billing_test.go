@@ -93,6 +93,33 @@ func TestPodBillingRoundsEachStretchToTheBillingUnit(t *testing.T) {
 	assert.Check(t, math.Abs(sumBilled(records)[p.ID]-(120+60)*0.44/3600) < 1e-5, "90 s bills 2 minutes, 10 s one: got %v", sumBilled(records)[p.ID])
 }
 
+// With a billing delay the routes show charges only once they are that old:
+// a pod deleted just now has its last minutes missing, and the whole bill
+// once the delay has passed.
+func TestPodBillingShowsChargesOnlyAfterTheDelay(t *testing.T) {
+	s := newSim(t, runpodsim.WithMarket(smallMarket(healthyHost("h1"))), runpodsim.WithBillingDelay(30*time.Minute))
+	p := s.mustCreate(podRequest("late", a40))
+	s.advance(bootTime + time.Hour)
+	assert.Equal(t, s.do(http.MethodDelete, "/v2/pods/"+p.ID, nil).status, http.StatusNoContent)
+	q := runpod.BillingQuery{Start: billingDay, End: billingDay.AddDate(0, 0, 1)}
+	now, err := s.billingClient().PodBilling(context.Background(), q)
+	assert.NilError(t, err)
+	assert.Check(t, math.Abs(sumBilled(now)[p.ID]-0.22) < 1e-5, "half an hour of the hour shows: %v", sumBilled(now)[p.ID])
+	s.advance(30 * time.Minute)
+	later, err := s.billingClient().PodBilling(context.Background(), q)
+	assert.NilError(t, err)
+	bill, err := s.server.Bill(p.ID)
+	assert.NilError(t, err)
+	assert.Check(t, math.Abs(sumBilled(later)[p.ID]-bill.Dollars) < 1e-5)
+
+	young := s.mustCreate(podRequest("young", a40))
+	s.advance(bootTime + 10*time.Minute)
+	assert.Equal(t, s.do(http.MethodDelete, "/v2/pods/"+young.ID, nil).status, http.StatusNoContent)
+	rows, err := s.billingClient().PodBilling(context.Background(), q)
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(sumBilled(rows)[young.ID], 0.0), "a pod created and deleted within the delay shows nothing yet")
+}
+
 // A running pod bills up to now; asking again later bills more.
 func TestPodBillingCountsARunningPodSoFar(t *testing.T) {
 	s := newSim(t, runpodsim.WithMarket(smallMarket(healthyHost("h1"))))

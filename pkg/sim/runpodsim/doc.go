@@ -42,7 +42,9 @@
 //
 // The billing routes answer from the same per-second meter as [Server.Bill]
 // and [Server.ServerlessBill], split into buckets; [WithBillingRounding]
-// makes them round each billed stretch up to a coarser unit, as an invoice may.
+// makes them round each billed stretch up to a coarser unit, as an invoice may,
+// and [WithBillingDelay] shows charges only once they are that old, as
+// RunPod's billing rows appear with a delay.
 //
 // Tests inspect what happened through [Server.Pods], [Server.Bill],
 // [Server.Spent] and [Server.Requests]. The same seed and the same sequence

@@ -75,6 +75,7 @@ type config struct {
 	sshKeys      []string
 	serverless   ServerlessConfig
 	billingUnit  time.Duration // see WithBillingRounding
+	billingDelay time.Duration // see WithBillingDelay
 }
 
 // Option configures a Server.
@@ -148,8 +149,8 @@ func New(opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("runpodsim: page size %d must not be negative", cfg.pageSize)
 	case cfg.quota < 0:
 		return nil, fmt.Errorf("runpodsim: quota %d must not be negative", cfg.quota)
-	case cfg.billingUnit < 0:
-		return nil, fmt.Errorf("runpodsim: billing unit %s must not be negative", cfg.billingUnit)
+	case cfg.billingUnit < 0 || cfg.billingDelay < 0:
+		return nil, fmt.Errorf("runpodsim: billing unit %s and delay %s must not be negative", cfg.billingUnit, cfg.billingDelay)
 	case cfg.provisioning < 0 || cfg.retention < 0:
 		return nil, errors.New("runpodsim: provisioning delay and terminated retention must not be negative")
 	}
