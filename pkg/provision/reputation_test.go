@@ -2,6 +2,7 @@ package provision
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,7 +17,9 @@ import (
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/reputation"
+	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
+	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
 
 // TestLoadReputation: no path is no record; a missing file is a cold start
@@ -89,13 +92,19 @@ func TestLoadReputationRefusesAnUnboundedRecord(t *testing.T) {
 // the machine is held bad.
 func held(at time.Time) *reputation.Record {
 	rec := &reputation.Record{}
-	for i := range 5 {
-		rec.Add(reputation.Observation{At: at.Add(-time.Duration(10-i) * time.Hour), GPU: a4000, DataCenter: "US-TX-3", Cloud: "SECURE",
-			Machine: fmt.Sprintf("other%d", i), OK: true, Seconds: 90, PricePerHour: 0.25})
-	}
-	rec.Add(reputation.Observation{At: at.Add(-2 * time.Hour), GPU: a4000, DataCenter: "US-TX-3", Cloud: "SECURE",
-		Machine: "bad1", OK: false, Seconds: 200, PricePerHour: 0.25})
+	holdBad(rec, at, a4000, "bad1")
 	return rec
+}
+
+// holdBad adds to rec five machines of gpu's pair (secure in US-TX-3) that
+// worked and machine bad, which failed: bad is held bad, the pair stays good.
+func holdBad(rec *reputation.Record, at time.Time, gpu, bad string) {
+	for i := range 5 {
+		rec.Add(reputation.Observation{At: at.Add(-time.Duration(10-i) * time.Hour), GPU: gpu, DataCenter: "US-TX-3", Cloud: "SECURE",
+			Machine: fmt.Sprintf("%s-other%d", bad, i), OK: true, Seconds: 90, PricePerHour: 0.25})
+	}
+	rec.Add(reputation.Observation{At: at.Add(-2 * time.Hour), GPU: gpu, DataCenter: "US-TX-3", Cloud: "SECURE",
+		Machine: bad, OK: false, Seconds: 200, PricePerHour: 0.25})
 }
 
 // A pod RunPod places on a machine the reputation holds bad is deleted
@@ -168,4 +177,56 @@ func TestReadMachineKeepsOnlyMachineIDs(t *testing.T) {
 			assert.Check(t, !strings.Contains(obs.log(), "\n::warning"), "no workflow command reaches the log")
 		})
 	}
+}
+
+// foreignAnswer makes the n-th create of s answer with the id *foreign names
+// (another pod of the account) instead of its own pod's.
+func foreignAnswer(t *testing.T, n int, foreign *string) runpodsim.Faults {
+	return runpodsim.Faults{Rewrites: []runpodsim.RewriteFault{{
+		Match: runpodsim.Match{Route: "POST /v2/pods"}, When: runpodsim.Trigger{Nth: []int{n}},
+		Body: func(_ int, body []byte) []byte {
+			var pod map[string]any
+			assert.Check(t, json.Unmarshal(body, &pod))
+			pod["id"] = *foreign
+			out, err := json.Marshal(pod)
+			assert.Check(t, err)
+			return out
+		},
+	}}}
+}
+
+// notebook creates a pod of the account that is not the run's, on gpu.
+func notebook(t *testing.T, s *scenario, gpu string) string {
+	rp := runpod.New(s.cloud.RunPodURL, cloud.RunPodKey)
+	nb, err := rp.CreatePod(context.Background(), runpod.CreatePodRequest{Name: "alice-notebook", Image: cloud.RunnerImage,
+		GPU: &runpod.CreateGPU{ID: gpu, Count: 1}})
+	assert.NilError(t, err)
+	return nb.ID
+}
+
+// A create answer naming another pod's id is a lost answer; the
+// candidate's real pod, found by name, is screened like any other: placed
+// on a held machine it is deleted before its proof, and its attempt names
+// its own machine, never the other pod's.
+func TestPodFoundByNameAfterAForeignCreateAnswerIsScreened(t *testing.T) {
+	var foreign string
+	s := newScenario(t, cloud.Options{Market: market(host("nb", l4), host("bad1", a4000, oldPTX), host("good1", a5000)),
+		Faults: foreignAnswer(t, 2, &foreign)}, func(c *config.Config) { c.MaxConsecutiveStartupFailures = 1 })
+	foreign = notebook(t, s, l4) // the only L4 host: the candidates' hosts stay free
+	s.req.Reputation = held(s.clock.Now())
+
+	res, err := s.run(t)
+
+	assert.NilError(t, err)
+	assert.DeepEqual(t, outcomes(res), []string{"live-1 RTX A4000 rejected", "live-2 RTX A5000 accepted"})
+	screened := res.Attempts[0]
+	assert.Check(t, is.Equal(screened.Machine, "bad1"), "the attempt's own machine, not the other pod's")
+	assert.Check(t, is.Contains(screened.Reason, "placed on a machine held bad (machine bad1"))
+	assert.Check(t, screened.PodID != foreign)
+	assert.Check(t, is.Equal(countRoute(s, "POST /graphql"), 3), "the other pod's machine, the found pod's, the next candidate's")
+	var alive []string
+	for _, p := range s.livePods(t) {
+		alive = append(alive, p.Name)
+	}
+	assert.Check(t, is.DeepEqual(alive, []string{"alice-notebook", "rgpu-7001-1-c2"}), "the foreign pod is untouched")
 }
