@@ -124,10 +124,20 @@ func (r *run) unlessForeign(ctx context.Context, pod *runpod.Pod, w watchResult,
 // namedOtherwise reads pod's record once and reports whether it names another
 // pod; an unreadable record counts as this pod's (the create answer named it).
 func (r *run) namedOtherwise(ctx context.Context, pod *runpod.Pod) bool {
+	name, err := r.recordName(ctx, pod)
+	return err == nil && name != pod.Name
+}
+
+// recordName reads pod's record once (one request, bounded) by the id the
+// create answered, and returns the name it gives.
+func (r *run) recordName(ctx context.Context, pod *runpod.Pod) (string, error) {
 	rctx, cancel := r.bound(context.WithoutCancel(ctx), lifecycle.DefaultRequestTimeout)
 	defer cancel()
 	p, err := r.deps.RunPod.GetPod(reqpolicy.WithAttemptLimit(rctx, 1), pod.ID)
-	return err == nil && p.Name != pod.Name
+	if err != nil {
+		return "", err
+	}
+	return p.Name, nil
 }
 
 // untrack forgets a pod id that is not this run's: never deleted, and no

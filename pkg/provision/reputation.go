@@ -86,13 +86,21 @@ func (r *run) readMachine(ctx context.Context, podID string) string {
 
 // screen records the machine of a new pod and says why it is to be deleted
 // before its proof ("" to watch it): placed on a machine the reputation holds
-// bad. A create answer may name another pod's id (unlessForeign): that pod
-// is never deleted for this one's placement.
+// bad. A create answer may name another pod's id (unlessForeign): a pod is
+// deleted for its placement only once its record, read by that id, names it
+// this run's pod; a record that cannot be read leaves it to the watch.
 func (r *run) screen(ctx context.Context, pod *runpod.Pod, rec *cost.Attempt) string {
 	rec.Machine = r.readMachine(ctx, pod.ID)
 	why := r.heldMachine(rec.Machine)
-	if why == "" || r.namedOtherwise(ctx, pod) {
+	if why == "" {
 		return ""
+	}
+	switch name, err := r.recordName(ctx, pod); {
+	case err != nil:
+		r.logf("pod %s is on a held machine, but its record could not be read to confirm it is this run's (%v): watched, not deleted for its placement", pod.ID, err)
+		return ""
+	case name != pod.Name:
+		return "" // another pod's id: the watch finds this candidate's pod by name
 	}
 	rec.PodID = pod.ID
 	r.dropLateDuplicates(ctx, pod)

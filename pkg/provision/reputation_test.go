@@ -230,3 +230,30 @@ func TestPodFoundByNameAfterAForeignCreateAnswerIsScreened(t *testing.T) {
 	}
 	assert.Check(t, is.DeepEqual(alive, []string{"alice-notebook", "rgpu-7001-1-c2"}), "the foreign pod is untouched")
 }
+
+// Screening deletes a pod only once its record, read by the id the create
+// answered, names it this run's pod: when that one read fails, the id may
+// be another pod's (on a held machine too), so nothing is deleted for its
+// placement and the watch decides whose it is.
+func TestScreeningNeverDeletesAPodWhoseRecordItCouldNotRead(t *testing.T) {
+	var foreign string
+	faults := foreignAnswer(t, 2, &foreign)
+	faults.ServerErrors = []runpodsim.ServerErrorFault{{Match: runpodsim.Match{Route: "GET /v2/pods/{id}"}, When: runpodsim.Trigger{Nth: []int{1}}}}
+	s := newScenario(t, cloud.Options{Market: market(host("nbad", l4), host("good0", a4000)), Faults: faults}, nil)
+	foreign = notebook(t, s, l4) // on nbad, the only L4 host
+	rec := held(s.clock.Now())
+	holdBad(rec, s.clock.Now(), l4, "nbad")
+	s.req.Reputation = rec
+
+	res, err := s.run(t)
+
+	assert.NilError(t, err)
+	assert.Assert(t, res.Accepted != nil)
+	var alive []string
+	for _, p := range s.livePods(t) {
+		alive = append(alive, p.Name)
+	}
+	assert.Check(t, is.DeepEqual(alive, []string{"alice-notebook", "rgpu-7001-1-c1"}), "the foreign pod is untouched")
+	assert.Check(t, is.Equal(countRoute(s, "DELETE /v2/pods/{id}"), 0))
+	assert.Check(t, is.Contains(s.obs.log(), "could not be read to confirm it is this run's"))
+}
