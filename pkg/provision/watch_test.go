@@ -48,6 +48,8 @@ func TestObsolescenceNoticedWithinPRWatchInterval(t *testing.T) {
 		{30 * time.Second, moveHead},
 		{59 * time.Second, closePR},
 		{61 * time.Second, moveHead},
+		{89 * time.Second, closePR},  // just before the first interval's read
+		{91 * time.Second, moveHead}, // just after it: only the read before acceptance is left
 		{110 * time.Second, closePR}, // ten seconds before the runner comes online
 	}
 	for _, tc := range tests {
@@ -88,9 +90,9 @@ func TestObsolescenceNoticedWithinPRWatchInterval(t *testing.T) {
 	}
 }
 
-// TestAcceptanceRereadsThePR: a pod that comes online before the minute's PR
-// read is accepted only on a PR read of the same poll, so a head moved while
-// it booted is never accepted; an unchanged PR accepts on a 304.
+// TestAcceptanceRereadsThePR: a pod that comes online before the watch's
+// interval PR read is accepted only on a PR read of the same poll, so a head
+// moved while it booted is never accepted; an unchanged PR accepts on a 304.
 func TestAcceptanceRereadsThePR(t *testing.T) {
 	fast := func(h *runpodsim.HostProfile) { h.BootSeconds = 10 } // online 40 s after the create
 	for _, moved := range []bool{false, true} {
