@@ -14,6 +14,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/reputation"
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
 
@@ -25,7 +26,9 @@ type MachineReader interface {
 }
 
 // MachineReadBudget bounds the one read of a new pod's machine; on any
-// failure the machine is unknown: recorded as such, and never screened.
+// failure the machine is unknown: recorded as such, and never screened. The
+// read is sent once and its answer never moves the shared cooldown
+// (reqpolicy.Optional).
 const MachineReadBudget = 10 * time.Second
 
 // ranker builds the plan's ranker from the request's reputation record as
@@ -72,7 +75,8 @@ func (r *run) readMachine(ctx context.Context, podID string) string {
 	}
 	mctx, cancel := r.bound(ctx, MachineReadBudget)
 	defer cancel()
-	machine, err := reader.PodMachine(mctx, podID)
+	// Optional: evidence only; its 429 (GraphQL's own limit) must not pause the watch.
+	machine, err := reader.PodMachine(reqpolicy.Optional(mctx), podID)
 	switch {
 	case err != nil:
 		r.logf("pod %s: its machine could not be read (%v): recorded as unknown", podID, err)

@@ -257,3 +257,20 @@ func TestScreeningNeverDeletesAPodWhoseRecordItCouldNotRead(t *testing.T) {
 	assert.Check(t, is.Equal(countRoute(s, "DELETE /v2/pods/{id}"), 0))
 	assert.Check(t, is.Contains(s.obs.log(), "could not be read to confirm it is this run's"))
 }
+
+// The machine read is evidence only: a 429 to it, however long its
+// Retry-After, leaves the machine unknown and never pauses the watch of a
+// healthy pod past its startup budget (the GraphQL host's limit is not the
+// REST API's, and a REST limit answers for itself).
+func TestRateLimitedMachineReadLeavesAHealthyPodAccepted(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("good1", a4000)), Faults: runpodsim.Faults{RateLimits: []runpodsim.RateLimitFault{{
+		Match: runpodsim.Match{Route: "POST /graphql"}, When: runpodsim.Trigger{Every: 1}, RetryAfter: 1000 * time.Second}}}}, onlyA4000)
+	s.req.Reputation = held(s.clock.Now())
+
+	res, err := s.run(t)
+
+	assert.NilError(t, err)
+	assert.DeepEqual(t, outcomes(res), []string{"live-1 RTX A4000 accepted"})
+	assert.Check(t, is.Equal(res.Attempts[0].Machine, ""), "recorded as unknown")
+	assert.Check(t, is.Contains(s.obs.log(), "its machine could not be read"))
+}

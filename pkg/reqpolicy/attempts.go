@@ -18,6 +18,9 @@ func WithAttemptLimit(ctx context.Context, n int) context.Context {
 
 // attemptsFor returns the attempt budget of a request context.
 func (p *Policy) attemptsFor(ctx context.Context) int {
+	if optional(ctx) {
+		return 1 // a retry waits on the cooldown, which its answer did not move
+	}
 	if n, ok := ctx.Value(attemptLimitKey{}).(int); ok && n < p.maxAttempts {
 		return n
 	}
@@ -79,4 +82,21 @@ func Urgent(ctx context.Context) context.Context {
 func urgent(ctx context.Context) bool {
 	u, _ := ctx.Value(urgentKey{}).(bool)
 	return u
+}
+
+type optionalKey struct{}
+
+// Optional marks ctx's requests as reads whose failure costs nothing (the
+// caller records the answer as unknown): each is sent once, and its answer
+// never moves the shared cooldown or the rate-limit reserve, so a 429 to one
+// of them, from an endpoint with a limit of its own, cannot pause the
+// requests that decide a paid pod's fate. It still waits out the cooldown
+// others set.
+func Optional(ctx context.Context) context.Context {
+	return context.WithValue(ctx, optionalKey{}, true)
+}
+
+func optional(ctx context.Context) bool {
+	o, _ := ctx.Value(optionalKey{}).(bool)
+	return o
 }

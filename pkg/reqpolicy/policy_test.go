@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -601,6 +602,27 @@ func TestPolicyWaitEdges(t *testing.T) {
 				assert.NilError(t, err)
 			}
 			assert.DeepEqual(t, h.sleeps.waits, tc.wantWaits)
+		})
+	}
+}
+
+// A request marked Optional (a read whose failure costs nothing) is sent
+// once and gives up on a 429, but its answer never moves the shared
+// cooldown the policy's other requests wait on.
+func TestOptionalRequestNeverMovesTheSharedCooldown(t *testing.T) {
+	for _, optional := range []bool{false, true} {
+		t.Run(fmt.Sprint("optional=", optional), func(t *testing.T) {
+			h := newHarness()
+			ctx, cancel := h.withFakeDeadline(10 * time.Second)
+			defer cancel()
+			if optional {
+				ctx = Optional(ctx)
+			}
+			next := h.script(step{status: 429, header: http.Header{"Retry-After": {"1000"}}})
+			resp, err := get(ctx, h.policy.Transport(next), "/graphql")
+			assert.Check(t, err != nil || resp.StatusCode == http.StatusTooManyRequests, "given up: %v", err)
+			assert.Check(t, is.Len(next.sent, 1), "sent once")
+			assert.Check(t, is.Equal(h.policy.Cooldown().NotBefore().IsZero(), optional), "cooldown until %v", h.policy.Cooldown().NotBefore())
 		})
 	}
 }

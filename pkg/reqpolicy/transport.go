@@ -132,7 +132,10 @@ func (r *exchange) checkRetry(ctx context.Context, resp *http.Response, err erro
 		err = uerr.Err
 	}
 	retryable, minWait, status, what, unprocessed := p.judge(ctx, resp, err)
-	p.observeReserve(resp) // reserve.go: every answer's rate-limit headers, success or not
+	shared := !optional(ctx) // an Optional request's answers move nothing shared
+	if shared {
+		p.observeReserve(resp) // reserve.go: every answer's rate-limit headers, success or not
+	}
 	logged := what
 	if retryable && resp != nil {
 		if excerpt := p.peekBody(resp); excerpt != "" {
@@ -143,14 +146,16 @@ func (r *exchange) checkRetry(ctx context.Context, resp *http.Response, err erro
 		err = &redactedError{msg: p.redactor.Redact(err.Error()), err: err}
 	}
 	if !retryable {
-		if minWait > 0 {
+		if minWait > 0 && shared {
 			p.cooldown.Extend(p.clock.Now().Add(minWait))
 		}
 		return false, err
 	}
 
 	wait := max(p.backoff(r.attempt), minWait)
-	p.cooldown.Extend(p.clock.Now().Add(wait))
+	if shared {
+		p.cooldown.Extend(p.clock.Now().Add(wait))
+	}
 	switch {
 	case !r.replayable:
 		p.log("%s: %s; not retried (the request body cannot be replayed); cooldown %s", r.target, logged, wait)
