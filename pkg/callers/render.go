@@ -160,7 +160,9 @@ func renderCosts(uses string) string {
 		"name: RunPod GPU costs\non: {schedule: [{cron: \"17 6 * * *\"}], workflow_dispatch: {}}\n" +
 		"permissions:\n" + grant("cost-history.yml", "  ") +
 		"jobs:\n  costs:\n    uses: " + uses + "\n" +
-		"    with: {workflow: runpod-gpu.yml}\n"
+		"    with: {workflow: runpod-gpu.yml}\n" +
+		"    # With the key, each day's estimates are reconciled with RunPod's billing (untracked spend named).\n" +
+		"    secrets: {RUNPOD_API_KEY: \"${{ secrets.RUNPOD_API_KEY }}\"}\n"
 }
 
 func renderRelay(uses string) string {

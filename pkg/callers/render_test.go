@@ -50,6 +50,8 @@ func TestRenderWritesCallersThatLintAndGrant(t *testing.T) {
 		assert.NilError(t, yaml.Unmarshal([]byte(lane), &doc))
 		assert.Check(t, is.DeepEqual(doc.On.WorkflowRun.Workflows, []string{"CI", "Tests: GPU"}))
 		assert.Check(t, strings.Contains(lane, "RUNPOD_GPU_RUNNER_APP_PRIVATE_KEY") == runnerApp)
+		// The cost history reconciles with RunPod's billing only with the key.
+		assert.Check(t, is.Contains(files[2].Text, "secrets: {RUNPOD_API_KEY: \"${{ secrets.RUNPOD_API_KEY }}\"}"))
 		cfg, err := config.Parse([]byte(files[4].Text), ConfigPath)
 		assert.NilError(t, err)
 		assert.Check(t, is.Equal(*cfg.MaxRunSpendUSD, 2.5))
