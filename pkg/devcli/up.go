@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/org/runpod-gpu/pkg/config"
 	"io"
 	"os"
 	"path/filepath"
@@ -153,8 +154,8 @@ func (f upFlags) check() error {
 	switch {
 	case !podNameRE.MatchString(f.name):
 		return fail(ExitUsage, "--name %q: want 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", f.name)
-	case f.disk < 1 || f.disk > 10000:
-		return fail(ExitUsage, "--disk %d: want a container disk of 1 to 10000 GB", f.disk)
+	case f.disk < 1 || f.disk > config.MaxDiskGB: // the lane's cap: a mistyped size bills storage
+		return fail(ExitUsage, "--disk %d: want a container disk of 1 to %d GB", f.disk, config.MaxDiskGB)
 	case f.poll <= 0:
 		return fail(ExitUsage, "--poll %s: want a positive duration", f.poll)
 	}

@@ -186,6 +186,7 @@ func TestUpRefusals(t *testing.T) {
 		{"bad name", []string{"--name", "-x", "--gpus", "L4"}, ExitUsage, `--name "-x": want 1-64 letters`},
 		{"no name", []string{"--gpus", "L4"}, ExitUsage, `required flag(s) "name" not set`},
 		{"bad disk", []string{"--name", "d2", "--gpus", "L4", "--disk", "0"}, ExitUsage, "--disk 0"},
+		{"disk past the lane's cap", []string{"--name", "d3", "--gpus", "L4", "--disk", "1025"}, ExitUsage, "--disk 1025: want a container disk of 1 to 1024 GB"},
 		{"private key given", []string{"--name", "d2", "--gpus", "L4", "--ssh-key", filepath.Join(w.home, ".ssh", "id_ed25519")}, ExitUsage, "--ssh-key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
