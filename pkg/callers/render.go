@@ -121,16 +121,18 @@ func renderLane(o Options, uses string) string {
 	b.WriteString("# .github/workflows/runpod-gpu.yml: the GPU lane, started while your CI runs for a pull request.\n" + generated)
 	b.WriteString("name: RunPod GPU\non:\n  workflow_run:\n")
 	fmt.Fprintf(&b, "    workflows: %s   # the `name:` of your CI workflows (not their file names)\n", quoteAll(o.Workflows))
-	b.WriteString("    types: [in_progress]\n  workflow_dispatch:\n    inputs:\n" +
+	b.WriteString("    types: [in_progress]\n" +
+		"  merge_group:        # with a merge queue: the gate on each group's head (never fires without one)\n    types: [checks_requested]\n" +
+		"  workflow_dispatch:\n    inputs:\n" +
 		"      pr-number: {description: \"PR to validate, or 0 for a commit\", default: \"0\"}\n" +
 		"      sha: {description: \"commit to validate when pr-number is 0\", default: \"\"}\n")
 	b.WriteString("permissions:\n" + grant("gpu-lane.yml", "  "))
 	b.WriteString("jobs:\n  gpu:\n" +
 		"    # Fork PRs never appear in workflow_run's pull_requests, so they never reach the paid lane.\n" +
-		"    if: github.event_name == 'workflow_dispatch' || github.event.workflow_run.pull_requests[0] != null\n")
+		"    if: github.event_name != 'workflow_run' || github.event.workflow_run.pull_requests[0] != null\n")
 	fmt.Fprintf(&b, "    uses: %s\n    with:\n", uses)
 	b.WriteString("      pr-number: ${{ github.event.workflow_run.pull_requests[0].number || inputs.pr-number }}\n" +
-		"      head-sha: ${{ github.event.workflow_run.head_sha }}\n      dispatch-sha: ${{ inputs.sha }}\n")
+		"      head-sha: ${{ github.event.workflow_run.head_sha || github.event.merge_group.head_sha }}\n      dispatch-sha: ${{ inputs.sha }}\n")
 	fmt.Fprintf(&b, "      test-command: %s\n", quote(o.TestCommand))
 	b.WriteString("      app-id: ${{ vars.RUNPOD_GPU_APP_ID }}\n      app-installation-id: ${{ vars.RUNPOD_GPU_APP_INSTALLATION_ID }}\n")
 	if o.RunnerApp {

@@ -45,10 +45,17 @@ func TestRenderWritesCallersThatLintAndGrant(t *testing.T) {
 				WorkflowRun struct {
 					Workflows []string `yaml:"workflows"`
 				} `yaml:"workflow_run"`
+				MergeGroup *struct {
+					Types []string `yaml:"types"`
+				} `yaml:"merge_group"`
 			} `yaml:"on"`
 		}
 		assert.NilError(t, yaml.Unmarshal([]byte(lane), &doc))
 		assert.Check(t, is.DeepEqual(doc.On.WorkflowRun.Workflows, []string{"CI", "Tests: GPU"}))
+		// A repository with a merge queue gets the gate on each group's head.
+		assert.Assert(t, doc.On.MergeGroup != nil, lane)
+		assert.Check(t, is.DeepEqual(doc.On.MergeGroup.Types, []string{"checks_requested"}))
+		assert.Check(t, is.Contains(lane, "github.event.merge_group.head_sha"))
 		assert.Check(t, strings.Contains(lane, "RUNPOD_GPU_RUNNER_APP_PRIVATE_KEY") == runnerApp)
 		// The cost history reconciles with RunPod's billing only with the key.
 		assert.Check(t, is.Contains(files[2].Text, "secrets: {RUNPOD_API_KEY: \"${{ secrets.RUNPOD_API_KEY }}\"}"))
