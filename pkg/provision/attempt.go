@@ -220,6 +220,9 @@ func (r *run) reject(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig,
 		cancel()
 		if derr != nil {
 			rec.Seconds = secondsBetween(w.start, r.now())
+			// It may bill until the cleanup job or the reaper deletes it: the
+			// lane's committed spend counts it at a candidate's worst case.
+			r.spentBound += max(rec.Price.PerHour, listPrice.PerHour) * (r.cfg.StartupTimeout() + r.cfg.Lifetime()).Hours()
 			done(cost.OutcomeRejected, w.reason+"; deletion unconfirmed")
 			return 0, r.fail(ErrUnconfirmedDeletion, fmt.Sprintf("no further pod is created while pod %s may still run: %v", pod.ID, derr))
 		}

@@ -196,9 +196,14 @@ func TestLostCreateAnswerFindsThePodByName(t *testing.T) {
 func TestUnconfirmedDeletionStopsCreation(t *testing.T) {
 	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, oldPTX), host("h2", a5000)),
 		Faults: runpodsim.Faults{DeleteFailures: runpodsim.DeleteFault{FailFirst: 100, Status: 503}}}, nil)
-	_, err := s.run(t)
+	res, err := s.run(t)
 	assert.Check(t, errors.Is(err, ErrUnconfirmedDeletion), "got %v", err)
 	assert.Check(t, is.Len(s.obs.created, 1), "never leak two")
+	// The pod may bill until the cleanup job deletes it: the lane's committed
+	// spend counts it at a candidate's worst case.
+	assert.Assert(t, is.Len(res.Attempts, 1))
+	worst := res.Attempts[0].Price.PerHour * (s.req.Config.StartupTimeout() + s.req.Config.Lifetime()).Hours()
+	assert.Check(t, worst > 0 && res.SpentBound >= worst, "SpentBound $%.4f, want at least the worst case $%.4f", res.SpentBound, worst)
 	assert.Check(t, is.Equal(countRoute(s, "DELETE /v2/pods/{id}"), 5), "at most 5 DELETEs, all of them tried")
 }
 
