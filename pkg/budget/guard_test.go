@@ -243,8 +243,50 @@ func TestCheckPricesAnEndpointByItsPool(t *testing.T) {
 			assert.Check(t, abs(u.InFlightUSD-tc.hourly*EndpointBound.Hours()) < 1e-6, "in flight %v", u.InFlightUSD)
 		})
 	}
-	g := guard(&fakeRunPod{liveEndpoints: []runpod.Endpoint{endpoint("h100", "ADA_80_PRO")}}, Limits{DailyUSD: 100})
+	// What billing already shows for a live endpoint is spent, not in flight.
+	g := guard(&fakeRunPod{liveEndpoints: []runpod.Endpoint{endpoint("h100", "ADA_80_PRO")}, endpoints: []runpod.BillingRecord{charge("h100", 0, 0.5)}},
+		Limits{DailyUSD: 100})
+	g.Catalog = catalog
+	u, err := g.Check(context.Background(), Create{Lane: LanePod, What: "c", WorstCaseUSD: 1})
+	assert.NilError(t, err)
+	assert.Check(t, abs(u.InFlightUSD-(4.18*EndpointBound.Hours()-0.5)) < 1e-6, "in flight %v", u.InFlightUSD)
+	assert.Check(t, abs(u.SpentToday-0.5) < 1e-6, "spent today %v", u.SpentToday)
+
+	g = guard(&fakeRunPod{liveEndpoints: []runpod.Endpoint{endpoint("h100", "ADA_80_PRO")}}, Limits{DailyUSD: 100})
 	g.Catalog = &fakeCatalog{err: errors.New("502")}
-	_, err := g.Check(context.Background(), Create{Lane: LanePod, What: "c", WorstCaseUSD: 1})
+	_, err = g.Check(context.Background(), Create{Lane: LanePod, What: "c", WorstCaseUSD: 1})
 	assert.Check(t, is.ErrorContains(err, "what is in flight is unknown (the GPU catalog, which prices live Serverless endpoints: 502)"))
+}
+
+// A record's month runs from its first day through today, both counted; a
+// day of $0 is a day like any other; a record that starts on the month's
+// first day and ends today leaves nothing out.
+func TestRecordSpentCountsTheMonthsFirstDayAndToday(t *testing.T) {
+	b, err := (Record{WrittenAt: now, Since: "2026-10-01", Until: "2026-10-14", Days: []DaySpend{
+		{Day: "2026-09-30", USD: 100}, {Day: "2026-10-01", USD: 2}, {Day: "2026-10-13", USD: 0}, {Day: "2026-10-14", USD: 0.25},
+	}}).Marshal()
+	assert.NilError(t, err)
+	r, err := ParseRecord(b)
+	assert.NilError(t, err, "a day of $0 is valid")
+	today, month, note := r.Spent(now)
+	assert.Check(t, is.Equal(today, 0.25))
+	assert.Check(t, is.Equal(month, 2.25), "the 1st and today count; September does not")
+	assert.Check(t, !strings.Contains(note, "not in it"), note)
+}
+
+// A live pod of the same repository counts at the lane's pod bound; a lane
+// that creates no pod (the Serverless lane, PodBound 0) knows no such bound
+// and counts it at the reaper's, as another repository's.
+func TestCheckBoundsASameRepositoryPodByTheLanesPodBound(t *testing.T) {
+	tags := ownership.Tags{Repository: "org/app", Workflow: ".github/workflows/gpu.yml", RunID: 9, Attempt: 1, Candidate: 1}
+	pod := runpod.Pod{ID: "other-run", Name: tags.PodName(), Env: tags.Env(), Status: runpod.PodRunning, Cost: 0.40, CreatedAt: wire.KnownTime(now)}
+	for _, tc := range []struct {
+		podBound, want time.Duration
+	}{{podBound: time.Hour, want: time.Hour}, {podBound: 0, want: ReaperBound}} {
+		g := guard(&fakeRunPod{live: []runpod.Pod{pod}}, Limits{DailyUSD: 10})
+		g.PodBound = tc.podBound
+		u, err := g.Check(context.Background(), Create{Lane: LaneServerless, What: "attempt", WorstCaseUSD: 1})
+		assert.NilError(t, err)
+		assert.Check(t, abs(u.InFlightUSD-0.40*tc.want.Hours()) < 1e-6, "pod bound %s: in flight %v", tc.podBound, u.InFlightUSD)
+	}
 }
