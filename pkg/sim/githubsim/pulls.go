@@ -294,18 +294,27 @@ func (s *Server) forkJSON(fullName string, base *repo) repoJSON {
 	}
 }
 
-func (s *Server) getPullRequest(c *call) error {
+// pull finds the pull request the path names: its repository, number and record.
+func (c *call) pull() (*repo, int64, *pull, error) {
 	rp, err := c.repo()
 	if err != nil {
-		return err
+		return nil, 0, nil, err
 	}
 	n, err := pathInt(c, "pull_number")
 	if err != nil {
-		return err
+		return nil, 0, nil, err
 	}
 	p, ok := rp.pulls[int(n)]
 	if !ok {
-		return notFound("pull request %s", describe(rp, int(n)))
+		return nil, 0, nil, notFound("pull request %s", describe(rp, int(n)))
+	}
+	return rp, n, p, nil
+}
+
+func (s *Server) getPullRequest(c *call) error {
+	rp, _, p, err := c.pull()
+	if err != nil {
+		return err
 	}
 	c.writeJSON(http.StatusOK, s.pullJSON(c, rp, p))
 	return nil
@@ -323,17 +332,9 @@ type fileJSON struct {
 
 // listPullRequestFiles serves the changed files of a pull request, paginated.
 func (s *Server) listPullRequestFiles(c *call) error {
-	rp, err := c.repo()
+	_, _, p, err := c.pull()
 	if err != nil {
 		return err
-	}
-	n, err := pathInt(c, "pull_number")
-	if err != nil {
-		return err
-	}
-	p, ok := rp.pulls[int(n)]
-	if !ok {
-		return notFound("pull request %s", describe(rp, int(n)))
 	}
 	files := p.Files
 	if len(files) == 0 {

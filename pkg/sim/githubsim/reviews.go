@@ -73,17 +73,9 @@ type reviewJSON struct {
 
 // listPullRequestReviews serves a pull request's reviews, oldest first, paginated.
 func (s *Server) listPullRequestReviews(c *call) error {
-	rp, err := c.repo()
+	rp, n, p, err := c.pull()
 	if err != nil {
 		return err
-	}
-	n, err := pathInt(c, "pull_number")
-	if err != nil {
-		return err
-	}
-	p, ok := rp.pulls[int(n)]
-	if !ok {
-		return notFound("pull request %s", describe(rp, int(n)))
 	}
 	out := []reviewJSON{}
 	for _, r := range paginate(c, p.reviews) {
