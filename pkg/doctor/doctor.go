@@ -45,7 +45,7 @@ type Check struct {
 	// Message is what was found: the set-up that passed, or what is wrong.
 	Message string `json:"message"`
 	// Fix says exactly what to do; empty for a check that passed.
-	Fix string `json:"fix,omitempty"`
+	Fix string `json:"fix"`
 }
 
 // Failed reports whether the check needs a fix.
