@@ -481,7 +481,8 @@ func TestDoctorTurnsHTTPFailuresIntoWhatToDo(t *testing.T) {
 	}
 	want := map[int]map[string]string{ // status → check → what the row says ("" : the default)
 		http.StatusUnauthorized: {"": "gh auth refresh", doctor.CheckApp: "GitHub refused the key of --app-key-file"},
-		http.StatusForbidden:    {"": "the token may not read", doctor.CheckApp: "a fine-grained token with environments=read"},
+		http.StatusForbidden: {"": "the token may not read", doctor.CheckApp: "GitHub refused the key of --app-key-file",
+			doctor.CheckEnvironment: "a fine-grained token with environments=read on the repository"},
 		http.StatusNotFound: {"": "GitHub could not find", doctor.CheckApp: "is not installed on my-org/gpu-project",
 			doctor.CheckEnvironment: "has no environment runpod-gpu", doctor.CheckSecrets: "the environment runpod-gpu, which holds the secrets",
 			doctor.CheckCallers: "main has no .github/workflows",

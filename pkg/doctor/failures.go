@@ -59,7 +59,7 @@ func failure(err error, r read) (problem, todo string) {
 			permission = h
 		}
 		return fmt.Sprintf("the token may not read %s", r.what),
-			fmt.Sprintf("use a repository administrator's token with the scope %s (gh auth refresh -s %s), or a fine-grained token with %s on this repository",
+			fmt.Sprintf("use a repository administrator's token with the scope %s (gh auth refresh -s %s), or a fine-grained token with %s on the repository",
 				scope, strings.SplitN(scope, ",", 2)[0], permission)
 	case status == http.StatusNotFound:
 		return fmt.Sprintf("GitHub could not find %s, or the token cannot see that", r.what),

@@ -83,12 +83,12 @@ func checkApp(ctx context.Context, d Deps, f *facts) Check {
 		case errors.Is(err, ghapi.ErrNotFound):
 			return fix(CheckApp, titleApp, fmt.Sprintf("the %s %d is not installed on %s", a.role, appID, f.fullName),
 				fmt.Sprintf("install it: its page on GitHub → Install App → Only select repositories → %s", f.repo))
-		case errors.As(err, &ge) && ge.StatusCode == http.StatusUnauthorized:
+		case errors.As(err, &ge) && (ge.StatusCode == http.StatusUnauthorized || ge.StatusCode == http.StatusForbidden):
 			return fix(CheckApp, titleApp, fmt.Sprintf("GitHub refused the key of %s as the %s %d's", a.keyFlag, a.role, appID),
 				fmt.Sprintf("pass the key of the App %d (the variable %s names it), or set %s to the id of the App whose key you pass", appID, a.idVar, a.idVar))
 		case err != nil:
 			problem, todo := failure(err, read{what: fmt.Sprintf("the %s %d's installation on %s", a.role, appID, f.fullName),
-				scope: "(the App's own key)", permission: "(the App's own key)", missing: "check that the App is installed on the repository"})
+				missing: "check that the App is installed on the repository"})
 			return fix(CheckApp, titleApp, problem, todo)
 		}
 		if want, ok := f.intVar(a.instVar); !ok || want != inst.GetID() {
