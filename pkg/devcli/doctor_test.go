@@ -26,6 +26,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/callers"
 	"github.com/org/runpod-gpu/pkg/doctor"
+	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/registrysim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
@@ -570,4 +571,64 @@ func TestOriginRepository(t *testing.T) {
 		assert.Check(t, is.Equal(originRepository(dir), want), url)
 	}
 	assert.Check(t, is.Equal(originRepository(t.TempDir()), ""))
+}
+
+// The simulated cloud (pkg/sim/cloud) with the published suite, and its
+// repository set up as the README's road leaves it, seeded through the
+// simulated GitHub's set-up methods: every check passes, with the App's
+// key; the README's step 6 as written (no key) leaves only the App's row
+// unknown, and doctor exits 0.
+func TestDoctorOnTheSimulatedCloud(t *testing.T) {
+	key, err := appKey()
+	assert.NilError(t, err)
+	keyFile := filepath.Join(t.TempDir(), "app.pem")
+	assert.NilError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}), 0o600))
+	c, err := cloud.Start(cloud.Options{Seed: 7, GitHubOptions: []githubsim.Option{
+		githubsim.WithToken(ghAdminToken, githubsim.Identity{Login: cloud.Owner}),
+		githubsim.WithApp(githubsim.App{ID: cloud.AppID, Slug: cloud.AppSlug, PublicKey: &key.PublicKey}),
+		githubsim.WithInstallation(githubsim.Installation{ID: doctorInstall, AppID: cloud.AppID, Account: cloud.Owner, Permissions: goodSetup().permissions}),
+	}})
+	assert.NilError(t, err)
+	t.Cleanup(c.Close)
+	assert.NilError(t, c.PublishSuite())
+
+	// What the road leaves: init's files merged, the environment with its
+	// secrets, the variables, a ruleset requiring the gate from the App.
+	w := newWorld(t)
+	dir := checkout(t, map[string]string{"ci.yml": ciWorkflow})
+	r := w.run("init", "--dir", dir, "--suite", cloud.SuiteRepository+"@"+cloud.SuiteRef, "--gpus", "RTX4090", "--max-run-spend", "5",
+		"--test-command", "make test-gpu", "--no-input")
+	assert.Equal(t, r.code, ExitOK, r.stderr)
+	gh := c.GitHub
+	assert.NilError(t, gh.SetFile(cloud.Repository, "", ".github/workflows/ci.yml", ciWorkflow))
+	for _, p := range initFiles {
+		assert.NilError(t, gh.SetFile(cloud.Repository, "", p, readFile(t, dir, p)))
+	}
+	assert.NilError(t, gh.SetEnvironment(cloud.Repository, githubsim.Environment{Name: "runpod-gpu", Branches: []string{"main"},
+		Secrets: []string{"RUNPOD_API_KEY", "RUNPOD_GPU_APP_PRIVATE_KEY"}}))
+	assert.NilError(t, gh.SetVariable(cloud.Repository, "RUNPOD_GPU_APP_ID", fmt.Sprint(cloud.AppID)))
+	assert.NilError(t, gh.SetVariable(cloud.Repository, "RUNPOD_GPU_APP_INSTALLATION_ID", fmt.Sprint(doctorInstall)))
+	_, err = gh.SetRuleset(cloud.Repository, githubsim.Ruleset{Name: "runpod-gpu", Include: []string{"~DEFAULT_BRANCH"},
+		Rules: []githubsim.RulesetRule{githubsim.RequiredChecksRule(githubsim.RequiredCheck{Context: "CI GPU gate", AppID: cloud.AppID})}})
+	assert.NilError(t, err)
+
+	w.env = map[string]string{"GH_TOKEN": ghAdminToken, "GITHUB_API_URL": c.GitHubURL, "RUNPOD_GPU_REGISTRY_URL": c.RegistryURL,
+		"RUNPOD_API_KEY": cloud.RunPodKey, "RUNPOD_API_URL": c.RunPodURL}
+	for _, tc := range []struct {
+		keyFile string
+		want    map[string]doctor.Status
+	}{
+		{keyFile: keyFile},
+		{want: map[string]doctor.Status{doctor.CheckApp: doctor.StatusUnknown}},
+	} {
+		args := []string{"doctor", "--repo", cloud.Repository, "--json"}
+		if tc.keyFile != "" {
+			args = append(args, "--app-key-file", tc.keyFile)
+		}
+		r := w.run(args...)
+		assert.Equal(t, r.code, ExitOK, r.stdout+r.stderr)
+		var rep doctor.Report
+		assert.NilError(t, json.Unmarshal([]byte(r.stdout), &rep))
+		assertStatuses(t, rep, tc.want)
+	}
 }
