@@ -12,8 +12,10 @@ import (
 // release environment whose reviewers guard it), and the image itself in
 // the simulated registry.
 const (
+	// SuiteRepository is the published suite, OWNER/runpod-gpu.
 	SuiteRepository = Owner + "/runpod-gpu"
-	SuiteRef        = "v1"
+	// SuiteRef is the release the callers pin.
+	SuiteRef = "v1"
 	// SuiteImageRepoTag is the action image's repository and tag in the registry.
 	SuiteImageRepoTag = SuiteRepository + ":" + SuiteRef + ".0.0"
 	// SuiteReleaseReviewer is the one required reviewer of the suite's release environment.
