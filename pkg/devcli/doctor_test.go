@@ -341,7 +341,7 @@ func TestDoctorMergeQueuePattern(t *testing.T) {
 		{name: "another base's queue", branches: []string{"main", "gh-readonly-queue/dev/*"}, mergeQueue: true,
 			wantFix: `remove branch "gh-readonly-queue/dev/*" from the deployment branches of runpod-gpu (Settings → Environments → runpod-gpu), keeping main and gh-readonly-queue/main/* (the merge queue)`},
 		{name: "another branch", branches: []string{"main", "gh-readonly-queue/main/*", "release/*"},
-			wantFix: `remove branch "release/*" from the deployment branches of runpod-gpu`},
+			wantFix: `remove branch "release/*" from the deployment branches of runpod-gpu (Settings → Environments → runpod-gpu), keeping main and gh-readonly-queue/main/*`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

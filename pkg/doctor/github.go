@@ -197,6 +197,9 @@ func judgeBranchPolicies(f *facts, name, allowed string, policies []*github.Depl
 			others = append(others, fmt.Sprintf("%s %q", cmpOr(p.GetType(), "branch"), p.GetName()))
 		}
 	}
+	if hasQueue && !f.mergeQueue {
+		allowed += " and " + queuePattern(branch)
+	}
 	switch {
 	case len(others) > 0:
 		return fix(CheckEnvironment, titleEnvironment, fmt.Sprintf("the environment %s also serves %s: a workflow there could read its secrets", name, strings.Join(others, ", ")),
