@@ -29,25 +29,34 @@ func (a *app) doctorCmd() *cobra.Command {
 		Use:   "doctor [--repo OWNER/NAME] [--app-key-file PEM] [--json]",
 		Short: "Check a repository's set-up for the GPU lane and say exactly what to fix",
 		Long: `doctor reads a repository's set-up before its first pull request and prints a
-row per check, ok or fix: with exactly what to do:
+row per check: ok with what it found, FIX with what is wrong and exactly what
+to do, or ? for a check it could not make with what it was given:
 
-  app                the App installed, with the permissions each job needs
-  environment        the environment exists and deploys from the default branch only
+  app                the App installed, with the permissions each job needs (needs the App's key)
+  environment        the environment deploys from the default branch only (and the merge
+                     queue's gh-readonly-queue/<default>/* when a ruleset has a merge queue)
   secrets            the environment's secrets and the repository variables (names only)
-  branch-protection  the default branch protected, the CI GPU gate required from the App
+  branch-protection  a ruleset or branch protection requires the CI GPU gate from the App
   callers            the callers and the configuration on the default branch
   workflow-names     the lane's workflow_run workflows: match real workflow names
   image              the action image pulls without credentials
-  runpod             the RunPod key is valid and the balance covers a run
+  release            the suite's release environment has required reviewers
+  runpod             the RunPod key is valid (REST)
+  balance            optional: the balance covers a run (GraphQL; unknown when unread)
   runner-group       the runner group admits the repository
 
 It only reads. GitHub is read with GH_TOKEN (or GITHUB_TOKEN), a repository
 administrator's token; the App's installation with the App's own private key
 (--app-key-file, and --runner-app-key-file for the two-App split); RunPod with
 RUNPOD_API_KEY or ~/.runpod/config.toml. GITHUB_API_URL and RUNPOD_API_URL
-override the API hosts, RUNPOD_GPU_REGISTRY_URL the image registry's.
+override the API hosts, RUNPOD_GPU_REGISTRY_URL the image registry's. A read
+GitHub refuses says what to do (refresh the token, grant a scope, create what
+is missing, retry later), never a status line.
 
-Exit status: 0 when every check passed, 1 when one needs a fix.`,
+--json prints {repository, defaultBranch, ok, checks: [{id, title, status,
+message, fix}]}, status being ok, fix or unknown.
+
+Exit status: 0 when no check needs a fix (a ? does not), 1 when one does.`,
 		Example: `  runpod-gpu doctor --repo my-org/gpu-project --app-key-file ~/Downloads/my-app.private-key.pem
   runpod-gpu doctor --json`,
 		Args: cobra.NoArgs,
@@ -83,7 +92,7 @@ func (a *app) runDoctor(cmd *cobra.Command, f doctorFlags) error {
 	defer cancel()
 	rep, err := doctor.Run(ctx, deps)
 	if err != nil {
-		return fail(ExitFailure, "read %s: %v", repo, err)
+		return fail(ExitFailure, "%v", err)
 	}
 	if f.asJSON {
 		if err := writeJSON(a.env.Stdout, rep); err != nil {
@@ -93,13 +102,7 @@ func (a *app) runDoctor(cmd *cobra.Command, f doctorFlags) error {
 		fmt.Fprint(a.env.Stdout, rep.Text())
 	}
 	if !rep.OK {
-		failed := 0
-		for _, c := range rep.Checks {
-			if !c.OK {
-				failed++
-			}
-		}
-		return fail(ExitFailure, "%d of %d checks need a fix", failed, len(rep.Checks))
+		return fail(ExitFailure, "%d of %d checks need a fix", rep.Failed(), len(rep.Checks))
 	}
 	return nil
 }

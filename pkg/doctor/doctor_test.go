@@ -8,18 +8,24 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 )
 
-// The text report has a row per check: ok with what was found, or FIX with
-// "fix:" and what to do on the line below, and a closing count.
+// The text report has a row per check: ok with what was found, FIX with
+// what is wrong and "fix:" with what to do on the line below, ? with how to
+// let doctor check it; and a closing count, where only fixes count.
 func TestReportText(t *testing.T) {
 	rep := Report{Repository: "o/r", DefaultBranch: "main", Checks: []Check{
 		ok(CheckApp, "the App", "App %d", 9),
-		fix(CheckBranchProtection, "protected", "protect %s", "main"),
+		fix(CheckBranchProtection, "protected", "nothing requires the gate", "add a ruleset"),
+		unknown(CheckBalance, "balance", "GraphQL did not answer", "see the console"),
 	}}
 	text := rep.Text()
 	assert.Check(t, is.Contains(text, "runpod-gpu doctor: o/r (default branch main)\n"))
 	assert.Check(t, is.Contains(text, "ok    app                the App: App 9\n"))
-	assert.Check(t, is.Contains(text, "FIX   branch-protection  protected\n                         fix: protect main\n"))
-	assert.Check(t, strings.HasSuffix(text, "1 of 2 checks need a fix.\n"))
+	assert.Check(t, is.Contains(text, "FIX   branch-protection  protected: nothing requires the gate\n                         fix: add a ruleset\n"))
+	assert.Check(t, is.Contains(text, "?     balance            balance: GraphQL did not answer\n                         to check it: see the console\n"))
+	assert.Check(t, strings.HasSuffix(text, "1 of 3 checks need a fix.\n"))
+	assert.Check(t, is.Equal(rep.Failed(), 1))
+	rep.Checks = []Check{rep.Checks[0], rep.Checks[2]}
+	assert.Check(t, strings.HasSuffix(rep.Text(), "No check needs a fix (1 could not be made, see ?): open a pull request and the lane runs.\n"))
 	rep.Checks = rep.Checks[:1]
 	assert.Check(t, strings.HasSuffix(rep.Text(), "Every check passed: open a pull request and the lane runs.\n"))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/callers"
 	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/ghapi"
 )
 
 // Names the checks look for, as the README and runpod-gpu init write them.
@@ -43,7 +44,19 @@ type facts struct {
 	lane, reap, costs *caller
 	config            *config.Config
 	configErr         error
+	// rules are the rules active rulesets apply to the default branch;
+	// mergeQueue is set when one of them is a merge queue.
+	rules      []ghapi.BranchRule
+	rulesErr   error
+	mergeQueue bool
 }
+
+// UnreadableError is Run's failure when the repository itself cannot be
+// read: what is wrong and what to do, as a check's row says it.
+type UnreadableError struct{ Problem, Fix string }
+
+// Error returns "problem: fix".
+func (e *UnreadableError) Error() string { return e.Problem + ": " + e.Fix }
 
 // caller is a workflow that calls one of the suite's reusable workflows.
 type caller struct {
@@ -80,11 +93,18 @@ var usesRE = regexp.MustCompile(`^([A-Za-z0-9_.-]+/runpod-gpu)/\.github/workflow
 func gather(ctx context.Context, d Deps) (*facts, error) {
 	r, err := d.GitHub.Repository(ctx)
 	if err != nil {
-		return nil, err
+		name := d.GitHub.Owner() + "/" + d.GitHub.Repo()
+		problem, todo := failure(err, read{what: "the repository " + name, scope: "repo", permission: "Metadata: read",
+			missing: fmt.Sprintf("check the name %s (--repo, or the origin of the checkout)", name)})
+		return nil, &UnreadableError{Problem: problem, Fix: todo}
 	}
 	f := &facts{fullName: r.GetFullName(), owner: d.GitHub.Owner(), repo: d.GitHub.Repo(),
 		defaultBranch: r.GetDefaultBranch(), private: r.GetPrivate()}
 	f.variables, f.variablesErr = d.GitHub.RepositoryVariables(ctx)
+	f.rules, f.rulesErr = d.GitHub.ActiveBranchRules(ctx, f.defaultBranch)
+	for _, rule := range f.rules {
+		f.mergeQueue = f.mergeQueue || rule.Type == "merge_queue"
+	}
 	f.workflows, f.workflowsErr = readWorkflows(ctx, d)
 	for _, p := range sortedPaths(f.workflows) {
 		c := parseCaller(p, f.workflows[p])

@@ -10,16 +10,20 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/ghapi"
 )
 
 const (
 	titleImage       = "the action image pullable without credentials"
-	titleRunPod      = "RunPod key valid, with balance"
+	titleRelease     = "the suite's releases wait for a reviewer"
+	titleRunPod      = "RunPod key valid (REST)"
+	titleBalance     = "RunPod balance (optional, GraphQL)"
 	titleRunnerGroup = "runner group admits the repository"
 	// minBalanceUSD is the balance below which no run can be trusted to
 	// finish when the configuration sets no per-run bound.
 	minBalanceUSD = 1.0
+	// releaseEnvironment is where the suite's Release workflow publishes.
+	releaseEnvironment = "release"
 )
 
 // probeAction is the action whose image the doctor pulls: every action of a
@@ -28,17 +32,18 @@ const probeAction = "actions/provision/action.yml"
 
 func checkImage(ctx context.Context, d Deps, f *facts) Check {
 	if f.lane == nil {
-		return fix(CheckImage, titleImage, "merge the lane's caller to %s first (see callers)", f.defaultBranch)
+		return fix(CheckImage, titleImage, fmt.Sprintf("no lane caller on %s names the suite", f.defaultBranch), "merge the lane's caller first (see callers)")
 	}
 	owner, name, _ := strings.Cut(f.lane.suite, "/")
 	suite, err := d.GitHub.ForRepository(owner, name)
 	if err != nil {
-		return fix(CheckImage, titleImage, "%v", err)
+		return fix(CheckImage, titleImage, fmt.Sprintf("the suite %s in %s is no repository name: %v", f.lane.suite, f.lane.path, err), "correct the uses: line of "+f.lane.path)
 	}
 	data, err := suite.FileAt(ctx, probeAction, f.lane.ref)
 	if err != nil {
-		return fix(CheckImage, titleImage, "read %s at %s in %s: %v; publish your copy and its release %s (README, step 0: your copy of the suite), or pin a release that exists",
-			probeAction, f.lane.ref, f.lane.suite, err, f.lane.ref)
+		problem, todo := failure(err, read{what: fmt.Sprintf("%s at %s in %s", probeAction, f.lane.ref, f.lane.suite), scope: "public_repo", permission: "Contents: read",
+			missing: fmt.Sprintf("check that %s has the release %s (pin one that exists in %s's uses: line)", f.lane.suite, f.lane.ref, f.lane.path)})
+		return fix(CheckImage, titleImage, problem, todo)
 	}
 	var action struct {
 		Runs struct {
@@ -48,25 +53,81 @@ func checkImage(ctx context.Context, d Deps, f *facts) Check {
 	_ = yaml.Unmarshal(data, &action)
 	image, isImage := strings.CutPrefix(action.Runs.Image, "docker://")
 	if !isImage {
-		return fix(CheckImage, titleImage, "%s@%s is not a release: its actions build from the Dockerfile (image %q) on every run; pin a release tag (vN) in the callers", f.lane.suite, f.lane.ref, action.Runs.Image)
+		return fix(CheckImage, titleImage, fmt.Sprintf("%s@%s is not a release: its actions build from the Dockerfile (image %q) on every run", f.lane.suite, f.lane.ref, action.Runs.Image),
+			"pin a release tag (vN) in the callers")
 	}
 	if err := d.Images.Pullable(ctx, image); err != nil {
-		return fix(CheckImage, titleImage, "make the package %s public (your profile or organization → Packages → runpod-gpu → Package settings → Change visibility → Public): GitHub's runner pulls it without credentials, and today the registry refuses that (denied): %v",
-			strings.Split(image, "@")[0], err)
+		pkg := strings.Split(image, "@")[0]
+		text := err.Error()
+		switch {
+		case strings.Contains(text, "401") || strings.Contains(text, "403") || strings.Contains(text, "denied"):
+			return fix(CheckImage, titleImage, fmt.Sprintf("GitHub's runner pulls %s without credentials, and the registry refuses that (denied)", pkg),
+				fmt.Sprintf("make the package %s public (the owner's Packages → runpod-gpu → Package settings → Change visibility → Public)", pkg))
+		case strings.Contains(text, "404"):
+			return fix(CheckImage, titleImage, fmt.Sprintf("the registry has no %s", image),
+				fmt.Sprintf("pin a release of %s whose image was pushed (its Release workflow's Publish job)", f.lane.suite))
+		}
+		return fix(CheckImage, titleImage, fmt.Sprintf("the registry did not answer for %s (a server error or a time-out)", pkg), "retry later")
 	}
 	return ok(CheckImage, titleImage, "%s (from %s@%s)", image, f.lane.suite, f.lane.ref)
 }
 
+// checkRelease reads the release environment of the suite the callers
+// follow: its Release workflow moves the major tag (v1) every caller runs,
+// so a pushed tag must wait there for a reviewer.
+func checkRelease(ctx context.Context, d Deps, f *facts) Check {
+	if f.lane == nil {
+		return fix(CheckRelease, titleRelease, fmt.Sprintf("no lane caller on %s names the suite", f.defaultBranch), "merge the lane's caller first (see callers)")
+	}
+	owner, name, _ := strings.Cut(f.lane.suite, "/")
+	suite, err := d.GitHub.ForRepository(owner, name)
+	if err != nil {
+		return fix(CheckRelease, titleRelease, fmt.Sprintf("the suite %s in %s is no repository name: %v", f.lane.suite, f.lane.path, err), "correct the uses: line of "+f.lane.path)
+	}
+	settings := fmt.Sprintf("Settings → Environments → %s in %s", releaseEnvironment, f.lane.suite)
+	env, err := suite.Environment(ctx, releaseEnvironment)
+	switch {
+	case errors.Is(err, ghapi.ErrNotFound):
+		return fix(CheckRelease, titleRelease, fmt.Sprintf("%s has no environment %s (or the token cannot see it): any pushed version tag publishes a release every caller's @%s follows", f.lane.suite, releaseEnvironment, f.lane.ref),
+			fmt.Sprintf("create it with required reviewers and deployment tags v* only (%s); for a suite you do not keep, pin a release commit (…@<sha>) in the callers", settings))
+	case err != nil:
+		problem, todo := failure(err, read{what: fmt.Sprintf("the environment %s of %s", releaseEnvironment, f.lane.suite), scope: "repo", permission: "Environments: read",
+			missing: "check that " + f.lane.suite + " has the environment " + releaseEnvironment})
+		return fix(CheckRelease, titleRelease, problem, todo)
+	}
+	for _, rule := range env.ProtectionRules {
+		if rule.GetType() == "required_reviewers" && len(rule.Reviewers) > 0 {
+			return ok(CheckRelease, titleRelease, "a release of %s waits for one of %d reviewer(s) in its environment %s", f.lane.suite, len(rule.Reviewers), releaseEnvironment)
+		}
+	}
+	return fix(CheckRelease, titleRelease, fmt.Sprintf("the environment %s of %s has no required reviewers: any pushed version tag publishes a release every caller's @%s follows", releaseEnvironment, f.lane.suite, f.lane.ref),
+		fmt.Sprintf("add required reviewers (%s → Required reviewers); for a suite you do not keep, pin a release commit (…@<sha>) in the callers", settings))
+}
+
 func checkRunPod(ctx context.Context, d Deps, f *facts) Check {
 	if d.RunPod == nil {
-		return fix(CheckRunPod, titleRunPod, "set RUNPOD_API_KEY (or api_key in ~/.runpod/config.toml) to the key stored as the secret %s, so doctor can check it", secretRunPodKey)
+		return unknown(CheckRunPod, titleRunPod, "doctor was given no RunPod key",
+			fmt.Sprintf("export RUNPOD_API_KEY (or api_key in ~/.runpod/config.toml) with the key stored as the secret %s of the environment %s", secretRunPodKey, f.environment()))
+	}
+	// GET /v2/account/ssh-keys: the cheapest REST v2 read that needs a valid key.
+	if _, err := d.RunPod.ListSSHKeys(ctx); err != nil {
+		problem, todo := runpodFailure(err, f.environment())
+		return fix(CheckRunPod, titleRunPod, problem, todo)
+	}
+	return ok(CheckRunPod, titleRunPod, "RunPod accepts the key doctor used (make sure it is the one stored as the secret %s of the environment %s)", secretRunPodKey, f.environment())
+}
+
+// checkBalance is the optional balance line: only RunPod's GraphQL API
+// tells the balance (REST v2 has none), so a failure reads "unknown", never
+// a fix; a balance read and too low for one run is one.
+func checkBalance(ctx context.Context, d Deps, f *facts) Check {
+	const console = "see it in the RunPod console → Billing"
+	if d.RunPod == nil {
+		return unknown(CheckBalance, titleBalance, "doctor was given no RunPod key", "export RUNPOD_API_KEY, or "+console)
 	}
 	b, err := d.RunPod.GetBalance(ctx)
-	switch {
-	case errors.Is(err, runpod.ErrUnauthorized):
-		return fix(CheckRunPod, titleRunPod, "RunPod refused the key (401): create one (RunPod console → Settings → API Keys) and store it as the secret %s of the environment %s", secretRunPodKey, f.environment())
-	case err != nil:
-		return fix(CheckRunPod, titleRunPod, "read the account's balance: %v", err)
+	if err != nil {
+		return unknown(CheckBalance, titleBalance, "RunPod's GraphQL API did not tell the balance", console)
 	}
 	need, why := minBalanceUSD, "$1"
 	if f.config != nil && f.config.MaxRunSpendUSD != nil && *f.config.MaxRunSpendUSD > need {
@@ -74,37 +135,44 @@ func checkRunPod(ctx context.Context, d Deps, f *facts) Check {
 		why = fmt.Sprintf("one run's bound, max_run_spend_usd $%s", strconv.FormatFloat(need, 'f', -1, 64))
 	}
 	if b.ClientBalance < need {
-		return fix(CheckRunPod, titleRunPod, "add credit (RunPod console → Billing): the balance, $%.2f, is below %s; with none left RunPod refuses every pod (402)", b.ClientBalance, why)
+		return fix(CheckBalance, titleBalance, fmt.Sprintf("the balance, $%.2f, is below %s; with none left RunPod refuses every pod", b.ClientBalance, why),
+			"add credit (RunPod console → Billing)")
 	}
-	return ok(CheckRunPod, titleRunPod, "balance $%.2f, spending $%.2f/h now, spend limit $%.2f/h (the key doctor used: make sure it is the one stored as %s)",
-		b.ClientBalance, b.CurrentSpendPerHr, b.SpendLimit, secretRunPodKey)
+	return ok(CheckBalance, titleBalance, "balance $%.2f, spending $%.2f/h now, spend limit $%.2f/h", b.ClientBalance, b.CurrentSpendPerHr, b.SpendLimit)
 }
 
 func checkRunnerGroup(ctx context.Context, d Deps, f *facts) Check {
 	scope := f.lane.input("runner-scope", "repo")
 	group, err := strconv.ParseInt(f.lane.input("runner-group-id", "1"), 10, 64)
 	if err != nil || group < 1 {
-		return fix(CheckRunnerGroup, titleRunnerGroup, "runner-group-id %q: want a runner group's numeric id (1 is Default)", f.lane.input("runner-group-id", ""))
+		return fix(CheckRunnerGroup, titleRunnerGroup, fmt.Sprintf("runner-group-id %q is no runner group's id", f.lane.input("runner-group-id", "")),
+			"write a runner group's numeric id (1 is Default)")
 	}
 	if scope != "org" {
 		if group != 1 {
-			return fix(CheckRunnerGroup, titleRunnerGroup, "runner-group-id %d: a repository's runners join its Default group (1) only; remove the input, or use runner-scope: org with an organization's group", group)
+			return fix(CheckRunnerGroup, titleRunnerGroup, fmt.Sprintf("runner-group-id %d: a repository's runners join its Default group (1) only", group),
+				"remove the input, or use runner-scope: org with an organization's group")
 		}
 		return ok(CheckRunnerGroup, titleRunnerGroup, "repository runners join the Default group (1)")
 	}
 	org := f.lane.input("runner-org", f.owner)
 	g, repos, err := d.GitHub.OrgRunnerGroup(ctx, org, group)
 	if err != nil {
-		return fix(CheckRunnerGroup, titleRunnerGroup, "read runner group %d of %s: %v (it must exist, and doctor's token needs the organization's self-hosted runners: read)", group, org, err)
+		problem, todo := failure(err, read{what: fmt.Sprintf("runner group %d of %s", group, org), scope: "admin:org", permission: "the organization's Self-hosted runners: read",
+			missing: fmt.Sprintf("check that %s has the runner group %d (Settings → Actions → Runner groups)", org, group)})
+		return fix(CheckRunnerGroup, titleRunnerGroup, problem, todo)
 	}
-	if g.GetVisibility() == "selected" && !slices.ContainsFunc(repos, func(r string) bool { return strings.EqualFold(r, f.fullName) }) {
-		return fix(CheckRunnerGroup, titleRunnerGroup, "add %s to the repositories of runner group %q (%s → Settings → Actions → Runner groups)", f.fullName, g.GetName(), org)
-	}
-	if g.GetVisibility() == "private" {
-		return fix(CheckRunnerGroup, titleRunnerGroup, "runner group %q is private to %s's own repositories: give it access to %s", g.GetName(), org, f.fullName)
-	}
-	if !f.private && !g.GetAllowsPublicRepositories() {
-		return fix(CheckRunnerGroup, titleRunnerGroup, "allow public repositories in runner group %q: %s is public", g.GetName(), f.fullName)
+	settings := fmt.Sprintf("%s → Settings → Actions → Runner groups → %s", org, g.GetName())
+	switch {
+	case g.GetVisibility() == "selected" && !slices.ContainsFunc(repos, func(r string) bool { return strings.EqualFold(r, f.fullName) }):
+		return fix(CheckRunnerGroup, titleRunnerGroup, fmt.Sprintf("runner group %q admits selected repositories, not %s", g.GetName(), f.fullName),
+			fmt.Sprintf("add %s to the repositories of runner group %q (%s)", f.fullName, g.GetName(), settings))
+	case g.GetVisibility() == "private":
+		return fix(CheckRunnerGroup, titleRunnerGroup, fmt.Sprintf("runner group %q is private to %s's own repositories", g.GetName(), org),
+			fmt.Sprintf("give it access to %s (%s)", f.fullName, settings))
+	case !f.private && !g.GetAllowsPublicRepositories():
+		return fix(CheckRunnerGroup, titleRunnerGroup, fmt.Sprintf("runner group %q refuses public repositories, and %s is public", g.GetName(), f.fullName),
+			fmt.Sprintf("allow public repositories in runner group %q (%s)", g.GetName(), settings))
 	}
 	return ok(CheckRunnerGroup, titleRunnerGroup, "organization runner group %q (%d) of %s admits %s", g.GetName(), group, org, f.fullName)
 }

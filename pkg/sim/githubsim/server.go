@@ -108,6 +108,7 @@ type Server struct {
 	compares        map[string][]string    // "owner/name@base...head" → files changed; see trees.go
 	installations   map[int64]Installation // see installations.go
 	setups          map[string]*repoSetup  // see setup.go
+	rulesets        map[string]*repoRules  // see rulesets.go
 	pendingApps     map[string]*pendingApp // manifest codes; see manifests.go
 	orgRunnerGroups map[string]RunnerGroup // "org/id" → group; see setup.go
 	requests        []Request
@@ -422,5 +423,6 @@ func (s *Server) routes() {
 	s.handle("GET /_sim/blobs/{key}", authNone, s.getBlob)
 	s.installationRoutes()
 	s.setupRoutes()
+	s.rulesetRoutes()
 	s.manifestRoutes()
 }

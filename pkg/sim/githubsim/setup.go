@@ -28,6 +28,9 @@ type Environment struct {
 	ProtectedBranches bool
 	// Secrets are the environment secrets' names (values are never read back).
 	Secrets []string
+	// Reviewers are the users a deployment to it waits for (a
+	// required_reviewers protection rule); none: no such rule.
+	Reviewers []string
 }
 
 // RequiredCheck is a status check branch protection requires, bound to the
@@ -92,6 +95,7 @@ func (s *Server) SetEnvironment(fullName string, env Environment) error {
 	}
 	return s.withSetup(fullName, func(_ *repo, st *repoSetup) error {
 		env.Branches, env.Tags, env.Secrets = slices.Clone(env.Branches), slices.Clone(env.Tags), slices.Clone(env.Secrets)
+		env.Reviewers = slices.Clone(env.Reviewers)
 		st.environments[strings.ToLower(env.Name)] = env
 		return nil
 	})
@@ -235,9 +239,26 @@ func (s *Server) getEnvironment(c *call) error {
 		"url":        c.repoAPIURL(rp) + "/environments/" + env.Name,
 		"html_url":   s.webURL + "/" + rp.FullName() + "/deployments/activity_log?environments_filter=" + env.Name,
 		"created_at": stamp(c.now), "updated_at": stamp(c.now),
-		"protection_rules": []any{}, "deployment_branch_policy": policy,
+		"protection_rules": s.protectionRules(rp, env), "deployment_branch_policy": policy,
 	})
 	return nil
+}
+
+// protectionRules are an environment's rules as GitHub lists them: a
+// required_reviewers rule naming its users, when it has reviewers.
+func (s *Server) protectionRules(rp *repo, env Environment) []any {
+	rules := []any{}
+	if len(env.Reviewers) == 0 {
+		return rules
+	}
+	reviewers := []any{}
+	for _, login := range env.Reviewers {
+		u := s.userFor(login)
+		reviewers = append(reviewers, map[string]any{"type": "User", "reviewer": map[string]any{"login": login, "id": u.id, "type": "User"}})
+	}
+	id := s.stableID("env-rule:" + rp.FullName() + ":" + strings.ToLower(env.Name) + ":required_reviewers")
+	return append(rules, map[string]any{"id": id, "node_id": nodeID("GA", id), "type": "required_reviewers",
+		"prevent_self_review": false, "reviewers": reviewers})
 }
 
 func (s *Server) listBranchPolicies(c *call) error {

@@ -25,6 +25,7 @@ func TestSetupReadsBackAsGitHubAnswers(t *testing.T) {
 	const repo = "octo/gpu-lib"
 	assert.NilError(t, f.srv.SetEnvironment(repo, Environment{Name: "runpod-gpu", Branches: []string{"main"}, Tags: []string{"v*"}, Secrets: []string{"RUNPOD_API_KEY"}}))
 	assert.NilError(t, f.srv.SetEnvironment(repo, Environment{Name: "open"}))
+	assert.NilError(t, f.srv.SetEnvironment(repo, Environment{Name: "release", Tags: []string{"v*"}, Reviewers: []string{"alice"}}))
 	assert.NilError(t, f.srv.ProtectBranch(repo, "main", RequiredCheck{Context: "CI GPU gate", AppID: 901}, RequiredCheck{Context: "lint"}))
 	assert.NilError(t, f.srv.SetRepoSecrets(repo, "OTHER"))
 	assert.NilError(t, f.srv.SetVariable(repo, "RUNPOD_GPU_APP_ID", "901"))
@@ -43,6 +44,12 @@ func TestSetupReadsBackAsGitHubAnswers(t *testing.T) {
 	open, _, err := c.Repositories.GetEnvironment(ctx, "octo", "gpu-lib", "open")
 	assert.NilError(t, err)
 	assert.Check(t, open.DeploymentBranchPolicy == nil, "every branch: null")
+	assert.Check(t, is.Len(env.ProtectionRules, 0), "no reviewers: no rule")
+	release, _, err := c.Repositories.GetEnvironment(ctx, "octo", "gpu-lib", "release")
+	assert.NilError(t, err)
+	assert.Assert(t, is.Len(release.ProtectionRules, 1))
+	assert.Check(t, is.Equal(release.ProtectionRules[0].GetType(), "required_reviewers"))
+	assert.Check(t, is.Equal(release.ProtectionRules[0].Reviewers[0].GetType(), "User"))
 	_, resp, _ := c.Repositories.GetEnvironment(ctx, "octo", "gpu-lib", "missing")
 	assert.Check(t, is.Equal(resp.StatusCode, http.StatusNotFound))
 
