@@ -36,6 +36,9 @@ func (r Result) References() int {
 	return n
 }
 
+// ErrNotSuite is a --dir that holds no checkout of the suite.
+var ErrNotSuite = errors.New("not a checkout of the suite")
+
 // moduleRE is go.mod's module line for a copy of the suite.
 var moduleRE = regexp.MustCompile(`(?m)^module[ \t]+github\.com/([A-Za-z0-9-]+)/` + Repo + `[ \t]*(?://.*)?$`)
 
@@ -44,11 +47,11 @@ var moduleRE = regexp.MustCompile(`(?m)^module[ \t]+github\.com/([A-Za-z0-9-]+)/
 func CurrentOwner(dir string) (string, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 	if err != nil {
-		return "", fmt.Errorf("--dir %s: not a checkout of the suite: %w", dir, err)
+		return "", fmt.Errorf("--dir %s: %w: %w", dir, ErrNotSuite, err)
 	}
 	m := moduleRE.FindSubmatch(data)
 	if m == nil {
-		return "", fmt.Errorf("--dir %s: go.mod's module is not github.com/OWNER/%s: not a checkout of the suite", dir, Repo)
+		return "", fmt.Errorf("--dir %s: go.mod's module is not github.com/OWNER/%s: %w", dir, Repo, ErrNotSuite)
 	}
 	return string(m[1]), nil
 }
