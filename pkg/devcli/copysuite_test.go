@@ -3,11 +3,16 @@ package devcli
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 )
+
+// suiteOwner is the owner the suite's go.mod names (org, for the published
+// suite): read from a reference, so that a renamed copy's test follows it.
+var suiteOwner, _, _ = strings.Cut("org/runpod-gpu", "/")
 
 // suiteCheckout is a small checkout of the suite: its go.mod, an action, and
 // a test whose my-org/runpod-gpu fixture must stay as it is.
@@ -49,8 +54,8 @@ func TestCopySuite(t *testing.T) {
 			wantGate: "  image: docker://ghcr.io/org/runpod-gpu:v1\n"},
 		{name: "upper case", args: []string{"--to", "Acme"}, wantCode: ExitUsage, wantErr: `write it in lower case (acme)`,
 			wantGate: "  image: docker://ghcr.io/org/runpod-gpu:v1\n"},
-		{name: "already named", args: []string{"--to", "org"}, wantGate: "  image: docker://ghcr.io/org/runpod-gpu:v1\n",
-			wantOut: "already names org/runpod-gpu: nothing to change\n"},
+		{name: "already named", args: []string{"--to", suiteOwner}, wantGate: "  image: docker://ghcr.io/org/runpod-gpu:v1\n",
+			wantOut: "already names " + suiteOwner + "/runpod-gpu: nothing to change\n"},
 		{name: "an argument", args: []string{"acme"}, wantCode: ExitUsage, wantErr: `unknown command "acme"`,
 			wantGate: "  image: docker://ghcr.io/org/runpod-gpu:v1\n"},
 	}
