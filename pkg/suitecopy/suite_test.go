@@ -27,8 +27,8 @@ var copyTestPackages = []string{"./action-tests/rules", "./pkg/callers", "./pkg/
 
 // TestCopyOfTheSuite clones this repository at HEAD, renames the clone to
 // copyOwner with Copy and runs the suite's own rule tests in it. It took
-// 81 s on a busy 2-core machine with a warm build cache, most of it the
-// rule tests' own minute; the modules come from the local cache (GOPROXY=off:
+// 80 to 100 s on a busy 2-core machine with a warm build cache, most of it
+// the rule tests' own minute; the modules come from the local cache (GOPROXY=off:
 // nothing is downloaded). -short skips it.
 func TestCopyOfTheSuite(t *testing.T) {
 	if testing.Short() {
