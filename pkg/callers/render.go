@@ -50,7 +50,7 @@ var suiteRE = regexp.MustCompile(`^([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))/runpod-gp
 func SplitSuite(suite string) (owner, ref string, err error) {
 	m := suiteRE.FindStringSubmatch(suite)
 	if m == nil {
-		return "", "", fmt.Errorf("suite %q: want OWNER/runpod-gpu@REF, e.g. org/runpod-gpu@v1 (your published copy)", suite)
+		return "", "", fmt.Errorf("suite %q: want OWNER/runpod-gpu@REF, e.g. org/runpod-gpu@v1 (the published suite)", suite)
 	}
 	return m[1], m[2], nil
 }

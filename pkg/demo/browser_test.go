@@ -394,8 +394,10 @@ const pictureFile = "testdata/pr-summary.png"
 const pictureMaxBytes = 300 << 10
 
 // TestReadmePicture takes, with -update, the README's picture from the
-// rendered demo page (what a PR's gate and cleanup summaries look like), and
-// checks the committed one is a small PNG.
+// rendered demo page (what a PR's gate and cleanup summaries look like),
+// writing the Markdown it rendered beside it and stamping the PNG with that
+// Markdown's SHA-256 (TestReadmePictureIsTheDemos holds both to the demo),
+// and checks the committed one is a small PNG.
 func TestReadmePicture(t *testing.T) {
 	if golden.FlagUpdate() { // -update
 		chromium := findChromium(t)
@@ -418,6 +420,9 @@ func TestReadmePicture(t *testing.T) {
 		runChromium(t, chromium, "--screenshot="+out, "--window-size=920,"+strconv.Itoa(r.Height), url)
 		data, err := os.ReadFile(out)
 		assert.NilError(t, err)
+		data, err = pngWithText(data, pictureStampKey, sourceStamp(page)) // the picture names its source
+		assert.NilError(t, err)
+		assert.NilError(t, os.WriteFile(pictureSourceFile, page, 0o644))
 		assert.NilError(t, os.WriteFile(pictureFile, data, 0o644))
 	}
 	data, err := os.ReadFile(pictureFile)

@@ -8,7 +8,8 @@
 // ownership tags and deletion helper. For a repository that adopts the
 // lane it creates the GitHub App(s) from a manifest (app), writes the
 // callers and configuration (init, pkg/callers) and checks the set-up before
-// the first pull request (doctor, pkg/doctor).
+// the first pull request (doctor, pkg/doctor); for a copy of the suite kept
+// under another owner it renames the checkout (copy-suite, pkg/suitecopy).
 //
 // Install: go install github.com/org/runpod-gpu/pkg/cmd/runpod-gpu@v1
 //
