@@ -25,15 +25,30 @@ import (
 
 // Workflow is the part of a workflow file the player reads.
 type Workflow struct {
-	On struct {
-		WorkflowCall *struct {
-			Inputs  map[string]WorkflowInput `yaml:"inputs"`
-			Outputs map[string]struct {
-				Value string `yaml:"value"`
-			} `yaml:"outputs"`
-		} `yaml:"workflow_call"`
-	} `yaml:"on"`
+	On   Triggers                `yaml:"on"`
 	Jobs map[string]*WorkflowJob `yaml:"jobs"`
+}
+
+// Triggers are a workflow's on: as the player reads it: a reusable
+// workflow's inputs and outputs.
+type Triggers struct {
+	WorkflowCall *struct {
+		Inputs  map[string]WorkflowInput `yaml:"inputs"`
+		Outputs map[string]struct {
+			Value string `yaml:"value"`
+		} `yaml:"outputs"`
+	} `yaml:"workflow_call"`
+}
+
+// UnmarshalYAML reads on: as a map of events; its other forms (on: push,
+// on: [push, pull_request]) name events only, none of them workflow_call's
+// inputs, and read as no triggers the player uses.
+func (t *Triggers) UnmarshalYAML(node *yaml.Node) error {
+	if node.Kind != yaml.MappingNode {
+		return nil
+	}
+	type plain Triggers
+	return node.Decode((*plain)(t))
 }
 
 // WorkflowInput is a declared input of a reusable workflow.
