@@ -396,4 +396,3 @@ func (s *stage) played() *Played {
 
 // gateCheckName is the gate's default name (the lane's check-name input).
 const gateCheckName = "CI GPU gate"
-

@@ -32,8 +32,10 @@ func docCaller(t *testing.T, marker string) string {
 }
 
 // The one-command lane caller and the own-job caller, as the page shows them.
-func laneCaller(t *testing.T) string   { return docCaller(t, "/.github/workflows/gpu-lane.yml@") }
-func ownJobCaller(t *testing.T) string { return docCaller(t, "/.github/workflows/gpu-lane-authorize.yml@") }
+func laneCaller(t *testing.T) string { return docCaller(t, "/.github/workflows/gpu-lane.yml@") }
+func ownJobCaller(t *testing.T) string {
+	return docCaller(t, "/.github/workflows/gpu-lane-authorize.yml@")
+}
 
 const ciWorkflow = `name: CI
 on: [pull_request]
