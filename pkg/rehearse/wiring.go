@@ -268,27 +268,30 @@ func checkGPUJob(f *workflowFile, add addFunc) {
 			}
 		}
 	}
-	var onLabel []string
+	var onLabel, labelIDs []string
 	gpuID := ""
 	for _, id := range slices.Sorted(maps.Keys(f.WF.Jobs)) {
-		job := f.WF.Jobs[id]
-		if !onRunnerLabel(job) {
-			continue
+		if job := f.WF.Jobs[id]; onRunnerLabel(job) {
+			onLabel, labelIDs = append(onLabel, jobName(id, job)), append(labelIDs, id)
+			if parts && gpuID == "" && jobName(id, job) == gpuName {
+				gpuID = id
+			}
 		}
-		onLabel = append(onLabel, jobName(id, job))
-		if parts && gpuID == "" && jobName(id, job) == gpuName {
-			gpuID = id
-			continue
-		}
-		add(fmt.Sprintf("job %q runs on the pod's runner label (runs-on: %v), which only the GPU job %q may: the watchdog deletes the pod at once when another job takes its runner", jobName(id, job), job.RunsOn, gpuName),
-			"give job %s a hosted runner (runs-on: ubuntu-latest)%s", id, renameHint(parts, id, gpuName))
 	}
-	if !parts {
-		return
-	}
-	if gpuID == "" {
+	if parts && gpuID == "" {
 		add(fmt.Sprintf("gpu-job-name %q matches no job on the pod's runner label (jobs on it: %s)", gpuName, quotedList(onLabel)),
 			"set gpu-job-name in the authorize job's with: to your GPU job's name: (its id without one), or name that job %q", gpuName)
+		return
+	}
+	for _, id := range labelIDs {
+		if id == gpuID {
+			continue
+		}
+		job := f.WF.Jobs[id]
+		add(fmt.Sprintf("job %q runs on the pod's runner label (runs-on: %v), which only the GPU job %q may: the watchdog deletes the pod at once when another job takes its runner", jobName(id, job), job.RunsOn, gpuName),
+			"give job %s a hosted runner (runs-on: ubuntu-latest)", id)
+	}
+	if !parts {
 		return
 	}
 	var steps []string
@@ -300,13 +303,6 @@ func checkGPUJob(f *workflowFile, add addFunc) {
 	}
 	add(fmt.Sprintf("test-step-name %q matches no step of the GPU job %q (its steps: %s): the watchdog would wait for it and delete the pod at the setup deadline", stepName, gpuName, quotedList(steps)),
 		"set test-step-name in the authorize job's with: to the name: of the step that runs your tests, or name that step %q", stepName)
-}
-
-func renameHint(parts bool, id, gpuName string) string {
-	if !parts {
-		return ""
-	}
-	return fmt.Sprintf(", or, if it is your GPU job, set gpu-job-name to its name (now %q)", gpuName)
 }
 
 func quotedList(list []string) string {
