@@ -7,8 +7,9 @@
 // shares the lane's planner (pkg/plan), RunPod client and request policy,
 // ownership tags and deletion helper. For a repository that adopts the
 // lane it creates the GitHub App(s) from a manifest (app), writes the
-// callers and configuration (init, pkg/callers) and checks the set-up before
-// the first pull request (doctor, pkg/doctor).
+// callers and configuration (init, pkg/callers), checks the set-up before
+// the first pull request (doctor, pkg/doctor) and plays its workflows on the
+// embedded simulated cloud, free and offline (rehearse, pkg/rehearse).
 //
 // Install: go install github.com/org/runpod-gpu/pkg/cmd/runpod-gpu@v1
 //
