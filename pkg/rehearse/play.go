@@ -382,9 +382,10 @@ func (s *stage) played() *Played {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := &Played{Workflow: s.lane.Path, CI: s.ciName, PullRequest: s.pr, Jobs: s.jobs, WorstCase: s.worstCase}
+	name := s.lane.gateCheckName()
 	var latest *githubsim.CheckRun
 	for _, c := range s.cloud.GitHub.CheckRuns(cloud.Repository, headSHA) {
-		if c.Name == gateCheckName && (latest == nil || c.ID > latest.ID) {
+		if c.Name == name && (latest == nil || c.ID > latest.ID) {
 			latest = &c
 		}
 	}
@@ -394,5 +395,16 @@ func (s *stage) played() *Played {
 	return p
 }
 
-// gateCheckName is the gate's default name (the lane's check-name input).
-const gateCheckName = "CI GPU gate"
+// defaultGateName is the gate's name unless the lane's check-name input says otherwise.
+const defaultGateName = "CI GPU gate"
+
+// gateCheckName is the name the caller gives the gate (check-name, to
+// gpu-lane.yml or gpu-lane-authorize.yml), else the default.
+func (f *workflowFile) gateCheckName() string {
+	for _, c := range f.suiteCalls() {
+		if v, ok := c.Job.With["check-name"].(string); ok && v != "" && !strings.Contains(v, "${{") {
+			return v
+		}
+	}
+	return defaultGateName
+}

@@ -108,6 +108,11 @@ func ParseWorkflow(text string) (*Workflow, error) {
 	if err := yaml.Unmarshal([]byte(text), &wf); err != nil {
 		return nil, err
 	}
+	for _, id := range slices.Sorted(maps.Keys(wf.Jobs)) {
+		if wf.Jobs[id] == nil {
+			return nil, fmt.Errorf("jobs.%s is empty: want a job (runs-on and steps, or uses)", id)
+		}
+	}
 	return &wf, nil
 }
 

@@ -144,3 +144,9 @@ func TestParseWorkflowReadsEveryFormOfOn(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(wf.On.WorkflowCall.Inputs["n"].Type, "number"))
 }
+
+// A job without a body is an error naming it, never a nil job to play.
+func TestParseWorkflowRefusesAnEmptyJob(t *testing.T) {
+	_, err := ParseWorkflow("on: push\njobs:\n  build:\n")
+	assert.Check(t, is.ErrorContains(err, "jobs.build is empty"))
+}
