@@ -151,6 +151,7 @@ func (l *ownJobLane) play(t *testing.T) map[string]harness.JobRun {
 		Vars:   map[string]any{},
 		Action: l.action(t),
 		Job:    l.job,
+		Load:   harness.LoadWorkflow,
 	}
 	_, runs, err := p.Run(l.caller, map[string]any{"pr-number": harness.Itoa(l.pr), "sha": ""}, map[string]string{"RUNPOD_API_KEY": cloud.RunPodKey})
 	assert.NilError(t, err)

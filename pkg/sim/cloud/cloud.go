@@ -12,12 +12,13 @@
 package cloud
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"time"
 
@@ -107,7 +108,7 @@ type Cloud struct {
 	// RunPod serves apart from the management API.
 	JobURL string
 
-	servers []*httptest.Server
+	servers []*loopbackServer
 }
 
 // Start builds and serves a simulated cloud on loopback.
@@ -185,10 +186,32 @@ func Start(o Options) (*Cloud, error) {
 	return c, nil
 }
 
-func (c *Cloud) serve(h http.Handler) *httptest.Server {
-	s := httptest.NewServer(h)
+// loopbackServer is one simulator's HTTP server on a loopback port. It is
+// not httptest's, so that a shipped program (runpod-gpu rehearse) can start
+// the cloud without linking the testing package.
+type loopbackServer struct {
+	URL string
+	srv *http.Server
+}
+
+func (c *Cloud) serve(h http.Handler) *loopbackServer {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		// As httptest.NewServer does: a host without a loopback port cannot run the simulation at all.
+		panic(fmt.Sprintf("cloud: listen on a loopback port: %v", err))
+	}
+	s := &loopbackServer{URL: "http://" + l.Addr().String(), srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}}
+	go func() { _ = s.srv.Serve(l) }()
 	c.servers = append(c.servers, s)
 	return s
+}
+
+// close waits (boundedly) for the requests in flight, then drops every connection.
+func (s *loopbackServer) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = s.srv.Shutdown(ctx)
+	_ = s.srv.Close()
 }
 
 // seedGitHub creates the repository, its maintainers and the GPU workflow.
@@ -245,6 +268,6 @@ func (c *Cloud) Close() {
 		c.RunPod.Close() // open pod log streams end, so the servers can shut down
 	}
 	for _, s := range c.servers {
-		s.Close()
+		s.close()
 	}
 }

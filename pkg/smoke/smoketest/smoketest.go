@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"testing"
 
 	"github.com/org/runpod-gpu/pkg/smoke"
 )
@@ -134,9 +133,19 @@ func compile(dir, source, out, soname string, defines ...string) error {
 	return nil
 }
 
+// TB is the part of testing.TB the Require helpers use; an interface of
+// this package's own keeps the testing package out of programs that link
+// the stand-ins' builders (the simulated cloud that runpod-gpu rehearse starts).
+type TB interface {
+	Helper()
+	TempDir() string
+	Skipf(format string, args ...any)
+	Fatalf(format string, args ...any)
+}
+
 // RequireStandInDriver builds the driver stand-in into a fresh temporary directory and returns
 // that directory; it skips tb when gcc is absent and fails it on any other error.
-func RequireStandInDriver(tb testing.TB) (dir string) {
+func RequireStandInDriver(tb TB) (dir string) {
 	tb.Helper()
 	dir = tb.TempDir()
 	if _, err := BuildStandInDriver(dir); err != nil {
@@ -147,7 +156,7 @@ func RequireStandInDriver(tb testing.TB) (dir string) {
 
 // RequireNVRTCPackage builds an NVRTC stand-in package of version into a fresh temporary
 // directory and returns the archive's path, skipping tb when gcc is absent.
-func RequireNVRTCPackage(tb testing.TB, version smoke.Version) (archivePath string) {
+func RequireNVRTCPackage(tb TB, version smoke.Version) (archivePath string) {
 	tb.Helper()
 	archivePath, err := BuildNVRTCPackage(tb.TempDir(), version)
 	if err != nil {
@@ -156,7 +165,7 @@ func RequireNVRTCPackage(tb testing.TB, version smoke.Version) (archivePath stri
 	return archivePath
 }
 
-func skipOrFail(tb testing.TB, err error) {
+func skipOrFail(tb TB, err error) {
 	tb.Helper()
 	if errors.Is(err, ErrNoCompiler) {
 		tb.Skipf("skipping: %v", err)

@@ -1,4 +1,4 @@
-package harness
+package workflowplay
 
 import (
 	"sync"
@@ -130,4 +130,23 @@ jobs:
 
 	_, _, err = p.Run(wf, map[string]any{"pods": `[]`}, nil)
 	assert.Check(t, is.ErrorContains(err, `matrix vector "pod" does not contain any values`))
+}
+
+// A workflow whose on: is an event's name or a list of them parses, with no
+// reusable-workflow triggers; a map still gives workflow_call's inputs.
+func TestParseWorkflowReadsEveryFormOfOn(t *testing.T) {
+	for _, text := range []string{"on: push\njobs: {}\n", "on: [push, pull_request]\njobs: {}\n", "on: {push: {branches: [main]}}\njobs: {}\n"} {
+		wf, err := ParseWorkflow(text)
+		assert.NilError(t, err, text)
+		assert.Check(t, wf.On.WorkflowCall == nil, text)
+	}
+	wf, err := ParseWorkflow("on: {workflow_call: {inputs: {n: {type: number}}}}\njobs: {}\n")
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(wf.On.WorkflowCall.Inputs["n"].Type, "number"))
+}
+
+// A job without a body is an error naming it, never a nil job to play.
+func TestParseWorkflowRefusesAnEmptyJob(t *testing.T) {
+	_, err := ParseWorkflow("on: push\njobs:\n  build:\n")
+	assert.Check(t, is.ErrorContains(err, "jobs.build is empty"))
 }

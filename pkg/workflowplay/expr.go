@@ -1,4 +1,4 @@
-package harness
+package workflowplay
 
 // GitHub Actions expressions (${{ … }}), evaluated the way the runner does
 // for what the suite's workflows use: contexts, property and index access,

@@ -1,0 +1,73 @@
+package devcli
+
+import (
+	"encoding/json"
+
+	"github.com/spf13/cobra"
+
+	"github.com/org/runpod-gpu/pkg/rehearse"
+)
+
+// rehearseFlags are runpod-gpu rehearse's flags.
+type rehearseFlags struct {
+	dir    string
+	asJSON bool
+}
+
+func (a *app) rehearseCmd() *cobra.Command {
+	f := rehearseFlags{}
+	cmd := &cobra.Command{
+		Use:   "rehearse [--dir DIR] [--json]",
+		Short: "Play the repository's own GPU lane workflows on the embedded simulated cloud, free and offline",
+		Long: `rehearse plays the lane callers in --dir's .github/workflows (as init wrote them
+or as you edited them, your own GPU job included) with .github/runpod-gpu.yml on
+a simulated GitHub and RunPod inside this program: a pull request is opened, the
+CI workflow the lane's workflow_run trigger names is in progress, the lane's
+real action code runs each job's steps, and the GPU job runs on a simulated
+pod's runner. It prints the jobs and their results, the gate the lane would
+publish, and the worst-case cost of a run.
+
+First it checks the wiring and names every mistake with its fix, and then
+plays nothing: a gpu-job-name or test-step-name that matches no job or step,
+a permission a called job needs and the caller does not grant, a secret or
+variable under a name the lane does not read, a job other than the GPU job on
+the pod's runner label, a workflow_run trigger naming no workflow of the
+repository.
+
+No account, key or token is needed, and nothing leaves this machine: every
+connection goes to a loopback address, any other is refused.
+
+Exit status: 0 when the wiring is right and the gate is green, 1 otherwise.`,
+		Example: `  runpod-gpu rehearse
+  runpod-gpu rehearse --dir ../gpu-project --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runRehearse(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.dir, "dir", ".", "the repository checkout whose workflows to play")
+	fl.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+func (a *app) runRehearse(cmd *cobra.Command, f rehearseFlags) error {
+	r, err := rehearse.Run(cmd.Context(), rehearse.Options{Dir: f.dir})
+	if err != nil {
+		return withCode(ExitFailure, err)
+	}
+	if f.asJSON {
+		enc := json.NewEncoder(a.env.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return withCode(ExitFailure, err)
+		}
+	} else {
+		r.WriteText(a.env.Stdout)
+	}
+	switch {
+	case len(r.Mistakes) > 0:
+		return fail(ExitFailure, "%d wiring mistake(s): fix them and rehearse again", len(r.Mistakes))
+	case !r.OK():
+		return fail(ExitFailure, "the rehearsed gate is not green")
+	}
+	return nil
+}
