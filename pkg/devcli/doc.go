@@ -7,8 +7,9 @@
 // shares the lane's planner (pkg/plan), RunPod client and request policy,
 // ownership tags and deletion helper. For a repository that adopts the
 // lane it creates the GitHub App(s) from a manifest (app), writes the
-// callers and configuration (init, pkg/callers) and checks the set-up before
-// the first pull request (doctor, pkg/doctor).
+// callers and configuration (init, pkg/callers), sets the repository up on
+// GitHub for both (pkg/ghsetup) and checks the set-up before the first pull
+// request (doctor, pkg/doctor).
 //
 // Install: go install github.com/org/runpod-gpu/pkg/cmd/runpod-gpu@v1
 //

@@ -25,9 +25,10 @@ type ghRepository struct {
 	owner, name, token string
 }
 
-// githubRepository finds the token (GH_TOKEN, else GITHUB_TOKEN) and the
-// repository (--repo, else the checkout's origin). Without a token it
-// returns the step that remains; a bad --repo is a usage error.
+// githubRepository finds the repository (--repo, else the checkout's
+// origin) and the token (GH_TOKEN, else GITHUB_TOKEN). Without either it
+// returns the step that remains (and the repository, when known); a bad
+// --repo is a usage error.
 func (a *app) githubRepository(repoFlag, dir string) (ghRepository, string, error) {
 	repo := repoFlag
 	if repo == "" {
@@ -38,13 +39,14 @@ func (a *app) githubRepository(repoFlag, dir string) (ghRepository, string, erro
 		return ghRepository{}, "", fail(ExitUsage, "--repo %q: want OWNER/NAME", repo)
 	}
 	token := firstNonEmpty(a.env.Getenv("GH_TOKEN"), a.env.Getenv("GITHUB_TOKEN"))
+	r := ghRepository{owner: owner, name: name, token: token}
 	switch {
-	case token == "":
-		return ghRepository{}, tokenStep, nil
 	case repo == "":
-		return ghRepository{}, fmt.Sprintf("the GitHub side: no origin on github.com in %s; run 'runpod-gpu init --repo OWNER/NAME' again", dir), nil
+		return ghRepository{}, fmt.Sprintf("the GitHub side: no origin on github.com in %s; run the command again with --repo OWNER/NAME", dir), nil
+	case token == "":
+		return r, tokenStep, nil
 	}
-	return ghRepository{owner: owner, name: name, token: token}, "", nil
+	return r, "", nil
 }
 
 // planner builds the set-up's planner with a request policy on the command's clock.

@@ -619,3 +619,22 @@ func (s *Server) putBranchProtection(c *call) error {
 	st.protection[c.r.PathValue("branch")] = checks
 	return s.getBranchProtection(c)
 }
+
+// AddInstallation installs a registered App (one CreateAppFromManifest
+// made, or WithApp's) on an account, as the user's click on "Install" does.
+func (s *Server) AddInstallation(inst Installation) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.apps[inst.AppID]; !ok {
+		return notFound("app %d", inst.AppID)
+	}
+	if inst.ID <= 0 || inst.Account == "" {
+		return invalid("installation: a positive ID and an Account are required")
+	}
+	if s.installations == nil {
+		s.installations = map[int64]Installation{}
+	}
+	inst.Repositories = slices.Clone(inst.Repositories)
+	s.installations[inst.ID] = inst
+	return nil
+}
