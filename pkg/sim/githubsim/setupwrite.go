@@ -394,7 +394,7 @@ func (s *Server) updateVariable(c *call) error {
 
 // refJSON is a git ref as GitHub answers it.
 func refJSON(c *call, rp *repo, branch, sha string) map[string]any {
-	return map[string]any{"ref": "refs/heads/" + branch, "node_id": nodeID("REF", int64(len(branch))),
+	return map[string]any{"ref": "refs/heads/" + branch, "node_id": nodeID("REF", c.s.stableID("ref:"+rp.FullName()+":"+branch)),
 		"url":    c.repoAPIURL(rp) + "/git/refs/heads/" + branch,
 		"object": map[string]any{"type": "commit", "sha": sha, "url": c.repoAPIURL(rp) + "/git/commits/" + sha}}
 }
