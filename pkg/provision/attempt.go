@@ -65,6 +65,9 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		return 0, r.fail(ErrStopped, err.Error())
 	}
 	createdAt := postAt
+	if spent := r.now().Sub(createdAt); spent >= r.cfg.StartupTimeout() {
+		return r.foundTooLate(ctx, pod, jit, &rec, listPrice, createdAt, done, spent)
+	}
 	if why := r.screen(ctx, pod, &rec); why != "" { // reputation.go
 		return r.screenOut(ctx, pod, jit, &rec, listPrice, createdAt, done, why)
 	}
@@ -90,6 +93,24 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		return r.accept(c, label, pod, w, &rec, done)
 	}
 	return r.reject(ctx, pod, jit, w, &rec, listPrice, createdAt, done)
+}
+
+// foundTooLate ends a candidate whose pod was found by name only after a
+// pause RunPod asked for outlasted its startup budget (from its first POST):
+// it is deleted unwatched, with no host verdict (the pause was RunPod's,
+// not the host's), and the run goes on with the next candidate.
+func (r *run) foundTooLate(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig, rec *cost.Attempt, listPrice cost.Price,
+	createdAt time.Time, done func(cost.Outcome, string), spent time.Duration) (outcome, error) {
+	rec.PodID = pod.ID
+	rec.Cloud, rec.DataCenter, rec.Driver = pod.Cloud, pod.DataCenterID, pod.CudaVersion
+	w := watchResult{start: createdAt, reason: fmt.Sprintf("found by name %s after its first POST, once RunPod's pause was over: "+
+		"startup_timeout_seconds %d was spent before it could be watched; deleted, the next candidate follows", spent.Round(time.Second), r.cfg.StartupTimeoutSeconds)}
+	r.logf("pod %s: %s", pod.ID, w.reason)
+	out, err := r.reject(ctx, pod, jit, w, rec, listPrice, createdAt, done)
+	if err != nil || out != outcomeStartupFailure {
+		return out, err
+	}
+	return outcomeNoCapacity, nil // RunPod's pause, not a pod that failed to start
 }
 
 // unlessForeign checks that the pod the watch rejected is this candidate's
@@ -380,7 +401,7 @@ type createTry struct {
 func (r *run) sendCreate(ctx context.Context, body runpod.CreatePodRequest) (created *runpod.Pod, _ error) {
 	// Everything about this create — the POST, a 429's wait, reconciliation
 	// and one informed retry — fits create_deadline_seconds (a pause RunPod
-	// asks for beyond it is waited out within the startup budget instead).
+	// asks for beyond it is waited out within the provision budget instead: pausedContext).
 	cctx, cancel := r.bound(ctx, r.cfg.CreateDeadline())
 	defer cancel()
 	t := &createTry{name: body.Name}
@@ -441,6 +462,9 @@ func (r *run) afterFailedCreate(ctx, cctx context.Context, t *createTry, err err
 		// POST on before answering — and only then send once more, if that
 		// fits the deadline.
 		t.retried = true
+		if pause := r.deps.Policy.Cooldown().Remaining(r.now()); pause > 0 && !fits(r.deps.Policy, cctx, pause) {
+			return r.afterLongRateLimit(ctx, t, pause)
+		}
 		if werr := r.deps.Policy.Wait(cctx, 0, "create after 429"); werr != nil {
 			return nil, false, fmt.Errorf("%w: create of %s rate limited and the wait does not fit create_deadline_seconds %d: %v", errNotCreated, t.name, r.cfg.CreateDeadlineSeconds, werr)
 		}
@@ -459,6 +483,23 @@ func (r *run) afterFailedCreate(ctx, cctx context.Context, t *createTry, err err
 		return nil, true, nil
 	}
 	return nil, false, fmt.Errorf("create pod %s: %w", t.name, err)
+}
+
+// afterLongRateLimit ends a create answered 429 with a pause longer than
+// create_deadline_seconds: the pause is waited out within the provision
+// budget, the name looked up once, and the run goes on with the pod found or,
+// none being listed, with the next candidate; this name is never sent again.
+func (r *run) afterLongRateLimit(ctx context.Context, t *createTry, pause time.Duration) (*runpod.Pod, bool, error) {
+	pctx, cancel := r.pausedContext(ctx, t.name, pause)
+	defer cancel()
+	if werr := r.deps.Policy.Wait(pctx, 0, "create after 429"); werr != nil {
+		return nil, false, fmt.Errorf("%w: create of %s rate limited for %s, longer than the provision budget left: %v", errNotCreated, t.name, pause.Round(time.Second), werr)
+	}
+	if found, ferr := r.lookupAfterRateLimit(pctx, t.name); found != nil || ferr != nil {
+		t.uncertain = ferr != nil
+		return found, false, ferr
+	}
+	return nil, false, fmt.Errorf("%w: create of %s rate limited for %s and no pod of that name exists after the pause", errNotCreated, t.name, pause.Round(time.Second))
 }
 
 // lookupAfterRateLimit reads the pod list once, after a 429's wait, for a pod
@@ -541,14 +582,22 @@ func (r *run) reconcileContext(ctx, cctx context.Context, name string) (_ contex
 		rctx, cancel := r.bound(ctx, 2*lifecycle.DefaultRequestTimeout)
 		return rctx, cancel, false
 	case pause > 0 && !fits(r.deps.Policy, cctx, pause):
-		// The startup budget runs from the candidate's first POST.
-		budget := r.current.postAt.Add(r.cfg.StartupTimeout()).Sub(r.now())
-		r.logf("create of %s: RunPod asks for a pause of %s, longer than create_deadline_seconds %d: "+
-			"reconciling by name once it is over, within startup_timeout_seconds %d", name, pause.Round(time.Second), r.cfg.CreateDeadlineSeconds, r.cfg.StartupTimeoutSeconds)
-		rctx, cancel := r.bound(ctx, max(budget, 0))
+		rctx, cancel := r.pausedContext(ctx, name, pause)
 		return rctx, cancel, true
 	}
 	return cctx, func() {}, false
+}
+
+// pausedContext bounds what follows a create RunPod paused (Retry-After) for
+// longer than create_deadline_seconds: the rest of the run's provision
+// budget, not the candidate's startup budget, which a pause may outlast (a
+// 120 s pause, a 100 s startup timeout): the name is looked up once the
+// pause is over and the run goes on with the next candidate.
+func (r *run) pausedContext(ctx context.Context, name string, pause time.Duration) (context.Context, context.CancelFunc) {
+	left := r.provisionLeft()
+	r.logf("create of %s: RunPod asks for a pause of %s, longer than create_deadline_seconds %d: "+
+		"reconciling by name once it is over, within the provision budget (%s left)", name, pause.Round(time.Second), r.cfg.CreateDeadlineSeconds, left.Round(time.Second))
+	return r.bound(ctx, left)
 }
 
 // fits reports whether a pause of d fits what is left of ctx's deadline on
