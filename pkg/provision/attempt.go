@@ -68,19 +68,17 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 	if spent := r.now().Sub(createdAt); spent >= r.cfg.StartupTimeout() {
 		return r.foundTooLate(ctx, pod, jit, &rec, listPrice, createdAt, done, spent)
 	}
-	if why := r.screen(ctx, pod, &rec); why != "" { // reputation.go
-		return r.screenOut(ctx, pod, jit, &rec, listPrice, createdAt, done, why)
-	}
-
 	w := r.watch(ctx, pod, c, label, createdAt)
-	pod, w, why := r.unlessForeign(ctx, pod, w, c, label, createdAt, &rec)
-	switch {
-	case pod == nil:
+	pod, w = r.unlessForeign(ctx, pod, w, c, label, createdAt)
+	if pod == nil {
 		r.removeRunner(ctx, jit)
 		done(cost.OutcomeFailed, w.reason)
 		return outcomeNoCapacity, nil
-	case why != "": // the pod found by name landed on a held machine
-		return r.screenOut(ctx, pod, jit, &rec, listPrice, createdAt, done, why)
+	}
+	rec.Machine = w.machine
+	if w.screened { // its log named a machine the reputation holds bad (reputation.go)
+		r.dropLateDuplicates(ctx, pod)
+		return r.screenOut(ctx, pod, jit, w, &rec, listPrice, createdAt, done)
 	}
 	rec.PodID = pod.ID
 	// Where the pod ran: the watch's records, else the create's answer.
@@ -117,29 +115,23 @@ func (r *run) foundTooLate(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITC
 // before anything deletes it: a create answer can name another pod's id
 // (the watch reads its record, named otherwise). Such an answer is a lost
 // answer: the id is forgotten (never deleted, never published as this run's)
-// along with the machine read for it, and the pod is looked for by its
-// unique name within the candidate's budget, then screened (why says why it
-// is to be deleted before its proof) and watched; a nil pod means none was
-// found.
-func (r *run) unlessForeign(ctx context.Context, pod *runpod.Pod, w watchResult, c plan.Candidate, label string, createdAt time.Time,
-	rec *cost.Attempt) (_ *runpod.Pod, _ watchResult, why string) {
-	if !w.foreign && (w.accepted || w.seen || ctx.Err() != nil || !r.namedOtherwise(ctx, pod)) {
-		return pod, w, ""
+// along with what its log said, and the pod is looked for by its unique name
+// within the candidate's budget, then watched (and screened by what its own
+// log says); a nil pod means none was found.
+func (r *run) unlessForeign(ctx context.Context, pod *runpod.Pod, w watchResult, c plan.Candidate, label string, createdAt time.Time) (*runpod.Pod, watchResult) {
+	if !w.foreign && (w.accepted || w.seen || w.screened || ctx.Err() != nil || !r.namedOtherwise(ctx, pod)) {
+		return pod, w
 	}
 	r.untrack(pod.ID)
-	rec.Machine = "" // the other pod's: never this candidate's evidence
 	r.logf("create of %s: the answer named pod %s, another pod's id: a lost answer; looking for %s by name", pod.Name, pod.ID, pod.Name)
 	rctx, cancel := r.bound(ctx, max(createdAt.Add(r.cfg.StartupTimeout()).Sub(r.now()), 0))
 	found, err := r.reconcile(rctx, pod.Name)
 	cancel()
 	if found == nil {
 		r.uncertain = append(r.uncertain, r.current) // the run's last look
-		return nil, watchResult{reason: fmt.Sprintf("create of %s answered with another pod's id (%s) and no pod of that name was found (%v)", pod.Name, pod.ID, err)}, ""
+		return nil, watchResult{reason: fmt.Sprintf("create of %s answered with another pod's id (%s) and no pod of that name was found (%v)", pod.Name, pod.ID, err)}
 	}
-	if why := r.screen(ctx, found, rec); why != "" {
-		return found, w, why
-	}
-	return found, r.watch(ctx, found, c, label, createdAt), ""
+	return found, r.watch(ctx, found, c, label, createdAt)
 }
 
 // namedOtherwise reads pod's record once and reports whether it names another
