@@ -77,7 +77,6 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 	}
 	rec.Machine = w.machine
 	if w.screened { // its log named a machine the reputation holds bad (reputation.go)
-		r.dropLateDuplicates(ctx, pod)
 		return r.screenOut(ctx, pod, jit, w, &rec, listPrice, createdAt, done)
 	}
 	rec.PodID = pod.ID
@@ -104,6 +103,7 @@ func (r *run) foundTooLate(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITC
 	w := watchResult{start: createdAt, reason: fmt.Sprintf("found by name %s after its first POST, once RunPod's pause was over: "+
 		"startup_timeout_seconds %d was spent before it could be watched; deleted, the next candidate follows", spent.Round(time.Second), r.cfg.StartupTimeoutSeconds)}
 	r.logf("pod %s: %s", pod.ID, w.reason)
+	r.dropLateDuplicates(ctx, pod)
 	out, err := r.reject(ctx, pod, jit, w, rec, listPrice, createdAt, done)
 	if err != nil || out != outcomeStartupFailure {
 		return out, err

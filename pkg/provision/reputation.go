@@ -110,6 +110,7 @@ func (r *run) screenOut(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConf
 	createdAt time.Time, done func(cost.Outcome, string)) (outcome, error) {
 	rec.PodID = pod.ID
 	rec.Cloud, rec.DataCenter, rec.Driver = cmp.Or(w.cloud, pod.Cloud), cmp.Or(w.dataCenter, pod.DataCenterID), cmp.Or(w.driver, pod.CudaVersion)
+	r.dropLateDuplicates(ctx, pod)
 	r.logf("pod %s landed on a machine the reputation holds bad: %s; deleting it before its proof", pod.ID, w.screenedWhy)
 	w.start, w.hostFailed = createdAt, false
 	w.reason = "placed on a machine held bad (" + w.screenedWhy + "): deleted before its proof"
