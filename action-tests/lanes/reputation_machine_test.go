@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,11 +17,13 @@ import (
 )
 
 // The real provision binary with a record that holds one A4000 machine of
-// US-TX-3 bad among good ones: RunPod places the create on it (the only
-// A4000 with stock), provision reads the pod's machine, deletes the pod
-// before its proof and gets a runner from its next candidate, with
+// US-TX-3 bad among good ones (by its first GPU's UUID): RunPod places the
+// create on it (the only A4000 with stock), the pod's own log names its
+// machine (the startup script's GPU line), provision deletes the pod before
+// its proof and gets a runner from its next candidate, with
 // max_consecutive_startup_failures 1: the deleted pod is no startup failure.
-// Without the record the same pod fails its proof and the run ends there.
+// RunPod is never asked over GraphQL. Without the record the same pod fails
+// its proof and the run ends there.
 func TestProvisionDeletesAPodOnAHeldMachineBeforeItsProof(t *testing.T) {
 	t.Parallel()
 	const config = `gpu_tiers:
@@ -36,14 +39,15 @@ create_deadline_seconds: 10
 	market := func() *runpodsim.Market {
 		return testMarket(testHost("tx-a4000-bad", harness.A4000, false), testHost("tx-a5000-good", harness.A5000, true))
 	}
+	bad := testHost("tx-a4000-bad", harness.A4000, false).GPUUUID(0)
 	rec := reputation.Record{}
 	now := time.Now().UTC()
 	for i := range 5 { // the pair's other machines worked: the data center stays good
 		rec.Add(reputation.Observation{At: now.Add(-time.Duration(10-i) * time.Hour), GPU: harness.A4000, DataCenter: "US-TX-3",
-			Cloud: "SECURE", Machine: fmt.Sprintf("tx-a4000-other-%d", i), OK: true, Seconds: 60, PricePerHour: 0.25})
+			Cloud: "SECURE", Machine: testHost(fmt.Sprintf("tx-a4000-other-%d", i), harness.A4000, true).GPUUUID(0), OK: true, Seconds: 60, PricePerHour: 0.25})
 	}
 	rec.Add(reputation.Observation{At: now.Add(-2 * time.Hour), GPU: harness.A4000, DataCenter: "US-TX-3", Cloud: "SECURE",
-		Machine: "tx-a4000-bad", OK: false, Seconds: 40, PricePerHour: 0.25})
+		Machine: bad, OK: false, Seconds: 40, PricePerHour: 0.25})
 	recordJSON, err := rec.Marshal()
 	assert.NilError(t, err)
 
@@ -58,13 +62,15 @@ create_deadline_seconds: 10
 		assert.Equal(t, res.ExitCode, 0, res.Stdout)
 		assert.Equal(t, res.Outputs["gpu-type"], harness.A5000)
 		assert.Check(t, is.Contains(res.Stdout, "1 machine(s) held bad"))
-		assert.Check(t, is.Contains(res.Stdout, "landed on a machine the reputation holds bad: machine tx-a4000-bad"))
-		assert.Check(t, is.Contains(res.Outputs["rejected-attempts"], `"machine":"tx-a4000-bad"`), res.Outputs["rejected-attempts"])
+		assert.Check(t, is.Contains(res.Stdout, "landed on a machine the reputation holds bad: machine "+bad))
+		assert.Check(t, is.Contains(res.Outputs["rejected-attempts"], `"machine":"`+bad+`"`), res.Outputs["rejected-attempts"])
+		assertNoGraphQL(t, s)
 		pods := s.RunPod.Pods()
 		assert.Assert(t, is.Len(pods, 2))
 		assert.Check(t, is.Equal(pods[0].HostID, "tx-a4000-bad"))
 		secs, _ := pods[0].BilledFromCreation(pods[0].TerminatedAt)
-		assert.Check(t, secs <= 10, "deleted before its boot and proof: %d s", secs)
+		assert.Check(t, secs <= 10, "deleted as its container named its GPU, before its proof: %d s", secs)
+		assert.Check(t, !is.Contains(res.Stdout, "CUDA smoke proof failed")().Success(), "its proof never ran to its verdict")
 		assertNoSecrets(t, s, res)
 		assertCreatesFollowContract(t, s)
 	})
@@ -73,6 +79,16 @@ create_deadline_seconds: 10
 		s := startCloud(t, market(), runpodsim.Faults{}, config)
 		res := harness.RunStep(t, s.ProvisionStep(s.openPR(t)))
 		assert.Check(t, res.ExitCode != 0, "the pod on the bad machine fails its proof and the run stops:\n%s", res.Stdout)
-		assert.Check(t, !is.Contains(res.Outputs["rejected-attempts"], `"machine"`)().Success(), "no reputation, no machine read")
+		assert.Check(t, !is.Contains(res.Outputs["rejected-attempts"], `"machine"`)().Success(), "no reputation, no machine recorded")
+		assertNoGraphQL(t, s)
 	})
+}
+
+// assertNoGraphQL checks that the simulated RunPod received no GraphQL
+// request: the lane speaks REST v2 only.
+func assertNoGraphQL(t *testing.T, s *simulated) {
+	t.Helper()
+	for _, r := range s.RunPod.Requests() {
+		assert.Check(t, !strings.Contains(strings.ToLower(r.Route), "graphql"), "RunPod got %s at %s", r.Route, r.At)
+	}
 }

@@ -37,12 +37,20 @@ const (
 // matrix_tiers, or one.
 func (c *Config) ProvisionTiers() int { return max(len(c.MatrixTiers), 1) }
 
+// ProvisionTierBudget is what provisioning one tier may take:
+// max_provision_attempts × (startup_timeout_seconds +
+// ProvisionCandidateOverhead). A pause RunPod asks for that outlasts one
+// candidate's budget is waited out within it (provision's create).
+func (c *Config) ProvisionTierBudget() time.Duration {
+	return time.Duration(max(c.MaxProvisionAttempts, 1)) * (c.StartupTimeout() + ProvisionCandidateOverhead)
+}
+
 // ProvisionMinutes are the provision step's and job's timeouts: every tier
 // in turn, each up to max_provision_attempts × (startup_timeout_seconds +
 // ProvisionCandidateOverhead), plus ProvisionStepMargin; the job adds
 // ProvisionJobMarginMinutes.
 func (c *Config) ProvisionMinutes() (step, job int) {
-	d := time.Duration(c.ProvisionTiers()*max(c.MaxProvisionAttempts, 1))*(c.StartupTimeout()+ProvisionCandidateOverhead) + ProvisionStepMargin
+	d := time.Duration(c.ProvisionTiers())*c.ProvisionTierBudget() + ProvisionStepMargin
 	step = int((d + time.Minute - 1) / time.Minute)
 	return step, step + ProvisionJobMarginMinutes
 }

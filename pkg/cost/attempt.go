@@ -46,7 +46,7 @@ type Attempt struct {
 	Cloud      string // SECURE or COMMUNITY
 	DataCenter string // e.g. EU-RO-1
 	Driver     string // the host's CUDA level (the record's cudaVersion)
-	Machine    string // RunPod's id of the machine (GraphQL's machineId); "" when not read
+	Machine    string // the machine as the pod reports it: its first GPU's UUID; "" when unknown
 	// Host is what the attempt showed about the host; "" when nothing (see HostVerdict).
 	Host HostVerdict
 	At   time.Time // when the attempt ended; zero in older records

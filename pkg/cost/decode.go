@@ -35,6 +35,9 @@ func decodeFields(b []byte, dst any) error {
 // decodeValue decodes raw into field; slices are decoded element by element
 // so that errors carry the index.
 func decodeValue(raw json.RawMessage, field reflect.Value) error {
+	if fastScalar(raw, field) { // fastdecode.go: what json.Unmarshal would store, without its cost
+		return nil
+	}
 	if field.Kind() != reflect.Slice || field.Type().Elem().Kind() == reflect.Uint8 || isNull(raw) {
 		return describe(json.Unmarshal(raw, field.Addr().Interface()), raw, field.Type())
 	}

@@ -3,8 +3,7 @@ package history
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -13,7 +12,10 @@ import (
 )
 
 // BenchmarkSummarize5000Attempts summarizes 5,000 attempts of saved
-// evidence — logs archives and cost artifacts — and prints the time taken.
+// evidence — the lane's jobs, their logs archives and cost artifacts, as a
+// collection saves them — and reports the time taken and what the report
+// summarized: the pods and the dollars. It fails when they are zero: a
+// summary that trusts no line measures an empty report.
 //
 //	go test ./pkg/history -run XXX -bench Summarize
 func BenchmarkSummarize5000Attempts(b *testing.B) {
@@ -25,7 +27,7 @@ func BenchmarkSummarize5000Attempts(b *testing.B) {
 
 	b.Run(fmt.Sprint(attempts), func(b *testing.B) {
 		var r *Report
-		start := time.Now()
+		start, cpuStart := time.Now(), processCPU(b)
 		for range b.N {
 			var err error
 			if r, err = Summarize(dir, nil); err != nil {
@@ -36,20 +38,38 @@ func BenchmarkSummarize5000Attempts(b *testing.B) {
 			}
 			_ = r.Markdown()
 		}
-		per := time.Since(start) / time.Duration(b.N)
-		if r.Totals.Attempts != attempts {
+		per, cpu := time.Since(start)/time.Duration(b.N), (processCPU(b)-cpuStart)/time.Duration(b.N)
+		switch {
+		case r.Totals.Attempts != attempts:
 			b.Fatalf("summarized %d attempts, want %d", r.Totals.Attempts, attempts)
+		case r.Totals.Pods == 0 || r.Totals.Spend.Known <= 0:
+			b.Fatalf("summarized %d attempts into %d pods and %s: the evidence was not read, so this measures an empty report", attempts, r.Totals.Pods, r.Totals.Spend)
 		}
 		b.ReportMetric(float64(per.Milliseconds()), "ms/report")
+		b.ReportMetric(float64(cpu.Milliseconds()), "cpu-ms/report")
+		b.ReportMetric(float64(r.Totals.Pods), "pods")
+		b.ReportMetric(r.Totals.Spend.Known, "dollars")
 		b.Logf("summarized %d attempts (%d pods, spend %s) in %s", attempts, r.Totals.Pods, r.Totals.Spend, per.Round(time.Millisecond))
 	})
 }
 
-// writeBenchEvidence writes n attempts shaped like real ones: a provision log
-// with a rejected and an accepted candidate, a cleanup cost line, a gate
-// marker, and (for most) the cost artifact.
+// processCPU is the CPU time the process has used (user and system, all
+// threads): the summary reads attempts in parallel, so its wall time says
+// how many cores were free as much as what it cost.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// writeBenchEvidence writes n attempts shaped like real ones, as a collection
+// saves them (writeSaved): the lane's jobs, a provision log with a rejected
+// and an accepted candidate, a cleanup cost line, a gate marker, and (for
+// most) the cost artifact its cleanup job uploaded.
 func writeBenchEvidence(b *testing.B, dir string, n int) {
-	st := store{dir: dir}
+	saved := make([]savedAttempt, 0, n)
 	for i := range n {
 		runID := int64(100000 + i)
 		at := t0.Add(time.Duration(i) * 7 * time.Minute)
@@ -58,32 +78,16 @@ func writeBenchEvidence(b *testing.B, dir string, n int) {
 		accepted := acceptedAttempt(2, fmt.Sprintf("acc%09d", i), "NVIDIA L4", 0.43, 70)
 		report := acceptedReport(accepted.PodID, accepted.GPU, 0.43, at.Add(time.Minute), 400+i%600, rejected)
 		marker, _ := gatecheck.FormatExternalID(ref, gatecheck.KindPaid)
-		logs := map[string]string{
+		a := savedAttempt{rec: completedAttempt(runID, 1, "pull_request", at), logs: map[string]string{
 			provisionLog: logText(at, "plan (3 candidates)", cost.AttemptLine(rejected).Format(), cost.AttemptLine(accepted).Format()),
 			gpuLog:       logText(at.Add(2*time.Minute), append([]string{"##[group]Run GPU tests"}, noise(40)...)...),
 			cleanupLog:   logText(at.Add(12*time.Minute), "pod deleted", cost.CostLine(report).Format()),
 			gateLog:      logText(at.Add(13*time.Minute), "published "+marker+" (https://github.com/org/app/runs/1): ok"),
-		}
-		rec := completedAttempt(runID, 1, "pull_request", at)
-		rec.Schema = recordSchema
-		mustWrite(b, st, rec.Key(), logsFile, zipOf(b, logs))
+		}}
 		if i%10 != 0 { // some artifacts expired
-			body, _ := json.Marshal(artifactOf(runID, 1, cost.TriggerAutomatic, ref, report))
-			f := ArtifactFile{ID: runID, Name: cost.ArtifactName(runID, 1), Download: Download{State: StateComplete}}
-			mustWrite(b, st, rec.Key(), f.fileName(), zipOf(b, map[string]string{cost.ArtifactFileName: string(body)}))
-			rec.Artifacts = []ArtifactFile{f}
+			a.artifacts = []cost.Artifact{artifactOf(runID, 1, cost.TriggerAutomatic, ref, report)}
 		}
-		data, _ := json.Marshal(rec)
-		mustWrite(b, st, rec.Key(), recordFile, data)
+		saved = append(saved, a)
 	}
-}
-
-// mustWrite writes a file without the atomic rename: the setup is not what is measured.
-func mustWrite(b *testing.B, st store, k AttemptKey, name string, data []byte) {
-	if err := os.MkdirAll(st.attemptDir(k), 0o755); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(st.attemptDir(k), name), data, 0o644); err != nil {
-		b.Fatal(err)
-	}
+	writeSaved(b, dir, saved...)
 }

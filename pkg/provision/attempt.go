@@ -65,19 +65,19 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		return 0, r.fail(ErrStopped, err.Error())
 	}
 	createdAt := postAt
-	if why := r.screen(ctx, pod, &rec); why != "" { // reputation.go
-		return r.screenOut(ctx, pod, jit, &rec, listPrice, createdAt, done, why)
+	if spent := r.now().Sub(createdAt); spent >= r.cfg.StartupTimeout() {
+		return r.foundTooLate(ctx, pod, jit, &rec, listPrice, createdAt, done, spent)
 	}
-
 	w := r.watch(ctx, pod, c, label, createdAt)
-	pod, w, why := r.unlessForeign(ctx, pod, w, c, label, createdAt, &rec)
-	switch {
-	case pod == nil:
+	pod, w = r.unlessForeign(ctx, pod, w, c, label, createdAt)
+	if pod == nil {
 		r.removeRunner(ctx, jit)
 		done(cost.OutcomeFailed, w.reason)
 		return outcomeNoCapacity, nil
-	case why != "": // the pod found by name landed on a held machine
-		return r.screenOut(ctx, pod, jit, &rec, listPrice, createdAt, done, why)
+	}
+	rec.Machine = w.machine
+	if w.screened { // its log named a machine the reputation holds bad (reputation.go)
+		return r.screenOut(ctx, pod, jit, w, &rec, listPrice, createdAt, done)
 	}
 	rec.PodID = pod.ID
 	// Where the pod ran: the watch's records, else the create's answer.
@@ -92,33 +92,46 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 	return r.reject(ctx, pod, jit, w, &rec, listPrice, createdAt, done)
 }
 
+// foundTooLate ends a candidate whose pod was found by name only after a
+// pause RunPod asked for outlasted its startup budget (from its first POST):
+// it is deleted unwatched, with no host verdict (the pause was RunPod's,
+// not the host's), and the run goes on with the next candidate.
+func (r *run) foundTooLate(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig, rec *cost.Attempt, listPrice cost.Price,
+	createdAt time.Time, done func(cost.Outcome, string), spent time.Duration) (outcome, error) {
+	rec.PodID = pod.ID
+	rec.Cloud, rec.DataCenter, rec.Driver = pod.Cloud, pod.DataCenterID, pod.CudaVersion
+	w := watchResult{start: createdAt, reason: fmt.Sprintf("found by name %s after its first POST, once RunPod's pause was over: "+
+		"startup_timeout_seconds %d was spent before it could be watched; deleted, the next candidate follows", spent.Round(time.Second), r.cfg.StartupTimeoutSeconds)}
+	r.logf("pod %s: %s", pod.ID, w.reason)
+	r.dropLateDuplicates(ctx, pod)
+	out, err := r.reject(ctx, pod, jit, w, rec, listPrice, createdAt, done)
+	if err != nil || out != outcomeStartupFailure {
+		return out, err
+	}
+	return outcomeNoCapacity, nil // RunPod's pause, not a pod that failed to start
+}
+
 // unlessForeign checks that the pod the watch rejected is this candidate's
 // before anything deletes it: a create answer can name another pod's id
 // (the watch reads its record, named otherwise). Such an answer is a lost
 // answer: the id is forgotten (never deleted, never published as this run's)
-// along with the machine read for it, and the pod is looked for by its
-// unique name within the candidate's budget, then screened (why says why it
-// is to be deleted before its proof) and watched; a nil pod means none was
-// found.
-func (r *run) unlessForeign(ctx context.Context, pod *runpod.Pod, w watchResult, c plan.Candidate, label string, createdAt time.Time,
-	rec *cost.Attempt) (_ *runpod.Pod, _ watchResult, why string) {
-	if !w.foreign && (w.accepted || w.seen || ctx.Err() != nil || !r.namedOtherwise(ctx, pod)) {
-		return pod, w, ""
+// along with what its log said, and the pod is looked for by its unique name
+// within the candidate's budget, then watched (and screened by what its own
+// log says); a nil pod means none was found.
+func (r *run) unlessForeign(ctx context.Context, pod *runpod.Pod, w watchResult, c plan.Candidate, label string, createdAt time.Time) (*runpod.Pod, watchResult) {
+	if !w.foreign && (w.accepted || w.seen || w.screened || ctx.Err() != nil || !r.namedOtherwise(ctx, pod)) {
+		return pod, w
 	}
 	r.untrack(pod.ID)
-	rec.Machine = "" // the other pod's: never this candidate's evidence
 	r.logf("create of %s: the answer named pod %s, another pod's id: a lost answer; looking for %s by name", pod.Name, pod.ID, pod.Name)
 	rctx, cancel := r.bound(ctx, max(createdAt.Add(r.cfg.StartupTimeout()).Sub(r.now()), 0))
 	found, err := r.reconcile(rctx, pod.Name)
 	cancel()
 	if found == nil {
 		r.uncertain = append(r.uncertain, r.current) // the run's last look
-		return nil, watchResult{reason: fmt.Sprintf("create of %s answered with another pod's id (%s) and no pod of that name was found (%v)", pod.Name, pod.ID, err)}, ""
+		return nil, watchResult{reason: fmt.Sprintf("create of %s answered with another pod's id (%s) and no pod of that name was found (%v)", pod.Name, pod.ID, err)}
 	}
-	if why := r.screen(ctx, found, rec); why != "" {
-		return found, w, why
-	}
-	return found, r.watch(ctx, found, c, label, createdAt), ""
+	return found, r.watch(ctx, found, c, label, createdAt)
 }
 
 // namedOtherwise reads pod's record once and reports whether it names another
@@ -380,7 +393,7 @@ type createTry struct {
 func (r *run) sendCreate(ctx context.Context, body runpod.CreatePodRequest) (created *runpod.Pod, _ error) {
 	// Everything about this create — the POST, a 429's wait, reconciliation
 	// and one informed retry — fits create_deadline_seconds (a pause RunPod
-	// asks for beyond it is waited out within the startup budget instead).
+	// asks for beyond it is waited out within the provision budget instead: pausedContext).
 	cctx, cancel := r.bound(ctx, r.cfg.CreateDeadline())
 	defer cancel()
 	t := &createTry{name: body.Name}
@@ -441,6 +454,9 @@ func (r *run) afterFailedCreate(ctx, cctx context.Context, t *createTry, err err
 		// POST on before answering — and only then send once more, if that
 		// fits the deadline.
 		t.retried = true
+		if pause := r.deps.Policy.Cooldown().Remaining(r.now()); pause > 0 && !fits(r.deps.Policy, cctx, pause) {
+			return r.afterLongRateLimit(ctx, t, pause)
+		}
 		if werr := r.deps.Policy.Wait(cctx, 0, "create after 429"); werr != nil {
 			return nil, false, fmt.Errorf("%w: create of %s rate limited and the wait does not fit create_deadline_seconds %d: %v", errNotCreated, t.name, r.cfg.CreateDeadlineSeconds, werr)
 		}
@@ -459,6 +475,23 @@ func (r *run) afterFailedCreate(ctx, cctx context.Context, t *createTry, err err
 		return nil, true, nil
 	}
 	return nil, false, fmt.Errorf("create pod %s: %w", t.name, err)
+}
+
+// afterLongRateLimit ends a create answered 429 with a pause longer than
+// create_deadline_seconds: the pause is waited out within the provision
+// budget, the name looked up once, and the run goes on with the pod found or,
+// none being listed, with the next candidate; this name is never sent again.
+func (r *run) afterLongRateLimit(ctx context.Context, t *createTry, pause time.Duration) (*runpod.Pod, bool, error) {
+	pctx, cancel := r.pausedContext(ctx, t.name, pause)
+	defer cancel()
+	if werr := r.deps.Policy.Wait(pctx, 0, "create after 429"); werr != nil {
+		return nil, false, fmt.Errorf("%w: create of %s rate limited for %s, longer than the provision budget left: %v", errNotCreated, t.name, pause.Round(time.Second), werr)
+	}
+	if found, ferr := r.lookupAfterRateLimit(pctx, t.name); found != nil || ferr != nil {
+		t.uncertain = ferr != nil
+		return found, false, ferr
+	}
+	return nil, false, fmt.Errorf("%w: create of %s rate limited for %s and no pod of that name exists after the pause", errNotCreated, t.name, pause.Round(time.Second))
 }
 
 // lookupAfterRateLimit reads the pod list once, after a 429's wait, for a pod
@@ -541,14 +574,22 @@ func (r *run) reconcileContext(ctx, cctx context.Context, name string) (_ contex
 		rctx, cancel := r.bound(ctx, 2*lifecycle.DefaultRequestTimeout)
 		return rctx, cancel, false
 	case pause > 0 && !fits(r.deps.Policy, cctx, pause):
-		// The startup budget runs from the candidate's first POST.
-		budget := r.current.postAt.Add(r.cfg.StartupTimeout()).Sub(r.now())
-		r.logf("create of %s: RunPod asks for a pause of %s, longer than create_deadline_seconds %d: "+
-			"reconciling by name once it is over, within startup_timeout_seconds %d", name, pause.Round(time.Second), r.cfg.CreateDeadlineSeconds, r.cfg.StartupTimeoutSeconds)
-		rctx, cancel := r.bound(ctx, max(budget, 0))
+		rctx, cancel := r.pausedContext(ctx, name, pause)
 		return rctx, cancel, true
 	}
 	return cctx, func() {}, false
+}
+
+// pausedContext bounds what follows a create RunPod paused (Retry-After) for
+// longer than create_deadline_seconds: the rest of the run's provision
+// budget, not the candidate's startup budget, which a pause may outlast (a
+// 120 s pause, a 100 s startup timeout): the name is looked up once the
+// pause is over and the run goes on with the next candidate.
+func (r *run) pausedContext(ctx context.Context, name string, pause time.Duration) (context.Context, context.CancelFunc) {
+	left := r.provisionLeft()
+	r.logf("create of %s: RunPod asks for a pause of %s, longer than create_deadline_seconds %d: "+
+		"reconciling by name once it is over, within the provision budget (%s left)", name, pause.Round(time.Second), r.cfg.CreateDeadlineSeconds, left.Round(time.Second))
+	return r.bound(ctx, left)
 }
 
 // fits reports whether a pause of d fits what is left of ctx's deadline on

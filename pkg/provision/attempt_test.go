@@ -218,8 +218,9 @@ func TestRunnerConfigMintFailures(t *testing.T) {
 
 // TestRateLimitedCreate: a 429 on a create certainly made no pod. Its
 // Retry-After is waited out and the create sent once more when that fits
-// create_deadline_seconds; when it does not fit, the candidate ends as not
-// created, naming the deadline, and nothing more is paid. A second 429 on the
+// create_deadline_seconds; when it does not fit, it is waited out within the
+// provision budget, the name looked up, and the candidate ends as not
+// created, naming the pause; nothing more is paid. A second 429 on the
 // retry stops the run.
 // (The plan holds one candidate, so a candidate not created exhausts it.)
 func TestRateLimitedCreate(t *testing.T) {
@@ -236,7 +237,7 @@ func TestRateLimitedCreate(t *testing.T) {
 		{
 			name: "Retry-After the whole create deadline", retryAfter: 60 * time.Second, nth: []int{1}, wantPOSTs: 1,
 			wantErr:    "provision attempts exhausted: all 1 candidates tried",
-			wantReason: "no pod was created: create of rgpu-7001-1-c1 rate limited and the wait does not fit create_deadline_seconds 60",
+			wantReason: "no pod was created: create of rgpu-7001-1-c1 rate limited for 1m0s and no pod of that name exists after the pause",
 		},
 		{
 			name: "a second 429 on the retry stops the run", retryAfter: 5 * time.Second, nth: []int{1, 2}, wantPOSTs: 2,
@@ -312,7 +313,7 @@ func TestRateLimitedCreateIsLookedUpBeforeItIsSentAgain(t *testing.T) {
 
 // A create answered 503 with a Retry-After longer than create_deadline_seconds
 // does not stop the run: once the pause is over the pod is looked for by name,
-// within the candidate's startup budget, and the run goes on — with the pod
+// within the provision budget, and the run goes on — with the pod
 // when the create made it, else with the next candidate — never a second pod
 // of the same name, and never a pod-list read during the pause.
 func TestCreatePausedByALongRetryAfterIsReconciledWhenThePauseIsOver(t *testing.T) {
@@ -356,6 +357,76 @@ func TestCreatePausedByALongRetryAfterIsReconciledWhenThePauseIsOver(t *testing.
 				}
 			}
 			assert.Check(t, is.Contains(s.obs.log(), "longer than create_deadline_seconds 60"))
+		})
+	}
+}
+
+// A create paused by a Retry-After (120 s) longer than create_deadline_seconds
+// (60 s) and than the candidate's startup_timeout_seconds (100 s) does not end
+// the run: the pause is waited out within the provision budget, the first name
+// is reconciled — found (and deleted unwatched: its startup budget went by in
+// RunPod's pause, no host's fault) or confirmed absent — and the next
+// candidate is created after the pause; never a second pod of the first name.
+func TestCreatePausedLongerThanTheStartupTimeout(t *testing.T) {
+	const pause = 120 * time.Second
+	first := runpodsim.Trigger{Nth: []int{1}}
+	for _, tc := range []struct {
+		name         string
+		faults       runpodsim.Faults
+		wantOutcomes []string
+		wantFirst    int // pods of the first name ever created
+	}{
+		{
+			name:         "503, the create made its pod",
+			faults:       runpodsim.Faults{LostCreates: []runpodsim.LostCreateFault{{When: first, Status: 503, RetryAfter: pause}}},
+			wantOutcomes: []string{"live-1 RTX A4000 rejected", "live-2 RTX A5000 accepted"},
+			wantFirst:    1,
+		},
+		{
+			name: "503, nothing was created",
+			faults: runpodsim.Faults{ServerErrors: []runpodsim.ServerErrorFault{
+				{Match: runpodsim.Match{Route: "POST /v2/pods"}, When: first, Status: 503, RetryAfter: pause}}},
+			wantOutcomes: []string{"live-1 RTX A4000 failed", "live-2 RTX A5000 accepted"},
+		},
+		{
+			name: "429, nothing was created",
+			faults: runpodsim.Faults{RateLimits: []runpodsim.RateLimitFault{
+				{Match: runpodsim.Match{Route: "POST /v2/pods"}, When: first, RetryAfter: pause}}},
+			wantOutcomes: []string{"live-1 RTX A4000 failed", "live-2 RTX A5000 accepted"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a5000)), Faults: tc.faults}, func(c *config.Config) {
+				c.CreateDeadlineSeconds, c.StartupTimeoutSeconds = 60, 100
+			})
+			start := s.clock.Now()
+
+			res, err := s.run(t)
+
+			assert.NilError(t, err, "the run goes on after the pause")
+			assert.DeepEqual(t, outcomes(res), tc.wantOutcomes)
+			assert.Check(t, res.Attempts[0].Host == cost.HostVerdict(""), "RunPod's pause is no evidence against a host")
+			live := s.livePods(t)
+			assert.Assert(t, is.Len(live, 1), "the first name's pod, if any, was deleted")
+			assert.Check(t, is.Equal(res.Accepted.PodID, live[0].ID))
+			posts := map[string]int{}
+			for _, p := range s.cloud.RunPod.Pods() {
+				posts[p.Name]++
+			}
+			assert.Check(t, is.Equal(posts["rgpu-7001-1-c1"], tc.wantFirst), "never a second pod of the first name")
+			var lookedUp bool
+			for _, r := range s.cloud.RunPod.Requests() {
+				switch {
+				case r.Route == "GET /v2/pods" && r.At.Before(start.Add(pause)):
+					t.Errorf("the pod list was read %s into the %s pause", r.At.Sub(start), pause)
+				case r.Route == "GET /v2/pods":
+					lookedUp = true
+				case r.Route == "POST /v2/pods" && r.Status < 300 && r.At.Before(start.Add(pause)) && tc.wantFirst == 0:
+					t.Errorf("a pod was created %s into the %s pause", r.At.Sub(start), pause)
+				}
+			}
+			assert.Check(t, lookedUp, "the first name is reconciled once the pause is over")
+			assert.Check(t, is.Contains(s.obs.log(), "longer than create_deadline_seconds 60: reconciling by name once it is over, within the provision budget"))
 		})
 	}
 }

@@ -142,13 +142,13 @@ func provisionManyOn(tb testing.TB, n int, hp hostProfile) []callStats {
 // maxCallsPerAcceptedPod is the target: RunPod and GitHub requests together
 // (every request sent, 304s included) per accepted pod, for boots of 30–300 s
 // and proofs of 5–60 s.
-const maxCallsPerAcceptedPod = 15
+const maxCallsPerAcceptedPod = 13
 
 // The startup watch accepts a runner within one poll of it coming online —
 // also seconds after its container starts, also when the runner does not say
 // in its log that it listens, also when it connects well after the proof —
 // reads the pod at most once per poll, re-reads the PR conditionally, and
-// spends at most 15 requests (RunPod and GitHub together, 304s included) per
+// spends at most 13 requests (RunPod and GitHub together, 304s included) per
 // accepted pod for every boot of 30–300 s and proof of 5–60 s.
 func TestCallsPerPodAndDetectionAcrossBootsAndProofs(t *testing.T) {
 	poll := 10 * time.Second

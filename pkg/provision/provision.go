@@ -274,6 +274,9 @@ type run struct {
 	// reputation is the estimator of the request's record, once the plan
 	// ranked by it (nil without evidence): it holds machines bad.
 	reputation *reputation.Estimator
+	// started is when the run began: its provision budget
+	// (config.ProvisionTierBudget) runs from there.
+	started time.Time
 }
 
 // Run provisions one pod. On ctx cancellation (SIGTERM) it deletes every pod
@@ -314,10 +317,17 @@ func Run(ctx context.Context, deps Deps, req Request) (res Result, err error) {
 func (r *run) logf(format string, args ...any) { r.deps.Observer.Logf(format, args...) }
 func (r *run) now() time.Time                  { return r.deps.Policy.Now() }
 
+// provisionLeft is what is left of the run's provision budget
+// (config.ProvisionTierBudget from its start); never negative.
+func (r *run) provisionLeft() time.Duration {
+	return max(r.started.Add(r.cfg.ProvisionTierBudget()).Sub(r.now()), 0)
+}
+
 func (r *run) provision(ctx context.Context) (Result, error) {
 	if err := r.checkRequest(); err != nil {
 		return r.res, err
 	}
+	r.started = r.now()
 	// The paid path is decided right before any spend; the lookup fails open.
 	if r.req.TestedRef != "" && r.req.PRNumber > 0 && !r.req.NoReuse && r.reused(ctx) {
 		return r.res, nil

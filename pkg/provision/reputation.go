@@ -1,6 +1,7 @@
 package provision
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,22 +15,9 @@ import (
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/reputation"
-	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/startup"
 )
-
-// MachineReader reads the machine RunPod placed a pod on (runpod.Client's
-// PodMachine: one GraphQL read). A RunPod client without it records no
-// machine and screens none.
-type MachineReader interface {
-	PodMachine(ctx context.Context, podID string) (string, error)
-}
-
-// MachineReadBudget bounds the one read of a new pod's machine; on any
-// failure the machine is unknown: recorded as such, and never screened. The
-// read is sent once and its answer never moves the shared cooldown
-// (reqpolicy.Optional).
-const MachineReadBudget = 10 * time.Second
 
 // ranker builds the plan's ranker from the request's reputation record as
 // of now; nil (the seed's plan) without a record or without evidence in it.
@@ -65,57 +53,47 @@ func (r *run) estimate() *reputation.Estimator {
 	return r.reputation
 }
 
-// readMachine reads the machine of a new pod, for its attempt's evidence,
-// when the lane keeps a reputation (a record was given, even an empty one):
-// one read, bounded by MachineReadBudget. "" when unknown.
-func (r *run) readMachine(ctx context.Context, podID string) string {
-	reader, ok := r.deps.RunPod.(MachineReader)
-	if r.req.Reputation == nil || !ok {
-		return ""
-	}
-	mctx, cancel := r.bound(ctx, MachineReadBudget)
-	defer cancel()
-	// Optional: evidence only; its 429 (GraphQL's own limit) must not pause the watch.
-	machine, err := reader.PodMachine(reqpolicy.Optional(mctx), podID)
-	switch {
-	case err != nil:
-		r.logf("pod %s: its machine could not be read (%v): recorded as unknown", podID, err)
-		return ""
-	case machine != "" && !reputation.ValidMachineID(machine):
-		r.logf("pod %s: RunPod named its machine %.80q, which is no machine id: recorded as unknown", podID, machine)
-		return ""
-	}
-	return machine
-}
+// The machine a pod landed on is what the pod itself reports: REST v2's pod
+// record names none, so the startup script's machine report prints each GPU's
+// UUID and driver (startup.LineGPU) before the proof runs, in the container
+// log the watch already follows. The first GPU's UUID is the machine's key in
+// the reputation: no extra call, and no GraphQL.
 
-// screen records the machine of a new pod and says why it is to be deleted
-// before its proof ("" to watch it): placed on a machine the reputation holds
-// bad. A create answer may name another pod's id (unlessForeign): a pod is
-// deleted for its placement only once its record, read by that id, names it
-// this run's pod; a record that cannot be read leaves it to the watch.
-func (r *run) screen(ctx context.Context, pod *runpod.Pod, rec *cost.Attempt) string {
-	rec.Machine = r.readMachine(ctx, pod.ID)
-	why := r.heldMachine(rec.Machine)
+// sawGPU takes in the machine report's GPU line: the first one is the pod's
+// machine (a GPU UUID: startup.ReadLogLine reads nothing else), kept when the
+// lane keeps a reputation, as its attempt's evidence.
+// It reports true when the watch ends: the machine is held bad and the pod's
+// record, read once, names it this run's pod (screened: deleted before its
+// proof), or names another pod (foreign: found by name instead). A record
+// that cannot be read leaves the pod watched.
+func (s *startupWatch) sawGPU(ctx context.Context, l startup.LogLine) bool {
+	r := s.r
+	if s.w.machine != "" || r.req.Reputation == nil {
+		return false
+	}
+	s.w.machine = l.GPUUUID
+	r.logf("pod %s: machine %s (driver %s), as the pod reports it", s.pod.ID, l.GPUUUID, l.Driver)
+	why := r.heldMachine(l.GPUUUID)
 	if why == "" {
-		return ""
+		return false
 	}
-	switch name, err := r.recordName(ctx, pod); {
+	switch name, err := r.recordName(ctx, s.pod); {
 	case err != nil:
-		r.logf("pod %s is on a held machine, but its record could not be read to confirm it is this run's (%v): watched, not deleted for its placement", pod.ID, err)
-		return ""
-	case name != pod.Name:
-		return "" // another pod's id: the watch finds this candidate's pod by name
+		r.logf("pod %s is on a held machine, but its record could not be read to confirm it is this run's (%v): watched, not deleted for its placement", s.pod.ID, err)
+		return false
+	case name != s.o.name:
+		s.w.foreign, s.w.reason = true, fmt.Sprintf("the create answer named pod %s, whose record is named %q, not %s", s.pod.ID, name, s.o.name)
+		return true
 	}
-	rec.PodID = pod.ID
-	r.dropLateDuplicates(ctx, pod)
-	return why
+	s.w.screened, s.w.screenedWhy, s.w.seen = true, why, true
+	return true
 }
 
 // heldMachine says why the machine a pod landed on is held bad by the
 // reputation ("" when it is not, or unknown). No create parameter pins or
 // excludes a machine, so a pod RunPod places on a held machine is deleted
-// before its proof: seconds of billing instead of a boot, an image pull
-// and a failed proof.
+// as soon as it names its machine, before its proof: its boot is paid, a
+// failed proof and the candidate's startup budget are not.
 func (r *run) heldMachine(machine string) string {
 	if r.reputation == nil || machine == "" {
 		return ""
@@ -128,11 +106,14 @@ func (r *run) heldMachine(machine string) string {
 // attempt is rejected with no host verdict (it says nothing new about the
 // machine), billed from its creation, and the run goes on to the next
 // candidate without counting a startup failure.
-func (r *run) screenOut(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig, rec *cost.Attempt, listPrice cost.Price,
-	createdAt time.Time, done func(cost.Outcome, string), why string) (outcome, error) {
-	rec.Cloud, rec.DataCenter, rec.Driver = pod.Cloud, pod.DataCenterID, pod.CudaVersion
-	r.logf("pod %s landed on a machine the reputation holds bad: %s; deleting it before its proof", pod.ID, why)
-	w := watchResult{screened: true, start: createdAt, reason: "placed on a machine held bad (" + why + "): deleted before its proof"}
+func (r *run) screenOut(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig, w watchResult, rec *cost.Attempt, listPrice cost.Price,
+	createdAt time.Time, done func(cost.Outcome, string)) (outcome, error) {
+	rec.PodID = pod.ID
+	rec.Cloud, rec.DataCenter, rec.Driver = cmp.Or(w.cloud, pod.Cloud), cmp.Or(w.dataCenter, pod.DataCenterID), cmp.Or(w.driver, pod.CudaVersion)
+	r.dropLateDuplicates(ctx, pod)
+	r.logf("pod %s landed on a machine the reputation holds bad: %s; deleting it before its proof", pod.ID, w.screenedWhy)
+	w.start, w.hostFailed = createdAt, false
+	w.reason = "placed on a machine held bad (" + w.screenedWhy + "): deleted before its proof"
 	out, err := r.reject(ctx, pod, jit, w, rec, listPrice, createdAt, done)
 	if err != nil || out != outcomeStartupFailure {
 		return out, err

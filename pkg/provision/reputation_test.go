@@ -3,7 +3,6 @@ package provision
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -87,6 +86,10 @@ func TestLoadReputationRefusesAnUnboundedRecord(t *testing.T) {
 	assert.Check(t, is.ErrorContains(err, "2001 observations; want at most 2000"))
 }
 
+// gpuOf is the machine key a pod on simulated host id reports: its first
+// GPU's UUID (the machine report's GPU line).
+func gpuOf(id string) string { return runpodsim.HostProfile{ID: id}.GPUUUID(0) }
+
 // held is a record in which machine "bad1" failed once among five machines
 // of its pair (A4000 secure in US-TX-3) that worked: the pair stays good,
 // the machine is held bad.
@@ -101,17 +104,18 @@ func held(at time.Time) *reputation.Record {
 func holdBad(rec *reputation.Record, at time.Time, gpu, bad string) {
 	for i := range 5 {
 		rec.Add(reputation.Observation{At: at.Add(-time.Duration(10-i) * time.Hour), GPU: gpu, DataCenter: "US-TX-3", Cloud: "SECURE",
-			Machine: fmt.Sprintf("%s-other%d", bad, i), OK: true, Seconds: 90, PricePerHour: 0.25})
+			Machine: gpuOf(fmt.Sprintf("%s-other%d", bad, i)), OK: true, Seconds: 90, PricePerHour: 0.25})
 	}
 	rec.Add(reputation.Observation{At: at.Add(-2 * time.Hour), GPU: gpu, DataCenter: "US-TX-3", Cloud: "SECURE",
-		Machine: bad, OK: false, Seconds: 200, PricePerHour: 0.25})
+		Machine: gpuOf(bad), OK: false, Seconds: 200, PricePerHour: 0.25})
 }
 
 // A pod RunPod places on a machine the reputation holds bad is deleted
-// before its proof (no boot, pull or proof paid), says nothing about the
-// host, and is no startup failure: the run goes on to the next candidate
-// even with max_consecutive_startup_failures 1. Every pod's machine is in
-// its attempt's evidence: one GraphQL read per pod.
+// before its proof (once its container reports its GPU: its boot is paid,
+// its proof is not), says nothing about the host, and is no startup failure:
+// the run goes on to the next candidate even with
+// max_consecutive_startup_failures 1. Every pod's machine is in its attempt's
+// evidence, from its own log: no GraphQL, no call of its own.
 func TestHeldMachineIsDeletedBeforeItsProof(t *testing.T) {
 	s := newScenario(t, cloud.Options{Market: market(host("bad1", a4000, oldPTX), host("good1", a5000))}, func(c *config.Config) {
 		c.MaxConsecutiveStartupFailures = 1
@@ -121,62 +125,33 @@ func TestHeldMachineIsDeletedBeforeItsProof(t *testing.T) {
 	assert.NilError(t, err)
 	assert.DeepEqual(t, outcomes(res), []string{"live-1 RTX A4000 rejected", "live-2 RTX A5000 accepted"})
 	screened, accepted := res.Attempts[0], res.Attempts[1]
-	assert.Check(t, is.Equal(screened.Machine, "bad1"))
+	assert.Check(t, is.Equal(screened.Machine, gpuOf("bad1")))
 	assert.Check(t, is.Equal(screened.Host, cost.HostVerdict("")), "a screened pod says nothing new about its machine")
-	assert.Check(t, is.Contains(screened.Reason, "machine bad1 (NVIDIA RTX A4000 secure in US-TX-3) failed 1 of its last 1 pods"))
-	assert.Check(t, screened.Seconds.Known && screened.Seconds.N < 30, "billed from creation to deletion: %s", screened.Seconds)
-	assert.Check(t, is.Equal(accepted.Machine, "good1"))
-	assert.Check(t, is.Equal(countRoute(s, "POST /graphql"), 2), "one machine read per pod")
+	assert.Check(t, is.Contains(screened.Reason, "machine "+gpuOf("bad1")+" (NVIDIA RTX A4000 secure in US-TX-3) failed 1 of its last 1 pods"))
+	boot, proof := 30*time.Second, 25*time.Second // host's BootSeconds, the model's ProofTime
+	assert.Check(t, screened.Seconds.Known && time.Duration(screened.Seconds.N)*time.Second < boot+proof,
+		"billed from creation to deletion, before the proof's verdict: %s", screened.Seconds)
+	assert.Check(t, !strings.Contains(s.obs.log(), "CUDA smoke proof failed"), "deleted before its proof failed")
+	assert.Check(t, is.Equal(accepted.Machine, gpuOf("good1")))
+	assert.Check(t, is.Equal(countRoute(s, "POST /graphql"), 0), "the machine comes from the pod's log")
 	assert.Check(t, is.Contains(s.obs.log(), "1 machine(s) held bad"))
 }
 
-// Without a reputation record the lane reads no machine (no extra call).
-func TestNoReputationReadsNoMachine(t *testing.T) {
+// Without a reputation record the lane records no machine; with an empty one
+// (a cold start) each pod's machine is recorded for the next record. Neither
+// sends a call for it.
+func TestNoReputationRecordsNoMachine(t *testing.T) {
 	s := newScenario(t, cloud.Options{Market: market(host("good1", a4000))}, onlyA4000)
 	res, err := s.run(t)
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(res.Attempts[0].Machine, ""))
-	assert.Check(t, is.Equal(countRoute(s, "POST /graphql"), 0))
 
 	s = newScenario(t, cloud.Options{Market: market(host("good1", a4000))}, onlyA4000)
 	s.req.Reputation = &reputation.Record{} // a cold start: no evidence yet, machines recorded for the next record
 	res, err = s.run(t)
 	assert.NilError(t, err)
-	assert.Check(t, is.Equal(res.Attempts[0].Machine, "good1"))
-}
-
-// machineReader answers PodMachine with id or err; nothing else is called.
-type machineReader struct {
-	RunPod
-	id  string
-	err error
-}
-
-func (m machineReader) PodMachine(context.Context, string) (string, error) { return m.id, m.err }
-
-// What RunPod names the machine is outside data printed in the log: only a
-// machine id is kept, anything else (a newline, a workflow command) is an
-// unknown machine, and a failed read is one too.
-func TestReadMachineKeepsOnlyMachineIDs(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		reader machineReader
-		want   string
-		log    string
-	}{
-		{name: "a machine id", reader: machineReader{id: "m7xk2"}, want: "m7xk2"},
-		{name: "not one", reader: machineReader{id: "m1\n::warning::x"}, log: `RunPod named its machine "m1\n::warning::x", which is no machine id`},
-		{name: "a failed read", reader: machineReader{err: errors.New("boom")}, log: "its machine could not be read (boom): recorded as unknown"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r, obs := unitRun(t, nil)
-			r.deps.RunPod = tc.reader
-			r.req.Reputation = &reputation.Record{}
-			assert.Check(t, is.Equal(r.readMachine(context.Background(), "pod1"), tc.want))
-			assert.Check(t, is.Contains(obs.log(), tc.log))
-			assert.Check(t, !strings.Contains(obs.log(), "\n::warning"), "no workflow command reaches the log")
-		})
-	}
+	assert.Check(t, is.Equal(res.Attempts[0].Machine, gpuOf("good1")))
+	assert.Check(t, is.Equal(countRoute(s, "POST /graphql"), 0))
 }
 
 // foreignAnswer makes the n-th create of s answer with the id *foreign names
@@ -220,10 +195,10 @@ func TestPodFoundByNameAfterAForeignCreateAnswerIsScreened(t *testing.T) {
 	assert.NilError(t, err)
 	assert.DeepEqual(t, outcomes(res), []string{"live-1 RTX A4000 rejected", "live-2 RTX A5000 accepted"})
 	screened := res.Attempts[0]
-	assert.Check(t, is.Equal(screened.Machine, "bad1"), "the attempt's own machine, not the other pod's")
-	assert.Check(t, is.Contains(screened.Reason, "placed on a machine held bad (machine bad1"))
+	assert.Check(t, is.Equal(screened.Machine, gpuOf("bad1")), "the attempt's own machine, not the other pod's")
+	assert.Check(t, is.Contains(screened.Reason, "placed on a machine held bad (machine "+gpuOf("bad1")))
 	assert.Check(t, screened.PodID != foreign)
-	assert.Check(t, is.Equal(countRoute(s, "POST /graphql"), 3), "the other pod's machine, the found pod's, the next candidate's")
+	assert.Check(t, is.Equal(countRoute(s, "POST /graphql"), 0))
 	var alive []string
 	for _, p := range s.livePods(t) {
 		alive = append(alive, p.Name)
@@ -256,21 +231,4 @@ func TestScreeningNeverDeletesAPodWhoseRecordItCouldNotRead(t *testing.T) {
 	assert.Check(t, is.DeepEqual(alive, []string{"alice-notebook", "rgpu-7001-1-c1"}), "the foreign pod is untouched")
 	assert.Check(t, is.Equal(countRoute(s, "DELETE /v2/pods/{id}"), 0))
 	assert.Check(t, is.Contains(s.obs.log(), "could not be read to confirm it is this run's"))
-}
-
-// The machine read is evidence only: a 429 to it, however long its
-// Retry-After, leaves the machine unknown and never pauses the watch of a
-// healthy pod past its startup budget (the GraphQL host's limit is not the
-// REST API's, and a REST limit answers for itself).
-func TestRateLimitedMachineReadLeavesAHealthyPodAccepted(t *testing.T) {
-	s := newScenario(t, cloud.Options{Market: market(host("good1", a4000)), Faults: runpodsim.Faults{RateLimits: []runpodsim.RateLimitFault{{
-		Match: runpodsim.Match{Route: "POST /graphql"}, When: runpodsim.Trigger{Every: 1}, RetryAfter: 1000 * time.Second}}}}, onlyA4000)
-	s.req.Reputation = held(s.clock.Now())
-
-	res, err := s.run(t)
-
-	assert.NilError(t, err)
-	assert.DeepEqual(t, outcomes(res), []string{"live-1 RTX A4000 accepted"})
-	assert.Check(t, is.Equal(res.Attempts[0].Machine, ""), "recorded as unknown")
-	assert.Check(t, is.Contains(s.obs.log(), "its machine could not be read"))
 }

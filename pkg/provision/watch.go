@@ -29,7 +29,11 @@ type watchResult struct {
 	// another pod's id); seen: a record of the pod, under its name, was read.
 	foreign, seen bool
 	screened      bool // placed on a machine the reputation holds bad: deleted before its proof
-	reason        string
+	screenedWhy   string
+	// machine is the pod's machine as it reports it (its first GPU's UUID,
+	// reputation.go); "" when unknown or when the lane keeps no reputation.
+	machine string
+	reason  string
 	// hostFailed: the pod never delivered a runner through its host's fault —
 	// it ended or lost its runtime while starting, or missed the startup
 	// timeout while the watch could see it — as opposed to a rejection for
@@ -62,8 +66,8 @@ func (w *watchResult) place(p *runpod.Pod) {
 // boots. The PR was read right before the create; an unchanged PR answers a
 // conditional read with 304, which costs no rate limit. A PR closed or moved
 // meanwhile is noticed within this interval, and always before acceptance.
-// Ninety seconds, not sixty: with the pod's machine read for the reputation
-// (one GraphQL call) a 300 s boot and a 60 s proof still fit 15 calls.
+// Ninety seconds, not sixty: a 300 s boot and a 60 s proof fit 14 calls
+// (the pod's machine comes from its log, with no call of its own).
 const PRWatchInterval = 90 * time.Second
 
 // PodCheckInterval is how often the watch reads the pod while its log stream
@@ -342,6 +346,10 @@ func (s *startupWatch) takeLog(ctx context.Context) bool {
 			}
 		case startup.StageListening:
 			s.registryDue = now
+		case startup.StageGPU:
+			if s.sawGPU(ctx, l) { // reputation.go
+				return true
+			}
 		}
 	}
 	if ended {

@@ -187,7 +187,7 @@ func newHost(t *testing.T, proofExit int) *host {
 	write := func(path, body string) {
 		assert.NilError(t, os.WriteFile(path, []byte(body), 0o755))
 	}
-	write(filepath.Join(bin, "nvidia-smi"), "#!/bin/sh\necho 'NVIDIA GeForce RTX 4090, 570.86.15, 24564 MiB'\n")
+	write(filepath.Join(bin, "nvidia-smi"), "#!/bin/sh\necho 'GPU-5a1c0e8f-3b2d-4c6e-9f70-1a2b3c4d5e6f, NVIDIA GeForce RTX 4090, 570.86.15, 24564 MiB'\n")
 	// The runner records its arguments, its environment, whether it can sudo,
 	// and every command line of the machine that holds the JIT config (the
 	// pattern comes from a file, so the search's own command line holds none).

@@ -61,11 +61,23 @@ func (m *ProofModel) Start(l runpodsim.Launch, exited runpodsim.ExitFunc) error 
 	if log == nil {
 		log = func(...string) {}
 	}
-	log(startup.LogPrefix+startup.LineStarted, startup.LogPrefix+"running the CUDA smoke proof")
+	log(ModelStartLines(l)...)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.timers[l.PodID] = m.clock.AfterFunc(m.ProofTime, func() { m.verdictOf(l, log, exited) })
 	return nil
+}
+
+// ModelStartLines are the first lines the startup script prints on a
+// model-mode host: started, the machine report's line for each GPU (its UUID,
+// name, driver and memory, as nvidia-smi prints them) and the proof running.
+func ModelStartLines(l runpodsim.Launch) []string {
+	lines := []string{startup.LogPrefix + startup.LineStarted}
+	for i := range max(l.GPUCount, 1) {
+		lines = append(lines, fmt.Sprintf("%s%s%s, %s, %s, %d MiB", startup.LogPrefix, startup.LineGPU,
+			l.Host.GPUUUID(i), l.Host.GPUTypeID, KernelDriverVersion(l.Host.DriverCUDA), l.Host.VRAMGB*1024))
+	}
+	return append(lines, startup.LogPrefix+"running the CUDA smoke proof")
 }
 
 // verdictOf ends the proof: an exit with the script's line for its cause, or

@@ -327,7 +327,12 @@ func (h *ProcessHosts) environment(l runpodsim.Launch, dir string) ([]string, er
 	vars["HOME"], vars["TMPDIR"] = dir, dir
 	vars["PATH"] = h.binDir + string(os.PathListSeparator) + h.hostPath
 	vars["LD_LIBRARY_PATH"] = h.libDir
-	vars["SIM_NVIDIA_DRIVER_VERSION"] = kernelDriverVersion(l.Host.DriverCUDA)
+	vars["SIM_NVIDIA_DRIVER_VERSION"] = KernelDriverVersion(l.Host.DriverCUDA)
+	uuids := make([]string, max(l.GPUCount, 1))
+	for i := range uuids {
+		uuids[i] = l.Host.GPUUUID(i)
+	}
+	vars["SIM_GPU_UUIDS"] = strings.Join(uuids, " ")
 	for _, name := range smoketest.EnvNames {
 		delete(vars, name) // only the host profile configures the driver
 	}
@@ -374,7 +379,9 @@ var kernelDriverVersions = []struct{ cuda, driver string }{
 	{"12.9", "575.51.03"}, {"13.0", "580.65.06"},
 }
 
-func kernelDriverVersion(cuda string) string {
+// KernelDriverVersion is the kernel driver version nvidia-smi reports on a
+// simulated host whose driver supports CUDA cuda ("12.8" → "570.124.06").
+func KernelDriverVersion(cuda string) string {
 	want, err := cudaver.Parse(cuda)
 	if err != nil {
 		return "unknown"

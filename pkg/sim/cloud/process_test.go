@@ -208,7 +208,7 @@ func TestProcessHealthyHostRunnerComesOnline(t *testing.T) {
 	assert.DeepEqual(t, got, outcome{Status: runpod.PodRunning, Runner: "online"})
 	log := c.Processes.Log(pod.podID)
 	for _, want := range []string{
-		"runpod-gpu: gpu: NVIDIA RTX A5000, 570.124.06, 24576 MiB", // the nvidia-smi stand-in
+		"runpod-gpu: gpu: " + host("h1", a5000).GPUUUID(0) + ", NVIDIA RTX A5000, 570.124.06, 24576 MiB", // the nvidia-smi stand-in, with the machine's GPU
 		"[ok] tier: full (CUDA 12.8, PTX ISA 8.7)",
 		"SMOKE PASS",
 		"runpod-gpu: proof passed: starting the runner as user runner",

@@ -1,6 +1,8 @@
 package runpodsim
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -64,6 +66,17 @@ type HostProfile struct {
 	// LosesRuntimeAfter > 0 makes a running pod's runtime turn null that long
 	// after its container started, while its status stays RUNNING.
 	LosesRuntimeAfter time.Duration
+}
+
+// GPUUUID is the UUID nvidia-smi reports for GPU i of a pod on this machine
+// ("GPU-" and 8-4-4-4-12 hex digits), derived from the machine's ID. The
+// simulator's faults are per machine (Healthy, DiesDuringBoot), so every pod
+// on it sees the same GPUs from index 0: what the pod reports identifies its
+// machine, as it does for the lane's reputation.
+func (h HostProfile) GPUUUID(i int) string {
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%s/gpu%d", h.ID, i)))
+	x := hex.EncodeToString(sum[:16])
+	return "GPU-" + x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:32]
 }
 
 // Market is the simulated cloud's supply: what the catalog lists and where pods can land.
