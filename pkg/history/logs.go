@@ -37,6 +37,7 @@ type logScan struct {
 	attempts []loggedAttempt
 	reports  []cost.Report
 	gates    []gatecheck.ExternalID // gate markers, in log order
+	seals    map[string]bool        // SHA-256 of the cost artifact files lane jobs vouched for
 	last     wire.Time              // the latest log timestamp
 	problems []string               // malformed structured lines and unreadable files
 	skipped  int                    // problems beyond maxProblems
@@ -158,6 +159,11 @@ func (s *logScan) scanLine(file string, n int, text string) {
 		s.attempts = append(s.attempts, loggedAttempt{Attempt: line.Attempt, at: at})
 	case ok && line.Kind == cost.LineCost:
 		s.reports = append(s.reports, line.Cost)
+	case ok && line.Kind == cost.LineSeal:
+		if s.seals == nil {
+			s.seals = map[string]bool{}
+		}
+		s.seals[line.Seal.SHA256] = true
 	case strings.Contains(rest, gatecheck.ExternalIDPrefix):
 		s.gates = append(s.gates, gateMarkers(rest)...)
 	}
@@ -210,11 +216,22 @@ func gateMarkers(text string) []gatecheck.ExternalID {
 	}
 }
 
-// readArtifact reads the cost artifact file out of an artifact's archive.
-func readArtifact(data []byte) (cost.Artifact, error) {
+// readArtifact reads the cost artifact file out of an artifact's archive,
+// with the seal of its exact bytes.
+func readArtifact(data []byte) (cost.Artifact, cost.Seal, error) {
+	body, err := artifactFile(data)
+	if err != nil {
+		return cost.Artifact{}, cost.Seal{}, err
+	}
+	art, err := cost.ParseArtifact(body)
+	return art, cost.SealOf(body), err
+}
+
+// artifactFile returns the cost artifact file's bytes out of an artifact's archive.
+func artifactFile(data []byte) ([]byte, error) {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		return cost.Artifact{}, fmt.Errorf("archive: %w", err)
+		return nil, fmt.Errorf("archive: %w", err)
 	}
 	for _, f := range zr.File {
 		if path.Base(f.Name) != cost.ArtifactFileName {
@@ -222,19 +239,19 @@ func readArtifact(data []byte) (cost.Artifact, error) {
 		}
 		rc, err := f.Open()
 		if err != nil {
-			return cost.Artifact{}, fmt.Errorf("%s: %w", f.Name, err)
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
 		}
 		body, err := io.ReadAll(io.LimitReader(rc, maxArtifactBytes+1))
 		rc.Close()
 		if err != nil {
-			return cost.Artifact{}, fmt.Errorf("%s: %w", f.Name, err)
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
 		}
 		if len(body) > maxArtifactBytes {
-			return cost.Artifact{}, fmt.Errorf("%s: more than %d bytes", f.Name, maxArtifactBytes)
+			return nil, fmt.Errorf("%s: more than %d bytes", f.Name, maxArtifactBytes)
 		}
-		return cost.ParseArtifact(body)
+		return body, nil
 	}
-	return cost.Artifact{}, fmt.Errorf("archive has no %s", cost.ArtifactFileName)
+	return nil, fmt.Errorf("archive has no %s", cost.ArtifactFileName)
 }
 
 type countingReader struct {
