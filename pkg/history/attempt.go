@@ -142,7 +142,7 @@ func readAttempt(st store, rec AttemptRecord, reaped reaperCosts) Attempt {
 	a.Pods = mergePods(&a, artifacts, logs, reaped.of(a.Key()))
 	a.Serverless = serverlessOf(artifacts)
 	a.decide(logsRead, logs)
-	a.readUsage(st, rec)
+	a.readUsage(st, rec, logs)
 	return a
 }
 
