@@ -8,6 +8,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/redact"
 	"github.com/org/runpod-gpu/pkg/serverless"
 )
 
@@ -40,7 +41,7 @@ func report(io *actionio.IO, in Inputs, o serverless.Outcome) {
 	}
 	art := o.CostArtifact(cost.Run{Repository: current.Repository, ID: current.ID, Attempt: current.Attempt, TestedRef: in.TestedRef, Trigger: trigger, PRNumber: in.PRNumber})
 	data, err := json.MarshalIndent(art, "", "  ")
-	file := append(data, '\n')
+	file := append([]byte(redact.Published(string(data))), '\n') // published as an artifact
 	if err == nil {
 		err = os.MkdirAll(filepath.Dir(in.CostFile), 0o755)
 	}
