@@ -613,7 +613,7 @@ func TestOwnJobCallerCheckDetectsMistakes(t *testing.T) {
 		{name: "unbounded set-up", old: "        timeout-minutes: 2\n        run: tar", new: "        run: tar", want: `step "Unpack the test archive" runs before the tests without timeout-minutes`},
 		{name: "no retry", old: "        if: steps.download.outcome == 'failure'\n", new: "", want: "one bounded retry"},
 		{name: "an upload after the tests", old: "&& cat results.xml   # results in the job's log\n",
-			new: "\n      - name: Upload the results\n        if: always()\n        uses: actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02 # v4.6.2\n        with: {name: gpu-test-results, path: results.xml}\n",
+			new:  "\n      - name: Upload the results\n        if: always()\n        uses: actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02 # v4.6.2\n        with: {name: gpu-test-results, path: results.xml}\n",
 			want: `the GPU job has steps after its tests ("Upload the results" first)`},
 		{name: "built in the paid window", old: "  build:   # hosted, at the tested ref, while the pod starts: nothing is built in the paid window\n    needs: authorize\n",
 			new: "  build:\n    needs: [authorize, provision]\n", want: "job build builds the archive after provision"},
