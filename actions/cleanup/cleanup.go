@@ -6,6 +6,7 @@ package cleanupaction
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 
@@ -149,10 +150,18 @@ func artifactName(io *actionio.IO, current actionkit.Run, job int64) string {
 // relative to the workspace, which is where upload-artifact resolves it
 // outside this container; "" (with a warning) when it could not.
 func writeArtifact(io *actionio.IO, dir string, res cleanup.Result) string {
-	if _, err := cleanup.WriteArtifact(dir, res.Artifact()); err != nil {
+	path, err := cleanup.WriteArtifact(dir, res.Artifact())
+	var file []byte
+	if err == nil {
+		file, err = os.ReadFile(path)
+	}
+	if err != nil {
 		io.Warningf("%v", err)
 		return ""
 	}
+	// The seal in this job's log is what makes the file count: the cost
+	// history ignores an artifact no lane job's log vouches for.
+	io.Infof("%s", cost.SealLine(file).Format())
 	rel, err := io.WorkspaceRelative(dir)
 	if err != nil {
 		io.Warningf("%v", err)

@@ -24,6 +24,12 @@ import (
 )
 
 func main() {
+	// First of all: no key of the handler's or RunPod's stays in this
+	// process's initial environment, which the tests (its children) can read.
+	if err := worker.ExecClean("/proc/self/exe", os.Args, os.Environ(), syscall.Exec); err != nil {
+		fmt.Fprintln(os.Stderr, "serverless-worker:", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := worker.RunCLI(ctx, os.Args[1:], os.Getenv, prove)
 	stop()
