@@ -210,10 +210,12 @@ func (a *app) slsSetup(ctx context.Context, f *slsFlags) error {
 	}
 	// The watchdog is armed as soon as the receipt exists, before the first
 	// create, so a setup killed half-way is still cleaned up at the deadline.
+	// A setup refused before its receipt (an attempt still open, the GPU
+	// list unread) starts nothing, no watchdog either.
 	armed := false
 	l.Logf = func(format string, args ...any) {
 		fmt.Fprintf(a.env.Stderr, format+"\n", args...)
-		if !armed {
+		if _, err := os.Stat(f.state); !armed && err == nil {
 			armed = true
 			a.armWatchdog(f.state)
 		}
@@ -476,7 +478,13 @@ func slsError(stage string, err error) error {
 	switch {
 	case errors.Is(err, serverless.ErrNotApproved), errors.Is(err, serverless.ErrNotExecuted), errors.Is(err, serverless.ErrReceiptExists):
 		return withCode(ExitUsage, err)
-	case errors.Is(err, serverless.ErrAttemptOpen), errors.Is(err, serverless.ErrUnresolved):
+	case errors.Is(err, serverless.ErrAttemptOpen):
+		return withCode(ExitAttemptOpen, err)
+	case errors.Is(err, serverless.ErrBudget):
+		return withCode(ExitBudgetRefused, err)
+	case errors.Is(err, serverless.ErrTampered):
+		return withCode(ExitLedgerRefused, err)
+	case errors.Is(err, serverless.ErrUnresolved):
 		return withCode(ExitUnconfirmed, err)
 	case errors.Is(err, context.Canceled):
 		return fail(ExitInterrupted, "%s: interrupted: %v", stage, err)
