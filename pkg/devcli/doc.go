@@ -38,7 +38,7 @@
 //	   booting; it was deleted
 //	5  a pod may still be billing: a deletion could not be confirmed, or a
 //	   create's answer was lost and no pod of its name showed up in the list
-//	   within the lookup window (one may still appear)
+//	   within the lookup bound up printed (one may still appear)
 //	6  no pod has that name or id
 //	7  serverless refused, nothing created: an earlier attempt still has a
 //	   template or endpoint (run cleanup with its receipt first)
