@@ -240,6 +240,6 @@ pod, 130 interrupted. down exits 2 for a deletion refused or not confirmed.`,
 	}
 	root.AddCommand(a.offersCmd(), a.upCmd(), a.lsCmd(), a.sshCmd(), a.downCmd(), a.allowlistCmd(), a.serverlessCmd())
 	root.AddCommand(a.onboardingCmds()...)
-	root.AddCommand(a.copySuiteCmd())
+	root.AddCommand(a.copySuiteCmd(), a.cleanupLegacyCmd())
 	return root
 }
