@@ -20,7 +20,11 @@ const (
 )
 
 // workerDefaults are the worker flags' defaults: the environment's, else the
-// release's.
+// release's. A nil getenv (a command tree built without an environment)
+// reads none.
 func workerDefaults(getenv func(string) string) (url, sha256 string) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
 	return cmp.Or(getenv(EnvWorkerURL), DefaultWorkerURL), cmp.Or(getenv(EnvWorkerSHA256), DefaultWorkerSHA256)
 }
