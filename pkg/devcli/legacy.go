@@ -1,6 +1,7 @@
 package devcli
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"sort"
@@ -68,54 +69,57 @@ confirmed gone (exit 5 when a deletion is not confirmed).`,
 		Example: `  runpod-gpu cleanup-legacy
   runpod-gpu cleanup-legacy --execute`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if minAge < time.Hour {
-				return fail(ExitUsage, "--min-age %s: want at least 1h0m0s, so no pod of a lane still running is listed", minAge)
-			}
-			if err := a.connect(); err != nil {
-				return err
-			}
-			pods, err := a.listPods(cmd.Context())
-			if err != nil {
-				return err
-			}
-			now := a.env.Clock.Now()
-			legacy := legacyPods(pods, now, minAge)
-			if len(legacy) == 0 {
-				fmt.Fprintf(a.env.Stdout, "no untagged pod named like the CI lane's (rgpu-<run>-<attempt>-c<N>) is older than %s\n", minAge)
-				return nil
-			}
-			verb := "would delete (dry run; --execute deletes)"
-			if execute {
-				verb = "deleting"
-			}
-			var perHour float64
-			for _, p := range legacy {
-				created, _ := p.CreatedAt.Get()
-				age := now.Sub(created).Round(time.Minute)
-				perHour += float64(p.Cost)
-				fmt.Fprintf(a.env.Stdout, "%s %s (%s, %s, $%.2f/h, up %s)\n", verb, p.ID, p.Name, p.Status, float64(p.Cost), age)
-			}
-			fmt.Fprintf(a.env.Stdout, "%d untagged legacy pod(s), $%.2f/h together\n", len(legacy), perHour)
-			if !execute {
-				return nil
-			}
-			unconfirmed := 0
-			for _, p := range legacy {
-				if _, err := a.deleter().Delete(cmd.Context(), p.ID); err != nil {
-					unconfirmed++
-					fmt.Fprintf(a.env.Stderr, "pod %s (%s): deletion not confirmed: %v\n", p.ID, p.Name, err)
-					continue
-				}
-				fmt.Fprintf(a.env.Stdout, "deleted %s (%s)\n", p.ID, p.Name)
-			}
-			if unconfirmed > 0 {
-				return fail(ExitUnconfirmed, "%d legacy pod(s) may still be billing: check runpod-gpu ls", unconfirmed)
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.cleanupLegacy(cmd.Context(), execute, minAge) },
 	}
 	cmd.Flags().BoolVar(&execute, "execute", false, "delete the pods listed (without it, a dry run)")
 	cmd.Flags().DurationVar(&minAge, "min-age", DefaultLegacyMinAge, "list only pods at least this old (at least 1h)")
 	return cmd
+}
+
+// cleanupLegacy lists the legacy pods and, with execute, deletes them.
+func (a *app) cleanupLegacy(ctx context.Context, execute bool, minAge time.Duration) error {
+	if minAge < time.Hour {
+		return fail(ExitUsage, "--min-age %s: want at least 1h0m0s, so no pod of a lane still running is listed", minAge)
+	}
+	if err := a.connect(); err != nil {
+		return err
+	}
+	pods, err := a.listPods(ctx)
+	if err != nil {
+		return err
+	}
+	now := a.env.Clock.Now()
+	legacy := legacyPods(pods, now, minAge)
+	if len(legacy) == 0 {
+		fmt.Fprintf(a.env.Stdout, "no untagged pod named like the CI lane's (rgpu-<run>-<attempt>-c<N>) is older than %s\n", minAge)
+		return nil
+	}
+	verb := "would delete (dry run; --execute deletes)"
+	if execute {
+		verb = "deleting"
+	}
+	var perHour float64
+	for _, p := range legacy {
+		created, _ := p.CreatedAt.Get()
+		age := now.Sub(created).Round(time.Minute)
+		perHour += float64(p.Cost)
+		fmt.Fprintf(a.env.Stdout, "%s %s (%s, %s, $%.2f/h, up %s)\n", verb, p.ID, p.Name, p.Status, float64(p.Cost), age)
+	}
+	fmt.Fprintf(a.env.Stdout, "%d untagged legacy pod(s), $%.2f/h together\n", len(legacy), perHour)
+	if !execute {
+		return nil
+	}
+	unconfirmed := 0
+	for _, p := range legacy {
+		if _, err := a.deleter().Delete(ctx, p.ID); err != nil {
+			unconfirmed++
+			fmt.Fprintf(a.env.Stderr, "pod %s (%s): deletion not confirmed: %v\n", p.ID, p.Name, err)
+			continue
+		}
+		fmt.Fprintf(a.env.Stdout, "deleted %s (%s)\n", p.ID, p.Name)
+	}
+	if unconfirmed > 0 {
+		return fail(ExitUnconfirmed, "%d legacy pod(s) may still be billing: check runpod-gpu ls", unconfirmed)
+	}
+	return nil
 }
