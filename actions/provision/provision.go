@@ -49,6 +49,7 @@ type Inputs struct {
 	// GateAppID 0 never means any app: see gatecheck.TrustedGateApp.
 	GateAppID      int64               `input:"gate-app-id" default:"" min:"1" desc:"Only gates published by this app count for reuse. Empty means app-id, or without an App GitHub Actions (15368), which is who github.token publishes as. Gates from any other app never count; 0 is refused."`
 	KeepFailedPods bool                `input:"keep-failed-pods" default:"false" desc:"Debug only. Keep rejected pods (still billing) and record their ids for inspection."`
+	DebugSSHKey    string              `input:"debug-ssh-public-key" default:"" desc:"Debug only, with keep-failed-pods: a maintainer's OpenSSH public key, passed from a repository variable or secret (vars.* or secrets.*), never from the event (a key found in the event payload is refused). Each pod then publishes 22/tcp; its startup script lets this key in as root only after the script and the GPU job's tests have ended, so a kept pod can be entered with runpod-gpu ssh <pod>. Empty: no port, no key."`
 	RegistryAPIURL actionio.ServiceURL `input:"registry-api-url" default:"" desc:"Registry API base URL used to resolve the runner image digest: https, without user info (http only on a loopback host); empty means the image's own host."`
 	ProofURL       string              `input:"proof-url" default:"" desc:"URL of the CUDA smoke proof binary; empty means the one released with this action."`
 	ProofSHA256    string              `input:"proof-sha256" default:"" desc:"SHA-256 of the proof binary; empty means the one released with this action."`
@@ -116,6 +117,10 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	if err != nil {
 		return err
 	}
+	debugKey, err := debugKeyInput(io, in)
+	if err != nil {
+		return err
+	}
 	rep, note, problem := provision.LoadReputation("reputation-file", in.ReputationFile)
 	if problem != nil {
 		io.Warningf("%v: candidates in the seed's order", problem)
@@ -139,8 +144,8 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 		Owner:    ownership.Tags{Repository: current.Repository, Workflow: current.Workflow, RunID: current.ID, Attempt: current.Attempt},
 		PRNumber: int(in.PRNumber), ExpectedHeadSHA: string(in.ExpectedHeadSHA), TestedRef: string(in.TestedRef),
 		Reuse:          gatecheck.ReuseQuery{CheckName: in.CheckName, AppID: gatecheck.TrustedGateApp(in.GateAppID, in.AppID), Key: in.TreeKey.Key()},
-		KeepFailedPods: in.KeepFailedPods,
-		ProofURL:       cmp.Or(in.ProofURL, defaultProofURL), ProofSHA256: cmp.Or(in.ProofSHA256, defaultProofSHA256),
+		KeepFailedPods: in.KeepFailedPods, DebugSSHKey: debugKey,
+		ProofURL: cmp.Or(in.ProofURL, defaultProofURL), ProofSHA256: cmp.Or(in.ProofSHA256, defaultProofSHA256),
 		RunnerDir:  in.RunnerDir, // where the pod image keeps run.sh; empty: the official image's
 		Reputation: rep,
 	}})

@@ -27,7 +27,16 @@ const (
 	ExitBootFailed  = 4
 	ExitUnconfirmed = 5
 	ExitNotFound    = 6
-	ExitInterrupted = 130
+	// ExitAttemptOpen: serverless refused, nothing created: an earlier
+	// attempt still has a template or endpoint (clean it up first).
+	ExitAttemptOpen = 7
+	// ExitBudgetRefused: serverless refused, nothing created: the ledger's
+	// caps leave no room for the reservation.
+	ExitBudgetRefused = 8
+	// ExitLedgerRefused: serverless refused, nothing created: the ledger was
+	// edited outside the lane.
+	ExitLedgerRefused = 9
+	ExitInterrupted   = 130
 )
 
 // Env is everything the command line takes from its surroundings, so tests
@@ -233,6 +242,6 @@ pod, 130 interrupted. down exits 2 for a deletion refused or not confirmed.`,
 	}
 	root.AddCommand(a.offersCmd(), a.upCmd(), a.lsCmd(), a.sshCmd(), a.downCmd(), a.allowlistCmd(), a.serverlessCmd())
 	root.AddCommand(a.onboardingCmds()...)
-	root.AddCommand(a.copySuiteCmd())
+	root.AddCommand(a.copySuiteCmd(), a.cleanupLegacyCmd())
 	return root
 }

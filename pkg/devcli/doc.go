@@ -39,8 +39,12 @@
 //	   booting; it was deleted
 //	5  a pod may still be billing: a deletion could not be confirmed, or a
 //	   create's answer was lost and no pod of its name showed up in the list
-//	   within the lookup window (one may still appear)
+//	   within the lookup bound up printed (one may still appear)
 //	6  no pod has that name or id
+//	7  serverless refused, nothing created: an earlier attempt still has a
+//	   template or endpoint (run cleanup with its receipt first)
+//	8  serverless refused, nothing created: the ledger's caps leave no room
+//	9  serverless refused, nothing created: the ledger was edited outside the lane
 //	130 interrupted (a pod being started is deleted first)
 //
 // runpod-gpu ssh exits with ssh's own status once ssh runs.

@@ -268,8 +268,10 @@ and the random public port RunPod mapped to 22/tcp. It prints the ssh
 command line and an ssh_config block (paste it into ~/.ssh/config and plain
 "ssh NAME" works), then runs ssh. Words after -- run on the pod.
 
-It reaches any pod with 22/tcp published, including pods the CI lane kept
-for debugging (keep-failed-pods). Exits with ssh's own status.`,
+It reaches any running pod with 22/tcp published. A pod the CI lane kept
+(keep-failed-pods) publishes it only when provision had debug-ssh-public-key,
+and lets in that key alone, once its startup script and tests have ended;
+a kept pod without it has no endpoint. Exits with ssh's own status.`,
 		Example: `  runpod-gpu ssh dev
   runpod-gpu ssh dev -- nvidia-smi
   runpod-gpu ssh dev --print >> ~/.ssh/config`,

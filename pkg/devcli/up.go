@@ -43,6 +43,8 @@ type upFlags struct {
 	sshKey string
 	poll   time.Duration
 	asJSON bool
+	// lookupFor bounds the lookup of a pod whose create answer was lost.
+	lookupFor time.Duration
 }
 
 // upJSON is what up --json prints once the pod is reachable.
@@ -87,6 +89,7 @@ the pod restarts.`,
 	fl.StringVar(&f.sshKey, "ssh-key", "", "your public key file; default ~/.ssh/id_ed25519.pub, id_ecdsa.pub or id_rsa.pub")
 	fl.DurationVar(&f.poll, "poll", DefaultPoll, "how often to read the pod while it boots")
 	fl.BoolVar(&f.asJSON, "json", false, "print the pod and how to connect as JSON")
+	fl.DurationVar(&f.lookupFor, "lookup-for", CreateLookupBudget, "after a lost create answer, how long to look for the pod in RunPod's pod list, which can lag a create")
 	_ = fl.MarkHidden("poll")
 	_ = cmd.MarkFlagRequired("name")
 	return cmd
@@ -137,7 +140,7 @@ func (a *app) up(cmd *cobra.Command, f upFlags) error {
 		Ports: []string{"22/tcp"}, Env: env,
 	}
 	created := a.env.Clock.Now()
-	pod, err := a.create(ctx, req)
+	pod, err := a.create(ctx, req, f.lookupFor)
 	if err != nil {
 		return err
 	}
@@ -158,6 +161,8 @@ func (f upFlags) check() error {
 		return fail(ExitUsage, "--disk %d: want a container disk of 1 to %d GB", f.disk, config.MaxDiskGB)
 	case f.poll <= 0:
 		return fail(ExitUsage, "--poll %s: want a positive duration", f.poll)
+	case f.lookupFor < MinCreateLookup || f.lookupFor > MaxCreateLookup:
+		return fail(ExitUsage, "--lookup-for %s: want %s to %s, how long to look for a pod whose create answer was lost", f.lookupFor, MinCreateLookup, MaxCreateLookup)
 	}
 	return nil
 }
@@ -273,7 +278,7 @@ func (a *app) publicKeys(ctx context.Context, userKey string) ([]string, error) 
 
 // create sends the one POST. A lost or failed answer may hide a pod that
 // exists, so it is looked up by its unique name before anything else.
-func (a *app) create(ctx context.Context, req runpod.CreatePodRequest) (*runpod.Pod, error) {
+func (a *app) create(ctx context.Context, req runpod.CreatePodRequest, lookupFor time.Duration) (*runpod.Pod, error) {
 	cctx, cancel := a.bound(ctx, createTimeout)
 	pod, err := a.client.CreatePod(cctx, req)
 	cancel()
@@ -289,24 +294,29 @@ func (a *app) create(ctx context.Context, req runpod.CreatePodRequest) (*runpod.
 	default:
 		return nil, apiError("create pod "+req.Name, err)
 	}
-	fmt.Fprintf(a.env.Stderr, "the create answer was lost (%v); looking the pod up by name for up to %s\n", err, CreateLookupBudget)
-	return a.lookUpCreated(context.WithoutCancel(ctx), req.Name, err)
+	fmt.Fprintf(a.env.Stderr, "the create answer was lost (%v); looking the pod up by name for up to %s, as RunPod's pod list can lag a create (--lookup-for changes it); it may bill meanwhile\n", err, lookupFor)
+	return a.lookUpCreated(context.WithoutCancel(ctx), req.Name, err, lookupFor)
 }
 
 // CreateLookupBudget is how long up looks for a pod whose create answer was
-// lost: RunPod's pod list can lag a create by a while, so one read that
-// misses the pod proves nothing. lookupPoll is how often it reads the list.
+// lost, by default: RunPod's pod list can lag a create by minutes, so one
+// read that misses the pod proves nothing. It is the boot budget, which
+// counts from the create: a pod listed later than that has already run out
+// of it, so up would delete it as not booted. --lookup-for shortens it (down
+// to MinCreateLookup). lookupPoll is how often it reads the list.
 const (
-	CreateLookupBudget = 2 * time.Minute
+	CreateLookupBudget = BootBudget
+	MinCreateLookup    = time.Minute
+	MaxCreateLookup    = BootBudget
 	lookupPoll         = 10 * time.Second
 )
 
 // lookUpCreated reads the pod list until a live pod named name shows up,
-// within CreateLookupBudget. It never says nothing was created: after a lost
+// within bound. It never says nothing was created: after a lost
 // answer a pod of that name may still appear and bill, so not finding one is
 // ExitUnconfirmed, naming the pod to look for.
-func (a *app) lookUpCreated(ctx context.Context, name string, cause error) (*runpod.Pod, error) {
-	deadline := a.env.Clock.Now().Add(CreateLookupBudget)
+func (a *app) lookUpCreated(ctx context.Context, name string, cause error, bound time.Duration) (*runpod.Pod, error) {
+	deadline := a.env.Clock.Now().Add(bound)
 	var last error
 	for {
 		pods, err := a.listPods(ctx)
@@ -321,7 +331,7 @@ func (a *app) lookUpCreated(ctx context.Context, name string, cause error) (*run
 			break
 		}
 	}
-	why := fmt.Sprintf("no pod named %s showed up in the pod list within %s", name, CreateLookupBudget)
+	why := fmt.Sprintf("no pod named %s showed up in the pod list within %s", name, bound)
 	if last != nil {
 		why = fmt.Sprintf("the pod list could not be read (%v)", last)
 	}

@@ -225,6 +225,7 @@ func (r *run) reject(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig,
 	end := r.now()
 	if keep {
 		r.res.RetainedPodIDs = append(r.res.RetainedPodIDs, pod.ID)
+		r.keepForSSH(pod.ID, max(rec.Price.PerHour, listPrice.PerHour), createdAt)
 		delete(r.live, pod.ID)
 		r.logf("pod %s kept for inspection (keep-failed-pods): it keeps billing until the reaper or you delete it", pod.ID)
 	} else {
@@ -377,6 +378,7 @@ func (r *run) createRequest(c plan.Candidate, label string, jit *ghapi.JITConfig
 	if v := r.cfg.Volume; v != nil {
 		body.Mounts = &runpod.Mounts{Persistent: &runpod.PersistentMount{Size: v.SizeGB, Path: v.Path}}
 	}
+	r.openDebugSSH(&body)
 	return body, nil
 }
 

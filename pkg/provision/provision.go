@@ -100,6 +100,10 @@ type Request struct {
 	Reuse   gatecheck.ReuseQuery
 	// KeepFailedPods keeps rejected pods for inspection instead of deleting them.
 	KeepFailedPods bool
+	// DebugSSHKey, with KeepFailedPods, is a maintainer's OpenSSH public key
+	// (ParseDebugSSHKey): each pod publishes 22/tcp and lets the key in once
+	// its startup script and tests have ended (debugssh.go). Empty: no port.
+	DebugSSHKey string
 	// ProofURL and ProofSHA256 locate the CUDA smoke proof binary.
 	ProofURL, ProofSHA256 string
 	// RunnerDir is where the pod image's runner (run.sh) is; empty means
@@ -184,6 +188,8 @@ type Result struct {
 	Accepted       *Accepted
 	Attempts       []cost.Attempt
 	RetainedPodIDs []string
+	// Kept are the retained pods a maintainer can enter (with DebugSSHKey).
+	Kept []KeptPod
 	// RetentionArtifact names the artifact the workflow uploads when pods were
 	// kept for debugging; the reaper reads the kept ids from this name.
 	RetentionArtifact string

@@ -122,6 +122,7 @@ func (r Result) Summary(runErr error) string {
 		ids := append([]string(nil), r.RetainedPodIDs...)
 		sort.Strings(ids)
 		fmt.Fprintf(&b, "\n**Kept for inspection (still billing):** %s\n", strings.Join(ids, ", "))
+		b.WriteString(keptSummary(r.Kept))
 	}
 	if r.Budget != nil {
 		fmt.Fprintf(&b, "\nBudget used: %s.\n", r.Budget)

@@ -26,7 +26,7 @@ const (
 	MaxLifetime = 2 * time.Hour
 	// DefaultRetentionCap is how long a debug-retained pod (keep-failed) is
 	// kept at most: past it the pod is reclaimed although a record retains it.
-	DefaultRetentionCap = 24 * time.Hour
+	DefaultRetentionCap = ownership.DefaultRetentionCap
 	// MinRetentionCap and MaxRetentionCap bound a configured retention cap:
 	// at least an hour to inspect, at most 30 days of paying for an idle pod.
 	MinRetentionCap = time.Hour
