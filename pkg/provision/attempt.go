@@ -65,8 +65,8 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		return 0, r.fail(ErrStopped, err.Error())
 	}
 	createdAt := postAt
-	if why := r.screen(ctx, pod, &rec); why != "" { // reputation.go
-		return r.screenOut(ctx, pod, jit, &rec, listPrice, createdAt, done, why)
+	if out, err, stop := r.admit(ctx, pod, c, jit, &rec, listPrice, createdAt, done); stop {
+		return out, err
 	}
 
 	w := r.watch(ctx, pod, c, label, createdAt)

@@ -144,7 +144,7 @@ const (
 // Deadlines of the outside calls a run makes besides the startup watch (whose
 // calls fit the candidate's startup budget) and the create (create_deadline).
 // Each is measured on the policy's clock and, as a backstop, in wall time, so
-// a stalled answer can never hold the global paid lock until the step timeout.
+// a stalled answer can never hold a lane until the step timeout.
 const (
 	ReuseLookupBudget   = 60 * time.Second // the gate reuse lookup (fails open)
 	ImageResolveBudget  = 90 * time.Second // the runner image's digest
@@ -190,6 +190,9 @@ type Result struct {
 	Warnings          []string
 	// Budget is what the last budget check saw; nil without a budget.
 	Budget *budget.Usage
+	// BudgetRecheck says what the re-check after the last create found:
+	// the pod kept, or deleted at once and why (parallel.go).
+	BudgetRecheck string
 	// SpentBound bounds what the rejected pods cost (each at its highest
 	// known price from creation to confirmed deletion); AcceptedWorst is
 	// the accepted pod at its worst case, AcceptedUnpriced when its price
@@ -411,6 +414,9 @@ func (r *run) tryCandidates(ctx context.Context) (Result, error) {
 		if err := r.checkCeiling(c); err != nil {
 			return r.res, err
 		}
+		if err := r.waitForSlot(ctx); err != nil { // parallel.go
+			return r.res, err
+		}
 		if err := r.checkBudget(ctx, c); err != nil {
 			return r.res, err
 		}
@@ -426,6 +432,10 @@ func (r *run) tryCandidates(ctx context.Context) (Result, error) {
 			return r.res, nil
 		case outcomeAccepted:
 			return r.res, nil
+		case outcomeSlotTaken:
+			// The next candidate, once a slot is free: a pod name is never
+			// created twice, so its by-name reconciliation stays sound.
+			continue
 		case outcomeStartupFailure:
 			consecutive++
 			if max := r.cfg.MaxConsecutiveStartupFailures; max > 0 && consecutive >= max {
