@@ -45,6 +45,11 @@ const (
 	SlotListBudget = 30 * time.Second
 )
 
+// RateLimitReserve is the share of each RunPod rate-limit window a lane
+// leaves for the other lanes sharing its key (reqpolicy.WithReserve): below
+// it, the lane holds its own requests until the window resets.
+const RateLimitReserve = 0.10
+
 // outcomeSlotTaken: the pod just created was past max_concurrent_pods and was
 // deleted at once; the next candidate is tried once a slot is free (never
 // the same one again: a pod name is created once).
