@@ -5,10 +5,11 @@ package budget
 // reserved against what was in flight before the other's pod existed. Right
 // after its create answers, a lane checks again, this time knowing its own
 // pod, and counts only the live pods created before it (RunPod's createdAt,
-// then the pod id for equal times): every such pod exists by the time the
-// lane lists, since it was created before this lane's pod, so every lane of a
-// race sees the same order and the oldest pods win. A lane whose pod passes a
-// limit in that order deletes it at once. What the budget can be passed by is
+// to the millisecond): every such pod exists by the time the lane lists,
+// since it was created before this lane's pod, so every lane of a race sees
+// the same order and the oldest pods win. Two pods of the same instant count
+// against each other: both may be refused, never both kept past a limit. A
+// lane whose pod passes a limit in that order deletes it at once. What the budget can be passed by is
 // then what the deleted pods bill between their create and their deletion:
 // OvershootBound each.
 
@@ -39,14 +40,13 @@ func OvershootBound(pricePerHour float64) float64 {
 	return micro(pricePerHour * RecheckWindow.Hours())
 }
 
-// CreatedBefore orders pods by creation: RunPod's createdAt, then the id.
-func CreatedBefore(a, b runpod.Pod) bool {
-	at, _ := a.CreatedAt.Get()
-	bt, _ := b.CreatedAt.Get()
-	if !at.Equal(bt) {
-		return at.Before(bt)
-	}
-	return a.ID < b.ID
+// CountsBefore reports whether pod p counts against own in a re-check: it is
+// another pod, created before own or at the same instant (RunPod's createdAt).
+// Ties count both ways, since neither lane can tell which create came first.
+func CountsBefore(p, own runpod.Pod) bool {
+	pt, _ := p.CreatedAt.Get()
+	ot, _ := own.CreatedAt.Get()
+	return p.ID != own.ID && !pt.After(ot)
 }
 
 // Recheck is Check again right after pod's create answered, with pod at its
@@ -70,7 +70,7 @@ func (g *Guard) Recheck(ctx context.Context, c Create, pod runpod.Pod) (Usage, e
 	for _, id := range c.OwnPods {
 		own[id] = true
 	}
-	older := func(p runpod.Pod) bool { return p.ID != pod.ID && CreatedBefore(p, pod) }
+	older := func(p runpod.Pod) bool { return CountsBefore(p, pod) }
 	if err := g.inFlightOf(ctx, billed, own, &u, older); err != nil {
 		return u, fmt.Errorf("budget: the re-check after the create of pod %s could not read what is in flight (%w)", pod.ID, err)
 	}

@@ -17,7 +17,8 @@ import (
 // Two lanes race for the budget's last dollar: both passed Check before the
 // other's pod existed; after their creates each re-checks, counting only the
 // pods created before its own, so the older pod is kept and the younger one
-// refused (to be deleted at once), whichever lane lists first.
+// refused (to be deleted at once), whichever lane lists first. Pods of the
+// same instant count against each other: both are refused, never both kept.
 func TestRecheckKeepsTheOlderPodOfARace(t *testing.T) {
 	tags := func(run int64) ownership.Tags {
 		return ownership.Tags{Repository: "org/app", Workflow: ".github/workflows/gpu.yml", RunID: run, Attempt: 1, Candidate: 1}
@@ -40,8 +41,8 @@ func TestRecheckKeepsTheOlderPodOfARace(t *testing.T) {
 			wantErr: "daily budget $1.00: $0.40 spent (RunPod billing) + $0.50 in flight (pods created before this one) + this pod's worst case $0.50 = $1.40 passes it; " +
 				"another lane's pod took the budget first: pod candidate c1 (pod pod-b) is deleted at once"},
 		{name: "a lone pod is kept", live: []runpod.Pod{younger}, pod: younger},
-		{name: "equal creation times: the lower id is older", live: []runpod.Pod{sameB, sameA}, pod: sameA},
-		{name: "equal creation times: the higher id is refused", live: []runpod.Pod{sameA, sameB}, pod: sameB, wantErr: "(pod pod-b) is deleted at once"},
+		{name: "equal creation times count both ways: one is refused", live: []runpod.Pod{sameB, sameA}, pod: sameA, wantErr: "(pod pod-a) is deleted at once"},
+		{name: "equal creation times count both ways: so is the other", live: []runpod.Pod{sameA, sameB}, pod: sameB, wantErr: "(pod pod-b) is deleted at once"},
 		{name: "an own pod that is not listed yet is no older than now", live: []runpod.Pod{older}, pod: runpod.Pod{ID: "pod-c"}, wantErr: "(pod pod-c) is deleted at once"},
 	}
 	for _, tc := range tests {

@@ -15,13 +15,13 @@ package provision
 //     wait waits without holding the others;
 //   - max_concurrent_pods: a lane waits for a free slot before its create
 //     (waitForSlot), and one whose new pod is past the maximum, counted in
-//     creation order, deletes it at once and waits again for its next candidate.
+//     creation order, deletes it at once, waits again and retries.
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/budget"
@@ -51,9 +51,28 @@ const (
 const RateLimitReserve = 0.10
 
 // outcomeSlotTaken: the pod just created was past max_concurrent_pods and was
-// deleted at once; the next candidate is tried once a slot is free (never
-// the same one again: a pod name is created once).
+// deleted at once; the candidate is tried again once a slot is free
+// (retryAfterSlot).
 const outcomeSlotTaken outcome = 100
+
+// retryAfterSlot puts candidate i of the plan again right after it, under a
+// new number (so a new pod name and runner label: a name is created once, and
+// its by-name reconciliation stays sound), while the plan stays within
+// max_provision_attempts, which bounds the pods a run creates; past it the
+// next candidate is tried.
+func (r *run) retryAfterSlot(i int) {
+	cands := r.res.Plan.Candidates
+	if len(cands) >= r.cfg.MaxProvisionAttempts {
+		r.logf("candidate %s lost its slot: max_provision_attempts %d reached, trying the next candidate", cands[i].Name, r.cfg.MaxProvisionAttempts)
+		return
+	}
+	again := cands[i]
+	for _, c := range cands {
+		again.N = max(again.N, c.N+1)
+	}
+	r.res.Plan.Candidates = slices.Insert(slices.Clone(cands), i+1, again)
+	r.logf("candidate %s lost its slot: trying it again as candidate %d once a slot is free", again.Name, again.N)
+}
 
 // waitForSlot waits, before a create, until fewer than max_concurrent_pods
 // pods of this repository are live, within SlotWaitLimit. A listing that
@@ -85,7 +104,8 @@ func (r *run) waitForSlot(ctx context.Context) error {
 }
 
 // repositoryPods lists this repository's live pods; with own set, only those
-// created before it (budget.CreatedBefore), own excluded.
+// that count against it (budget.CountsBefore: created before it or at the
+// same instant).
 func (r *run) repositoryPods(ctx context.Context, own *runpod.Pod) ([]runpod.Pod, error) {
 	lctx, cancel := r.bound(ctx, SlotListBudget)
 	defer cancel()
@@ -99,12 +119,11 @@ func (r *run) repositoryPods(ctx context.Context, own *runpod.Pod) ([]runpod.Pod
 		if err != nil || tags.Repository != r.req.Owner.Repository || p.Status.Ended() {
 			continue
 		}
-		if own != nil && (p.ID == own.ID || !budget.CreatedBefore(p, *own)) {
+		if own != nil && !budget.CountsBefore(p, *own) {
 			continue
 		}
 		out = append(out, p)
 	}
-	sort.Slice(out, func(i, j int) bool { return budget.CreatedBefore(out[i], out[j]) })
 	return out, nil
 }
 
@@ -128,7 +147,7 @@ func (r *run) admit(ctx context.Context, pod *runpod.Pod, c plan.Candidate, jit 
 // creating at the same time may have taken: the budget (budget.Rechecker)
 // and max_concurrent_pods, each counting only the pods created before this
 // one. A pod past either is deleted at once (reject): over the budget the
-// run stops, saying so; past the maximum the next candidate is tried
+// run stops, saying so; past the maximum the candidate is tried again
 // once a slot is free (outcomeSlotTaken). stop is false when the pod is kept.
 func (r *run) afterCreate(ctx context.Context, pod *runpod.Pod, c plan.Candidate, jit *ghapi.JITConfig, rec *cost.Attempt,
 	listPrice cost.Price, createdAt time.Time, done func(cost.Outcome, string)) (_ outcome, _ error, stop bool) {

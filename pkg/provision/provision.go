@@ -401,7 +401,8 @@ func (r *run) reused(ctx context.Context) bool {
 // accepted, the PR no longer wants a pod, or the run stops.
 func (r *run) tryCandidates(ctx context.Context) (Result, error) {
 	consecutive := 0
-	for _, c := range r.res.Plan.Candidates {
+	for i := 0; i < len(r.res.Plan.Candidates); i++ {
+		c := r.res.Plan.Candidates[i]
 		// The PR (state, head and labels) is re-read right before each create.
 		switch verdict, why := r.readPR(ctx); verdict {
 		case prObsolete:
@@ -433,8 +434,7 @@ func (r *run) tryCandidates(ctx context.Context) (Result, error) {
 		case outcomeAccepted:
 			return r.res, nil
 		case outcomeSlotTaken:
-			// The next candidate, once a slot is free: a pod name is never
-			// created twice, so its by-name reconciliation stays sound.
+			r.retryAfterSlot(i) // parallel.go
 			continue
 		case outcomeStartupFailure:
 			consecutive++
