@@ -2,6 +2,7 @@ package provision
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -102,6 +103,43 @@ func TestIdenticalTreeWhileTheFirstLaneRunsInTheLibrary(t *testing.T) {
 				assert.Check(t, is.Equal(r.Status, "completed"), r.ExternalID)
 				assert.Check(t, is.Equal(r.Conclusion, "success"), r.ExternalID)
 			}
+		})
+	}
+}
+
+// The PR's head moves while the lane's pod boots. To a merge commit of the
+// same tree (an amended message), the lane goes on and is accepted: the
+// re-push's lane follows it. To another tree, it stops as obsolete and
+// deletes its pod, as before.
+func TestHeadMovedToTheSameTreeWhileBootingGoesOn(t *testing.T) {
+	tree, otherTree := fmt.Sprintf("7%039x", 9), fmt.Sprintf("8%039x", 9)
+	tests := []struct {
+		name     string
+		newTree  string
+		obsolete bool
+	}{
+		{name: "same merged tree: go on", newTree: tree},
+		{name: "another tree: obsolete", newTree: otherTree, obsolete: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a5000))}, nil)
+			assert.NilError(t, s.cloud.GitHub.SetCommitTree(cloud.Repository, mergeSHA, tree))
+			s.req.Reuse.Key = &gatecheck.TreeKey{Tree: tree, Lane: fmt.Sprintf("%064x", 1)}
+			newMerge := fmt.Sprintf("d%039x", 9)
+			assert.NilError(t, s.cloud.GitHub.SetCommitTree(cloud.Repository, newMerge, tc.newTree))
+			s.obs.onCreate = func(string) { // the push lands while the pod boots
+				_ = s.cloud.GitHub.UpdatePullRequest(cloud.Repository, s.pr, func(p *githubsim.PullRequestSpec) { p.HeadSHA, p.MergeCommitSHA = movedHead, newMerge })
+			}
+			res, err := s.run(t)
+			if tc.obsolete {
+				assert.Check(t, errors.Is(err, ErrObsolete), "got %v", err)
+				assert.Check(t, is.Len(s.livePods(t), 0))
+				return
+			}
+			assert.NilError(t, err)
+			assert.Assert(t, res.Accepted != nil)
+			assert.Check(t, is.Contains(s.obs.log(), "with the same merged tree "+tree+": this lane goes on testing it"))
 		})
 	}
 }

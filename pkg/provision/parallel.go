@@ -24,6 +24,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/go-github/v66/github"
+
 	"github.com/org/runpod-gpu/pkg/budget"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/gatecheck"
@@ -44,6 +46,34 @@ const (
 	// SlotListBudget bounds one listing of the live pods.
 	SlotListBudget = 30 * time.Second
 )
+
+// treeReader reads a commit's tree. *ghapi.Client has it.
+type treeReader interface {
+	CommitTree(ctx context.Context, sha string) (string, error)
+}
+
+// sameTreePushed reports whether the PR's head moved to one whose merge
+// commit has this lane's tested tree (Request.Reuse.Key): an amended message
+// or a rebase that leaves the merged tree as it was. The lane then goes on
+// testing that tree instead of stopping as obsolete: the re-push's lane
+// follows this one (gatecheck.ClaimRequest.FollowEarlierHeads) and this
+// lane's gate job completes its follow gate on the PR's head. Anything it
+// cannot read says no: the lane stops as before.
+func (r *run) sameTreePushed(ctx context.Context, pr *github.PullRequest) bool {
+	key := r.req.Reuse.Key
+	tr, ok := r.deps.GitHub.(treeReader)
+	merge := pr.GetMergeCommitSHA()
+	if key == nil || !ok || !wire.IsCommitSHA(merge) {
+		return false
+	}
+	tree, err := tr.CommitTree(ctx, merge)
+	if err != nil || tree != key.Tree {
+		return false
+	}
+	r.logf("PR #%d head moved from %s to %s with the same merged tree %s: this lane goes on testing it, and the new head's lane follows it",
+		r.req.PRNumber, r.req.ExpectedHeadSHA, pr.GetHead().GetSHA(), tree)
+	return true
+}
 
 // RateLimitReserve is the share of each RunPod rate-limit window a lane
 // leaves for the other lanes sharing its key (reqpolicy.WithReserve): below

@@ -504,7 +504,7 @@ func (r *run) readPR(ctx context.Context) (prVerdict, string) {
 		r.logf("PR #%d state %q unknown: carrying on", r.req.PRNumber, state)
 		return prUnknown, ""
 	}
-	if head := pr.GetHead().GetSHA(); head != r.req.ExpectedHeadSHA {
+	if head := pr.GetHead().GetSHA(); head != r.req.ExpectedHeadSHA && !r.sameTreePushed(ctx, pr) { // parallel.go
 		return prObsolete, fmt.Sprintf("PR #%d head moved from %s to %s", r.req.PRNumber, r.req.ExpectedHeadSHA, head)
 	}
 	for _, l := range pr.Labels {
