@@ -16,6 +16,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/provision"
 	"github.com/org/runpod-gpu/pkg/registry"
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
 )
 
 // Set by the release build (-ldflags -X): the proof binary shipped with this version.
@@ -105,7 +106,9 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	if err != nil {
 		return err
 	}
-	rp, policy, err := actionkit.RunPod(io, in.RunPodInputs)
+	// Lanes create at the same time on one key: each keeps a reserve of every
+	// RateLimit window for the others and backs off on its own (no lock).
+	rp, policy, err := actionkit.RunPod(io, in.RunPodInputs, reqpolicy.WithReserve(reqpolicy.IETFQuota, provision.RateLimitReserve))
 	if err != nil {
 		return err
 	}

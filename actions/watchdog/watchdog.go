@@ -42,10 +42,12 @@ type Inputs struct {
 	PRNumber    int64  `input:"pr-number" default:"0" max:"2147483647" desc:"Pull request under test; 0 (a manual validation) disables the obsolescence check."`
 	// ExpectedHeadSHA is the head authorize pinned (provision refused the same value if it was malformed).
 	ExpectedHeadSHA actionio.CommitSHA `input:"expected-head-sha" default:"" desc:"The PR head this run was triggered for; a moved head makes the run obsolete."`
-	Poll            time.Duration      `input:"poll-seconds" default:"30" min:"1" max:"3600" desc:"Seconds between progress polls (1 to 3600). Deadlines are enforced on time whatever the cadence."`
-	PricePerHour    string             `input:"price-per-hour" default:"" desc:"Provision's price-per-hour output, the price fallback of an interrupted pod's cost report."`
-	GPUType         string             `input:"gpu-type" default:"" desc:"Provision's gpu-type output, shown in the cost report."`
-	Tier            string             `input:"tier" default:"" desc:"Provision's tier output, shown in the cost report."`
+	// TreeKey names the tested tree: a head moved to a merge commit of the same tree is not obsolete.
+	TreeKey      actionkit.TreeKeyInput `input:"tree-key" default:"" want:"authorize's tree-key output (tree:<sha>:lane:<digest>), or empty" desc:"authorize's tree-key output; a head moved to a merge commit of the same tree (an identical tree re-pushed) is not obsolete: the re-push's lane follows this one."`
+	Poll         time.Duration          `input:"poll-seconds" default:"30" min:"1" max:"3600" desc:"Seconds between progress polls (1 to 3600). Deadlines are enforced on time whatever the cadence."`
+	PricePerHour string                 `input:"price-per-hour" default:"" desc:"Provision's price-per-hour output, the price fallback of an interrupted pod's cost report."`
+	GPUType      string                 `input:"gpu-type" default:"" desc:"Provision's gpu-type output, shown in the cost report."`
+	Tier         string                 `input:"tier" default:"" desc:"Provision's tier output, shown in the cost report."`
 }
 
 // Validate requires the pinned head whenever a pull request is watched.
@@ -86,7 +88,7 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	base := watchdog.Request{
 		PodID: in.PodID, RunID: current.ID, Attempt: current.Attempt,
 		RunnerLabel: in.RunnerLabel, RunnerScope: scope, GPUJob: in.GPUJob, TestStep: in.TestStep,
-		PRNumber: int(in.PRNumber), ExpectedHeadSHA: string(in.ExpectedHeadSHA),
+		PRNumber: int(in.PRNumber), ExpectedHeadSHA: string(in.ExpectedHeadSHA), TestedTree: testedTree(in.TreeKey),
 		SetupBudget: cfg.SetupBudget(), Lifetime: cfg.Lifetime(), Poll: in.Poll, Snapshot: snapshot,
 	}
 	if in.Pods == "" {
@@ -128,4 +130,12 @@ func finish(io *actionio.IO, outputs watchdog.Outputs, faults []lanetiers.HostFa
 		io.Warningf("job summary: %v", err)
 	}
 	return runErr
+}
+
+// testedTree is the tree a tree-key input names; empty without one.
+func testedTree(k actionkit.TreeKeyInput) string {
+	if key := k.Key(); key != nil {
+		return key.Tree
+	}
+	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -180,6 +181,11 @@ func readBilling(ctx context.Context, rp RunPod, now time.Time) (byID map[string
 // check counted that is gone now, at what it could still cost then: its
 // last charges may not be in billing yet.
 func (g *Guard) inFlight(ctx context.Context, now time.Time, billed map[string]float64, own map[string]bool, u *Usage) error {
+	return g.inFlightOf(ctx, billed, own, u, func(runpod.Pod) bool { return true })
+}
+
+// inFlightOf is inFlight over the live pods counts keeps.
+func (g *Guard) inFlightOf(ctx context.Context, billed map[string]float64, own map[string]bool, u *Usage, counts func(runpod.Pod) bool) error {
 	pods, err := g.RunPod.ListPods(ctx, runpod.ListPodsQuery{})
 	if err != nil {
 		return err
@@ -189,7 +195,7 @@ func (g *Guard) inFlight(ctx context.Context, now time.Time, billed map[string]f
 		return err
 	}
 	listed := map[string]float64{}
-	g.livePods(pods, billed, own, listed)
+	g.livePods(slices.DeleteFunc(pods, func(p runpod.Pod) bool { return !counts(p) }), billed, own, listed)
 	if err := g.liveEndpoints(ctx, endpoints, billed, listed); err != nil {
 		return err
 	}

@@ -54,6 +54,8 @@ var keyDocs = []keyDoc{
 		desc: "Most pods one run creates. At least `max_price_candidates` + the number of tiers."},
 	{key: "max_consecutive_startup_failures", typ: "integer, 0-8", value: func(c *Config) any { return c.MaxConsecutiveStartupFailures },
 		desc: "Stop after this many created pods in a row never brought a runner online; 0 disables the early stop. At most `max_provision_attempts`."},
+	{key: "max_concurrent_pods", typ: "integer, 0-100", value: func(c *Config) any { return c.MaxConcurrentPods },
+		desc: "Most live pods of this repository at once, across its lanes (which create at the same time): a lane waits for a free slot before its create (up to an hour), and one that finds its new pod past the maximum deletes it at once and waits again. 0: no maximum beyond the budget."},
 	{key: "startup_timeout_seconds", typ: "integer, 1-3600", value: func(c *Config) any { return c.StartupTimeoutSeconds },
 		desc: "Each candidate's limit from creation to acceptance; a pod not accepted by then is rejected and deleted. Every wait of its watch (a Retry-After, the shared cooldown) must fit what is left of it."},
 	{key: "startup_poll_seconds", typ: "integer, >= 1", value: func(c *Config) any { return c.StartupPollSeconds },

@@ -68,6 +68,9 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 	if spent := r.now().Sub(createdAt); spent >= r.cfg.StartupTimeout() {
 		return r.foundTooLate(ctx, pod, jit, &rec, listPrice, createdAt, done, spent)
 	}
+	if out, err, stop := r.afterCreate(ctx, pod, c, jit, &rec, listPrice, createdAt, done); stop {
+		return out, err
+	}
 	w := r.watch(ctx, pod, c, label, createdAt)
 	pod, w = r.unlessForeign(ctx, pod, w, c, label, createdAt)
 	if pod == nil {

@@ -126,6 +126,9 @@ func (r Result) Summary(runErr error) string {
 	}
 	if r.Budget != nil {
 		fmt.Fprintf(&b, "\nBudget used: %s.\n", r.Budget)
+		if r.BudgetRecheck != "" {
+			fmt.Fprintf(&b, "Budget %s.\n", r.BudgetRecheck)
+		}
 	}
 	if len(r.Plan.Candidates) > 0 {
 		fmt.Fprintf(&b, "\n<details><summary>Plan (worst-case spend %s)</summary>\n\n%s\n</details>\n", r.WorstCase, r.Plan.Table())
