@@ -2,7 +2,9 @@ package worker
 
 import (
 	"fmt"
+	"os"
 	"strings"
+	"syscall"
 )
 
 // keptNames and keptPrefixes are the worker's own environment: the paths and
@@ -37,6 +39,13 @@ func CleanEnviron(environ []string) (kept, dropped []string) {
 
 // Execer replaces the running program, as syscall.Exec does.
 type Execer func(argv0 string, argv, envv []string) error
+
+// StartClean is ExecClean for this process, called first thing in main:
+// no key of the handler's or RunPod's stays in the initial environment the
+// tests (its children) can read.
+func StartClean() error {
+	return ExecClean("/proc/self/exe", os.Args, os.Environ(), syscall.Exec)
+}
 
 // ExecClean re-executes the program (self, normally /proc/self/exe) with
 // only the variables CleanEnviron keeps, when its environment holds any
