@@ -73,6 +73,9 @@ The pod is a developer pod (the CI reaper never touches it): it bills until
 runpod-gpu down NAME. The worst case printed is its price for the boot
 budget plus the lane's lifetime_seconds, the bound the lane's own pod had.
 
+The lane's workflows of this release do not write the record yet: their
+runs exit 6 (no lane record).
+
 GitHub is read with GH_TOKEN (or GITHUB_TOKEN), at GITHUB_API_URL; RunPod
 with RUNPOD_API_KEY or ~/.runpod/config.toml.`,
 		Example: `  runpod-gpu repro https://github.com/acme/model/actions/runs/7001
