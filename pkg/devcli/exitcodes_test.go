@@ -51,7 +51,7 @@ func TestServerlessSetupRefusesAnEditedLedger(t *testing.T) {
 // the package documentation and in cli.md, once, with what it means.
 func TestExitCodesAreDocumented(t *testing.T) {
 	codes := []int{ExitOK, ExitFailure, ExitUsage, ExitNoCapacity, ExitBootFailed, ExitUnconfirmed, ExitNotFound,
-		ExitAttemptOpen, ExitBudgetRefused, ExitLedgerRefused, ExitInterrupted}
+		ExitAttemptOpen, ExitBudgetRefused, ExitLedgerRefused, ExitRecordRefused, ExitInterrupted}
 	seen := map[int]bool{}
 	for _, c := range codes {
 		assert.Check(t, !seen[c], "exit code %d is defined twice", c)
