@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
+	"github.com/org/runpod-gpu/pkg/callers"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
@@ -93,9 +94,22 @@ const (
 type Scope struct {
 	// Repository is this repository, owner/name.
 	Repository string
-	// Workflows are the workflow paths whose pods may be reclaimed; empty
-	// allows any workflow of Repository (the run must still agree with the tags).
+	// Workflows are the workflow paths whose pods may be reclaimed and whose
+	// runs may be cancelled; empty means LaneWorkflows. A pod of any other
+	// workflow is foreign, so a run of another workflow is never cancelled.
 	Workflows []string
+}
+
+// LaneWorkflows are the lane's own workflow files, as runpod-gpu init writes
+// them: the GPU lane and the local-gate relay, the only callers that create pods.
+var LaneWorkflows = []string{callers.LanePath, callers.RelayPath}
+
+// workflows returns the workflows whose pods the scope may reclaim.
+func (s Scope) workflows() []string {
+	if len(s.Workflows) == 0 {
+		return LaneWorkflows
+	}
+	return s.Workflows
 }
 
 // PodView is what a decision may know about a listed pod. It deliberately
@@ -128,7 +142,7 @@ func View(p runpod.Pod, scope Scope) PodView {
 		v.Foreign = foreignReason(p.Name, p.Env)
 	case !strings.EqualFold(tags.Repository, scope.Repository):
 		v.Foreign = ReasonOtherRepository
-	case len(scope.Workflows) > 0 && !slices.Contains(scope.Workflows, tags.Workflow):
+	case !slices.Contains(scope.workflows(), tags.Workflow):
 		v.Foreign = ReasonOtherWorkflow
 	default:
 		v.Tags = tags
