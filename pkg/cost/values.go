@@ -144,7 +144,11 @@ func KnownPrice(perHour float64, source string) Price {
 
 // PriceForm is what an hourly price given as text must be: provision's
 // price-per-hour output, as cleanup, the watchdog and the gate read it.
-const PriceForm = "a positive number of USD per hour, or 0 or empty when unknown"
+const PriceForm = "a positive number of USD per hour up to 1000, or 0 or empty when unknown"
+
+// MaxPricePerHour bounds an hourly price given as text: RunPod's dearest
+// offers are a few dollars a GPU, and 1e308 would make every sum infinite.
+const MaxPricePerHour = 1000
 
 // ParsePricePerHour is the one reader of an hourly price given as text (the
 // price-per-hour output provision writes and the cleanup, watchdog and gate
@@ -158,7 +162,7 @@ func ParsePricePerHour(value string) (Price, error) {
 		return Price{}, nil
 	}
 	v, err := strconv.ParseFloat(value, 64)
-	if err != nil || !finite(v) || v < 0 {
+	if err != nil || !finite(v) || v < 0 || v > MaxPricePerHour {
 		return Price{}, fmt.Errorf("price %q: want %s", clip([]byte(value)), PriceForm)
 	}
 	return KnownPrice(v, ""), nil

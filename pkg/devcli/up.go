@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/org/runpod-gpu/pkg/inputform"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/plan"
@@ -105,15 +106,12 @@ func (a *app) up(cmd *cobra.Command, f upFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := a.connect(); err != nil {
+	if err := a.connect(); err != nil { // reads the configuration; no request yet
 		return err
 	}
-	image := f.image
-	if image == "" {
-		image = a.cfg.Runpod.Image
-	}
-	if image == "" {
-		image = DefaultImage
+	image, err := a.upImage(f.image)
+	if err != nil {
+		return err
 	}
 
 	if err := a.checkNameFree(ctx, f.name); err != nil {
@@ -160,6 +158,23 @@ func (f upFlags) check() error {
 		return fail(ExitUsage, "--poll %s: want a positive duration", f.poll)
 	}
 	return nil
+}
+
+// upImage is the image up starts: --image, else the configured one, else
+// DefaultImage; checked as an image reference before anything is asked of
+// RunPod (a "$(id)", a newline or a URL is no image, and would bill a pod).
+func (a *app) upImage(flag string) (string, error) {
+	image, from := flag, "--image"
+	if image == "" {
+		image, from = a.cfg.Runpod.Image, "~/.runpod/config.toml [runpod] image"
+	}
+	if image == "" {
+		return DefaultImage, nil
+	}
+	if err := inputform.Check(inputform.Image, image); err != nil {
+		return "", fail(ExitUsage, "%s %v", from, err)
+	}
+	return image, nil
 }
 
 // checkNameFree refuses a name a live pod already has.
