@@ -139,7 +139,7 @@ func (a *app) up(cmd *cobra.Command, f upFlags) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.env.Stderr, "pod %s (%s) created; waiting up to %s for it to boot\n", pod.ID, pod.Name, BootBudget)
+	fmt.Fprintf(a.env.Stderr, "pod %s (%s) created; waiting up to %s for it to boot\n", terminalSafe(pod.ID), terminalSafe(pod.Name), BootBudget)
 	ready, err := a.waitBoot(ctx, pod, created, f.poll)
 	if err != nil {
 		return a.abandon(ctx, pod, err)
@@ -202,7 +202,7 @@ func (a *app) cheapestInStock(ctx context.Context, q query) (plan.DCOffer, error
 		return plan.DCOffer{}, errNoOffer(q, set)
 	}
 	o := set.offers[0]
-	fmt.Fprintf(a.env.Stderr, "offer: %s in %s (%s) at $%.2f/hour\n", o.InstanceType(), o.DataCenterID, orDash(o.Region), o.PricePerHour)
+	fmt.Fprintf(a.env.Stderr, "offer: %s in %s (%s) at $%.2f/hour\n", terminalSafe(o.InstanceType()), terminalSafe(o.DataCenterID), terminalSafe(orDash(o.Region)), o.PricePerHour)
 	// Stock changes minute to minute: the offer is re-checked right before the create.
 	ok, err := a.stillInStock(ctx, o)
 	if err != nil {
