@@ -43,7 +43,7 @@ type Inputs struct {
 
 	PRNumber          int64              `input:"pr-number" default:"0" max:"2147483647" desc:"Pull request that triggered the run; 0 is a manual validation of dispatch-sha."`
 	ExpectedHeadSHA   string             `input:"expected-head-sha" form:"sha" default:"" desc:"The PR head the trigger was for (github.event.pull_request.head.sha); a moved head is a skip."`
-	DispatchSHA       string             `input:"dispatch-sha" form:"sha" default:"" desc:"Resolved commit SHA a manual validation (pr-number 0) tests; empty means GITHUB_SHA."`
+	DispatchSHA       string             `input:"dispatch-sha" default:"" desc:"Resolved commit SHA a manual validation (pr-number 0) tests; empty means GITHUB_SHA."`
 	ApprovedForkSHA   actionio.CommitSHA `input:"approved-fork-sha" default:"" desc:"Fork PRs, and PRs whose author is below admin/maintain: the head SHA an admin or maintainer reviewed and approves for one paid run. Honoured only on workflow_dispatch, from the dispatcher (GITHUB_ACTOR) with role admin or maintain; any other head is refused, so a push after the approval voids it, and the PR's merge commit must merge exactly this head (parents base and head, mergeable)."`
 	ForkApprovalLabel string             `input:"fork-approval-label" form:"label" default:"gpu-approved" desc:"Fork PRs, and PRs whose author is below admin/maintain: on a pull_request_target labeled event adding this label, the head in the event is approved if the sender is admin or maintain, their latest review verdict on the PR is an approval at exactly that head, and the label is still on the PR."`
 	CheckName         string             `input:"check-name" form:"name" default:"CI GPU gate" desc:"Name of the gate check whose earlier success can be reused."`

@@ -135,6 +135,9 @@ func collectInputFields(t reflect.Type, index []int, overrides reflect.StructTag
 		if err != nil {
 			return err
 		}
+		if f.form, err = parseForm(t, sf); err != nil {
+			return err
+		}
 		if d, ok := overrides.Lookup(inputDescPerGr + f.Name); ok {
 			f.Description = d
 		}
@@ -189,12 +192,6 @@ func parseInputField(t reflect.Type, sf reflect.StructField, tag string) (inputF
 		}
 		*b.dst, *b.set = n, true
 	}
-	if form, ok := sf.Tag.Lookup(inputForm); ok {
-		if !inputform.Known(form) || sf.Type.Kind() != reflect.String {
-			return bad("form:%q: want an inputform kind on a string input", form)
-		}
-		f.form = form
-	}
 	if roots, ok := sf.Tag.Lookup(inputPath); ok {
 		f.roots = strings.Split(roots, ",")
 		if sf.Type.Kind() != reflect.String {
@@ -216,6 +213,15 @@ func parseInputField(t reflect.Type, sf reflect.StructField, tag string) (inputF
 		return bad("type %s: want string, bool, int64, time.Duration, []string or a TextUnmarshaler", sf.Type)
 	}
 	return f, nil
+}
+
+// parseForm reads a field's form:"…" tag: an inputform kind, on a string field only.
+func parseForm(t reflect.Type, sf reflect.StructField) (string, error) {
+	form, ok := sf.Tag.Lookup(inputForm)
+	if ok && (!inputform.Known(form) || sf.Type.Kind() != reflect.String) {
+		return "", fmt.Errorf("inputs: %s.%s: form:%q: want an inputform kind on a string input", t, sf.Name, form)
+	}
+	return form, nil
 }
 
 // ReadInputs reads the inputs T declares (see InputTag), validated, with

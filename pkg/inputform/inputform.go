@@ -7,14 +7,14 @@ package inputform
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/org/runpod-gpu/pkg/config"
-	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/lazyre"
-	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -53,6 +53,9 @@ const (
 )
 
 var (
+	// podIDRE is what a RunPod pod id looks like: "xedezhzb9la3ye" (v1's 14
+	// lower-case letters and digits), "pod_abc123" (the v2 contract's example).
+	podIDRE    = lazyre.Regexp{Pattern: `^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`}
 	branchRE   = lazyre.Regexp{Pattern: `^[A-Za-z0-9_][A-Za-z0-9._/-]{0,254}$`}
 	artifactRE = lazyre.Regexp{Pattern: `^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$`}
 	runnerRE   = lazyre.Regexp{Pattern: `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`}
@@ -69,14 +72,34 @@ var Forms = map[string]Form{
 		Valid: validBranch},
 	Artifact: {Expected: "an artifact name of 1 to 200 letters, digits and ._- (no /, no ..), not starting with . or -",
 		Valid: func(s string) bool { return artifactRE.MatchString(s) && !strings.Contains(s, "..") }},
-	Price: {Expected: cost.PriceForm, Valid: func(s string) bool { _, err := cost.ParsePricePerHour(s); return err == nil }},
+	Price: {Expected: PriceForm, Valid: func(s string) bool { _, ok := ParsePrice(s); return ok }},
 	Name: {Expected: fmt.Sprintf("a name of 1 to %d characters on one line, no control characters or <>", maxNameLength),
 		Valid: func(s string) bool { return oneLine(s, maxNameLength) }},
 	RunnerName: {Expected: "a runner label of 1 to 64 letters, digits and ._- (provision's runner-label output)", Valid: runnerRE.MatchString},
-	PodID:      {Expected: "a RunPod pod id: letters, digits, _ and - (at most 64), such as xedezhzb9la3ye", Valid: runpod.ValidPodID},
+	PodID:      {Expected: "a RunPod pod id: letters, digits, _ and - (at most 64), such as xedezhzb9la3ye", Valid: ValidPodID},
 	GPUType:    {Expected: config.GPUIDForm, Valid: config.ValidGPUID},
 	Tier:       {Expected: "a tier " + strings.TrimPrefix(config.TierNameForm, "a "), Valid: config.ValidTierName},
 	Image:      {Expected: config.ImageForm, Valid: config.ValidImage},
+}
+
+// ValidPodID reports whether id has the shape of a RunPod pod id.
+func ValidPodID(id string) bool { return podIDRE.MatchString(id) }
+
+// PriceForm is what an hourly price given as text must be.
+const PriceForm = "a positive number of USD per hour up to 1000, or 0 or empty when unknown"
+
+// MaxPricePerHour bounds an hourly price: RunPod's dearest offers are a few
+// dollars a GPU, and 1e308 would make every sum infinite.
+const MaxPricePerHour = 1000
+
+// ParsePrice reads an hourly price in USD: a finite number from 0 to
+// MaxPricePerHour; ok is false for anything else (NaN, -1, 1e308, "$1").
+func ParsePrice(s string) (usd float64, ok bool) {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > MaxPricePerHour {
+		return 0, false
+	}
+	return v, true
 }
 
 // Error is a value that does not have its kind's form.

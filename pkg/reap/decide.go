@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
-	"github.com/org/runpod-gpu/pkg/callers"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
@@ -101,8 +100,10 @@ type Scope struct {
 }
 
 // LaneWorkflows are the lane's own workflow files, as runpod-gpu init writes
-// them: the GPU lane and the local-gate relay, the only callers that create pods.
-var LaneWorkflows = []string{callers.LanePath, callers.RelayPath}
+// them (callers.LanePath and callers.RelayPath, spelt out so that the image
+// does not carry the callers' templates): the GPU lane and the local-gate
+// relay, the only callers that create pods.
+var LaneWorkflows = []string{".github/workflows/runpod-gpu.yml", ".github/workflows/local-gpu-gate.yml"}
 
 // workflows returns the workflows whose pods the scope may reclaim.
 func (s Scope) workflows() []string {

@@ -13,6 +13,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/org/runpod-gpu/pkg/callers"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
@@ -278,6 +279,11 @@ func TestDecide(t *testing.T) {
 			assert.DeepEqual(t, Decide(view, facts), tc.want)
 		})
 	}
+}
+
+// The reaper's default workflows are the files runpod-gpu init writes.
+func TestLaneWorkflowsAreTheCallersInitWrites(t *testing.T) {
+	assert.DeepEqual(t, LaneWorkflows, []string{callers.LanePath, callers.RelayPath})
 }
 
 func TestNeedsRetentionOnlyForEligibleKeepFailedPods(t *testing.T) {
