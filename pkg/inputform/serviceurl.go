@@ -39,14 +39,16 @@ func CheckServiceURL(raw string) error {
 	case u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(raw, "?#"):
 		return &URLError{shown: raw, why: "a query or fragment"}
 	case u.Scheme == "https":
-	case u.Scheme == "http" && loopback(u.Hostname()):
+	case u.Scheme == "http" && LoopbackHost(u.Hostname()):
 	default:
 		return &URLError{shown: raw, why: "scheme " + u.Scheme + " on " + u.Hostname()}
 	}
 	return nil
 }
 
-func loopback(host string) bool {
+// LoopbackHost reports whether host is this machine (localhost, 127.0.0.0/8,
+// ::1), where plain http carries a credential nowhere else.
+func LoopbackHost(host string) bool {
 	if host == "localhost" {
 		return true
 	}
