@@ -174,7 +174,9 @@ func (a *app) connect() error {
 		fmt.Fprintf(a.env.Stderr, "runpod-gpu: warning: %s\n", warning)
 	}
 	a.cfg = cfg
-	a.key = apiKey(a.env.Getenv, cfg)
+	if a.key == "" { // init may have read it from standard input
+		a.key = apiKey(a.env.Getenv, cfg)
+	}
 	if a.key == "" {
 		return fail(ExitFailure, "no RunPod API key: set RUNPOD_API_KEY, or api_key under [runpod] in %s (or under [default], as RunPod's own tools write it)", configPath(a.env.Home))
 	}

@@ -28,27 +28,40 @@ type appFlags struct {
 	name, org, suite, out     string
 	split, orgRunners, noWait bool
 	printManifest             bool
-	wait                      time.Duration
+	wait, installWait         time.Duration
+	repo, dir, saveKey        string
 }
 
 func (a *app) appCreateCmd() *cobra.Command {
 	f := appFlags{}
 	cmd := &cobra.Command{
-		Use:   "app [--org ORG] [--name NAME] [--split]",
-		Short: "Create the lane's GitHub App(s) from a manifest, in one click each",
+		Use:   "app [--org ORG] [--name NAME] [--split] [--repo OWNER/NAME] [--save-key FILE]",
+		Short: "Create the lane's GitHub App(s) from a manifest, in one click each, and hand the key to GitHub",
 		Long: `app writes a page with GitHub's App-manifest form (POST to
 https://github.com/settings/apps/new, or your organization's) filled in with
 exactly the permissions the lane's jobs use, and prints where it is: open it,
 click Create, and GitHub creates the App. GitHub then sends the browser back
 to this command (on 127.0.0.1), which trades the code for the App's id and
-private key and saves the key next to the page (mode 0600); it is never
-printed. With --split it makes two Apps: a checks App (app-id) that
-publishes the gate, and a runner App (runner-app-id) that mints runners.
+private key, held in memory and never printed.
 
---print-manifest prints the manifest(s) as JSON and stops; --no-wait writes
-the page without waiting (then generate a private key on the App's page).`,
-		Example: `  runpod-gpu app --org my-org
-  runpod-gpu app --split --name "my-org GPU CI"
+It then waits (--install-wait, printed) for the App's installation on the
+repository (--repo, default: the origin of --dir), and hands the key and
+the ids straight to GitHub with the token in GH_TOKEN (or GITHUB_TOKEN): the
+environment runpod-gpu (created if missing) gets the secret
+RUNPOD_GPU_APP_PRIVATE_KEY, and the repository the variables
+RUNPOD_GPU_APP_ID and RUNPOD_GPU_APP_INSTALLATION_ID, where the lane's
+workflows read them; the gate's ruleset is bound to the App. The key is
+written to disk only with --save-key FILE (mode 0600; with --split the runner
+App's key goes to FILE.runner). It ends with the remaining steps, in the
+order they can be done.
+
+With --split it makes two Apps: a checks App (app-id) that publishes the
+gate, and a runner App (runner-app-id) that mints runners. --print-manifest
+prints the manifest(s) as JSON and stops; --no-wait writes the page without
+waiting (then generate a private key on the App's page).`,
+		Example: `  GH_TOKEN=$(gh auth token) runpod-gpu app --org my-org
+  runpod-gpu app --split --name "my-org GPU CI" --repo my-org/gpu-lib
+  runpod-gpu app --save-key ~/.config/runpod-gpu/app.pem
   runpod-gpu app --print-manifest`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runAppCreate(cmd, f) },
@@ -63,6 +76,10 @@ the page without waiting (then generate a private key on the App's page).`,
 	fl.BoolVar(&f.noWait, "no-wait", false, "write the page and return, without receiving the App's key")
 	fl.BoolVar(&f.printManifest, "print-manifest", false, "print the manifest(s) as JSON and stop")
 	fl.DurationVar(&f.wait, "wait", 15*time.Minute, "how long to wait for GitHub to send the browser back")
+	fl.DurationVar(&f.installWait, "install-wait", 10*time.Minute, "how long to wait for the App's installation on the repository")
+	fl.StringVar(&f.repo, "repo", "", "the repository the lane runs for, OWNER/NAME (default: the origin of --dir)")
+	fl.StringVar(&f.dir, "dir", ".", "the repository checkout whose origin names the repository")
+	fl.StringVar(&f.saveKey, "save-key", "", "also write the App's private key to FILE (mode 0600); otherwise it never touches disk")
 	return cmd
 }
 
@@ -74,7 +91,6 @@ type createdApp struct {
 	Name    string `json:"name"`
 	HTMLURL string `json:"html_url"`
 	PEM     string `json:"pem"`
-	keyFile string
 }
 
 func (a *app) runAppCreate(cmd *cobra.Command, f appFlags) error {
@@ -83,6 +99,13 @@ func (a *app) runAppCreate(cmd *cobra.Command, f appFlags) error {
 	}
 	if f.printManifest {
 		return writeJSON(a.env.Stdout, callers.Manifests(callers.ManifestOptions{Name: f.name, Suite: f.suite, Split: f.split, OrgRunners: f.orgRunners}))
+	}
+	target, githubStep, err := a.githubRepository(f.repo, f.dir)
+	if err != nil {
+		return err
+	}
+	if !f.noWait && githubStep != "" && f.saveKey == "" {
+		return fail(ExitUsage, "the App's key would be lost: set GH_TOKEN (GH_TOKEN=$(gh auth token)) so it goes straight to GitHub, and --repo OWNER/NAME outside a checkout, or pass --save-key FILE")
 	}
 	var ln net.Listener
 	redirect := ""
@@ -95,7 +118,7 @@ func (a *app) runAppCreate(cmd *cobra.Command, f appFlags) error {
 		redirect = "http://" + ln.Addr().String() + "/created"
 	}
 	manifests := callers.Manifests(callers.ManifestOptions{Name: f.name, Suite: f.suite, Split: f.split, OrgRunners: f.orgRunners, RedirectURL: redirect})
-	dir, page, states, err := a.writeManifestPage(f, manifests)
+	_, page, states, err := a.writeManifestPage(f, manifests)
 	if err != nil {
 		return err
 	}
@@ -107,12 +130,11 @@ func (a *app) runAppCreate(cmd *cobra.Command, f appFlags) error {
 	fmt.Fprintf(a.env.Stdout, "Waiting up to %s for GitHub to send the browser back to %s …\n", f.wait, redirect)
 	ctx, cancel := a.bound(cmd.Context(), f.wait)
 	defer cancel()
-	created, err := a.receiveApps(ctx, ln, dir, states)
+	created, err := a.receiveApps(ctx, ln, states)
 	if err != nil {
 		return err
 	}
-	a.printCreated(created, f)
-	return nil
+	return a.handOff(cmd.Context(), created, f, target, githubStep)
 }
 
 // writeManifestPage writes the form page; each App's form carries its own
@@ -162,7 +184,7 @@ func randomHex(n int) (string, error) {
 
 // receiveApps serves GitHub's redirects until every App is created, trading
 // each code for the App's id and key.
-func (a *app) receiveApps(ctx context.Context, ln net.Listener, dir string, states map[string]callers.Manifest) ([]createdApp, error) {
+func (a *app) receiveApps(ctx context.Context, ln net.Listener, states map[string]callers.Manifest) ([]createdApp, error) {
 	results := make(chan createdApp, len(states))
 	pending := map[string]bool{}
 	for s := range states {
@@ -176,14 +198,14 @@ func (a *app) receiveApps(ctx context.Context, ln net.Listener, dir string, stat
 			http.Error(w, "runpod-gpu app: this page expects GitHub's redirect after creating the App", http.StatusBadRequest)
 			return
 		}
-		created, err := a.convertManifestCode(ctx, code, dir)
+		created, err := a.convertManifestCode(ctx, code)
 		if err != nil {
 			fmt.Fprintf(a.env.Stderr, "runpod-gpu: %v\n", err)
 			http.Error(w, "runpod-gpu app: "+err.Error(), http.StatusBadGateway)
 			return
 		}
-		fmt.Fprintf(w, "<!doctype html><p>App %s created (id %d). Its private key is in %s. Now <a href=\"%s/installations/new\">install it on your repository</a>.</p>",
-			html.EscapeString(created.Name), created.ID, html.EscapeString(created.keyFile), html.EscapeString(created.HTMLURL))
+		fmt.Fprintf(w, "<!doctype html><p>App %s created (id %d); runpod-gpu app holds its private key. Now <a href=\"%s/installations/new\">install it on your repository</a>, then return to the terminal.</p>",
+			html.EscapeString(created.Name), created.ID, html.EscapeString(created.HTMLURL))
 		done[state] = true
 		results <- created
 	})
@@ -216,8 +238,8 @@ func serialHandler(h http.Handler) http.Handler {
 var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 
 // convertManifestCode trades the code (POST /app-manifests/{code}/conversions,
-// no authentication) and saves the App's private key.
-func (a *app) convertManifestCode(ctx context.Context, code, dir string) (createdApp, error) {
+// no authentication) for the App's id and private key, kept in memory.
+func (a *app) convertManifestCode(ctx context.Context, code string) (createdApp, error) {
 	apiURL, err := a.serviceURL("GITHUB_API_URL")
 	if err != nil {
 		return createdApp{}, err
@@ -248,27 +270,5 @@ func (a *app) convertManifestCode(ctx context.Context, code, dir string) (create
 	if err := json.Unmarshal(data, &c); err != nil || c.ID <= 0 || !slugRE.MatchString(c.Slug) || !strings.Contains(c.PEM, "PRIVATE KEY") {
 		return createdApp{}, fmt.Errorf("trade the manifest code: the answer has no usable App id, slug and key")
 	}
-	c.keyFile = filepath.Join(dir, c.Slug+".private-key.pem")
-	if err := os.WriteFile(c.keyFile, []byte(c.PEM), 0o600); err != nil {
-		return createdApp{}, err
-	}
-	c.PEM = ""
 	return c, nil
-}
-
-// printCreated says what was made and what to set next.
-func (a *app) printCreated(created []createdApp, f appFlags) {
-	out := a.env.Stdout
-	for i, c := range created {
-		idVar, secret := "RUNPOD_GPU_APP_ID", "RUNPOD_GPU_APP_PRIVATE_KEY"
-		if f.split && strings.HasSuffix(c.Name, " runners") {
-			idVar, secret = "RUNPOD_GPU_RUNNER_APP_ID", "RUNPOD_GPU_RUNNER_APP_PRIVATE_KEY"
-		}
-		fmt.Fprintf(out, "\nApp %d of %d: %s (id %d), private key %s\n", i+1, len(created), c.Name, c.ID, c.keyFile)
-		fmt.Fprintf(out, "  1. install it on your repository: %s/installations/new\n", c.HTMLURL)
-		fmt.Fprintf(out, "  2. gh variable set %s --body %d\n", idVar, c.ID)
-		fmt.Fprintf(out, "     gh variable set %s --body <the installation id, the number at the end of the installation's settings URL>\n", strings.Replace(idVar, "_ID", "_INSTALLATION_ID", 1))
-		fmt.Fprintf(out, "  3. gh secret set %s --env runpod-gpu < %s\n", secret, c.keyFile)
-	}
-	fmt.Fprint(out, "\nThen: runpod-gpu doctor --app-key-file <the key file>\n")
 }

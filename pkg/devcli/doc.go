@@ -7,10 +7,11 @@
 // shares the lane's planner (pkg/plan), RunPod client and request policy,
 // ownership tags and deletion helper. For a repository that adopts the
 // lane it creates the GitHub App(s) from a manifest (app), writes the
-// callers and configuration (init, pkg/callers), checks the set-up before
-// the first pull request (doctor, pkg/doctor), plays its workflows on the
-// embedded simulated cloud, free and offline (rehearse, pkg/rehearse), and,
-// for a copy of the suite kept under another owner, renames the checkout
+// callers and configuration (init, pkg/callers), sets the repository up on
+// GitHub for both (pkg/ghsetup), checks the set-up before the first pull
+// request (doctor, pkg/doctor), plays its workflows on the embedded
+// simulated cloud, free and offline (rehearse, pkg/rehearse), and, for a
+// copy of the suite kept under another owner, renames the checkout
 // (copy-suite, pkg/suitecopy).
 //
 // Install: go install github.com/org/runpod-gpu/pkg/cmd/runpod-gpu@v1

@@ -18,38 +18,54 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/callers"
 	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/ghsetup"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
 
 // initFlags are runpod-gpu init's flags; an empty one is asked for.
 type initFlags struct {
-	dir, suite, testCommand string
-	workflows, gpus         []string
-	minVRAM                 int
-	maxRunSpend             float64
-	runnerApp, force, quiet bool
+	dir, suite, testCommand, repo string
+	workflows, gpus               []string
+	minVRAM                       int
+	maxRunSpend                   float64
+	runnerApp, force, quiet       bool
+	dryRun, keyFromStdin          bool
 }
 
 func (a *app) initCmd() *cobra.Command {
 	f := initFlags{}
 	cmd := &cobra.Command{
-		Use:   "init [--dir DIR] [--workflows NAME,…] [--gpus NAME,…] [--max-run-spend USD] [--test-command CMD]",
-		Short: "Write the GPU lane's callers and .github/runpod-gpu.yml into a repository checkout",
+		Use:   "init [--dir DIR] [--workflows NAME,…] [--gpus NAME,…] [--max-run-spend USD] [--test-command CMD] [--dry-run] [--force] [--repo OWNER/NAME]",
+		Short: "Write the GPU lane's files into a checkout and set the repository up on GitHub",
 		Long: `init writes, into the repository checkout --dir, the four caller workflows
 (.github/workflows/runpod-gpu.yml, runpod-gpu-reap.yml, runpod-gpu-costs.yml,
-local-gpu-gate.yml) and the configuration .github/runpod-gpu.yml.
+local-gpu-gate.yml) and the configuration .github/runpod-gpu.yml, then does
+the GitHub side with the token in GH_TOKEN (or GITHUB_TOKEN; API at
+GITHUB_API_URL) on --repo (default: the checkout's origin):
+
+  - checks the token's scopes first (repo, workflow), naming each missing one;
+  - creates the environment runpod-gpu, deployable from the default branch
+    (and gh-readonly-queue/<base>/* when the repository merges through a queue);
+  - sets its secret RUNPOD_API_KEY, sealed with the environment's public key;
+  - requires "CI GPU gate" from the lane's App (vars.RUNPOD_GPU_APP_ID, set by
+    'runpod-gpu app') through a ruleset, or classic branch protection where
+    rulesets are unavailable;
+  - commits the files on the branch runpod-gpu/setup and opens a pull request.
+
+The RunPod key comes from RUNPOD_API_KEY (or ~/.runpod/config.toml), or from
+the first line of standard input with --runpod-key-stdin; never from a flag.
+Without a key, init still writes the files (GPU names resolved with the
+catalog it ships) and says which step remains.
 
 It reads the ` + "`name:`" + `s of the checkout's CI workflows (those run for pull
-requests) for the lane's workflow_run trigger, turns GPU names into the
-reviewed allowlist as 'runpod-gpu allowlist' does (this reads RunPod's
-catalog, so it needs the API key), and sets the per-run budget. What a flag
-does not give is asked on the terminal; --no-input asks nothing.
-
-What it writes lints clean (actionlint) and grants exactly the permissions
-the suite's workflows need. It never overwrites a file without --force.
-Merge the files to the default branch, then run 'runpod-gpu doctor'.`,
-		Example: `  runpod-gpu init
-  runpod-gpu init --workflows CI --gpus RTX4090,L40S --max-run-spend 5 --test-command "make test-gpu"
+requests) for the lane's workflow_run trigger. What a flag does not give is
+asked on the terminal; --no-input asks nothing. A file that differs from what
+init writes is never overwritten without --force: init shows the diff and
+changes nothing. --dry-run prints every change, locally and on GitHub, and
+makes none. Run it again at any time: it changes only what is missing.`,
+		Example: `  RUNPOD_API_KEY=… runpod-gpu init --workflows CI --gpus RTX4090,L40S --max-run-spend 5 --test-command "make test-gpu"
+  runpod-gpu init --dry-run
+  pass show runpod | runpod-gpu init --runpod-key-stdin --no-input --gpus RTX4090 --max-run-spend 5 --test-command "make test-gpu"
   runpod-gpu init --suite my-org/runpod-gpu@v1 --runner-app --force`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runInit(cmd, f) },
@@ -63,8 +79,11 @@ Merge the files to the default branch, then run 'runpod-gpu doctor'.`,
 	fl.Float64Var(&f.maxRunSpend, "max-run-spend", 0, "the most one run may spend on pods, in USD")
 	fl.StringVar(&f.testCommand, "test-command", "", "the command that runs the GPU tests on the pod")
 	fl.BoolVar(&f.runnerApp, "runner-app", false, "a second App mints runners (the two-App split)")
-	fl.BoolVar(&f.force, "force", false, "overwrite files that exist")
+	fl.BoolVar(&f.force, "force", false, "overwrite files that differ from what init writes, and replace the environment's secrets")
 	fl.BoolVar(&f.quiet, "no-input", false, "ask nothing: a missing flag is an error")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print every change, locally and on GitHub, and make none")
+	fl.StringVar(&f.repo, "repo", "", "the GitHub repository, OWNER/NAME (default: the checkout's origin)")
+	fl.BoolVar(&f.keyFromStdin, "runpod-key-stdin", false, "read the RunPod API key from the first line of standard input")
 	return cmd
 }
 
@@ -121,52 +140,100 @@ func (a *app) runInit(cmd *cobra.Command, f initFlags) error {
 	if st, err := os.Stat(f.dir); err != nil || !st.IsDir() {
 		return fail(ExitUsage, "--dir %s: not a directory", f.dir)
 	}
-	if err := refuseOverwrite(f.dir, f.force); err != nil {
+	repo, githubStep, err := a.githubRepository(f.repo, f.dir)
+	if err != nil {
 		return err
 	}
+	key, err := a.initRunPodKey(f, q)
+	if err != nil {
+		return err
+	}
+	files, err := a.renderInitFiles(cmd, f, q, key)
+	if err != nil {
+		return err
+	}
+	if err := a.writeInitFiles(f, files); err != nil {
+		return err
+	}
+	var remaining []string
+	if key == "" {
+		remaining = append(remaining, "the secret RUNPOD_API_KEY of the environment runpod-gpu: run 'RUNPOD_API_KEY=… runpod-gpu init' again (or pipe the key to 'runpod-gpu init --runpod-key-stdin'); the GPU names were resolved with the catalog runpod-gpu ships, and the run checks them against RunPod's")
+	}
+	pullURL := ""
+	if githubStep != "" {
+		remaining = append(remaining, githubStep)
+	} else {
+		req := ghsetup.Request{ReplaceSecrets: f.force, PullTitle: "Set up the runpod-gpu GPU lane",
+			PullBody: "Written by `runpod-gpu init`: the lane's caller workflows and `.github/runpod-gpu.yml`. Merge it, then run `runpod-gpu doctor`."}
+		if key != "" {
+			req.Secrets = map[string]string{"RUNPOD_API_KEY": key}
+		}
+		for _, file := range files {
+			req.Files = append(req.Files, ghsetup.File{Path: file.Path, Text: file.Text})
+		}
+		plan, err := a.setUpGitHub(cmd.Context(), repo, req, f.dryRun)
+		if err != nil {
+			return err
+		}
+		remaining, pullURL = append(remaining, plan.Remaining...), plan.PullURL
+	}
+	printInitNext(a.env.Stdout, remaining, pullURL, f.dryRun)
+	return nil
+}
+
+// initRunPodKey reads the RunPod key: the first line of standard input with
+// --runpod-key-stdin, else RUNPOD_API_KEY or the config file; "" when none.
+func (a *app) initRunPodKey(f initFlags, q *asker) (string, error) {
+	if !f.keyFromStdin {
+		cfg, warning, err := loadConfig(a.env.Home)
+		if err != nil {
+			return "", withCode(ExitFailure, err)
+		}
+		if warning != "" {
+			fmt.Fprintf(a.env.Stderr, "runpod-gpu: warning: %s\n", warning)
+		}
+		return apiKey(a.env.Getenv, cfg), nil
+	}
+	line, err := q.in.ReadString('\n')
+	key := strings.TrimSpace(line)
+	if key == "" || (err != nil && !errors.Is(err, io.EOF)) {
+		return "", fail(ExitUsage, "--runpod-key-stdin: no key on the first line of standard input")
+	}
+	a.key = key
+	return key, nil
+}
+
+// renderInitFiles asks for what the flags do not give and renders the
+// files, which must lint.
+func (a *app) renderInitFiles(cmd *cobra.Command, f initFlags, q *asker, key string) ([]callers.File, error) {
 	o := callers.Options{Suite: f.suite, RunnerApp: f.runnerApp, MinVRAMGB: f.minVRAM}
 	var err error
 	if o.Workflows, err = chooseWorkflows(f.dir, f.workflows, q); err != nil {
-		return err
+		return nil, err
 	}
-	if o.Tiers, err = a.initTiers(cmd, f, q); err != nil {
-		return err
+	if o.Tiers, err = a.initTiers(cmd, f, q, key); err != nil {
+		return nil, err
 	}
 	if o.MaxRunSpendUSD, err = initBudget(f.maxRunSpend, q); err != nil {
-		return err
+		return nil, err
 	}
 	if o.TestCommand = f.testCommand; o.TestCommand == "" {
 		if o.TestCommand, err = q.ask("--test-command", "Command that runs the GPU tests on the pod", "make test-gpu"); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	files, err := callers.Render(o)
 	if err != nil {
-		return withCode(ExitUsage, err)
+		return nil, withCode(ExitUsage, err)
 	}
 	if findings, err := callers.Lint(files); err != nil || len(findings) > 0 {
-		return fail(ExitFailure, "the callers do not lint (a bug in runpod-gpu init): %v %s", err, strings.Join(findings, "; "))
+		return nil, fail(ExitFailure, "the callers do not lint (a bug in runpod-gpu init): %v %s", err, strings.Join(findings, "; "))
 	}
-	return writeInitFiles(a.env.Stdout, f.dir, files)
+	return files, nil
 }
 
 // initFiles are the paths init writes.
 var initFiles = []string{callers.LanePath, callers.ReapPath, callers.CostsPath, callers.RelayPath, callers.ConfigPath}
-
-// refuseOverwrite fails, before anything is asked or written, when a file
-// init writes exists and --force is not given.
-func refuseOverwrite(dir string, force bool) error {
-	var existing []string
-	for _, p := range initFiles {
-		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(p))); err == nil {
-			existing = append(existing, p)
-		}
-	}
-	if len(existing) > 0 && !force {
-		return fail(ExitUsage, "%s already exist(s) in %s: nothing written; pass --force to overwrite", strings.Join(existing, ", "), dir)
-	}
-	return nil
-}
 
 // repoWorkflow is a workflow of the checkout, as init reads it.
 type repoWorkflow struct {
@@ -272,9 +339,10 @@ func chooseWorkflows(dir string, given []string, q *asker) ([]string, error) {
 	return chooseWorkflows(dir, strings.Split(answer, ","), q)
 }
 
-// initTiers turns GPU names into the reviewed tiers with RunPod's catalog,
-// as runpod-gpu allowlist does.
-func (a *app) initTiers(cmd *cobra.Command, f initFlags, q *asker) ([]config.GPUTier, error) {
+// initTiers turns GPU names into the reviewed tiers as runpod-gpu allowlist
+// does: with RunPod's catalog when there is a key, else with the catalog
+// runpod-gpu ships.
+func (a *app) initTiers(cmd *cobra.Command, f initFlags, q *asker, key string) ([]config.GPUTier, error) {
 	names := f.gpus
 	if len(names) == 0 {
 		answer, err := q.ask("--gpus", "GPU names for the reviewed allowlist, comma-separated (e.g. RTX4090,L40S)", "")
@@ -286,14 +354,18 @@ func (a *app) initTiers(cmd *cobra.Command, f initFlags, q *asker) ([]config.GPU
 	if f.minVRAM < 0 || f.minVRAM > 1024 {
 		return nil, fail(ExitUsage, "--min-vram %d: want 0 to 1024 GB", f.minVRAM)
 	}
-	if err := a.connect(); err != nil {
-		return nil, err
-	}
-	cctx, cancel := a.bound(cmd.Context(), callTimeout)
-	gpus, err := a.client.ListGPUTypes(cctx, runpod.GPUQuery{})
-	cancel()
-	if err != nil {
-		return nil, apiError("read the GPU catalog", err)
+	gpus := offlineCatalog
+	if key != "" {
+		if err := a.connect(); err != nil {
+			return nil, err
+		}
+		cctx, cancel := a.bound(cmd.Context(), callTimeout)
+		live, err := a.client.ListGPUTypes(cctx, runpod.GPUQuery{})
+		cancel()
+		if err != nil {
+			return nil, apiError("read the GPU catalog", err)
+		}
+		gpus = live
 	}
 	doc, dropped, err := buildAllowlist(names, gpus, f.minVRAM)
 	for _, d := range dropped {
@@ -321,32 +393,81 @@ func initBudget(given float64, q *asker) (float64, error) {
 	return v, nil
 }
 
-// writeInitFiles writes each file (through a temporary file, so none is
-// left half-written) and says what comes next.
-func writeInitFiles(out io.Writer, dir string, files []callers.File) error {
-	for _, f := range files {
-		path := filepath.Join(dir, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return fail(ExitFailure, "%v", err)
+// writeInitFiles writes the files that are missing, keeps those that are
+// the same, and overwrites one that differs only with --force: without it,
+// every difference is shown and nothing is written. A dry run writes nothing.
+func (a *app) writeInitFiles(f initFlags, files []callers.File) error {
+	var differ []string
+	state := map[string]string{}
+	for _, file := range files {
+		disk, err := os.ReadFile(filepath.Join(f.dir, filepath.FromSlash(file.Path)))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			state[file.Path] = "write"
+		case err != nil:
+			return fail(ExitFailure, "read %s: %v", file.Path, err)
+		case string(disk) == file.Text:
+			state[file.Path] = "unchanged"
+		default:
+			state[file.Path] = "overwrite"
+			differ = append(differ, file.Path)
+			fmt.Fprint(a.env.Stderr, lineDiff(file.Path, string(disk), file.Text))
 		}
-		tmp := path + ".runpod-gpu-init"
-		if err := os.WriteFile(tmp, []byte(f.Text), 0o644); err != nil {
-			return fail(ExitFailure, "%v", err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			os.Remove(tmp)
-			return fail(ExitFailure, "%v", err)
-		}
-		fmt.Fprintf(out, "wrote %s\n", f.Path)
 	}
-	fmt.Fprint(out, `
-Next:
-  1. Create the GitHub App ('runpod-gpu app'), install it on the repository, and set the repository
-     variables RUNPOD_GPU_APP_ID and RUNPOD_GPU_APP_INSTALLATION_ID.
-  2. Create the environment runpod-gpu, deployment branches: the default branch only, with the
-     secrets RUNPOD_API_KEY and RUNPOD_GPU_APP_PRIVATE_KEY.
-  3. Merge these files to the default branch: the lane runs only from there.
-  4. Run 'runpod-gpu doctor' before the first pull request.
-`)
+	if len(differ) > 0 && !f.force {
+		return fail(ExitUsage, "%s differ(s) from what init writes (diff above): nothing written, nothing changed on GitHub; keep yours, or pass --force to overwrite", strings.Join(differ, ", "))
+	}
+	if f.dryRun {
+		fmt.Fprintf(a.env.Stdout, "dry run: nothing is written and nothing changes on GitHub\n")
+	}
+	for _, file := range files {
+		switch {
+		case state[file.Path] == "unchanged":
+			fmt.Fprintf(a.env.Stdout, "unchanged %s\n", file.Path)
+		case f.dryRun:
+			fmt.Fprintf(a.env.Stdout, "would %s %s\n", state[file.Path], file.Path)
+		default:
+			if err := writeFileAtomic(filepath.Join(f.dir, filepath.FromSlash(file.Path)), file.Text); err != nil {
+				return fail(ExitFailure, "%v", err)
+			}
+			fmt.Fprintf(a.env.Stdout, "wrote %s\n", file.Path)
+		}
+	}
 	return nil
+}
+
+// writeFileAtomic writes through a temporary file, so none is left half-written.
+func writeFileAtomic(path, text string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".runpod-gpu-init"
+	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// printInitNext says what remains, in the order it can be done.
+func printInitNext(out io.Writer, remaining []string, pullURL string, dry bool) {
+	if dry {
+		fmt.Fprintln(out, "\nDry run: nothing was changed. Run it again without --dry-run to make these changes.")
+		return
+	}
+	var steps []string
+	steps = append(steps, remaining...)
+	if pullURL != "" {
+		steps = append(steps, "review and merge the pull request "+pullURL+": the lane runs only from the default branch")
+	} else if len(remaining) > 0 {
+		steps = append(steps, "merge the files to the default branch: the lane runs only from there")
+	}
+	steps = append(steps, "run 'runpod-gpu rehearse' (free, offline) and 'runpod-gpu doctor' before the first pull request")
+	fmt.Fprintln(out, "\nNext:")
+	for i, s := range steps {
+		fmt.Fprintf(out, "  %d. %s\n", i+1, s)
+	}
 }

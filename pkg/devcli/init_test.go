@@ -122,8 +122,10 @@ func TestInitNeverOverwritesWithoutForce(t *testing.T) {
 
 	r := w.run(append(args, "--test-command", "make other")...)
 	assert.Equal(t, r.code, ExitUsage)
-	assert.Check(t, is.Contains(r.stderr, "already exist(s)"))
+	assert.Check(t, is.Contains(r.stderr, ".github/workflows/runpod-gpu.yml, .github/runpod-gpu.yml differ(s) from what init writes"))
 	assert.Check(t, is.Contains(r.stderr, "pass --force to overwrite"))
+	assert.Check(t, is.Contains(r.stderr, "--- .github/runpod-gpu.yml (yours)\n+++ .github/runpod-gpu.yml (what init writes)\n-# mine\n+# yaml-language-server"), "the diff is shown")
+	assert.Check(t, is.Contains(r.stderr, "-      test-command: \"make test-gpu\"\n+      test-command: \"make other\"\n"))
 	assert.Check(t, is.Equal(readFile(t, dir, callers.ConfigPath), edited), "nothing written")
 	assert.Check(t, is.Equal(readFile(t, dir, callers.LanePath), before))
 

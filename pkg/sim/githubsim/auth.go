@@ -57,6 +57,7 @@ func (s *Server) authenticate(c *call) error {
 		return errBadCredentials
 	}
 	c.who, c.scope = cred.who, cred.scope
+	s.scopeHeader(c)
 	return nil
 }
 

@@ -55,6 +55,11 @@ func (s *Server) AddPullRequest(fullName string, spec PullRequestSpec) (int, err
 	if err != nil {
 		return 0, err
 	}
+	return s.addPull(rp, spec)
+}
+
+// addPull opens a pull request on rp, under the lock.
+func (s *Server) addPull(rp *repo, spec PullRequestSpec) (int, error) {
 	if spec.Number == 0 {
 		spec.Number = rp.lastNumber + 1
 	}

@@ -426,9 +426,13 @@ func (b rulesetBody) apply(rs *Ruleset) {
 	}
 }
 
-// adminOnly refuses App tokens without administration permission and
-// anyone but an administrator, as GitHub does for every settings write.
+// adminOnly refuses App tokens without administration permission, classic
+// tokens without the repo scope and anyone but an administrator, as GitHub
+// does for every settings write.
 func (c *call) adminOnly(rp *repo) error {
+	if err := c.needScope("repo"); err != nil {
+		return err
+	}
 	if c.who.AppID != 0 {
 		inst, ok := c.s.installationFor(c.who.AppID, rp.Owner, rp.Name)
 		if !ok || inst.permissions()["administration"] != "write" {

@@ -109,6 +109,8 @@ type Server struct {
 	installations   map[int64]Installation // see installations.go
 	setups          map[string]*repoSetup  // see setup.go
 	rulesets        map[string]*repoRules  // see rulesets.go
+	setupWrites     map[string]*repoWrites // see setupwrite.go
+	tokenScopes     map[string][]string    // classic tokens' OAuth scopes; see setupwrite.go
 	pendingApps     map[string]*pendingApp // manifest codes; see manifests.go
 	orgRunnerGroups map[string]RunnerGroup // "org/id" → group; see setup.go
 	requests        []Request
@@ -424,5 +426,6 @@ func (s *Server) routes() {
 	s.installationRoutes()
 	s.setupRoutes()
 	s.rulesetRoutes()
+	s.setupWriteRoutes()
 	s.manifestRoutes()
 }

@@ -26,6 +26,9 @@ type Environment struct {
 	Branches, Tags []string
 	// ProtectedBranches lets every protected branch deploy to it.
 	ProtectedBranches bool
+	// CustomBranchPolicies limits it to Branches and Tags even while both
+	// are empty (as GitHub keeps the setting before the first policy).
+	CustomBranchPolicies bool
 	// Secrets are the environment secrets' names (values are never read back).
 	Secrets []string
 	// Reviewers are the users a deployment to it waits for (a
@@ -231,7 +234,7 @@ func (s *Server) getEnvironment(c *call) error {
 	}
 	id := s.stableID("env:" + rp.FullName() + ":" + strings.ToLower(env.Name))
 	var policy any // null: every branch may deploy
-	if custom := len(env.Branches)+len(env.Tags) > 0; custom || env.ProtectedBranches {
+	if custom := env.CustomBranchPolicies || len(env.Branches)+len(env.Tags) > 0; custom || env.ProtectedBranches {
 		policy = map[string]bool{"protected_branches": env.ProtectedBranches && !custom, "custom_branch_policies": custom}
 	}
 	c.writeJSON(http.StatusOK, map[string]any{

@@ -1,0 +1,230 @@
+package devcli
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/callers"
+	"github.com/org/runpod-gpu/pkg/sim/githubsim"
+	"github.com/org/runpod-gpu/pkg/sim/simclock"
+)
+
+const (
+	setupToken = "ghp_DEVCLI_ADMIN_TOKEN"
+	setupRepo  = "octo/gpu-lib"
+)
+
+// withGitHub starts the simulated GitHub with the repository octo/gpu-lib
+// (its CI workflow on the default branch), an administrator's classic token
+// with scopes, and points the command line at it.
+func (w *world) withGitHub(scopes ...string) *githubsim.Server {
+	w.t.Helper()
+	if scopes == nil {
+		scopes = []string{"repo", "workflow"}
+	}
+	gh := githubsim.New(githubsim.WithClock(simclock.NewVirtual(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))), githubsim.WithSeed(3),
+		githubsim.WithToken(setupToken, githubsim.Identity{Login: "octo"}), githubsim.WithTokenScopes(setupToken, scopes...))
+	assert.NilError(w.t, gh.AddRepo(githubsim.Repo{Owner: "octo", Name: "gpu-lib"}))
+	assert.NilError(w.t, gh.SetFile(setupRepo, "", ".github/workflows/ci.yml", ciWorkflow))
+	ts := httptest.NewServer(gh)
+	w.t.Cleanup(ts.Close)
+	w.env["GITHUB_API_URL"], w.env["GH_TOKEN"] = ts.URL, setupToken
+	return gh
+}
+
+var initArgs = []string{"--repo", setupRepo, "--gpus", "RTX4090", "--max-run-spend", "5", "--test-command", "make test-gpu", "--no-input"}
+
+// writes counts the simulated GitHub's answered requests other than reads.
+func writes(gh *githubsim.Server) int {
+	n := 0
+	for _, r := range gh.Requests() {
+		if r.Method != http.MethodGet {
+			n++
+		}
+	}
+	return n
+}
+
+// snapshot reads every file under dir.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	assert.NilError(t, filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		out[path] = string(data)
+		return err
+	}))
+	return out
+}
+
+// init does the GitHub side after writing the files: the environment with
+// the merge queue's branches, the RunPod key sealed (the simulated GitHub
+// opens it), the gate required from the App app set, the files on
+// runpod-gpu/setup and a pull request; a second run changes nothing, locally
+// or on GitHub, and names the same pull request.
+func TestInitDoesTheGitHubSideOnceAndASecondRunChangesNothing(t *testing.T) {
+	w := newWorld(t)
+	gh := w.withGitHub()
+	assert.NilError(t, gh.SetVariable(setupRepo, "RUNPOD_GPU_APP_ID", "901"))
+	_, err := gh.SetRuleset(setupRepo, githubsim.Ruleset{Name: "queue", Include: []string{"~DEFAULT_BRANCH"}, Rules: []githubsim.RulesetRule{githubsim.MergeQueueRule()}})
+	assert.NilError(t, err)
+	dir := checkout(t, map[string]string{"ci.yml": ciWorkflow})
+
+	r := w.run(append([]string{"init", "--dir", dir}, initArgs...)...)
+	assert.Equal(t, r.code, ExitOK, r.stderr)
+	for _, want := range []string{
+		"wrote .github/runpod-gpu.yml",
+		"create the environment runpod-gpu with custom deployment branches: done",
+		`let the branches "gh-readonly-queue/main/*" deploy to runpod-gpu: done`,
+		"set the secret RUNPOD_API_KEY of the environment runpod-gpu (sealed with its public key): done",
+		`create the ruleset "runpod-gpu: require CI GPU gate": require "CI GPU gate" from App 901 on main: done`,
+		"commit .github/workflows/runpod-gpu.yml on runpod-gpu/setup: done",
+		"review and merge the pull request https://github.com/octo/gpu-lib/pull/1",
+	} {
+		assert.Check(t, is.Contains(r.stdout, want))
+	}
+	key, err := gh.EnvironmentSecret(setupRepo, "runpod-gpu", "RUNPOD_API_KEY")
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(key, testKey), "sealed for the environment: the simulated GitHub opened it")
+
+	localBefore, writesBefore := snapshot(t, dir), writes(gh)
+	r = w.run(append([]string{"init", "--dir", dir}, initArgs...)...)
+	assert.Equal(t, r.code, ExitOK, r.stderr)
+	assert.Check(t, is.Contains(r.stdout, "unchanged .github/workflows/runpod-gpu.yml"))
+	assert.Check(t, is.Contains(r.stdout, "nothing to change"))
+	assert.Check(t, is.Contains(r.stdout, "pull/1"), "the open pull request is reused")
+	assert.Check(t, is.Equal(writes(gh), writesBefore), "the second run wrote nothing on GitHub")
+	assert.Check(t, is.DeepEqual(snapshot(t, dir), localBefore))
+}
+
+// --dry-run prints every change, locally and on GitHub, and makes none.
+func TestInitDryRunChangesNothing(t *testing.T) {
+	w := newWorld(t)
+	gh := w.withGitHub()
+	dir := checkout(t, map[string]string{"ci.yml": ciWorkflow})
+	before := snapshot(t, dir)
+	r := w.run(append([]string{"init", "--dir", dir, "--dry-run"}, initArgs...)...)
+	assert.Equal(t, r.code, ExitOK, r.stderr)
+	assert.Check(t, is.DeepEqual(snapshot(t, dir), before), "nothing written locally")
+	assert.Check(t, is.Equal(writes(gh), 0), "nothing written on GitHub")
+	for _, want := range []string{"would write .github/workflows/runpod-gpu.yml", "would create the environment runpod-gpu",
+		"would set the secret RUNPOD_API_KEY", "would create the branch runpod-gpu/setup from main", "would open a pull request",
+		"Dry run: nothing was changed"} {
+		assert.Check(t, is.Contains(r.stdout, want))
+	}
+	_, err := gh.EnvironmentSecret(setupRepo, "runpod-gpu", "RUNPOD_API_KEY")
+	assert.Check(t, is.ErrorIs(err, githubsim.ErrNotFound))
+}
+
+// A file the user changed is kept without --force, with the diff shown, and
+// nothing changes on GitHub either; --force overwrites it.
+func TestInitKeepsAChangedFileWithoutForce(t *testing.T) {
+	w := newWorld(t)
+	gh := w.withGitHub()
+	dir := checkout(t, map[string]string{"ci.yml": ciWorkflow})
+	assert.Equal(t, w.run(append([]string{"init", "--dir", dir}, initArgs...)...).code, ExitOK)
+	mine := strings.Replace(readFile(t, dir, callers.ConfigPath), "max_run_spend_usd: 5", "max_run_spend_usd: 2", 1)
+	assert.NilError(t, os.WriteFile(filepath.Join(dir, ".github", "runpod-gpu.yml"), []byte(mine), 0o644))
+	writesBefore := writes(gh)
+
+	r := w.run(append([]string{"init", "--dir", dir}, initArgs...)...)
+	assert.Equal(t, r.code, ExitUsage)
+	assert.Check(t, is.Contains(r.stderr, "-max_run_spend_usd: 2\n+max_run_spend_usd: 5\n"))
+	assert.Check(t, is.Contains(r.stderr, ".github/runpod-gpu.yml differ(s) from what init writes"))
+	assert.Check(t, is.Equal(readFile(t, dir, callers.ConfigPath), mine), "kept")
+	assert.Check(t, is.Equal(writes(gh), writesBefore), "nothing changed on GitHub")
+
+	r = w.run(append([]string{"init", "--dir", dir, "--force"}, initArgs...)...)
+	assert.Equal(t, r.code, ExitOK, r.stderr)
+	assert.Check(t, is.Contains(readFile(t, dir, callers.ConfigPath), "max_run_spend_usd: 5"))
+}
+
+// A classic token lacking a scope init needs is refused, naming the scope,
+// before anything changes on GitHub.
+func TestInitNamesAMissingTokenScope(t *testing.T) {
+	for _, tc := range []struct {
+		scopes  []string
+		wantErr string
+	}{
+		{[]string{"repo"}, "lacks the scope(s) workflow: run 'gh auth refresh -s workflow'"},
+		{[]string{"read:org"}, "lacks the scope(s) repo, workflow"},
+	} {
+		w := newWorld(t)
+		gh := w.withGitHub(tc.scopes...)
+		r := w.run(append([]string{"init", "--dir", checkout(t, map[string]string{"ci.yml": ciWorkflow})}, initArgs...)...)
+		assert.Check(t, is.Equal(r.code, ExitFailure))
+		assert.Check(t, is.Contains(r.stderr, tc.wantErr))
+		assert.Check(t, is.Equal(writes(gh), 0))
+	}
+}
+
+// Without a RunPod key init still writes the files (the GPU names resolved
+// with the catalog it ships), does the rest of the GitHub side, and names the
+// step that remains; without a GitHub token it names that step too.
+func TestInitWithoutARunPodKeyWritesTheFilesAndNamesTheRemainingStep(t *testing.T) {
+	w := newWorld(t)
+	gh := w.withGitHub()
+	delete(w.env, "RUNPOD_API_KEY")
+	dir := checkout(t, map[string]string{"ci.yml": ciWorkflow})
+	r := w.run(append([]string{"init", "--dir", dir}, initArgs...)...)
+	assert.Equal(t, r.code, ExitOK, r.stderr)
+	assert.Check(t, is.Contains(readFile(t, dir, callers.ConfigPath), `"NVIDIA GeForce RTX 4090"`))
+	assert.Check(t, is.Contains(r.stdout, "1. the secret RUNPOD_API_KEY of the environment runpod-gpu: run 'RUNPOD_API_KEY=… runpod-gpu init' again"))
+	assert.Check(t, is.Equal(w.requests()["GET /v2/catalog/gpus"], 0), "RunPod was not asked")
+	_, err := gh.EnvironmentSecret(setupRepo, "runpod-gpu", "RUNPOD_API_KEY")
+	assert.Check(t, is.ErrorIs(err, githubsim.ErrNotFound))
+	assert.Check(t, is.Contains(r.stdout, "create the environment runpod-gpu"), "the rest of the GitHub side is done")
+
+	delete(w.env, "GH_TOKEN")
+	dir = checkout(t, map[string]string{"ci.yml": ciWorkflow})
+	r = w.run(append([]string{"init", "--dir", dir}, initArgs...)...)
+	assert.Equal(t, r.code, ExitOK, r.stderr)
+	assert.Check(t, is.Contains(r.stdout, "2. the GitHub side (environment, secrets, required check, pull request): set GH_TOKEN"))
+	assert.Check(t, is.Contains(r.stdout, "wrote .github/runpod-gpu.yml"))
+}
+
+// The RunPod key comes from the environment or standard input, never argv:
+// no flag of init or app takes a secret, a flag that would is unknown, and
+// the key read from standard input reaches GitHub sealed.
+func TestInitSecretsNeverOnArgv(t *testing.T) {
+	w := newWorld(t)
+	gh := w.withGitHub()
+	delete(w.env, "RUNPOD_API_KEY")
+	const stdinKey = testKey // the key the simulated RunPod accepts
+	args := append([]string{"init", "--dir", checkout(t, map[string]string{"ci.yml": ciWorkflow}), "--runpod-key-stdin"}, initArgs...)
+	r := w.runWithInput(stdinKey+"\n", args...)
+	assert.Equal(t, r.code, ExitOK, r.stderr)
+	assert.Check(t, !slices.Contains(args, stdinKey), "the key is not on the command line")
+	assert.Check(t, !strings.Contains(r.stdout+r.stderr, stdinKey), "nor printed")
+	key, err := gh.EnvironmentSecret(setupRepo, "runpod-gpu", "RUNPOD_API_KEY")
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(key, stdinKey))
+
+	r = w.run("init", "--runpod-key", "rpa_x")
+	assert.Check(t, is.Equal(r.code, ExitUsage))
+	assert.Check(t, is.Contains(r.stderr, "unknown flag: --runpod-key"))
+
+	root := newRoot(t.Context(), &Env{})
+	for _, name := range []string{"init", "app"} {
+		cmd, _, err := root.Find([]string{name})
+		assert.NilError(t, err)
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			secretish := strings.Contains(f.Name, "key") || strings.Contains(f.Name, "token") || strings.Contains(f.Name, "secret") || strings.Contains(f.Name, "pem")
+			path := f.Name == "save-key" || strings.HasSuffix(f.Name, "-file")
+			assert.Check(t, !secretish || f.Value.Type() == "bool" || path, "%s --%s takes a %s", name, f.Name, f.Value.Type())
+		})
+	}
+}
