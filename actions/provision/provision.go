@@ -46,7 +46,7 @@ type Inputs struct {
 	ExpectedHeadSHA actionio.CommitSHA     `input:"expected-head-sha" default:"" desc:"The PR head authorize pinned (its head-sha output, also for a manual dispatch), a full commit SHA; required when pr-number is set. A moved head stops provisioning."`
 	TestedRef       actionio.CommitSHA     `input:"tested-ref" default:"" desc:"The pinned merge SHA (or dispatched SHA) under test, a full commit SHA; required when pr-number is set. Enables the gate reuse lookup."`
 	TreeKey         actionkit.TreeKeyInput `input:"tree-key" default:"" want:"authorize's tree-key output (tree:<sha>:lane:<digest>), or empty" desc:"authorize's tree-key output; the reuse lookup then also matches a gate for the identical tree and lane."`
-	CheckName       string                 `input:"check-name" default:"CI GPU gate" desc:"Name of the gate check whose earlier success can be reused."`
+	CheckName       string                 `input:"check-name" form:"name" default:"CI GPU gate" desc:"Name of the gate check whose earlier success can be reused."`
 	// GateAppID 0 never means any app: see gatecheck.TrustedGateApp.
 	GateAppID      int64               `input:"gate-app-id" default:"" min:"1" desc:"Only gates published by this app count for reuse. Empty means app-id, or without an App GitHub Actions (15368), which is who github.token publishes as. Gates from any other app never count; 0 is refused."`
 	KeepFailedPods bool                `input:"keep-failed-pods" default:"false" desc:"Debug only. Keep rejected pods (still billing) and record their ids for inspection."`

@@ -146,6 +146,9 @@ func (g *Guard) spent(ctx context.Context, now time.Time, u *Usage) (map[string]
 	if g.Record == nil {
 		return nil, fmt.Errorf("budget: what was spent is unknown: RunPod billing unreadable (%v) and no spend record of the cost history was given; no create was made", err)
 	}
+	if ferr := g.Record.notFromTheFuture(now); ferr != nil {
+		return nil, fmt.Errorf("budget: what was spent is unknown: RunPod billing unreadable (%v) and %w; no create was made", err, ferr)
+	}
 	today, month, note := g.Record.Spent(now)
 	g.logf("budget: RunPod billing unreadable (%v): spend from the cost history's record (%s), a lower bound", err, note)
 	u.SpentToday, u.SpentMonth = today, month

@@ -440,3 +440,21 @@ func (v *validator) gpuPaths(patterns []string) {
 		v.add("gpu_paths", "", `at least one glob without "!": exclusions alone match nothing`)
 	}
 }
+
+// Expected forms of the values below, for checks outside a configuration
+// file (action inputs, command-line flags) that take the same values.
+const (
+	ImageForm    = imageForm
+	TierNameForm = tierNameForm
+	GPUIDForm    = gpuIDForm
+)
+
+// ValidImage reports whether s is an image reference the configuration's
+// image key accepts (ImageForm).
+func ValidImage(s string) bool { return len(s) <= maxImageLength && imageRE.MatchString(s) }
+
+// ValidTierName reports whether s is a tier name the configuration accepts.
+func ValidTierName(s string) bool { return tierNameRE.MatchString(s) }
+
+// ValidGPUID reports whether s has the form of a RunPod GPU id (GPUIDForm).
+func ValidGPUID(s string) bool { return gpuIDRE.MatchString(s) }

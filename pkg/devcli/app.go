@@ -197,7 +197,11 @@ func (a *app) connect() error {
 	if a.env.HTTPClient != nil {
 		opts = append(opts, runpod.WithHTTPClient(a.env.HTTPClient))
 	}
-	a.client = runpod.New(a.env.Getenv("RUNPOD_API_URL"), a.key, opts...)
+	apiURL, err := a.serviceURL("RUNPOD_API_URL")
+	if err != nil {
+		return err
+	}
+	a.client = runpod.New(apiURL, a.key, opts...)
 	return nil
 }
 

@@ -22,7 +22,8 @@
 // ~/.runpod/config.toml, else from its [default] api_key (RunPod's own
 // tools' profile); it is never printed and never taken from the command line,
 // and a config file other users can read draws a warning. RUNPOD_API_URL
-// overrides the API host (tests, proxies).
+// overrides the API host (tests, proxies): https without user info, or http
+// on a loopback host, else refused before the key is sent.
 //
 // down deletes a pod up started for this developer at once; any other pod
 // it shows and asks about (unless --yes), and a CI lane pod it refuses

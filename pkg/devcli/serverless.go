@@ -176,7 +176,11 @@ func (a *app) lane(f *slsFlags) (*serverless.Lane, error) {
 	if a.env.HTTPClient != nil {
 		opts = append(opts, runpod.WithHTTPClient(a.env.HTTPClient))
 	}
-	return &serverless.Lane{Mgmt: a.client, Jobs: runpod.NewJobClient(a.env.Getenv("RUNPOD_JOB_URL"), a.key, opts...), Policy: a.policy,
+	jobURL, err := a.serviceURL("RUNPOD_JOB_URL")
+	if err != nil {
+		return nil, err
+	}
+	return &serverless.Lane{Mgmt: a.client, Jobs: runpod.NewJobClient(jobURL, a.key, opts...), Policy: a.policy,
 		Settings: s, Receipt: f.state, Ledger: serverless.LedgerFile{Path: f.ledger, Caps: serverless.DefaultCaps, LockWait: 30 * time.Second},
 		Logf: func(format string, args ...any) { fmt.Fprintf(a.env.Stderr, format+"\n", args...) }}, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/org/runpod-gpu/pkg/inputform"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/plan"
@@ -108,15 +109,12 @@ func (a *app) up(cmd *cobra.Command, f upFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := a.connect(); err != nil {
+	if err := a.connect(); err != nil { // reads the configuration; no request yet
 		return err
 	}
-	image := f.image
-	if image == "" {
-		image = a.cfg.Runpod.Image
-	}
-	if image == "" {
-		image = DefaultImage
+	image, err := a.upImage(f.image)
+	if err != nil {
+		return err
 	}
 
 	if err := a.checkNameFree(ctx, f.name); err != nil {
@@ -144,7 +142,7 @@ func (a *app) up(cmd *cobra.Command, f upFlags) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.env.Stderr, "pod %s (%s) created; waiting up to %s for it to boot\n", pod.ID, pod.Name, BootBudget)
+	fmt.Fprintf(a.env.Stderr, "pod %s (%s) created; waiting up to %s for it to boot\n", terminalSafe(pod.ID), terminalSafe(pod.Name), BootBudget)
 	ready, err := a.waitBoot(ctx, pod, created, f.poll)
 	if err != nil {
 		return a.abandon(ctx, pod, err)
@@ -165,6 +163,23 @@ func (f upFlags) check() error {
 		return fail(ExitUsage, "--lookup-for %s: want %s to %s, how long to look for a pod whose create answer was lost", f.lookupFor, MinCreateLookup, MaxCreateLookup)
 	}
 	return nil
+}
+
+// upImage is the image up starts: --image, else the configured one, else
+// DefaultImage; checked as an image reference before anything is asked of
+// RunPod (a "$(id)", a newline or a URL is no image, and would bill a pod).
+func (a *app) upImage(flag string) (string, error) {
+	image, from := flag, "--image"
+	if image == "" {
+		image, from = a.cfg.Runpod.Image, "~/.runpod/config.toml [runpod] image"
+	}
+	if image == "" {
+		return DefaultImage, nil
+	}
+	if err := inputform.Check(inputform.Image, image); err != nil {
+		return "", fail(ExitUsage, "%s %v", from, err)
+	}
+	return image, nil
 }
 
 // checkNameFree refuses a name a live pod already has.
@@ -192,7 +207,7 @@ func (a *app) cheapestInStock(ctx context.Context, q query) (plan.DCOffer, error
 		return plan.DCOffer{}, errNoOffer(q, set)
 	}
 	o := set.offers[0]
-	fmt.Fprintf(a.env.Stderr, "offer: %s in %s (%s) at $%.2f/hour\n", o.InstanceType(), o.DataCenterID, orDash(o.Region), o.PricePerHour)
+	fmt.Fprintf(a.env.Stderr, "offer: %s in %s (%s) at $%.2f/hour\n", terminalSafe(o.InstanceType()), terminalSafe(o.DataCenterID), terminalSafe(orDash(o.Region)), o.PricePerHour)
 	// Stock changes minute to minute: the offer is re-checked right before the create.
 	ok, err := a.stillInStock(ctx, o)
 	if err != nil {
