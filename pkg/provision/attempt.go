@@ -36,10 +36,7 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 	if err != nil {
 		return 0, r.fail(ErrStopped, err.Error())
 	}
-	listPrice := cost.Price{}
-	if c.PriceKnown {
-		listPrice = cost.KnownPrice(c.PricePerHour, "catalog list price")
-	}
+	listPrice := listPriceOf(c)
 	rec := cost.Attempt{Number: c.N, Candidate: c.Name, GPU: c.GPUID, Price: listPrice}
 	done := r.attemptDone(c, &rec)
 
@@ -93,6 +90,14 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		return r.accept(c, label, pod, w, &rec, done)
 	}
 	return r.reject(ctx, pod, jit, w, &rec, listPrice, createdAt, done)
+}
+
+// listPriceOf is the candidate's catalog price, unknown when the plan had none.
+func listPriceOf(c plan.Candidate) cost.Price {
+	if !c.PriceKnown {
+		return cost.Price{}
+	}
+	return cost.KnownPrice(c.PricePerHour, "catalog list price")
 }
 
 // foundTooLate ends a candidate whose pod was found by name only after a
