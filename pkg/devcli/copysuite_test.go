@@ -12,7 +12,7 @@ import (
 
 // suiteOwner is the owner the suite's go.mod names (org, for the published
 // suite): read from a reference, so that a renamed copy's test follows it.
-var suiteOwner, _, _ = strings.Cut("org/runpod-gpu", "/")
+var suiteOwner, _, _ = strings.Cut("octo/runpod-gpu", "/")
 
 // suiteCheckout is a small checkout of the suite: its go.mod, an action, and
 // a test whose my-org/runpod-gpu fixture must stay as it is.
@@ -20,9 +20,9 @@ func suiteCheckout(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
 	for p, text := range map[string]string{
-		"go.mod":                     "module github.com/org/runpod-gpu\n",
-		"actions/gate/action.yml":    "  image: docker://ghcr.io/org/runpod-gpu:v1\n",
-		"pkg/callers/render_test.go": "Suite: \"my-org/runpod-gpu@v1\" // github.com/org/runpod-gpu/pkg/callers\n",
+		"go.mod":                     "module github.com/octo/runpod-gpu\n",
+		"actions/gate/action.yml":    "  image: docker://ghcr.io/octo/runpod-gpu:v1\n",
+		"pkg/callers/render_test.go": "Suite: \"my-org/runpod-gpu@v1\" // github.com/octo/runpod-gpu/pkg/callers\n",
 	} {
 		path := filepath.Join(dir, filepath.FromSlash(p))
 		assert.NilError(t, os.MkdirAll(filepath.Dir(path), 0o755))
@@ -31,6 +31,8 @@ func suiteCheckout(t *testing.T) string {
 	return dir
 }
 
+// The fixture's suite is published as octo/runpod-gpu, not the suite's own
+// name, so a copy of the suite renamed by this very command still tests it.
 func TestCopySuite(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -43,21 +45,21 @@ func TestCopySuite(t *testing.T) {
 	}{
 		{name: "renames", args: []string{"--to", "acme"}, wantGate: "  image: docker://ghcr.io/acme/runpod-gpu:v1\n",
 			wantOut: "changed actions/gate/action.yml (1)\nchanged go.mod (1)\nchanged pkg/callers/render_test.go (1)\n" +
-				"org/runpod-gpu → acme/runpod-gpu: 3 references in 3 files\n" +
+				"octo/runpod-gpu → acme/runpod-gpu: 3 references in 3 files\n" +
 				"Next: go test ./action-tests/rules ./pkg/callers ./pkg/devcli, commit, push, and run a release (.github/docs/own-copy.md).\n"},
-		{name: "dry run", args: []string{"--to", "acme", "--dry-run"}, wantGate: "  image: docker://ghcr.io/org/runpod-gpu:v1\n",
+		{name: "dry run", args: []string{"--to", "acme", "--dry-run"}, wantGate: "  image: docker://ghcr.io/octo/runpod-gpu:v1\n",
 			wantOut: "would change actions/gate/action.yml (1)\nwould change go.mod (1)\nwould change pkg/callers/render_test.go (1)\n" +
-				"org/runpod-gpu → acme/runpod-gpu: 3 references in 3 files\n"},
+				"octo/runpod-gpu → acme/runpod-gpu: 3 references in 3 files\n"},
 		{name: "no owner", args: []string{}, wantCode: ExitUsage, wantErr: `--to "": want your GitHub user or organization name`,
-			wantGate: "  image: docker://ghcr.io/org/runpod-gpu:v1\n"},
+			wantGate: "  image: docker://ghcr.io/octo/runpod-gpu:v1\n"},
 		{name: "bad owner", args: []string{"--to", "-acme"}, wantCode: ExitUsage, wantErr: `--to "-acme": a GitHub owner name cannot begin or end with a hyphen`,
-			wantGate: "  image: docker://ghcr.io/org/runpod-gpu:v1\n"},
+			wantGate: "  image: docker://ghcr.io/octo/runpod-gpu:v1\n"},
 		{name: "upper case", args: []string{"--to", "Acme"}, wantCode: ExitUsage, wantErr: `write it in lower case (acme)`,
-			wantGate: "  image: docker://ghcr.io/org/runpod-gpu:v1\n"},
-		{name: "already named", args: []string{"--to", suiteOwner}, wantGate: "  image: docker://ghcr.io/org/runpod-gpu:v1\n",
+			wantGate: "  image: docker://ghcr.io/octo/runpod-gpu:v1\n"},
+		{name: "already named", args: []string{"--to", suiteOwner}, wantGate: "  image: docker://ghcr.io/octo/runpod-gpu:v1\n",
 			wantOut: "already names " + suiteOwner + "/runpod-gpu: nothing to change\n"},
 		{name: "an argument", args: []string{"acme"}, wantCode: ExitUsage, wantErr: `unknown command "acme"`,
-			wantGate: "  image: docker://ghcr.io/org/runpod-gpu:v1\n"},
+			wantGate: "  image: docker://ghcr.io/octo/runpod-gpu:v1\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
