@@ -632,3 +632,42 @@ func TestDoctorOnTheSimulatedCloud(t *testing.T) {
 		assertStatuses(t, rep, tc.want)
 	}
 }
+
+// The release row judges only what the user can change: a suite of another
+// owner whose release environment this token cannot read is unknown (it
+// never fails doctor), and callers pinned to a commit need no reviewer.
+func TestDoctorReleaseOfASuiteTheUserDoesNotKeep(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		change     func(*setup)
+		wantStatus doctor.Status
+		wantText   string
+	}{
+		{name: "another owner's suite, environment hidden", change: func(s *setup) {
+			s.suite = "octo/runpod-gpu@v1"
+			s.refuse = map[string]int{"/repos/octo/runpod-gpu/environments/release": http.StatusNotFound}
+		}, wantStatus: doctor.StatusUnknown, wantText: "pin a release commit"},
+		{name: "own suite, environment missing", change: func(s *setup) {
+			s.refuse = map[string]int{"/repos/my-org/runpod-gpu/environments/release": http.StatusNotFound}
+		}, wantStatus: doctor.StatusFix, wantText: "create it with required reviewers"},
+		{name: "pinned to a commit", change: func(s *setup) {
+			s.suite = "my-org/runpod-gpu@0123456789abcdef0123456789abcdef01234567"
+			s.releaseReviewers = nil
+		}, wantStatus: doctor.StatusOK, wantText: "which no release moves"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := goodSetup()
+			tc.change(&s)
+			w, keyFile := doctorWorld(t, s)
+			_, rep, _ := doctorReport(t, w, keyFile)
+			for _, c := range rep.Checks {
+				if c.ID == doctor.CheckRelease {
+					assert.Check(t, is.Equal(c.Status, tc.wantStatus), "%+v", c)
+					assert.Check(t, is.Contains(c.Message+" "+c.Fix, tc.wantText))
+					return
+				}
+			}
+			t.Fatal("no release row")
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,6 +73,9 @@ func checkImage(ctx context.Context, d Deps, f *facts) Check {
 	return ok(CheckImage, titleImage, "%s (from %s@%s)", image, f.lane.suite, f.lane.ref)
 }
 
+// pinnedCommit is a full commit SHA in a uses: reference.
+var pinnedCommit = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
 // checkRelease reads the release environment of the suite the callers
 // follow: its Release workflow moves the major tag (v1) every caller runs,
 // so a pushed tag must wait there for a reviewer.
@@ -84,9 +88,18 @@ func checkRelease(ctx context.Context, d Deps, f *facts) Check {
 	if err != nil {
 		return fix(CheckRelease, titleRelease, fmt.Sprintf("the suite %s in %s is no repository name: %v", f.lane.suite, f.lane.path, err), "correct the uses: line of "+f.lane.path)
 	}
+	if pinnedCommit.MatchString(f.lane.ref) {
+		return ok(CheckRelease, titleRelease, "the callers pin %s at the commit %s, which no release moves", f.lane.suite, f.lane.ref)
+	}
 	settings := fmt.Sprintf("Settings → Environments → %s in %s", releaseEnvironment, f.lane.suite)
 	env, err := suite.Environment(ctx, releaseEnvironment)
+	foreign := !strings.EqualFold(owner, f.owner)
 	switch {
+	case err != nil && foreign:
+		// Another owner's suite: its environments may be hidden from this
+		// token, and its settings are not the user's to fix.
+		return unknown(CheckRelease, titleRelease, fmt.Sprintf("the environment %s of %s, the suite the callers follow at @%s, could not be read with this token", releaseEnvironment, f.lane.suite, f.lane.ref),
+			"to run only what you reviewed, pin a release commit (…@<sha>) in the callers instead of a tag")
 	case errors.Is(err, ghapi.ErrNotFound):
 		return fix(CheckRelease, titleRelease, fmt.Sprintf("%s has no environment %s (or the token cannot see it): any pushed version tag publishes a release every caller's @%s follows", f.lane.suite, releaseEnvironment, f.lane.ref),
 			fmt.Sprintf("create it with required reviewers and deployment tags v* only (%s); for a suite you do not keep, pin a release commit (…@<sha>) in the callers", settings))
