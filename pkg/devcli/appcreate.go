@@ -67,7 +67,7 @@ waiting (then generate a private key on the App's page).`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runAppCreate(cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.name, "name", "", "the App's name, unique on GitHub (default: runpod-gpu-<org or suite owner>)")
+	fl.StringVar(&f.name, "name", "", "the App's name, unique on GitHub (default: runpod-gpu-<--org, else the repository's owner>)")
 	fl.StringVar(&f.org, "org", "", "create the App in this organization (default: your user)")
 	fl.StringVar(&f.suite, "suite", strings.Split(defaultSuite(), "@")[0], "your copy, OWNER/runpod-gpu: the App's homepage")
 	fl.StringVar(&f.out, "out", "", "where the page and the private key(s) go (default: a new temporary directory)")
@@ -95,7 +95,10 @@ type createdApp struct {
 
 func (a *app) runAppCreate(cmd *cobra.Command, f appFlags) error {
 	if f.name == "" {
-		f.name = "runpod-gpu-" + firstNonEmpty(f.org, strings.Split(f.suite, "/")[0])
+		// App names are global on GitHub: name it for whoever owns the
+		// repository (never the suite's owner, the same for every adopter).
+		repoOwner, _, _ := strings.Cut(firstNonEmpty(f.repo, originRepository(f.dir)), "/")
+		f.name = "runpod-gpu-" + firstNonEmpty(f.org, repoOwner, strings.Split(f.suite, "/")[0])
 	}
 	if f.printManifest {
 		return writeJSON(a.env.Stdout, callers.Manifests(callers.ManifestOptions{Name: f.name, Suite: f.suite, Split: f.split, OrgRunners: f.orgRunners}))

@@ -52,6 +52,27 @@ func TestAppManifestHasExactlyTheLanePermissions(t *testing.T) {
 	}
 }
 
+// App names are global on GitHub, so the default is the repository owner's,
+// never the suite's (the same for every adopter of the published suite).
+func TestAppNameDefaultsToTheRepositoryOwner(t *testing.T) {
+	w := newWorld(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{args: []string{"--repo", "octo/gpu-lib"}, want: "runpod-gpu-octo"},
+		{args: []string{"--repo", "octo/gpu-lib", "--org", "acme"}, want: "runpod-gpu-acme"},
+		{args: []string{"--repo", "octo/gpu-lib", "--name", "octo GPU CI"}, want: "octo GPU CI"},
+	} {
+		r := w.run(append([]string{"app", "--print-manifest", "--suite", "org/runpod-gpu"}, tc.args...)...)
+		assert.Equal(t, r.code, ExitOK, r.stderr)
+		var got []callers.Manifest
+		assert.NilError(t, json.Unmarshal([]byte(r.stdout), &got))
+		assert.Assert(t, is.Len(got, 1))
+		assert.Check(t, is.Equal(got[0].Name, tc.want), "%v", tc.args)
+	}
+}
+
 // syncBuffer is a bytes.Buffer the command and the test share.
 type syncBuffer struct {
 	mu  sync.Mutex
