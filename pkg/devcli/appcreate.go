@@ -110,6 +110,13 @@ func (a *app) runAppCreate(cmd *cobra.Command, f appFlags) error {
 	if !f.noWait && githubStep != "" && f.saveKey == "" {
 		return fail(ExitUsage, "the App's key would be lost: set GH_TOKEN (GH_TOKEN=$(gh auth token)) so it goes straight to GitHub, and --repo OWNER/NAME outside a checkout, or pass --save-key FILE")
 	}
+	if !f.noWait && githubStep == "" {
+		// Before the browser step: the App's key lives only in memory, so a
+		// token that cannot store it must be found while nothing exists yet.
+		if err := a.checkGitHubAccess(cmd.Context(), target); err != nil {
+			return err
+		}
+	}
 	var ln net.Listener
 	redirect := ""
 	if !f.noWait {

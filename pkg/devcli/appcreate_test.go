@@ -264,3 +264,19 @@ func TestAppWaitsBoundedForTheInstallation(t *testing.T) {
 	_, err := gh.EnvironmentSecret(setupRepo, "runpod-gpu", "RUNPOD_GPU_APP_PRIVATE_KEY")
 	assert.NilError(t, err, "the key went to GitHub anyway")
 }
+
+// A token that could not store the App's key is refused before the browser
+// step: nothing is created on GitHub and no page is written, so no App is
+// left behind with a key that only lived in memory.
+func TestAppChecksTheTokenBeforeTheAppIsCreated(t *testing.T) {
+	w := newWorld(t)
+	gh := w.withGitHub("public_repo")
+	out := t.TempDir()
+	r := w.run("app", "--org", "octo", "--repo", setupRepo, "--out", out, "--wait", "1m")
+	assert.Check(t, is.Equal(r.code, ExitFailure), r.stderr)
+	assert.Check(t, is.Contains(r.stderr, "lacks the scope(s) repo"))
+	assert.Check(t, !strings.Contains(r.stdout, "Open this page"), "no browser step: %s", r.stdout)
+	assert.Check(t, is.Equal(writes(gh), 0))
+	files, _ := filepath.Glob(filepath.Join(out, "*"))
+	assert.Check(t, is.Len(files, 0))
+}

@@ -65,6 +65,21 @@ func (a *app) planner(ctx context.Context, r ghRepository) (*ghsetup.Planner, er
 	return ghsetup.New(c), nil
 }
 
+// checkGitHubAccess checks, before anything is created, that the token can
+// set the repository up: its scopes and its user's admin rights.
+func (a *app) checkGitHubAccess(ctx context.Context, r ghRepository) error {
+	ctx, cancel := a.bound(ctx, githubTimeout)
+	defer cancel()
+	p, err := a.planner(ctx, r)
+	if err != nil {
+		return err
+	}
+	if err := p.CheckAccess(ctx); err != nil {
+		return githubFailure("check the GitHub token before the App is created", err)
+	}
+	return nil
+}
+
 // setUpGitHub plans the repository's set-up, prints each change, and makes
 // them unless dry. It returns the plan (for its remaining steps and pull request).
 func (a *app) setUpGitHub(ctx context.Context, r ghRepository, req ghsetup.Request, dry bool) (*ghsetup.Plan, error) {

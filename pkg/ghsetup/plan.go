@@ -64,6 +64,15 @@ func (plan *Plan) add(step, what string, apply func(ctx context.Context) error) 
 	plan.Changes = append(plan.Changes, Change{Step: step, What: what, apply: apply})
 }
 
+// CheckAccess checks the token as Plan does first (the scopes a set-up
+// without files needs, the user's admin rights), changing nothing: a
+// command that creates something GitHub cannot show again (an App's key)
+// calls it before.
+func (p *Planner) CheckAccess(ctx context.Context) error {
+	_, err := p.checkToken(ctx, Request{}, &Plan{})
+	return err
+}
+
 // checkToken reads the repository and, for a classic token (one GitHub
 // answers X-OAuth-Scopes for), names each scope the set-up needs that it
 // lacks; a fine-grained token's permissions are not readable, so the plan
