@@ -8,10 +8,12 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
 	"github.com/org/runpod-gpu/pkg/gatecheck"
+	"github.com/org/runpod-gpu/pkg/lanerecord"
 	"github.com/org/runpod-gpu/pkg/lanetiers"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/provision"
@@ -23,7 +25,7 @@ import (
 var defaultProofURL, defaultProofSHA256 string
 
 // Action is the provision action, as the image's program runs it (role provision).
-var Action = actionkit.NewAction(run, reflect.TypeFor[provision.Outputs](), reflect.TypeFor[podOutputs](), reflect.TypeFor[laneOutputs]())
+var Action = actionkit.NewAction(run, reflect.TypeFor[provision.Outputs](), reflect.TypeFor[podOutputs](), reflect.TypeFor[laneOutputs](), reflect.TypeFor[recordOutputs]())
 
 // laneOutputs are the lane's record and the pods handed to GPU jobs
 // (pkg/lanetiers): the GPU jobs' matrix and what a re-run and cleanup read.
@@ -48,16 +50,18 @@ type Inputs struct {
 	TreeKey         actionkit.TreeKeyInput `input:"tree-key" default:"" want:"authorize's tree-key output (tree:<sha>:lane:<digest>), or empty" desc:"authorize's tree-key output; the reuse lookup then also matches a gate for the identical tree and lane."`
 	CheckName       string                 `input:"check-name" form:"name" default:"CI GPU gate" desc:"Name of the gate check whose earlier success can be reused."`
 	// GateAppID 0 never means any app: see gatecheck.TrustedGateApp.
-	GateAppID      int64               `input:"gate-app-id" default:"" min:"1" desc:"Only gates published by this app count for reuse. Empty means app-id, or without an App GitHub Actions (15368), which is who github.token publishes as. Gates from any other app never count; 0 is refused."`
-	KeepFailedPods bool                `input:"keep-failed-pods" default:"false" desc:"Debug only. Keep rejected pods (still billing) and record their ids for inspection."`
-	DebugSSHKey    string              `input:"debug-ssh-public-key" default:"" desc:"Debug only, with keep-failed-pods: a maintainer's OpenSSH public key, passed from a repository variable or secret (vars.* or secrets.*), never from the event (a key found in the event payload is refused). Each pod then publishes 22/tcp; its startup script lets this key in as root only after the script and the GPU job's tests have ended, so a kept pod can be entered with runpod-gpu ssh <pod>. Empty: no port, no key."`
-	RegistryAPIURL actionio.ServiceURL `input:"registry-api-url" default:"" desc:"Registry API base URL used to resolve the runner image digest: https, without user info (http only on a loopback host); empty means the image's own host."`
-	ProofURL       string              `input:"proof-url" default:"" desc:"URL of the CUDA smoke proof binary; empty means the one released with this action."`
-	ProofSHA256    string              `input:"proof-sha256" default:"" desc:"SHA-256 of the proof binary; empty means the one released with this action."`
-	RunnerDir      string              `input:"runner-dir" default:"" desc:"Directory of the preinstalled runner (its run.sh) in the pod image; empty means /home/runner, where the official runner image has it. Set it for a custom image or the simulated cloud's hosts."`
-	Tiers          string              `input:"tiers" default:"" desc:"A host-fault re-run's: the lane's record so far (provision's tiers output). Empty for the lane's first provisioning."`
-	HostFaults     string              `input:"host-faults" default:"" desc:"A host-fault re-run's: the pods the watchdog lost to their hosts (its host-faults output). Each such tier is provisioned once more, away from the data center its pod was lost in, inside max_run_spend_usd with every earlier pod of the lane. Empty or [] provisions the lane's tiers."`
-	ReputationFile string              `input:"reputation-file" default:"" path:"GITHUB_WORKSPACE,RUNNER_TEMP" desc:"Path of a reputation record (JSON: earlier attempts' GPU, data center, machine and outcome) inside the workspace or RUNNER_TEMP (symbolic links resolved; a path outside fails the step), at most 2 MiB and 2,000 observations, e.g. the cost history's runpod-gpu-reputation artifact. With one, candidates are ranked by expected cost to a working runner, pinned to good data centers, pairs that failed twice in a row are avoided for 12 hours, and a pod RunPod places on a machine the record holds bad is deleted before its proof, inside the reviewed allowlist and zones. Set (even to a missing file), each pod's machine (its first GPU's UUID, from the pod's own log: no extra call) is recorded for the next record. Empty: no reputation; a missing file: the seed's plan; an unreadable or invalid record: a warning, and the seed's plan."`
+	GateAppID           int64               `input:"gate-app-id" default:"" min:"1" desc:"Only gates published by this app count for reuse. Empty means app-id, or without an App GitHub Actions (15368), which is who github.token publishes as. Gates from any other app never count; 0 is refused."`
+	KeepFailedPods      bool                `input:"keep-failed-pods" default:"false" desc:"Debug only. Keep rejected pods (still billing) and record their ids for inspection."`
+	DebugSSHKey         string              `input:"debug-ssh-public-key" default:"" desc:"Debug only, with keep-failed-pods: a maintainer's OpenSSH public key, passed from a repository variable or secret (vars.* or secrets.*), never from the event (a key found in the event payload is refused). Each pod then publishes 22/tcp; its startup script lets this key in as root only after the script and the GPU job's tests have ended, so a kept pod can be entered with runpod-gpu ssh <pod>. Empty: no port, no key."`
+	RegistryAPIURL      actionio.ServiceURL `input:"registry-api-url" default:"" desc:"Registry API base URL used to resolve the runner image digest: https, without user info (http only on a loopback host); empty means the image's own host."`
+	ProofURL            string              `input:"proof-url" default:"" desc:"URL of the CUDA smoke proof binary; empty means the one released with this action."`
+	ProofSHA256         string              `input:"proof-sha256" default:"" desc:"SHA-256 of the proof binary; empty means the one released with this action."`
+	RunnerDir           string              `input:"runner-dir" default:"" desc:"Directory of the preinstalled runner (its run.sh) in the pod image; empty means /home/runner, where the official runner image has it. Set it for a custom image or the simulated cloud's hosts."`
+	Tiers               string              `input:"tiers" default:"" desc:"A host-fault re-run's: the lane's record so far (provision's tiers output). Empty for the lane's first provisioning."`
+	HostFaults          string              `input:"host-faults" default:"" desc:"A host-fault re-run's: the pods the watchdog lost to their hosts (its host-faults output). Each such tier is provisioned once more, away from the data center its pod was lost in, inside max_run_spend_usd with every earlier pod of the lane. Empty or [] provisions the lane's tiers."`
+	ReputationFile      string              `input:"reputation-file" default:"" path:"GITHUB_WORKSPACE,RUNNER_TEMP" desc:"Path of a reputation record (JSON: earlier attempts' GPU, data center, machine and outcome) inside the workspace or RUNNER_TEMP (symbolic links resolved; a path outside fails the step), at most 2 MiB and 2,000 observations, e.g. the cost history's runpod-gpu-reputation artifact. With one, candidates are ranked by expected cost to a working runner, pinned to good data centers, pairs that failed twice in a row are avoided for 12 hours, and a pod RunPod places on a machine the record holds bad is deleted before its proof, inside the reviewed allowlist and zones. Set (even to a missing file), each pod's machine (its first GPU's UUID, from the pod's own log: no extra call) is recorded for the next record. Empty: no reputation; a missing file: the seed's plan; an unreadable or invalid record: a warning, and the seed's plan."`
+	TestCommand         string              `input:"test-command" default:"" desc:"What the GPU job runs at the tested ref, written to the lane record (artifact runpod-gpu-lane-record-<run id>-<attempt>) so runpod-gpu repro can run it again on a developer pod. Empty: repro opens a shell only."`
+	TestArchiveArtifact string              `input:"test-archive-artifact" default:"" desc:"Name of an artifact of this run holding the test archive (your own GPU job's hosted build uploads it), written to the lane record for runpod-gpu repro. Empty: the GPU job fetches the tested ref itself, and repro archives the tested ref from your local checkout."`
 	// The budget's fallback record (with a budget in the configuration).
 	actionkit.SpendRecordInput
 }
@@ -66,6 +70,12 @@ type Inputs struct {
 // pull request is under test (also for a manual dispatch of one): no pod is
 // paid for an unnamed commit.
 func (in *Inputs) Validate() error {
+	if in.TestArchiveArtifact != "" && !lanerecord.ValidArtifactName(in.TestArchiveArtifact) {
+		return fmt.Errorf("input test-archive-artifact %q: want empty or an artifact name of letters, digits, '.', '_' or '-' (at most 128)", in.TestArchiveArtifact)
+	}
+	if len(in.TestCommand) > lanerecord.MaxCommandBytes || strings.ContainsRune(in.TestCommand, 0) {
+		return fmt.Errorf("input test-command: %d bytes: want at most %d, without NUL", len(in.TestCommand), lanerecord.MaxCommandBytes)
+	}
 	if in.PRNumber > 0 {
 		if err := actionio.RequireSHA("expected-head-sha", in.ExpectedHeadSHA); err != nil {
 			return err
@@ -152,7 +162,7 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 		RunnerDir:  in.RunnerDir, // where the pod image keeps run.sh; empty: the official image's
 		Reputation: rep,
 	}})
-	return report(io, res, runErr)
+	return report(io, res, cmp.Or(runErr, recordLane(io, res, cfg, current, in)))
 }
 
 // report writes the outputs (the plain ones, the lane's record and pods)

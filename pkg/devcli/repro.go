@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -44,6 +45,7 @@ type reproFlags struct {
 	sshKey    string
 	poll      time.Duration
 	lookupFor time.Duration
+	dir       string
 }
 
 // runRef is the run repro reproduces.
@@ -73,8 +75,10 @@ The pod is a developer pod (the CI reaper never touches it): it bills until
 runpod-gpu down NAME. The worst case printed is its price for the boot
 budget plus the lane's lifetime_seconds, the bound the lane's own pod had.
 
-The lane's workflows of this release do not write the record yet: their
-runs exit 6 (no lane record).
+The lane's provision job writes, seals and uploads the record. When it
+names no test archive (gpu-lane.yml's GPU job fetches the tested ref
+itself), the tested ref is archived with git archive from your checkout
+(--dir, default .): run git fetch origin <ref> there if it lacks it.
 
 GitHub is read with GH_TOKEN (or GITHUB_TOKEN), at GITHUB_API_URL; RunPod
 with RUNPOD_API_KEY or ~/.runpod/config.toml.`,
@@ -87,6 +91,7 @@ with RUNPOD_API_KEY or ~/.runpod/config.toml.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.repo, "repo", "", "OWNER/NAME of the run's repository (required with a bare run id)")
 	fl.StringVar(&f.name, "name", "", "pod name; default repro-<run id>")
+	fl.StringVar(&f.dir, "dir", ".", "your checkout of the repository: with a record that names no test archive, the tested ref is archived from it")
 	fl.BoolVar(&f.run, "run", false, "run the record's test command on the pod and stream its output, instead of a shell")
 	fl.StringVar(&f.sshKey, "ssh-key", "", "your public key file; default ~/.ssh/id_ed25519.pub, id_ecdsa.pub or id_rsa.pub")
 	fl.DurationVar(&f.poll, "poll", DefaultPoll, "how often to read the pod while it boots")
@@ -178,7 +183,10 @@ func (a *app) repro(cmd *cobra.Command, arg string, f reproFlags) error {
 	}
 	fmt.Fprintf(a.env.Stderr, "run %d attempt %d of %s: %s x%d, image %s, CUDA >= %s, tested ref %s, tests: %s\n",
 		rec.RunID, rec.Attempt, rec.Repository, rec.GPUType, rec.GPUCount, rec.Image, rec.CUDAFloor, rec.TestedRef, rec.TestCommand)
-	archive, err := a.fetchTestArchive(ctx, gh, arts, rec)
+	if f.run && rec.TestCommand == "" {
+		return fail(ExitUsage, "--run: run %d's lane record has no test command (the lane's test-command input was empty); leave --run out for a shell", rec.RunID)
+	}
+	archive, err := a.testFiles(ctx, gh, arts, rec, f.dir)
 	if err != nil {
 		return err
 	}
@@ -195,7 +203,7 @@ func (a *app) repro(cmd *cobra.Command, arg string, f reproFlags) error {
 	if code, err := a.env.RunSSH(ctx, scp); err != nil || code != 0 {
 		return fail(ExitFailure, "copy the test archive to pod %s failed (scp %v, status %d); the pod is running and billing: runpod-gpu ssh %s, or runpod-gpu down %s", pod.ID, err, code, pod.Name, pod.Name)
 	}
-	fmt.Fprintf(a.env.Stderr, "test archive %s copied to %s on pod %s; delete the pod when done: runpod-gpu down %s\n", rec.TestArchive, ReproDir, pod.ID, pod.Name)
+	fmt.Fprintf(a.env.Stderr, "%s copied to %s on pod %s; delete the pod when done: runpod-gpu down %s\n", filesOf(rec), ReproDir, pod.ID, pod.Name)
 	remote := "cd " + ReproDir + ` && exec "${SHELL:-/bin/bash}" -l`
 	if f.run {
 		remote = "cd " + ReproDir + " && " + rec.TestCommand
@@ -346,6 +354,59 @@ func (a *app) downloadFile(ctx context.Context, gh *ghapi.Client, art *github.Ar
 		return b, nil
 	}
 	return nil, fail(ExitFailure, "artifact %s holds no %s", art.GetName(), name)
+}
+
+// filesOf names what repro copies to the pod for rec.
+func filesOf(rec lanerecord.Record) string {
+	if rec.TestArchive == "" {
+		return "tested ref " + rec.TestedRef
+	}
+	return "test archive " + rec.TestArchive
+}
+
+// testFiles is the local folder of files repro copies to the pod: the
+// record's test archive artifact, or, when the lane fetched the tested ref
+// itself (no archive), that ref archived from the user's checkout dir.
+func (a *app) testFiles(ctx context.Context, gh *ghapi.Client, arts []*github.Artifact, rec lanerecord.Record, dir string) (string, error) {
+	if rec.TestArchive != "" {
+		return a.fetchTestArchive(ctx, gh, arts, rec)
+	}
+	return archiveTestedRef(ctx, dir, rec.TestedRef)
+}
+
+// gitTimeout bounds one local git command.
+const gitTimeout = 2 * time.Minute
+
+// archiveTestedRef runs git archive of ref in the checkout dir and unpacks
+// it into a local folder named like ReproDir, returned for scp.
+func archiveTestedRef(ctx context.Context, dir, ref string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "git", "-C", dir, "cat-file", "-e", ref+"^{commit}").CombinedOutput(); err != nil {
+		return "", fail(ExitNotFound, "the lane record names no test archive (the lane fetched tested ref %s itself), and --dir %q has no commit %s: run git fetch origin %s in your checkout, or pass --dir (%v: %s)",
+			ref, dir, ref, ref, err, strings.TrimSpace(string(out)))
+	}
+	tmp, err := os.MkdirTemp("", "runpod-gpu-repro-")
+	if err != nil {
+		return "", withCode(ExitFailure, err)
+	}
+	zipped := filepath.Join(tmp, "tested-ref.zip")
+	if out, err := exec.CommandContext(ctx, "git", "-C", dir, "archive", "--format=zip", "-o", zipped, ref).CombinedOutput(); err != nil {
+		os.RemoveAll(tmp)
+		return "", fail(ExitFailure, "git archive %s in %s: %v: %s", ref, dir, err, strings.TrimSpace(string(out)))
+	}
+	zr, err := zip.OpenReader(zipped)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", fail(ExitFailure, "git archive %s: %v", ref, err)
+	}
+	defer zr.Close()
+	folder := filepath.Join(tmp, filepath.Base(ReproDir))
+	if err := unzipTo(&zr.Reader, folder); err != nil {
+		os.RemoveAll(tmp)
+		return "", fail(ExitFailure, "git archive %s: %v", ref, err)
+	}
+	return folder, nil
 }
 
 // fetchTestArchive downloads the record's test archive artifact and unpacks

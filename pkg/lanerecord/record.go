@@ -50,9 +50,12 @@ type Record struct {
 	CUDAFloor string `json:"cuda_floor"`
 	// TestedRef is the commit the tests ran on.
 	TestedRef string `json:"tested_ref"`
-	// TestArchive names the run's artifact holding the test archive.
+	// TestArchive names the run's artifact holding the test archive; empty
+	// when the lane fetched the tested ref itself (repro then archives the
+	// tested ref from a local checkout).
 	TestArchive string `json:"test_archive_artifact"`
-	// TestCommand is the lane's test-command input, run in the archive's folder.
+	// TestCommand is the lane's test-command input, run in the archive's
+	// folder; empty when the lane was given none (repro opens a shell only).
 	TestCommand string `json:"test_command"`
 	// LifetimeSeconds is the lane's pod lifetime bound (lifetime_seconds).
 	LifetimeSeconds int `json:"lifetime_seconds"`
@@ -72,6 +75,10 @@ var (
 	shaRE      = lazyre.Regexp{Pattern: `^[0-9a-f]{40}$`}
 	artifactRE = lazyre.Regexp{Pattern: `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`}
 )
+
+// ValidArtifactName reports whether name is an artifact name a record may
+// hold as its test archive.
+func ValidArtifactName(name string) bool { return artifactRE.MatchString(name) }
 
 // Marshal returns the record as the lane writes it, after Validate.
 func (r Record) Marshal() ([]byte, error) {
@@ -128,10 +135,10 @@ func (r Record) Validate() error {
 		return bad("cuda_floor", r.CUDAFloor, "a CUDA version major.minor such as 12.6")
 	case !shaRE.MatchString(r.TestedRef):
 		return bad("tested_ref", r.TestedRef, "a 40-hex commit SHA")
-	case !artifactRE.MatchString(r.TestArchive):
-		return bad("test_archive_artifact", r.TestArchive, "an artifact name of letters, digits, '.', '_' or '-'")
-	case strings.TrimSpace(r.TestCommand) == "" || len(r.TestCommand) > MaxCommandBytes || strings.ContainsRune(r.TestCommand, 0):
-		return fmt.Errorf("%w: test_command: want 1 to %d bytes without NUL", ErrInvalid, MaxCommandBytes)
+	case r.TestArchive != "" && !artifactRE.MatchString(r.TestArchive):
+		return bad("test_archive_artifact", r.TestArchive, "empty or an artifact name of letters, digits, '.', '_' or '-'")
+	case (r.TestCommand != "" && strings.TrimSpace(r.TestCommand) == "") || len(r.TestCommand) > MaxCommandBytes || strings.ContainsRune(r.TestCommand, 0):
+		return fmt.Errorf("%w: test_command: want empty or 1 to %d bytes without NUL, not blank", ErrInvalid, MaxCommandBytes)
 	case r.LifetimeSeconds < 60 || r.LifetimeSeconds > 24*3600:
 		return bad("lifetime_seconds", r.LifetimeSeconds, "60 to 86400")
 	case r.DiskGB < 1 || r.DiskGB > config.MaxDiskGB:

@@ -24,6 +24,19 @@ func TestRecordRoundTrips(t *testing.T) {
 	assert.Check(t, is.DeepEqual(got, validRecord()))
 }
 
+// TestParseReadsARecordWithoutArchiveOrCommand: the one-command lane
+// fetches the tested ref itself (no archive artifact), and a lane part may
+// be given no test command.
+func TestParseReadsARecordWithoutArchiveOrCommand(t *testing.T) {
+	r := validRecord()
+	r.TestArchive, r.TestCommand = "", ""
+	data, err := r.Marshal()
+	assert.NilError(t, err)
+	got, err := Parse(data)
+	assert.NilError(t, err)
+	assert.Check(t, is.DeepEqual(got, r))
+}
+
 func TestParseRefusesWhatTheLaneNeverWrites(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -37,7 +50,7 @@ func TestParseRefusesWhatTheLaneNeverWrites(t *testing.T) {
 		{name: "GPU type", edit: func(r *Record) { r.GPUType = "" }, wantErr: `gpu_type = ""`},
 		{name: "GPU count", edit: func(r *Record) { r.GPUCount = 0 }, wantErr: `gpu_count = "0": want 1 to 16`},
 		{name: "artifact", edit: func(r *Record) { r.TestArchive = "../x" }, wantErr: `test_archive_artifact = "../x"`},
-		{name: "command", edit: func(r *Record) { r.TestCommand = " " }, wantErr: "test_command: want 1 to 4096 bytes"},
+		{name: "command", edit: func(r *Record) { r.TestCommand = " " }, wantErr: "test_command: want empty or 1 to 4096 bytes"},
 		{name: "lifetime", edit: func(r *Record) { r.LifetimeSeconds = 0 }, wantErr: `lifetime_seconds = "0": want 60 to 86400`},
 		{name: "disk", edit: func(r *Record) { r.DiskGB = 5000 }, wantErr: `disk_gb = "5000"`},
 		{name: "version", edit: func(r *Record) { r.Version = 2 }, wantErr: `version = "2": want 1`},
