@@ -90,7 +90,7 @@ func TestInitDoesTheGitHubSideOnceAndASecondRunChangesNothing(t *testing.T) {
 		"create the environment runpod-gpu with custom deployment branches: done",
 		`let the branches "gh-readonly-queue/main/*" deploy to runpod-gpu: done`,
 		"set the secret RUNPOD_API_KEY of the environment runpod-gpu (sealed with its public key): done",
-		`create the ruleset "runpod-gpu: require CI GPU gate": require "CI GPU gate" from App 901 on main: done`,
+		`create the ruleset "runpod-gpu: require CI GPU gate": require "CI GPU gate" from App 901 on main (administrators may merge a pull request past it, so init's own pull request can be merged): done`,
 		"commit .github/workflows/runpod-gpu.yml on runpod-gpu/setup: done",
 		"review and merge the pull request https://github.com/octo/gpu-lib/pull/1",
 	} {
