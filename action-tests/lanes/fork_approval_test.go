@@ -196,7 +196,8 @@ func TestForkApprovalMalformedSHA(t *testing.T) {
 	pr := s.openForkPR(t)
 	res := harness.RunStep(t, s.forkDispatchStep(pr, "alice", "", "v1.2"))
 	assert.Check(t, is.Equal(res.ExitCode, 1), res.Stdout)
-	assert.Check(t, is.Contains(res.Stdout, `::error::input approved-fork-sha = "v1.2": want a full commit SHA`))
+	// expected-head-sha holds the same value, and is named too.
+	assert.Check(t, is.Contains(res.Stdout, `input approved-fork-sha = "v1.2": want a full commit SHA`))
 	assert.Check(t, is.Len(res.Outputs, 0))
 	assert.Check(t, is.Len(s.GitHub.Requests(), 0), "nothing read before the input is valid")
 }

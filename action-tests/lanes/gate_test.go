@@ -347,5 +347,5 @@ func TestGatePriceByTheOneRule(t *testing.T) {
 	inputs["price-per-hour"] = "-0.25"
 	res := harness.RunStep(t, s.GateStep(pr, inputs))
 	assert.Check(t, is.Equal(res.ExitCode, 1))
-	assert.Check(t, is.Contains(res.Stdout, `input price-per-hour = "-0.25": want a positive number of USD per hour, or 0 or empty when unknown`))
+	assert.Check(t, is.Contains(res.Stdout, `input price-per-hour = "-0.25": want a positive number of USD per hour up to 1000, or 0 or empty when unknown`))
 }

@@ -89,10 +89,10 @@ func laneRunForHistory(t *testing.T, w *historyWorld, s *slsCloud, created time.
 	art, err := cost.ParseArtifact(body)
 	assert.NilError(t, err)
 	w.historyUpload(t, id, history.JobCleanup, 0, art)
-	assert.NilError(t, w.gh.SetRunLogs(historyRepo, id, 1, map[string]string{
+	w.setLogs(t, id, map[string]string{
 		historyLogFile(0, history.JobProvision): stamped(created, prov.Stdout),
 		historyLogFile(2, history.JobCleanup):   stamped(created, clean.Stdout),
-	}))
+	})
 }
 
 // serverlessRunForHistory plays one Serverless lane as a run of the
@@ -113,6 +113,7 @@ func serverlessRunForHistory(t *testing.T, w *historyWorld, s *slsCloud, created
 	assert.NilError(t, err)
 	assert.Assert(t, art.Serverless != nil && art.Serverless.EndpointID != "", "the cost artifact names the endpoint: %s", body)
 	w.historyUpload(t, id, history.JobServerless, 0, art)
+	w.setLogs(t, id, map[string]string{historyLogFile(0, history.JobServerless): stamped(created, lane.Stdout)})
 }
 
 // The case: three pod lanes and one Serverless lane on a simulated
@@ -241,11 +242,10 @@ func TestCostHistoryNamesTheSmallestTierThatHeldTheTests(t *testing.T) {
 	w.historyUpload(t, id, history.JobCleanup, 0, cost.Artifact{Run: cost.Run{Repository: historyRepo, ID: id, Attempt: 1, Trigger: cost.TriggerAutomatic},
 		Action: "cleanup", Report: cost.Report{PodID: "pod-ada", GPU: "NVIDIA GeForce RTX 4090", Tier: "ada24", Price: cost.KnownPrice(0.69, "v2 cost"),
 			Window: cost.Window{Start: wire.KnownTime(start), End: wire.KnownTime(start.Add(10 * time.Minute))}}})
-	// The GPU job's "Keep the GPU usage" step.
-	_, err = w.gh.AddArtifact(historyRepo, id, githubsim.ArtifactSpec{Name: history.UsageArtifactName(id, 1), Files: map[string]string{
-		history.UsageFileName: "2026/12/02 09:00:01.000, 0, NVIDIA GeForce RTX 4090, 2048, 24564, 35\n" +
-			"2026/12/02 09:00:02.000, 0, NVIDIA GeForce RTX 4090, 9216, 24564, 91\n"}})
-	assert.NilError(t, err)
+	// The GPU job's test step prints its samples into its log.
+	stamp := created.Format(time.RFC3339Nano) + " "
+	w.setLogs(t, id, map[string]string{historyLogFile(3, "GPU tests"): stamp + history.UsageLinePrefix + "- 2026/12/02 09:00:01.000, 0, NVIDIA GeForce RTX 4090, 2048, 24564, 35\n" +
+		stamp + history.UsageLinePrefix + "- 2026/12/02 09:00:02.000, 0, NVIDIA GeForce RTX 4090, 9216, 24564, 91\n"})
 	assert.NilError(t, os.MkdirAll(filepath.Join(w.workspace, "runpod-gpu-config", ".github"), 0o755))
 	assert.NilError(t, os.WriteFile(filepath.Join(w.workspace, "runpod-gpu-config", ".github", "runpod-gpu.yml"), []byte(rightSizeConfig), 0o644))
 

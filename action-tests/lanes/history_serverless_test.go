@@ -12,6 +12,7 @@ import (
 
 	"github.com/org/runpod-gpu/action-tests/internal/harness"
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/history"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
@@ -43,6 +44,8 @@ func TestServerlessSpendReachesTheCostHistory(t *testing.T) {
 	_, err = s.GitHub.AddArtifact(cloud.Repository, id, githubsim.ArtifactSpec{Name: cost.JobArtifactName(id, 1, jobs[0].ID), CreatedAt: created.Add(30 * time.Second),
 		Files: map[string]string{cost.ArtifactFileName: string(body)}})
 	assert.NilError(t, err)
+	// The job's log, where the action sealed the file it wrote.
+	assert.NilError(t, s.GitHub.SetRunLogs(cloud.Repository, id, 1, map[string]string{historyLogFile(0, history.JobServerless): stamped(created, lane.Stdout)}))
 
 	temp, ws := t.TempDir(), t.TempDir()
 	day := created.Format(time.DateOnly)

@@ -36,6 +36,34 @@ type historyWorld struct {
 	// conclusion is the GPU job conclusion the next runs' cost reports carry;
 	// "" writes none, as cleanup did before reports carried it.
 	conclusion cost.Conclusion
+	// logs are each run's job log files, published together by setLogs.
+	logs      map[int64]map[string]string
+	published map[int64]bool // runs whose logs setLogs published
+}
+
+// setLogs adds files to run id's logs archive and publishes the whole
+// archive: the seals historyUpload logs for its uploads stay beside them.
+func (w *historyWorld) setLogs(t *testing.T, id int64, files map[string]string) {
+	t.Helper()
+	w.addLogs(id, files)
+	if w.published == nil {
+		w.published = map[int64]bool{}
+	}
+	w.published[id] = true
+	assert.NilError(t, w.gh.SetRunLogs(historyRepo, id, 1, w.logs[id]))
+}
+
+// addLogs adds files to run id's logs archive; setLogs publishes it.
+func (w *historyWorld) addLogs(id int64, files map[string]string) {
+	if w.logs == nil {
+		w.logs = map[int64]map[string]string{}
+	}
+	if w.logs[id] == nil {
+		w.logs[id] = map[string]string{}
+	}
+	for name, text := range files {
+		w.logs[id][name] += text
+	}
 }
 
 func historyStart(t *testing.T) *historyWorld {
@@ -65,10 +93,10 @@ func (w *historyWorld) run(t *testing.T, created time.Time, podPrefix string) (i
 		Rejected: []cost.Attempt{rejected}, JobConclusion: w.conclusion}
 	stamp := created.Format(time.RFC3339Nano)
 	publish = func() {
-		assert.NilError(t, w.gh.SetRunLogs(historyRepo, id, 1, map[string]string{
+		w.setLogs(t, id, map[string]string{
 			historyLogFile(0, history.JobProvision): stamp + " " + cost.AttemptLine(rejected).Format() + "\n",
 			historyLogFile(2, history.JobCleanup):   stamp + " " + cost.CostLine(report).Format() + "\n",
-		}))
+		})
 	}
 	w.historyUpload(t, id, history.JobCleanup, 0, cost.Artifact{Run: cost.Run{Repository: historyRepo, ID: id, Attempt: 1,
 		TestedRef: strings.Repeat("b", 40), Trigger: cost.TriggerAutomatic, PRNumber: 3}, Action: "cleanup", Report: report})
@@ -125,10 +153,10 @@ func TestHistoryActionCollectsThenRetriesAFailedDownload(t *testing.T) {
 	assert.Check(t, is.Contains(first.Summary, fmt.Sprintf("run %d attempt 1: logs not downloaded (failed: HTTP 404 Not Found)", failing)))
 	totals := historyTotals(t, first)
 	assert.Equal(t, totals["attempts"], 2.0)
-	// Without its logs the failing run still counts, from its cost artifact,
-	// and says its evidence is incomplete.
+	// Without its logs the failing run says its evidence is incomplete, and
+	// its cost artifact counts for nothing yet: its seal is in those logs.
 	assert.Equal(t, totals["incompleteEvidence"], 1.0)
-	assert.Equal(t, totals["pods"], 4.0)
+	assert.Equal(t, totals["pods"], 2.0)
 	historyAssertNoToken(t, first)
 
 	publishLater()

@@ -37,7 +37,8 @@ func historyLaneJobs(at time.Time) []githubsim.JobSpec {
 }
 
 // historyUpload uploads a cost artifact of run id's first attempt as the
-// job named "gpu / <job>" would, half a minute into that job, under the name
+// job named "gpu / <job>" would, half a minute into that job, sealed in that
+// job's log, under the name
 // cleanup gives it (cost.JobArtifactName, claiming the job); claim, when not
 // 0, names another job instead. It returns the artifact's name.
 func (w *historyWorld) historyUpload(t *testing.T, id int64, job string, claim int64, art cost.Artifact) string {
@@ -55,6 +56,14 @@ func (w *historyWorld) historyUpload(t *testing.T, id int64, job string, claim i
 	_, err = w.gh.AddArtifact(historyRepo, id, githubsim.ArtifactSpec{Name: name, CreatedAt: jobs[i].StartedAt.Add(30 * time.Second),
 		Files: map[string]string{cost.ArtifactFileName: string(body)}})
 	assert.NilError(t, err)
+	// The uploading job seals the file in its own log, as cleanup does (the
+	// GPU job's code can print a seal too, in a log the history does not trust).
+	seal := map[string]string{historyLogFile(90+i, job): jobs[i].StartedAt.Add(30*time.Second).Format(time.RFC3339Nano) + " " + cost.SealLine(body).Format() + "\n"}
+	if w.published[id] {
+		w.setLogs(t, id, seal)
+	} else {
+		w.addLogs(id, seal) // published with the run's logs (setLogs)
+	}
 	return name
 }
 
@@ -91,7 +100,7 @@ func TestHistoryCountsOnlyTheLaneJobsCostArtifacts(t *testing.T) {
 		Event: "pull_request", CreatedAt: created, Status: "completed", Conclusion: "success", Jobs: jobs})
 	assert.NilError(t, err)
 	run.ID = id
-	assert.NilError(t, w.gh.SetRunLogs(historyRepo, id, 1, map[string]string{historyLogFile(0, history.JobProvision): ""}))
+	w.setLogs(t, id, map[string]string{historyLogFile(0, history.JobProvision): ""})
 
 	ignored := []string{
 		w.historyUpload(t, id, "GPU tests", 0, forged("forgedself")),
@@ -109,7 +118,7 @@ func TestHistoryCountsOnlyTheLaneJobsCostArtifacts(t *testing.T) {
 	id2, err := w.gh.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: historyRepo, WorkflowPath: historyWorkflow,
 		Event: "pull_request", CreatedAt: created.Add(time.Hour), Status: "completed", Conclusion: "success", Jobs: historyLaneJobs(created.Add(time.Hour))})
 	assert.NilError(t, err)
-	assert.NilError(t, w.gh.SetRunLogs(historyRepo, id2, 1, map[string]string{historyLogFile(0, history.JobProvision): ""}))
+	w.setLogs(t, id2, map[string]string{historyLogFile(0, history.JobProvision): ""})
 	run.ID = id2
 	w.historyUpload(t, id2, history.JobCleanup, 0, cost.Artifact{Run: run, Action: "cleanup", Report: real})
 
@@ -193,7 +202,7 @@ func TestHistoryIgnoresCostLinesTheGPUJobPrints(t *testing.T) {
 			for name, text := range tc.logs {
 				files[name] = text
 			}
-			assert.NilError(t, w.gh.SetRunLogs(historyRepo, id, 1, files))
+			w.setLogs(t, id, files)
 
 			res := harness.RunStep(t, w.step(map[string]string{"since": "2026-10-06", "until": "2026-10-07"}))
 			assert.Equal(t, res.ExitCode, 0, res.Stdout)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -34,7 +35,7 @@ import (
 const (
 	orgReaperApp  = int64(5151)
 	orgReaperInst = int64(9001)
-	orgWorkflow   = ".github/workflows/gpu.yml"
+	orgWorkflow   = cloud.Workflow // the lane's file, which the reaper sweeps by default
 )
 
 type orgWorld struct {
@@ -48,6 +49,13 @@ type orgWorld struct {
 }
 
 func orgStartWorld(t *testing.T, ghOpts ...githubsim.Option) *orgWorld {
+	t.Helper()
+	return orgStartWorldWith(t, nil, ghOpts...)
+}
+
+// orgStartWorldWith is orgStartWorld with early, when not nil, adding pods
+// of its own three virtual hours before the sweep (past the backstop).
+func orgStartWorldWith(t *testing.T, early func(*orgWorld), ghOpts ...githubsim.Option) *orgWorld {
 	t.Helper()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	assert.NilError(t, err)
@@ -79,6 +87,9 @@ func orgStartWorld(t *testing.T, ghOpts ...githubsim.Option) *orgWorld {
 	// Over two and a half hours: gamma's old pod is past the backstop, but the App cannot see gamma.
 	w.pod(t, "gamma-old", w.run(t, "gamma-old", "acme/gamma"), "acme/gamma")
 	w.pod(t, "rival-old", w.run(t, "rival-old", "rival/alpha"), "rival/alpha")
+	if early != nil {
+		early(w)
+	}
 	w.clock.Advance(2*time.Hour + 30*time.Minute)
 	w.pod(t, "alpha-done", w.run(t, "alpha-done", "acme/alpha"), "acme/alpha")
 	w.pod(t, "beta-active", w.run(t, "beta-active", "acme/beta"), "acme/beta")
@@ -110,7 +121,13 @@ func (w *orgWorld) repoOf(role string) (string, string) {
 
 func (w *orgWorld) run(t *testing.T, role, repo string) int64 {
 	t.Helper()
-	id, err := w.GitHub.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: repo, WorkflowPath: orgWorkflow, Event: "pull_request", Status: "in_progress"})
+	return w.runOf(t, role, repo, orgWorkflow)
+}
+
+// runOf adds an in-progress run of workflow to repo.
+func (w *orgWorld) runOf(t *testing.T, role, repo, workflow string) int64 {
+	t.Helper()
+	id, err := w.GitHub.AddWorkflowRun(githubsim.WorkflowRunSpec{Repo: repo, WorkflowPath: workflow, Event: "pull_request", Status: "in_progress"})
 	assert.NilError(t, err)
 	w.runs[role] = id
 	return id
@@ -118,7 +135,13 @@ func (w *orgWorld) run(t *testing.T, role, repo string) int64 {
 
 func (w *orgWorld) pod(t *testing.T, role string, runID int64, repo string) {
 	t.Helper()
-	tags := ownership.Tags{Repository: repo, Workflow: orgWorkflow, RunID: runID, Attempt: 1, Candidate: 1}
+	w.podOf(t, role, runID, repo, orgWorkflow)
+}
+
+// podOf creates a pod tagged as run runID of workflow in repo.
+func (w *orgWorld) podOf(t *testing.T, role string, runID int64, repo, workflow string) {
+	t.Helper()
+	tags := ownership.Tags{Repository: repo, Workflow: workflow, RunID: runID, Attempt: 1, Candidate: 1}
 	env := tags.Env()
 	env["HF_TOKEN"] = "hf_PLANTEDorgtokenvalue"
 	pod, err := w.rp.CreatePod(context.Background(), runpod.CreatePodRequest{Name: tags.PodName(), Image: cloud.RunnerImage,
@@ -304,6 +327,47 @@ func TestReapOrganizationInputErrors(t *testing.T) {
 			assert.Equal(t, res.ExitCode, 1, res.Stdout)
 			assert.Check(t, is.Contains(res.Stdout, tc.want))
 			assert.Check(t, is.Len(w.deleted(), 0))
+		})
+	}
+}
+
+// TestOrgReaperCancelsOnlyLaneRuns: past the backstop, a pod of the lane's
+// workflow is reclaimed and its run cancelled, while a pod carrying another
+// workflow's run (beta's release.yml, made with the shared key) is left alone
+// and that run is never cancelled — by default and with workflows named.
+func TestOrgReaperCancelsOnlyLaneRuns(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		workflows string
+	}{
+		{name: "default: the lane's files", workflows: ""},
+		{name: "workflows named", workflows: cloud.Workflow + "\n.github/workflows/nightly.yml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := orgStartWorldWith(t, func(w *orgWorld) {
+				release := ".github/workflows/release.yml"
+				w.podOf(t, "beta-release", w.runOf(t, "beta-release", "acme/beta", release), "acme/beta", release)
+				w.pod(t, "beta-stuck", w.run(t, "beta-stuck", "acme/beta"), "acme/beta")
+			})
+
+			var inputs map[string]string
+			if tc.workflows != "" {
+				inputs = map[string]string{"workflows": tc.workflows}
+			}
+			res := harness.RunStep(t, w.step(inputs))
+			assert.Equal(t, res.ExitCode, 0, res.Stdout)
+			rec, raw := w.record(t, res)
+			got := w.decisions(rec)
+			assert.Check(t, is.Equal(got["beta-release"], "acme/beta swept skip-foreign workflow-not-reaped"))
+			assert.Check(t, is.Equal(got["beta-stuck"], "acme/beta swept reclaim lifetime-exceeded"))
+			assert.Check(t, !slices.Contains(w.deleted(), "beta-release"), "the release run's pod is not the lane's")
+			assert.Check(t, slices.Contains(w.deleted(), "beta-stuck"))
+			var cancelled []int64
+			for _, c := range w.GitHub.Cancellations() {
+				cancelled = append(cancelled, c.RunID)
+			}
+			assert.Check(t, is.DeepEqual(cancelled, []int64{w.runs["beta-stuck"]}), "only the lane's run past the backstop is cancelled, never the release run")
+			w.assertNoLeaks(t, res, raw)
 		})
 	}
 }

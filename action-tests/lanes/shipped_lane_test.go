@@ -30,6 +30,9 @@ type delivery struct {
 	runID     int64
 	// workflowRef is GITHUB_WORKFLOW_REF; empty means the caller on the default branch.
 	workflowRef string
+	// whileTheGPUJobRuns, when set, runs after provision and before the gate:
+	// what happens while this lane's GPU job runs.
+	whileTheGPUJobRuns func()
 }
 
 // shippedRun is what one delivery ran through gpu-lane.yml.
@@ -103,6 +106,9 @@ func (s *simulated) runShipped(t *testing.T, d delivery) shippedRun {
 		if res.ExitCode == 0 && res.Outputs["runner-label"] != "" {
 			needs["gpu-tests"] = map[string]any{"result": "success"} // the GPU job passes on the accepted pod
 		}
+	}
+	if d.whileTheGPUJobRuns != nil {
+		d.whileTheGPUJobRuns()
 	}
 	if evalCondition(t, lane.Jobs["gate"].If, ctx) {
 		in := stepInputs(t, lane.step(t, "gate", "Publish"), ctx)

@@ -50,7 +50,7 @@ func TestStockActionlintIsCleanOnTheRepository(t *testing.T) {
 // TestActionlintConfigIgnoresOnlyKnownFalsePositives lints without the
 // configuration: every error it then reports is one the configuration
 // ignores, and every pattern it has still ignores something (a pattern left
-// over once actionlint learns the queue key is removed, not kept).
+// over is removed, not kept).
 func TestActionlintConfigIgnoresOnlyKnownFalsePositives(t *testing.T) {
 	cfg, err := actionlint.ReadConfigFile(metaActionlintConfig)
 	assert.NilError(t, err)
@@ -58,7 +58,7 @@ func TestActionlintConfigIgnoresOnlyKnownFalsePositives(t *testing.T) {
 	for _, pc := range cfg.Paths {
 		patterns = append(patterns, pc.Ignore...)
 	}
-	assert.Check(t, is.Len(patterns, 2), "the entrypoint of an image action and concurrency.queue")
+	assert.Check(t, is.Len(patterns, 1), "the entrypoint of an image action")
 
 	empty := filepath.Join(t.TempDir(), "actionlint.yaml")
 	assert.NilError(t, os.WriteFile(empty, []byte("paths: {}\n"), 0o644))

@@ -96,7 +96,7 @@ func graphQLUses(rel string, src []byte) (lits []string, balanceCalls int, _ err
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.BasicLit:
-			if n.Kind == token.STRING && strings.Contains(strings.ToLower(n.Value), "graphql") {
+			if n.Kind == token.STRING && namesGraphQLEndpoint(n.Value) {
 				lits = append(lits, fset.Position(n.Pos()).String()+": "+n.Value)
 			}
 		case *ast.SelectorExpr:
@@ -107,6 +107,15 @@ func graphQLUses(rel string, src []byte) (lits []string, balanceCalls int, _ err
 		return true
 	})
 	return lits, balanceCalls, nil
+}
+
+// namesGraphQLEndpoint reports whether a string literal (quotes included)
+// names a GraphQL endpoint: a /graphql path, or the bare word as a path part
+// built beside it. Prose that names the API ("RunPod's GraphQL API") is no
+// request and passes.
+func namesGraphQLEndpoint(lit string) bool {
+	v := strings.ToLower(strings.Trim(lit, "`\""))
+	return strings.Contains(v, "/graphql") || v == "graphql"
 }
 
 // The rule finds a GraphQL path however it is spelled in a literal, and a
@@ -121,6 +130,7 @@ func TestGraphQLUsesFindsLiteralsAndBalanceCalls(t *testing.T) {
 		{name: "a path literal", src: `package p; var x = call{path: "/graphql"}`, wantLits: 1},
 		{name: "a raw URL", src: "package p; const u = `https://api.runpod.io/GraphQL?api_key=`", wantLits: 1},
 		{name: "a query built beside it", src: `package p; var q = "query { pod { machineId } }"; var p = "/" + "graphql"`, wantLits: 1},
+		{name: "prose naming the API", src: `package p; var m = "RunPod's GraphQL API did not tell the balance"`, wantLits: 0},
 		{name: "a comment only", src: "package p\n// reads nothing over /graphql\nvar x = \"/v2/pods\"", wantLits: 0},
 		{name: "a balance call", src: `package p; func f(c C) { c.GetBalance(nil) }`, wantCalls: 1},
 	} {

@@ -1,13 +1,15 @@
 package rules
 
-// actionlint 1.7.12 does not know concurrency's `queue` key, and its message
-// is ignored by .github/actionlint.yaml. These checks stand in for it:
-// the global paid lock queues its waiters (queue: max), and any queue key in
-// the suite's workflows is well formed.
+// The global paid lock is gone (issue 37): lanes of different trees create
+// pods at the same time, and the claim, the budget's re-check after each
+// create and max_concurrent_pods guard the spend instead. These checks keep
+// it gone: no workflow of the suite holds the runpod-gpu-paid group, which
+// would serialise every lane again. actionlint 1.7.12 does not know
+// concurrency's `queue` key either, so a queue key, should one come back, is
+// checked here to be well formed.
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 
 	"gopkg.in/yaml.v3"
@@ -15,14 +17,14 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 )
 
-// metaPaidLockGroup is the concurrency group every pod creation runs in.
+// metaPaidLockGroup is the concurrency group every pod creation ran in
+// before creation became parallel.
 const metaPaidLockGroup = "runpod-gpu-paid"
 
-// metaQueueProblems checks one workflow's concurrency settings: a group that
-// is the paid lock queues its waiters with queue: max and never cancels, and
-// a queue key anywhere is "max" beside a false or absent cancel-in-progress
-// (GitHub refuses a queue with cancel-in-progress). It returns the paid
-// locks it found, by job.
+// metaQueueProblems checks one workflow's concurrency settings: no group is
+// the removed paid lock, and a queue key anywhere is "max" beside a false or
+// absent cancel-in-progress (GitHub refuses a queue with cancel-in-progress).
+// It returns the paid locks it found, by job.
 func metaQueueProblems(name, text string) (locks []string, problems []string) {
 	var wf struct {
 		Concurrency any `yaml:"concurrency"`
@@ -34,14 +36,13 @@ func metaQueueProblems(name, text string) (locks []string, problems []string) {
 		return nil, []string{fmt.Sprintf("%s: %v", name, err)}
 	}
 	check := func(where string, c any) {
-		m, isMap := c.(map[string]any)
+		m, _ := c.(map[string]any)
 		group, _ := metaGroup(c)
 		queue, hasQueue := m["queue"]
 		if group == metaPaidLockGroup {
 			locks = append(locks, where)
-			if !isMap || !hasQueue {
-				problems = append(problems, fmt.Sprintf("%s: the paid lock %s has no queue: max, so a third lane waiting cancels the one already waiting", where, group))
-			}
+			problems = append(problems, fmt.Sprintf("%s: holds %s, the removed global paid lock: every lane would create its pod one after another again "+
+				"(the claim, the budget's re-check and max_concurrent_pods guard parallel creation)", where, group))
 		}
 		if !hasQueue {
 			return
@@ -64,9 +65,9 @@ func metaQueueProblems(name, text string) (locks []string, problems []string) {
 	return locks, problems
 }
 
-// TestMetaPaidLockQueues: the lane's provision job holds the global paid
-// lock with queue: max, and so does every other holder of that lock.
-func TestMetaPaidLockQueues(t *testing.T) {
+// TestMetaNoPaidLock: no workflow of the suite holds the removed global paid
+// lock, and every queue key is well formed.
+func TestMetaNoPaidLock(t *testing.T) {
 	var locks []string
 	files := metaWorkflowFiles(t)
 	for _, name := range metaSortedKeys(files) {
@@ -74,7 +75,7 @@ func TestMetaPaidLockQueues(t *testing.T) {
 		locks = append(locks, found...)
 		assert.Check(t, is.Len(problems, 0), "%v", problems)
 	}
-	assert.Check(t, slices.Contains(locks, "gpu-lane.yml: job provision"), "gpu-lane.yml's provision holds no paid lock; found %v", locks)
+	assert.Check(t, is.Len(locks, 0), "the paid lock is held by %v", locks)
 }
 
 // TestMetaQueueCheckDetectsMistakes plants each mistake the check exists for.
@@ -86,12 +87,13 @@ func TestMetaQueueCheckDetectsMistakes(t *testing.T) {
 		name, text string
 		want       []string
 	}{
-		{name: "queued paid lock", text: job("      group: runpod-gpu-paid\n      cancel-in-progress: false\n      queue: max\n")},
-		{name: "paid lock without queue", text: job("      group: runpod-gpu-paid\n      cancel-in-progress: false\n"),
-			want: []string{"w.yml: job provision: the paid lock runpod-gpu-paid has no queue: max, so a third lane waiting cancels the one already waiting"}},
+		{name: "paid lock comes back", text: job("      group: runpod-gpu-paid\n      cancel-in-progress: false\n      queue: max\n"),
+			want: []string{"w.yml: job provision: holds runpod-gpu-paid, the removed global paid lock: every lane would create its pod one after another again " +
+				"(the claim, the budget's re-check and max_concurrent_pods guard parallel creation)"}},
 		{name: "paid lock as a string", text: "on: workflow_dispatch\njobs:\n  provision:\n    concurrency: runpod-gpu-paid\n",
-			want: []string{"w.yml: job provision: the paid lock runpod-gpu-paid has no queue: max, so a third lane waiting cancels the one already waiting"}},
-		{name: "wrong queue value", text: job("      group: runpod-gpu-paid\n      queue: 5\n"),
+			want: []string{"w.yml: job provision: holds runpod-gpu-paid, the removed global paid lock: every lane would create its pod one after another again " +
+				"(the claim, the budget's re-check and max_concurrent_pods guard parallel creation)"}},
+		{name: "wrong queue value", text: job("      group: runpod-gpu-x\n      queue: 5\n"),
 			want: []string{"w.yml: job provision: concurrency queue is 5: want max"}},
 		{name: "queue that cancels", text: "on: workflow_dispatch\nconcurrency: {group: g, cancel-in-progress: true, queue: max}\njobs: {}\n",
 			want: []string{"w.yml: concurrency queue with cancel-in-progress true: want false or absent"}},

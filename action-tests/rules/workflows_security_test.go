@@ -584,6 +584,11 @@ func TestMetaReleaseTagsAPinnedTree(t *testing.T) {
 	for name, text := range metaWorkflowFiles(t) {
 		assert.NilError(t, os.WriteFile(filepath.Join(work, ".github", "workflows", name), []byte(text), 0o644))
 	}
+	// The command line's worker defaults, which the release commit sets.
+	defaults, err := os.ReadFile(filepath.Join(metaRepoRoot, "pkg", "devcli", "workerdefaults.go"))
+	assert.NilError(t, err)
+	assert.NilError(t, os.MkdirAll(filepath.Join(work, "pkg", "devcli"), 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(work, "pkg", "devcli", "workerdefaults.go"), defaults, 0o644))
 	cmd := exec.Command("git", "init", "--bare", "--quiet", origin)
 	assert.NilError(t, cmd.Run())
 	git("init", "--quiet")
@@ -594,6 +599,10 @@ func TestMetaReleaseTagsAPinnedTree(t *testing.T) {
 	// The maintainer's push that starts the release.
 	git("-c", "user.name=t", "-c", "user.email=t@example.com", "tag", "--annotate", "v1.2.3", "--message", "v1.2.3")
 	git("push", "--quiet", "origin", "refs/tags/v1.2.3")
+	// The worker asset's checksum, as the step before takes it out of the image.
+	workerSHA := strings.Repeat("5e", 32)
+	assert.NilError(t, os.MkdirAll(filepath.Join(work, "dist"), 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(work, "dist", "serverless-worker.sha256"), []byte(workerSHA+"  serverless-worker\n"), 0o644))
 
 	// GitHub knows no release of the version yet.
 	bin := t.TempDir()
@@ -615,6 +624,7 @@ func TestMetaReleaseTagsAPinnedTree(t *testing.T) {
 	for _, name := range []string{
 		"Refuse to re-publish a version",
 		"Pin every action to the pushed image digest",
+		"Set the command line's worker defaults",
 		"Commit the pinned actions",
 		"Pin the inner references to the release commit",
 		"Commit the pinned workflows and move the tags",
@@ -648,6 +658,9 @@ func TestMetaReleaseTagsAPinnedTree(t *testing.T) {
 	assert.Check(t, strings.Contains(lane, "uses: org/runpod-gpu/actions/provision@"+actionsCommit+"\n"), "gpu-lane.yml at the tag does not call provision at %s", actionsCommit)
 	floating := regexp.MustCompile(`(?m)^\s*(-\s+)?uses:\s*\S+@v1\b.*$`).FindAllString(lane, -1)
 	assert.Check(t, is.Len(floating, 0), "gpu-lane.yml at the tag still has floating references")
+	defaultsAtTag := remote("show", tagged+":pkg/devcli/workerdefaults.go")
+	assert.Check(t, strings.Contains(defaultsAtTag, `DefaultWorkerSHA256 = "`+workerSHA+`"`), "go install …@v1 builds the worker's SHA-256 in")
+	assert.Check(t, strings.Contains(defaultsAtTag, `DefaultWorkerURL    = "https://github.com/org/runpod-gpu/releases/download/v1.2.3/serverless-worker"`))
 	for _, name := range metaActionDirs(t) {
 		a, err := metaLoadActionYML([]byte(remote("show", actionsCommit+":actions/"+name+"/action.yml")))
 		assert.NilError(t, err)

@@ -6,6 +6,7 @@ package cleanupaction
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 
@@ -29,15 +30,15 @@ type Inputs struct {
 
 	Tiers            string             `input:"tiers" default:"" lenient:"the lane's pods are reported as one" desc:"Provision's tiers output (the last provision's, a host-fault re-run's included): every pod of the lane is deleted and reported on its own, and tier-results gives the gate a row per pod. When set, pod-id, price-per-hour, started-at, gpu-type, tier, rejected-attempts and runner-label are not read."`
 	HostFaults       string             `input:"host-faults" default:"" lenient:"no pod is reported as lost to its host" desc:"The watchdog's host-faults output: each pod it names is reported as lost to its host (the cost artifact's host verdict, which the reputation counts against the host) and shown as a host fault in tier-results."`
-	PodID            string             `input:"pod-id" default:"" desc:"Provision's pod-id output; may be empty (pods of this run attempt are still found by their tags)."`
+	PodID            string             `input:"pod-id" form:"pod-id" lenient:"this run attempt's pods are still found by their tags" default:"" desc:"Provision's pod-id output; may be empty (pods of this run attempt are still found by their tags)."`
 	RetainedPodIDs   string             `input:"retained-pod-ids" default:"" desc:"Provision's retained-pod-ids output; these rejected pods, kept with keep-failed-pods, are left alone."`
-	PricePerHour     string             `input:"price-per-hour" default:"" desc:"Provision's price-per-hour output, the price fallback when the pod record cannot be read."`
+	PricePerHour     string             `input:"price-per-hour" form:"price" lenient:"the price is read from the pod record, else unknown" default:"" desc:"Provision's price-per-hour output, the price fallback when the pod record cannot be read."`
 	StartedAt        string             `input:"started-at" default:"" desc:"Provision's started-at output (RFC 3339), the start fallback when the pod record cannot be read."`
-	GPUType          string             `input:"gpu-type" default:"" desc:"Provision's gpu-type output, shown in the report."`
-	Tier             string             `input:"tier" default:"" desc:"Provision's tier output, shown in the report."`
+	GPUType          string             `input:"gpu-type" form:"gpu-type" lenient:"the report shows no GPU type" default:"" desc:"Provision's gpu-type output, shown in the report."`
+	Tier             string             `input:"tier" form:"tier" lenient:"the report shows no tier" default:"" desc:"Provision's tier output, shown in the report."`
 	RejectedAttempts string             `input:"rejected-attempts" default:"" desc:"Provision's rejected-attempts output (a JSON array of its rejected candidates), so the run total covers the whole run. Empty: the report says provision's rejected candidates are not included."`
-	RunnerLabel      string             `input:"runner-label" default:"" desc:"Provision's runner-label output; finds the GPU job whose steps break the paid window into stages."`
-	TestStep         string             `input:"test-step-name" default:"Run GPU tests" desc:"Name of the GPU job's real test step, reported as the tests stage."`
+	RunnerLabel      string             `input:"runner-label" form:"runner-label" lenient:"the paid window is not broken into stages" default:"" desc:"Provision's runner-label output; finds the GPU job whose steps break the paid window into stages."`
+	TestStep         string             `input:"test-step-name" form:"name" lenient:"the paid window is not broken into stages" default:"Run GPU tests" desc:"Name of the GPU job's real test step, reported as the tests stage."`
 	TestedRef        actionio.CommitSHA `input:"tested-ref" default:"" lenient:"the cost artifact records no tested ref" desc:"The pinned merge SHA (or dispatched SHA) under test, recorded in the cost artifact."`
 	PRNumber         int64              `input:"pr-number" default:"0" max:"2147483647" lenient:"the cost artifact records no pull request" desc:"Pull request under test, recorded in the cost artifact; 0 is a manual validation."`
 	// JobCheckRunID ties the cost artifact to this job: an artifact records
@@ -149,10 +150,18 @@ func artifactName(io *actionio.IO, current actionkit.Run, job int64) string {
 // relative to the workspace, which is where upload-artifact resolves it
 // outside this container; "" (with a warning) when it could not.
 func writeArtifact(io *actionio.IO, dir string, res cleanup.Result) string {
-	if _, err := cleanup.WriteArtifact(dir, res.Artifact()); err != nil {
+	path, err := cleanup.WriteArtifact(dir, res.Artifact())
+	var file []byte
+	if err == nil {
+		file, err = os.ReadFile(path)
+	}
+	if err != nil {
 		io.Warningf("%v", err)
 		return ""
 	}
+	// The seal in this job's log is what makes the file count: the cost
+	// history ignores an artifact no lane job's log vouches for.
+	io.Infof("%s", cost.SealLine(file).Format())
 	rel, err := io.WorkspaceRelative(dir)
 	if err != nil {
 		io.Warningf("%v", err)

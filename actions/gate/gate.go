@@ -50,10 +50,10 @@ type Inputs struct {
 	HeadSHA        actionio.CommitSHA `input:"head-sha" default:"" desc:"Commit the gate check is attached to (authorize's head-sha output); required when a gate is published."`
 	TestedRef      actionio.CommitSHA `input:"tested-ref" default:"" desc:"The pinned SHA that was tested (authorize's tested-ref output), named in the external_id; required when a gate is published."`
 	ReusedCheckURL string             `input:"reused-check-url" default:"" desc:"URL of the earlier gate a reused gate relies on (authorize's or provision's reused-check-url output)."`
-	PodID          string             `input:"pod-id" default:"" desc:"The accepted pod (provision's pod-id output); required for a paid gate, empty when no pod ran."`
-	GPUType        string             `input:"gpu-type" default:"" desc:"The accepted pod's GPU type (provision's gpu-type output)."`
-	Tier           string             `input:"tier" default:"" desc:"The accepted GPU's reviewed tier (provision's tier output)."`
-	PricePerHour   string             `input:"price-per-hour" default:"" desc:"The accepted pod's hourly price in USD (provision's price-per-hour output); empty shows unknown."`
+	PodID          string             `input:"pod-id" form:"pod-id" default:"" desc:"The accepted pod (provision's pod-id output); required for a paid gate, empty when no pod ran."`
+	GPUType        string             `input:"gpu-type" form:"gpu-type" default:"" desc:"The accepted pod's GPU type (provision's gpu-type output)."`
+	Tier           string             `input:"tier" form:"tier" default:"" desc:"The accepted GPU's reviewed tier (provision's tier output)."`
+	PricePerHour   string             `input:"price-per-hour" form:"price" default:"" desc:"The accepted pod's hourly price in USD (provision's price-per-hour output); empty shows unknown."`
 	StartupSeconds int64              `input:"startup-seconds" default:"0" max:"2147483647" desc:"Seconds the accepted pod took to start (provision's startup-seconds output)."`
 	Attempts       int64              `input:"attempts" default:"1" min:"1" max:"2147483647" desc:"Candidates tried before the pod was accepted (provision's attempts output)."`
 	// CostReportPath goes into a check run anyone with read access sees:
@@ -61,12 +61,12 @@ type Inputs struct {
 	// a link to it, and redacted.
 	CostReportPath string                 `input:"cost-report-path" default:"" path:"GITHUB_WORKSPACE,RUNNER_TEMP" desc:"Markdown cost report to include, redacted, as the check's text (with a pod); it must lie inside the workspace or RUNNER_TEMP (symbolic links resolved), else the step fails and publishes nothing; unreadable means left out with a warning."`
 	Reason         string                 `input:"reason" default:"" desc:"Why: for skipped and not-required gates pass authorize's reason output; for a failed gate it adds detail after the GPU job's result."`
-	CheckName      string                 `input:"check-name" default:"CI GPU gate" desc:"Name of the gate check run; must match the check branch protection requires."`
+	CheckName      string                 `input:"check-name" form:"name" default:"CI GPU gate" desc:"Name of the gate check run; must match the check branch protection requires."`
 	TreeKey        actionkit.TreeKeyInput `input:"tree-key" default:"" want:"authorize's tree-key output (tree:<sha>:lane:<digest>), or empty" desc:"authorize's tree-key output: recorded in a v2 external_id (runpod-gpu-gate:v2:<tested ref>:<kind>:tree:<sha>:lane:<digest>) so an identical tree with an identical lane reuses this gate. Empty publishes the v1 marker."`
 	// InProgressCheckRunID is authorize's in-progress gate, completed here.
 	InProgressCheckRunID int64  `input:"in-progress-check-run-id" default:"" min:"1" desc:"authorize's gate-check-run-id output; that in-progress gate is completed instead of a new one created."`
-	LaneImage            string `input:"lane-image" default:"" desc:"authorize's lane-image output, the image digest the tree key names."`
-	Image                string `input:"image" default:"" desc:"provision's image output; a paid or failed gate records the tree key only when it equals lane-image."`
+	LaneImage            string `input:"lane-image" form:"image" default:"" desc:"authorize's lane-image output, the image digest the tree key names."`
+	Image                string `input:"image" form:"image" default:"" desc:"provision's image output; a paid or failed gate records the tree key only when it equals lane-image."`
 }
 
 func run(ctx context.Context, io *actionio.IO, in Inputs) error {

@@ -16,6 +16,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/provision"
 	"github.com/org/runpod-gpu/pkg/registry"
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
 )
 
 // Set by the release build (-ldflags -X): the proof binary shipped with this version.
@@ -45,10 +46,11 @@ type Inputs struct {
 	ExpectedHeadSHA actionio.CommitSHA     `input:"expected-head-sha" default:"" desc:"The PR head authorize pinned (its head-sha output, also for a manual dispatch), a full commit SHA; required when pr-number is set. A moved head stops provisioning."`
 	TestedRef       actionio.CommitSHA     `input:"tested-ref" default:"" desc:"The pinned merge SHA (or dispatched SHA) under test, a full commit SHA; required when pr-number is set. Enables the gate reuse lookup."`
 	TreeKey         actionkit.TreeKeyInput `input:"tree-key" default:"" want:"authorize's tree-key output (tree:<sha>:lane:<digest>), or empty" desc:"authorize's tree-key output; the reuse lookup then also matches a gate for the identical tree and lane."`
-	CheckName       string                 `input:"check-name" default:"CI GPU gate" desc:"Name of the gate check whose earlier success can be reused."`
+	CheckName       string                 `input:"check-name" form:"name" default:"CI GPU gate" desc:"Name of the gate check whose earlier success can be reused."`
 	// GateAppID 0 never means any app: see gatecheck.TrustedGateApp.
 	GateAppID      int64               `input:"gate-app-id" default:"" min:"1" desc:"Only gates published by this app count for reuse. Empty means app-id, or without an App GitHub Actions (15368), which is who github.token publishes as. Gates from any other app never count; 0 is refused."`
 	KeepFailedPods bool                `input:"keep-failed-pods" default:"false" desc:"Debug only. Keep rejected pods (still billing) and record their ids for inspection."`
+	DebugSSHKey    string              `input:"debug-ssh-public-key" default:"" desc:"Debug only, with keep-failed-pods: a maintainer's OpenSSH public key, passed from a repository variable or secret (vars.* or secrets.*), never from the event (a key found in the event payload is refused). Each pod then publishes 22/tcp; its startup script lets this key in as root only after the script and the GPU job's tests have ended, so a kept pod can be entered with runpod-gpu ssh <pod>. Empty: no port, no key."`
 	RegistryAPIURL actionio.ServiceURL `input:"registry-api-url" default:"" desc:"Registry API base URL used to resolve the runner image digest: https, without user info (http only on a loopback host); empty means the image's own host."`
 	ProofURL       string              `input:"proof-url" default:"" desc:"URL of the CUDA smoke proof binary; empty means the one released with this action."`
 	ProofSHA256    string              `input:"proof-sha256" default:"" desc:"SHA-256 of the proof binary; empty means the one released with this action."`
@@ -104,7 +106,9 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	if err != nil {
 		return err
 	}
-	rp, policy, err := actionkit.RunPod(io, in.RunPodInputs)
+	// Lanes create at the same time on one key: each keeps a reserve of every
+	// RateLimit window for the others and backs off on its own (no lock).
+	rp, policy, err := actionkit.RunPod(io, in.RunPodInputs, reqpolicy.WithReserve(reqpolicy.IETFQuota, provision.RateLimitReserve))
 	if err != nil {
 		return err
 	}
@@ -113,6 +117,10 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 		return err
 	}
 	current, err := actionkit.CurrentRun(io)
+	if err != nil {
+		return err
+	}
+	debugKey, err := debugKeyInput(io, in)
 	if err != nil {
 		return err
 	}
@@ -139,8 +147,8 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 		Owner:    ownership.Tags{Repository: current.Repository, Workflow: current.Workflow, RunID: current.ID, Attempt: current.Attempt},
 		PRNumber: int(in.PRNumber), ExpectedHeadSHA: string(in.ExpectedHeadSHA), TestedRef: string(in.TestedRef),
 		Reuse:          gatecheck.ReuseQuery{CheckName: in.CheckName, AppID: gatecheck.TrustedGateApp(in.GateAppID, in.AppID), Key: in.TreeKey.Key()},
-		KeepFailedPods: in.KeepFailedPods,
-		ProofURL:       cmp.Or(in.ProofURL, defaultProofURL), ProofSHA256: cmp.Or(in.ProofSHA256, defaultProofSHA256),
+		KeepFailedPods: in.KeepFailedPods, DebugSSHKey: debugKey,
+		ProofURL: cmp.Or(in.ProofURL, defaultProofURL), ProofSHA256: cmp.Or(in.ProofSHA256, defaultProofSHA256),
 		RunnerDir:  in.RunnerDir, // where the pod image keeps run.sh; empty: the official image's
 		Reputation: rep,
 	}})

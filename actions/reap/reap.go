@@ -37,7 +37,7 @@ type Inputs struct {
 	actionkit.GitHubInputs `desc.github-token:"Token that can read workflow runs and artifacts and cancel runs (actions read/write), used when app-id is empty." desc.app-id:"GitHub App id to authenticate with instead of github-token." desc.app-installation-id:"The App's installation id on this repository (required with app-id)."`
 
 	Execute   bool     `input:"execute" default:"false" desc:"Delete the pods decided for reclaim. Scheduled sweeps always execute; for any other event (a manual dispatch above all) the default false is a dry run that decides and records the same but deletes nothing."`
-	Workflows []string `input:"workflows" default:"" desc:"Workflow paths whose pods may be reclaimed, one per line (e.g. .github/workflows/gpu.yml). Empty allows any workflow of this repository; the owning run must match the pod's tags either way."`
+	Workflows []string `input:"workflows" default:"" desc:"Workflow paths whose pods may be reclaimed and whose runs may be cancelled past the backstop, one per line (e.g. .github/workflows/gpu.yml). Empty means the lane's files, .github/workflows/runpod-gpu.yml and .github/workflows/local-gpu-gate.yml; a pod of any other workflow is left alone and its run is never cancelled. The owning run must match the pod's tags either way."`
 	// RetentionCapHours: a debug pod is kept for inspection at most this long
 	// (reap.MinRetentionCap to reap.MaxRetentionCap), then reclaimed.
 	RetentionCapHours int64 `input:"retention-cap-hours" default:"24" min:"1" max:"720" desc:"Debug-retained pods (kept for inspection by keep-failed-pods and recorded in a runpod-debug-retained artifact) are reclaimed once active longer than this many hours, the record notwithstanding. A whole number from 1 to 720."`

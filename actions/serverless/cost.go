@@ -8,6 +8,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/redact"
 	"github.com/org/runpod-gpu/pkg/serverless"
 )
 
@@ -40,15 +41,19 @@ func report(io *actionio.IO, in Inputs, o serverless.Outcome) {
 	}
 	art := o.CostArtifact(cost.Run{Repository: current.Repository, ID: current.ID, Attempt: current.Attempt, TestedRef: in.TestedRef, Trigger: trigger, PRNumber: in.PRNumber})
 	data, err := json.MarshalIndent(art, "", "  ")
+	file := append([]byte(redact.Published(string(data))), '\n') // published as an artifact
 	if err == nil {
 		err = os.MkdirAll(filepath.Dir(in.CostFile), 0o755)
 	}
 	if err == nil {
-		err = os.WriteFile(in.CostFile, append(data, '\n'), 0o644)
+		err = os.WriteFile(in.CostFile, file, 0o644)
 	}
 	if err != nil {
 		io.Warningf("cost: the cost artifact file %s was not written: %v", in.CostFile, err)
 		return
 	}
 	io.Infof("cost: %s", *art.Serverless)
+	// The seal in this job's log is what makes the file count: the cost
+	// history ignores an artifact no lane job's log vouches for.
+	io.Infof("%s", cost.SealLine(file).Format())
 }

@@ -5,11 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/google/go-github/v66/github"
+
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
+	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/serverless"
 )
 
@@ -34,16 +39,30 @@ func carryLedger(ctx context.Context, io *actionio.IO, in Inputs, lane *serverle
 	if err != nil {
 		return err
 	}
-	c := serverless.Carry{GitHub: gh, Name: in.LedgerName, WorkflowPath: workflowPath(io.Getenv("GITHUB_WORKFLOW_REF")), Branch: in.LedgerBranch, Logf: io.Infof}
+	reconciled, err := serverless.ParseReconciledRuns(in.ReconcileLostRuns)
+	if err != nil {
+		return &actionio.InputError{Input: "reconcile-lost-runs", Value: in.ReconcileLostRuns, Expected: "RUN or RUN=DOLLARS entries, e.g. 123=2.61"}
+	}
+	current, _ := strconv.ParseInt(io.Getenv("GITHUB_RUN_ID"), 10, 64)
+	path := workflowPath(io.Getenv("GITHUB_WORKFLOW_REF"))
+	c := serverless.Carry{GitHub: gh, Name: in.LedgerName, WorkflowPath: path, Branch: in.LedgerBranch, Logf: io.Infof,
+		CurrentRun: current, Reconciled: reconciled,
+		// A run newer than the carried ledger that left none lost its upload.
+		Runs: func(ctx context.Context) ([]*github.WorkflowRun, error) {
+			return gh.ListWorkflowRuns(ctx, filepath.Base(path), ghapi.ListRunsFilter{Branch: in.LedgerBranch}, 0)
+		}}
 	cctx, cancel := context.WithTimeout(ctx, carryTimeout)
 	defer cancel()
-	from, err := c.Fetch(cctx, in.LedgerPath)
+	from, charge, err := c.FetchReconciling(cctx, in.LedgerPath)
 	switch {
 	case errors.Is(err, serverless.ErrNoLedger):
 		io.Noticef("ledger: %v: this run begins the repository's Serverless ledger at $0.00", err)
-		return nil
+		return chargeLost(io, lane, charge)
 	case err != nil:
 		return fmt.Errorf("the repository's Serverless budget ledger was not carried over, so nothing was created (the lane never starts from an empty ledger while an earlier one may exist): %w", err)
+	}
+	if err := chargeLost(io, lane, charge); err != nil {
+		return err
 	}
 	l, err := serverless.ReadLedger(in.LedgerPath)
 	if err != nil {
@@ -51,6 +70,18 @@ func carryLedger(ctx context.Context, io *actionio.IO, in Inputs, lane *serverle
 	}
 	io.Infof("ledger: the repository's ledger from %s: %s reserved in %d attempts, %s cap",
 		from, serverless.Dollars(l.TotalCents()), len(l.Attempts), serverless.Dollars(lane.Ledger.Caps.Total))
+	return nil
+}
+
+// chargeLost records the reconciled lost runs in the carried ledger.
+func chargeLost(io *actionio.IO, lane *serverless.Lane, charge map[int64]int64) error {
+	if len(charge) == 0 {
+		return nil
+	}
+	if err := lane.Ledger.ChargeLostRuns(charge, lane.Policy.Now()); err != nil {
+		return fmt.Errorf("charge the lost runs %v to the ledger (nothing was created): %w", charge, err)
+	}
+	io.Noticef("ledger: %d run(s) whose ledger upload was lost are charged as reconciled (reconcile-lost-runs)", len(charge))
 	return nil
 }
 

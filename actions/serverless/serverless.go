@@ -47,27 +47,28 @@ type Inputs struct {
 	Execute   bool                `input:"execute" default:"false" desc:"Must be true to create anything or submit the (billable) job."`
 	Approved  string              `input:"approved-payload-sha256" default:"" desc:"The reviewed payload_sha256; the job is refused unless it equals the payload's."`
 	// TestCommand and MinCUDA travel to the worker in the job's input.
-	TestCommand  string        `input:"test-command" default:"" desc:"Shell command (bash) the worker runs in the unpacked sources after the CUDA proof; JUnit XML goes to $RUNPOD_GPU_JUNIT. Required with mode run: an empty one is refused before anything is created."`
-	MinCUDA      string        `input:"min-cuda" default:"" desc:"The CUDA proof's driver floor (major.minor); empty means the proof's default. An invalid one is refused before anything is created."`
-	WorkerURL    string        `input:"worker-url" default:"" desc:"HTTPS URL of the serverless-worker release asset (default set by the release)."`
-	WorkerSHA256 string        `input:"worker-sha256" default:"" desc:"SHA-256 of the serverless-worker asset (default set by the release)."`
-	Image        string        `input:"image" default:"runpod/pytorch:2.8.0-py3.11-cuda12.8.1-cudnn-devel-ubuntu22.04@sha256:cb154fcca15d1d6ce858cfa672b76505e30861ef981d28ec94bd44168767d853" desc:"The template's image, pinned by digest."`
-	GPUPool      string        `input:"gpu-pool" default:"AMPERE_16" desc:"Serverless GPU pool of the one worker (AMPERE_16 is the A4000 class)."`
-	GPUType      string        `input:"gpu-type" default:"NVIDIA RTX A4000" desc:"The one GPU type of the pool the worker may run on: the endpoint excludes the pool's other cards, and the worker refuses any other device before the tests."`
-	DataCenters  string        `input:"data-centers" default:"" desc:"Data centers the worker may run in (ids such as EU-RO-1, comma- or space-separated); empty lets RunPod choose."`
-	StatePath    string        `input:"state-path" default:".runpod-gpu/serverless/receipt.json" path:"GITHUB_WORKSPACE,RUNNER_TEMP" desc:"The ownership receipt (a new file per attempt; never overwritten)."`
-	LedgerPath   string        `input:"ledger-path" default:".runpod-gpu/serverless/budget.json" path:"GITHUB_WORKSPACE,RUNNER_TEMP" desc:"The budget ledger shared across attempts."`
-	LedgerName   string        `input:"ledger-artifact" default:"runpod-gpu-serverless-ledger" desc:"Artifact that carries the repository's ledger across runs: the lane starts from the newest one a run of this workflow on the default branch uploaded (upload ledger-path under this name when the job ends). Empty keeps the ledger in ledger-path only."`
-	LedgerBranch string        `input:"ledger-branch" default:"${{ github.event.repository.default_branch }}" desc:"The default branch, whose runs' ledger artifacts are trusted."`
-	GitHubToken  string        `input:"github-token,secret" default:"${{ github.token }}" desc:"Token that reads the ledger artifact (actions: read); only with ledger-artifact."`
-	OutputDir    string        `input:"output-dir" default:".runpod-gpu/serverless/results" path:"GITHUB_WORKSPACE" desc:"Where the provider's answer and the checked results are written (must be new or empty)."`
-	TestedRef    string        `input:"tested-ref" default:"" desc:"The tested ref authorize pinned, recorded in the cost artifact."`
-	PRNumber     int           `input:"pr-number" default:"0" min:"0" max:"2147483647" desc:"The pull request under test (0 for none), recorded in the cost artifact."`
-	CostFile     string        `input:"cost-file" default:".runpod-gpu/serverless/runpod-gpu-cost.json" path:"GITHUB_WORKSPACE,RUNNER_TEMP" desc:"Where the attempt's cost artifact file is written for the cost history (upload it as runpod-gpu-cost-<run>-<attempt>-job-<the job's check_run_id>: the cost history counts only a lane job's upload)."`
-	MinStage     int64         `input:"min-stage-cents" default:"100" min:"1" max:"100000" desc:"Least reservation of a stage, in US cents."`
-	MaxStage     int64         `input:"max-stage-cents" default:"300" min:"1" max:"100000" desc:"Largest reservation of a stage, in US cents."`
-	Total        int64         `input:"total-cents" default:"1000" min:"1" max:"100000" desc:"All reservations of the ledger together, in US cents."`
-	Poll         time.Duration `input:"poll-seconds" default:"10" min:"1" max:"300" desc:"Seconds between job status polls (1 to 300); polling ends at the job TTL."`
+	TestCommand       string        `input:"test-command" default:"" desc:"Shell command (bash) the worker runs in the unpacked sources after the CUDA proof; JUnit XML goes to $RUNPOD_GPU_JUNIT. Required with mode run: an empty one is refused before anything is created."`
+	MinCUDA           string        `input:"min-cuda" default:"" desc:"The CUDA proof's driver floor (major.minor); empty means the proof's default. An invalid one is refused before anything is created."`
+	WorkerURL         string        `input:"worker-url" default:"" desc:"HTTPS URL of the serverless-worker release asset (default set by the release)."`
+	WorkerSHA256      string        `input:"worker-sha256" default:"" desc:"SHA-256 of the serverless-worker asset (default set by the release)."`
+	Image             string        `input:"image" default:"runpod/pytorch:2.8.0-py3.11-cuda12.8.1-cudnn-devel-ubuntu22.04@sha256:cb154fcca15d1d6ce858cfa672b76505e30861ef981d28ec94bd44168767d853" desc:"The template's image, pinned by digest."`
+	GPUPool           string        `input:"gpu-pool" default:"AMPERE_16" desc:"Serverless GPU pool of the one worker (AMPERE_16 is the A4000 class)."`
+	GPUType           string        `input:"gpu-type" default:"NVIDIA RTX A4000" desc:"The one GPU type of the pool the worker may run on: the endpoint excludes the pool's other cards, and the worker refuses any other device before the tests."`
+	DataCenters       string        `input:"data-centers" default:"" desc:"Data centers the worker may run in (ids such as EU-RO-1, comma- or space-separated); empty lets RunPod choose."`
+	StatePath         string        `input:"state-path" default:".runpod-gpu/serverless/receipt.json" path:"GITHUB_WORKSPACE,RUNNER_TEMP" desc:"The ownership receipt (a new file per attempt; never overwritten)."`
+	LedgerPath        string        `input:"ledger-path" default:".runpod-gpu/serverless/budget.json" path:"GITHUB_WORKSPACE,RUNNER_TEMP" desc:"The budget ledger shared across attempts."`
+	LedgerName        string        `input:"ledger-artifact" form:"artifact" default:"runpod-gpu-serverless-ledger" desc:"Artifact that carries the repository's ledger across runs: the lane starts from the newest one a run of this workflow on the default branch uploaded (upload ledger-path under this name when the job ends). Empty keeps the ledger in ledger-path only."`
+	LedgerBranch      string        `input:"ledger-branch" form:"branch" default:"${{ github.event.repository.default_branch }}" desc:"The default branch, whose runs' ledger artifacts are trusted."`
+	ReconcileLostRuns string        `input:"reconcile-lost-runs" default:"" desc:"Runs of this workflow on the default branch whose ledger upload was lost, which the lane otherwise refuses to start after (a newer trusted run that left no ledger artifact): RUN=DOLLARS entries (what RunPod billed that run, from its Serverless billing), comma-separated; a RUN alone is charged a whole attempt's worst case (two stages at max-stage-cents). Each is charged to the carried ledger once."`
+	GitHubToken       string        `input:"github-token,secret" default:"${{ github.token }}" desc:"Token that reads the ledger artifact (actions: read); only with ledger-artifact."`
+	OutputDir         string        `input:"output-dir" default:".runpod-gpu/serverless/results" path:"GITHUB_WORKSPACE" desc:"Where the provider's answer and the checked results are written (must be new or empty)."`
+	TestedRef         string        `input:"tested-ref" form:"sha" default:"" desc:"The tested ref authorize pinned, recorded in the cost artifact."`
+	PRNumber          int           `input:"pr-number" default:"0" min:"0" max:"2147483647" desc:"The pull request under test (0 for none), recorded in the cost artifact."`
+	CostFile          string        `input:"cost-file" default:".runpod-gpu/serverless/runpod-gpu-cost.json" path:"GITHUB_WORKSPACE,RUNNER_TEMP" desc:"Where the attempt's cost artifact file is written for the cost history (upload it as runpod-gpu-cost-<run>-<attempt>-job-<the job's check_run_id>: the cost history counts only a lane job's upload)."`
+	MinStage          int64         `input:"min-stage-cents" default:"100" min:"1" max:"100000" desc:"Least reservation of a stage, in US cents."`
+	MaxStage          int64         `input:"max-stage-cents" default:"300" min:"1" max:"100000" desc:"Largest reservation of a stage, in US cents."`
+	Total             int64         `input:"total-cents" default:"1000" min:"1" max:"100000" desc:"All reservations of the ledger together, in US cents."`
+	Poll              time.Duration `input:"poll-seconds" default:"10" min:"1" max:"300" desc:"Seconds between job status polls (1 to 300); polling ends at the job TTL."`
 	// The budget shared with the pod lane: the configuration read from the
 	// default branch (never the tested ref's), and its fallback record.
 	ConfigPath string `input:"config-path" default:"" path:"GITHUB_WORKSPACE,RUNNER_TEMP" desc:"The runpod-gpu configuration as the default branch has it (not the tested ref's: a pull request must not raise its own budget), inside the workspace or RUNNER_TEMP. With a budget in it, setup first checks that what RunPod billed, what is in flight and this attempt's reservations stay within it, shared with the pod lane. Empty: no budget."`

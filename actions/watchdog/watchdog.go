@@ -7,6 +7,7 @@ package watchdogaction
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"time"
@@ -35,25 +36,34 @@ type Inputs struct {
 	actionkit.ConfigInput  `desc.config-path:"Path of the runpod-gpu configuration (setup_budget_seconds, lifetime_seconds), inside the workspace."`
 
 	Pods        string `input:"pods" default:"" desc:"Provision's pods output: every pod handed to a GPU job, each watched at once beside its own job (named gpu-job-name, or \"<gpu-job-name> (<tier>)\" per tier of a matrix lane). When set, pod-id, runner-label, price-per-hour, gpu-type and tier are not read."`
-	PodID       string `input:"pod-id" default:"" desc:"Provision's pod-id output. Empty means no pod was accepted and there is nothing to watch."`
-	RunnerLabel string `input:"runner-label" default:"" desc:"Provision's runner-label output; finds the GPU job in this run attempt's job list and names the runner."`
-	GPUJob      string `input:"gpu-job-name" default:"GPU tests" desc:"Name of the GPU job (its name:, or its id without one), the one job that may run on the pod's runner; any other job found on it gets the pod deleted at once. Matches \"<caller job> / <name>\" too, for a job in a called workflow."`
-	TestStep    string `input:"test-step-name" default:"Run GPU tests" desc:"Name of the GPU job's real test step: the signal that the tests began. Once it runs the setup deadline is disarmed; a GPU job that never starts it is deleted at the setup deadline."`
+	PodID       string `input:"pod-id" form:"pod-id" default:"" desc:"Provision's pod-id output. Empty means no pod was accepted and there is nothing to watch."`
+	RunnerLabel string `input:"runner-label" form:"runner-label" default:"" desc:"Provision's runner-label output; finds the GPU job in this run attempt's job list and names the runner."`
+	GPUJob      string `input:"gpu-job-name" form:"name" default:"GPU tests" desc:"Name of the GPU job (its name:, or its id without one), the one job that may run on the pod's runner; any other job found on it gets the pod deleted at once. Matches \"<caller job> / <name>\" too, for a job in a called workflow."`
+	TestStep    string `input:"test-step-name" form:"name" default:"Run GPU tests" desc:"Name of the GPU job's real test step: the signal that the tests began. Once it runs the setup deadline is disarmed; a GPU job that never starts it is deleted at the setup deadline."`
 	PRNumber    int64  `input:"pr-number" default:"0" max:"2147483647" desc:"Pull request under test; 0 (a manual validation) disables the obsolescence check."`
 	// ExpectedHeadSHA is the head authorize pinned (provision refused the same value if it was malformed).
 	ExpectedHeadSHA actionio.CommitSHA `input:"expected-head-sha" default:"" desc:"The PR head this run was triggered for; a moved head makes the run obsolete."`
-	Poll            time.Duration      `input:"poll-seconds" default:"30" min:"1" max:"3600" desc:"Seconds between progress polls (1 to 3600). Deadlines are enforced on time whatever the cadence."`
-	PricePerHour    string             `input:"price-per-hour" default:"" desc:"Provision's price-per-hour output, the price fallback of an interrupted pod's cost report."`
-	GPUType         string             `input:"gpu-type" default:"" desc:"Provision's gpu-type output, shown in the cost report."`
-	Tier            string             `input:"tier" default:"" desc:"Provision's tier output, shown in the cost report."`
+	// TreeKey names the tested tree: a head moved to a merge commit of the same tree is not obsolete.
+	TreeKey      actionkit.TreeKeyInput `input:"tree-key" default:"" want:"authorize's tree-key output (tree:<sha>:lane:<digest>), or empty" desc:"authorize's tree-key output; a head moved to a merge commit of the same tree (an identical tree re-pushed) is not obsolete: the re-push's lane follows this one."`
+	Poll         time.Duration          `input:"poll-seconds" default:"30" min:"1" max:"3600" desc:"Seconds between progress polls (1 to 3600). Deadlines are enforced on time whatever the cadence."`
+	PricePerHour string                 `input:"price-per-hour" form:"price" default:"" desc:"Provision's price-per-hour output, the price fallback of an interrupted pod's cost report."`
+	GPUType      string                 `input:"gpu-type" form:"gpu-type" default:"" desc:"Provision's gpu-type output, shown in the cost report."`
+	Tier         string                 `input:"tier" form:"tier" default:"" desc:"Provision's tier output, shown in the cost report."`
 }
 
-// Validate requires the pinned head whenever a pull request is watched.
+// Validate requires the pinned head whenever a pull request is watched, and
+// the runner label whenever one pod is: without it the GPU job cannot be
+// found, and a foreign job on the pod's runner would go unseen.
 func (in *Inputs) Validate() error {
+	var errs []error
 	if in.PRNumber > 0 {
-		return actionio.RequireSHA("expected-head-sha", in.ExpectedHeadSHA)
+		errs = append(errs, actionio.RequireSHA("expected-head-sha", in.ExpectedHeadSHA))
 	}
-	return nil
+	if in.Pods == "" && in.PodID != "" && in.RunnerLabel == "" {
+		errs = append(errs, &actionio.InputError{Input: "runner-label",
+			Expected: "provision's runner-label output (the input is required with pod-id " + in.PodID + ")"})
+	}
+	return errors.Join(errs...)
 }
 
 func run(ctx context.Context, io *actionio.IO, in Inputs) error {
@@ -86,7 +96,7 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	base := watchdog.Request{
 		PodID: in.PodID, RunID: current.ID, Attempt: current.Attempt,
 		RunnerLabel: in.RunnerLabel, RunnerScope: scope, GPUJob: in.GPUJob, TestStep: in.TestStep,
-		PRNumber: int(in.PRNumber), ExpectedHeadSHA: string(in.ExpectedHeadSHA),
+		PRNumber: int(in.PRNumber), ExpectedHeadSHA: string(in.ExpectedHeadSHA), TestedTree: testedTree(in.TreeKey),
 		SetupBudget: cfg.SetupBudget(), Lifetime: cfg.Lifetime(), Poll: in.Poll, Snapshot: snapshot,
 	}
 	if in.Pods == "" {
@@ -128,4 +138,12 @@ func finish(io *actionio.IO, outputs watchdog.Outputs, faults []lanetiers.HostFa
 		io.Warningf("job summary: %v", err)
 	}
 	return runErr
+}
+
+// testedTree is the tree a tree-key input names; empty without one.
+func testedTree(k actionkit.TreeKeyInput) string {
+	if key := k.Key(); key != nil {
+		return key.Tree
+	}
+	return ""
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/org/runpod-gpu/pkg/inputform"
 	"github.com/org/runpod-gpu/pkg/redact"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
@@ -124,7 +125,7 @@ func parseBoundedInt(name, v string, min, max int64) (int64, error) {
 }
 
 // SHAForm is what a commit SHA input must be.
-const SHAForm = "a full commit SHA (40 lower-case hex digits, or 64 in a SHA-256 repository)"
+const SHAForm = inputform.SHAForm
 
 // checkSHA accepts a full commit SHA (wire.IsCommitSHA).
 func checkSHA(v string) error {

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/org/runpod-gpu/pkg/inputform"
 )
 
 // An action declares its inputs as one struct: each field tagged InputTag is
@@ -35,6 +37,9 @@ import (
 //     the consequence, and reads as the zero value (cleanup's report-only inputs).
 //   - want:"…": what a value must look like, where the type does not say it
 //     (a TextUnmarshaler's form, what a required input holds).
+//   - form:"kind": a string input of one of inputform's kinds (sha, label,
+//     ref, branch, artifact, price, name, runner-label, pod-id, gpu-type, tier,
+//     image), checked where it is read, before anything is spent.
 //
 // Field types: string, bool, int64, time.Duration (whole seconds), []string
 // (one value a line) and any type whose pointer is an encoding.TextUnmarshaler.
@@ -53,6 +58,7 @@ const (
 	inputPath      = "path"
 	inputLenient   = "lenient"
 	inputWant      = "want"
+	inputForm      = "form"
 	inputDescPerGr = "desc."
 )
 
@@ -73,6 +79,7 @@ type inputField struct {
 	min, max           int64
 	roots              []string
 	lenient, wantForm  string
+	form               string // an inputform kind, or ""
 	hasMin, hasMax     bool
 	defaultIsRunnerExp bool
 }
@@ -126,6 +133,9 @@ func collectInputFields(t reflect.Type, index []int, overrides reflect.StructTag
 		}
 		f, err := parseInputField(t, sf, tag)
 		if err != nil {
+			return err
+		}
+		if f.form, err = parseForm(t, sf); err != nil {
 			return err
 		}
 		if d, ok := overrides.Lookup(inputDescPerGr + f.Name); ok {
@@ -203,6 +213,15 @@ func parseInputField(t reflect.Type, sf reflect.StructField, tag string) (inputF
 		return bad("type %s: want string, bool, int64, time.Duration, []string or a TextUnmarshaler", sf.Type)
 	}
 	return f, nil
+}
+
+// parseForm reads a field's form:"…" tag: an inputform kind, on a string field only.
+func parseForm(t reflect.Type, sf reflect.StructField) (string, error) {
+	form, ok := sf.Tag.Lookup(inputForm)
+	if ok && (!inputform.Known(form) || sf.Type.Kind() != reflect.String) {
+		return "", fmt.Errorf("inputs: %s.%s: form:%q: want an inputform kind on a string input", t, sf.Name, form)
+	}
+	return form, nil
 }
 
 // ReadInputs reads the inputs T declares (see InputTag), validated, with
@@ -297,6 +316,9 @@ func (r *IO) readInput(f inputField, dst reflect.Value) error {
 	case f.typ.Kind() == reflect.Slice:
 		dst.Set(reflect.ValueOf(lines(value)))
 	default:
+		if err := inputform.Check(f.form, value); err != nil {
+			return &InputError{Input: f.Name, Value: value, Expected: cmp.Or(f.wantForm, err.(*inputform.Error).Expected)}
+		}
 		dst.SetString(value)
 	}
 	return nil

@@ -93,6 +93,12 @@ func TestInputSpecsRefuseIllFormedDeclarations(t *testing.T) {
 		{"a path that is no string", reflect.TypeFor[struct {
 			A bool `input:"a" path:"GITHUB_WORKSPACE"`
 		}](), "a path input must be a string"},
+		{"an unknown form", reflect.TypeFor[struct {
+			A string `input:"a" form:"colour"`
+		}](), `form:"colour": want an inputform kind on a string input`},
+		{"a form on a number", reflect.TypeFor[struct {
+			A int64 `input:"a" form:"price"`
+		}](), `form:"price": want an inputform kind on a string input`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -149,6 +155,29 @@ func TestReadInputsWarnsForLenientInputs(t *testing.T) {
 	assert.DeepEqual(t, in, report{})
 	assert.Check(t, is.Contains(r.stdout.String(), `::warning::input pr-number = "x": want an integer from 0 to 10; the report records no pull request`))
 	assert.Check(t, is.Contains(r.stdout.String(), `::warning::input tested-ref = "main": want `+SHAForm+"; the report records no tested ref"))
+}
+
+// A form:"…" input is checked where it is read: the error names the input,
+// the value (quoted: a newline cannot start a workflow command) and the form;
+// a lenient one warns and reads as not given.
+func TestReadInputsChecksForms(t *testing.T) {
+	type display struct {
+		Tier  string `input:"tier" form:"tier" default:""`
+		Price string `input:"price-per-hour" form:"price" default:""`
+		Label string `input:"label" form:"label" default:"gpu-approved"`
+		GPU   string `input:"gpu-type" form:"gpu-type" default:"" lenient:"the report shows no GPU type"`
+	}
+	r := newRunner(t, map[string]string{"tier": "ampere\n::warning::x", "price-per-hour": "1e308", "gpu-type": "<b>x</b>"})
+	_, err := ReadInputs[display](r.io)
+	assert.Check(t, is.ErrorContains(err, `input tier = "ampere\n::warning::x": want a tier name of 1-32`))
+	assert.Check(t, is.ErrorContains(err, `input price-per-hour = "1e308": want a positive number of USD per hour up to 1000`))
+	assert.Check(t, !strings.Contains(err.Error(), "input label"), "the default is a label")
+	assert.Check(t, is.Contains(r.stdout.String(), `::warning::input gpu-type = "<b>x</b>": want an exact RunPod GPU id`))
+
+	r = newRunner(t, map[string]string{"tier": "ampere", "price-per-hour": "0.25", "gpu-type": "NVIDIA L4"})
+	in, err := ReadInputs[display](r.io)
+	assert.NilError(t, err)
+	assert.DeepEqual(t, in, display{Tier: "ampere", Price: "0.25", Label: "gpu-approved", GPU: "NVIDIA L4"})
 }
 
 func TestReadInputsConfinesPaths(t *testing.T) {

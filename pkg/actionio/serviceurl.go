@@ -1,63 +1,25 @@
 package actionio
 
-import (
-	"fmt"
-	"net"
-	"net/url"
-	"strings"
-)
+import "github.com/org/runpod-gpu/pkg/inputform"
 
 // ServiceURLForm is what a ServiceURL input must hold.
-const ServiceURLForm = "an https:// URL without user info, query or fragment (http:// only on a loopback host, for simulators and tests)"
+const ServiceURLForm = inputform.ServiceURLForm
 
 // ServiceURL is an input holding the base URL of an API the action sends a
-// credential to (RunPod, a container registry): https, so the credential is
-// never sent in the clear, and without user info, so no credential rides in
-// the URL itself (where logs and errors would show it). Plain http is taken
-// only on a loopback host, where the simulated cloud serves. Empty means not
-// given: the caller's default.
+// credential to (RunPod, a container registry), as inputform.CheckServiceURL
+// accepts it: https without user info (plain http only on a loopback host).
+// Empty means not given: the caller's default.
 type ServiceURL string
 
-// UnmarshalText accepts only what ServiceURLForm describes.
+// UnmarshalText accepts only what ServiceURLForm describes; the error's
+// Shown() is the value without its user info.
 func (s *ServiceURL) UnmarshalText(text []byte) error {
-	raw := string(text)
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil || u.Opaque != "" || u.Host == "" || strings.ContainsAny(raw, " \t\r\n"):
-		return &serviceURLError{shown: raw}
-	case u.User != nil:
-		return &serviceURLError{shown: u.Scheme + "://***@" + u.Host + u.EscapedPath(), why: "user info"}
-	case u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(raw, "?#"):
-		return &serviceURLError{shown: raw, why: "a query or fragment"}
-	case u.Scheme == "https":
-	case u.Scheme == "http" && loopback(u.Hostname()):
-	default:
-		return &serviceURLError{shown: raw, why: "scheme " + u.Scheme + " on " + u.Hostname()}
+	if err := inputform.CheckServiceURL(string(text)); err != nil {
+		return err
 	}
-	*s = ServiceURL(raw)
+	*s = ServiceURL(text)
 	return nil
 }
 
 // String is the URL, "" when not given.
 func (s ServiceURL) String() string { return string(s) }
-
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// serviceURLError refuses a service URL, showing it without its user info.
-type serviceURLError struct{ shown, why string }
-
-func (e *serviceURLError) Error() string {
-	if e.why == "" {
-		return ServiceURLForm
-	}
-	return fmt.Sprintf("%s, not %s", ServiceURLForm, e.why)
-}
-
-// Shown is the refused value as an error may show it.
-func (e *serviceURLError) Shown() string { return e.shown }

@@ -2,6 +2,7 @@ package actionkit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -64,12 +65,31 @@ func prepare(io *actionio.IO, outputs []reflect.Type, in any) error {
 	if err == nil {
 		return nil
 	}
-	if c, ok := in.(interface{ configPath() string }); ok {
+	// A config-path that did not read is that input's error, never the
+	// default path's "no file" (its field is empty then).
+	if c, ok := in.(interface{ configPath() string }); ok && !inputFailed(err, "config-path") {
 		if _, cfgErr := Config(io, c.configPath()); cfgErr != nil {
 			return cfgErr
 		}
 	}
 	return err
+}
+
+// inputFailed reports whether err (ReadInputs' joined errors) holds an
+// *actionio.InputError of the named input.
+func inputFailed(err error, name string) bool {
+	var ie *actionio.InputError
+	if errors.As(err, &ie) && ie.Input == name {
+		return true
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			if inputFailed(e, name) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ExitUsage is the exit status of a multi-call binary started without a

@@ -108,9 +108,17 @@ type RefusedError struct {
 	Period string // "daily" or "monthly"
 	Limit  float64
 	Spent  float64 // the period's spend
+	// Created is the pod a re-check after its create refused (Recheck):
+	// it exists and is to be deleted at once. Empty: nothing was created.
+	Created string
 }
 
 func (e *RefusedError) Error() string {
+	if e.Created != "" {
+		return fmt.Sprintf("%s budget %s: %s spent (%s) + %s in flight (pods created before this one) + this pod's worst case %s = %s passes it; "+
+			"another lane's pod took the budget first: %s %s (pod %s) is deleted at once", e.Period, usd(e.Limit), usd(e.Spent), e.Source, usd(e.InFlightUSD),
+			usd(e.WorstCaseUSD), usd(e.Spent+e.InFlightUSD+e.WorstCaseUSD), e.Create.Lane, e.Create.What, e.Created)
+	}
 	return fmt.Sprintf("%s budget %s: %s spent (%s) + %s in flight + this create's worst case %s = %s would pass it; "+
 		"%s %s was not created", e.Period, usd(e.Limit), usd(e.Spent), e.Source, usd(e.InFlightUSD), usd(e.WorstCaseUSD),
 		usd(e.Spent+e.InFlightUSD+e.WorstCaseUSD), e.Create.Lane, e.Create.What)

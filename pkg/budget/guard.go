@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -145,6 +146,9 @@ func (g *Guard) spent(ctx context.Context, now time.Time, u *Usage) (map[string]
 	if g.Record == nil {
 		return nil, fmt.Errorf("budget: what was spent is unknown: RunPod billing unreadable (%v) and no spend record of the cost history was given; no create was made", err)
 	}
+	if ferr := g.Record.notFromTheFuture(now); ferr != nil {
+		return nil, fmt.Errorf("budget: what was spent is unknown: RunPod billing unreadable (%v) and %w; no create was made", err, ferr)
+	}
 	today, month, note := g.Record.Spent(now)
 	g.logf("budget: RunPod billing unreadable (%v): spend from the cost history's record (%s), a lower bound", err, note)
 	u.SpentToday, u.SpentMonth = today, month
@@ -180,6 +184,11 @@ func readBilling(ctx context.Context, rp RunPod, now time.Time) (byID map[string
 // check counted that is gone now, at what it could still cost then: its
 // last charges may not be in billing yet.
 func (g *Guard) inFlight(ctx context.Context, now time.Time, billed map[string]float64, own map[string]bool, u *Usage) error {
+	return g.inFlightOf(ctx, billed, own, u, func(runpod.Pod) bool { return true })
+}
+
+// inFlightOf is inFlight over the live pods counts keeps.
+func (g *Guard) inFlightOf(ctx context.Context, billed map[string]float64, own map[string]bool, u *Usage, counts func(runpod.Pod) bool) error {
 	pods, err := g.RunPod.ListPods(ctx, runpod.ListPodsQuery{})
 	if err != nil {
 		return err
@@ -189,7 +198,7 @@ func (g *Guard) inFlight(ctx context.Context, now time.Time, billed map[string]f
 		return err
 	}
 	listed := map[string]float64{}
-	g.livePods(pods, billed, own, listed)
+	g.livePods(slices.DeleteFunc(pods, func(p runpod.Pod) bool { return !counts(p) }), billed, own, listed)
 	if err := g.liveEndpoints(ctx, endpoints, billed, listed); err != nil {
 		return err
 	}

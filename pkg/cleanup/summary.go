@@ -11,6 +11,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/lanetiers"
 	"github.com/org/runpod-gpu/pkg/mdtable"
+	"github.com/org/runpod-gpu/pkg/redact"
 )
 
 // DefaultArtifactDir is where, under the workspace, the cost artifact file is
@@ -143,7 +144,8 @@ func WriteArtifact(dir string, a cost.Artifact) (string, error) {
 		return "", fmt.Errorf("cost artifact: %w", err)
 	}
 	path := filepath.Join(dir, cost.ArtifactFileName)
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+	// Published as an artifact: no key in a note or a reason leaves in it.
+	if err := os.WriteFile(path, append([]byte(redact.Published(string(data))), '\n'), 0o644); err != nil {
 		return "", fmt.Errorf("cost artifact: %w", err)
 	}
 	return path, nil

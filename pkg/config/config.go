@@ -54,6 +54,8 @@ type Config struct {
 	MaxProvisionAttempts int `yaml:"max_provision_attempts" json:"max_provision_attempts"`
 	// MaxConsecutiveStartupFailures stops after this many created-but-never-online pods in a row; 0 disables.
 	MaxConsecutiveStartupFailures int `yaml:"max_consecutive_startup_failures" json:"max_consecutive_startup_failures"`
+	// MaxConcurrentPods caps the repository's live pods across its lanes, which create at the same time; 0 means no cap.
+	MaxConcurrentPods int `yaml:"max_concurrent_pods" json:"max_concurrent_pods"`
 	// StartupTimeoutSeconds bounds each candidate from creation to acceptance.
 	StartupTimeoutSeconds int `yaml:"startup_timeout_seconds" json:"startup_timeout_seconds"`
 	// StartupPollSeconds is the observation cadence while a candidate starts.

@@ -31,6 +31,8 @@ var invalidCases = []struct {
 }{
 	{file: "alias", wantKey: "gpu_tiers[1].gpu_ids", wantLine: 6, schema: yamlLevel},
 	{file: "attempts-above-limit", wantKey: "max_provision_attempts", wantLine: 5},
+	{file: "concurrent-pods-above-limit", wantKey: "max_concurrent_pods", wantLine: 5},
+	{file: "concurrent-pods-negative", wantKey: "max_concurrent_pods", wantLine: 5},
 	{file: "attempts-below-slots", wantKey: "max_provision_attempts", wantLine: 8, schema: crossField},
 	{file: "attempts-float", wantKey: "max_provision_attempts", wantLine: 5},
 	{file: "bad-tier-name", wantKey: "gpu_tiers[0].name", wantLine: 3},

@@ -63,6 +63,9 @@ func (e *FieldError) Error() string {
 const (
 	// MaxProvisionAttemptsLimit caps pods per run: more only adds paid failures.
 	MaxProvisionAttemptsLimit = 8
+	// MaxConcurrentPodsLimit caps max_concurrent_pods: more lanes than
+	// GitHub runs at once (its 100 queued runs) cannot be waiting.
+	MaxConcurrentPodsLimit = 100
 	// MaxGPUCount is the most GPUs one pod may ask for.
 	MaxGPUCount = 8
 	// MaxMinVRAMGB catches a floor given in MB instead of GB.
@@ -328,6 +331,7 @@ func (v *validator) cuda(c *Config) {
 
 func (v *validator) attempts(c *Config) {
 	v.intRange("max_price_candidates", c.MaxPriceCandidates, 0, MaxProvisionAttemptsLimit)
+	v.intRange("max_concurrent_pods", c.MaxConcurrentPods, 0, MaxConcurrentPodsLimit)
 	attempts := c.MaxProvisionAttempts
 	attemptsValid := attempts >= 1 && attempts <= MaxProvisionAttemptsLimit
 	need := c.MaxPriceCandidates + len(c.GPUTiers)
@@ -436,3 +440,21 @@ func (v *validator) gpuPaths(patterns []string) {
 		v.add("gpu_paths", "", `at least one glob without "!": exclusions alone match nothing`)
 	}
 }
+
+// Expected forms of the values below, for checks outside a configuration
+// file (action inputs, command-line flags) that take the same values.
+const (
+	ImageForm    = imageForm
+	TierNameForm = tierNameForm
+	GPUIDForm    = gpuIDForm
+)
+
+// ValidImage reports whether s is an image reference the configuration's
+// image key accepts (ImageForm).
+func ValidImage(s string) bool { return len(s) <= maxImageLength && imageRE.MatchString(s) }
+
+// ValidTierName reports whether s is a tier name the configuration accepts.
+func ValidTierName(s string) bool { return tierNameRE.MatchString(s) }
+
+// ValidGPUID reports whether s has the form of a RunPod GPU id (GPUIDForm).
+func ValidGPUID(s string) bool { return gpuIDRE.MatchString(s) }

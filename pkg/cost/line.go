@@ -1,6 +1,8 @@
 package cost
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -20,6 +22,10 @@ type LineKind string
 const (
 	LineAttempt LineKind = "attempt" // one provision attempt (Attempt)
 	LineCost    LineKind = "cost"    // a cost report (Report) from cleanup or the watchdog
+	// LineSeal vouches for a cost artifact file (Seal) the job that logs it
+	// wrote: the history counts an artifact only when a lane job's log
+	// carries its digest, since any job of the run can upload an artifact.
+	LineSeal LineKind = "seal"
 )
 
 // Line is one structured log line: the single definition shared by the
@@ -28,7 +34,24 @@ type Line struct {
 	Kind    LineKind
 	Attempt Attempt // when Kind is LineAttempt
 	Cost    Report  // when Kind is LineCost
+	Seal    Seal    // when Kind is LineSeal
 }
+
+// Seal is a cost artifact file's SHA-256 as the lane job that wrote it
+// logged it. A job's log is written by its own runner only, so the GPU job's
+// pull-request code can upload an artifact but cannot seal it.
+type Seal struct {
+	SHA256 string `json:"sha256"` // lower-case hex of the file's bytes
+}
+
+// SealOf returns the seal of a cost artifact file's exact bytes.
+func SealOf(file []byte) Seal {
+	sum := sha256.Sum256(file)
+	return Seal{SHA256: hex.EncodeToString(sum[:])}
+}
+
+// SealLine returns the log line that vouches for a cost artifact file.
+func SealLine(file []byte) Line { return Line{Kind: LineSeal, Seal: SealOf(file)} }
 
 // AttemptLine returns the log line for a provision attempt.
 func AttemptLine(a Attempt) Line { return Line{Kind: LineAttempt, Attempt: a} }
@@ -46,6 +69,8 @@ func (l Line) Format() string {
 		payload = l.Attempt
 	case LineCost:
 		payload = l.Cost
+	case LineSeal:
+		payload = l.Seal
 	}
 	b, err := json.Marshal(payload)
 	if err != nil {
@@ -71,14 +96,19 @@ func ParseLine(s string) (Line, bool, error) {
 		dst = &line.Attempt
 	case LineCost:
 		dst = &line.Cost
+	case LineSeal:
+		dst = &line.Seal
 	default:
-		return Line{}, true, fmt.Errorf("log line: %w %q: want %s or %s", ErrUnknownLineKind, clip([]byte(kind)), LineAttempt, LineCost)
+		return Line{}, true, fmt.Errorf("log line: %w %q: want %s, %s or %s", ErrUnknownLineKind, clip([]byte(kind)), LineAttempt, LineCost, LineSeal)
 	}
 	if !json.Valid([]byte(payload)) {
 		return Line{}, true, fmt.Errorf("log line %s%s: %w: want one JSON object after the kind", LinePrefix, kind, ErrInvalidValue)
 	}
 	if err := json.Unmarshal([]byte(payload), dst); err != nil {
 		return Line{}, true, fmt.Errorf("log line %s%s: %w", LinePrefix, kind, err)
+	}
+	if line.Kind == LineSeal && !isSHA256(line.Seal.SHA256) {
+		return Line{}, true, fmt.Errorf("log line %s%s: sha256 %q: %w: want 64 lower-case hex digits", LinePrefix, kind, clip([]byte(line.Seal.SHA256)), ErrInvalidValue)
 	}
 	return line, true, nil
 }
@@ -98,4 +128,9 @@ func cutLinePrefix(s string) (string, bool) {
 		return "", false
 	}
 	return strings.CutPrefix(strings.TrimLeft(rest, " \t"), LinePrefix)
+}
+
+// isSHA256 reports whether s is a SHA-256 in lower-case hex.
+func isSHA256(s string) bool {
+	return len(s) == 64 && strings.Trim(s, "0123456789abcdef") == ""
 }

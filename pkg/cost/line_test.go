@@ -41,7 +41,11 @@ func TestParseLine(t *testing.T) {
 		{name: "prefix in the middle is not a line", in: "echo runpod-gpu::attempt {}"},
 		{name: "workflow command", in: "::warning::runpod-gpu::cost {}"},
 		{name: "unknown kind", in: `runpod-gpu::bill {"x":1}`, wantOK: true,
-			wantErr: `log line: unknown structured log line kind "bill": want attempt or cost`, wantIs: ErrUnknownLineKind},
+			wantErr: `log line: unknown structured log line kind "bill": want attempt, cost or seal`, wantIs: ErrUnknownLineKind},
+		{name: "seal", in: SealLine([]byte("{}\n")).Format(), wantOK: true, wantKind: LineSeal},
+		{name: "seal of no digest", in: `runpod-gpu::seal {"sha256":"abc"}`, wantOK: true,
+			wantErr: `sha256 "abc": invalid value: want 64 lower-case hex digits`, wantIs: ErrInvalidValue},
+		{name: "seal in upper case", in: `runpod-gpu::seal {"sha256":"` + strings.Repeat("A", 64) + `"}`, wantOK: true, wantIs: ErrInvalidValue},
 		{name: "missing payload", in: "runpod-gpu::attempt", wantOK: true,
 			wantErr: "want one JSON object after the kind", wantIs: ErrInvalidValue},
 		{name: "truncated JSON", in: `runpod-gpu::attempt {"attempt":1`, wantOK: true, wantIs: ErrInvalidValue},
@@ -80,6 +84,7 @@ func TestLineRoundTrip(t *testing.T) {
 		AttemptLine(Attempt{Number: 3, Candidate: "full", Outcome: OutcomeNoCapacity, Reason: "no capacity"}),
 		CostLine(acceptedReport(t)),
 		CostLine(Report{Rejected: rejectedAttempts()}),
+		SealLine([]byte("a cost artifact file")),
 	} {
 		got, ok, err := ParseLine(l.Format())
 		assert.NilError(t, err)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/org/runpod-gpu/pkg/inputform"
 )
 
 // Seconds is a whole number of paid seconds that may be unknown. It encodes
@@ -144,7 +146,10 @@ func KnownPrice(perHour float64, source string) Price {
 
 // PriceForm is what an hourly price given as text must be: provision's
 // price-per-hour output, as cleanup, the watchdog and the gate read it.
-const PriceForm = "a positive number of USD per hour, or 0 or empty when unknown"
+const PriceForm = inputform.PriceForm
+
+// MaxPricePerHour bounds an hourly price given as text (inputform's price kind).
+const MaxPricePerHour = inputform.MaxPricePerHour
 
 // ParsePricePerHour is the one reader of an hourly price given as text (the
 // price-per-hour output provision writes and the cleanup, watchdog and gate
@@ -157,8 +162,8 @@ func ParsePricePerHour(value string) (Price, error) {
 	if value == "" {
 		return Price{}, nil
 	}
-	v, err := strconv.ParseFloat(value, 64)
-	if err != nil || !finite(v) || v < 0 {
+	v, ok := inputform.ParsePrice(value)
+	if !ok {
 		return Price{}, fmt.Errorf("price %q: want %s", clip([]byte(value)), PriceForm)
 	}
 	return KnownPrice(v, ""), nil

@@ -334,6 +334,13 @@ func (w *world) cleanup(ctx context.Context, runID int64, testedRef string, res 
 // finish completes the run and uploads what the lane leaves behind: its
 // jobs' logs and the cost artifact.
 func (w *world) finish(runID int64, logs runLogs, artifact *cost.Artifact) error {
+	if artifact != nil {
+		seal, err := w.uploadCostArtifact(runID, history.JobCleanup, *artifact)
+		if err != nil {
+			return err
+		}
+		logs.add(w.clock, history.JobCleanup, seal)
+	}
 	files := map[string]string{}
 	for i, name := range history.LaneJobs {
 		if lines := logs[name]; len(lines) > 0 {
@@ -343,38 +350,34 @@ func (w *world) finish(runID int64, logs runLogs, artifact *cost.Artifact) error
 	if err := w.cloud.GitHub.SetRunLogs(cloud.Repository, runID, 1, files); err != nil {
 		return err
 	}
-	if artifact != nil {
-		if err := w.uploadCostArtifact(runID, history.JobCleanup, *artifact); err != nil {
-			return err
-		}
-	}
 	return w.cloud.GitHub.SetRunStatus(cloud.Repository, runID, "completed", "success")
 }
 
 // uploadCostArtifact uploads the artifact as the lane's job named uploader
 // does (cleanup, or the Serverless lane's job): named for that job (the cost
-// history counts only a lane job's upload), while it runs.
-func (w *world) uploadCostArtifact(runID int64, uploader string, artifact cost.Artifact) error {
+// history counts only a lane job's upload), while it runs, and returns the
+// seal line that job logs (the history counts only a sealed artifact).
+func (w *world) uploadCostArtifact(runID int64, uploader string, artifact cost.Artifact) (string, error) {
 	data, err := json.Marshal(artifact)
 	if err != nil {
-		return err
+		return "", err
 	}
 	jobs, err := w.cloud.GitHub.Jobs(cloud.Repository, runID, 1)
 	if err != nil {
-		return err
+		return "", err
 	}
 	i := slices.IndexFunc(jobs, func(j githubsim.Job) bool { return j.Name == uploader || strings.HasSuffix(j.Name, " / "+uploader) })
 	if i < 0 {
-		return fmt.Errorf("run %d has no %q job", runID, uploader)
+		return "", fmt.Errorf("run %d has no %q job", runID, uploader)
 	}
 	now := w.clock.Now()
 	if err := w.cloud.GitHub.SetJob(cloud.Repository, jobs[i].ID, githubsim.JobSpec{Name: jobs[i].Name,
 		Status: "completed", Conclusion: "success", StartedAt: now, CompletedAt: now}); err != nil {
-		return err
+		return "", err
 	}
 	_, err = w.cloud.GitHub.AddArtifact(cloud.Repository, runID, githubsim.ArtifactSpec{CreatedAt: now,
 		Name: cost.JobArtifactName(runID, 1, jobs[i].ID), Files: map[string]string{cost.ArtifactFileName: string(data)}})
-	return err
+	return cost.SealLine(data).Format(), err
 }
 
 // printer collects provision's log lines: the structured attempt lines the

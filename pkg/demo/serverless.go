@@ -85,12 +85,13 @@ func (w *world) serverlessLane(ctx context.Context) error {
 	}
 	w.job("serverless", o.Summary())
 	art := o.CostArtifact(cost.Run{Repository: cloud.Repository, ID: runID, Attempt: 1, TestedRef: mergeSHA, Trigger: cost.TriggerManual, PRNumber: w.pr})
-	if err := w.uploadCostArtifact(runID, history.JobServerless, art); err != nil {
+	seal, err := w.uploadCostArtifact(runID, history.JobServerless, art)
+	if err != nil {
 		return err
 	}
 	stamp := w.clock.Now().UTC().Format("2006-01-02T15:04:05.0000000Z")
 	return w.cloud.GitHub.SetRunLogs(cloud.Repository, runID, 1, map[string]string{
-		"0_gpu  One Serverless job.txt": stamp + " run: job " + o.Result.JobID + " completed; CUDA executed\n"})
+		"0_gpu  One Serverless job.txt": stamp + " run: job " + o.Result.JobID + " completed; CUDA executed\n" + stamp + " " + seal + "\n"})
 }
 
 // playServerless runs setup, the job and the cleanup of one attempt.

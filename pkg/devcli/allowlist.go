@@ -80,7 +80,7 @@ suggested tiers by architecture (cheapest tier first, cheapest type first)
 and prints a gpu_tiers: block for .github/runpod-gpu.yml. The block is
 validated by the same config code the CI lane loads it with.`,
 		Example: `  runpod-gpu allowlist --gpus H100,L40S,RTX4090
-  runpod-gpu allowlist --gpus A100-80GB,RTX4090 --min-vram 40`,
+  runpod-gpu allowlist --gpus A100-80GB,L40S --min-vram 40`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(names) == 0 {

@@ -27,7 +27,19 @@ const (
 	ExitBootFailed  = 4
 	ExitUnconfirmed = 5
 	ExitNotFound    = 6
-	ExitInterrupted = 130
+	// ExitAttemptOpen: serverless refused, nothing created: an earlier
+	// attempt still has a template or endpoint (clean it up first).
+	ExitAttemptOpen = 7
+	// ExitBudgetRefused: serverless refused, nothing created: the ledger's
+	// caps leave no room for the reservation.
+	ExitBudgetRefused = 8
+	// ExitLedgerRefused: serverless refused, nothing created: the ledger was
+	// edited outside the lane.
+	ExitLedgerRefused = 9
+	// ExitRecordRefused: repro refused a lane record, nothing created: no
+	// lane job's log seals it, or it records another run.
+	ExitRecordRefused = 10
+	ExitInterrupted   = 130
 )
 
 // Env is everything the command line takes from its surroundings, so tests
@@ -185,7 +197,11 @@ func (a *app) connect() error {
 	if a.env.HTTPClient != nil {
 		opts = append(opts, runpod.WithHTTPClient(a.env.HTTPClient))
 	}
-	a.client = runpod.New(a.env.Getenv("RUNPOD_API_URL"), a.key, opts...)
+	apiURL, err := a.serviceURL("RUNPOD_API_URL")
+	if err != nil {
+		return err
+	}
+	a.client = runpod.New(apiURL, a.key, opts...)
 	return nil
 }
 
@@ -223,7 +239,8 @@ file other users can read draws a warning.
 Exit codes: 0 ok, 1 failure, 2 usage, 3 no capacity (nothing created),
 4 boot failed (pod deleted), 5 a pod may still be billing (a deletion
 unconfirmed, or a lost create answer whose pod never showed up), 6 no such
-pod, 130 interrupted. down exits 2 for a deletion refused or not confirmed.`,
+pod (repro: no lane record), 10 repro refused the lane record (not
+sealed by the lane), 130 interrupted. down exits 2 for a deletion refused or not confirmed.`,
 		Example: `  runpod-gpu offers --gpus RTX4090:1 --region europe
   runpod-gpu up --name dev --gpus RTX4090:1
   runpod-gpu ssh dev -- nvidia-smi
@@ -233,6 +250,6 @@ pod, 130 interrupted. down exits 2 for a deletion refused or not confirmed.`,
 	}
 	root.AddCommand(a.offersCmd(), a.upCmd(), a.lsCmd(), a.sshCmd(), a.downCmd(), a.allowlistCmd(), a.serverlessCmd())
 	root.AddCommand(a.onboardingCmds()...)
-	root.AddCommand(a.copySuiteCmd())
+	root.AddCommand(a.copySuiteCmd(), a.cleanupLegacyCmd(), a.reproCmd())
 	return root
 }

@@ -240,7 +240,11 @@ var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 // convertManifestCode trades the code (POST /app-manifests/{code}/conversions,
 // no authentication) for the App's id and private key, kept in memory.
 func (a *app) convertManifestCode(ctx context.Context, code string) (createdApp, error) {
-	api := strings.TrimRight(firstNonEmpty(a.env.Getenv("GITHUB_API_URL"), "https://api.github.com"), "/")
+	apiURL, err := a.serviceURL("GITHUB_API_URL")
+	if err != nil {
+		return createdApp{}, err
+	}
+	api := strings.TrimRight(firstNonEmpty(apiURL, "https://api.github.com"), "/")
 	policy := reqpolicy.New(reqpolicy.WithClock(a.env.Clock), reqpolicy.WithSleeper(a.env.Sleep))
 	client := &http.Client{Transport: policy.Transport(http.DefaultTransport)}
 	if a.env.HTTPClient != nil && a.env.HTTPClient.Transport != nil {

@@ -79,7 +79,11 @@ func (a *app) handOff(ctx context.Context, created []createdApp, f appFlags, r g
 // on the repository until it appears or wait passes (0: not installed).
 func (a *app) waitInstallation(ctx context.Context, c createdApp, r ghRepository, wait time.Duration) (int64, error) {
 	policy := reqpolicy.New(reqpolicy.WithClock(a.env.Clock), reqpolicy.WithSleeper(a.env.Sleep), reqpolicy.WithClassifier(ghapi.RateLimitClassifier(a.env.Clock)))
-	client, err := ghapi.NewAppClient(ghapi.Options{BaseURL: a.env.Getenv("GITHUB_API_URL"), HTTPClient: a.env.HTTPClient, Policy: policy,
+	apiURL, err := a.serviceURL("GITHUB_API_URL") // before the App's key signs anything for it
+	if err != nil {
+		return 0, err
+	}
+	client, err := ghapi.NewAppClient(ghapi.Options{BaseURL: apiURL, HTTPClient: a.env.HTTPClient, Policy: policy,
 		App: &ghapi.AppAuth{AppID: c.ID, PrivateKeyPEM: []byte(c.PEM)}})
 	if err != nil {
 		return 0, withCode(ExitFailure, err)

@@ -12,7 +12,9 @@
 // request (doctor, pkg/doctor), plays its workflows on the embedded
 // simulated cloud, free and offline (rehearse, pkg/rehearse), and, for a
 // copy of the suite kept under another owner, renames the checkout
-// (copy-suite, pkg/suitecopy).
+// (copy-suite, pkg/suitecopy). repro starts a lane run again by hand: a
+// developer pod like the run's, from its sealed lane record (pkg/lanerecord),
+// with the run's test archive on it.
 //
 // Install: go install github.com/org/runpod-gpu/pkg/cmd/runpod-gpu@v1
 //
@@ -20,7 +22,8 @@
 // ~/.runpod/config.toml, else from its [default] api_key (RunPod's own
 // tools' profile); it is never printed and never taken from the command line,
 // and a config file other users can read draws a warning. RUNPOD_API_URL
-// overrides the API host (tests, proxies).
+// overrides the API host (tests, proxies): https without user info, or http
+// on a loopback host, else refused before the key is sent.
 //
 // down deletes a pod up started for this developer at once; any other pod
 // it shows and asks about (unless --yes), and a CI lane pod it refuses
@@ -39,8 +42,15 @@
 //	   booting; it was deleted
 //	5  a pod may still be billing: a deletion could not be confirmed, or a
 //	   create's answer was lost and no pod of its name showed up in the list
-//	   within the lookup window (one may still appear)
-//	6  no pod has that name or id
+//	   within the lookup bound up printed (one may still appear)
+//	6  no pod has that name or id (repro: the run has no lane record or test
+//	   archive artifact)
+//	7  serverless refused, nothing created: an earlier attempt still has a
+//	   template or endpoint (run cleanup with its receipt first)
+//	8  serverless refused, nothing created: the ledger's caps leave no room
+//	9  serverless refused, nothing created: the ledger was edited outside the lane
+//	10 repro refused the run's lane record, nothing created: no lane job's log
+//	   seals it (forged), or it records another run
 //	130 interrupted (a pod being started is deleted first)
 //
 // runpod-gpu ssh exits with ssh's own status once ssh runs.

@@ -99,7 +99,7 @@ func (a *app) runDoctor(cmd *cobra.Command, f doctorFlags) error {
 			return err
 		}
 	} else {
-		fmt.Fprint(a.env.Stdout, rep.Text())
+		fmt.Fprint(a.env.Stdout, terminalSafeLines(rep.Text())) // the report quotes GitHub's and RunPod's answers
 	}
 	if !rep.OK {
 		return fail(ExitFailure, "%d of %d checks need a fix", rep.Failed(), len(rep.Checks))
@@ -122,8 +122,18 @@ func (a *app) doctorDeps(cmd *cobra.Command, f doctorFlags, owner, name, token s
 	newPolicy := func(opts ...reqpolicy.Option) *reqpolicy.Policy {
 		return reqpolicy.New(append([]reqpolicy.Option{reqpolicy.WithClock(a.env.Clock), reqpolicy.WithSleeper(a.env.Sleep)}, opts...)...)
 	}
+	// Both URLs are checked before any client exists: the token and the
+	// key never reach a plain-http or user-info URL.
+	ghURL, err := a.serviceURL("GITHUB_API_URL")
+	if err != nil {
+		return doctor.Deps{}, err
+	}
+	runpodURL, err := a.serviceURL("RUNPOD_API_URL")
+	if err != nil {
+		return doctor.Deps{}, err
+	}
 	ghOpts := func() ghapi.Options {
-		return ghapi.Options{BaseURL: a.env.Getenv("GITHUB_API_URL"), HTTPClient: a.env.HTTPClient,
+		return ghapi.Options{BaseURL: ghURL, HTTPClient: a.env.HTTPClient,
 			Policy: newPolicy(reqpolicy.WithClassifier(ghapi.RateLimitClassifier(a.env.Clock)))}
 	}
 	o := ghOpts()
@@ -163,7 +173,7 @@ func (a *app) doctorDeps(cmd *cobra.Command, f doctorFlags, owner, name, token s
 		if a.env.HTTPClient != nil {
 			opts = append(opts, runpod.WithHTTPClient(a.env.HTTPClient))
 		}
-		d.RunPod = runpod.New(a.env.Getenv("RUNPOD_API_URL"), key, opts...)
+		d.RunPod = runpod.New(runpodURL, key, opts...)
 	}
 	return d, nil
 }

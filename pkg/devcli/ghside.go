@@ -53,7 +53,11 @@ func (a *app) githubRepository(repoFlag, dir string) (ghRepository, string, erro
 func (a *app) planner(ctx context.Context, r ghRepository) (*ghsetup.Planner, error) {
 	policy := reqpolicy.New(reqpolicy.WithClock(a.env.Clock), reqpolicy.WithSleeper(a.env.Sleep),
 		reqpolicy.WithClassifier(ghapi.RateLimitClassifier(a.env.Clock)))
-	c, err := ghapi.New(ctx, ghapi.Options{BaseURL: a.env.Getenv("GITHUB_API_URL"), HTTPClient: a.env.HTTPClient, Policy: policy,
+	apiURL, err := a.serviceURL("GITHUB_API_URL") // before the token is handed to a client
+	if err != nil {
+		return nil, err
+	}
+	c, err := ghapi.New(ctx, ghapi.Options{BaseURL: apiURL, HTTPClient: a.env.HTTPClient, Policy: policy,
 		Token: r.token, Owner: r.owner, Repo: r.name})
 	if err != nil {
 		return nil, withCode(ExitUsage, err)

@@ -134,6 +134,9 @@ func (q *asker) ask(flag, question, fallback string) (string, error) {
 
 func (a *app) runInit(cmd *cobra.Command, f initFlags) error {
 	q := &asker{in: bufio.NewReader(cmd.InOrStdin()), out: a.env.Stderr, quiet: f.quiet}
+	if err := checkInitFlags(f); err != nil { // initvalues.go
+		return err
+	}
 	if _, _, err := callers.SplitSuite(f.suite); err != nil {
 		return withCode(ExitUsage, err)
 	}
@@ -221,6 +224,9 @@ func (a *app) renderInitFiles(cmd *cobra.Command, f initFlags, q *asker, key str
 		if o.TestCommand, err = q.ask("--test-command", "Command that runs the GPU tests on the pod", "make test-gpu"); err != nil {
 			return nil, err
 		}
+	}
+	if err := checkInitValues(o); err != nil { // the answers and the names read, too
+		return nil, err
 	}
 	files, err := callers.Render(o)
 	if err != nil {

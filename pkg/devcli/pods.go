@@ -121,7 +121,8 @@ func printPods(w io.Writer, pods []podJSON) {
 		if p.GPU != "" {
 			gpu = fmt.Sprintf("%s x%d", p.GPU, p.GPUCount)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\n", p.Name, p.ID, p.Status, gpu, orDash(p.Zone), p.PricePerHour, p.Owner, orDash(p.SSH))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\n", terminalSafe(p.Name), terminalSafe(p.ID), terminalSafe(p.Status),
+			terminalSafe(gpu), terminalSafe(orDash(p.Zone)), p.PricePerHour, terminalSafe(p.Owner), terminalSafe(orDash(p.SSH)))
 	}
 	tw.Flush()
 }
@@ -152,7 +153,7 @@ func (a *app) findPod(ctx context.Context, ref string) (runpod.Pod, error) {
 	}
 	ids := make([]string, len(byName))
 	for i, p := range byName {
-		ids[i] = p.ID
+		ids[i] = terminalSafe(p.ID)
 	}
 	return runpod.Pod{}, fail(ExitUsage, "%d pods are named %q (%s): name one by its id", len(byName), ref, strings.Join(ids, ", "))
 }
@@ -268,8 +269,10 @@ and the random public port RunPod mapped to 22/tcp. It prints the ssh
 command line and an ssh_config block (paste it into ~/.ssh/config and plain
 "ssh NAME" works), then runs ssh. Words after -- run on the pod.
 
-It reaches any pod with 22/tcp published, including pods the CI lane kept
-for debugging (keep-failed-pods). Exits with ssh's own status.`,
+It reaches any running pod with 22/tcp published. A pod the CI lane kept
+(keep-failed-pods) publishes it only when provision had debug-ssh-public-key,
+and lets in that key alone, once its startup script and tests have ended;
+a kept pod without it has no endpoint. Exits with ssh's own status.`,
 		Example: `  runpod-gpu ssh dev
   runpod-gpu ssh dev -- nvidia-smi
   runpod-gpu ssh dev --print >> ~/.ssh/config`,
@@ -288,7 +291,7 @@ for debugging (keep-failed-pods). Exits with ssh's own status.`,
 			}
 			e, ok := p.DirectSSH()
 			if !ok {
-				return fail(ExitFailure, "pod %s (%s) is %s and has no direct SSH endpoint yet: it needs to be RUNNING with 22/tcp published", p.ID, p.Name, p.Status)
+				return fail(ExitFailure, "pod %s (%s) is %s and has no direct SSH endpoint yet: it needs to be RUNNING with 22/tcp published", terminalSafe(p.ID), terminalSafe(p.Name), terminalSafe(string(p.Status)))
 			}
 			if err := checkEndpoint(p, e); err != nil {
 				return err
@@ -358,7 +361,7 @@ and asks about first, unless --yes. A pod of the CI lane is refused without
 				}
 				return apiError("delete pod "+p.ID, err)
 			}
-			fmt.Fprintf(a.env.Stdout, "pod %s (%s) deleted\n", p.ID, p.Name)
+			fmt.Fprintf(a.env.Stdout, "pod %s (%s) deleted\n", terminalSafe(p.ID), terminalSafe(p.Name))
 			return nil
 		},
 	}
@@ -388,7 +391,8 @@ func (a *app) mayDelete(p runpod.Pod, yes, force bool) error {
 	}
 	v := viewPod(p)
 	if _, err := ownership.FromPod(p.Name, p.Env); err == nil && !force {
-		return fail(ExitUsage, "pod %s (%s) belongs to the CI lane (%s): its run's cleanup and the reaper delete it; pass --force to delete it anyway", p.ID, p.Name, v.Owner)
+		return fail(ExitUsage, "pod %s (%s) belongs to the CI lane (%s): its run's cleanup and the reaper delete it; pass --force to delete it anyway",
+			terminalSafe(p.ID), terminalSafe(p.Name), terminalSafe(v.Owner))
 	}
 	if yes {
 		return nil
@@ -396,12 +400,12 @@ func (a *app) mayDelete(p runpod.Pod, yes, force bool) error {
 	me := strings.TrimPrefix(ownership.DeveloperEnv(a.env.User)[ownership.EnvOwner], ownership.DeveloperMarkerPrefix)
 	fmt.Fprintf(a.env.Stderr, "runpod-gpu up did not start this pod for you (developer:%s):\n", me)
 	printPods(a.env.Stderr, []podJSON{v})
-	fmt.Fprintf(a.env.Stderr, "Delete pod %s (%s)? [y/N] ", p.ID, p.Name)
+	fmt.Fprintf(a.env.Stderr, "Delete pod %s (%s)? [y/N] ", terminalSafe(p.ID), terminalSafe(p.Name))
 	answer, _ := bufio.NewReader(a.env.Stdin).ReadString('\n')
 	fmt.Fprintln(a.env.Stderr)
 	switch strings.ToLower(strings.TrimSpace(answer)) {
 	case "y", "yes":
 		return nil
 	}
-	return fail(ExitUsage, "pod %s (%s) not deleted: not confirmed (answer y, or pass --yes)", p.ID, p.Name)
+	return fail(ExitUsage, "pod %s (%s) not deleted: not confirmed (answer y, or pass --yes)", terminalSafe(p.ID), terminalSafe(p.Name))
 }

@@ -18,7 +18,8 @@ import (
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
 
-// ciPod creates a pod the CI lane kept for debugging, with 22/tcp published.
+// ciPod creates a pod like one the CI lane kept with debug-ssh-public-key:
+// 22/tcp published (TestKeptPodIsReachableByRunpodGPUSSH has provision make one).
 func (w *world) ciPod(t *testing.T) string {
 	t.Helper()
 	tags := ownership.Tags{Repository: "octo/gpu", Workflow: ".github/workflows/gpu.yml", RunID: 77, Attempt: 1, Candidate: 1, KeepFailed: true}

@@ -19,14 +19,6 @@ import (
 	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
 )
 
-// The serverless-worker release asset the template fetches; the release
-// build sets both (-X github.com/org/runpod-gpu/pkg/devcli.DefaultWorkerURL=…),
-// and --worker-url / --worker-sha256 override them.
-var (
-	DefaultWorkerURL    = ""
-	DefaultWorkerSHA256 = ""
-)
-
 // watchdogRetries bounds the watchdog's cleanup attempts after the deadline;
 // watchdogRetryWait separates them. Until the deadline it reads the receipt
 // every watchdogCheck and exits as soon as cleanup is confirmed.
@@ -102,8 +94,9 @@ func (a *app) slsSubcommands(f *slsFlags) []*cobra.Command {
 	state(setup)
 	ledger(setup)
 	settings(setup)
-	setup.Flags().StringVar(&f.workerURL, "worker-url", DefaultWorkerURL, "HTTPS URL of the serverless-worker release asset")
-	setup.Flags().StringVar(&f.workerSHA, "worker-sha256", DefaultWorkerSHA256, "SHA-256 of the serverless-worker asset")
+	workerURL, workerSHA := workerDefaults(a.env.Getenv)
+	setup.Flags().StringVar(&f.workerURL, "worker-url", workerURL, "HTTPS URL of the serverless-worker release asset (default: $"+EnvWorkerURL+", else the release's)")
+	setup.Flags().StringVar(&f.workerSHA, "worker-sha256", workerSHA, "SHA-256 of the serverless-worker asset (default: $"+EnvWorkerSHA256+", else the release's)")
 
 	health := &cobra.Command{Use: "health", Short: "Check that every setting setup asked for holds (a drifted endpoint is removed), the key works on the job host, and the endpoint has had no work", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.slsHealth(c.Context(), f) }}
@@ -114,7 +107,7 @@ func (a *app) slsSubcommands(f *slsFlags) []*cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error { return a.slsPrepare(f) }}
 	payload(prepare)
 	prepare.Flags().StringVar(&f.source, "source", ".", "the source tree to archive")
-	prepare.Flags().StringVar(&f.workerSHA, "worker-sha256", DefaultWorkerSHA256, "SHA-256 of the serverless-worker asset (printed for review)")
+	prepare.Flags().StringVar(&f.workerSHA, "worker-sha256", workerSHA, "SHA-256 of the serverless-worker asset, printed for review (default: $"+EnvWorkerSHA256+", else the release's)")
 
 	run := &cobra.Command{Use: "run", Short: "Submit exactly one approved, billable job, collect its checked results, then delete the endpoint and template", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return a.slsRun(c.Context(), f) }}
@@ -183,7 +176,11 @@ func (a *app) lane(f *slsFlags) (*serverless.Lane, error) {
 	if a.env.HTTPClient != nil {
 		opts = append(opts, runpod.WithHTTPClient(a.env.HTTPClient))
 	}
-	return &serverless.Lane{Mgmt: a.client, Jobs: runpod.NewJobClient(a.env.Getenv("RUNPOD_JOB_URL"), a.key, opts...), Policy: a.policy,
+	jobURL, err := a.serviceURL("RUNPOD_JOB_URL")
+	if err != nil {
+		return nil, err
+	}
+	return &serverless.Lane{Mgmt: a.client, Jobs: runpod.NewJobClient(jobURL, a.key, opts...), Policy: a.policy,
 		Settings: s, Receipt: f.state, Ledger: serverless.LedgerFile{Path: f.ledger, Caps: serverless.DefaultCaps, LockWait: 30 * time.Second},
 		Logf: func(format string, args ...any) { fmt.Fprintf(a.env.Stderr, format+"\n", args...) }}, nil
 }
@@ -210,10 +207,12 @@ func (a *app) slsSetup(ctx context.Context, f *slsFlags) error {
 	}
 	// The watchdog is armed as soon as the receipt exists, before the first
 	// create, so a setup killed half-way is still cleaned up at the deadline.
+	// A setup refused before its receipt (an attempt still open, the GPU
+	// list unread) starts nothing, no watchdog either.
 	armed := false
 	l.Logf = func(format string, args ...any) {
 		fmt.Fprintf(a.env.Stderr, format+"\n", args...)
-		if !armed {
+		if _, err := os.Stat(f.state); !armed && err == nil {
 			armed = true
 			a.armWatchdog(f.state)
 		}
@@ -262,7 +261,7 @@ func (a *app) slsPrepare(f *slsFlags) error {
 
 func orUnset(s string) string {
 	if s == "" {
-		return "(unset: pass --worker-sha256)"
+		return "(unset: pass --worker-sha256 or set " + EnvWorkerSHA256 + ")"
 	}
 	return s
 }
@@ -476,7 +475,13 @@ func slsError(stage string, err error) error {
 	switch {
 	case errors.Is(err, serverless.ErrNotApproved), errors.Is(err, serverless.ErrNotExecuted), errors.Is(err, serverless.ErrReceiptExists):
 		return withCode(ExitUsage, err)
-	case errors.Is(err, serverless.ErrAttemptOpen), errors.Is(err, serverless.ErrUnresolved):
+	case errors.Is(err, serverless.ErrAttemptOpen):
+		return withCode(ExitAttemptOpen, err)
+	case errors.Is(err, serverless.ErrBudget):
+		return withCode(ExitBudgetRefused, err)
+	case errors.Is(err, serverless.ErrTampered):
+		return withCode(ExitLedgerRefused, err)
+	case errors.Is(err, serverless.ErrUnresolved):
 		return withCode(ExitUnconfirmed, err)
 	case errors.Is(err, context.Canceled):
 		return fail(ExitInterrupted, "%s: interrupted: %v", stage, err)

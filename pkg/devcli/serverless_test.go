@@ -316,7 +316,7 @@ func TestServerlessRunFailsWhenItsCleanupIsUnconfirmed(t *testing.T) {
 	// Until its cleanup is confirmed, the attempt blocks the next one, by name.
 	next := s.run("serverless", "setup", "--state", s.path("attempt-02.json"), "--ledger", s.path("budget.json"),
 		"--worker-url", "https://example.com/serverless-worker", "--worker-sha256", testWorkerSHA)
-	assert.Check(t, is.Equal(next.code, ExitUnconfirmed), next.stderr)
+	assert.Check(t, is.Equal(next.code, ExitAttemptOpen), next.stderr)
 	assert.Check(t, is.Contains(next.stderr, "still has a template or endpoint"))
 	assert.Check(t, is.Len(s.live(), 2), "nothing more was created")
 }

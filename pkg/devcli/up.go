@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/org/runpod-gpu/pkg/inputform"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/plan"
@@ -43,6 +44,8 @@ type upFlags struct {
 	sshKey string
 	poll   time.Duration
 	asJSON bool
+	// lookupFor bounds the lookup of a pod whose create answer was lost.
+	lookupFor time.Duration
 }
 
 // upJSON is what up --json prints once the pod is reachable.
@@ -87,6 +90,7 @@ the pod restarts.`,
 	fl.StringVar(&f.sshKey, "ssh-key", "", "your public key file; default ~/.ssh/id_ed25519.pub, id_ecdsa.pub or id_rsa.pub")
 	fl.DurationVar(&f.poll, "poll", DefaultPoll, "how often to read the pod while it boots")
 	fl.BoolVar(&f.asJSON, "json", false, "print the pod and how to connect as JSON")
+	fl.DurationVar(&f.lookupFor, "lookup-for", CreateLookupBudget, "after a lost create answer, how long to look for the pod in RunPod's pod list, which can lag a create")
 	_ = fl.MarkHidden("poll")
 	_ = cmd.MarkFlagRequired("name")
 	return cmd
@@ -105,15 +109,12 @@ func (a *app) up(cmd *cobra.Command, f upFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := a.connect(); err != nil {
+	if err := a.connect(); err != nil { // reads the configuration; no request yet
 		return err
 	}
-	image := f.image
-	if image == "" {
-		image = a.cfg.Runpod.Image
-	}
-	if image == "" {
-		image = DefaultImage
+	image, err := a.upImage(f.image)
+	if err != nil {
+		return err
 	}
 
 	if err := a.checkNameFree(ctx, f.name); err != nil {
@@ -137,11 +138,11 @@ func (a *app) up(cmd *cobra.Command, f upFlags) error {
 		Ports: []string{"22/tcp"}, Env: env,
 	}
 	created := a.env.Clock.Now()
-	pod, err := a.create(ctx, req)
+	pod, err := a.create(ctx, req, f.lookupFor)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.env.Stderr, "pod %s (%s) created; waiting up to %s for it to boot\n", pod.ID, pod.Name, BootBudget)
+	fmt.Fprintf(a.env.Stderr, "pod %s (%s) created; waiting up to %s for it to boot\n", terminalSafe(pod.ID), terminalSafe(pod.Name), BootBudget)
 	ready, err := a.waitBoot(ctx, pod, created, f.poll)
 	if err != nil {
 		return a.abandon(ctx, pod, err)
@@ -158,8 +159,27 @@ func (f upFlags) check() error {
 		return fail(ExitUsage, "--disk %d: want a container disk of 1 to %d GB", f.disk, config.MaxDiskGB)
 	case f.poll <= 0:
 		return fail(ExitUsage, "--poll %s: want a positive duration", f.poll)
+	case f.lookupFor < MinCreateLookup || f.lookupFor > MaxCreateLookup:
+		return fail(ExitUsage, "--lookup-for %s: want %s to %s, how long to look for a pod whose create answer was lost", f.lookupFor, MinCreateLookup, MaxCreateLookup)
 	}
 	return nil
+}
+
+// upImage is the image up starts: --image, else the configured one, else
+// DefaultImage; checked as an image reference before anything is asked of
+// RunPod (a "$(id)", a newline or a URL is no image, and would bill a pod).
+func (a *app) upImage(flag string) (string, error) {
+	image, from := flag, "--image"
+	if image == "" {
+		image, from = a.cfg.Runpod.Image, "~/.runpod/config.toml [runpod] image"
+	}
+	if image == "" {
+		return DefaultImage, nil
+	}
+	if err := inputform.Check(inputform.Image, image); err != nil {
+		return "", fail(ExitUsage, "%s %v", from, err)
+	}
+	return image, nil
 }
 
 // checkNameFree refuses a name a live pod already has.
@@ -187,7 +207,7 @@ func (a *app) cheapestInStock(ctx context.Context, q query) (plan.DCOffer, error
 		return plan.DCOffer{}, errNoOffer(q, set)
 	}
 	o := set.offers[0]
-	fmt.Fprintf(a.env.Stderr, "offer: %s in %s (%s) at $%.2f/hour\n", o.InstanceType(), o.DataCenterID, orDash(o.Region), o.PricePerHour)
+	fmt.Fprintf(a.env.Stderr, "offer: %s in %s (%s) at $%.2f/hour\n", terminalSafe(o.InstanceType()), terminalSafe(o.DataCenterID), terminalSafe(orDash(o.Region)), o.PricePerHour)
 	// Stock changes minute to minute: the offer is re-checked right before the create.
 	ok, err := a.stillInStock(ctx, o)
 	if err != nil {
@@ -273,7 +293,7 @@ func (a *app) publicKeys(ctx context.Context, userKey string) ([]string, error) 
 
 // create sends the one POST. A lost or failed answer may hide a pod that
 // exists, so it is looked up by its unique name before anything else.
-func (a *app) create(ctx context.Context, req runpod.CreatePodRequest) (*runpod.Pod, error) {
+func (a *app) create(ctx context.Context, req runpod.CreatePodRequest, lookupFor time.Duration) (*runpod.Pod, error) {
 	cctx, cancel := a.bound(ctx, createTimeout)
 	pod, err := a.client.CreatePod(cctx, req)
 	cancel()
@@ -289,24 +309,29 @@ func (a *app) create(ctx context.Context, req runpod.CreatePodRequest) (*runpod.
 	default:
 		return nil, apiError("create pod "+req.Name, err)
 	}
-	fmt.Fprintf(a.env.Stderr, "the create answer was lost (%v); looking the pod up by name for up to %s\n", err, CreateLookupBudget)
-	return a.lookUpCreated(context.WithoutCancel(ctx), req.Name, err)
+	fmt.Fprintf(a.env.Stderr, "the create answer was lost (%v); looking the pod up by name for up to %s, as RunPod's pod list can lag a create (--lookup-for changes it); it may bill meanwhile\n", err, lookupFor)
+	return a.lookUpCreated(context.WithoutCancel(ctx), req.Name, err, lookupFor)
 }
 
 // CreateLookupBudget is how long up looks for a pod whose create answer was
-// lost: RunPod's pod list can lag a create by a while, so one read that
-// misses the pod proves nothing. lookupPoll is how often it reads the list.
+// lost, by default: RunPod's pod list can lag a create by minutes, so one
+// read that misses the pod proves nothing. It is the boot budget, which
+// counts from the create: a pod listed later than that has already run out
+// of it, so up would delete it as not booted. --lookup-for shortens it (down
+// to MinCreateLookup). lookupPoll is how often it reads the list.
 const (
-	CreateLookupBudget = 2 * time.Minute
+	CreateLookupBudget = BootBudget
+	MinCreateLookup    = time.Minute
+	MaxCreateLookup    = BootBudget
 	lookupPoll         = 10 * time.Second
 )
 
 // lookUpCreated reads the pod list until a live pod named name shows up,
-// within CreateLookupBudget. It never says nothing was created: after a lost
+// within bound. It never says nothing was created: after a lost
 // answer a pod of that name may still appear and bill, so not finding one is
 // ExitUnconfirmed, naming the pod to look for.
-func (a *app) lookUpCreated(ctx context.Context, name string, cause error) (*runpod.Pod, error) {
-	deadline := a.env.Clock.Now().Add(CreateLookupBudget)
+func (a *app) lookUpCreated(ctx context.Context, name string, cause error, bound time.Duration) (*runpod.Pod, error) {
+	deadline := a.env.Clock.Now().Add(bound)
 	var last error
 	for {
 		pods, err := a.listPods(ctx)
@@ -321,7 +346,7 @@ func (a *app) lookUpCreated(ctx context.Context, name string, cause error) (*run
 			break
 		}
 	}
-	why := fmt.Sprintf("no pod named %s showed up in the pod list within %s", name, CreateLookupBudget)
+	why := fmt.Sprintf("no pod named %s showed up in the pod list within %s", name, bound)
 	if last != nil {
 		why = fmt.Sprintf("the pod list could not be read (%v)", last)
 	}

@@ -152,7 +152,7 @@ func TestUpLostCreateAnswerWaitsOutTheListsLag(t *testing.T) {
 	}{
 		{name: "the list shows the pod after a minute", lag: time.Minute, wantCode: ExitOK},
 		{name: "the list never shows it in time", lag: CreateLookupBudget + time.Minute, wantCode: ExitUnconfirmed,
-			wantErr: "no pod named dev showed up in the pod list within 2m0s, but the pod may still exist and bill: check runpod-gpu ls and delete it with runpod-gpu down dev"},
+			wantErr: "no pod named dev showed up in the pod list within 15m0s, but the pod may still exist and bill: check runpod-gpu ls and delete it with runpod-gpu down dev"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,6 +173,48 @@ func TestUpLostCreateAnswerWaitsOutTheListsLag(t *testing.T) {
 	}
 }
 
+// TestUpFindsALostCreateWithALaggingListing: a list that shows the pod ten
+// minutes late (the old fixed window was two) still finds it, and up says
+// how long it will look before it starts; --lookup-for shortens it.
+func TestUpFindsALostCreateWithALaggingListing(t *testing.T) {
+	tests := []struct {
+		name     string
+		lag      time.Duration
+		args     []string
+		wantCode int
+		wantErr  string
+		within   time.Duration
+	}{
+		{name: "ten minutes late, the default bound", lag: 10 * time.Minute, wantCode: ExitOK,
+			wantErr: "looking the pod up by name for up to 15m0s, as RunPod's pod list can lag a create (--lookup-for changes it)"},
+		{name: "a shorter bound given", lag: 10 * time.Minute, args: []string{"--lookup-for", "5m"}, wantCode: ExitUnconfirmed,
+			wantErr: "no pod named dev showed up in the pod list within 5m0s", within: 6 * time.Minute},
+		{name: "fourteen minutes late", lag: 14 * time.Minute, wantCode: ExitOK, wantErr: "for up to 15m0s"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, runpodsim.WithFaults(runpodsim.Faults{ListingDelay: tc.lag,
+				LostCreates: []runpodsim.LostCreateFault{{When: runpodsim.Trigger{First: 1}}}}))
+			start := w.clock.Now()
+			r := w.run(append([]string{"up", "--name", "dev", "--gpus", "L4"}, tc.args...)...)
+			assert.Equal(t, r.code, tc.wantCode, r.stderr)
+			assert.Check(t, is.Contains(r.stderr, tc.wantErr))
+			assert.Equal(t, w.requests()["POST /v2/pods"], 1, "never a second POST")
+			if tc.within > 0 {
+				assert.Check(t, w.clock.Now().Sub(start) <= tc.within, "the lookup is bounded")
+			}
+		})
+	}
+	w := newWorld(t)
+	for _, bad := range []string{"10s", "16m"} {
+		r := w.run("up", "--name", "dev", "--gpus", "L4", "--lookup-for", bad)
+		assert.Check(t, is.Equal(r.code, ExitUsage))
+		assert.Check(t, is.Contains(r.stderr, "--lookup-for "))
+		assert.Check(t, is.Contains(r.stderr, "want 1m0s to 15m0s"))
+	}
+	assert.Equal(t, len(w.live()), 0, "a refused flag creates nothing")
+}
+
 func TestUpRefusals(t *testing.T) {
 	w := newWorld(t)
 	assert.Equal(t, w.run("up", "--name", "dev", "--gpus", "L4").code, ExitOK)
@@ -187,6 +229,10 @@ func TestUpRefusals(t *testing.T) {
 		{"no name", []string{"--gpus", "L4"}, ExitUsage, `required flag(s) "name" not set`},
 		{"bad disk", []string{"--name", "d2", "--gpus", "L4", "--disk", "0"}, ExitUsage, "--disk 0"},
 		{"disk past the lane's cap", []string{"--name", "d3", "--gpus", "L4", "--disk", "1025"}, ExitUsage, "--disk 1025: want a container disk of 1 to 1024 GB"},
+		{"image with a command substitution", []string{"--name", "d4", "--gpus", "L4", "--image", "$(id)"}, ExitUsage,
+			`--image "$(id)": want an image reference registry/path[:tag][@sha256:<64 hex>]`},
+		{"image with a newline", []string{"--name", "d4", "--gpus", "L4", "--image", "runpod/pytorch\nid"}, ExitUsage, `--image "runpod/pytorch\nid": want an image reference`},
+		{"image as a URL", []string{"--name", "d4", "--gpus", "L4", "--image", "http://evil.example/x"}, ExitUsage, `--image "http://evil.example/x": want an image reference`},
 		{"private key given", []string{"--name", "d2", "--gpus", "L4", "--ssh-key", filepath.Join(w.home, ".ssh", "id_ed25519")}, ExitUsage, "--ssh-key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

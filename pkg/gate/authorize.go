@@ -356,7 +356,10 @@ func claimOrLookUp(ctx context.Context, rd reads, gh PullRequests, req Authorize
 			runs = rr
 		}
 		c, err := gatecheck.ClaimOrWait(ctx, cc, gatecheck.ClaimRequest{Query: q, RunURL: req.Claim.RunURL, LaneBound: req.Claim.LaneBound, Runs: runs,
-			Wait: req.Claim.Wait, Poll: req.Claim.Poll, ReadTimeout: rd.limit, Clock: rd.clock, Sleep: req.Claim.Sleep, Logf: req.Claim.Logf})
+			Wait: req.Claim.Wait, Poll: req.Claim.Poll, ReadTimeout: rd.limit, Clock: rd.clock, Sleep: req.Claim.Sleep, Logf: req.Claim.Logf,
+			// A PR's lane tests its head now, which a leader of an earlier head
+			// completes; a merge group's head is no PR's head.
+			FollowEarlierHeads: req.MergeGroup == nil && req.PRNumber > 0})
 		return c, c.Staked, err
 	}
 	var c gatecheck.Claim

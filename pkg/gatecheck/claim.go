@@ -7,19 +7,21 @@ package gatecheck
 // GitHub hands ids out in creation order, so every lane that staked later
 // sees the leader's stake when it lists after its own, and exactly one lane
 // of those that staked finds no older stake. A lane whose leader stakes on
-// its own head follows it (follow.go): it publishes a follow gate and ends,
+// its own head, or on an earlier head of its PR for the same tree (a
+// re-push), follows it (follow.go): it publishes a follow gate and ends,
 // never paying, whatever the length of the leader's GPU job; the leader's gate
-// job completes the follow gate with its result. A leader on another head (an
-// earlier head of the PR, whose lane stops as obsolete, or another PR with the
-// same tree) cannot complete a gate it does not know of: the others wait for
-// it on the policy clock, inside their own budget, then reuse its success — or
-// pay if it failed, vanished (its workflow run completed without completing
-// it; stakelife.go) or outlasted the budget. A lane that finds a live stake before staking waits without one.
+// job completes the follow gate with its result, on its head and its PR's
+// head. A leader of another PR with the same tree cannot complete a gate it
+// does not know of: the others wait for it on the policy clock, inside their
+// own budget, then reuse its success — or pay if it failed, vanished (its
+// workflow run completed without completing it; stakelife.go) or outlasted
+// the budget. A lane that finds a live stake before staking waits without one.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -57,6 +59,12 @@ type ClaimRequest struct {
 	// Runs reads the workflow run a stake names: its lane is alive while
 	// that run attempt is not completed. Nil: the bound alone decides.
 	Runs RunReader
+	// FollowEarlierHeads lets the lane follow a leader on an earlier head of
+	// its PR (Query.EarlierHeads) for the same tree key: set when Query.HeadSHA
+	// is the PR's head now, which the leader's gate job completes (pkg/gate
+	// completes follow gates on its head and its PR's head). A merge group's
+	// head is no PR's head: its lane waits instead.
+	FollowEarlierHeads bool
 	// Wait is the most this lane waits for another lane's result; 0 never waits.
 	Wait time.Duration
 	// Poll is the pause between listings while waiting.
@@ -181,7 +189,7 @@ func (w *claimWalk) step(ctx context.Context, leader *github.CheckRun, now time.
 		// Without a stake: pay without one (fail open). With one: list again,
 		// a lane that staked at the same moment may be older.
 		return w.out.Staked == nil, w.out.Staked != nil, nil
-	case leader.GetHeadSHA() == w.q.HeadSHA && !w.noFollow:
+	case w.followable(leader) && !w.noFollow:
 		return w.follow(ctx, leader)
 	}
 	w.out.Leader, w.out.Waited = leader.GetID(), now.Sub(w.start)
@@ -192,6 +200,20 @@ func (w *claimWalk) step(ctx context.Context, leader *github.CheckRun, now time.
 	return false, false, nil
 }
 
+// followable reports whether this lane can follow leader instead of waiting:
+// its stake is on this lane's head, or, for the same tree key, on an earlier
+// head of this lane's PR (an identical tree re-pushed while the first lane
+// runs; FollowEarlierHeads). The leader's gate job completes the follow gates on its own head and
+// on its PR's head when it publishes (pkg/gate), so this head's follow gate
+// is completed whatever the length of the leader's GPU job. A leader of
+// another PR cannot know this head: the lane waits for it instead.
+func (w *claimWalk) followable(leader *github.CheckRun) bool {
+	if leader.GetHeadSHA() == w.q.HeadSHA {
+		return true
+	}
+	return w.r.FollowEarlierHeads && w.q.Key != nil && slices.Contains(w.q.EarlierHeads, leader.GetHeadSHA())
+}
+
 // follow makes this lane a follower of leader, a live stake on its own head:
 // it publishes (or turns its stake into) a follow gate naming leader, then
 // lists once more, and is done when leader is still the one live stake to
@@ -199,8 +221,12 @@ func (w *claimWalk) step(ctx context.Context, leader *github.CheckRun, now time.
 // for a leader on another head.
 func (w *claimWalk) follow(ctx context.Context, leader *github.CheckRun) (done, next bool, err error) {
 	if w.out.Following && w.out.Leader == leader.GetID() {
-		w.out.Reason = fmt.Sprintf("gate %d (%s) of another lane is testing the same %s on this head: this lane follows it and pays nothing; "+
-			"its result completes this head's gate %d", leader.GetID(), leader.GetHTMLURL(), keyOrRef(w.q), w.out.Staked.GetID())
+		where := "on this head"
+		if leader.GetHeadSHA() != w.q.HeadSHA {
+			where = "on an earlier head of this PR (" + leader.GetHeadSHA() + ")"
+		}
+		w.out.Reason = fmt.Sprintf("gate %d (%s) of another lane is testing the same %s %s: this lane follows it and pays nothing; "+
+			"its result completes this head's gate %d", leader.GetID(), leader.GetHTMLURL(), keyOrRef(w.q), where, w.out.Staked.GetID())
 		return true, false, nil
 	}
 	staked, err := w.r.publishFollow(ctx, w.c, w.clk, w.out.Staked, leader)

@@ -379,8 +379,23 @@ func TestClaimOrWait(t *testing.T) {
 		wantLeader int64
 		wantSlept  int
 		wantIn     string
+		// prHead: the lane's head is its PR's head now (FollowEarlierHeads).
+		prHead bool
 	}{
 		{name: "nothing earlier: stake and lead", wantStaked: "stake", wantIn: "this lane leads"},
+		{name: "an identical tree re-pushed while the first lane runs: follow the stake on the earlier head, never pay",
+			setup:      func(f *fakeChecks) { f.addOn(earlierHead, "in_progress", "", stakeMarker, f.now.Add(-30*time.Minute)) },
+			prHead:     true,
+			wantStaked: "follow", wantFollow: true, wantLeader: 1, wantIn: "on an earlier head of this PR (" + earlierHead + "): this lane follows it and pays nothing"},
+		{name: "a re-push follows a leader on the earlier head that stakes at the same moment",
+			setup: func(f *fakeChecks) {
+				f.beforeCreate = func(f *fakeChecks) { f.addOn(earlierHead, "in_progress", "", stakeMarker, f.now) }
+			},
+			prHead:     true,
+			wantStaked: "follow", wantFollow: true, wantLeader: 1, wantIn: "this lane follows it"},
+		{name: "a merge group's head is no PR's head: wait for the stake on the PR's head instead",
+			setup:      func(f *fakeChecks) { f.addOn(earlierHead, "in_progress", "", stakeMarker, f.now) },
+			wantStaked: "stake", wantLeader: 1, wantSlept: int(wait / poll), wantIn: "still in progress after this lane waited 10m0s"},
 		{name: "an earlier success for the tree: reuse without a stake",
 			setup:     func(f *fakeChecks) { f.add("completed", "success", stakeMarker, f.now.Add(-time.Hour)) },
 			wantReuse: true, wantIn: "already passed"},
@@ -459,7 +474,7 @@ func TestClaimOrWait(t *testing.T) {
 			}
 			c, err := ClaimOrWait(context.Background(), f, ClaimRequest{
 				Query:     ReuseQuery{HeadSHA: head, TestedRef: merge, AppID: ourApp, Key: keyT, EarlierHeads: []string{earlierHead}},
-				LaneBound: bound, Wait: wait, Poll: poll, Clock: f, Sleep: f.sleep,
+				LaneBound: bound, Wait: wait, Poll: poll, Clock: f, Sleep: f.sleep, FollowEarlierHeads: tc.prHead,
 			})
 			assert.NilError(t, err)
 			assert.Check(t, is.Equal(c.Reuse, tc.wantReuse), c.Reason)

@@ -3,8 +3,8 @@ package gatecheck
 // Whether a stake's lane is alive. A stake (an in-progress gate) names the
 // workflow run that published it in its details URL (.../actions/runs/<id>
 // /attempts/<n>). Its lane is alive while that run attempt is not completed:
-// however long its tiers, its host-fault re-run or its wait in the paid
-// lock's queue take, a live lane is followed and never paid for twice, and
+// however long its tiers, its host-fault re-run or its wait for a free
+// slot take, a live lane is followed and never paid for twice, and
 // a run that completed without completing its gate is a lane that vanished,
 // at once. The run is read through the API, each read bounded; when it
 // cannot be read (no URL, another form of URL, a failed or unusable answer)
@@ -25,20 +25,21 @@ import (
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 )
 
-// PaidLockMargin is what LaneBound allows for each provisioning's wait in
-// the paid lock's queue (the lanes ahead of it provisioning in turn).
-const PaidLockMargin = time.Hour
+// SlotWaitMargin is what LaneBound allows for each provisioning's wait for a
+// free slot under max_concurrent_pods (provision.SlotWaitLimit): lanes create
+// pods at the same time, and only that maximum makes one wait for others.
+const SlotWaitMargin = time.Hour
 
 // LaneBound is the longest a lane can take from its stake to its gate when
 // its workflow run cannot be read: the fallback of the run-based rule, so it
 // is generous. A first provisioning of every tier in turn (tiers × attempts
-// × startup budget, after its wait in the paid lock), the GPU jobs within the
+// × startup budget, after its wait for a free slot), the GPU jobs within the
 // pods' lifetime, then the same again for a host-fault re-run, and 15 minutes
 // for the jobs around them.
 func LaneBound(tiers, maxAttempts int, startupTimeout, lifetime time.Duration) time.Duration {
 	provisioning := time.Duration(max(tiers, 1)*max(maxAttempts, 1)) * startupTimeout
 	const rerun = 1 // a lane re-runs its lost pods once
-	return (1+rerun)*(PaidLockMargin+provisioning+lifetime) + 15*time.Minute
+	return (1+rerun)*(SlotWaitMargin+provisioning+lifetime) + 15*time.Minute
 }
 
 // RunReader reads a workflow run of the repository. *ghapi.Client has it.

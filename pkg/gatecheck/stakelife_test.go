@@ -36,11 +36,11 @@ func TestStakeRun(t *testing.T) {
 }
 
 // The fallback bound counts every tier's provisioning in turn and the
-// host-fault re-run, each after a wait in the paid lock's queue.
+// host-fault re-run, each after a wait for a free slot.
 func TestLaneBoundCountsTiersAndTheRerun(t *testing.T) {
 	const startup, lifetime = 7 * time.Minute, time.Hour
 	one := LaneBound(1, 6, startup, lifetime)
-	assert.Check(t, is.Equal(one, 2*(PaidLockMargin+6*startup+lifetime)+15*time.Minute))
+	assert.Check(t, is.Equal(one, 2*(SlotWaitMargin+6*startup+lifetime)+15*time.Minute))
 	assert.Check(t, is.Equal(LaneBound(4, 6, startup, lifetime)-one, 2*3*6*startup), "three more tiers, in the first provisioning and the re-run's")
 	old := 6*startup + lifetime + 15*time.Minute // the bound that ignored tiers, the re-run and the queue
 	assert.Check(t, one >= 2*old)
@@ -88,7 +88,7 @@ func TestClaimFollowsAStakeWhileItsRunIsInProgress(t *testing.T) {
 	}{
 		{name: "older than the old bound, its run in progress: followed, not paid", age: old + time.Hour, url: url,
 			run: workflowRun(501, 1, "in_progress", ""), wantFollow: true, wantIn: "this lane follows it and pays nothing"},
-		{name: "older than the generous bound, its run still queued for the paid lock: followed", age: bound + time.Hour, url: url,
+		{name: "older than the generous bound, its run still waiting for a slot: followed", age: bound + time.Hour, url: url,
 			run: workflowRun(501, 1, "queued", ""), wantFollow: true},
 		{name: "young, its run completed without completing the gate: dead, this lane leads", age: 10 * time.Minute, url: url,
 			run: workflowRun(501, 1, "completed", "failure"), wantIn: "this lane leads"},

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v66/github"
+
+	"github.com/org/runpod-gpu/pkg/redact"
 )
 
 // maxCheckOutputBytes is GitHub's limit on a check run's output summary and
@@ -121,7 +123,10 @@ func (in CheckRunInput) options() (github.CreateCheckRunOptions, error) {
 		opts.CompletedAt = &github.Timestamp{Time: in.CompletedAt}
 	}
 	if in.Title != "" {
-		opts.Output = &github.CheckRunOutput{Title: github.String(in.Title), Summary: github.String(in.Summary), Text: optional(in.Text)}
+		// Anyone with read access sees a check run: no key leaves in one,
+		// whether the caller's redactor knew it or not.
+		opts.Output = &github.CheckRunOutput{Title: github.String(redact.Published(in.Title)), Summary: github.String(redact.Published(in.Summary)),
+			Text: optional(redact.Published(in.Text))}
 	}
 	return opts, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/golang-jwt/jwt/v4"
 	"github.com/google/go-github/v66/github"
 
+	"github.com/org/runpod-gpu/pkg/inputform"
 	"github.com/org/runpod-gpu/pkg/lazyre"
 	"github.com/org/runpod-gpu/pkg/redact"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
@@ -185,6 +186,10 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("ghapi: BaseURL %q: must not have a query or fragment", raw)
+	}
+	if u.Scheme == "http" && !inputform.LoopbackHost(u.Hostname()) {
+		// The token would travel in the clear; the simulators serve on loopback.
+		return nil, fmt.Errorf("ghapi: BaseURL %q: want https (http only on a loopback host), or the token travels in the clear", raw)
 	}
 	if !strings.HasSuffix(u.Path, "/") {
 		// go-github resolves relative paths against BaseURL; without the slash

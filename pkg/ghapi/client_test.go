@@ -39,6 +39,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{name: "relative base URL", edit: func(o *Options) { o.BaseURL = "api.github.com" }, wantErr: `BaseURL "api.github.com": want an absolute http(s) URL`},
 		{name: "credentials in base URL", edit: func(o *Options) { o.BaseURL = "https://x:" + testToken + "@ghe.example/api/v3" }, wantErr: "must not contain credentials"},
 		{name: "query in base URL", edit: func(o *Options) { o.BaseURL = "https://ghe.example/api/v3?x=1" }, wantErr: "must not have a query"},
+		{name: "plain http off loopback", edit: func(o *Options) { o.BaseURL = "http://ghe.example/api/v3" }, wantErr: `BaseURL "http://ghe.example/api/v3": want https (http only on a loopback host)`},
 		{name: "empty owner", edit: func(o *Options) { o.Owner = "" }, wantErr: "Owner is empty"},
 		{name: "repo with slash", edit: func(o *Options) { o.Repo = "acme/widgets" }, wantErr: `Repo "acme/widgets": want letters`},
 		{name: "repo dot-dot", edit: func(o *Options) { o.Repo = ".." }, wantErr: `Repo "..": want letters`},

@@ -3,6 +3,8 @@ package history
 import (
 	"cmp"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/cost"
@@ -133,14 +135,14 @@ func readAttempt(st store, rec AttemptRecord, reaped reaperCosts) Attempt {
 
 	jobs, jobsKnown := a.readJobs(st, rec)
 	logs, logsRead := a.readLogs(st, rec, newJobTrust(jobs), jobsKnown)
-	artifacts := a.readArtifacts(st, rec, jobs, jobsKnown)
+	artifacts := a.readArtifacts(st, rec, jobs, jobsKnown, logs, logsRead)
 
 	a.identify(rec, artifacts, logs)
 	a.JobConclusion = jobConclusion(artifacts, logs.reports)
 	a.Pods = mergePods(&a, artifacts, logs, reaped.of(a.Key()))
 	a.Serverless = serverlessOf(artifacts)
 	a.decide(logsRead, logs)
-	a.readUsage(st, rec)
+	a.readUsage(st, rec, logs)
 	return a
 }
 
@@ -195,14 +197,24 @@ func (a *Attempt) readLogs(st store, rec AttemptRecord, trust jobTrust, jobsKnow
 }
 
 // readArtifacts reads the attempt's downloaded cost artifacts that the
-// lane's own jobs uploaded (laneArtifact), noting those missing and warning
-// of those unreadable or not the lane's.
-func (a *Attempt) readArtifacts(st store, rec AttemptRecord, jobs []JobInfo, jobsKnown bool) []cost.Artifact {
+// lane's own jobs uploaded (laneArtifact) and sealed (a lane job's log
+// carries the file's SHA-256, see cost.LineSeal), noting those missing and
+// warning of those unreadable, not the lane's, or duplicated. An artifact
+// records nothing of the job that uploaded it, and the GPU job's pull-request
+// code can upload one under any name while a lane job runs beside it; only
+// the seal, in a log that job cannot write, tells the lane's own. Artifacts
+// are read in name and id order, so GitHub's listing order changes nothing.
+func (a *Attempt) readArtifacts(st store, rec AttemptRecord, jobs []JobInfo, jobsKnown bool, logs logScan, logsRead bool) []cost.Artifact {
 	var artifacts []cost.Artifact
 	if rec.ArtifactList.State != StateComplete {
 		a.note("cost artifacts not listed (%s): the cost artifact may be missing", describeDownload(rec.ArtifactList))
 	}
-	for _, f := range rec.Artifacts {
+	files := slices.Clone(rec.Artifacts)
+	slices.SortStableFunc(files, func(x, y ArtifactFile) int {
+		return cmp.Or(strings.Compare(x.Name, y.Name), cmp.Compare(x.ID, y.ID))
+	})
+	counted := map[string]string{} // seal → the artifact counted with it
+	for _, f := range files {
 		if isUsageArtifact(f.Name, rec.Key()) {
 			continue // the GPU's usage, not a cost: readUsage
 		}
@@ -219,13 +231,28 @@ func (a *Attempt) readArtifacts(st store, rec AttemptRecord, jobs []JobInfo, job
 		}
 		data, err := st.readFile(rec.Key(), f.fileName())
 		var art cost.Artifact
+		var seal cost.Seal
 		if err == nil {
-			art, err = readArtifact(data)
+			art, seal, err = readArtifact(data)
 		}
 		if err != nil {
 			a.warn("cost artifact %s unreadable: %v", f.Name, err)
 			continue
 		}
+		if !logsRead {
+			a.note("cost artifact %s not counted: the lane's logs, which seal the artifacts it uploaded, are not read", f.Name)
+			continue
+		}
+		if !logs.seals[seal.SHA256] {
+			a.warn("cost artifact %s ignored as forged: no lane job's log seals its content (sha256 %s); "+
+				"any job of the run can upload an artifact, the GPU job's pull-request code included", f.Name, seal.SHA256)
+			continue
+		}
+		if first, dup := counted[seal.SHA256]; dup {
+			a.warn("cost artifact %s ignored: a duplicate of %s", f.Name, first)
+			continue
+		}
+		counted[seal.SHA256] = f.Name
 		if art.Run.ID != rec.RunID || art.Run.Attempt != rec.Attempt {
 			a.warn("cost artifact %s names run %d attempt %d: counted here, where it was uploaded", f.Name, art.Run.ID, art.Run.Attempt)
 		}

@@ -43,7 +43,7 @@ func TestRunCLI(t *testing.T) {
 			name:       "regenerates offline from saved evidence",
 			args:       []string{"--directory", saved},
 			wantOut:    saved + "/report.md\n" + saved + "/report.json\n" + saved + "/reputation.json\n",
-			wantStderr: "31 attempts, 36 pods (1 with unknown cost), spend $1.2317 known, 1 pod of unknown cost\n",
+			wantStderr: "31 attempts, 35 pods (1 with unknown cost), spend $1.2034 known, 1 pod of unknown cost\n",
 		},
 		{
 			name:    "collects a range with a token",

@@ -33,6 +33,9 @@ type simGitHub struct {
 	srv    *githubsim.Server
 	client *ghapi.Client
 	clock  *simclock.Virtual
+	// lines and seals are each attempt's provision log lines and the
+	// cleanup job's seals of its cost artifacts, published together.
+	lines, seals map[AttemptKey][]string
 }
 
 func newSimGitHub(t *testing.T) *simGitHub {
@@ -77,13 +80,38 @@ func simLaneJobs() []githubsim.JobSpec {
 
 func (g *simGitHub) setLogs(t *testing.T, runID int64, attempt int, lines ...string) {
 	t.Helper()
-	assert.NilError(t, g.srv.SetRunLogs(simRepo, runID, attempt, map[string]string{provisionLog: logText(t0, lines...)}))
+	k := AttemptKey{RunID: runID, Attempt: attempt}
+	if g.lines == nil {
+		g.lines = map[AttemptKey][]string{}
+	}
+	g.lines[k] = lines
+	g.publishLogs(t, k)
+}
+
+// publishLogs sets an attempt's logs archive: the provision log setLogs
+// gave and the cleanup job's seals.
+func (g *simGitHub) publishLogs(t *testing.T, k AttemptKey) {
+	t.Helper()
+	logs := map[string]string{provisionLog: logText(t0, g.lines[k]...)}
+	if seals := g.seals[k]; len(seals) > 0 {
+		logs[cleanupLog] = logText(t0, seals...)
+	}
+	assert.NilError(t, g.srv.SetRunLogs(simRepo, k.RunID, k.Attempt, logs))
 }
 
 func (g *simGitHub) addCostArtifact(t *testing.T, runID int64, attempt int, r cost.Report, expires time.Time) {
 	t.Helper()
 	body, err := json.Marshal(artifactOf(runID, attempt, cost.TriggerAutomatic, refA, r))
 	assert.NilError(t, err)
+	// The cleanup job seals what it uploads in its log (setLogs writes it).
+	k := AttemptKey{RunID: runID, Attempt: attempt}
+	if g.seals == nil {
+		g.seals = map[AttemptKey][]string{}
+	}
+	g.seals[k] = append(g.seals[k], cost.SealLine(body).Format())
+	if _, logged := g.lines[k]; logged {
+		g.publishLogs(t, k)
+	}
 	_, err = g.srv.AddArtifact(simRepo, runID, githubsim.ArtifactSpec{Name: g.costArtifactName(t, runID, attempt),
 		Files: map[string]string{cost.ArtifactFileName: string(body)}, CreatedAt: t0, ExpiresAt: expires})
 	assert.NilError(t, err)

@@ -472,6 +472,7 @@ func (w *evidenceWorld) cleanupJob(log, gpuLog *jobLog, r simRun, res provision.
 	}
 	body, err := json.MarshalIndent(cost.Artifact{Run: run, Action: "cleanup", Report: report}, "", "  ")
 	assert.NilError(w.t, err)
+	log.printf("%s", cost.SealLine(body).Format()) // as the cleanup action vouches for the file it wrote
 	_, err = w.cloud.GitHub.AddArtifact(cloud.Repository, run.ID, githubsim.ArtifactSpec{
 		Name: name, Files: map[string]string{cost.ArtifactFileName: string(body)}})
 	assert.NilError(w.t, err)

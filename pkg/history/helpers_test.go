@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -63,11 +64,6 @@ func writeSaved(t testing.TB, dir string, attempts ...savedAttempt) {
 	st := store{dir: dir}
 	for _, a := range attempts {
 		rec := a.rec
-		if a.logs != nil {
-			assert.NilError(t, st.writeFile(rec.Key(), logsFile, zipOf(t, a.logs)))
-		} else if rec.Logs.State == StateComplete {
-			rec.Logs = Download{State: StateFailed, Error: "HTTP 502 Bad Gateway"}
-		}
 		jobs := a.jobs
 		if jobs == nil {
 			jobs = laneJobs()
@@ -85,13 +81,14 @@ func writeSaved(t testing.TB, dir string, attempts ...savedAttempt) {
 			assert.NilError(t, st.writeFile(rec.Key(), jobsFile, data))
 		}
 		// The lane's cleanup job (the Serverless lane's job) uploads the cost
-		// artifacts, an hour into its run.
-		uploader := JobInfo{ID: 6, StartedAt: rec.CreatedAt}
+		// artifacts, an hour into its run, and seals them in its log.
+		uploader := JobInfo{ID: 6, Name: JobCleanup, StartedAt: rec.CreatedAt}
 		if i := slices.IndexFunc(jobs, func(j JobInfo) bool {
 			return laneName(j.Name) && (strings.HasSuffix(j.Name, JobCleanup) || strings.HasSuffix(j.Name, JobServerless))
 		}); i >= 0 {
 			uploader = jobs[i]
 		}
+		var seals []string
 		for i, art := range a.artifacts {
 			body, err := json.Marshal(art)
 			assert.NilError(t, err)
@@ -99,6 +96,16 @@ func writeSaved(t testing.TB, dir string, attempts ...savedAttempt) {
 				CreatedAt: uploader.StartedAt.Add(time.Hour), Download: Download{State: StateComplete}}
 			assert.NilError(t, st.writeFile(rec.Key(), f.fileName(), zipOf(t, map[string]string{cost.ArtifactFileName: string(body)})))
 			rec.Artifacts = append(rec.Artifacts, f)
+			seals = append(seals, cost.SealLine(body).Format())
+		}
+		if a.logs != nil {
+			logs := maps.Clone(a.logs)
+			if len(seals) > 0 {
+				logs["99_"+strings.ReplaceAll(uploader.Name, "/", "")+".txt"] = logText(rec.CreatedAt.Add(time.Hour), seals...)
+			}
+			assert.NilError(t, st.writeFile(rec.Key(), logsFile, zipOf(t, logs)))
+		} else if rec.Logs.State == StateComplete {
+			rec.Logs = Download{State: StateFailed, Error: "HTTP 502 Bad Gateway"}
 		}
 		assert.NilError(t, st.save(rec))
 	}

@@ -37,10 +37,15 @@ type logScan struct {
 	attempts []loggedAttempt
 	reports  []cost.Report
 	gates    []gatecheck.ExternalID // gate markers, in log order
+	seals    map[string]bool        // SHA-256 of the cost artifact files lane jobs vouched for
 	last     wire.Time              // the latest log timestamp
 	problems []string               // malformed structured lines and unreadable files
 	skipped  int                    // problems beyond maxProblems
 	ignored  []string               // jobs whose logs were not read: not the lane's own
+	// usage are the GPU usage samples the GPU jobs logged (UsageLinePrefix),
+	// by pod id ("" for a job that named none): read from the untrusted
+	// jobs, since only the right-sizing advice takes them.
+	usage map[string]*bytes.Buffer
 }
 
 // scanLogs reads a GitHub logs archive. The archive holds each job's log as
@@ -58,19 +63,20 @@ func scanLogs(data []byte, trusted func(job string) bool) (logScan, error) {
 	budget := int64(maxLogBytes)
 	ignored := map[string]bool{}
 	for _, f := range jobLogFiles(zr.File) {
+		scan := s.scanLine
 		if job := archiveJob(f.Name); !trusted(job) {
 			if !ignored[job] {
 				ignored[job] = true
 				s.ignored = append(s.ignored, job)
 			}
-			continue
+			scan = s.scanUsageLine
 		}
 		rc, err := f.Open()
 		if err != nil {
 			s.problem("%s: %v", f.Name, err)
 			continue
 		}
-		n, err := s.scanFile(f.Name, io.LimitReader(rc, budget))
+		n, err := s.scanFile(f.Name, io.LimitReader(rc, budget), scan)
 		rc.Close()
 		budget -= n
 		if err != nil {
@@ -123,12 +129,12 @@ func jobLogFiles(files []*zip.File) []*zip.File {
 }
 
 // scanFile reads one log file line by line and returns the bytes it read.
-func (s *logScan) scanFile(name string, r io.Reader) (int64, error) {
+func (s *logScan) scanFile(name string, r io.Reader, scan func(file string, n int, text string)) (int64, error) {
 	counted := &countingReader{r: r}
 	sc := bufio.NewScanner(counted)
 	sc.Buffer(make([]byte, 0, 4<<10), maxLineBytes) // grows for long lines
 	for n := 1; sc.Scan(); n++ {
-		s.scanLine(name, n, sc.Text())
+		scan(name, n, sc.Text())
 	}
 	err := sc.Err()
 	if errors.Is(err, bufio.ErrTooLong) {
@@ -158,8 +164,39 @@ func (s *logScan) scanLine(file string, n int, text string) {
 		s.attempts = append(s.attempts, loggedAttempt{Attempt: line.Attempt, at: at})
 	case ok && line.Kind == cost.LineCost:
 		s.reports = append(s.reports, line.Cost)
+	case ok && line.Kind == cost.LineSeal:
+		if s.seals == nil {
+			s.seals = map[string]bool{}
+		}
+		s.seals[line.Seal.SHA256] = true
 	case strings.Contains(rest, gatecheck.ExternalIDPrefix):
 		s.gates = append(s.gates, gateMarkers(rest)...)
+	}
+}
+
+// scanUsageLine keeps a GPU usage sample a GPU job logged
+// ("runpod-gpu-usage <pod id> <CSV sample>"); any other line of that job is
+// not read.
+func (s *logScan) scanUsageLine(_ string, _ int, text string) {
+	_, rest := splitStamp(text)
+	rest, ok := strings.CutPrefix(strings.TrimLeft(rest, " \t"), UsageLinePrefix)
+	if !ok {
+		return
+	}
+	pod, sample, _ := strings.Cut(rest, " ")
+	if pod == "-" {
+		pod = ""
+	}
+	if s.usage == nil {
+		s.usage = map[string]*bytes.Buffer{}
+	}
+	buf := s.usage[pod]
+	if buf == nil {
+		buf = &bytes.Buffer{}
+		s.usage[pod] = buf
+	}
+	if buf.Len() < maxUsageBytes {
+		buf.WriteString(sample + "\n")
 	}
 }
 
@@ -210,11 +247,22 @@ func gateMarkers(text string) []gatecheck.ExternalID {
 	}
 }
 
-// readArtifact reads the cost artifact file out of an artifact's archive.
-func readArtifact(data []byte) (cost.Artifact, error) {
+// readArtifact reads the cost artifact file out of an artifact's archive,
+// with the seal of its exact bytes.
+func readArtifact(data []byte) (cost.Artifact, cost.Seal, error) {
+	body, err := artifactFile(data)
+	if err != nil {
+		return cost.Artifact{}, cost.Seal{}, err
+	}
+	art, err := cost.ParseArtifact(body)
+	return art, cost.SealOf(body), err
+}
+
+// artifactFile returns the cost artifact file's bytes out of an artifact's archive.
+func artifactFile(data []byte) ([]byte, error) {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		return cost.Artifact{}, fmt.Errorf("archive: %w", err)
+		return nil, fmt.Errorf("archive: %w", err)
 	}
 	for _, f := range zr.File {
 		if path.Base(f.Name) != cost.ArtifactFileName {
@@ -222,19 +270,19 @@ func readArtifact(data []byte) (cost.Artifact, error) {
 		}
 		rc, err := f.Open()
 		if err != nil {
-			return cost.Artifact{}, fmt.Errorf("%s: %w", f.Name, err)
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
 		}
 		body, err := io.ReadAll(io.LimitReader(rc, maxArtifactBytes+1))
 		rc.Close()
 		if err != nil {
-			return cost.Artifact{}, fmt.Errorf("%s: %w", f.Name, err)
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
 		}
 		if len(body) > maxArtifactBytes {
-			return cost.Artifact{}, fmt.Errorf("%s: more than %d bytes", f.Name, maxArtifactBytes)
+			return nil, fmt.Errorf("%s: more than %d bytes", f.Name, maxArtifactBytes)
 		}
-		return cost.ParseArtifact(body)
+		return body, nil
 	}
-	return cost.Artifact{}, fmt.Errorf("archive has no %s", cost.ArtifactFileName)
+	return nil, fmt.Errorf("archive has no %s", cost.ArtifactFileName)
 }
 
 type countingReader struct {

@@ -45,7 +45,7 @@ func TestScanLogsReadsEachLineOnce(t *testing.T) {
 			wantAttempts: 1,
 			wantProblems: []string{
 				`0_Provision a GPU.txt line 1: log line runpod-gpu::attempt: key "attempt": invalid value: 0: want an attempt number of 1 or more`,
-				`0_Provision a GPU.txt line 2: log line: unknown structured log line kind "bill": want attempt or cost`,
+				`0_Provision a GPU.txt line 2: log line: unknown structured log line kind "bill": want attempt, cost or seal`,
 			},
 		},
 		{
@@ -115,7 +115,7 @@ func TestReadArtifact(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := readArtifact(zipOf(t, tc.files))
+			a, _, err := readArtifact(zipOf(t, tc.files))
 			if tc.wantErr != "" {
 				assert.ErrorContains(t, err, tc.wantErr)
 				return
@@ -162,7 +162,7 @@ func FuzzReadArtifact(f *testing.F) {
 	f.Add(good)
 	f.Add([]byte(`{"schema":"runpod-gpu-cost/v1","run":{},"report":{}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		a, err := readArtifact(zipOf(t, map[string]string{cost.ArtifactFileName: string(body)}))
+		a, _, err := readArtifact(zipOf(t, map[string]string{cost.ArtifactFileName: string(body)}))
 		if err == nil {
 			if err := a.Run.Validate(); err != nil {
 				t.Fatalf("accepted an artifact with an invalid run: %v", err)

@@ -172,7 +172,7 @@ func (f *fakeBilling) ServerlessBilling(_ context.Context, q runpod.BillingQuery
 // regeneration reconciles the same figures, and the report shows them.
 func TestRunSavesTheBillAndRegeneratesItsReconciliation(t *testing.T) {
 	dir := t.TempDir()
-	writeSaved(t, dir, savedAttempt{rec: completedAttempt(1, 1, "pull_request", t0),
+	writeSaved(t, dir, savedAttempt{rec: completedAttempt(1, 1, "pull_request", t0), logs: map[string]string{},
 		artifacts: []cost.Artifact{artifactOf(1, 1, cost.TriggerAutomatic, strings.Repeat("b", 40), acceptedReport("acc", "NVIDIA L4", 0.36, t0, 600))}})
 	rng := Range{Since: date(2026, 10, 6), Until: date(2026, 10, 6)}
 	src := &fakeBilling{

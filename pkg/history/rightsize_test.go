@@ -77,7 +77,7 @@ func TestRightSizingNamesTheSmallestReviewedTierThatFits(t *testing.T) {
 		run := int64(1 + i)
 		r := acceptedReport(fmt.Sprintf("pod-%d", run), "NVIDIA GeForce RTX 4090", 0.69, t0.Add(time.Duration(i)*time.Hour), 600)
 		r.Tier = "ada24"
-		saved = append(saved, savedAttempt{rec: completedAttempt(run, 1, "pull_request", t0.Add(time.Duration(i)*time.Hour)),
+		saved = append(saved, savedAttempt{rec: completedAttempt(run, 1, "pull_request", t0.Add(time.Duration(i)*time.Hour)), logs: map[string]string{},
 			artifacts: []cost.Artifact{artifactOf(run, 1, cost.TriggerAutomatic, strings.Repeat("b", 40), r)}})
 	}
 	writeSaved(t, dir, saved...)
@@ -139,7 +139,7 @@ func TestRightSizingWeighsEachPodOfAMatrixLaneByItsOwnUsage(t *testing.T) {
 	hopper.Tier = "hopper80"
 	art := artifactOf(1, 1, cost.TriggerAutomatic, strings.Repeat("b", 40), ada)
 	art.More = []cost.Report{hopper}
-	writeSaved(t, dir, savedAttempt{rec: completedAttempt(1, 1, "pull_request", t0), artifacts: []cost.Artifact{art}})
+	writeSaved(t, dir, savedAttempt{rec: completedAttempt(1, 1, "pull_request", t0), logs: map[string]string{}, artifacts: []cost.Artifact{art}})
 	k := AttemptKey{RunID: 1, Attempt: 1}
 	addUsageNamed(t, dir, k, PodUsageArtifactName(1, 1, "pod-ada"), peakSamples(9*1024))
 	addUsageNamed(t, dir, k, PodUsageArtifactName(1, 1, "pod-hopper"), "t, 0, NVIDIA H100 80GB HBM3, 60000, 81559, 95\n")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/clock"
 	"github.com/org/runpod-gpu/pkg/lazyre"
+	"github.com/org/runpod-gpu/pkg/redact"
 )
 
 // The report files Run writes into the evidence directory.
@@ -150,10 +151,10 @@ func writeReports(res *Result, dir string, o Options, logf func(string, ...any))
 	}
 	res.Report = report
 	res.JSONPath, res.MarkdownPath = filepath.Join(dir, JSONReportFile), filepath.Join(dir, MarkdownReportFile)
-	if err := writeAtomic(res.JSONPath, append(data, '\n')); err != nil {
+	if err := writePublished(res.JSONPath, append(data, '\n')); err != nil {
 		return err
 	}
-	if err := writeAtomic(res.MarkdownPath, []byte(report.Markdown())); err != nil {
+	if err := writePublished(res.MarkdownPath, []byte(report.Markdown())); err != nil {
 		return err
 	}
 	rec, stats := report.Reputation()
@@ -162,7 +163,7 @@ func writeReports(res *Result, dir string, o Options, logf func(string, ...any))
 		return err
 	}
 	res.ReputationPath, res.Reputation = filepath.Join(dir, ReputationFile), stats
-	if err := writeAtomic(res.ReputationPath, append(data, '\n')); err != nil {
+	if err := writePublished(res.ReputationPath, append(data, '\n')); err != nil {
 		return err
 	}
 	logf("reputation: %d observation(s) written to %s; left out: %d pod(s) with no known data center (older records), "+
@@ -221,6 +222,14 @@ func CheckOutsideRepository(dir string) error {
 			return nil
 		}
 	}
+}
+
+// writePublished writes a file the workflow publishes (the reports, the
+// reputation and spend records, uploaded as artifacts and shown as the job
+// summary) with every key redact.Published finds removed: the evidence is
+// written by jobs that print what the tests printed.
+func writePublished(path string, data []byte) error {
+	return writeAtomic(path, []byte(redact.Published(string(data))))
 }
 
 // writeAtomic replaces a file so that a reader never sees half of it.

@@ -63,5 +63,5 @@ func writeSpend(res *Result, dir string, report *Report, o Options) error {
 		return err
 	}
 	res.SpendPath = filepath.Join(dir, budget.RecordFile)
-	return writeAtomic(res.SpendPath, append(data, '\n'))
+	return writePublished(res.SpendPath, append(data, '\n'))
 }

@@ -6,15 +6,22 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // What the GPU job may record of its GPU, for right-sizing: nvidia-smi's
-// samples, as the cost model's step (.github/docs/cost-model.md) writes them, uploaded as the artifact
-// UsageArtifactName(run, attempt) holding UsageFileName.
+// samples, as the cost model's step (.github/docs/cost-model.md) writes them,
+// printed into the GPU job's log one per line after UsageLinePrefix and the
+// pod id ("-" for none). Evidence collected before the lane logged them
+// carries them as the artifact UsageArtifactName(run, attempt) holding
+// UsageFileName: the GPU job no longer uploads it, since an upload step after
+// the pull request's code would hand that code the run's runtime token.
 const (
+	UsageLinePrefix     = "runpod-gpu-usage "
 	UsageArtifactPrefix = "runpod-gpu-usage-"
 	UsageFileName       = "gpu-usage.csv"
 	// UsageQuery is the nvidia-smi query the step runs, sampled every second:
@@ -130,9 +137,19 @@ func readUsageArtifact(data []byte) (GPUUsage, error) {
 	return GPUUsage{}, fmt.Errorf("archive has no %s", UsageFileName)
 }
 
-// readUsage reads the attempt's GPU usage artifacts, if it uploaded any:
-// the one GPU job's, and each pod's in a lane with a GPU job per pod.
-func (a *Attempt) readUsage(st store, rec AttemptRecord) {
+// readUsage reads the GPU usage the attempt's GPU jobs logged, and the usage
+// artifacts of evidence from before they logged it: the one GPU job's, and
+// each pod's in a lane with a GPU job per pod.
+func (a *Attempt) readUsage(st store, rec AttemptRecord, logs logScan) {
+	pods := slices.Sorted(maps.Keys(logs.usage))
+	for _, podID := range pods {
+		u, err := ParseGPUUsage(bytes.NewReader(logs.usage[podID].Bytes()))
+		if err != nil {
+			a.warn("GPU usage logged for pod %q unreadable: %v", podID, err)
+			continue
+		}
+		a.setUsage(podID, u)
+	}
 	for _, f := range rec.Artifacts {
 		podID, ok := usageArtifact(f.Name, rec.Key())
 		if !ok || f.State != StateComplete {
@@ -147,15 +164,20 @@ func (a *Attempt) readUsage(st store, rec AttemptRecord) {
 			a.warn("GPU usage %s unreadable: %v", f.Name, err)
 			continue
 		}
-		if podID == "" {
-			a.GPUUsage = &u
-			continue
-		}
-		if a.PodGPUUsage == nil {
-			a.PodGPUUsage = map[string]GPUUsage{}
-		}
-		a.PodGPUUsage[podID] = u
+		a.setUsage(podID, u)
 	}
+}
+
+// setUsage records a GPU job's usage: the attempt's one GPU job ("" pod) or a pod's.
+func (a *Attempt) setUsage(podID string, u GPUUsage) {
+	if podID == "" {
+		a.GPUUsage = &u
+		return
+	}
+	if a.PodGPUUsage == nil {
+		a.PodGPUUsage = map[string]GPUUsage{}
+	}
+	a.PodGPUUsage[podID] = u
 }
 
 // usageOf is what the accepted pod's GPU job recorded: its own artifact, or

@@ -9,6 +9,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 )
 
@@ -87,4 +88,29 @@ func TestCollectDownloadsTheGPUUsage(t *testing.T) {
 	assert.Check(t, is.Equal(a.GPUUsage.PeakMemoryMiB, 9216))
 	assert.Check(t, is.Len(a.Warnings, 0), "the usage is not read as a cost artifact: %v", a.Warnings)
 	assert.Check(t, is.Equal(res.Report.Totals.Pods, 1))
+}
+
+// The GPU job logs its samples (it uploads nothing after the pull request's
+// code ran): each pod's GPU job's lines are that pod's usage, and a usage
+// line in a lane job's log, or a malformed one, counts for nothing.
+func TestUsageReadFromTheGPUJobsLog(t *testing.T) {
+	dir := t.TempDir()
+	logs := map[string]string{
+		provisionLog: logText(t0, UsageLinePrefix+"podA t, 0, NVIDIA L4, 23000, 23034, 100"),
+		gpuLog: logText(t0, "make test-gpu",
+			UsageLinePrefix+"podA t, 0, NVIDIA L4, 4096, 23034, 50",
+			UsageLinePrefix+"podA t, 0, NVIDIA L4, 6144, 23034, 70",
+			UsageLinePrefix+"podA not a sample",
+			UsageLinePrefix+"- t, 0, NVIDIA L4, 1024, 23034, 10"),
+	}
+	writeSaved(t, dir, savedAttempt{rec: completedAttempt(7, 1, "pull_request", t0), logs: logs,
+		artifacts: []cost.Artifact{artifactOf(7, 1, cost.TriggerAutomatic, refA, acceptedReport("podA", "NVIDIA L4", 0.36, t0, 600))}})
+	a := readSaved(t, dir, AttemptKey{RunID: 7, Attempt: 1})
+	u, ok := a.PodGPUUsage["podA"]
+	assert.Assert(t, ok, "%+v", a)
+	assert.Check(t, is.Equal(u.PeakMemoryMiB, 6144), "the provision job's line is not the GPU job's")
+	assert.Check(t, is.Equal(u.Samples, 2))
+	assert.Check(t, is.Equal(u.Skipped, 1))
+	assert.Assert(t, a.GPUUsage != nil)
+	assert.Check(t, is.Equal(a.GPUUsage.PeakMemoryMiB, 1024))
 }

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/inputform"
 )
 
 // MaxValue bounds what Parse* read: a lane has a handful of tiers, so a
@@ -279,9 +280,31 @@ func ParsePods(value string) ([]Pod, error) {
 		case seen[p.Tier]:
 			return nil, fmt.Errorf("[%d]: tier %q has two pods", i, p.Tier)
 		}
+		if err := checkPodFields(p); err != nil {
+			return nil, fmt.Errorf("[%d].%w", i, err)
+		}
 		seen[p.Tier] = true
 	}
 	return pods, nil
+}
+
+// checkPodFields holds a pod's display and lookup fields to the forms the
+// watchdog's own inputs have (pkg/inputform): the same values reach the
+// log and the cost report whichever way the watchdog is given them.
+func checkPodFields(p Pod) error {
+	for _, f := range []struct{ name, kind, value string }{
+		{"pod-id", inputform.PodID, p.PodID}, {"runner-label", inputform.RunnerName, p.RunnerLabel},
+		{"tier", inputform.Tier, p.Tier}, {"gpu-tier", inputform.Tier, p.GPUTier}, {"gpu-type", inputform.GPUType, p.GPUType},
+		{"price-per-hour", inputform.Price, p.PricePerHour},
+	} {
+		if f.value == "" {
+			continue
+		}
+		if err := inputform.Check(f.kind, f.value); err != nil {
+			return fmt.Errorf("%s %w", f.name, err)
+		}
+	}
+	return nil
 }
 
 // ParseHostFaults reads the watchdog's host-faults output; "" is none.

@@ -66,6 +66,17 @@ func TestParsePodsAndHostFaults(t *testing.T) {
 	assert.ErrorContains(t, err, "needs its pod-id and runner-label")
 	_, err = ParsePods(`[{"tier":"a","pod-id":"p","runner-label":"l"},{"tier":"a","pod-id":"q","runner-label":"m"}]`)
 	assert.ErrorContains(t, err, `tier "a" has two pods`)
+	// A pod's fields are held to the watchdog's own input forms.
+	for _, tc := range []struct{ pods, wantErr string }{
+		{`[{"tier":"a","pod-id":"<img>","runner-label":"l"}]`, `[0].pod-id "<img>": want a RunPod pod id`},
+		{`[{"tier":"a\n::warning::x","pod-id":"p","runner-label":"l"}]`, `[0].tier "a\n::warning::x": want a tier name`},
+		{`[{"tier":"a","pod-id":"p","runner-label":"l","gpu-type":"[x](https://e.example)"}]`, `[0].gpu-type "[x](https://e.example)": want an exact RunPod GPU id`},
+		{`[{"tier":"a","pod-id":"p","runner-label":"l","price-per-hour":"1e308"}]`, `[0].price-per-hour "1e308": want a positive number of USD per hour up to 1000`},
+		{`[{"tier":"a","pod-id":"p","runner-label":"l x"}]`, `[0].runner-label "l x": want a runner label`},
+	} {
+		_, err = ParsePods(tc.pods)
+		assert.Check(t, is.ErrorContains(err, tc.wantErr))
+	}
 
 	faults, err := ParseHostFaults(`[{"tier":"","pod-id":"p","gpu-type":"G","kind":"runtime-lost","detail":"d"}]`)
 	assert.NilError(t, err)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/org/runpod-gpu/pkg/lazyre"
 )
@@ -63,6 +64,10 @@ func (r Retention) Retains(runID int64, attempt int, podID string) bool {
 // podIDRE is what a RunPod pod id looks like; commas and dashes would make
 // the name ambiguous, and GitHub refuses some other characters in names.
 var podIDRE = lazyre.Regexp{Pattern: `^[A-Za-z0-9]+$`}
+
+// DefaultRetentionCap is how long a retained pod is kept at most by
+// default: past it the reaper reclaims it although a record retains it.
+const DefaultRetentionCap = 24 * time.Hour
 
 // maxAttempt bounds a run attempt, as GitHub's own numbers are small.
 const maxAttempt = 1<<31 - 1

@@ -36,10 +36,7 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 	if err != nil {
 		return 0, r.fail(ErrStopped, err.Error())
 	}
-	listPrice := cost.Price{}
-	if c.PriceKnown {
-		listPrice = cost.KnownPrice(c.PricePerHour, "catalog list price")
-	}
+	listPrice := listPriceOf(c)
 	rec := cost.Attempt{Number: c.N, Candidate: c.Name, GPU: c.GPUID, Price: listPrice}
 	done := r.attemptDone(c, &rec)
 
@@ -68,6 +65,9 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 	if spent := r.now().Sub(createdAt); spent >= r.cfg.StartupTimeout() {
 		return r.foundTooLate(ctx, pod, jit, &rec, listPrice, createdAt, done, spent)
 	}
+	if out, err, stop := r.afterCreate(ctx, pod, c, jit, &rec, listPrice, createdAt, done); stop {
+		return out, err
+	}
 	w := r.watch(ctx, pod, c, label, createdAt)
 	pod, w = r.unlessForeign(ctx, pod, w, c, label, createdAt)
 	if pod == nil {
@@ -90,6 +90,14 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		return r.accept(c, label, pod, w, &rec, done)
 	}
 	return r.reject(ctx, pod, jit, w, &rec, listPrice, createdAt, done)
+}
+
+// listPriceOf is the candidate's catalog price, unknown when the plan had none.
+func listPriceOf(c plan.Candidate) cost.Price {
+	if !c.PriceKnown {
+		return cost.Price{}
+	}
+	return cost.KnownPrice(c.PricePerHour, "catalog list price")
 }
 
 // foundTooLate ends a candidate whose pod was found by name only after a
@@ -225,6 +233,7 @@ func (r *run) reject(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig,
 	end := r.now()
 	if keep {
 		r.res.RetainedPodIDs = append(r.res.RetainedPodIDs, pod.ID)
+		r.keepForSSH(pod.ID, max(rec.Price.PerHour, listPrice.PerHour), createdAt)
 		delete(r.live, pod.ID)
 		r.logf("pod %s kept for inspection (keep-failed-pods): it keeps billing until the reaper or you delete it", pod.ID)
 	} else {
@@ -377,6 +386,7 @@ func (r *run) createRequest(c plan.Candidate, label string, jit *ghapi.JITConfig
 	if v := r.cfg.Volume; v != nil {
 		body.Mounts = &runpod.Mounts{Persistent: &runpod.PersistentMount{Size: v.SizeGB, Path: v.Path}}
 	}
+	r.openDebugSSH(&body)
 	return body, nil
 }
 

@@ -3,7 +3,7 @@ package provision
 // The lane around the runs: several tiers tested together (matrix_tiers),
 // one pod each, and a host-fault re-run. RunLane plans every tier from one
 // catalog read, prints the lane's worst case before the first create, and
-// runs one Run per tier in turn inside the same paid lock, each with the
+// runs one Run per tier in turn, each with the
 // lane's other pods counted against max_run_spend_usd (Request.Committed),
 // its own candidate numbers (Request.CandidateBase), and in a matrix its
 // tier's own reuse by tree (gatecheck.TreeKey.ForTier). The lane's record

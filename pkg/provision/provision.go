@@ -100,6 +100,10 @@ type Request struct {
 	Reuse   gatecheck.ReuseQuery
 	// KeepFailedPods keeps rejected pods for inspection instead of deleting them.
 	KeepFailedPods bool
+	// DebugSSHKey, with KeepFailedPods, is a maintainer's OpenSSH public key
+	// (ParseDebugSSHKey): each pod publishes 22/tcp and lets the key in once
+	// its startup script and tests have ended (debugssh.go). Empty: no port.
+	DebugSSHKey string
 	// ProofURL and ProofSHA256 locate the CUDA smoke proof binary.
 	ProofURL, ProofSHA256 string
 	// RunnerDir is where the pod image's runner (run.sh) is; empty means
@@ -144,7 +148,7 @@ const (
 // Deadlines of the outside calls a run makes besides the startup watch (whose
 // calls fit the candidate's startup budget) and the create (create_deadline).
 // Each is measured on the policy's clock and, as a backstop, in wall time, so
-// a stalled answer can never hold the global paid lock until the step timeout.
+// a stalled answer can never hold a lane until the step timeout.
 const (
 	ReuseLookupBudget   = 60 * time.Second // the gate reuse lookup (fails open)
 	ImageResolveBudget  = 90 * time.Second // the runner image's digest
@@ -184,12 +188,17 @@ type Result struct {
 	Accepted       *Accepted
 	Attempts       []cost.Attempt
 	RetainedPodIDs []string
+	// Kept are the retained pods a maintainer can enter (with DebugSSHKey).
+	Kept []KeptPod
 	// RetentionArtifact names the artifact the workflow uploads when pods were
 	// kept for debugging; the reaper reads the kept ids from this name.
 	RetentionArtifact string
 	Warnings          []string
 	// Budget is what the last budget check saw; nil without a budget.
 	Budget *budget.Usage
+	// BudgetRecheck says what the re-check after the last create found:
+	// the pod kept, or deleted at once and why (parallel.go).
+	BudgetRecheck string
 	// SpentBound bounds what the rejected pods cost (each at its highest
 	// known price from creation to confirmed deletion); AcceptedWorst is
 	// the accepted pod at its worst case, AcceptedUnpriced when its price
@@ -408,7 +417,8 @@ func (r *run) reused(ctx context.Context) bool {
 // accepted, the PR no longer wants a pod, or the run stops.
 func (r *run) tryCandidates(ctx context.Context) (Result, error) {
 	consecutive := 0
-	for _, c := range r.res.Plan.Candidates {
+	for i := 0; i < len(r.res.Plan.Candidates); i++ {
+		c := r.res.Plan.Candidates[i]
 		// The PR (state, head and labels) is re-read right before each create.
 		switch verdict, why := r.readPR(ctx); verdict {
 		case prObsolete:
@@ -419,6 +429,9 @@ func (r *run) tryCandidates(ctx context.Context) (Result, error) {
 			return r.res, nil
 		}
 		if err := r.checkCeiling(c); err != nil {
+			return r.res, err
+		}
+		if err := r.waitForSlot(ctx); err != nil { // parallel.go
 			return r.res, err
 		}
 		if err := r.checkBudget(ctx, c); err != nil {
@@ -436,6 +449,9 @@ func (r *run) tryCandidates(ctx context.Context) (Result, error) {
 			return r.res, nil
 		case outcomeAccepted:
 			return r.res, nil
+		case outcomeSlotTaken:
+			r.retryAfterSlot(i) // parallel.go
+			continue
 		case outcomeStartupFailure:
 			consecutive++
 			if max := r.cfg.MaxConsecutiveStartupFailures; max > 0 && consecutive >= max {
@@ -504,7 +520,7 @@ func (r *run) readPR(ctx context.Context) (prVerdict, string) {
 		r.logf("PR #%d state %q unknown: carrying on", r.req.PRNumber, state)
 		return prUnknown, ""
 	}
-	if head := pr.GetHead().GetSHA(); head != r.req.ExpectedHeadSHA {
+	if head := pr.GetHead().GetSHA(); head != r.req.ExpectedHeadSHA && !r.sameTreePushed(ctx, pr) { // parallel.go
 		return prObsolete, fmt.Sprintf("PR #%d head moved from %s to %s", r.req.PRNumber, r.req.ExpectedHeadSHA, head)
 	}
 	for _, l := range pr.Labels {

@@ -122,9 +122,13 @@ func (r Result) Summary(runErr error) string {
 		ids := append([]string(nil), r.RetainedPodIDs...)
 		sort.Strings(ids)
 		fmt.Fprintf(&b, "\n**Kept for inspection (still billing):** %s\n", strings.Join(ids, ", "))
+		b.WriteString(keptSummary(r.Kept))
 	}
 	if r.Budget != nil {
 		fmt.Fprintf(&b, "\nBudget used: %s.\n", r.Budget)
+		if r.BudgetRecheck != "" {
+			fmt.Fprintf(&b, "Budget %s.\n", r.BudgetRecheck)
+		}
 	}
 	if len(r.Plan.Candidates) > 0 {
 		fmt.Fprintf(&b, "\n<details><summary>Plan (worst-case spend %s)</summary>\n\n%s\n</details>\n", r.WorstCase, r.Plan.Table())

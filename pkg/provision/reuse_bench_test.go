@@ -232,8 +232,8 @@ func TestShippedLanePolicy(t *testing.T) {
 	assert.Equal(t, p.wait, 240*time.Second)
 	assert.Equal(t, p.poll, 15*time.Second)
 	// Where a stake's workflow run cannot be read: the first provisioning and
-	// the host-fault re-run, each after an hour in the paid lock's queue.
-	assert.Equal(t, p.bound, 2*(gatecheck.PaidLockMargin+time.Duration(cfg.MaxProvisionAttempts)*cfg.StartupTimeout()+cfg.Lifetime())+15*time.Minute)
+	// the host-fault re-run, each after an hour of waiting for a free slot.
+	assert.Equal(t, p.bound, 2*(gatecheck.SlotWaitMargin+time.Duration(cfg.MaxProvisionAttempts)*cfg.StartupTimeout()+cfg.Lifetime())+15*time.Minute)
 }
 
 // BenchmarkPayOnce is the figure that shows paying once with the shipped

@@ -26,7 +26,7 @@ const (
 	MaxLifetime = 2 * time.Hour
 	// DefaultRetentionCap is how long a debug-retained pod (keep-failed) is
 	// kept at most: past it the pod is reclaimed although a record retains it.
-	DefaultRetentionCap = 24 * time.Hour
+	DefaultRetentionCap = ownership.DefaultRetentionCap
 	// MinRetentionCap and MaxRetentionCap bound a configured retention cap:
 	// at least an hour to inspect, at most 30 days of paying for an idle pod.
 	MinRetentionCap = time.Hour
@@ -93,9 +93,24 @@ const (
 type Scope struct {
 	// Repository is this repository, owner/name.
 	Repository string
-	// Workflows are the workflow paths whose pods may be reclaimed; empty
-	// allows any workflow of Repository (the run must still agree with the tags).
+	// Workflows are the workflow paths whose pods may be reclaimed and whose
+	// runs may be cancelled; empty means LaneWorkflows. A pod of any other
+	// workflow is foreign, so a run of another workflow is never cancelled.
 	Workflows []string
+}
+
+// LaneWorkflows are the lane's own workflow files, as runpod-gpu init writes
+// them (callers.LanePath and callers.RelayPath, spelt out so that the image
+// does not carry the callers' templates): the GPU lane and the local-gate
+// relay, the only callers that create pods.
+var LaneWorkflows = []string{".github/workflows/runpod-gpu.yml", ".github/workflows/local-gpu-gate.yml"}
+
+// workflows returns the workflows whose pods the scope may reclaim.
+func (s Scope) workflows() []string {
+	if len(s.Workflows) == 0 {
+		return LaneWorkflows
+	}
+	return s.Workflows
 }
 
 // PodView is what a decision may know about a listed pod. It deliberately
@@ -128,7 +143,7 @@ func View(p runpod.Pod, scope Scope) PodView {
 		v.Foreign = foreignReason(p.Name, p.Env)
 	case !strings.EqualFold(tags.Repository, scope.Repository):
 		v.Foreign = ReasonOtherRepository
-	case len(scope.Workflows) > 0 && !slices.Contains(scope.Workflows, tags.Workflow):
+	case !slices.Contains(scope.workflows(), tags.Workflow):
 		v.Foreign = ReasonOtherWorkflow
 	default:
 		v.Tags = tags

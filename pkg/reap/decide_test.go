@@ -13,6 +13,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/org/runpod-gpu/pkg/callers"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
@@ -239,6 +240,11 @@ func TestDecide(t *testing.T) {
 		{name: "workflow outside the scope", pod: func() runpod.Pod { return ownedPod(testTags(), 3*time.Hour) },
 			scope: Scope{Repository: testRepo, Workflows: []string{".github/workflows/gpu.yml"}},
 			want:  Verdict{DecisionSkipForeign, ReasonOtherWorkflow, ""}},
+		{name: "another workflow of the repository, default scope: not the lane's", pod: func() runpod.Pod {
+			tags := testTags()
+			tags.Workflow = ".github/workflows/release.yml"
+			return ownedPod(tags, 3*time.Hour)
+		}, run: ptr(runInfo("in_progress", 1, 0)), want: Verdict{DecisionSkipForeign, ReasonOtherWorkflow, ""}},
 		{name: "malformed run id", pod: withEnv(ownership.EnvRunID, "12x"), want: Verdict{DecisionSkipForeign, ReasonMalformedRunID, ""}},
 		{name: "negative run id", pod: withEnv(ownership.EnvRunID, "-5"), want: Verdict{DecisionSkipForeign, ReasonMalformedRunID, ""}},
 		{name: "malformed attempt", pod: withEnv(ownership.EnvAttempt, "first"), want: Verdict{DecisionSkipForeign, ReasonMalformedAttempt, ""}},
@@ -273,6 +279,11 @@ func TestDecide(t *testing.T) {
 			assert.DeepEqual(t, Decide(view, facts), tc.want)
 		})
 	}
+}
+
+// The reaper's default workflows are the files runpod-gpu init writes.
+func TestLaneWorkflowsAreTheCallersInitWrites(t *testing.T) {
+	assert.DeepEqual(t, LaneWorkflows, []string{callers.LanePath, callers.RelayPath})
 }
 
 func TestNeedsRetentionOnlyForEligibleKeepFailedPods(t *testing.T) {

@@ -56,7 +56,8 @@ type OrgScope struct {
 	// Repositories, when not empty, limits the sweep to these repositories of
 	// the organization (names, with or without "org/").
 	Repositories []string
-	// Workflows limits every repository's sweep as Scope.Workflows does.
+	// Workflows limits every repository's sweep as Scope.Workflows does
+	// (empty means LaneWorkflows).
 	Workflows []string
 }
 

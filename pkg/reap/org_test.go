@@ -23,7 +23,7 @@ var orgNow = time.Date(2026, 11, 2, 12, 0, 0, 0, time.UTC)
 
 // orgPod is a pod started `age` before orgNow whose tags name repo and run.
 func orgPod(id, repo string, run int64, age time.Duration) runpod.Pod {
-	tags := ownership.Tags{Repository: repo, Workflow: ".github/workflows/gpu.yml", RunID: run, Attempt: 1, Candidate: 1}
+	tags := ownership.Tags{Repository: repo, Workflow: testWorkflow, RunID: run, Attempt: 1, Candidate: 1}
 	started := wire.KnownTime(orgNow.Add(-age))
 	return runpod.Pod{ID: id, Name: tags.PodName(), Env: tags.Env(), Status: runpod.PodRunning, CreatedAt: started, StartedAt: started}
 }
@@ -44,7 +44,7 @@ func (f *orgRuns) GetWorkflowRun(_ context.Context, id int64) (*github.WorkflowR
 		return nil, fmt.Errorf("run %d: %w", id, ghapi.ErrNotFound)
 	}
 	return &github.WorkflowRun{ID: github.Int64(id), RunAttempt: github.Int(1), Status: github.String(status),
-		Path:       github.String(".github/workflows/gpu.yml"),
+		Path:       github.String(testWorkflow),
 		Repository: &github.Repository{FullName: github.String(f.repo)},
 		UpdatedAt:  &github.Timestamp{Time: orgNow.Add(-time.Hour)}}, nil
 }

@@ -85,11 +85,17 @@ func pemParts(secret string) []string {
 }
 
 // Redact returns s with every known secret (in any registered encoding)
-// replaced by Redacted. A nil Redactor returns s unchanged.
+// replaced by Redacted, and every key Published finds by its shape. A nil
+// Redactor removes the keys Published finds.
 func (r *Redactor) Redact(s string) string {
 	if r == nil || s == "" {
-		return s
+		return Published(s)
 	}
+	return Published(r.redactRegistered(s))
+}
+
+// redactRegistered replaces the registered secrets.
+func (r *Redactor) redactRegistered(s string) string {
 	r.mu.RLock()
 	rep := r.replacer
 	r.mu.RUnlock()

@@ -121,7 +121,8 @@ func GitHubQuota(h http.Header, _ time.Time) []Window {
 //
 // r is what is left, t the seconds to the reset and q the window's quota. A
 // window with no policy has an unknown limit and keeps no reserve; an item
-// that cannot be read is left out.
+// that cannot be read is left out. Without a readable RateLimit item it reads
+// the earlier draft's separate headers instead (splitQuota).
 func IETFQuota(h http.Header, now time.Time) []Window {
 	limits := map[string]int{}
 	for _, item := range sfList(h.Values("RateLimit-Policy")) {
@@ -138,7 +139,35 @@ func IETFQuota(h http.Header, now time.Time) []Window {
 		}
 		out = append(out, Window{Name: "RunPod " + item.name, Limit: limits[item.name], Remaining: r, Reset: now.Add(time.Duration(t) * time.Second)})
 	}
+	if len(out) == 0 {
+		return splitQuota(h, now)
+	}
 	return out
+}
+
+// splitQuota reads the earlier IETF draft's RateLimit-Limit, -Remaining and
+// -Reset (delta seconds), e.g.
+//
+//	RateLimit-Limit: 60, 60;w=60
+//	RateLimit-Remaining: 0
+//	RateLimit-Reset: 12
+//
+// the first member of each naming the window closest to its end. Headers
+// that cannot be read report no window.
+func splitQuota(h http.Header, now time.Time) []Window {
+	first := func(name string) (int, bool) {
+		v, _, _ := strings.Cut(h.Get(name), ",")
+		v, _, _ = strings.Cut(v, ";")
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		return n, err == nil && n >= 0
+	}
+	remaining, okR := first("RateLimit-Remaining")
+	reset, okT := first("RateLimit-Reset")
+	if !okR || !okT || reset > maxWindowSeconds {
+		return nil
+	}
+	limit, _ := first("RateLimit-Limit") // unknown: 0, which keeps no reserve
+	return []Window{{Name: "RunPod window", Limit: limit, Remaining: remaining, Reset: now.Add(time.Duration(reset) * time.Second)}}
 }
 
 // maxWindowSeconds bounds a RateLimit reset: RunPod's longest window is a day.

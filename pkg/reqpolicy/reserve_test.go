@@ -48,6 +48,11 @@ func TestReserveHoldsRequestsUntilTheWindowResets(t *testing.T) {
 			header: func(time.Time) http.Header {
 				return runPodHeader(`"minute";r=6;t=30, "hour";r=2000;t=1800`, `"minute";q=60;w=60, "hour";q=3000;w=3600`)
 			}},
+		{name: "RunPod's earlier draft headers below the reserve", read: IETFQuota, fraction: 0.1,
+			header: func(time.Time) http.Header {
+				return http.Header{"Ratelimit-Limit": {"60"}, "Ratelimit-Remaining": {"3"}, "Ratelimit-Reset": {"20"}}
+			},
+			wantWait: 20 * time.Second},
 		{name: "a window without a policy keeps no reserve", read: IETFQuota, fraction: 0.1,
 			header: func(time.Time) http.Header { return http.Header{"Ratelimit": {`"minute";r=0;t=30`}} }},
 		{name: "unreadable headers keep no reserve", read: GitHubQuota, fraction: 0.1,
@@ -160,6 +165,17 @@ func TestQuotaReaderWindows(t *testing.T) {
 			want:   []Window{{Name: "RunPod day", Limit: 50000, Remaining: 0, Reset: epoch.Add(maxWindowSeconds * time.Second)}}},
 		{name: "RunPod reset past the bound is no window", read: IETFQuota,
 			header: runPodHeader(`"day";r=0;t=31622401`, `"day";q=50000;w=86400`)},
+		{name: "the earlier draft's RateLimit-Limit, -Remaining and -Reset", read: IETFQuota,
+			header: http.Header{"Ratelimit-Limit": {"60, 60;w=60, 3000;w=3600"}, "Ratelimit-Remaining": {"4"}, "Ratelimit-Reset": {"12"}},
+			want:   []Window{{Name: "RunPod window", Limit: 60, Remaining: 4, Reset: epoch.Add(12 * time.Second)}}},
+		{name: "the earlier draft without a limit keeps none", read: IETFQuota,
+			header: http.Header{"Ratelimit-Remaining": {"0"}, "Ratelimit-Reset": {"12"}},
+			want:   []Window{{Name: "RunPod window", Remaining: 0, Reset: epoch.Add(12 * time.Second)}}},
+		{name: "the earlier draft with an unreadable reset is no window", read: IETFQuota,
+			header: http.Header{"Ratelimit-Limit": {"60"}, "Ratelimit-Remaining": {"0"}, "Ratelimit-Reset": {"soon"}}},
+		{name: "the current draft wins over the earlier one", read: IETFQuota,
+			header: http.Header{"Ratelimit": {`"minute";r=5;t=30`}, "Ratelimit-Remaining": {"0"}, "Ratelimit-Reset": {"12"}},
+			want:   []Window{{Name: "RunPod minute", Remaining: 5, Reset: epoch.Add(30 * time.Second)}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/org/runpod-gpu/pkg/inputform"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 )
 
@@ -112,9 +113,28 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	}
 	u, err := url.Parse(strings.TrimRight(strings.TrimSpace(raw), "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("runpod: base URL %q: want an absolute http(s) URL such as %s", raw, DefaultBaseURL)
+		return nil, fmt.Errorf("runpod: base URL %q: want an absolute http(s) URL such as %s", redactUserInfo(raw), DefaultBaseURL)
+	}
+	// The key rides on every request: never in the clear off this machine,
+	// never beside credentials in the URL.
+	if err := inputform.CheckServiceURL(u.String()); err != nil {
+		var ue *inputform.URLError
+		shown := redactUserInfo(raw)
+		if errors.As(err, &ue) {
+			shown = ue.Shown()
+		}
+		return nil, fmt.Errorf("runpod: base URL %q: want %w", shown, err)
 	}
 	return u, nil
+}
+
+// redactUserInfo hides the user info of a URL that failed validation.
+func redactUserInfo(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		u.User = url.User("***")
+		return u.String()
+	}
+	return raw
 }
 
 // defaultTransport bounds the wait for response headers, so that a silent

@@ -60,6 +60,10 @@ func TestBaseURL(t *testing.T) {
 		{name: "proxy prefix", base: func(srv string) string { return srv + "/runpod" }, wantPath: "/runpod/v2/pods/p1"},
 		{name: "no scheme", base: func(string) string { return "api.runpod.io" }, wantErr: `base URL "api.runpod.io": want an absolute http(s) URL`},
 		{name: "wrong scheme", base: func(string) string { return "ftp://api.runpod.io" }, wantErr: "want an absolute http(s) URL"},
+		{name: "plain http off loopback", base: func(string) string { return "http://api.runpod.example" },
+			wantErr: `base URL "http://api.runpod.example": want an https:// URL without user info`},
+		{name: "user info", base: func(srv string) string { return strings.Replace(srv, "http://", "http://me:hunter2@", 1) },
+			wantErr: `base URL "http://***@127.0.0.1`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/org/runpod-gpu/pkg/lazyre"
+	"github.com/org/runpod-gpu/pkg/inputform"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -399,14 +399,11 @@ func (c *Client) listPodsPage(ctx context.Context, op string, query url.Values, 
 	return next, nil
 }
 
-// podIDRE is what a RunPod pod id looks like: "xedezhzb9la3ye" (v1's 14
-// lower-case letters and digits), "pod_abc123" (the v2 contract's example).
-var podIDRE = lazyre.Regexp{Pattern: `^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`}
-
-// ValidPodID reports whether id has the shape of a RunPod pod id. Anything
-// else — a path, spaces, a quote — is never sent: the API would answer 404 for
-// it, which a deletion would take for "already gone".
-func ValidPodID(id string) bool { return podIDRE.MatchString(id) }
+// ValidPodID reports whether id has the shape of a RunPod pod id
+// (inputform's pod-id kind). Anything else — a path, spaces, a quote — is
+// never sent: the API would answer 404 for it, which a deletion would take
+// for "already gone".
+func ValidPodID(id string) bool { return inputform.ValidPodID(id) }
 
 // podRef names a pod id in an error: as it is when well formed, else quoted
 // and clipped, so an odd id cannot break a log line.

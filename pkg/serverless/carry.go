@@ -42,6 +42,16 @@ type Carry struct {
 	WorkflowPath string // ".github/workflows/runpod-gpu-serverless.yml"
 	Branch       string // the default branch
 	Logf         func(format string, args ...any)
+	// Runs lists the workflow's runs on Branch, newest first: a trusted run
+	// newer than the carried ledger that left none lost its upload, and Fetch
+	// refuses (ErrUnreconciled) unless Reconciled names it. Nil skips the check.
+	Runs func(ctx context.Context) ([]*github.WorkflowRun, error)
+	// CurrentRun is this run's id, never a lost one.
+	CurrentRun int64
+	// Reconciled are lost runs a maintainer has reconciled, with what each
+	// billed in cents (0: unknown, its worst case): the caller charges them
+	// (LedgerFile.ChargeLostRuns).
+	Reconciled map[int64]int64
 }
 
 // ErrNoLedger is matched when no trusted run has left a ledger yet.
@@ -53,16 +63,23 @@ var ErrNoLedger = errors.New("no earlier ledger")
 // unreadable ledger would reset the repository's budget, so only "none yet"
 // lets a lane begin with an empty one.
 func (c Carry) Fetch(ctx context.Context, path string) (string, error) {
+	from, _, err := c.FetchReconciling(ctx, path)
+	return from, err
+}
+
+// FetchReconciling is Fetch that also returns the lost runs of Reconciled
+// that the ledger misses, for the caller to charge (LedgerFile.ChargeLostRuns).
+func (c Carry) FetchReconciling(ctx context.Context, path string) (from string, charge map[int64]int64, _ error) {
 	name := c.Name
 	if name == "" {
 		name = LedgerArtifact
 	}
 	if c.Branch == "" || c.WorkflowPath == "" {
-		return "", fmt.Errorf("carry the ledger: the default branch (%q) and the workflow (%q) must be known", c.Branch, c.WorkflowPath)
+		return "", nil, fmt.Errorf("carry the ledger: the default branch (%q) and the workflow (%q) must be known", c.Branch, c.WorkflowPath)
 	}
 	list, err := c.GitHub.ArtifactsByName(ctx, name)
 	if err != nil {
-		return "", fmt.Errorf("carry the ledger: %w", err)
+		return "", nil, fmt.Errorf("carry the ledger: %w", err)
 	}
 	for _, a := range list {
 		if !c.candidate(a) {
@@ -70,15 +87,48 @@ func (c Carry) Fetch(ctx context.Context, path string) (string, error) {
 		}
 		run, err := c.GitHub.GetWorkflowRun(ctx, a.GetWorkflowRun().GetID())
 		if err != nil {
-			return "", fmt.Errorf("carry the ledger: %w", err)
+			return "", nil, fmt.Errorf("carry the ledger: %w", err)
 		}
 		if why := c.untrusted(run); why != "" {
 			c.logf("carry the ledger: artifact %d of run %d skipped: %s", a.GetID(), run.GetID(), why)
 			continue
 		}
-		return c.write(ctx, a, run, path)
+		charge, err := c.checkLost(ctx, run, fmt.Sprintf("run %d's ledger", run.GetID()))
+		if err != nil {
+			return "", nil, err
+		}
+		from, err := c.write(ctx, a, run, path)
+		return from, charge, err
 	}
-	return "", fmt.Errorf("%w: no %s artifact of %s on %s", ErrNoLedger, name, c.WorkflowPath, c.Branch)
+	charge, err = c.checkLost(ctx, nil, "no ledger at all")
+	if err != nil {
+		return "", nil, err
+	}
+	return "", charge, fmt.Errorf("%w: no %s artifact of %s on %s", ErrNoLedger, name, c.WorkflowPath, c.Branch)
+}
+
+// checkLost refuses while a lost upload since carried is not reconciled,
+// and returns the reconciled ones to charge.
+func (c Carry) checkLost(ctx context.Context, carried *github.WorkflowRun, from string) (charge map[int64]int64, _ error) {
+	lost, err := c.lostUploads(ctx, carried)
+	if err != nil {
+		return nil, err
+	}
+	var open []int64
+	for _, id := range lost {
+		if cents, ok := c.Reconciled[id]; ok {
+			if charge == nil {
+				charge = map[int64]int64{}
+			}
+			charge[id] = cents
+		} else {
+			open = append(open, id)
+		}
+	}
+	if len(open) > 0 {
+		return nil, &LostUploadError{Runs: open, From: from}
+	}
+	return charge, nil
 }
 
 // candidate is what the listing itself tells about an artifact.

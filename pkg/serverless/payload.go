@@ -47,10 +47,15 @@ var excludedDirs = []string{
 // CredentialPatterns are the credential files and directories a payload never
 // carries, matched in any case against every file's name (a pattern ending
 // in "/" against every directory's): environment files, git, netrc, npm and
-// PyPI credentials, AWS and SSH directories, SSH keys and PEM files. The
+// PyPI credentials, AWS and SSH directories, SSH keys and PEM files, Docker's
+// config directory, credentials.json, gcloud's application default
+// credentials, kubeconfig and GnuPG directories, private keys and
+// PKCS#12 bundles, Vault tokens and Terraform variable files. The
 // Serverless page (.github/docs/serverless.md) lists the same patterns.
 var CredentialPatterns = []string{
 	".env*", ".git-credentials", ".netrc", "_netrc", ".npmrc", ".pypirc", ".aws/", ".ssh/", "id_*", "*.pem",
+	".docker/", "credentials.json", "application_default_credentials.json", ".kube/", ".gnupg/",
+	"*.key", "*.p12", "*.pfx", ".vault-token", "*.tfvars", "*.tfvars.json",
 }
 
 // credential reports whether a file name (dir false) or a directory name
@@ -81,11 +86,26 @@ func excludedFile(name string) bool {
 	return credential(name, false) || lower == ".ds_store" || strings.HasSuffix(lower, ".pyc") || strings.HasSuffix(lower, ".pyo")
 }
 
+// PayloadOptions change what a payload leaves out.
+type PayloadOptions struct {
+	// IncludeIgnored sends files git ignores (the .gitignore files of the
+	// tree and of its work tree's directories above it, and
+	// .git/info/exclude), which are left out by default: build outputs,
+	// local settings and secrets are what such files usually name.
+	IncludeIgnored bool
+}
+
 // BuildPayload archives the source tree at root: regular files only, in
 // sorted order, with fixed owners, modes and times, so the same tree always
-// gives the same checksum. Links and special files are skipped and listed.
+// gives the same checksum. Links and special files are skipped and listed;
+// credential files and git-ignored files are left out.
 func BuildPayload(root string, lim jobwire.Limits) (*Payload, error) {
-	files, skipped, err := payloadFiles(root, lim)
+	return BuildPayloadWith(root, lim, PayloadOptions{})
+}
+
+// BuildPayloadWith is BuildPayload with options.
+func BuildPayloadWith(root string, lim jobwire.Limits, opts PayloadOptions) (*Payload, error) {
+	files, skipped, err := payloadFiles(root, lim, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +124,14 @@ func BuildPayload(root string, lim jobwire.Limits) (*Payload, error) {
 
 // payloadFiles lists the regular files under root that the payload carries
 // (slash-separated, relative to root) and those it skips as not regular.
-func payloadFiles(root string, lim jobwire.Limits) (files, skipped []string, _ error) {
+func payloadFiles(root string, lim jobwire.Limits, opts PayloadOptions) (files, skipped []string, _ error) {
+	ignores := &gitIgnores{}
+	if !opts.IncludeIgnored {
+		var err error
+		if ignores, err = loadGitIgnores(root); err != nil {
+			return nil, nil, fmt.Errorf("payload: %w", err)
+		}
+	}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -118,11 +145,14 @@ func payloadFiles(root string, lim jobwire.Limits) (files, skipped []string, _ e
 			return nil
 		}
 		switch {
-		case d.IsDir() && excludedDir(d.Name()):
+		case d.IsDir() && (excludedDir(d.Name()) || ignores.ignored(rel, true)):
 			return filepath.SkipDir
 		case d.IsDir():
+			if !opts.IncludeIgnored {
+				ignores.enter(rel)
+			}
 			return nil
-		case excludedFile(d.Name()):
+		case excludedFile(d.Name()) || ignores.ignored(rel, false):
 			return nil
 		case !d.Type().IsRegular():
 			skipped = append(skipped, rel)

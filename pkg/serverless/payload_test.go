@@ -155,21 +155,82 @@ func TestApprovedPayloadKeepsTheApprovedChecksum(t *testing.T) {
 	assert.Check(t, is.Equal(zero.SHA256(), ""))
 }
 
+// TestPayloadLeavesOutGitIgnoredFiles: what the tree's .gitignore files, a
+// nested one and those of the work tree above the root, and
+// .git/info/exclude name stays out by default (a "!" re-includes, a
+// directory rule skips the whole directory); IncludeIgnored sends it.
+func TestPayloadLeavesOutGitIgnoredFiles(t *testing.T) {
+	top := t.TempDir()
+	root := filepath.Join(top, "gpu")
+	writeTree(t, top, map[string]string{
+		".git/HEAD":         "ref: refs/heads/main\n",
+		".git/info/exclude": "scratch.txt\n",
+		".gitignore":        "*.log\n/gpu/data/\n",
+	})
+	writeTree(t, root, map[string]string{
+		".gitignore":           "# local builds\nbuild/\n*.o\n!keep.o\nsecrets/**/*.yaml\nlocal.cfg   \n",
+		"src/kernel.cu":        "k",
+		"src/kernel.o":         "obj",
+		"src/keep.o":           "kept",
+		"src/run.log":          "log",
+		"build/out.bin":        "bin",
+		"data/big.bin":         "data",
+		"scratch.txt":          "scratch",
+		"local.cfg":            "cfg",
+		"secrets/a/b/x.yaml":   "s",
+		"secrets/readme.md":    "r",
+		"tests/.gitignore":     "fixtures/*.tmp\n",
+		"tests/fixtures/a.tmp": "tmp",
+		"tests/fixtures/a.txt": "txt",
+		"tests/a.tmp":          "not under fixtures",
+	})
+	p, err := BuildPayload(root, jobwire.DefaultPayloadLimits)
+	assert.NilError(t, err)
+	assert.Check(t, is.DeepEqual(p.Files, []string{".gitignore", "secrets/readme.md", "src/keep.o", "src/kernel.cu",
+		"tests/.gitignore", "tests/a.tmp", "tests/fixtures/a.txt"}))
+
+	all, err := BuildPayloadWith(root, jobwire.DefaultPayloadLimits, PayloadOptions{IncludeIgnored: true})
+	assert.NilError(t, err)
+	assert.Check(t, is.Len(all.Files, 15))
+}
+
+func FuzzParseIgnore(f *testing.F) {
+	for _, s := range []string{"*.o\n!keep.o\n", "/a/**/b/\n", "[\n\\!x\n#c\n", "**\n", "a/b/c"} {
+		f.Add(s, "a/b/c.o", true)
+	}
+	f.Fuzz(func(t *testing.T, text, rel string, dir bool) {
+		for _, r := range parseIgnore(strings.NewReader(text)) {
+			_ = r.matches(rel, dir) // any text parses, any path matches or not, without a panic
+		}
+	})
+}
+
 // TestPayloadNeverCarriesCredentials: one case per entry of the documented
 // CredentialPatterns, each in another case than the pattern spells it; the
 // payload leaves them out when it is built and refuses them when it is read.
 func TestPayloadNeverCarriesCredentials(t *testing.T) {
 	cases := map[string][]string{
-		".env*":            {".ENV", ".env.Production", "api/.Envrc"},
-		".git-credentials": {".Git-Credentials", "home/.git-credentials"},
-		".netrc":           {".NETRC", "ci/.netrc"},
-		"_netrc":           {"_NetRC"},
-		".npmrc":           {"web/.NPMRC"},
-		".pypirc":          {".PyPIrc"},
-		".aws/":            {".AWS/credentials", "deploy/.aws/config"},
-		".ssh/":            {".Ssh/known_hosts", "home/.ssh/authorized_keys"},
-		"id_*":             {"ID_RSA", "keys/id_ed25519.pub", "keys/Id_Ecdsa"},
-		"*.pem":            {"server.PEM", "certs/client.pem"},
+		".env*":                                {".ENV", ".env.Production", "api/.Envrc"},
+		".git-credentials":                     {".Git-Credentials", "home/.git-credentials"},
+		".netrc":                               {".NETRC", "ci/.netrc"},
+		"_netrc":                               {"_NetRC"},
+		".npmrc":                               {"web/.NPMRC"},
+		".pypirc":                              {".PyPIrc"},
+		".aws/":                                {".AWS/credentials", "deploy/.aws/config"},
+		".ssh/":                                {".Ssh/known_hosts", "home/.ssh/authorized_keys"},
+		"id_*":                                 {"ID_RSA", "keys/id_ed25519.pub", "keys/Id_Ecdsa"},
+		"*.pem":                                {"server.PEM", "certs/client.pem"},
+		".docker/":                             {".docker/config.json", "ci/.Docker/config.json"},
+		"credentials.json":                     {"credentials.json", "deploy/Credentials.JSON"},
+		"application_default_credentials.json": {".config/gcloud/application_default_credentials.json"},
+		".kube/":                               {".kube/config", "ops/.KUBE/config"},
+		".gnupg/":                              {".gnupg/private-keys-v1.d/key", "home/.GnuPG/pubring.kbx"},
+		"*.key":                                {"tls/server.key", "Signing.KEY"},
+		"*.p12":                                {"certs/client.p12"},
+		"*.pfx":                                {"certs/Client.PFX"},
+		".vault-token":                         {".vault-token", "home/.Vault-Token"},
+		"*.tfvars":                             {"terraform.tfvars", "infra/prod.auto.tfvars"},
+		"*.tfvars.json":                        {"infra/terraform.tfvars.json"},
 	}
 	for _, pattern := range CredentialPatterns {
 		assert.Check(t, len(cases[pattern]) > 0, "no case for the documented pattern %q", pattern)

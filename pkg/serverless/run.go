@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/cudaver"
+	"github.com/org/runpod-gpu/pkg/redact"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
@@ -341,7 +342,7 @@ func keepAnswer(outDir string, st *runpod.JobStatus, out jobwire.JobOutput, deco
 		kept["lane_error"] = laneErr.Error()
 	}
 	data, _ := json.MarshalIndent(kept, "", "  ")
-	return os.WriteFile(filepath.Join(outDir, "provider-response.json"), append(data, '\n'), 0o644)
+	return os.WriteFile(filepath.Join(outDir, "provider-response.json"), append([]byte(redact.Published(string(data))), '\n'), 0o644) // uploaded with the results
 }
 
 func clipText(s string, n int) string {

@@ -88,11 +88,13 @@ func (f *fakePods) DeletePod(_ context.Context, id string) error {
 
 // fakeGitHub answers from functions of the virtual time since epoch.
 type fakeGitHub struct {
-	j      *journal
-	clock  *simclock.Virtual
-	jobs   func(since time.Duration) ([]*github.WorkflowJob, error)
-	pr     func(since time.Duration) (*github.PullRequest, error)
-	runs   []*github.WorkflowRun // successive GetWorkflowRun answers; the last repeats
+	j     *journal
+	clock *simclock.Virtual
+	jobs  func(since time.Duration) ([]*github.WorkflowJob, error)
+	pr    func(since time.Duration) (*github.PullRequest, error)
+	runs  []*github.WorkflowRun // successive GetWorkflowRun answers; the last repeats
+	// trees answers CommitTree by commit; a commit it lacks is a 404.
+	trees  map[string]string
 	cancel error
 	reads  int
 	// runner answers RunnerByName for testLabel; nil: no such runner.
@@ -255,4 +257,18 @@ func queuedGPUJob() []*github.WorkflowJob {
 	jobs := job("queued", "")
 	jobs[1].RunnerName, jobs[1].StartedAt = nil, nil
 	return jobs
+}
+
+func (g *fakeGitHub) CommitTree(_ context.Context, sha string) (string, error) {
+	if tree, ok := g.trees[sha]; ok {
+		return tree, nil
+	}
+	return "", fmt.Errorf("commit %s: %w", sha, ghapi.ErrNotFound)
+}
+
+// movedPR is the pull request after a push to head whose merge commit is merge.
+func movedPR(head, merge string) *github.PullRequest {
+	pr := openPR(head)
+	pr.MergeCommitSHA = github.String(merge)
+	return pr
 }

@@ -91,6 +91,11 @@ type Request struct {
 	// (empty: only a closed pull request is obsolete).
 	PRNumber        int
 	ExpectedHeadSHA string
+	// TestedTree is the tree the lane tests (authorize's tree key): a head
+	// moved to a merge commit of that tree (an identical tree re-pushed) is
+	// not obsolete, since the re-push's lane follows this one. Empty: any
+	// moved head is.
+	TestedTree string
 	// SetupBudget, Lifetime and Poll default to the constants above; RequestTimeout bounds each observation.
 	SetupBudget, Lifetime, Poll, RequestTimeout time.Duration
 	// HandOverWait is how long the pod, accepted, waited in provision for
@@ -220,6 +225,8 @@ type watch struct {
 	req   Request
 	clock clock.Clock
 	sleep clock.Sleeper
+	// sameTreeHead is the moved head last said to hold the tested tree (sameTree).
+	sameTreeHead string
 
 	record   *runpod.Pod         // the pod as read when the watch began
 	lastJob  *github.WorkflowJob // the GPU job as last observed
@@ -525,10 +532,35 @@ func (w *watch) prObsolete(ctx context.Context, budget time.Duration) (string, b
 	switch head := pr.GetHead().GetSHA(); {
 	case pr.GetState() == "closed":
 		return fmt.Sprintf("pull request #%d is closed", w.req.PRNumber), true
-	case w.req.ExpectedHeadSHA != "" && head != w.req.ExpectedHeadSHA:
+	case w.req.ExpectedHeadSHA != "" && head != w.req.ExpectedHeadSHA && !w.sameTree(rctx, pr):
 		return fmt.Sprintf("pull request #%d head moved from %s to %s", w.req.PRNumber, w.req.ExpectedHeadSHA, head), true
 	}
 	return "", false
+}
+
+// treeReader reads a commit's tree. *ghapi.Client has it.
+type treeReader interface {
+	CommitTree(ctx context.Context, sha string) (string, error)
+}
+
+// sameTree reports whether the pull request's merge commit has the tested
+// tree (Request.TestedTree), said once per head; anything it cannot read says no.
+func (w *watch) sameTree(ctx context.Context, pr *github.PullRequest) bool {
+	tr, ok := w.deps.GitHub.(treeReader)
+	merge := pr.GetMergeCommitSHA()
+	if w.req.TestedTree == "" || !ok || merge == "" {
+		return false
+	}
+	tree, err := tr.CommitTree(ctx, merge)
+	if err != nil || tree != w.req.TestedTree {
+		return false
+	}
+	if head := pr.GetHead().GetSHA(); w.sameTreeHead != head {
+		w.sameTreeHead = head
+		w.logf("pull request #%d head moved from %s to %s with the same merged tree %s: not obsolete, the new head's lane follows this one",
+			w.req.PRNumber, w.req.ExpectedHeadSHA, head, tree)
+	}
+	return true
 }
 
 // finish deletes the pod, logs an early end's cost line (cost.CostLine) from

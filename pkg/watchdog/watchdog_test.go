@@ -30,6 +30,10 @@ import (
 
 var movedSHA = strings.Repeat("b", 40)
 
+// movedMerge is the merge commit after the push to movedSHA; testedTree is
+// the tree the lane tests.
+var movedMerge, testedTree = strings.Repeat("d", 40), strings.Repeat("7", 40)
+
 func TestRun(t *testing.T) {
 	setupOnly := func(time.Duration) ([]*github.WorkflowJob, error) { return job("in_progress", ""), nil }
 	tests := []struct {
@@ -113,6 +117,45 @@ func TestRun(t *testing.T) {
 						return openPR(headSHA), nil
 					}
 					return openPR(movedSHA), nil
+				}
+			},
+			wantJournal: "+5m15s DELETE pod0watched001\n+5m15s GET run 9100\n+5m15s CANCEL run 9100",
+			wantOutcome: OutcomeObsolete, wantCancel: "requested", wantPaid: "255",
+		},
+		{
+			// An amended message: the lane tests the same tree the new head has,
+			// and the new head's lane follows it.
+			name: "head moved to the same merged tree: not obsolete, the job finishes",
+			setup: func(h *harness) {
+				h.req.TestedTree = testedTree
+				h.gh.trees = map[string]string{movedMerge: testedTree}
+				h.gh.jobs = func(since time.Duration) ([]*github.WorkflowJob, error) {
+					if since < 600*time.Second {
+						return job("in_progress", "in_progress"), nil
+					}
+					return job("completed", "completed"), nil
+				}
+				h.gh.pr = func(since time.Duration) (*github.PullRequest, error) {
+					if since < 300*time.Second {
+						return openPR(headSHA), nil
+					}
+					return movedPR(movedSHA, movedMerge), nil
+				}
+			},
+			wantJournal: "+10m15s DELETE pod0watched001",
+			wantOutcome: OutcomeJobFinished, wantTests: true,
+		},
+		{
+			name: "head moved to another tree: obsolete",
+			setup: func(h *harness) {
+				h.req.TestedTree = testedTree
+				h.gh.trees = map[string]string{movedMerge: "8888888888888888888888888888888888888888"}
+				h.gh.jobs = setupOnly
+				h.gh.pr = func(since time.Duration) (*github.PullRequest, error) {
+					if since < 300*time.Second {
+						return openPR(headSHA), nil
+					}
+					return movedPR(movedSHA, movedMerge), nil
 				}
 			},
 			wantJournal: "+5m15s DELETE pod0watched001\n+5m15s GET run 9100\n+5m15s CANCEL run 9100",

@@ -5,9 +5,8 @@
 //
 // then returns out.json as the job's output. It loads libcuda.so.1 at run
 // time through purego (no cgo), like cuda-smoke, so it is a separate binary
-// from the actions' static ones and ships as a release asset checked by
-// SHA-256. It exits 0 whenever it wrote an output (failures are inside it).
-// See worker.RunCLI.
+// shipped as a release asset checked by SHA-256. It exits 0 whenever it
+// wrote an output (failures are inside it): see worker.RunCLI.
 package main
 
 import (
@@ -25,15 +24,17 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := worker.RunCLI(ctx, os.Args[1:], os.Getenv, prove)
-	stop()
-	if err != nil {
+	err := worker.StartClean() // first: the tests never see this process's keys
+	if err == nil {
+		err = worker.RunCLI(ctx, os.Args[1:], os.Getenv, prove)
+	}
+	if stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "serverless-worker:", err)
 		os.Exit(2)
 	}
 }
 
-// prove runs the CUDA smoke proof on the real driver: package worker links no purego.
+// prove is the CUDA smoke proof on the real driver (worker links no purego).
 func prove(ctx context.Context, cfg smoke.Config, out io.Writer) (*smoke.Report, error) {
 	return cudalib.NewProof(cfg, out, os.Getenv).Run(ctx)
 }

@@ -62,6 +62,11 @@ func (m *ProofModel) Start(l runpodsim.Launch, exited runpodsim.ExitFunc) error 
 		log = func(...string) {}
 	}
 	log(ModelStartLines(l)...)
+	if startup.ServesSSH(l.Cmd) && l.Env[startup.DebugKeyEnv] != "" {
+		// The debug shell's wrapper outlives its script: where the script
+		// would exit, it prints its line and sshd keeps the container up.
+		exited = func(code int) { log(fmt.Sprintf(startup.DebugShellLine, code)) }
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.timers[l.PodID] = m.clock.AfterFunc(m.ProofTime, func() { m.verdictOf(l, log, exited) })

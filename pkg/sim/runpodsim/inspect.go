@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 )
 
@@ -28,6 +29,8 @@ type PodInfo struct {
 	ExitCode     *int      // set when the container exited on its own
 	// Env is the pod's environment as created; tests scan it for leaked secrets.
 	Env map[string]string
+	// Cmd is the container command as created (a startup script).
+	Cmd []string
 }
 
 // Bill is what one pod has cost so far: per-second billing of every stretch
@@ -53,7 +56,7 @@ func (s *Server) Pods() []PodInfo {
 			GPUTypeID: p.gpuID, GPUCount: p.gpuCount, Cloud: p.cloud,
 			DataCenterID: p.host.profile.DataCenterID, HostID: p.host.profile.ID,
 			HourlyPrice: p.price, CreatedAt: p.createdAt, StartedAt: p.startedAt, TerminatedAt: p.endedAt,
-			Env: maps.Clone(p.env),
+			Env: maps.Clone(p.env), Cmd: slices.Clone(p.cmd),
 		}
 		if p.exitCode != nil {
 			code := *p.exitCode

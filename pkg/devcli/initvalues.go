@@ -1,0 +1,58 @@
+package devcli
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/org/runpod-gpu/pkg/callers"
+)
+
+// MaxInitRunSpendUSD bounds --max-run-spend: a run of the lane is a few
+// pods for an hour or two, so a ceiling above this is a typo (1e9), not a budget.
+const MaxInitRunSpendUSD = 1000
+
+// expressionOpen starts a GitHub Actions expression: a value holding it,
+// written into a caller workflow, would be evaluated by the runner (and
+// could read secrets or the event's attacker-controlled text).
+const expressionOpen = "${{"
+
+// checkInitFlags checks init's flags before anything is asked, read or
+// written: the money flag's range, and no expression in a value written
+// into a workflow.
+func checkInitFlags(f initFlags) error {
+	if v := f.maxRunSpend; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > MaxInitRunSpendUSD {
+		return fail(ExitUsage, "--max-run-spend %s: want a positive amount of USD, at most %d (omit it to be asked)",
+			strconv.FormatFloat(v, 'g', -1, 64), MaxInitRunSpendUSD)
+	}
+	return checkNoExpression(map[string][]string{
+		"--test-command": {f.testCommand}, "--workflows": f.workflows, "--suite": {f.suite}, "--gpus": f.gpus})
+}
+
+// checkInitValues checks what init is about to write, answers on the
+// terminal and the workflow names read from the checkout included.
+func checkInitValues(o callers.Options) error {
+	if v := o.MaxRunSpendUSD; math.IsNaN(v) || v <= 0 || v > MaxInitRunSpendUSD {
+		return fail(ExitUsage, "--max-run-spend %s: want a positive amount of USD, at most %d",
+			strconv.FormatFloat(v, 'g', -1, 64), MaxInitRunSpendUSD)
+	}
+	var tiers []string
+	for _, t := range o.Tiers {
+		tiers = append(tiers, t.Name)
+		tiers = append(tiers, t.GPUIDs...)
+	}
+	return checkNoExpression(map[string][]string{
+		"--test-command": {o.TestCommand}, "--workflows": o.Workflows, "--suite": {o.Suite}, "--gpus": tiers})
+}
+
+// checkNoExpression refuses the first value holding "${{", naming its flag.
+func checkNoExpression(values map[string][]string) error {
+	for _, flag := range []string{"--suite", "--workflows", "--gpus", "--test-command"} {
+		for _, v := range values[flag] {
+			if strings.Contains(v, expressionOpen) {
+				return fail(ExitUsage, "%s %q: want a value without %q: init writes it into a workflow, where the runner would evaluate it as an expression", flag, v, expressionOpen)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,487 @@
+package devcli
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-github/v66/github"
+	"github.com/spf13/cobra"
+
+	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/history"
+	"github.com/org/runpod-gpu/pkg/lanerecord"
+	"github.com/org/runpod-gpu/pkg/ownership"
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/runpod"
+)
+
+// ReproDir is where repro puts the test archive's files on the pod.
+const ReproDir = "/root/repro"
+
+// maxArchiveBytes bounds the unpacked test archive repro copies to the pod.
+const maxArchiveBytes = 1 << 30
+
+// downloadTimeout bounds one artifact or logs download: archives can be
+// hundreds of megabytes.
+const downloadTimeout = 5 * time.Minute
+
+type reproFlags struct {
+	repo      string
+	name      string
+	run       bool
+	sshKey    string
+	poll      time.Duration
+	lookupFor time.Duration
+}
+
+// runRef is the run repro reproduces.
+type runRef struct {
+	owner, repo string
+	runID       int64
+	attempt     int // 0: the latest attempt with a record
+}
+
+func (a *app) reproCmd() *cobra.Command {
+	var f reproFlags
+	cmd := &cobra.Command{
+		Use:   "repro <run URL or id> [--repo OWNER/NAME] [--run]",
+		Short: "Start a developer pod like a lane run's, with its test archive, and open a shell or run its tests",
+		Long: `repro reads a finished lane run's lane record (the artifact
+runpod-gpu-lane-record-<run>-<attempt>: GPU type, image digest, CUDA floor,
+tested ref, test archive artifact, test command), and refuses a record no
+lane job's log seals (any job of the run, the pull request's code included,
+can upload an artifact). It prints the worst-case cost, then starts a
+developer pod with the same GPU type and count, the same image by digest and
+the same CUDA floor, waits until SSH works, copies the test archive
+artifact's files to ` + ReproDir + ` with scp, and opens a shell there; with
+--run it runs the test command there instead, streaming its output, and
+exits with its status.
+
+The pod is a developer pod (the CI reaper never touches it): it bills until
+runpod-gpu down NAME. The worst case printed is its price for the boot
+budget plus the lane's lifetime_seconds, the bound the lane's own pod had.
+
+The lane's workflows of this release do not write the record yet: their
+runs exit 6 (no lane record).
+
+GitHub is read with GH_TOKEN (or GITHUB_TOKEN), at GITHUB_API_URL; RunPod
+with RUNPOD_API_KEY or ~/.runpod/config.toml.`,
+		Example: `  runpod-gpu repro https://github.com/acme/model/actions/runs/7001
+  runpod-gpu repro 7001 --repo acme/model --run
+  runpod-gpu down repro-7001`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return a.repro(cmd, args[0], f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.repo, "repo", "", "OWNER/NAME of the run's repository (required with a bare run id)")
+	fl.StringVar(&f.name, "name", "", "pod name; default repro-<run id>")
+	fl.BoolVar(&f.run, "run", false, "run the record's test command on the pod and stream its output, instead of a shell")
+	fl.StringVar(&f.sshKey, "ssh-key", "", "your public key file; default ~/.ssh/id_ed25519.pub, id_ecdsa.pub or id_rsa.pub")
+	fl.DurationVar(&f.poll, "poll", DefaultPoll, "how often to read the pod while it boots")
+	fl.DurationVar(&f.lookupFor, "lookup-for", CreateLookupBudget, "after a lost create answer, how long to look for the pod in RunPod's pod list")
+	_ = fl.MarkHidden("poll")
+	return cmd
+}
+
+var (
+	runURLRE  = regexp.MustCompile(`^/([A-Za-z0-9_.-]{1,100})/([A-Za-z0-9_.-]{1,100})/actions/runs/([0-9]{1,19})(?:/attempts/([0-9]{1,4}))?(?:/.*)?$`)
+	runIDRE   = regexp.MustCompile(`^[0-9]{1,19}$`)
+	repoArgRE = regexp.MustCompile(`^([A-Za-z0-9_.-]{1,100})/([A-Za-z0-9_.-]{1,100})$`)
+)
+
+// parseRunRef reads "https://github.com/OWNER/NAME/actions/runs/ID[/attempts/N]"
+// or a bare run id with repo ("OWNER/NAME").
+func parseRunRef(arg, repo string) (runRef, error) {
+	var r runRef
+	arg = strings.TrimSpace(arg)
+	if runIDRE.MatchString(arg) {
+		m := repoArgRE.FindStringSubmatch(strings.TrimSpace(repo))
+		if m == nil {
+			return r, fail(ExitUsage, "--repo %q: want OWNER/NAME with a bare run id (or pass the run's URL)", repo)
+		}
+		r.owner, r.repo = m[1], m[2]
+		id, err := strconv.ParseInt(arg, 10, 64)
+		if err != nil || id <= 0 {
+			return r, fail(ExitUsage, "run %q: want a positive workflow run id", arg)
+		}
+		r.runID = id
+		return r, nil
+	}
+	u, err := url.Parse(arg)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
+		return r, fail(ExitUsage, "run %q: want a run URL https://github.com/OWNER/NAME/actions/runs/ID or a run id", arg)
+	}
+	m := runURLRE.FindStringSubmatch(u.Path)
+	if m == nil {
+		return r, fail(ExitUsage, "run %q: want a run URL https://github.com/OWNER/NAME/actions/runs/ID or a run id", arg)
+	}
+	r.owner, r.repo = m[1], m[2]
+	if repo != "" && !strings.EqualFold(repo, r.owner+"/"+r.repo) {
+		return r, fail(ExitUsage, "--repo %q and the run URL's repository %s/%s differ", repo, r.owner, r.repo)
+	}
+	id, err := strconv.ParseInt(m[3], 10, 64)
+	if err != nil || id <= 0 {
+		return r, fail(ExitUsage, "run %q: the run id is not a positive number", arg)
+	}
+	r.runID = id
+	if m[4] != "" {
+		if r.attempt, err = strconv.Atoi(m[4]); err != nil || r.attempt <= 0 {
+			return r, fail(ExitUsage, "run %q: the attempt is not a positive number", arg)
+		}
+	}
+	return r, nil
+}
+
+func (f reproFlags) check() error {
+	switch {
+	case f.name != "" && !podNameRE.MatchString(f.name):
+		return fail(ExitUsage, "--name %q: want 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", f.name)
+	case f.poll <= 0:
+		return fail(ExitUsage, "--poll %s: want a positive duration", f.poll)
+	case f.lookupFor < MinCreateLookup || f.lookupFor > MaxCreateLookup:
+		return fail(ExitUsage, "--lookup-for %s: want %s to %s", f.lookupFor, MinCreateLookup, MaxCreateLookup)
+	}
+	return nil
+}
+
+func (a *app) repro(cmd *cobra.Command, arg string, f reproFlags) error {
+	ctx := cmd.Context()
+	ref, err := parseRunRef(arg, f.repo)
+	if err != nil {
+		return err
+	}
+	if err := f.check(); err != nil {
+		return err
+	}
+	if f.name == "" {
+		f.name = "repro-" + strconv.FormatInt(ref.runID, 10)
+	}
+	gh, err := a.reproGitHub(ctx, ref)
+	if err != nil {
+		return err
+	}
+	rec, arts, err := a.readLaneRecord(ctx, gh, ref)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.env.Stderr, "run %d attempt %d of %s: %s x%d, image %s, CUDA >= %s, tested ref %s, tests: %s\n",
+		rec.RunID, rec.Attempt, rec.Repository, rec.GPUType, rec.GPUCount, rec.Image, rec.CUDAFloor, rec.TestedRef, rec.TestCommand)
+	archive, err := a.fetchTestArchive(ctx, gh, arts, rec)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(filepath.Dir(archive))
+	pod, err := a.startReproPod(ctx, rec, f)
+	if err != nil {
+		return err
+	}
+	e, _ := pod.DirectSSH()
+	if err := checkEndpoint(*pod, e); err != nil {
+		return err
+	}
+	scp := []string{"scp", "-P", strconv.Itoa(e.Port), "-o", "StrictHostKeyChecking=accept-new", "-r", "--", archive, e.Username + "@" + e.Host + ":" + filepath.Dir(ReproDir) + "/"}
+	if code, err := a.env.RunSSH(ctx, scp); err != nil || code != 0 {
+		return fail(ExitFailure, "copy the test archive to pod %s failed (scp %v, status %d); the pod is running and billing: runpod-gpu ssh %s, or runpod-gpu down %s", pod.ID, err, code, pod.Name, pod.Name)
+	}
+	fmt.Fprintf(a.env.Stderr, "test archive %s copied to %s on pod %s; delete the pod when done: runpod-gpu down %s\n", rec.TestArchive, ReproDir, pod.ID, pod.Name)
+	remote := "cd " + ReproDir + ` && exec "${SHELL:-/bin/bash}" -l`
+	if f.run {
+		remote = "cd " + ReproDir + " && " + rec.TestCommand
+	}
+	argv := append([]string{"ssh", "-t"}, sshArgv(e, "", []string{remote})[1:]...)
+	code, err := a.env.RunSSH(ctx, argv)
+	if err != nil {
+		return withCode(ExitFailure, err)
+	}
+	if code != 0 {
+		return sshExit{code}
+	}
+	return nil
+}
+
+// reproGitHub is a client for ref's repository with the environment's token.
+func (a *app) reproGitHub(ctx context.Context, ref runRef) (*ghapi.Client, error) {
+	token := firstNonEmpty(a.env.Getenv("GH_TOKEN"), a.env.Getenv("GITHUB_TOKEN"))
+	if token == "" {
+		return nil, fail(ExitUsage, "no GitHub token: set GH_TOKEN (e.g. GH_TOKEN=$(gh auth token)) to a token that can read %s/%s's Actions artifacts and logs", ref.owner, ref.repo)
+	}
+	policy := reqpolicy.New(reqpolicy.WithClock(a.env.Clock), reqpolicy.WithSleeper(a.env.Sleep), reqpolicy.WithClassifier(ghapi.RateLimitClassifier(a.env.Clock)))
+	gh, err := ghapi.New(ctx, ghapi.Options{BaseURL: a.env.Getenv("GITHUB_API_URL"), HTTPClient: a.env.HTTPClient, Policy: policy,
+		Token: token, Owner: ref.owner, Repo: ref.repo})
+	if err != nil {
+		return nil, withCode(ExitUsage, fmt.Errorf("GITHUB_API_URL: %w", err))
+	}
+	return gh, nil
+}
+
+// readLaneRecord finds, downloads, parses and checks the seal of ref's lane
+// record; it also returns the run's artifacts.
+func (a *app) readLaneRecord(ctx context.Context, gh *ghapi.Client, ref runRef) (lanerecord.Record, []*github.Artifact, error) {
+	var rec lanerecord.Record
+	cctx, cancel := a.bound(ctx, callTimeout)
+	arts, err := gh.ListRunArtifacts(cctx, ref.runID)
+	cancel()
+	if err != nil {
+		return rec, nil, fail(ExitFailure, "list the artifacts of run %d: %v", ref.runID, err)
+	}
+	var found *github.Artifact
+	best := 0
+	for _, art := range arts {
+		rest, ok := strings.CutPrefix(art.GetName(), lanerecord.ArtifactPrefix+strconv.FormatInt(ref.runID, 10)+"-")
+		n, err := strconv.Atoi(rest)
+		if !ok || err != nil || n <= 0 || art.GetExpired() || (ref.attempt != 0 && n != ref.attempt) || n <= best {
+			continue
+		}
+		found, best = art, n
+	}
+	if found == nil {
+		return rec, nil, fail(ExitNotFound, "run %d of %s/%s has no lane record artifact %s (a lane run before repro existed, another workflow, or an expired artifact)",
+			ref.runID, ref.owner, ref.repo, lanerecord.ArtifactName(ref.runID, max(ref.attempt, 1)))
+	}
+	data, err := a.downloadFile(ctx, gh, found, lanerecord.FileName, lanerecord.MaxBytes)
+	if err != nil {
+		return rec, nil, err
+	}
+	if rec, err = lanerecord.Parse(data); err != nil {
+		return rec, nil, fail(ExitRecordRefused, "artifact %s: %v", found.GetName(), err)
+	}
+	if rec.RunID != ref.runID || rec.Attempt != best || !strings.EqualFold(rec.Repository, ref.owner+"/"+ref.repo) {
+		return rec, nil, fail(ExitRecordRefused, "artifact %s records run %d attempt %d of %s, not this run: refused", found.GetName(), rec.RunID, rec.Attempt, rec.Repository)
+	}
+	if err := a.checkSeal(ctx, gh, rec, data, found.GetName()); err != nil {
+		return rec, nil, err
+	}
+	return rec, arts, nil
+}
+
+// checkSeal refuses a record no lane job's log vouches for: only the
+// provision job, which runs no pull-request code, writes and seals it.
+func (a *app) checkSeal(ctx context.Context, gh *ghapi.Client, rec lanerecord.Record, data []byte, name string) error {
+	cctx, cancel := a.bound(ctx, downloadTimeout)
+	logs, err := gh.DownloadRunLogs(cctx, rec.RunID, rec.Attempt)
+	cancel()
+	if err != nil {
+		return fail(ExitFailure, "read the logs of run %d attempt %d, which seal the lane record: %v", rec.RunID, rec.Attempt, err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(logs), int64(len(logs)))
+	if err != nil {
+		return fail(ExitFailure, "the logs of run %d: %v", rec.RunID, err)
+	}
+	want := cost.SealLine(data).Format()
+	for _, f := range zr.File {
+		if !sealingJobFile(f.Name) {
+			continue
+		}
+		if sealed, err := fileHasLine(f, want); err == nil && sealed {
+			return nil
+		}
+	}
+	return fail(ExitRecordRefused, "lane record %s refused as forged: no %q job log seals its content (%s); any job of the run can upload an artifact", name, history.JobProvision, want)
+}
+
+// sealingJobFile reports whether a logs archive file is the provision job's.
+func sealingJobFile(name string) bool {
+	if folder, _, nested := strings.Cut(name, "/"); nested {
+		return folder == history.JobProvision
+	}
+	_, job, ok := strings.Cut(strings.TrimSuffix(name, ".txt"), "_")
+	return ok && job == history.JobProvision
+}
+
+// fileHasLine reports whether a log file has a line ending in want (log
+// lines start with a timestamp).
+func fileHasLine(f *zip.File, want string) (bool, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return false, err
+	}
+	defer rc.Close()
+	sc := bufio.NewScanner(io.LimitReader(rc, 256<<20))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if strings.HasSuffix(strings.TrimRight(sc.Text(), "\r"), want) {
+			return true, nil
+		}
+	}
+	return false, sc.Err()
+}
+
+// downloadFile downloads art and returns its file name, at most limit bytes.
+func (a *app) downloadFile(ctx context.Context, gh *ghapi.Client, art *github.Artifact, name string, limit int64) ([]byte, error) {
+	cctx, cancel := a.bound(ctx, downloadTimeout)
+	data, err := gh.DownloadArtifact(cctx, art.GetID())
+	cancel()
+	if err != nil {
+		return nil, fail(ExitFailure, "download artifact %s: %v", art.GetName(), err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, fail(ExitFailure, "artifact %s: %v", art.GetName(), err)
+	}
+	for _, f := range zr.File {
+		if f.Name != name {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return nil, fail(ExitFailure, "artifact %s: %s: %v", art.GetName(), name, err)
+		}
+		defer rc.Close()
+		b, err := io.ReadAll(io.LimitReader(rc, limit+1))
+		if err != nil || int64(len(b)) > limit {
+			return nil, fail(ExitFailure, "artifact %s: %s unreadable or over %d bytes", art.GetName(), name, limit)
+		}
+		return b, nil
+	}
+	return nil, fail(ExitFailure, "artifact %s holds no %s", art.GetName(), name)
+}
+
+// fetchTestArchive downloads the record's test archive artifact and unpacks
+// its files into a local folder named like ReproDir, returned for scp.
+func (a *app) fetchTestArchive(ctx context.Context, gh *ghapi.Client, arts []*github.Artifact, rec lanerecord.Record) (string, error) {
+	var art *github.Artifact
+	for _, x := range arts {
+		if x.GetName() == rec.TestArchive && !x.GetExpired() {
+			art = x
+		}
+	}
+	if art == nil {
+		return "", fail(ExitNotFound, "run %d has no test archive artifact %s (expired, or never uploaded)", rec.RunID, rec.TestArchive)
+	}
+	cctx, cancel := a.bound(ctx, downloadTimeout)
+	data, err := gh.DownloadArtifact(cctx, art.GetID())
+	cancel()
+	if err != nil {
+		return "", fail(ExitFailure, "download the test archive %s: %v", rec.TestArchive, err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return "", fail(ExitFailure, "test archive %s: %v", rec.TestArchive, err)
+	}
+	tmp, err := os.MkdirTemp("", "runpod-gpu-repro-")
+	if err != nil {
+		return "", withCode(ExitFailure, err)
+	}
+	dir := filepath.Join(tmp, filepath.Base(ReproDir))
+	if err := unzipTo(zr, dir); err != nil {
+		os.RemoveAll(tmp)
+		return "", fail(ExitFailure, "test archive %s: %v", rec.TestArchive, err)
+	}
+	return dir, nil
+}
+
+// unzipTo writes zr's files under dir, refusing names that leave it and more
+// than maxArchiveBytes in all.
+func unzipTo(zr *zip.Reader, dir string) error {
+	left := int64(maxArchiveBytes)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for _, f := range zr.File {
+		if !filepath.IsLocal(f.Name) || strings.Contains(f.Name, `\`) {
+			return fmt.Errorf("file name %q leaves the archive's folder", f.Name)
+		}
+		path := filepath.Join(dir, f.Name)
+		if f.FileInfo().IsDir() {
+			if err := os.MkdirAll(path, 0o700); err != nil {
+				return err
+			}
+			continue
+		}
+		if !f.Mode().IsRegular() {
+			return fmt.Errorf("%s is not a plain file", f.Name)
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return err
+		}
+		n, err := writeZipFile(f, path, left)
+		if err != nil {
+			return err
+		}
+		left -= n
+	}
+	return nil
+}
+
+func writeZipFile(f *zip.File, path string, left int64) (int64, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(out, io.LimitReader(rc, left+1))
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && n > left {
+		err = fmt.Errorf("the archive unpacks to more than %d bytes", maxArchiveBytes)
+	}
+	return n, err
+}
+
+// ReproWorstCase is what a repro pod at pricePerHour can cost within the
+// boot budget plus the lane's lifetime.
+func ReproWorstCase(pricePerHour float64, lifetime time.Duration) float64 {
+	return pricePerHour * (BootBudget + lifetime).Hours()
+}
+
+// startReproPod creates the developer pod like the record's and waits until
+// SSH works. The worst case is printed before the create.
+func (a *app) startReproPod(ctx context.Context, rec lanerecord.Record, f reproFlags) (*runpod.Pod, error) {
+	userKey, err := a.userKey(f.sshKey)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.connect(); err != nil {
+		return nil, err
+	}
+	if err := a.checkNameFree(ctx, f.name); err != nil {
+		return nil, err
+	}
+	keys, err := a.publicKeys(ctx, userKey)
+	if err != nil {
+		return nil, err
+	}
+	q := query{name: rec.GPUType, exact: true, count: rec.GPUCount, clouds: []string{runpod.CloudSecure, runpod.CloudCommunity}}
+	o, err := a.cheapestInStock(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	lifetime := time.Duration(rec.LifetimeSeconds) * time.Second
+	fmt.Fprintf(a.env.Stdout, "worst case: $%.2f (%s at $%.4f/hour for the %s boot budget plus the lane's %s lifetime); it bills until runpod-gpu down %s\n",
+		ReproWorstCase(o.PricePerHour, lifetime), o.InstanceType(), o.PricePerHour, BootBudget, lifetime, f.name)
+	env := ownership.DeveloperEnv(a.env.User)
+	env["PUBLIC_KEY"] = strings.Join(keys, "\n")
+	req := runpod.CreatePodRequest{
+		Name: f.name, Image: rec.Image, GPU: &runpod.CreateGPU{ID: o.GPUID, Count: o.GPUCount, MinCudaVersion: rec.CUDAFloor},
+		Cloud: o.Cloud, DataCenterIDs: []string{o.DataCenterID}, Disk: rec.DiskGB,
+		Ports: []string{"22/tcp"}, Env: env,
+	}
+	created := a.env.Clock.Now()
+	pod, err := a.create(ctx, req, f.lookupFor)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(a.env.Stderr, "pod %s (%s) created; waiting up to %s for it to boot\n", pod.ID, pod.Name, BootBudget)
+	ready, err := a.waitBoot(ctx, pod, created, f.poll)
+	if err != nil {
+		return nil, a.abandon(ctx, pod, err)
+	}
+	return ready, nil
+}
