@@ -1,6 +1,7 @@
 package devcli
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/spf13/cobra"
@@ -50,11 +51,18 @@ Exit status: 0 when the wiring is right and the gate is green, 1 otherwise.`,
 }
 
 func (a *app) runRehearse(cmd *cobra.Command, f rehearseFlags) error {
-	r, err := rehearse.Run(cmd.Context(), rehearse.Options{Dir: f.dir})
+	return a.rehearseDir(cmd.Context(), f.dir, f.asJSON, "")
+}
+
+// rehearseDir plays dir's lane callers offline, prints the report, and
+// fails on a wiring mistake or a gate that is not green, the failure ending
+// with after; runpod-gpu rehearse and runpod-gpu init share it.
+func (a *app) rehearseDir(ctx context.Context, dir string, asJSON bool, after string) error {
+	r, err := rehearse.Run(ctx, rehearse.Options{Dir: dir})
 	if err != nil {
 		return withCode(ExitFailure, err)
 	}
-	if f.asJSON {
+	if asJSON {
 		enc := json.NewEncoder(a.env.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(r); err != nil {
@@ -65,9 +73,9 @@ func (a *app) runRehearse(cmd *cobra.Command, f rehearseFlags) error {
 	}
 	switch {
 	case len(r.Mistakes) > 0:
-		return fail(ExitFailure, "%d wiring mistake(s): fix them and rehearse again", len(r.Mistakes))
+		return fail(ExitFailure, "%d wiring mistake(s): fix them and rehearse again%s", len(r.Mistakes), after)
 	case !r.OK():
-		return fail(ExitFailure, "the rehearsed gate is not green")
+		return fail(ExitFailure, "the rehearsed gate is not green%s", after)
 	}
 	return nil
 }
