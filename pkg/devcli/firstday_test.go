@@ -219,6 +219,10 @@ func (d *firstDay) command(step roadStep) {
 	t := d.t
 	t.Helper()
 	line := step.command
+	if owner, _, _ := strings.Cut(cloud.Repository, "/"); step.orgCommand != "" && !strings.EqualFold(owner, "bob") {
+		// The repository belongs to an organization: the README's variant for one, with its placeholder.
+		line = strings.ReplaceAll(step.orgCommand, "my-org", owner)
+	}
 	env := map[string]string{}
 	words := shellWords(t, line)
 	for len(words) > 0 && regexp.MustCompile(`^[A-Z_]+=`).MatchString(words[0]) {
@@ -237,34 +241,30 @@ func (d *firstDay) command(step roadStep) {
 		assert.Check(t, is.Equal(version, cloud.SuiteRef), "%s installs another release", step)
 		_, err := os.Stat(filepath.Join(d.root, "pkg", "cmd", "runpod-gpu", "main.go"))
 		assert.NilError(t, err, "%s: the program it installs is this module's", step)
-	case len(words) >= 2 && words[0] == "runpod-gpu" && words[1] == "app":
-		d.app(step, env, words[1:])
-	case len(words) >= 2 && words[0] == "runpod-gpu" && (words[1] == "init" || words[1] == "rehearse" || words[1] == "doctor"):
-		d.act(step, line)
-		code, text := d.runpodGPU(step, env, words[1:], newSignalBuffer(), nil)
-		assert.Assert(t, code == ExitOK, "%s: %q exited %d:\n%s", step, line, code, text)
-		d.t.Logf("%s: %s\n%s", step, line, text)
+	case len(words) >= 2 && words[0] == "runpod-gpu" && (words[1] == "app" || words[1] == "init"):
+		// init, in a repository without the App, creates it as app does: the browser's clicks.
+		text := d.app(step, line, env, words[1:])
 		if words[1] == "init" {
 			m := regexp.MustCompile(`/pull/(\d+)`).FindStringSubmatch(text)
 			assert.Assert(t, m != nil, "%s: init named no pull request:\n%s", step, text)
 			d.pull, _ = strconv.Atoi(m[1])
 		}
+	case len(words) >= 2 && words[0] == "runpod-gpu" && (words[1] == "rehearse" || words[1] == "doctor"):
+		d.act(step, line)
+		code, text := d.runpodGPU(step, env, words[1:], newSignalBuffer(), nil)
+		assert.Assert(t, code == ExitOK, "%s: %q exited %d:\n%s", step, line, code, text)
+		d.t.Logf("%s: %s\n%s", step, line, text)
 	default:
 		t.Fatalf("%s: the command %q is not one this test knows how to run", step, line)
 	}
 }
 
-// app runs runpod-gpu app and plays the browser: the click on "Create
+// app runs a command that creates the App (runpod-gpu app, or init in a
+// repository without one) and plays the browser: the click on "Create
 // GitHub App" (GitHub converts the manifest, then sends the browser to the
-// command's local callback) and the click on "Install".
-func (d *firstDay) app(step roadStep, env map[string]string, args []string) {
+// command's local callback) and the click on "Install". It returns the output.
+func (d *firstDay) app(step roadStep, line string, env map[string]string, args []string) string {
 	t := d.t
-	line := step.command
-	if owner, _, _ := strings.Cut(cloud.Repository, "/"); step.orgCommand != "" && !strings.EqualFold(owner, "bob") {
-		// The repository belongs to an organization: the README's variant for one, with its placeholder.
-		line = strings.ReplaceAll(step.orgCommand, "my-org", owner)
-		args = shellWords(t, line)[1:]
-	}
 	d.act(step, line)
 	installed := make(chan struct{})
 	var once sync.Once
@@ -317,6 +317,7 @@ func (d *firstDay) app(step roadStep, env map[string]string, args []string) {
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("%s: %q did not return:\n%s", step, line, out.String())
 	}
+	return text
 }
 
 // merge is the click on "Merge pull request" for init's pull request, as

@@ -38,7 +38,7 @@ type initFlags struct {
 func (a *app) initCmd() *cobra.Command {
 	f := initFlags{}
 	cmd := &cobra.Command{
-		Use:   "init [--dir DIR] [--workflows NAME,…] [--gpus NAME,…] [--max-run-spend USD] [--test-command CMD] [--dry-run] [--force] [--repo OWNER/NAME]",
+		Use:   "init [--dir DIR] [--workflows NAME,…] [--gpus NAME,…] [--max-run-spend USD] [--test-command CMD] [--org ORG] [--no-rehearse] [--dry-run] [--force] [--repo OWNER/NAME]",
 		Short: "Write the GPU lane's files into a checkout and set the repository up on GitHub",
 		Long: `init writes, into the repository checkout --dir, the four caller workflows
 (.github/workflows/runpod-gpu.yml, runpod-gpu-reap.yml, runpod-gpu-costs.yml,
