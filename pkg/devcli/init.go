@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
 	"github.com/org/runpod-gpu/pkg/callers"
@@ -82,7 +83,12 @@ makes none. Run it again at any time: it changes only what is missing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runInit(cmd, f) },
 	}
-	fl := cmd.Flags()
+	f.register(cmd.Flags())
+	return cmd
+}
+
+// register declares init's flags on fl.
+func (f *initFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.dir, "dir", ".", "the repository checkout to write into")
 	fl.StringVar(&f.suite, "suite", defaultSuite(), "the published copy and ref the callers pin: OWNER/runpod-gpu@REF")
 	fl.StringSliceVar(&f.workflows, "workflows", nil, "the names (name: keys) of the CI workflows the lane starts on")
@@ -98,7 +104,6 @@ makes none. Run it again at any time: it changes only what is missing.`,
 	fl.BoolVar(&f.keyFromStdin, "runpod-key-stdin", false, "read the RunPod API key from the first line of standard input")
 	fl.StringVar(&f.org, "org", "", "create the App, when the repository has none, in this organization (default: your user)")
 	fl.BoolVar(&f.noRehearse, "no-rehearse", false, "do not rehearse the files written (offline, free) before the GitHub side")
-	return cmd
 }
 
 // defaultSuite is the copy this program was built from, at its major
@@ -174,7 +179,7 @@ func (a *app) runInit(cmd *cobra.Command, f initFlags) error {
 	}
 	if !f.dryRun && !f.noRehearse {
 		fmt.Fprintf(a.env.Stdout, "\nRehearsal of %s's lane (offline, free; --no-rehearse skips it):\n", f.dir)
-		if err := a.rehearseDir(cmd.Context(), f.dir, false, " ('runpod-gpu rehearse'): the files are kept, and nothing changed on GitHub"); err != nil {
+		if err := a.rehearseDir(cmd.Context(), f.dir, false, " ('runpod-gpu rehearse'): the files are kept, and nothing changed on GitHub", false); err != nil {
 			return err
 		}
 	}
