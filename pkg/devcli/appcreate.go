@@ -30,7 +30,15 @@ type appFlags struct {
 	printManifest             bool
 	wait, installWait         time.Duration
 	repo, dir, saveKey        string
+	// forInit: init runs the App step and says what remains itself.
+	forInit bool
 }
+
+// The waits app and init give the browser steps.
+const (
+	appCreateWait  = 15 * time.Minute
+	appInstallWait = 10 * time.Minute
+)
 
 func (a *app) appCreateCmd() *cobra.Command {
 	f := appFlags{}
@@ -75,8 +83,8 @@ waiting (then generate a private key on the App's page).`,
 	fl.BoolVar(&f.orgRunners, "org-runners", false, "the App that provisions also registers organization runners (runner-scope: org)")
 	fl.BoolVar(&f.noWait, "no-wait", false, "write the page and return, without receiving the App's key")
 	fl.BoolVar(&f.printManifest, "print-manifest", false, "print the manifest(s) as JSON and stop")
-	fl.DurationVar(&f.wait, "wait", 15*time.Minute, "how long to wait for GitHub to send the browser back")
-	fl.DurationVar(&f.installWait, "install-wait", 10*time.Minute, "how long to wait for the App's installation on the repository")
+	fl.DurationVar(&f.wait, "wait", appCreateWait, "how long to wait for GitHub to send the browser back")
+	fl.DurationVar(&f.installWait, "install-wait", appInstallWait, "how long to wait for the App's installation on the repository")
 	fl.StringVar(&f.repo, "repo", "", "the repository the lane runs for, OWNER/NAME (default: the origin of --dir)")
 	fl.StringVar(&f.dir, "dir", ".", "the repository checkout whose origin names the repository")
 	fl.StringVar(&f.saveKey, "save-key", "", "also write the App's private key to FILE (mode 0600); otherwise it never touches disk")
@@ -94,13 +102,8 @@ type createdApp struct {
 }
 
 func (a *app) runAppCreate(cmd *cobra.Command, f appFlags) error {
-	if f.name == "" {
-		// App names are global on GitHub: name it for whoever owns the
-		// repository (never the suite's owner, the same for every adopter).
-		repoOwner, _, _ := strings.Cut(firstNonEmpty(f.repo, originRepository(f.dir)), "/")
-		f.name = "runpod-gpu-" + firstNonEmpty(f.org, repoOwner, strings.Split(f.suite, "/")[0])
-	}
 	if f.printManifest {
+		f.name = appName(f)
 		return writeJSON(a.env.Stdout, callers.Manifests(callers.ManifestOptions{Name: f.name, Suite: f.suite, Split: f.split, OrgRunners: f.orgRunners}))
 	}
 	target, githubStep, err := a.githubRepository(f.repo, f.dir)
@@ -110,11 +113,28 @@ func (a *app) runAppCreate(cmd *cobra.Command, f appFlags) error {
 	if !f.noWait && githubStep != "" && f.saveKey == "" {
 		return fail(ExitUsage, "the App's key would be lost: set GH_TOKEN (GH_TOKEN=$(gh auth token)) so it goes straight to GitHub, and --repo OWNER/NAME outside a checkout, or pass --save-key FILE")
 	}
+	_, err = a.createApps(cmd.Context(), f, target, githubStep)
+	return err
+}
+
+// appName is --name, else runpod-gpu-<--org, else the repository's owner>:
+// App names are global on GitHub, so never the suite's owner (the same for
+// every adopter of the published suite).
+func appName(f appFlags) string {
+	repoOwner, _, _ := strings.Cut(firstNonEmpty(f.repo, originRepository(f.dir)), "/")
+	return firstNonEmpty(f.name, "runpod-gpu-"+firstNonEmpty(f.org, repoOwner, strings.Split(f.suite, "/")[0]))
+}
+
+// createApps runs the manifest flow (the page, GitHub's redirect, the code
+// traded for the App) and hands the App(s) to GitHub; runpod-gpu app and
+// runpod-gpu init (for a repository without an App) share it.
+func (a *app) createApps(ctx context.Context, f appFlags, target ghRepository, githubStep string) ([]createdApp, error) {
+	f.name = appName(f)
 	if !f.noWait && githubStep == "" {
 		// Before the browser step: the App's key lives only in memory, so a
 		// token that cannot store it must be found while nothing exists yet.
-		if err := a.checkGitHubAccess(cmd.Context(), target); err != nil {
-			return err
+		if err := a.checkGitHubAccess(ctx, target); err != nil {
+			return nil, err
 		}
 	}
 	var ln net.Listener
@@ -122,7 +142,7 @@ func (a *app) runAppCreate(cmd *cobra.Command, f appFlags) error {
 	if !f.noWait {
 		var err error
 		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-			return fail(ExitFailure, "listen on 127.0.0.1 for GitHub's redirect: %v (use --no-wait)", err)
+			return nil, fail(ExitFailure, "listen on 127.0.0.1 for GitHub's redirect: %v (use 'runpod-gpu app --no-wait')", err)
 		}
 		defer ln.Close()
 		redirect = "http://" + ln.Addr().String() + "/created"
@@ -130,21 +150,21 @@ func (a *app) runAppCreate(cmd *cobra.Command, f appFlags) error {
 	manifests := callers.Manifests(callers.ManifestOptions{Name: f.name, Suite: f.suite, Split: f.split, OrgRunners: f.orgRunners, RedirectURL: redirect})
 	_, page, states, err := a.writeManifestPage(f, manifests)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(a.env.Stdout, "Open this page in your browser and click Create for each App:\n  file://%s\n", page)
 	if f.noWait {
 		fmt.Fprint(a.env.Stdout, "\nThen, on each App's page: Generate a private key, and Install App on your repository.\n")
-		return nil
+		return nil, nil
 	}
 	fmt.Fprintf(a.env.Stdout, "Waiting up to %s for GitHub to send the browser back to %s …\n", f.wait, redirect)
-	ctx, cancel := a.bound(cmd.Context(), f.wait)
+	wctx, cancel := a.bound(ctx, f.wait)
 	defer cancel()
-	created, err := a.receiveApps(ctx, ln, states)
+	created, err := a.receiveApps(wctx, ln, states)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return a.handOff(cmd.Context(), created, f, target, githubStep)
+	return created, a.handOff(ctx, created, f, target, githubStep)
 }
 
 // writeManifestPage writes the form page; each App's form carries its own

@@ -244,7 +244,7 @@ func TestAppHandsTheKeyAndIdsToGitHub(t *testing.T) {
 		assert.Check(t, !strings.Contains(string(data), "PRIVATE KEY"), "a key on disk: %s", f)
 	}
 	assert.Check(t, !strings.Contains(stdout, "gh secret set"), "nothing left to set by hand")
-	at := stepOrder(t, stdout, "Next:", "1. RUNPOD_API_KEY=… runpod-gpu init", "2. runpod-gpu rehearse")
+	at := stepOrder(t, stdout, "Next:", "1. RUNPOD_API_KEY=… runpod-gpu init", "2. merge init's pull request")
 	assert.Check(t, ascending(at), "steps out of order:\n%s", stdout)
 }
 

@@ -71,6 +71,9 @@ func (a *app) handOff(ctx context.Context, created []createdApp, f appFlags, r g
 		}
 		remaining = plan.Remaining
 	}
+	if f.forInit { // init's own plan, next, says what remains
+		return nil
+	}
 	printAppNext(a.env.Stdout, appNext{created: created, installs: installs, saved: saved, split: f.split, repo: r, githubStep: githubStep, remaining: remaining})
 	return nil
 }
@@ -178,7 +181,7 @@ func printAppNext(out io.Writer, n appNext) {
 		}
 	}
 	steps = append(steps, n.remaining...)
-	steps = append(steps, "runpod-gpu rehearse (free, offline), merge init's pull request, then runpod-gpu doctor")
+	steps = append(steps, "merge init's pull request, then runpod-gpu doctor")
 	fmt.Fprintln(out, "\nNext:")
 	for i, s := range steps {
 		fmt.Fprintf(out, "  %d. %s\n", i+1, s)

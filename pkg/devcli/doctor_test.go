@@ -26,6 +26,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/callers"
 	"github.com/org/runpod-gpu/pkg/doctor"
+	"github.com/org/runpod-gpu/pkg/ghsetup"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/registrysim"
@@ -55,6 +56,7 @@ type setup struct {
 	// protected adds classic branch protection requiring the gate from
 	// requiredAppID; ruleset a ruleset requiring it (the README's road).
 	protected, ruleset bool
+	rulesetBypass      []githubsim.BypassActor // the ruleset's bypass list
 	requiredAppID      int64
 	// mergeQueue adds a ruleset with a merge queue on the default branch.
 	mergeQueue       bool
@@ -167,7 +169,7 @@ func doctorWorld(t *testing.T, s setup) (*world, string) {
 	}
 	if s.ruleset {
 		_, err := gh.SetRuleset(doctorRepo, githubsim.Ruleset{Name: "runpod-gpu", Include: []string{"~DEFAULT_BRANCH"},
-			Rules: []githubsim.RulesetRule{githubsim.RequiredChecksRule(gate)}})
+			Rules: []githubsim.RulesetRule{githubsim.RequiredChecksRule(gate)}, BypassActors: s.rulesetBypass})
 		assert.NilError(t, err)
 	}
 	if s.mergeQueue {
@@ -302,6 +304,53 @@ func TestDoctorReadsRulesetsAndBranchProtection(t *testing.T) {
 			assert.Check(t, is.Contains(row.Message, tc.wantText))
 			if tc.want == doctor.StatusFix {
 				assert.Check(t, is.Contains(row.Fix, "your App (app_id 901)"))
+			}
+		})
+	}
+}
+
+// doctor agrees with init's ruleset: administrators bypassing it in pull
+// requests (what init sets, so its own pull request can be merged) pass and
+// are named; anyone else bypassing it fails; and a ruleset nobody may bypass
+// while the lane is not yet on the default branch fails, since no pull
+// request, init's included, could get the gate.
+func TestDoctorJudgesTheGateRulesetsBypassList(t *testing.T) {
+	admins := githubsim.BypassActor{ActorID: ghsetup.AdminRoleID, ActorType: "RepositoryRole", BypassMode: "pull_request"}
+	writers := githubsim.BypassActor{ActorID: 4, ActorType: "RepositoryRole", BypassMode: "pull_request"}
+	tests := []struct {
+		name       string
+		bypass     []githubsim.BypassActor
+		laneAbsent bool
+		want       doctor.Status
+		wantText   string
+		wantFix    string
+	}{
+		{name: "init's: admins in pull requests", bypass: []githubsim.BypassActor{admins}, want: doctor.StatusOK,
+			wantText: "administrators may merge a pull request past it"},
+		{name: "init's, before its pull request is merged", bypass: []githubsim.BypassActor{admins}, laneAbsent: true, want: doctor.StatusOK,
+			wantText: "administrators may merge a pull request past it"},
+		{name: "nobody, lane merged", want: doctor.StatusOK, wantText: "through the ruleset"},
+		{name: "nobody, lane not merged: deadlock", laneAbsent: true, want: doctor.StatusFix,
+			wantText: "nobody may bypass it", wantFix: "Repository admin → For pull requests only"},
+		{name: "writers bypass", bypass: []githubsim.BypassActor{admins, writers}, want: doctor.StatusFix,
+			wantText: "RepositoryRole 4 (pull_request)", wantFix: "remove them from its bypass list"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := goodSetup()
+			s.ruleset, s.requiredAppID, s.rulesetBypass = true, doctorAppID, tc.bypass
+			if tc.laneAbsent {
+				s.skipCallers = []string{callers.LanePath}
+			}
+			w, keyFile := doctorWorld(t, s)
+			_, rep, _ := doctorReport(t, w, keyFile)
+			for _, row := range rep.Checks {
+				if row.ID != doctor.CheckBranchProtection {
+					continue
+				}
+				assert.Check(t, is.Equal(row.Status, tc.want), "%+v", row)
+				assert.Check(t, is.Contains(row.Message, tc.wantText))
+				assert.Check(t, is.Contains(row.Fix, tc.wantFix))
 			}
 		})
 	}

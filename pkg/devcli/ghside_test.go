@@ -1,11 +1,13 @@
 package devcli
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +44,17 @@ func (w *world) withGitHub(scopes ...string) *githubsim.Server {
 	return gh
 }
 
-var initArgs = []string{"--repo", setupRepo, "--gpus", "RTX4090", "--max-run-spend", "5", "--test-command", "make test-gpu", "--no-input"}
+// withGitHubApp is withGitHub whose repository has the lane's App (its id
+// in RUNPOD_GPU_APP_ID): init creates none.
+func (w *world) withGitHubApp(scopes ...string) *githubsim.Server {
+	w.t.Helper()
+	gh := w.withGitHub(scopes...)
+	assert.NilError(w.t, gh.SetVariable(setupRepo, "RUNPOD_GPU_APP_ID", "901"))
+	return gh
+}
+
+// initArgs skip the rehearsal, which TestInitRehearses* cover.
+var initArgs = []string{"--repo", setupRepo, "--gpus", "RTX4090", "--max-run-spend", "5", "--test-command", "make test-gpu", "--no-input", "--no-rehearse"}
 
 // writes counts the simulated GitHub's answered requests other than reads.
 func writes(gh *githubsim.Server) int {
@@ -77,7 +89,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 // or on GitHub, and names the same pull request.
 func TestInitDoesTheGitHubSideOnceAndASecondRunChangesNothing(t *testing.T) {
 	w := newWorld(t)
-	gh := w.withGitHub()
+	gh := w.withGitHubApp()
 	assert.NilError(t, gh.SetVariable(setupRepo, "RUNPOD_GPU_APP_ID", "901"))
 	_, err := gh.SetRuleset(setupRepo, githubsim.Ruleset{Name: "queue", Include: []string{"~DEFAULT_BRANCH"}, Rules: []githubsim.RulesetRule{githubsim.MergeQueueRule()}})
 	assert.NilError(t, err)
@@ -90,7 +102,7 @@ func TestInitDoesTheGitHubSideOnceAndASecondRunChangesNothing(t *testing.T) {
 		"create the environment runpod-gpu with custom deployment branches: done",
 		`let the branches "gh-readonly-queue/main/*" deploy to runpod-gpu: done`,
 		"set the secret RUNPOD_API_KEY of the environment runpod-gpu (sealed with its public key): done",
-		`create the ruleset "runpod-gpu: require CI GPU gate": require "CI GPU gate" from App 901 on main: done`,
+		`create the ruleset "runpod-gpu: require CI GPU gate": require "CI GPU gate" from App 901 on main (administrators may merge a pull request past it, so init's own pull request can be merged): done`,
 		"commit .github/workflows/runpod-gpu.yml on runpod-gpu/setup: done",
 		"review and merge the pull request https://github.com/octo/gpu-lib/pull/1",
 	} {
@@ -113,7 +125,7 @@ func TestInitDoesTheGitHubSideOnceAndASecondRunChangesNothing(t *testing.T) {
 // --dry-run prints every change, locally and on GitHub, and makes none.
 func TestInitDryRunChangesNothing(t *testing.T) {
 	w := newWorld(t)
-	gh := w.withGitHub()
+	gh := w.withGitHubApp()
 	dir := checkout(t, map[string]string{"ci.yml": ciWorkflow})
 	before := snapshot(t, dir)
 	r := w.run(append([]string{"init", "--dir", dir, "--dry-run"}, initArgs...)...)
@@ -133,7 +145,7 @@ func TestInitDryRunChangesNothing(t *testing.T) {
 // nothing changes on GitHub either; --force overwrites it.
 func TestInitKeepsAChangedFileWithoutForce(t *testing.T) {
 	w := newWorld(t)
-	gh := w.withGitHub()
+	gh := w.withGitHubApp()
 	dir := checkout(t, map[string]string{"ci.yml": ciWorkflow})
 	assert.Equal(t, w.run(append([]string{"init", "--dir", dir}, initArgs...)...).code, ExitOK)
 	mine := strings.Replace(readFile(t, dir, callers.ConfigPath), "max_run_spend_usd: 5", "max_run_spend_usd: 2", 1)
@@ -163,7 +175,7 @@ func TestInitNamesAMissingTokenScope(t *testing.T) {
 		{[]string{"read:org"}, "lacks the scope(s) repo, workflow"},
 	} {
 		w := newWorld(t)
-		gh := w.withGitHub(tc.scopes...)
+		gh := w.withGitHubApp(tc.scopes...)
 		r := w.run(append([]string{"init", "--dir", checkout(t, map[string]string{"ci.yml": ciWorkflow})}, initArgs...)...)
 		assert.Check(t, is.Equal(r.code, ExitFailure))
 		assert.Check(t, is.Contains(r.stderr, tc.wantErr))
@@ -176,7 +188,7 @@ func TestInitNamesAMissingTokenScope(t *testing.T) {
 // step that remains; without a GitHub token it names that step too.
 func TestInitWithoutARunPodKeyWritesTheFilesAndNamesTheRemainingStep(t *testing.T) {
 	w := newWorld(t)
-	gh := w.withGitHub()
+	gh := w.withGitHubApp()
 	delete(w.env, "RUNPOD_API_KEY")
 	dir := checkout(t, map[string]string{"ci.yml": ciWorkflow})
 	r := w.run(append([]string{"init", "--dir", dir}, initArgs...)...)
@@ -201,7 +213,7 @@ func TestInitWithoutARunPodKeyWritesTheFilesAndNamesTheRemainingStep(t *testing.
 // the key read from standard input reaches GitHub sealed.
 func TestInitSecretsNeverOnArgv(t *testing.T) {
 	w := newWorld(t)
-	gh := w.withGitHub()
+	gh := w.withGitHubApp()
 	delete(w.env, "RUNPOD_API_KEY")
 	const stdinKey = testKey // the key the simulated RunPod accepts
 	args := append([]string{"init", "--dir", checkout(t, map[string]string{"ci.yml": ciWorkflow}), "--runpod-key-stdin"}, initArgs...)
@@ -227,4 +239,97 @@ func TestInitSecretsNeverOnArgv(t *testing.T) {
 			assert.Check(t, !secretish || f.Value.Type() == "bool" || path, "%s --%s takes a %s", name, f.Name, f.Value.Type())
 		})
 	}
+}
+
+// Without an App (no RUNPOD_GPU_APP_ID), init creates it as runpod-gpu app
+// does (the page, the click on Create, the installation) and binds the
+// gate's ruleset to it; with one, it creates none.
+func TestInitCreatesTheAppOnlyWhenTheRepositoryHasNone(t *testing.T) {
+	t.Run("none", func(t *testing.T) {
+		w := newWorld(t)
+		gh := w.withGitHub()
+		w.env["GITHUB_WEB_URL"] = "https://github.example"
+		var appID int64
+		args := append([]string{"init", "--dir", checkout(t, map[string]string{"ci.yml": ciWorkflow}), "--org", "octo"}, initArgs...)
+		code, stdout, stderr := clickThrough(t, gh, Env{Args: args, Getenv: func(k string) string { return w.env[k] }, Home: w.home, Clock: w.clock, Sleep: w.clock.Sleep}, "octo",
+			func(id int64) {
+				appID = id
+				assert.NilError(t, gh.AddInstallation(githubsim.Installation{ID: 5001, AppID: id, Account: "octo"}))
+			})
+		assert.Equal(t, code, ExitOK, stderr)
+		assert.Check(t, is.Contains(stdout, "The App: octo/gpu-lib has none (no variable RUNPOD_GPU_APP_ID); creating it."))
+		assert.Check(t, is.Contains(stdout, "Installed on octo/gpu-lib: installation 5001."))
+		assert.Check(t, is.Contains(stdout, fmt.Sprintf("set the repository variable RUNPOD_GPU_APP_ID to %q: done", strconv.FormatInt(appID, 10))))
+		rulesets, _ := gh.Rulesets(setupRepo)
+		assert.Assert(t, is.Len(rulesets, 1))
+		assert.Check(t, is.Contains(string(rulesets[0].Rules[0].Parameters), fmt.Sprintf(`"integration_id":%d`, appID)))
+		assert.Check(t, is.Contains(stdout, "/pull/"), "init went on to its pull request")
+		assert.Check(t, !strings.Contains(stdout, "runpod-gpu app"), "no step left for the App")
+	})
+	t.Run("set", func(t *testing.T) {
+		w := newWorld(t)
+		gh := w.withGitHubApp()
+		r := w.run(append([]string{"init", "--dir", checkout(t, map[string]string{"ci.yml": ciWorkflow})}, initArgs...)...)
+		assert.Equal(t, r.code, ExitOK, r.stderr)
+		assert.Check(t, is.Contains(r.stdout, "The App: octo/gpu-lib has one (RUNPOD_GPU_APP_ID 901)"))
+		assert.Check(t, !strings.Contains(r.stdout, "file://"), "no App page")
+		rulesets, _ := gh.Rulesets(setupRepo)
+		assert.Assert(t, is.Len(rulesets, 1))
+		assert.Check(t, is.Contains(string(rulesets[0].Rules[0].Parameters), `"integration_id":901`))
+	})
+}
+
+// init ends its local part by rehearsing what it wrote: green goes on to
+// GitHub; a wiring mistake (here a caller of the user's naming no CI
+// workflow) is printed with its fix and exits 1, the files kept and nothing
+// changed on GitHub; --no-rehearse skips it.
+func TestInitRehearsesWhatItWrote(t *testing.T) {
+	broken := strings.Replace(rehearsalLane(t), `workflows: ["CI"]`, `workflows: ["Tests"]`, 1)
+	tests := []struct {
+		name      string
+		extra     map[string]string
+		args      []string
+		wantCode  int
+		wantOut   []string
+		wantErr   string
+		wantNoOut string
+	}{
+		{name: "green", wantCode: ExitOK, wantOut: []string{"Rehearsal of", `Gate "CI GPU gate": success`, "Wiring: no mistakes", "/pull/"}},
+		{name: "broken wiring", extra: map[string]string{"gpu-nightly.yml": broken}, wantCode: ExitFailure,
+			wantOut: []string{`names "Tests"`, "fix: write the `name:` of your CI workflow"},
+			wantErr: "wiring mistake(s): fix them and rehearse again ('runpod-gpu rehearse'): the files are kept, and nothing changed on GitHub", wantNoOut: "/pull/"},
+		{name: "no-rehearse", extra: map[string]string{"gpu-nightly.yml": broken}, args: []string{"--no-rehearse"}, wantCode: ExitOK,
+			wantOut: []string{"/pull/"}, wantNoOut: "Rehearsal of"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			gh := w.withGitHubApp()
+			files := map[string]string{"ci.yml": ciWorkflow}
+			for k, v := range tt.extra {
+				files[k] = v
+			}
+			dir := checkout(t, files)
+			args := append([]string{"init", "--dir", dir}, slices.DeleteFunc(slices.Clone(initArgs), func(s string) bool { return s == "--no-rehearse" })...)
+			r := w.run(append(args, tt.args...)...)
+			assert.Check(t, is.Equal(r.code, tt.wantCode), "stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+			for _, want := range tt.wantOut {
+				assert.Check(t, is.Contains(r.stdout, want))
+			}
+			assert.Check(t, is.Contains(r.stderr, tt.wantErr))
+			if tt.wantNoOut != "" {
+				assert.Check(t, !strings.Contains(r.stdout, tt.wantNoOut), "%q in:\n%s", tt.wantNoOut, r.stdout)
+			}
+			assert.Check(t, is.Contains(readFile(t, dir, callers.LanePath), "uses: "), "the files are written (and kept)")
+			if tt.wantCode != ExitOK {
+				assert.Check(t, is.Equal(writes(gh), 0), "nothing changed on GitHub")
+			}
+		})
+	}
+}
+
+// rehearsalLane is the lane caller as init writes it for the CI workflow "CI".
+func rehearsalLane(t *testing.T) string {
+	t.Helper()
+	return readFile(t, rehearsalRepo(t, func(s string) string { return s }), callers.LanePath)
 }

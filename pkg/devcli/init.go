@@ -2,6 +2,7 @@ package devcli
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
 	"github.com/org/runpod-gpu/pkg/callers"
@@ -30,12 +32,14 @@ type initFlags struct {
 	maxRunSpend                   float64
 	runnerApp, force, quiet       bool
 	dryRun, keyFromStdin          bool
+	noRehearse                    bool
+	org                           string // where init creates the App, when the repository has none
 }
 
 func (a *app) initCmd() *cobra.Command {
 	f := initFlags{}
 	cmd := &cobra.Command{
-		Use:   "init [--dir DIR] [--workflows NAME,…] [--gpus NAME,…] [--max-run-spend USD] [--test-command CMD] [--dry-run] [--force] [--repo OWNER/NAME]",
+		Use:   "init [--dir DIR] [--workflows NAME,…] [--gpus NAME,…] [--max-run-spend USD] [--test-command CMD] [--org ORG] [--no-rehearse] [--dry-run] [--force] [--repo OWNER/NAME]",
 		Short: "Write the GPU lane's files into a checkout and set the repository up on GitHub",
 		Long: `init writes, into the repository checkout --dir, the four caller workflows
 (.github/workflows/runpod-gpu.yml, runpod-gpu-reap.yml, runpod-gpu-costs.yml,
@@ -44,18 +48,27 @@ the GitHub side with the token in GH_TOKEN (or GITHUB_TOKEN; API at
 GITHUB_API_URL) on --repo (default: the checkout's origin):
 
   - checks the token's scopes first (repo, workflow), naming each missing one;
+  - when the repository has no App (no variable RUNPOD_GPU_APP_ID), creates
+    it as 'runpod-gpu app' does: a page to open, two clicks in the browser
+    (Create GitHub App, then Install; --org for an organization's App,
+    --runner-app for two), its key and ids handed straight to GitHub;
   - creates the environment runpod-gpu, deployable from the default branch
     (and gh-readonly-queue/<base>/* when the repository merges through a queue);
   - sets its secret RUNPOD_API_KEY, sealed with the environment's public key;
-  - requires "CI GPU gate" from the lane's App (vars.RUNPOD_GPU_APP_ID, set by
-    'runpod-gpu app') through a ruleset, or classic branch protection where
-    rulesets are unavailable;
+  - requires "CI GPU gate" from the lane's App (vars.RUNPOD_GPU_APP_ID)
+    through a ruleset, or classic branch protection where rulesets are
+    unavailable;
   - commits the files on the branch runpod-gpu/setup and opens a pull request.
 
 The RunPod key comes from RUNPOD_API_KEY (or ~/.runpod/config.toml), or from
 the first line of standard input with --runpod-key-stdin; never from a flag.
 Without a key, init still writes the files (GPU names resolved with the
 catalog it ships) and says which step remains.
+
+Before the GitHub side, init rehearses the files it wrote, as 'runpod-gpu
+rehearse' does (offline, free): on a wiring mistake it prints it with its fix
+and exits 1, keeping the files and changing nothing on GitHub. --no-rehearse
+skips it; 'runpod-gpu rehearse' plays workflows you edit later.
 
 It reads the ` + "`name:`" + `s of the checkout's CI workflows (those run for pull
 requests) for the lane's workflow_run trigger. What a flag does not give is
@@ -70,7 +83,12 @@ makes none. Run it again at any time: it changes only what is missing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runInit(cmd, f) },
 	}
-	fl := cmd.Flags()
+	f.register(cmd.Flags())
+	return cmd
+}
+
+// register declares init's flags on fl.
+func (f *initFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.dir, "dir", ".", "the repository checkout to write into")
 	fl.StringVar(&f.suite, "suite", defaultSuite(), "the published copy and ref the callers pin: OWNER/runpod-gpu@REF")
 	fl.StringSliceVar(&f.workflows, "workflows", nil, "the names (name: keys) of the CI workflows the lane starts on")
@@ -84,7 +102,8 @@ makes none. Run it again at any time: it changes only what is missing.`,
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print every change, locally and on GitHub, and make none")
 	fl.StringVar(&f.repo, "repo", "", "the GitHub repository, OWNER/NAME (default: the checkout's origin)")
 	fl.BoolVar(&f.keyFromStdin, "runpod-key-stdin", false, "read the RunPod API key from the first line of standard input")
-	return cmd
+	fl.StringVar(&f.org, "org", "", "create the App, when the repository has none, in this organization (default: your user)")
+	fl.BoolVar(&f.noRehearse, "no-rehearse", false, "do not rehearse the files written (offline, free) before the GitHub side")
 }
 
 // defaultSuite is the copy this program was built from, at its major
@@ -158,6 +177,12 @@ func (a *app) runInit(cmd *cobra.Command, f initFlags) error {
 	if err := a.writeInitFiles(f, files); err != nil {
 		return err
 	}
+	if !f.dryRun && !f.noRehearse {
+		fmt.Fprintf(a.env.Stdout, "\nRehearsal of %s's lane (offline, free; --no-rehearse skips it):\n", f.dir)
+		if err := a.rehearseDir(cmd.Context(), f.dir, false, " ('runpod-gpu rehearse'): the files are kept, and nothing changed on GitHub", false); err != nil {
+			return err
+		}
+	}
 	var remaining []string
 	if key == "" {
 		remaining = append(remaining, "the secret RUNPOD_API_KEY of the environment runpod-gpu: run 'RUNPOD_API_KEY=… runpod-gpu init' again (or pipe the key to 'runpod-gpu init --runpod-key-stdin'); the GPU names were resolved with the catalog runpod-gpu ships, and the run checks them against RunPod's")
@@ -166,6 +191,9 @@ func (a *app) runInit(cmd *cobra.Command, f initFlags) error {
 	if githubStep != "" {
 		remaining = append(remaining, githubStep)
 	} else {
+		if err := a.initApp(cmd.Context(), f, repo); err != nil {
+			return err
+		}
 		req := ghsetup.Request{ReplaceSecrets: f.force, PullTitle: "Set up the runpod-gpu GPU lane",
 			PullBody: "Written by `runpod-gpu init`: the lane's caller workflows and `.github/runpod-gpu.yml`. Merge it, then run `runpod-gpu doctor`."}
 		if key != "" {
@@ -182,6 +210,34 @@ func (a *app) runInit(cmd *cobra.Command, f initFlags) error {
 	}
 	printInitNext(a.env.Stdout, remaining, pullURL, f.dryRun)
 	return nil
+}
+
+// initApp creates the lane's App, as runpod-gpu app does, when the
+// repository has none (no variable RUNPOD_GPU_APP_ID) and this is no dry
+// run; the App step binds the gate's ruleset to it and sets its key and ids.
+func (a *app) initApp(ctx context.Context, f initFlags, repo ghRepository) error {
+	if f.dryRun {
+		return nil
+	}
+	vctx, cancel := a.bound(ctx, callTimeout)
+	defer cancel()
+	p, err := a.planner(vctx, repo)
+	if err != nil {
+		return err
+	}
+	vars, err := p.Variables(vctx)
+	if err != nil {
+		return githubFailure("read the repository's variables", err)
+	}
+	if id := vars["RUNPOD_GPU_APP_ID"]; id != "" {
+		fmt.Fprintf(a.env.Stdout, "\nThe App: %s/%s has one (RUNPOD_GPU_APP_ID %s); 'runpod-gpu app' makes another.\n", repo.owner, repo.name, id)
+		return nil
+	}
+	suite, _, _ := strings.Cut(f.suite, "@")
+	fmt.Fprintf(a.env.Stdout, "\nThe App: %s/%s has none (no variable RUNPOD_GPU_APP_ID); creating it.\n", repo.owner, repo.name)
+	_, err = a.createApps(ctx, appFlags{org: f.org, suite: suite, split: f.runnerApp, wait: appCreateWait, installWait: appInstallWait,
+		repo: f.repo, dir: f.dir, forInit: true}, repo, "")
+	return err
 }
 
 // initRunPodKey reads the RunPod key: the first line of standard input with
@@ -471,7 +527,7 @@ func printInitNext(out io.Writer, remaining []string, pullURL string, dry bool) 
 	} else if len(remaining) > 0 {
 		steps = append(steps, "merge the files to the default branch: the lane runs only from there")
 	}
-	steps = append(steps, "run 'runpod-gpu rehearse' (free, offline) and 'runpod-gpu doctor' before the first pull request")
+	steps = append(steps, "run 'runpod-gpu doctor' before the first pull request ('runpod-gpu rehearse' replays workflows you edit, free and offline)")
 	fmt.Fprintln(out, "\nNext:")
 	for i, s := range steps {
 		fmt.Fprintf(out, "  %d. %s\n", i+1, s)

@@ -85,7 +85,7 @@ func laneWorkflows(t *testing.T, text string) []string {
 func TestInitWritesCallersAndConfig(t *testing.T) {
 	w := newWorld(t)
 	dir := checkout(t, map[string]string{"ci.yml": ciWorkflow, "release.yaml": releaseWorkflow})
-	r := w.run("init", "--dir", dir, "--suite", "my-org/runpod-gpu@v1", "--gpus", "RTX4090,L40S", "--max-run-spend", "5",
+	r := w.run("init", "--no-rehearse", "--dir", dir, "--suite", "my-org/runpod-gpu@v1", "--gpus", "RTX4090,L40S", "--max-run-spend", "5",
 		"--test-command", "pytest -q tests/gpu", "--no-input")
 	assert.Equal(t, r.code, ExitOK, r.stderr)
 	var files []callers.File
@@ -114,7 +114,7 @@ func TestInitWritesCallersAndConfig(t *testing.T) {
 func TestInitNeverOverwritesWithoutForce(t *testing.T) {
 	w := newWorld(t)
 	dir := checkout(t, map[string]string{"ci.yml": ciWorkflow})
-	args := []string{"init", "--dir", dir, "--gpus", "RTX4090", "--max-run-spend", "3", "--test-command", "make test-gpu", "--no-input"}
+	args := []string{"init", "--no-rehearse", "--dir", dir, "--gpus", "RTX4090", "--max-run-spend", "3", "--test-command", "make test-gpu", "--no-input"}
 	assert.Equal(t, w.run(args...).code, ExitOK)
 	edited := "# mine\n"
 	assert.NilError(t, os.WriteFile(filepath.Join(dir, ".github", "runpod-gpu.yml"), []byte(edited), 0o644))
@@ -142,7 +142,7 @@ func TestInitNeverOverwritesWithoutForce(t *testing.T) {
 func TestInitAsksForWhatFlagsDoNotGive(t *testing.T) {
 	w := newWorld(t)
 	dir := checkout(t, map[string]string{"ci.yml": ciWorkflow, "lint.yml": lintWorkflow, "release.yml": releaseWorkflow})
-	r := w.runWithInput("CI\nRTX4090, L40S\n\n\n", "init", "--dir", dir)
+	r := w.runWithInput("CI\nRTX4090, L40S\n\n\n", "init", "--no-rehearse", "--dir", dir)
 	assert.Equal(t, r.code, ExitOK, r.stderr)
 	assert.Check(t, is.Contains(r.stderr, "CI workflows the lane starts on, comma-separated (CI, Lint) [CI,Lint]: "))
 	assert.Check(t, is.DeepEqual(laneWorkflows(t, readFile(t, dir, callers.LanePath)), []string{"CI"}))
@@ -178,7 +178,7 @@ func TestInitRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
 			dir := checkout(t, tc.workflows)
-			r := w.run(append([]string{"init", "--dir", dir, "--no-input", "--test-command", "make"}, tc.args...)...)
+			r := w.run(append([]string{"init", "--no-rehearse", "--dir", dir, "--no-input", "--test-command", "make"}, tc.args...)...)
 			assert.Equal(t, r.code, ExitUsage, r.stderr)
 			assert.Check(t, is.Contains(r.stderr, tc.wantErr))
 			_, err := os.Stat(filepath.Join(dir, ".github", "runpod-gpu.yml"))

@@ -311,7 +311,11 @@ func checkBranchProtection(ctx context.Context, d Deps, f *facts) Check {
 				where = fmt.Sprintf("the ruleset %d of %s", rule.RulesetID, rule.RulesetSource)
 			}
 			if g.bound(c.IntegrationID) {
-				return ok(CheckBranchProtection, titleProtection, "%s requires %q from App %d through %s", branch, g.name, g.appID, where)
+				found := ok(CheckBranchProtection, titleProtection, "%s requires %q from App %d through %s", branch, g.name, g.appID, where)
+				if rule.RulesetSourceType != "Repository" {
+					return found // an organization's ruleset: its bypass list is the organization's to read
+				}
+				return rulesetBypass(ctx, d, f, rule.RulesetID, g.name, found)
 			}
 			loose = append(loose, fmt.Sprintf("%s (%s)", where, source(c.IntegrationID)))
 		}
@@ -333,6 +337,48 @@ func checkBranchProtection(ctx context.Context, d Deps, f *facts) Check {
 			fmt.Sprintf("bind the required check %q to %s: in the ruleset, Require status checks → %q → its source; in branch protection, its expected source", g.name, g.bind, g.name))
 	}
 	return gateNotRequired(f, g, err)
+}
+
+// adminRoleID is GitHub's actor id of the repository role admin in a
+// ruleset's bypass_actors (init's ruleset lists it, pull requests only).
+const adminRoleID = 5
+
+// rulesetBypass judges the bypass list of the repository's ruleset id that
+// requires the gate, found being the row so far. Administrators bypassing
+// it pass (init's ruleset lets them merge its own pull request, which no
+// gate can pass); anyone else bypassing it could merge without the gate; and
+// with nobody to bypass it while the lane's files are not yet on the default
+// branch, nothing can merge init's pull request.
+func rulesetBypass(ctx context.Context, d Deps, f *facts, id int64, gate string, found Check) Check {
+	actors, err := d.GitHub.RulesetBypassActors(ctx, id)
+	if err != nil {
+		found.Message += " (its bypass list was unreadable)"
+		return found
+	}
+	var admins, others []string
+	for _, a := range actors {
+		switch {
+		case a.ActorType == "RepositoryRole" && a.ActorID == adminRoleID, a.ActorType == "OrganizationAdmin":
+			admins = append(admins, a.BypassMode)
+		default:
+			others = append(others, fmt.Sprintf("%s %d (%s)", a.ActorType, a.ActorID, a.BypassMode))
+		}
+	}
+	switch {
+	case len(others) > 0:
+		return fix(CheckBranchProtection, titleProtection,
+			fmt.Sprintf("the ruleset %d lets %s bypass it: they could merge without %q", id, strings.Join(others, ", "), gate),
+			fmt.Sprintf("remove them from its bypass list: Settings → Rules → Rulesets → the ruleset %d → Bypass list (repository admins, for pull requests only, is what runpod-gpu init sets)", id))
+	case len(admins) > 0 && slices.Contains(admins, "always"):
+		found.Message += "; administrators may bypass it, in pull requests and pushes"
+	case len(admins) > 0:
+		found.Message += "; administrators may merge a pull request past it, visibly (init's default, so its own pull request can be merged)"
+	case f.lane == nil && f.workflowsErr == nil:
+		return fix(CheckBranchProtection, titleProtection,
+			fmt.Sprintf("the ruleset %d requires the gate and nobody may bypass it, while the lane is not on the default branch: no pull request, init's included, can get the gate, so nothing can be merged", id),
+			fmt.Sprintf("add repository admins to its bypass list, for pull requests only: Settings → Rules → Rulesets → the ruleset %d → Bypass list → Repository admin → For pull requests only (then merge init's pull request)", id))
+	}
+	return found
 }
 
 // gateNotRequired is the row when neither a ruleset nor branch protection

@@ -65,3 +65,27 @@ func (c *Client) ActiveBranchRules(ctx context.Context, branch string) ([]Branch
 	})
 	return rules, c.fail(op, err, nil)
 }
+
+// BypassActor is one of a ruleset's bypass_actors: who may bypass it
+// (ActorType RepositoryRole, Team, Integration, OrganizationAdmin or
+// DeployKey, with its ActorID) and how (BypassMode always or pull_request).
+type BypassActor struct {
+	ActorID    int64  `json:"actor_id"`
+	ActorType  string `json:"actor_type"`
+	BypassMode string `json:"bypass_mode"`
+}
+
+// RulesetBypassActors reads the bypass list of the repository's ruleset id.
+// It decodes only that list, as ActiveBranchRules decodes rules itself.
+func (c *Client) RulesetBypassActors(ctx context.Context, id int64) ([]BypassActor, error) {
+	op := fmt.Sprintf("read the ruleset %d", id)
+	req, err := c.gh.NewRequest("GET", fmt.Sprintf("repos/%s/%s/rulesets/%d", c.owner, c.repo, id), nil)
+	if err != nil {
+		return nil, c.fail(op, err, nil)
+	}
+	var out struct {
+		BypassActors []BypassActor `json:"bypass_actors"`
+	}
+	_, err = c.gh.Do(ctx, req, &out)
+	return out.BypassActors, c.fail(op, err, nil)
+}

@@ -87,7 +87,7 @@ func TestSetupPlansAppliesAndThenFindsNothing(t *testing.T) {
 		"secret: set the secret RUNPOD_GPU_APP_PRIVATE_KEY of the environment runpod-gpu (sealed with its public key)",
 		`variable: set the repository variable RUNPOD_GPU_APP_ID to "901"`,
 		`variable: set the repository variable RUNPOD_GPU_APP_INSTALLATION_ID to "5001"`,
-		`protection: create the ruleset "runpod-gpu: require CI GPU gate": require "CI GPU gate" from App 901 on main`,
+		`protection: create the ruleset "runpod-gpu: require CI GPU gate": require "CI GPU gate" from App 901 on main (administrators may merge a pull request past it, so init's own pull request can be merged)`,
 		"branch: create the branch runpod-gpu/setup from main",
 		"file: commit .github/workflows/runpod-gpu.yml on runpod-gpu/setup",
 		"file: commit .github/runpod-gpu.yml on runpod-gpu/setup",
@@ -213,4 +213,33 @@ func TestSetupStopsAtTheFirstRefusalWithWhatToDo(t *testing.T) {
 	assert.Check(t, is.Equal(se.Status, http.StatusForbidden))
 	assert.Check(t, is.Contains(err.Error(), "Administration: write"))
 	assert.Check(t, !strings.Contains(err.Error(), runpodKey))
+}
+
+// The ruleset the set-up makes lets repository administrators merge a pull
+// request past the gate, so init's own pull request (whose lane cannot run
+// before it is on the default branch) can be merged; anyone else still needs
+// the gate. The simulated GitHub enforces it on its merge endpoint.
+func TestSetupRulesetLetsAdministratorsMergeTheSetupPullRequest(t *testing.T) {
+	ctx := context.Background()
+	const writerToken = "ghp_writer"
+	w := newWorld(t, githubsim.WithToken(writerToken, githubsim.Identity{Login: "wanda"}), githubsim.WithTokenScopes(writerToken, "repo"))
+	assert.NilError(t, w.srv.SetRole(repoName, "wanda", "write"))
+	p := w.planner(t, adminToken)
+	req := fullRequest()
+	req.Files = []File{{Path: ".github/runpod-gpu.yml", Text: "gpu_tiers: []\n"}}
+	plan, err := p.Plan(ctx, req)
+	assert.NilError(t, err)
+	assert.NilError(t, plan.Apply(ctx, nil))
+	rulesets, err := w.srv.Rulesets(repoName)
+	assert.NilError(t, err)
+	assert.Assert(t, is.Len(rulesets, 1))
+	assert.Check(t, is.DeepEqual(rulesets[0].BypassActors, []githubsim.BypassActor{{ActorID: AdminRoleID, ActorType: "RepositoryRole", BypassMode: "pull_request"}}))
+
+	writer := w.planner(t, writerToken).gh
+	_, _, err = writer.PullRequests.Merge(ctx, "octo", "gpu-lib", 1, "", nil)
+	assert.Check(t, is.Equal(statusOf(err), http.StatusMethodNotAllowed), "a writer needs the gate")
+	assert.Check(t, is.ErrorContains(err, `Required status check "CI GPU gate" is expected`))
+	res, _, err := p.gh.PullRequests.Merge(ctx, "octo", "gpu-lib", 1, "", nil)
+	assert.NilError(t, err, "an administrator merges init's pull request")
+	assert.Check(t, res.GetMerged())
 }

@@ -181,9 +181,9 @@ func (p *Planner) planEnvironment(ctx context.Context, plan *Plan, base string, 
 	return exists, nil
 }
 
-// planVariables plans the repository variables that are missing or differ,
-// and returns the current ones.
-func (p *Planner) planVariables(ctx context.Context, plan *Plan, req Request) (map[string]string, error) {
+// Variables returns the repository's variables (name → value); init reads
+// RUNPOD_GPU_APP_ID there to know whether the lane's App exists.
+func (p *Planner) Variables(ctx context.Context) (map[string]string, error) {
 	current := map[string]string{}
 	opts := &github.ListOptions{PerPage: 100}
 	for page := 0; page < 10; page++ {
@@ -198,6 +198,16 @@ func (p *Planner) planVariables(ctx context.Context, plan *Plan, req Request) (m
 			break
 		}
 		opts.Page = resp.NextPage
+	}
+	return current, nil
+}
+
+// planVariables plans the repository variables that are missing or differ,
+// and returns the current ones.
+func (p *Planner) planVariables(ctx context.Context, plan *Plan, req Request) (map[string]string, error) {
+	current, err := p.Variables(ctx)
+	if err != nil {
+		return nil, err
 	}
 	for _, name := range sortedKeys(req.Variables) {
 		value, had := current[name]

@@ -57,11 +57,27 @@ func requiresGate(rules []*github.RepositoryRule, appID int64) bool {
 	return false
 }
 
-// gateRuleset is the set-up's ruleset: GateCheck from the App on the default branch.
+// AdminRoleID is GitHub's actor id of the repository role admin in a
+// ruleset's bypass_actors.
+const AdminRoleID = 5
+
+// AdminBypass is the set-up ruleset's one bypass actor: repository
+// administrators, in pull requests only. Without it nothing could merge
+// init's own pull request, which adds the lane: GitHub runs the lane only
+// from the default branch's files, so that pull request never gets a gate.
+// An administrator merging past the gate is recorded on the pull request,
+// as classic protection's default (enforce_admins off) allows too.
+func AdminBypass() *github.BypassActor {
+	return &github.BypassActor{ActorID: github.Int64(AdminRoleID), ActorType: github.String("RepositoryRole"), BypassMode: github.String("pull_request")}
+}
+
+// gateRuleset is the set-up's ruleset: GateCheck from the App on the
+// default branch, administrators bypassing it in pull requests (AdminBypass).
 func gateRuleset(appID int64) *github.Ruleset {
 	return &github.Ruleset{
 		Name: RulesetName, Target: github.String("branch"), Enforcement: "active",
-		Conditions: &github.RulesetConditions{RefName: &github.RulesetRefConditionParameters{Include: []string{"~DEFAULT_BRANCH"}, Exclude: []string{}}},
+		BypassActors: []*github.BypassActor{AdminBypass()},
+		Conditions:   &github.RulesetConditions{RefName: &github.RulesetRefConditionParameters{Include: []string{"~DEFAULT_BRANCH"}, Exclude: []string{}}},
 		Rules: []*github.RepositoryRule{github.NewRequiredStatusChecksRule(&github.RequiredStatusChecksRuleParameters{
 			RequiredStatusChecks: []github.RuleRequiredStatusChecks{{Context: GateCheck, IntegrationID: github.Int64(appID)}},
 		})},
@@ -86,7 +102,7 @@ func (p *Planner) planRuleset(ctx context.Context, plan *Plan, base string, appI
 		})
 		return nil
 	}
-	plan.add("protection", fmt.Sprintf("create the ruleset %q: require %q from App %d on %s", RulesetName, GateCheck, appID, base), func(ctx context.Context) error {
+	plan.add("protection", fmt.Sprintf("create the ruleset %q: require %q from App %d on %s (administrators may merge a pull request past it, so init's own pull request can be merged)", RulesetName, GateCheck, appID, base), func(ctx context.Context) error {
 		_, _, err := p.gh.Repositories.CreateRuleset(ctx, p.owner, p.repo, gateRuleset(appID))
 		return p.stepErr("protection", err)
 	})

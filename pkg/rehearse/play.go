@@ -43,6 +43,12 @@ type stage struct {
 	ciName    string
 	pr        int
 	runID     int64
+	// head is the pull request's head commit; gateApp the App the gate is
+	// published as (the simulated GitHub's own App unless a caller's).
+	head    string
+	gateApp int64
+	// ownsCloud: the stage started its cloud and closes it.
+	ownsCloud bool
 
 	mu        sync.Mutex
 	jobs      []JobResult
@@ -59,6 +65,14 @@ func play(ctx context.Context, lane *workflowFile, repo []*workflowFile, cfgText
 		return nil, err
 	}
 	defer s.close()
+	return s.play(ctx, suite, map[string]any{}, map[string]string{"RUNPOD_API_KEY": cloud.RunPodKey})
+}
+
+// play plays the stage's lane for its pull request with the repository's
+// variables (no App: the lane publishes with the run's token, as the
+// simulated GitHub's App) and the environment's secrets.
+func (s *stage) play(ctx context.Context, suite map[string]*suiteWorkflow, vars map[string]any, secrets map[string]string) (*Played, error) {
+	lane := s.lane
 	wf := *lane.WF
 	p := &workflowplay.Play{
 		Github: map[string]any{
@@ -66,10 +80,10 @@ func play(ctx context.Context, lane *workflowFile, repo []*workflowFile, cfgText
 			"run_id": float64(s.runID), "run_attempt": "1",
 			"event": map[string]any{
 				"repository":   map[string]any{"default_branch": "main"},
-				"workflow_run": map[string]any{"name": s.ciName, "event": "pull_request", "status": "in_progress", "head_sha": headSHA, "pull_requests": []any{map[string]any{"number": float64(s.pr)}}},
+				"workflow_run": map[string]any{"name": s.ciName, "event": "pull_request", "status": "in_progress", "head_sha": s.head, "pull_requests": []any{map[string]any{"number": float64(s.pr)}}},
 			},
 		},
-		Vars:   map[string]any{}, // no App: the lane publishes with the run's token, as the simulated GitHub's App
+		Vars:   vars,
 		Action: s.action(ctx),
 		Job:    s.job(ctx),
 		Load: func(file string) (*workflowplay.Workflow, error) {
@@ -80,7 +94,6 @@ func play(ctx context.Context, lane *workflowFile, repo []*workflowFile, cfgText
 		},
 		JobDone: s.jobDone,
 	}
-	secrets := map[string]string{"RUNPOD_API_KEY": cloud.RunPodKey}
 	if _, _, err := p.Run(&wf, map[string]any{}, secrets); err != nil {
 		return nil, fmt.Errorf("play %s: %w", lane.Path, err)
 	}
@@ -98,7 +111,7 @@ func newStage(lane *workflowFile, repo []*workflowFile, cfgText []byte) (*stage,
 		return nil, fmt.Errorf("start the simulated cloud: %w", err)
 	}
 	c.Model.ProofTime = 700 * time.Millisecond
-	s := &stage{cloud: c, lane: lane}
+	s := &stage{cloud: c, lane: lane, head: headSHA, gateApp: cloud.AppID, ownsCloud: true}
 	if err := s.setUp(repo, cfgText); err != nil {
 		s.close()
 		return nil, err
@@ -109,20 +122,10 @@ func newStage(lane *workflowFile, repo []*workflowFile, cfgText []byte) (*stage,
 // setUp writes the workspace's configuration, registers the repository's
 // workflows, opens the pull request, starts its CI and the lane's run.
 func (s *stage) setUp(repo []*workflowFile, cfgText []byte) error {
+	if err := s.writeWorkspace(cfgText); err != nil {
+		return err
+	}
 	var err error
-	if s.workspace, err = os.MkdirTemp("", "runpod-gpu-rehearse-"); err != nil {
-		return err
-	}
-	fast, err := withFastTimings(cfgText)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Join(s.workspace, ".github"), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(s.workspace, config.DefaultPath), fast, 0o644); err != nil {
-		return err
-	}
 	gh := s.cloud.GitHub
 	ciPath := ""
 	for _, w := range repo {
@@ -151,8 +154,26 @@ func (s *stage) setUp(repo []*workflowFile, cfgText []byte) error {
 	return err
 }
 
+// writeWorkspace writes the run's checkout: the configuration with fast timings.
+func (s *stage) writeWorkspace(cfgText []byte) error {
+	var err error
+	if s.workspace, err = os.MkdirTemp("", "runpod-gpu-rehearse-"); err != nil {
+		return err
+	}
+	fast, err := withFastTimings(cfgText)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(s.workspace, ".github"), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(s.workspace, config.DefaultPath), fast, 0o644)
+}
+
 func (s *stage) close() {
-	s.cloud.Close()
+	if s.ownsCloud {
+		s.cloud.Close()
+	}
 	if s.workspace != "" {
 		_ = os.RemoveAll(s.workspace)
 	}
@@ -200,11 +221,11 @@ func (s *stage) simInputs(role string, inputs map[string]string) {
 	c := s.cloud
 	switch role {
 	case "authorize":
-		inputs["registry-api-url"], inputs["gate-app-id"] = c.RegistryURL, fmt.Sprint(cloud.AppID)
+		inputs["registry-api-url"], inputs["gate-app-id"] = c.RegistryURL, fmt.Sprint(s.gateApp)
 		inputs["lane-wait-seconds"], inputs["lane-poll-seconds"] = "60", "1"
 	case "provision":
 		inputs["runpod-api-url"], inputs["registry-api-url"] = c.RunPodURL, c.RegistryURL
-		inputs["proof-url"], inputs["proof-sha256"], inputs["gate-app-id"] = c.ProofURL, c.ProofSHA256, fmt.Sprint(cloud.AppID)
+		inputs["proof-url"], inputs["proof-sha256"], inputs["gate-app-id"] = c.ProofURL, c.ProofSHA256, fmt.Sprint(s.gateApp)
 	case "watchdog":
 		inputs["runpod-api-url"], inputs["poll-seconds"] = c.RunPodURL, "1"
 	case "cleanup":
@@ -384,7 +405,7 @@ func (s *stage) played() *Played {
 	p := &Played{Workflow: s.lane.Path, CI: s.ciName, PullRequest: s.pr, Jobs: s.jobs, WorstCase: s.worstCase}
 	name := s.lane.gateCheckName()
 	var latest *githubsim.CheckRun
-	for _, c := range s.cloud.GitHub.CheckRuns(cloud.Repository, headSHA) {
+	for _, c := range s.cloud.GitHub.CheckRuns(cloud.Repository, s.head) {
 		if c.Name == name && (latest == nil || c.ID > latest.ID) {
 			latest = &c
 		}

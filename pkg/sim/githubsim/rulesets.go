@@ -27,6 +27,55 @@ type Ruleset struct {
 	// "~ALL", or fnmatch patterns on full refs such as "refs/heads/release/*".
 	Include, Exclude []string
 	Rules            []RulesetRule
+	// BypassActors may merge a pull request (bypass mode pull_request) or
+	// push (always) past the rules.
+	BypassActors []BypassActor
+}
+
+// BypassActor is one of a ruleset's bypass_actors: a repository role
+// (actor_type RepositoryRole; ActorID 5 admin, 2 maintain, 4 write), an
+// Integration (an App id) or OrganizationAdmin, with its bypass_mode.
+type BypassActor struct {
+	ActorID    int64
+	ActorType  string
+	BypassMode string
+}
+
+// repositoryRoleIDs are GitHub's actor ids of the built-in repository roles
+// in bypass_actors.
+var repositoryRoleIDs = map[int64]string{5: "admin", 2: "maintain", 4: "write"}
+
+// bypassMode says how login (or the App appID) may bypass the ruleset on
+// rp: "always", "pull_request" or "" (never).
+func (rs *Ruleset) bypassMode(rp *repo, login string, appID int64) string {
+	best := ""
+	for _, a := range rs.BypassActors {
+		ok := false
+		switch a.ActorType {
+		case "RepositoryRole":
+			ok = appID == 0 && repositoryRoleIDs[a.ActorID] != "" && roleAtLeast(rp, login, repositoryRoleIDs[a.ActorID])
+		case "Integration":
+			ok = appID != 0 && a.ActorID == appID
+		case "OrganizationAdmin":
+			ok = appID == 0 && roleAtLeast(rp, login, "admin")
+		}
+		if ok && (best == "" || a.BypassMode == "always") {
+			best = a.BypassMode
+		}
+	}
+	return best
+}
+
+// roleRank orders the built-in roles a bypass actor names.
+var roleRank = map[string]int{"write": 1, "maintain": 2, "admin": 3}
+
+// roleAtLeast says whether login's role on rp is want or above; the
+// repository's owner is its admin.
+func roleAtLeast(rp *repo, login, want string) bool {
+	if strings.EqualFold(login, rp.Owner) {
+		return true
+	}
+	return roleRank[rp.permissionOf(login).name] >= roleRank[want]
 }
 
 // RulesetRule is one rule of a ruleset: its type and GitHub's parameters
@@ -167,6 +216,7 @@ func (rs Ruleset) clone() Ruleset {
 		rules[i] = RulesetRule{Type: r.Type, Parameters: slices.Clone(r.Parameters)}
 	}
 	rs.Rules = rules
+	rs.BypassActors = slices.Clone(rs.BypassActors)
 	return rs
 }
 
@@ -190,6 +240,16 @@ func (rs Ruleset) validate(rr *repoRules) error {
 	for _, other := range rr.rulesets {
 		if other.ID != rs.ID && strings.EqualFold(other.Name, rs.Name) {
 			return invalid("Validation Failed: Name must be unique")
+		}
+	}
+	for i, a := range rs.BypassActors {
+		switch {
+		case !slices.Contains([]string{"RepositoryRole", "Team", "Integration", "OrganizationAdmin", "DeployKey"}, a.ActorType):
+			return invalid("Invalid property /bypass_actors/%d/actor_type: %q is not a possible value. Must be one of: RepositoryRole, Team, Integration, OrganizationAdmin, DeployKey.", i, a.ActorType)
+		case !slices.Contains([]string{"always", "pull_request"}, a.BypassMode):
+			return invalid("Invalid property /bypass_actors/%d/bypass_mode: %q is not a possible value. Must be one of: always, pull_request.", i, a.BypassMode)
+		case a.ActorType == "RepositoryRole" && repositoryRoleIDs[a.ActorID] == "":
+			return invalid("Invalid property /bypass_actors/%d/actor_id: %d is not a repository role", i, a.ActorID)
 		}
 	}
 	for i, r := range rs.Rules {
@@ -321,8 +381,13 @@ func (c *call) rulesetJSON(rp *repo, rs *Ruleset, full bool) map[string]any {
 		}
 		out["conditions"] = map[string]any{"ref_name": map[string]any{"include": include, "exclude": exclude}}
 		out["rules"] = rulesJSON(rs.Rules, nil)
-		out["bypass_actors"] = []any{}
-		out["current_user_can_bypass"] = "never"
+		actors := []map[string]any{}
+		for _, a := range rs.BypassActors {
+			actors = append(actors, map[string]any{"actor_id": a.ActorID, "actor_type": a.ActorType, "bypass_mode": a.BypassMode})
+		}
+		out["bypass_actors"] = actors
+		can := map[string]string{"": "never", "pull_request": "pull_requests_only", "always": "always"}
+		out["current_user_can_bypass"] = can[rs.bypassMode(rp, c.who.Login, c.who.AppID)]
 	}
 	return out
 }
@@ -398,6 +463,11 @@ type rulesetBody struct {
 		Type       string          `json:"type"`
 		Parameters json.RawMessage `json:"parameters"`
 	} `json:"rules"`
+	BypassActors *[]struct {
+		ActorID    int64  `json:"actor_id"`
+		ActorType  string `json:"actor_type"`
+		BypassMode string `json:"bypass_mode"`
+	} `json:"bypass_actors"`
 }
 
 // apply sets the body's fields on rs.
@@ -422,6 +492,16 @@ func (b rulesetBody) apply(rs *Ruleset) {
 				params = nil
 			}
 			rs.Rules = append(rs.Rules, RulesetRule{Type: r.Type, Parameters: params})
+		}
+	}
+	if b.BypassActors != nil {
+		rs.BypassActors = nil
+		for _, a := range *b.BypassActors {
+			mode := a.BypassMode
+			if mode == "" {
+				mode = "always" // GitHub's default
+			}
+			rs.BypassActors = append(rs.BypassActors, BypassActor{ActorID: a.ActorID, ActorType: a.ActorType, BypassMode: mode})
 		}
 	}
 }

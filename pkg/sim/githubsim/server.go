@@ -427,5 +427,6 @@ func (s *Server) routes() {
 	s.setupRoutes()
 	s.rulesetRoutes()
 	s.setupWriteRoutes()
+	s.mergeRoutes()
 	s.manifestRoutes()
 }
