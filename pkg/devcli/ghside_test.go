@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -332,4 +333,50 @@ func TestInitRehearsesWhatItWrote(t *testing.T) {
 func rehearsalLane(t *testing.T) string {
 	t.Helper()
 	return readFile(t, rehearsalRepo(t, func(s string) string { return s }), callers.LanePath)
+}
+
+// git refuses to pull over untracked files, even identical ones: init stages
+// what it wrote, so that once its pull request is merged a plain git pull
+// takes them (here the merge is played in a second clone, the pull from it).
+func TestInitStagesItsFilesSoThePullAfterTheMergeWorks(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	w := newWorld(t)
+	gh := w.withGitHubApp()
+	assert.NilError(t, gh.SetVariable(setupRepo, "RUNPOD_GPU_APP_ID", "901"))
+	dir := checkout(t, map[string]string{"ci.yml": ciWorkflow})
+	git := func(in string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", in, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		assert.NilError(t, err, "git %v: %s", args, out)
+		return string(out)
+	}
+	git(dir, "init", "-q", "-b", "main")
+	git(dir, "add", ".")
+	git(dir, "commit", "-q", "-m", "CI")
+	remote := filepath.Join(t.TempDir(), "remote")
+	git(dir, "clone", "-q", dir, remote)
+
+	r := w.run(append([]string{"init", "--dir", dir}, initArgs...)...)
+	assert.Equal(t, r.code, ExitOK, r.stderr)
+	assert.Check(t, is.Contains(r.stdout, "Staged the files in the checkout (git add)"))
+	assert.Check(t, is.Contains(git(dir, "status", "--porcelain"), "A  .github/runpod-gpu.yml"))
+
+	// The pull request merged on the remote: the same files, committed there.
+	for path, text := range snapshot(t, dir) {
+		rel, err := filepath.Rel(dir, path)
+		assert.NilError(t, err)
+		if strings.HasPrefix(rel, ".git"+string(filepath.Separator)) {
+			continue
+		}
+		target := filepath.Join(remote, rel)
+		assert.NilError(t, os.MkdirAll(filepath.Dir(target), 0o755))
+		assert.NilError(t, os.WriteFile(target, []byte(text), 0o644))
+	}
+	git(remote, "add", ".")
+	git(remote, "commit", "-q", "-m", "Set up the runpod-gpu GPU lane")
+	git(dir, "pull", "-q", "--ff-only", remote, "main")
+	assert.Check(t, is.Equal(git(dir, "status", "--porcelain"), ""), "the pull took init's files as they are")
 }

@@ -8,11 +8,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -207,6 +209,9 @@ func (a *app) runInit(cmd *cobra.Command, f initFlags) error {
 			return err
 		}
 		remaining, pullURL = append(remaining, plan.Remaining...), plan.PullURL
+		if pullURL != "" && !f.dryRun {
+			a.stageInitFiles(cmd.Context(), f.dir, files)
+		}
 	}
 	printInitNext(a.env.Stdout, remaining, pullURL, f.dryRun)
 	return nil
@@ -512,6 +517,26 @@ func writeFileAtomic(path, text string) error {
 		return err
 	}
 	return nil
+}
+
+// stageInitFiles stages the files init wrote in the checkout (git add): the
+// same files reach the default branch through init's pull request, and git
+// refuses to pull over untracked files, identical or not, while staged ones
+// that match what the pull brings are taken as they are. Best effort: a
+// checkout git cannot stage is told what to do.
+func (a *app) stageInitFiles(ctx context.Context, dir string, files []callers.File) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	args := []string{"-C", dir, "add", "--"}
+	for _, file := range files {
+		args = append(args, filepath.FromSlash(file.Path))
+	}
+	if out, err := exec.CommandContext(ctx, "git", args...).CombinedOutput(); err != nil {
+		fmt.Fprintf(a.env.Stderr, "runpod-gpu: could not stage the files with git add (%v: %s): before 'git pull' after the merge, delete them from the checkout\n",
+			err, strings.TrimSpace(string(out)))
+		return
+	}
+	fmt.Fprintln(a.env.Stdout, "\nStaged the files in the checkout (git add), so 'git pull' takes them once the pull request is merged.")
 }
 
 // printInitNext says what remains, in the order it can be done.
