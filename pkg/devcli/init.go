@@ -193,25 +193,11 @@ func (a *app) runInit(cmd *cobra.Command, f initFlags) error {
 	if githubStep != "" {
 		remaining = append(remaining, githubStep)
 	} else {
-		if err := a.initApp(cmd.Context(), f, repo); err != nil {
-			return err
-		}
-		req := ghsetup.Request{ReplaceSecrets: f.force, PullTitle: "Set up the runpod-gpu GPU lane",
-			PullBody: "Written by `runpod-gpu init`: the lane's caller workflows and `.github/runpod-gpu.yml`. Merge it, then run `runpod-gpu doctor`."}
-		if key != "" {
-			req.Secrets = map[string]string{"RUNPOD_API_KEY": key}
-		}
-		for _, file := range files {
-			req.Files = append(req.Files, ghsetup.File{Path: file.Path, Text: file.Text})
-		}
-		plan, err := a.setUpGitHub(cmd.Context(), repo, req, f.dryRun)
+		more, url, err := a.initGitHub(cmd.Context(), f, repo, key, files)
 		if err != nil {
 			return err
 		}
-		remaining, pullURL = append(remaining, plan.Remaining...), plan.PullURL
-		if pullURL != "" && !f.dryRun {
-			a.stageInitFiles(cmd.Context(), f.dir, files)
-		}
+		remaining, pullURL = append(remaining, more...), url
 	}
 	printInitNext(a.env.Stdout, remaining, pullURL, f.dryRun)
 	return nil
@@ -517,6 +503,31 @@ func writeFileAtomic(path, text string) error {
 		return err
 	}
 	return nil
+}
+
+// initGitHub does init's GitHub side: the App when the repository has none,
+// the set-up's plan (applied unless dry), and the written files staged once
+// the pull request is open. It returns the steps that remain and the pull request.
+func (a *app) initGitHub(ctx context.Context, f initFlags, repo ghRepository, key string, files []callers.File) ([]string, string, error) {
+	if err := a.initApp(ctx, f, repo); err != nil {
+		return nil, "", err
+	}
+	req := ghsetup.Request{ReplaceSecrets: f.force, PullTitle: "Set up the runpod-gpu GPU lane",
+		PullBody: "Written by `runpod-gpu init`: the lane's caller workflows and `.github/runpod-gpu.yml`. Merge it, then run `runpod-gpu doctor`."}
+	if key != "" {
+		req.Secrets = map[string]string{"RUNPOD_API_KEY": key}
+	}
+	for _, file := range files {
+		req.Files = append(req.Files, ghsetup.File{Path: file.Path, Text: file.Text})
+	}
+	plan, err := a.setUpGitHub(ctx, repo, req, f.dryRun)
+	if err != nil {
+		return nil, "", err
+	}
+	if plan.PullURL != "" && !f.dryRun {
+		a.stageInitFiles(ctx, f.dir, files)
+	}
+	return plan.Remaining, plan.PullURL, nil
 }
 
 // stageInitFiles stages the files init wrote in the checkout (git add): the

@@ -66,6 +66,9 @@ func (a *app) rehearseDir(ctx context.Context, dir string, asJSON bool, after st
 		return withCode(ExitFailure, err)
 	}
 	if asJSON {
+		if r.Mistakes == nil {
+			r.Mistakes = []rehearse.Mistake{} // scripts read "mistakes": [] for none, never null
+		}
 		enc := json.NewEncoder(a.env.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(r); err != nil {

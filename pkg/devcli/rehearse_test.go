@@ -71,6 +71,7 @@ func TestRehearseCommand(t *testing.T) {
 			if strings.Contains(stdout.String(), `"mistakes"`) {
 				var report map[string]any
 				assert.Check(t, json.Unmarshal(stdout.Bytes(), &report), "the JSON report parses")
+				assert.Check(t, report["mistakes"] != nil, "mistakes is a list, [] for none: %s", stdout.String())
 			}
 		})
 	}
