@@ -447,11 +447,12 @@ func manyPRs(tb testing.TB, n int) manyPRsStats {
 	outs := m.run(tb, n)
 	st := manyPRsStats{prs: n, lone: loneOut[0].toRunner, limit: m.limit.DailyUSD}
 	for _, o := range outs {
+		if errors.Is(o.err, budget.ErrOverBudget) { // a lane that lost the race: its pod deleted at once, within the bound
+			st.refused++
+			continue
+		}
 		assert.NilError(tb, o.err, "PR %d", o.pr)
 		st.last = max(st.last, o.toRunner)
-		if errors.Is(o.err, budget.ErrOverBudget) {
-			st.refused++
-		}
 	}
 	st.bound = float64(st.refused) * budget.OvershootBound(0.25)
 	m.endJobs(tb, outs, 5*time.Minute)
