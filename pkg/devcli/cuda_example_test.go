@@ -40,15 +40,18 @@ func shellLine(args []string) string {
 // TestCUDAExampleIsWhatInitWrites: init, run in a checkout holding the
 // example's CI workflow with the flags the example's README gives, writes
 // exactly the example's lane caller, reaper, cost history, relay and
-// configuration (go test ./pkg/devcli -run TestCUDAExample -update rewrites them).
+// configuration (go test ./pkg/devcli -run TestCUDAExample -update rewrites
+// them), and its own rehearsal of them ends at a green gate.
 func TestCUDAExampleIsWhatInitWrites(t *testing.T) {
 	ci, err := os.ReadFile(filepath.Join(cudaExample, ".github", "workflows", "ci.yml"))
 	assert.NilError(t, err)
 	dir := checkout(t, map[string]string{"ci.yml": string(ci)})
 	w := newWorld(t)
-	args := append([]string{"init", "--no-rehearse", "--no-input", "--dir", dir, "--suite", "org/runpod-gpu@v1"}, cudaExampleInitArgs...)
+	args := append([]string{"init", "--no-input", "--dir", dir, "--suite", "org/runpod-gpu@v1"}, cudaExampleInitArgs...)
 	r := w.run(args...)
 	assert.Equal(t, r.code, ExitOK, r.stderr)
+	assert.Check(t, is.Contains(r.stdout, `Gate "CI GPU gate": success`))
+	assert.Check(t, is.Contains(r.stdout, "Wiring: no mistakes"))
 	for _, p := range initFiles {
 		got := readFile(t, dir, p)
 		path := filepath.Join(cudaExample, filepath.FromSlash(p))
