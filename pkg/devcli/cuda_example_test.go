@@ -154,3 +154,44 @@ func TestInitRefusesBadBuildFlags(t *testing.T) {
 		})
 	}
 }
+
+// makefileArchiveTarget finds the rule that builds a test archive, and
+// nothing that only looks like one.
+func TestMakefileArchiveTarget(t *testing.T) {
+	tests := []struct {
+		name, file, text, want string
+	}{
+		{name: "archive", file: "Makefile", text: "build:\n\tnvcc x.cu\narchive: build\n\ttar -czf gpu-tests.tar.gz out\n", want: "archive"},
+		{name: "gpu-test-archive wins", file: "Makefile", text: "archive:\n\ttar c .\ngpu-test-archive: build\n", want: "gpu-test-archive"},
+		{name: "a double-colon rule", file: "makefile", text: "archive::\n\ttar c .\n", want: "archive"},
+		{name: "GNUmakefile first", file: "GNUmakefile", text: "gpu-test-archive:\n", want: "gpu-test-archive"},
+		{name: "variables only", file: "Makefile", text: "archive := out.tar\narchive:=x\nARCHIVE ?= y\n.PHONY: archive\n"},
+		{name: "a recipe line", file: "Makefile", text: "all:\n\tarchive: x\n"},
+		{name: "no Makefile", file: "README.md", text: "archive: x\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			assert.NilError(t, os.WriteFile(filepath.Join(dir, tc.file), []byte(tc.text), 0o644))
+			assert.Check(t, is.Equal(makefileArchiveTarget(dir), tc.want))
+		})
+	}
+}
+
+// A checkout whose Makefile has an archive target is told the flag that
+// writes its own GPU job; one that gives the flag is not.
+func TestInitNamesTheMakefileArchiveTarget(t *testing.T) {
+	for _, build := range []bool{false, true} {
+		w := newWorld(t)
+		dir := checkout(t, map[string]string{"ci.yml": ciWorkflow})
+		assert.NilError(t, os.WriteFile(filepath.Join(dir, "Makefile"), []byte("archive: build\n\ttar -czf gpu-tests.tar.gz out\n"), 0o644))
+		args := []string{"init", "--no-rehearse", "--no-input", "--dir", dir, "--gpus", "RTX4090", "--max-run-spend", "3", "--test-command", "./gpu-tests/run.sh"}
+		if build {
+			args = append(args, "--build-command", "make archive")
+		}
+		r := w.run(args...)
+		assert.Equal(t, r.code, ExitOK, r.stderr)
+		hint := `the Makefile has a target archive: with --build-command "make archive"`
+		assert.Check(t, strings.Contains(r.stderr, hint) != build, r.stderr)
+	}
+}

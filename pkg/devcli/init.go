@@ -278,6 +278,9 @@ func (a *app) renderInitFiles(cmd *cobra.Command, f initFlags, q *asker, key str
 	if o.MaxRunSpendUSD, err = initBudget(f.maxRunSpend, q); err != nil {
 		return nil, err
 	}
+	if target := makefileArchiveTarget(f.dir); target != "" && o.BuildCommand == "" {
+		fmt.Fprintf(a.env.Stderr, "runpod-gpu: the Makefile has a target %s: with --build-command \"make %s\" (and --build-image for a container), init writes your own GPU job instead, which builds the test archive on a hosted runner and only runs it on the pod\n", target, target)
+	}
 	if o.TestCommand = f.testCommand; o.TestCommand == "" {
 		fallback := "make test-gpu"
 		if o.BuildCommand != "" {

@@ -2,6 +2,9 @@ package devcli
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -76,4 +79,27 @@ func checkNoExpression(values map[string][]string) error {
 		}
 	}
 	return nil
+}
+
+// archiveTargetRE finds a make rule for the test archive (a target, not a
+// variable assignment such as "archive := …").
+var archiveTargetRE = regexp.MustCompile(`(?m)^(gpu-test-archive|archive)[ \t]*:([^=]|$)`)
+
+// makefileArchiveTarget names the checkout's Makefile target that builds a
+// test archive (gpu-test-archive, else archive), or "" when it has none.
+func makefileArchiveTarget(dir string) string {
+	for _, name := range []string{"GNUmakefile", "makefile", "Makefile"} { // make's own order
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			continue
+		}
+		found := ""
+		for _, m := range archiveTargetRE.FindAllStringSubmatch(string(data), -1) {
+			if found == "" || m[1] == "gpu-test-archive" {
+				found = m[1]
+			}
+		}
+		return found
+	}
+	return ""
 }
