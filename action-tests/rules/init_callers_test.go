@@ -3,7 +3,8 @@ package rules
 // What `runpod-gpu init` writes into a repository is held to the README
 // callers' rules, against this tree's reusable workflows: actionlint with
 // the published reference read as the local file (so a renamed input or
-// secret fails here), the permission check and the secrets check.
+// secret fails here), the permission check and the secrets check; the
+// own-job lane (--build-command) also the own-job pattern.
 
 import (
 	"testing"
@@ -18,12 +19,20 @@ import (
 func TestInitCallersWorkWithTheseWorkflows(t *testing.T) {
 	linter, project := metaLinter(t)
 	files := metaWorkflowFiles(t)
-	for _, runnerApp := range []bool{false, true} {
+	for _, c := range []struct {
+		runnerApp    bool
+		buildCommand string // set: the lane in four parts around the repository's own GPU job
+	}{{false, ""}, {true, ""}, {false, "make archive"}, {true, "make archive"}} {
+		runnerApp := c.runnerApp
 		rendered, err := callers.Render(callers.Options{
 			Suite: "org/runpod-gpu@v1", Workflows: []string{"CI"}, TestCommand: "make test-gpu", RunnerApp: runnerApp,
-			Tiers: []config.GPUTier{{Name: "ada", GPUIDs: []string{"NVIDIA GeForce RTX 4090"}}},
+			Tiers:        []config.GPUTier{{Name: "ada", GPUIDs: []string{"NVIDIA GeForce RTX 4090"}}},
+			BuildCommand: c.buildCommand, BuildImage: map[bool]string{true: "nvidia/cuda:12.6.3-devel-ubuntu22.04"}[c.buildCommand != ""],
 		})
 		assert.NilError(t, err)
+		if c.buildCommand != "" {
+			assert.Check(t, is.Len(metaOwnJobProblems(t, rendered[0].Text), 0), "the own-job lane (runner App %v)", runnerApp)
+		}
 		for _, f := range rendered {
 			if f.Path == callers.ConfigPath {
 				continue

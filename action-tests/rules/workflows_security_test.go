@@ -484,7 +484,11 @@ func metaCallerProblems(block string, called map[string]string) []string {
 		}
 		for input, key := range map[string]string{"app-id": "RUNPOD_GPU_APP_PRIVATE_KEY", "runner-app-id": "RUNPOD_GPU_RUNNER_APP_PRIVATE_KEY"} {
 			_, withID := job.With[input]
-			if withID && passed[key] == "" {
+			// A part that declares no such secret (authorize takes runner-app-id
+			// for the lane record; the parts after it take the runner App's key)
+			// cannot be passed it.
+			_, declared := target.On.Call.Secrets[key]
+			if withID && declared && passed[key] == "" {
 				add("job %s passes %s but not the secret %s", id, input, key)
 			}
 			// An App key without its id is never used: the jobs fall back to the

@@ -28,6 +28,14 @@ type Options struct {
 	Workflows []string
 	// TestCommand runs the GPU tests on the pod.
 	TestCommand string
+	// BuildCommand, when set, builds the test archive (TestArchive) on a
+	// hosted runner: the lane is then written in four parts around the
+	// repository's own GPU job, which unpacks the archive and runs
+	// TestCommand in it.
+	BuildCommand string
+	// BuildImage is the container the build job runs in (a CUDA devel
+	// image, say); "" runs it on the hosted runner itself. Only with BuildCommand.
+	BuildImage string
 	// RunnerApp: a second App mints runners (the two-App split).
 	RunnerApp bool
 	// Tiers is the reviewed GPU allowlist.
@@ -70,13 +78,20 @@ func Render(o Options) ([]File, error) {
 	if strings.TrimSpace(o.TestCommand) == "" {
 		return nil, errors.New("no test command: the GPU job runs it on the pod")
 	}
+	if err := checkBuild(o); err != nil {
+		return nil, err
+	}
 	uses := func(workflow string) string { return owner + "/runpod-gpu/.github/workflows/" + workflow + "@" + ref }
 	cfg, err := renderConfig(o, owner, ref)
 	if err != nil {
 		return nil, err
 	}
+	lane := renderLane(o, uses("gpu-lane.yml"))
+	if o.BuildCommand != "" {
+		lane = renderOwnJobLane(o, uses)
+	}
 	files := []File{
-		{Path: LanePath, Text: renderLane(o, uses("gpu-lane.yml"))},
+		{Path: LanePath, Text: lane},
 		{Path: ReapPath, Text: renderReap(uses("reap.yml"))},
 		{Path: CostsPath, Text: renderCosts(uses("cost-history.yml"))},
 		{Path: RelayPath, Text: renderRelay(uses("local-gate.yml"))},
@@ -88,6 +103,24 @@ func Render(o Options) ([]File, error) {
 		}
 	}
 	return files, nil
+}
+
+// checkBuild checks the own-job options: an image only with a build
+// command, and an image pinned.
+func checkBuild(o Options) error {
+	if o.BuildCommand != "" && strings.TrimSpace(o.BuildCommand) == "" {
+		return errors.New("build command is blank: want the command that writes " + TestArchive)
+	}
+	if o.BuildCommand == "" {
+		if o.BuildImage != "" {
+			return fmt.Errorf("build image %q without a build command: the image is where the build command runs", o.BuildImage)
+		}
+		return nil
+	}
+	if o.BuildImage != "" {
+		return CheckBuildImage(o.BuildImage)
+	}
+	return nil
 }
 
 // quote writes s as a YAML double-quoted scalar (JSON's quoting is YAML's).

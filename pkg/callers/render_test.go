@@ -78,6 +78,15 @@ func TestRenderRefuses(t *testing.T) {
 		{name: "no test command", change: func(o *Options) { o.TestCommand = " " }, wantErr: "no test command"},
 		{name: "no tier", change: func(o *Options) { o.Tiers = nil }, wantErr: "no GPU tier"},
 		{name: "bad tier", change: func(o *Options) { o.Tiers = []config.GPUTier{{Name: "x"}} }, wantErr: "gpu_ids"},
+		{name: "build image without a build command", change: func(o *Options) { o.BuildImage = "nvidia/cuda:12.6.3-devel-ubuntu22.04" },
+			wantErr: `build image "nvidia/cuda:12.6.3-devel-ubuntu22.04" without a build command`},
+		{name: "blank build command", change: func(o *Options) { o.BuildCommand = " " }, wantErr: "build command is blank"},
+		{name: "build image at latest", change: func(o *Options) { o.BuildCommand, o.BuildImage = "make archive", "nvidia/cuda:latest" },
+			wantErr: "not latest or none"},
+		{name: "build image untagged", change: func(o *Options) { o.BuildCommand, o.BuildImage = "make archive", "nvidia/cuda" },
+			wantErr: "want an exact tag"},
+		{name: "build image not a reference", change: func(o *Options) { o.BuildCommand, o.BuildImage = "make archive", "nvidia/cuda:12.6\nx: y" },
+			wantErr: "want a container image reference"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,5 +95,47 @@ func TestRenderRefuses(t *testing.T) {
 			_, err := Render(o)
 			assert.ErrorContains(t, err, tc.wantErr)
 		})
+	}
+}
+
+// With a build command, Render writes the lane in four parts around the
+// repository's own GPU job: the hosted build in the pinned image, the
+// archive downloaded with one bounded retry, the test command last; it
+// lints and grants what each part needs.
+func TestRenderOwnJobLane(t *testing.T) {
+	for _, runnerApp := range []bool{false, true} {
+		o := renderOptions()
+		o.RunnerApp, o.BuildCommand, o.TestCommand = runnerApp, "make archive", "./gpu-tests/run.sh"
+		o.BuildImage = "nvidia/cuda:12.6.3-devel-ubuntu22.04@sha256:" + strings.Repeat("ab", 32)
+		files, err := Render(o)
+		assert.NilError(t, err)
+		findings, err := Lint(files)
+		assert.NilError(t, err)
+		assert.Check(t, is.Len(findings, 0))
+		lane := files[0].Text
+		assert.Check(t, is.Len(PermissionProblems(lane, SuiteNeedsOf), 0))
+		var doc struct {
+			Jobs map[string]struct {
+				Uses      string `yaml:"uses"`
+				Container string `yaml:"container"`
+				Steps     []struct {
+					Name string `yaml:"name"`
+					Run  string `yaml:"run"`
+				} `yaml:"steps"`
+			} `yaml:"jobs"`
+		}
+		assert.NilError(t, yaml.Unmarshal([]byte(lane), &doc))
+		for _, part := range []string{"authorize", "provision", "watchdog", "finish"} {
+			assert.Check(t, is.Equal(doc.Jobs[part].Uses, "my-org/runpod-gpu/.github/workflows/gpu-lane-"+part+".yml@v1"))
+		}
+		assert.Check(t, is.Equal(doc.Jobs["build"].Container, o.BuildImage))
+		assert.Check(t, is.Equal(doc.Jobs["build"].Steps[1].Run, "make archive"))
+		gpu := doc.Jobs["gpu"].Steps
+		assert.Assert(t, is.Len(gpu, 4))
+		assert.Check(t, is.Equal(gpu[2].Run, "tar -xzf "+TestArchive))
+		assert.Check(t, is.Equal(gpu[3].Name, "Run GPU tests"))
+		assert.Check(t, is.Equal(gpu[3].Run, "./gpu-tests/run.sh"))
+		assert.Check(t, strings.Contains(lane, "RUNPOD_GPU_RUNNER_APP_PRIVATE_KEY") == runnerApp)
+		assert.Check(t, strings.Contains(lane, "runner-app-id: ${{ vars.RUNPOD_GPU_RUNNER_APP_ID }}") == runnerApp)
 	}
 }

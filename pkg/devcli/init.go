@@ -29,6 +29,7 @@ import (
 // initFlags are runpod-gpu init's flags; an empty one is asked for.
 type initFlags struct {
 	dir, suite, testCommand, repo string
+	buildCommand, buildImage      string // the own-job shape: the hosted build of the test archive
 	workflows, gpus               []string
 	minVRAM                       int
 	maxRunSpend                   float64
@@ -41,7 +42,7 @@ type initFlags struct {
 func (a *app) initCmd() *cobra.Command {
 	f := initFlags{}
 	cmd := &cobra.Command{
-		Use:   "init [--dir DIR] [--workflows NAME,…] [--gpus NAME,…] [--max-run-spend USD] [--test-command CMD] [--org ORG] [--no-rehearse] [--dry-run] [--force] [--repo OWNER/NAME]",
+		Use:   "init [--dir DIR] [--workflows NAME,…] [--gpus NAME,…] [--max-run-spend USD] [--test-command CMD] [--build-command CMD [--build-image IMAGE]] [--org ORG] [--no-rehearse] [--dry-run] [--force] [--repo OWNER/NAME]",
 		Short: "Write the GPU lane's files into a checkout and set the repository up on GitHub",
 		Long: `init writes, into the repository checkout --dir, the four caller workflows
 (.github/workflows/runpod-gpu.yml, runpod-gpu-reap.yml, runpod-gpu-costs.yml,
@@ -72,6 +73,13 @@ rehearse' does (offline, free): on a wiring mistake it prints it with its fix
 and exits 1, keeping the files and changing nothing on GitHub. --no-rehearse
 skips it; 'runpod-gpu rehearse' plays workflows you edit later.
 
+With --build-command, the lane is written in four parts around your own GPU
+job instead (.github/docs/workflows.md, "Your own GPU job"): a hosted job runs
+the build command at the tested ref while the pod starts (in the container
+--build-image when given, such as a CUDA devel image with nvcc) and uploads
+the gpu-tests.tar.gz it writes; the GPU job downloads it (one bounded retry),
+unpacks it and runs --test-command, a script of the archive, as its last step.
+
 It reads the ` + "`name:`" + `s of the checkout's CI workflows (those run for pull
 requests) for the lane's workflow_run trigger. What a flag does not give is
 asked on the terminal; --no-input asks nothing. A file that differs from what
@@ -80,6 +88,7 @@ changes nothing. --dry-run prints every change, locally and on GitHub, and
 makes none. Run it again at any time: it changes only what is missing.`,
 		Example: `  RUNPOD_API_KEY=… runpod-gpu init --workflows CI --gpus RTX4090,L40S --max-run-spend 5 --test-command "make test-gpu"
   runpod-gpu init --dry-run
+  runpod-gpu init --gpus RTX4090 --max-run-spend 5 --build-command "make archive" --build-image nvidia/cuda:12.6.3-devel-ubuntu22.04 --test-command ./gpu-tests/run.sh
   pass show runpod | runpod-gpu init --runpod-key-stdin --no-input --gpus RTX4090 --max-run-spend 5 --test-command "make test-gpu"
   runpod-gpu init --suite my-org/runpod-gpu@v1 --runner-app --force`,
 		Args: cobra.NoArgs,
@@ -98,6 +107,8 @@ func (f *initFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.minVRAM, "min-vram", 0, "drop GPU types with less VRAM (GB)")
 	fl.Float64Var(&f.maxRunSpend, "max-run-spend", 0, "the most one run may spend on pods, in USD")
 	fl.StringVar(&f.testCommand, "test-command", "", "the command that runs the GPU tests on the pod")
+	fl.StringVar(&f.buildCommand, "build-command", "", "the command that writes the test archive gpu-tests.tar.gz on a hosted runner: the lane then runs your own GPU job, which unpacks it and runs --test-command")
+	fl.StringVar(&f.buildImage, "build-image", "", "the container the build command runs in, with an exact tag or digest (nvidia/cuda:12.6.3-devel-ubuntu22.04); only with --build-command")
 	fl.BoolVar(&f.runnerApp, "runner-app", false, "a second App mints runners (the two-App split)")
 	fl.BoolVar(&f.force, "force", false, "overwrite files that differ from what init writes, and replace the environment's secrets")
 	fl.BoolVar(&f.quiet, "no-input", false, "ask nothing: a missing flag is an error")
@@ -256,7 +267,7 @@ func (a *app) initRunPodKey(f initFlags, q *asker) (string, error) {
 // renderInitFiles asks for what the flags do not give and renders the
 // files, which must lint.
 func (a *app) renderInitFiles(cmd *cobra.Command, f initFlags, q *asker, key string) ([]callers.File, error) {
-	o := callers.Options{Suite: f.suite, RunnerApp: f.runnerApp, MinVRAMGB: f.minVRAM}
+	o := callers.Options{Suite: f.suite, RunnerApp: f.runnerApp, MinVRAMGB: f.minVRAM, BuildCommand: f.buildCommand, BuildImage: f.buildImage}
 	var err error
 	if o.Workflows, err = chooseWorkflows(f.dir, f.workflows, q); err != nil {
 		return nil, err
@@ -267,8 +278,15 @@ func (a *app) renderInitFiles(cmd *cobra.Command, f initFlags, q *asker, key str
 	if o.MaxRunSpendUSD, err = initBudget(f.maxRunSpend, q); err != nil {
 		return nil, err
 	}
+	if target := makefileArchiveTarget(f.dir); target != "" && o.BuildCommand == "" {
+		fmt.Fprintf(a.env.Stderr, "runpod-gpu: the Makefile has a target %s: with --build-command \"make %s\" (and --build-image for a container), init writes your own GPU job instead, which builds the test archive on a hosted runner and only runs it on the pod\n", target, target)
+	}
 	if o.TestCommand = f.testCommand; o.TestCommand == "" {
-		if o.TestCommand, err = q.ask("--test-command", "Command that runs the GPU tests on the pod", "make test-gpu"); err != nil {
+		fallback := "make test-gpu"
+		if o.BuildCommand != "" {
+			fallback = "./gpu-tests/run.sh" // a script of the archive: the pod has no checkout
+		}
+		if o.TestCommand, err = q.ask("--test-command", "Command that runs the GPU tests on the pod", fallback); err != nil {
 			return nil, err
 		}
 	}

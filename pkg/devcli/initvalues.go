@@ -2,6 +2,9 @@ package devcli
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -25,8 +28,28 @@ func checkInitFlags(f initFlags) error {
 		return fail(ExitUsage, "--max-run-spend %s: want a positive amount of USD, at most %d (omit it to be asked)",
 			strconv.FormatFloat(v, 'g', -1, 64), MaxInitRunSpendUSD)
 	}
-	return checkNoExpression(map[string][]string{
-		"--test-command": {f.testCommand}, "--workflows": f.workflows, "--suite": {f.suite}, "--gpus": f.gpus})
+	if err := checkNoExpression(map[string][]string{
+		"--test-command": {f.testCommand}, "--workflows": f.workflows, "--suite": {f.suite}, "--gpus": f.gpus,
+		"--build-command": {f.buildCommand}, "--build-image": {f.buildImage}}); err != nil {
+		return err
+	}
+	return checkBuildFlags(f)
+}
+
+// checkBuildFlags checks the own-job shape's flags: a command that is not
+// blank, an image only with a command, and an image pinned.
+func checkBuildFlags(f initFlags) error {
+	switch {
+	case f.buildCommand == "" && f.buildImage != "":
+		return fail(ExitUsage, "--build-image %q without --build-command: the image is where the build command runs; add --build-command (e.g. \"make archive\")", f.buildImage)
+	case f.buildCommand != "" && strings.TrimSpace(f.buildCommand) == "":
+		return fail(ExitUsage, "--build-command %q: want the command that writes %s (e.g. \"make archive\")", f.buildCommand, callers.TestArchive)
+	case f.buildImage != "":
+		if err := callers.CheckBuildImage(f.buildImage); err != nil {
+			return fail(ExitUsage, "--build-image: %v", err)
+		}
+	}
+	return nil
 }
 
 // checkInitValues checks what init is about to write, answers on the
@@ -42,12 +65,13 @@ func checkInitValues(o callers.Options) error {
 		tiers = append(tiers, t.GPUIDs...)
 	}
 	return checkNoExpression(map[string][]string{
-		"--test-command": {o.TestCommand}, "--workflows": o.Workflows, "--suite": {o.Suite}, "--gpus": tiers})
+		"--test-command": {o.TestCommand}, "--workflows": o.Workflows, "--suite": {o.Suite}, "--gpus": tiers,
+		"--build-command": {o.BuildCommand}, "--build-image": {o.BuildImage}})
 }
 
 // checkNoExpression refuses the first value holding "${{", naming its flag.
 func checkNoExpression(values map[string][]string) error {
-	for _, flag := range []string{"--suite", "--workflows", "--gpus", "--test-command"} {
+	for _, flag := range []string{"--suite", "--workflows", "--gpus", "--test-command", "--build-command", "--build-image"} {
 		for _, v := range values[flag] {
 			if strings.Contains(v, expressionOpen) {
 				return fail(ExitUsage, "%s %q: want a value without %q: init writes it into a workflow, where the runner would evaluate it as an expression", flag, v, expressionOpen)
@@ -55,4 +79,27 @@ func checkNoExpression(values map[string][]string) error {
 		}
 	}
 	return nil
+}
+
+// archiveTargetRE finds a make rule for the test archive (a target, not a
+// variable assignment such as "archive := …").
+var archiveTargetRE = regexp.MustCompile(`(?m)^(gpu-test-archive|archive)[ \t]*:([^=]|$)`)
+
+// makefileArchiveTarget names the checkout's Makefile target that builds a
+// test archive (gpu-test-archive, else archive), or "" when it has none.
+func makefileArchiveTarget(dir string) string {
+	for _, name := range []string{"GNUmakefile", "makefile", "Makefile"} { // make's own order
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			continue
+		}
+		found := ""
+		for _, m := range archiveTargetRE.FindAllStringSubmatch(string(data), -1) {
+			if found == "" || m[1] == "gpu-test-archive" {
+				found = m[1]
+			}
+		}
+		return found
+	}
+	return ""
 }
