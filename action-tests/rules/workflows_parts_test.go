@@ -2,10 +2,10 @@ package rules
 
 // Your own GPU job: the lane's parts (gpu-lane-authorize.yml,
 // gpu-lane-provision.yml, gpu-lane-watchdog.yml, gpu-lane-finish.yml) run
-// gpu-lane.yml's jobs around a GPU job the caller writes. Their jobs are
-// written from gpu-lane.yml's by go generate (pkg/lanegen, whose
-// TestLaneYAMLIsGenerated keeps them so); their headers are hand-written, and
-// the checks here hold those and the callers of the parts to the lane.
+// gpu-lane.yml's jobs around a GPU job the caller writes. go generate writes
+// them from gpu-lane.yml (pkg/lanegen, whose TestLaneYAMLIsGenerated keeps
+// them so), their headers from templates that copy the lane's settings by
+// name; the checks here hold those headers and the parts' callers to the lane.
 
 import (
 	"fmt"

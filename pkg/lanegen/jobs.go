@@ -32,6 +32,9 @@ type job struct {
 type lane struct {
 	text []string // the lane's lines, the generated jobs and their markers left out
 	jobs []job
+	// settings are its workflow_call inputs, secrets and outputs, each as its
+	// lines, by section and name.
+	settings map[string]map[string][]string
 }
 
 // parseLane reads the lane's jobs, leaving out the generated ones.
@@ -61,7 +64,38 @@ func parseLane(text string) (*lane, error) {
 		return nil, err
 	}
 	l.jobs = jobs
+	l.settings = parseSettings(l.text[:at])
 	return l, nil
+}
+
+// settingKeyRE is the key line of an input, secret or output under workflow_call.
+var settingKeyRE = lazyre.Regexp{Pattern: `^      ([A-Za-z0-9_-]+):\s*$`}
+
+// parseSettings reads the blocks of workflow_call's inputs, secrets and
+// outputs: each key line and the more indented lines below it.
+func parseSettings(header []string) map[string]map[string][]string {
+	settings := map[string]map[string][]string{}
+	at := slices.Index(header, "  workflow_call:")
+	if at < 0 {
+		return settings
+	}
+	var section, name string
+	for _, s := range header[at+1:] {
+		switch {
+		case strings.TrimSpace(s) == "":
+		case !strings.HasPrefix(s, "    "):
+			return settings
+		case !strings.HasPrefix(s, "     "):
+			section, name = strings.TrimSuffix(strings.TrimSpace(s), ":"), ""
+			settings[section] = map[string][]string{}
+		case settingKeyRE.MatchString(s):
+			name = settingKeyRE.FindStringSubmatch(s)[1]
+			settings[section][name] = []string{s}
+		case name != "":
+			settings[section][name] = append(settings[section][name], s)
+		}
+	}
+	return settings
 }
 
 // parseJobs reads the jobs from line from on: each key line at two spaces,

@@ -1,14 +1,18 @@
-// Package lanegen writes the lane's YAML that repeats gpu-lane.yml's jobs, so
-// that they are written by hand once: gpu-lane.yml's host-fault re-run jobs
-// (provision-again, watchdog-again, gpu-tests-again) and the jobs of the four
-// own-job parts (gpu-lane-authorize.yml, gpu-lane-provision.yml,
-// gpu-lane-watchdog.yml, gpu-lane-finish.yml). `go generate ./...` runs it
+// Package lanegen writes the lane's YAML that repeats gpu-lane.yml, so that its
+// jobs and settings are written by hand once: gpu-lane.yml's host-fault re-run
+// jobs (provision-again, watchdog-again, gpu-tests-again) and the four own-job
+// parts (gpu-lane-authorize.yml, gpu-lane-provision.yml,
+// gpu-lane-watchdog.yml, gpu-lane-finish.yml): their headers from the
+// templates in parts/, which copy gpu-lane.yml's settings by name, and their
+// jobs from gpu-lane.yml's. `go generate ./...` runs it
 // (pkg/cmd/lanegen); its output is committed, and a test fails when the
 // committed files are not what it writes.
 package lanegen
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,9 +22,9 @@ import (
 // hand and whose re-run jobs lanegen writes between its markers.
 const Lane = "gpu-lane.yml"
 
-// Generate returns the generated files' text by name, from the workflows'
-// current text by name (Lane and the four parts, whose headers above `jobs:`
-// are kept as they are). It changes nothing when the files are up to date.
+// Generate returns the generated files' text by name (Lane and the four
+// parts) from the workflows' current text by name, of which it reads Lane:
+// its first jobs and its settings, and the re-run jobs it writes anew.
 func Generate(files map[string]string) (map[string]string, error) {
 	lane, ok := files[Lane]
 	if !ok {
@@ -35,11 +39,7 @@ func Generate(files map[string]string) (map[string]string, error) {
 		return nil, fmt.Errorf("%s: %w", Lane, err)
 	}
 	for _, p := range parts {
-		text, ok := files[p.file]
-		if !ok {
-			return nil, fmt.Errorf("no %s to write the jobs of", p.file)
-		}
-		if out[p.file], err = p.generate(src, text); err != nil {
+		if out[p.file], err = p.generate(src); err != nil {
 			return nil, fmt.Errorf("%s: %w", p.file, err)
 		}
 	}
@@ -55,12 +55,13 @@ func Files() []string {
 	return names
 }
 
-// ReadDir reads Files from dir, the repository's .github/workflows.
+// ReadDir reads Files from dir, the repository's .github/workflows; a
+// missing part reads as empty (WriteDir writes it).
 func ReadDir(dir string) (map[string]string, error) {
 	files := map[string]string{}
 	for _, name := range Files() {
 		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
+		if err != nil && !(errors.Is(err, fs.ErrNotExist) && name != Lane) {
 			return nil, err
 		}
 		files[name] = string(b)

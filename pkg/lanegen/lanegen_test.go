@@ -58,8 +58,8 @@ func TestLaneYAMLIsGenerated(t *testing.T) {
 }
 
 // TestLaneYAMLCheckDetectsChanges plants edits in the committed files: a job
-// changed in gpu-lane.yml alone, a generated job edited by hand and a job
-// added to a part are each reported; the parts' headers are their own.
+// or a setting changed in gpu-lane.yml alone, a generated job or header
+// edited by hand and a job added to a part are each reported.
 func TestLaneYAMLCheckDetectsChanges(t *testing.T) {
 	tests := []struct {
 		name, file, old, new string
@@ -77,8 +77,14 @@ func TestLaneYAMLCheckDetectsChanges(t *testing.T) {
 			old: "fromJSON(inputs.lane).authorize.outputs.head-sha", new: "fromJSON(inputs.lane).provision.outputs.head-sha", want: []string{"gpu-lane-watchdog.yml"}},
 		{name: "an extra job in a part", file: "gpu-lane-finish.yml",
 			old: "\njobs:\n", new: "\njobs:\n  extra:\n    runs-on: ubuntu-latest\n    steps: [{run: echo}]\n", want: []string{"gpu-lane-finish.yml"}},
-		{name: "a part's header is its own", file: "gpu-lane-finish.yml",
-			old: "        description: Web URL of the published gate check.\n", new: "        description: The gate check's web URL.\n"},
+		{name: "a part's header edited by hand", file: "gpu-lane-finish.yml",
+			old: "      provision-result:\n", new: "      provision-outcome:\n", want: []string{"gpu-lane-finish.yml"}},
+		{name: "a setting of gpu-lane.yml the authorize part copies", file: Lane,
+			old: "        description: Prefix of the per-attempt runner labels.\n", new: "        description: Prefix of the runner labels.\n",
+			want: []string{"gpu-lane-authorize.yml"}},
+		{name: "a secret every part copies", file: Lane,
+			old: "        description: RunPod API key. It stays on hosted runners; the pod never sees it.\n", new: "        description: RunPod API key.\n",
+			want: []string{"gpu-lane-provision.yml", "gpu-lane-watchdog.yml", "gpu-lane-finish.yml"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,16 +114,19 @@ func TestGenerateIsIdempotent(t *testing.T) {
 }
 
 // TestWriteDir regenerates a copy of the workflows with the generated jobs
-// removed, and only the generated files change.
+// and parts gone stale or missing, and only the generated files change.
 func TestWriteDir(t *testing.T) {
 	dir := t.TempDir()
 	files := committed(t)
 	for name, text := range files {
-		if name != Lane {
-			text = text[:strings.Index(text, "\njobs:\n")+len("\njobs:\n")]
-		} else {
+		switch name {
+		case Lane: // without its re-run jobs
 			begin, end := strings.Index(text, beginGenerated), strings.Index(text, endGenerated)
 			text = text[:begin] + text[end+len(endGenerated)+2:]
+		case "gpu-lane-watchdog.yml":
+			continue // missing: written anew
+		default:
+			text = "stale\n"
 		}
 		assert.NilError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
 	}
@@ -147,8 +156,8 @@ func TestGenerateErrors(t *testing.T) {
 			want: "gpu-lane.yml: job provision-again: no step with id provision to add 2 inputs to"},
 		{name: "a line outside any job", file: Lane, old: "\n  gate:\n", new: "\n gate:\n",
 			want: `gpu-lane.yml: line`},
-		{name: "a part without jobs", file: "gpu-lane-watchdog.yml", old: "\njobs:\n", new: "\njobs: {}\n",
-			want: "gpu-lane-watchdog.yml: no jobs: line below the header"},
+		{name: "a setting a part copies, gone from the lane", file: Lane, old: "      runner-org:\n", new: "      runner-organization:\n",
+			want: `at <laneInput "runner-org">: error calling laneInput: gpu-lane.yml has no input runner-org`},
 		{name: "a part job reading another job's result", file: Lane,
 			old:  "          gpu-job-result: ${{ needs.gpu-tests.result }}\n",
 			new:  "          gpu-job-result: ${{ needs.provision.result }}\n",
