@@ -53,8 +53,9 @@ func staleFiles(t *testing.T, files map[string]string) []string {
 // jobs of the four parts are what lanegen writes from gpu-lane.yml's first
 // jobs. Run `go generate ./...` after changing them.
 func TestLaneYAMLIsGenerated(t *testing.T) {
-	stale := staleFiles(t, committed(t))
-	assert.Check(t, is.Len(stale, 0), "run go generate ./... and commit the result:\n%s", strings.Join(stale, "\n"))
+	if stale := staleFiles(t, committed(t)); len(stale) > 0 {
+		t.Errorf("run go generate ./... and commit the result:\n%s", strings.Join(stale, "\n"))
+	}
 }
 
 // TestLaneYAMLCheckDetectsChanges plants edits in the committed files: a job
