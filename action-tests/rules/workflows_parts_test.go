@@ -2,15 +2,13 @@ package rules
 
 // Your own GPU job: the lane's parts (gpu-lane-authorize.yml,
 // gpu-lane-provision.yml, gpu-lane-watchdog.yml, gpu-lane-finish.yml) run
-// gpu-lane.yml's jobs around a GPU job the caller writes. Their jobs are
-// gpu-lane.yml's, line for line; only where a value comes from differs (the
-// lane record `lane` instead of needs and inputs), so every invariant the
-// other tests check on gpu-lane.yml holds for the parts too, and a change to
-// a job of gpu-lane.yml fails here until the part has it as well.
+// gpu-lane.yml's jobs around a GPU job the caller writes. go generate writes
+// them from gpu-lane.yml (pkg/lanegen, whose TestLaneYAMLIsGenerated keeps
+// them so), their headers from templates that copy the lane's settings by
+// name; the checks here hold those headers and the parts' callers to the lane.
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -21,9 +19,8 @@ import (
 )
 
 // metaLaneParts maps each part of the lane to the gpu-lane.yml jobs it runs.
-// The provision part runs the lane's first provisioning and a host-fault
-// re-run alike, so it is compared with provision-again, which reads the
-// lane so far; provision is provision-again without it (metaAgainProblems).
+// The provision part runs provision-again (the lane's first provisioning and
+// a host-fault re-run alike), under the id provision (metaPartJob).
 var metaLaneParts = map[string][]string{
 	"gpu-lane-authorize.yml": {"authorize", "reputation"},
 	"gpu-lane-provision.yml": {"provision-again"},
@@ -34,80 +31,6 @@ var metaLaneParts = map[string][]string{
 // metaPartJob is the part's own id of a gpu-lane.yml job it runs.
 var metaPartJob = map[string]string{"provision-again": "provision"}
 
-// metaAgainJobs are gpu-lane.yml's host-fault re-run jobs: each is its first
-// job again, fed by the re-run's jobs (and provision-again by the lane so far).
-var metaAgainJobs = map[string]string{"provision-again": "provision", "watchdog-again": "watchdog", "gpu-tests-again": "gpu-tests"}
-
-var (
-	metaLaneInputRE  = regexp.MustCompile(`fromJSON\(inputs\.lane\)\.inputs\.`)
-	metaLaneOutputRE = regexp.MustCompile(`fromJSON\(inputs\.lane\)\.(authorize|reputation|provision|watchdog)\.outputs\.`)
-	// metaLatestRE is how gpu-lane.yml reads the last of a job and its
-	// re-run (the -again job when it ran): the one a part's lane holds.
-	metaLatestRE = regexp.MustCompile(`needs\.(provision|watchdog)-again\.outputs\.([a-z-]+) \|\| needs\.(provision|watchdog)\.outputs\.([a-z-]+)`)
-)
-
-// metaAsGPULane rewrites a part's value sources as gpu-lane.yml writes them:
-// the lane's inputs as inputs, the lane's jobs' outputs as needs, the GPU
-// job's result input as needs.gpu-tests.result, and the GPU job's name and
-// test step (lane inputs in a part) as gpu-lane.yml's literals.
-func metaAsGPULane(v any) any {
-	switch v := v.(type) {
-	case string:
-		s := metaLaneInputRE.ReplaceAllString(v, "inputs.")
-		s = metaLaneOutputRE.ReplaceAllString(s, "needs.$1.outputs.")
-		s = strings.ReplaceAll(s, "inputs.gpu-job-result", "needs.gpu-tests.result")
-		s = strings.ReplaceAll(s, "inputs.rerun-gpu-job-result", "needs.gpu-tests-again.result")
-		switch s {
-		case "${{ inputs.gpu-job-name }}":
-			return "GPU tests"
-		case "${{ inputs.test-step-name }}":
-			return "Run GPU tests"
-		}
-		return s
-	case map[string]any:
-		out := map[string]any{}
-		for k, x := range v {
-			out[k] = metaAsGPULane(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = metaAsGPULane(x)
-		}
-		return out
-	}
-	return v
-}
-
-// metaLatest reads gpu-lane.yml's "the re-run's, else the first's" values
-// as a part reads them: from the lane's one key for the latest job.
-func metaLatest(v any) any {
-	switch v := v.(type) {
-	case string:
-		return metaLatestRE.ReplaceAllStringFunc(v, func(m string) string {
-			g := metaLatestRE.FindStringSubmatch(m)
-			if g[1] != g[3] || g[2] != g[4] {
-				return m
-			}
-			return "needs." + g[1] + ".outputs." + g[2]
-		})
-	case map[string]any:
-		out := map[string]any{}
-		for k, x := range v {
-			out[k] = metaLatest(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = metaLatest(x)
-		}
-		return out
-	}
-	return v
-}
-
 // metaRawJobs reads a workflow's jobs as plain values.
 func metaRawJobs(t *testing.T, name, text string) (jobs map[string]map[string]any, call map[string]any) {
 	t.Helper()
@@ -117,153 +40,6 @@ func metaRawJobs(t *testing.T, name, text string) (jobs map[string]map[string]an
 	}
 	assert.NilError(t, yaml.Unmarshal([]byte(text), &doc), name)
 	return doc.Jobs, doc.On["workflow_call"]
-}
-
-// metaLanePartProblems compares a part's jobs with gpu-lane.yml's, job-level
-// needs and if aside (a part's jobs need nothing; its caller orders them).
-func metaLanePartProblems(t *testing.T, part, partText, laneText string) []string {
-	t.Helper()
-	var problems []string
-	laneJobs, _ := metaRawJobs(t, "gpu-lane.yml", laneText)
-	partJobs, _ := metaRawJobs(t, part, partText)
-	for _, id := range metaLaneParts[part] {
-		own := cmpOr(metaPartJob[id], id)
-		want, got := laneJobs[id], partJobs[own]
-		if got == nil {
-			problems = append(problems, fmt.Sprintf("%s has no job %s", part, own))
-			continue
-		}
-		a, b := metaLatest(metaStrip(want, metaPartJob[id] != "")).(map[string]any), metaAsGPULane(metaStrip(got, metaPartJob[id] != "")).(map[string]any)
-		if diff := is.DeepEqual(b, a)(); !diff.Success() {
-			wantText, _ := yaml.Marshal(a)
-			gotText, _ := yaml.Marshal(b)
-			problems = append(problems, fmt.Sprintf("%s: job %s is not gpu-lane.yml's (copy the change):\n--- gpu-lane.yml\n%s--- %s, read as gpu-lane.yml\n%s", part, id, wantText, part, gotText))
-		}
-	}
-	for id := range partJobs {
-		found := false
-		for _, want := range metaLaneParts[part] {
-			found = found || cmpOr(metaPartJob[want], want) == id
-		}
-		if !found {
-			problems = append(problems, fmt.Sprintf("%s: job %s is not one of gpu-lane.yml's", part, id))
-		}
-	}
-	return problems
-}
-
-// metaStrip leaves out what a job's caller decides (its needs and if) and,
-// with name, its name.
-func metaStrip(j map[string]any, name bool) map[string]any {
-	out := map[string]any{}
-	for k, v := range j {
-		if k != "needs" && k != "if" && !(name && k == "name") {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-func TestMetaLanePartsRunGPULanesJobs(t *testing.T) {
-	files := metaWorkflowFiles(t)
-	for part := range metaLaneParts {
-		assert.Check(t, is.Len(metaLanePartProblems(t, part, files[part], files["gpu-lane.yml"]), 0))
-	}
-	assert.Check(t, is.Len(metaAgainProblems(t, files["gpu-lane.yml"]), 0))
-}
-
-// metaAgainProblems checks that each host-fault re-run job of gpu-lane.yml
-// is its first job again, fed by the re-run's jobs: provision-again adds only
-// the lane so far (tiers, host-faults); the re-run's watchdog and GPU jobs
-// read provision-again where the first read provision.
-func metaAgainProblems(t *testing.T, laneText string) []string {
-	t.Helper()
-	jobs, _ := metaRawJobs(t, "gpu-lane.yml", laneText)
-	var problems []string
-	for again, first := range metaAgainJobs {
-		if jobs[again] == nil || jobs[first] == nil {
-			problems = append(problems, fmt.Sprintf("gpu-lane.yml has no job %s or %s", again, first))
-			continue
-		}
-		got := metaStrip(jobs[again], true)
-		text, _ := yaml.Marshal(metaStrip(jobs[first], true))
-		want := map[string]any{}
-		if first != "provision" {
-			text = []byte(strings.ReplaceAll(string(text), "needs.provision.", "needs.provision-again."))
-		}
-		assert.NilError(t, yaml.Unmarshal(text, &want))
-		if first == "provision" {
-			gotText, _ := yaml.Marshal(got)
-			got = map[string]any{}
-			assert.NilError(t, yaml.Unmarshal(gotText, &got))
-			for _, st := range got["steps"].([]any) {
-				if with, ok := st.(map[string]any)["with"].(map[string]any); ok {
-					delete(with, "tiers")
-					delete(with, "host-faults")
-				}
-			}
-		}
-		if diff := is.DeepEqual(got, want)(); !diff.Success() {
-			gotText, _ := yaml.Marshal(got)
-			problems = append(problems, fmt.Sprintf("gpu-lane.yml: job %s is not job %s again (copy the change):\n--- %s\n%s--- %s\n%s", again, first, first, text, again, gotText))
-		}
-	}
-	return problems
-}
-
-// TestMetaLanePartCheckDetectsChanges: a step changed in gpu-lane.yml alone,
-// a value read from the wrong job of the lane, and a job that is not the
-// lane's are each reported.
-func TestMetaLanePartCheckDetectsChanges(t *testing.T) {
-	files := metaWorkflowFiles(t)
-	tests := []struct {
-		name, part, old, new string
-		inLane               bool // edit gpu-lane.yml rather than the part
-		want                 string
-	}{
-		{name: "a new input in gpu-lane.yml only", part: "gpu-lane-provision.yml", inLane: true,
-			old: "          host-faults: ${{ needs.watchdog.outputs.host-faults }}\n", new: "          host-faults: ${{ needs.watchdog.outputs.host-faults }}\n          runner-dir: /opt/runner\n",
-			want: "job provision-again is not gpu-lane.yml's"},
-		{name: "a value from the wrong job", part: "gpu-lane-watchdog.yml",
-			old: "fromJSON(inputs.lane).authorize.outputs.head-sha", new: "fromJSON(inputs.lane).provision.outputs.head-sha",
-			want: "job watchdog is not gpu-lane.yml's"},
-		{name: "an extra job", part: "gpu-lane-finish.yml",
-			old: "\njobs:\n", new: "\njobs:\n  extra:\n    runs-on: ubuntu-latest\n    steps: [{run: echo}]\n",
-			want: "job extra is not one of gpu-lane.yml's"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			part, lane := files[tc.part], files["gpu-lane.yml"]
-			target := &part
-			if tc.inLane {
-				target = &lane
-			}
-			assert.Assert(t, strings.Contains(*target, tc.old), "the workflow no longer contains %q; update this case", tc.old)
-			*target = strings.Replace(*target, tc.old, tc.new, 1)
-			problems := metaLanePartProblems(t, tc.part, part, lane)
-			assert.Check(t, is.Len(problems, 1), "%v", problems)
-			assert.Check(t, is.Contains(strings.Join(problems, "\n"), tc.want))
-		})
-	}
-}
-
-// TestMetaAgainCheckDetectsChanges: a re-run job that drifts from its first
-// job, or reads the first provisioning's pods, is reported.
-func TestMetaAgainCheckDetectsChanges(t *testing.T) {
-	lane := metaWorkflowFiles(t)["gpu-lane.yml"]
-	for _, tc := range []struct{ name, old, new, want string }{
-		{name: "a step changed in the first job only", old: "          runner-label-prefix: ${{ inputs.runner-label-prefix }}\n",
-			new: "          runner-label-prefix: gpu\n", want: "job provision-again is not job provision again"},
-		{name: "the re-run's GPU job on the first pods", old: "        pod: ${{ fromJSON(needs.provision-again.outputs.pods) }}\n",
-			new: "        pod: ${{ fromJSON(needs.provision.outputs.pods) }}\n", want: "job gpu-tests-again is not job gpu-tests again"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.Assert(t, strings.Contains(lane, tc.old), "gpu-lane.yml no longer contains %q; update this case", tc.old)
-			problems := metaAgainProblems(t, strings.Replace(lane, tc.old, tc.new, 1))
-			assert.Check(t, is.Len(problems, 1), "%v", problems)
-			assert.Check(t, is.Contains(strings.Join(problems, "\n"), tc.want))
-		})
-	}
 }
 
 // TestMetaLanePartsTakeTheLanesSettings: gpu-lane-authorize.yml takes every
