@@ -1,0 +1,229 @@
+package actionimage
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// PullBudget bounds a verify --image run: every manifest, config and layer.
+const PullBudget = 5 * time.Minute
+
+// Usage is the action-image command's help.
+const Usage = `usage:
+  action-image build  --dockerfile Dockerfile --stage build=DIR --platform linux/amd64 --layout OUT
+  action-image verify --dockerfile Dockerfile (--layout DIR | --image REF) [--max-bytes N]
+
+build lays out the Dockerfile's final stage from the build outputs under DIR (the stage's /
+there) and writes it as an OCI image layout; verify checks every image of a layout, or every
+platform of a pushed image (credentials from the Docker configuration, as docker login writes
+it), against the same final stage, and prints each one's size.`
+
+// UsageError is a bad command line: it names the flag, the value and what is expected.
+type UsageError struct{ Flag, Value, Expected string }
+
+func (e *UsageError) Error() string {
+	return fmt.Sprintf("action-image: %s %q: want %s\n%s", e.Flag, e.Value, e.Expected, Usage)
+}
+
+// RunCLI runs the action-image command.
+func RunCLI(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return &UsageError{Flag: "command", Value: "", Expected: "build or verify"}
+	}
+	fl := flag.NewFlagSet("action-image "+args[0], flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	dockerfile := fl.String("dockerfile", "Dockerfile", "")
+	layoutDir := fl.String("layout", "", "")
+	ref := fl.String("image", "", "")
+	platform := fl.String("platform", "linux/amd64", "")
+	maxBytes := fl.Int64("max-bytes", MaxBytes, "")
+	roots := StageRoots{}
+	fl.Func("stage", "", func(v string) error {
+		stage, dir, ok := strings.Cut(v, "=")
+		if !ok || stage == "" || dir == "" {
+			return errors.New("want <stage>=<directory>")
+		}
+		roots[stage] = dir
+		return nil
+	})
+	if err := fl.Parse(args[1:]); err != nil {
+		return &UsageError{Flag: args[0], Value: strings.Join(args[1:], " "), Expected: err.Error()}
+	}
+	if fl.NArg() > 0 {
+		return &UsageError{Flag: args[0], Value: strings.Join(fl.Args(), " "), Expected: "flags only"}
+	}
+	text, err := os.ReadFile(*dockerfile)
+	if err != nil {
+		return fmt.Errorf("action-image: --dockerfile: %w", err)
+	}
+	def, err := ParseDockerfile(string(text))
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "build":
+		plat, err := ParsePlatform(*platform)
+		if err != nil {
+			return &UsageError{Flag: "--platform", Value: *platform, Expected: "os/architecture such as linux/amd64"}
+		}
+		if *layoutDir == "" || len(roots) == 0 {
+			return &UsageError{Flag: "--layout/--stage", Value: *layoutDir, Expected: "an output directory and at least one --stage <name>=<directory>"}
+		}
+		img, m, err := BuildChecked(def, roots.Locate, plat, *maxBytes)
+		if err != nil {
+			return err
+		}
+		digest, err := WriteLayout(*layoutDir, img, plat)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s %s: %s\n", *layoutDir, plat, describeMeasure(digest, m))
+		return nil
+	case "verify":
+		var imgs []platformImage
+		switch {
+		case (*layoutDir == "") == (*ref == ""):
+			return &UsageError{Flag: "--layout/--image", Value: *layoutDir + *ref, Expected: "exactly one of --layout DIR and --image REF"}
+		case *layoutDir != "":
+			imgs, err = layoutImages(*layoutDir)
+		default:
+			pctx, cancel := context.WithTimeout(ctx, PullBudget)
+			defer cancel()
+			imgs, err = remoteImages(pctx, *ref)
+		}
+		if err != nil {
+			return err
+		}
+		var errs []error
+		for _, pi := range imgs {
+			m, err := Verify(pi.img, def, nil, *maxBytes)
+			digest, _ := pi.img.Digest()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", pi.platform, err))
+				continue
+			}
+			fmt.Fprintf(stdout, "%s: %s\n", pi.platform, describeMeasure(digest, m))
+		}
+		return errors.Join(errs...)
+	}
+	return &UsageError{Flag: "command", Value: args[0], Expected: "build or verify"}
+}
+
+// BuildChecked lays out and builds the image, then verifies it against the
+// definition and the entries it was built from.
+func BuildChecked(def *Definition, locate Locate, plat Platform, maxBytes int64) (v1.Image, Measure, error) {
+	entries, err := Entries(def, locate)
+	if err != nil {
+		return nil, Measure{}, err
+	}
+	img, err := Build(def, entries, plat)
+	if err != nil {
+		return nil, Measure{}, err
+	}
+	m, err := Verify(img, def, entries, maxBytes)
+	return img, m, err
+}
+
+func describeMeasure(digest v1.Hash, m Measure) string {
+	return fmt.Sprintf("%s, %d files, %d bytes of content, %d bytes unpacked, %d bytes compressed", digest, m.Files, m.ContentBytes, m.UnpackedBytes, m.CompressedBytes)
+}
+
+// WriteLayout writes the image as an OCI image layout in dir (created, or
+// appended to) and returns its digest.
+func WriteLayout(dir string, img v1.Image, plat Platform) (v1.Hash, error) {
+	p, err := layout.FromPath(dir)
+	if err != nil {
+		if p, err = layout.Write(dir, empty.Index); err != nil {
+			return v1.Hash{}, fmt.Errorf("OCI layout %s: %w", dir, err)
+		}
+	}
+	if err := p.AppendImage(img, layout.WithPlatform(v1.Platform{OS: plat.OS, Architecture: plat.Architecture})); err != nil {
+		return v1.Hash{}, fmt.Errorf("OCI layout %s: %w", dir, err)
+	}
+	return img.Digest()
+}
+
+type platformImage struct {
+	platform string
+	img      v1.Image
+}
+
+// layoutImages is every image of an OCI layout's index.
+func layoutImages(dir string) ([]platformImage, error) {
+	idx, err := layout.ImageIndexFromPath(dir)
+	if err != nil {
+		return nil, fmt.Errorf("OCI layout %s: %w", dir, err)
+	}
+	return indexImages(idx, dir)
+}
+
+func indexImages(idx v1.ImageIndex, where string) ([]platformImage, error) {
+	mf, err := idx.IndexManifest()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	var out []platformImage
+	for _, d := range mf.Manifests {
+		if !d.MediaType.IsImage() {
+			continue
+		}
+		img, err := idx.Image(d.Digest)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", where, d.Digest, err)
+		}
+		plat := "unknown platform"
+		if d.Platform != nil {
+			plat = d.Platform.OS + "/" + d.Platform.Architecture
+		}
+		if plat == "unknown/unknown" {
+			continue // an attestation manifest, not an image to run
+		}
+		out = append(out, platformImage{platform: plat, img: img})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no image in the index", where)
+	}
+	return out, nil
+}
+
+// remoteImages pulls ref: every platform of an index, or the one image.
+func remoteImages(ctx context.Context, ref string) ([]platformImage, error) {
+	r, err := name.ParseReference(ref, name.StrictValidation)
+	if err != nil {
+		return nil, &UsageError{Flag: "--image", Value: ref, Expected: "a full reference such as ghcr.io/owner/name@sha256:<64 hex>"}
+	}
+	opts := []remote.Option{remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)}
+	desc, err := remote.Get(r, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	if desc.MediaType.IsIndex() {
+		idx, err := desc.ImageIndex()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ref, err)
+		}
+		return indexImages(idx, ref)
+	}
+	img, err := desc.Image()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	return []platformImage{{platform: cfg.OS + "/" + cfg.Architecture, img: img}}, nil
+}
