@@ -102,10 +102,15 @@ COPY --from=proof /out/cuda-smoke /out/cuda-smoke.sha256 /opt/runpod-gpu/
 USER runner
 WORKDIR /home/runner
 
-# The action image.
+# The action image. This stage is also what `go run ./pkg/cmd/action-image` builds without a
+# Docker daemon and verifies pushed images against (pkg/actionimage): keep it to COPY --from,
+# ENV, ENTRYPOINT/CMD (exec form), USER and WORKDIR, which that builder follows.
 FROM scratch
 # HTTPS to RunPod, GitHub and the registry needs the CA bundle; /tmp and the time zone
 # database are what a Go program expects from an operating system image.
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY --from=build /out/ /
 ENV ZONEINFO=/zoneinfo.zip
+# What every action.yml names as runs.entrypoint; set here too so the image runs the same
+# program outside Actions (docker run IMAGE provision).
+ENTRYPOINT ["/runpod-gpu-actions"]
