@@ -99,7 +99,7 @@ func TestActionImageBuilt(t *testing.T) {
 	assert.Check(t, is.Len(needed, 0), "%s needs shared libraries", metaActionsBinary)
 	bin, err := os.ReadFile(program)
 	assert.NilError(t, err)
-	for _, k := range []string{"VERSION", "PROOF_URL", "proof_sha256", "WORKER_URL", "worker_sha256", "CUDA_RUNNER_IMAGE"} {
+	for _, k := range []string{"VERSION", "PROOF_URL", "proof_sha256", "WORKER_URL", "worker_sha256", "CUDA_RUNNER_IMAGE", "POD_IMAGE"} {
 		assert.Check(t, strings.Contains(string(bin), b.vars[k]), "the Dockerfile's -X for %s did not reach the binary", k)
 	}
 

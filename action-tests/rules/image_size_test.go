@@ -35,6 +35,7 @@ var metaImageBuildValues = map[string]string{
 	"PROOF_URL":         "https://example.invalid/sizetest/cuda-smoke",
 	"WORKER_URL":        "https://example.invalid/sizetest/serverless-worker",
 	"CUDA_RUNNER_IMAGE": "ghcr.io/org/runpod-gpu-runner-cuda@sha256:" + strings.Repeat("c3", 32),
+	"POD_IMAGE":         "ghcr.io/org/runpod-gpu-runner@sha256:" + strings.Repeat("d4", 32),
 }
 
 // metaShellWords splits one simple shell command into words: blanks separate

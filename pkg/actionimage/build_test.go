@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"log"
@@ -289,7 +290,7 @@ func TestCLIBuildWritesALayout(t *testing.T) {
 		{name: "build", args: []string{"build", "--dockerfile", dockerfile, "--stage", "build=" + stageRoot(t), "--platform", "linux/amd64", "--layout", out},
 			wantOut: "linux/amd64: sha256:"},
 		{name: "verify the layout", args: []string{"verify", "--dockerfile", dockerfile, "--layout", out}, wantOut: "linux/amd64: sha256:"},
-		{name: "no command", args: nil, wantErr: `command "": want build or verify`},
+		{name: "no command", args: nil, wantErr: `command "": want build, verify or measure`},
 		{name: "a bad platform", args: []string{"build", "--dockerfile", dockerfile, "--stage", "build=/x", "--platform", "amd64", "--layout", out},
 			wantErr: `--platform "amd64": want os/architecture`},
 		{name: "both sources", args: []string{"verify", "--dockerfile", dockerfile, "--layout", out, "--image", "ghcr.io/a/b:v1"},
@@ -308,5 +309,80 @@ func TestCLIBuildWritesALayout(t *testing.T) {
 			assert.NilError(t, err)
 			assert.Check(t, is.Contains(buf.String(), tc.wantOut))
 		})
+	}
+}
+
+// TestMeasureRecordsTheSizesPage pushes images to a registry on loopback and
+// records them as the release does: verify writes the action image's row,
+// measure a pod image's with its last layer; the other rows stay "not yet
+// measured", and a row the page lacks is refused.
+func TestMeasureRecordsTheSizesPage(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	def, err := ParseDockerfile(smallDockerfile)
+	assert.NilError(t, err)
+	img, m, err := BuildChecked(def, StageRoots{"build": stageRoot(t)}.Locate, Platform{"linux", "amd64"}, MaxBytes)
+	assert.NilError(t, err)
+	push := func(repo string, img v1.Image) string {
+		ref, err := name.ParseReference(host + "/" + repo + ":v1")
+		assert.NilError(t, err)
+		assert.NilError(t, remote.Write(ref, img))
+		d, err := img.Digest()
+		assert.NilError(t, err)
+		return host + "/" + repo + "@" + d.String()
+	}
+	actionRef := push("org/runpod-gpu", img)
+	// A pod image: a base layer and the proof layer on top.
+	proofDef, err := ParseDockerfile("FROM x AS proof\nFROM scratch\nCOPY --from=proof /out/prog /opt/runpod-gpu/cuda-smoke\n")
+	assert.NilError(t, err)
+	proofImg, _, err := BuildChecked(proofDef, StageRoots{"proof": stageRoot(t)}.Locate, Platform{"linux", "amd64"}, MaxBytes)
+	assert.NilError(t, err)
+	proofLayers, err := proofImg.Layers()
+	assert.NilError(t, err)
+	podImg, err := mutate.AppendLayers(img, proofLayers...)
+	assert.NilError(t, err)
+	podRef := push("org/runpod-gpu-runner", podImg)
+	proofSize, err := proofLayers[0].Size()
+	assert.NilError(t, err)
+
+	dir := t.TempDir()
+	dockerfile := filepath.Join(dir, "Dockerfile")
+	assert.NilError(t, os.WriteFile(dockerfile, []byte(smallDockerfile), 0o644))
+	real, err := os.ReadFile(filepath.Join("..", "..", SizesPage))
+	assert.NilError(t, err)
+	page := filepath.Join(dir, "image-sizes.md")
+	assert.NilError(t, os.WriteFile(page, real, 0o644))
+
+	var out bytes.Buffer
+	assert.NilError(t, RunCLI(context.Background(), []string{"verify", "--dockerfile", dockerfile, "--image", actionRef, "--doc", page, "--row", RowActionImage}, &out))
+	assert.NilError(t, RunCLI(context.Background(), []string{"measure", "--image", podRef, "--doc", page, "--row", RowPodImage, "--last-layer"}, &out))
+	err = RunCLI(context.Background(), []string{"measure", "--image", podRef, "--doc", page, "--row", "another image"}, &out)
+	assert.Check(t, is.ErrorContains(err, `the sizes page has no row "another image"`))
+	err = RunCLI(context.Background(), []string{"measure", "--image", podRef, "--doc", page}, &out)
+	assert.Check(t, is.ErrorContains(err, `--doc/--row`))
+
+	got, err := os.ReadFile(page)
+	assert.NilError(t, err)
+	lines := strings.Split(string(got), "\n")
+	row := func(name string) string {
+		for _, l := range lines {
+			if strings.HasPrefix(l, "| "+name+" |") {
+				return l
+			}
+		}
+		return ""
+	}
+	assert.Check(t, is.Equal(row(RowActionImage), fmt.Sprintf("| action image | `%s` | %s | linux/amd64; %s unpacked, 3 files |",
+		actionRef, formatBytes(m.CompressedBytes), formatBytes(m.UnpackedBytes))))
+	assert.Check(t, is.Contains(row(RowPodImage), "| default pod image | `"+podRef+"` | "))
+	assert.Check(t, is.Contains(row(RowPodImage), "its last layer, what the suite adds: "+formatBytes(proofSize)+" |"))
+	assert.Check(t, is.Equal(row(RowCUDAImage), "| CUDA runner image | not yet measured | not yet measured | not yet measured |"))
+}
+
+func TestFormatBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 bytes (0.00 MB)", 999: "999 bytes (0.00 MB)", 1000: "1,000 bytes (0.00 MB)",
+		8356842: "8,356,842 bytes (8.36 MB)", 2961673: "2,961,673 bytes (2.96 MB)"} {
+		assert.Check(t, is.Equal(formatBytes(n), want))
 	}
 }

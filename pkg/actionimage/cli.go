@@ -24,12 +24,15 @@ const PullBudget = 5 * time.Minute
 // Usage is the action-image command's help.
 const Usage = `usage:
   action-image build  --dockerfile Dockerfile --stage build=DIR --platform linux/amd64 --layout OUT
-  action-image verify --dockerfile Dockerfile (--layout DIR | --image REF) [--max-bytes N]
+  action-image verify --dockerfile Dockerfile {--layout DIR, --image REF} [--max-bytes N] [--doc PAGE --row ROW]
+  action-image measure --image REF --doc PAGE --row ROW [--last-layer]
 
 build lays out the Dockerfile's final stage from the build outputs under DIR (the stage's /
 there) and writes it as an OCI image layout; verify checks every image of a layout, or every
 platform of a pushed image (credentials from the Docker configuration, as docker login writes
-it), against the same final stage, and prints each one's size.`
+it), against the same final stage, and prints each one's size; measure reads a pushed image's
+linux/amd64 manifest (compressed sizes; --last-layer also the last layer's). With --doc and
+--row, the linux/amd64 size is written into that row of the sizes page.`
 
 // UsageError is a bad command line: it names the flag, the value and what is expected.
 type UsageError struct{ Flag, Value, Expected string }
@@ -41,7 +44,7 @@ func (e *UsageError) Error() string {
 // RunCLI runs the action-image command.
 func RunCLI(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return &UsageError{Flag: "command", Value: "", Expected: "build or verify"}
+		return &UsageError{Flag: "command", Value: "", Expected: "build, verify or measure"}
 	}
 	fl := flag.NewFlagSet("action-image "+args[0], flag.ContinueOnError)
 	fl.SetOutput(io.Discard)
@@ -50,6 +53,9 @@ func RunCLI(ctx context.Context, args []string, stdout io.Writer) error {
 	ref := fl.String("image", "", "")
 	platform := fl.String("platform", "linux/amd64", "")
 	maxBytes := fl.Int64("max-bytes", MaxBytes, "")
+	doc := fl.String("doc", "", "")
+	row := fl.String("row", "", "")
+	lastLayer := fl.Bool("last-layer", false, "")
 	roots := StageRoots{}
 	fl.Func("stage", "", func(v string) error {
 		stage, dir, ok := strings.Cut(v, "=")
@@ -64,6 +70,22 @@ func RunCLI(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if fl.NArg() > 0 {
 		return &UsageError{Flag: args[0], Value: strings.Join(fl.Args(), " "), Expected: "flags only"}
+	}
+	if (*doc == "") != (*row == "") {
+		return &UsageError{Flag: "--doc/--row", Value: *doc + *row, Expected: "both, or neither"}
+	}
+	if args[0] == "measure" {
+		if *ref == "" || *doc == "" {
+			return &UsageError{Flag: "--image/--doc", Value: *ref, Expected: "a pushed image and the sizes page with its row"}
+		}
+		pctx, cancel := context.WithTimeout(ctx, PullBudget)
+		defer cancel()
+		s, err := measurePushed(pctx, *ref, *lastLayer)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s: %s compressed (%s)\n", *ref, formatBytes(s.CompressedBytes), s.Detail)
+		return recordTo(*doc, *row, s)
 	}
 	text, err := os.ReadFile(*dockerfile)
 	if err != nil {
@@ -108,6 +130,7 @@ func RunCLI(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 		var errs []error
+		var recorded *Sized
 		for _, pi := range imgs {
 			m, err := Verify(pi.img, def, nil, *maxBytes)
 			digest, _ := pi.img.Digest()
@@ -116,10 +139,20 @@ func RunCLI(ctx context.Context, args []string, stdout io.Writer) error {
 				continue
 			}
 			fmt.Fprintf(stdout, "%s: %s\n", pi.platform, describeMeasure(digest, m))
+			if pi.platform == "linux/amd64" {
+				recorded = &Sized{Reference: *ref, CompressedBytes: m.CompressedBytes,
+					Detail: fmt.Sprintf("linux/amd64; %s unpacked, %d files", formatBytes(m.UnpackedBytes), m.Files)}
+			}
 		}
-		return errors.Join(errs...)
+		if err := errors.Join(errs...); err != nil || *doc == "" {
+			return err
+		}
+		if recorded == nil || *ref == "" {
+			return &UsageError{Flag: "--doc", Value: *doc, Expected: "a pushed image (--image) with a linux/amd64 platform to record"}
+		}
+		return recordTo(*doc, *row, *recorded)
 	}
-	return &UsageError{Flag: "command", Value: args[0], Expected: "build or verify"}
+	return &UsageError{Flag: "command", Value: args[0], Expected: "build, verify or measure"}
 }
 
 // BuildChecked lays out and builds the image, then verifies it against the
