@@ -341,7 +341,7 @@ func TestStandInsPassShellcheck(t *testing.T) {
 	}
 	scripts, err := filepath.Glob("standins/*")
 	assert.NilError(t, err)
-	assert.Assert(t, is.Len(scripts, 6))
+	assert.Assert(t, is.Len(scripts, 7))
 	out, err := exec.Command(shellcheck, append([]string{"--shell=bash"}, scripts...)...).CombinedOutput()
 	assert.NilError(t, err, string(out))
 }
