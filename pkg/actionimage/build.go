@@ -60,67 +60,10 @@ var epoch = time.Unix(0, 0).UTC()
 // Later copies replace earlier ones. A missing source is an error.
 func Entries(def *Definition, locate Locate) ([]Entry, error) {
 	byPath := map[string]Entry{}
-	parents := func(p string) {
-		for dir := path.Dir(p); dir != "/"; dir = path.Dir(dir) {
-			if _, ok := byPath[dir]; !ok {
-				byPath[dir] = Entry{Path: dir, Mode: fs.ModeDir | 0o755}
-			}
-		}
-	}
 	for _, c := range def.Copies {
 		for _, src := range c.Sources {
-			local := locate(c.From, src)
-			if local == "" {
-				return nil, fmt.Errorf("Dockerfile line %d: COPY --from=%s %s: no outputs of stage %s to copy from", c.Line, c.From, src, c.From)
-			}
-			info, err := os.Lstat(local)
-			if err != nil {
+			if err := copyEntries(c, src, locate, byPath); err != nil {
 				return nil, fmt.Errorf("Dockerfile line %d: COPY --from=%s %s: %w", c.Line, c.From, src, err)
-			}
-			add := func(dst, from string, info fs.FileInfo) error {
-				e, err := entryOf(dst, from, info, c)
-				if err != nil {
-					return fmt.Errorf("Dockerfile line %d: COPY --from=%s %s: %w", c.Line, c.From, src, err)
-				}
-				parents(dst)
-				byPath[dst] = e
-				return nil
-			}
-			if !info.IsDir() {
-				dst := c.Dest
-				if strings.HasSuffix(dst, "/") {
-					dst = path.Join(dst, path.Base(src))
-				}
-				if err := add(path.Clean(dst), local, info); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			err = filepath.WalkDir(local, func(p string, d fs.DirEntry, err error) error {
-				if err != nil {
-					return err
-				}
-				rel, err := filepath.Rel(local, p)
-				if err != nil {
-					return err
-				}
-				dst := path.Join(c.Dest, filepath.ToSlash(rel))
-				info, err := d.Info()
-				if err != nil {
-					return err
-				}
-				if dst == "/" {
-					return nil // the image's root is not an entry
-				}
-				if rel == "." {
-					if _, ok := byPath[dst]; ok {
-						return nil // an existing directory keeps its mode
-					}
-				}
-				return add(dst, p, info)
-			})
-			if err != nil {
-				return nil, err
 			}
 		}
 	}
@@ -130,6 +73,56 @@ func Entries(def *Definition, locate Locate) ([]Entry, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil
+}
+
+// copyEntries adds what one source of a COPY line puts into the image.
+func copyEntries(c Copy, src string, locate Locate, byPath map[string]Entry) error {
+	local := locate(c.From, src)
+	if local == "" {
+		return fmt.Errorf("no outputs of stage %s to copy from", c.From)
+	}
+	info, err := os.Lstat(local)
+	if err != nil {
+		return err
+	}
+	add := func(dst, from string, info fs.FileInfo) error {
+		e, err := entryOf(dst, from, info, c)
+		if err != nil {
+			return err
+		}
+		for dir := path.Dir(dst); dir != "/"; dir = path.Dir(dir) {
+			if _, ok := byPath[dir]; !ok {
+				byPath[dir] = Entry{Path: dir, Mode: fs.ModeDir | 0o755}
+			}
+		}
+		byPath[dst] = e
+		return nil
+	}
+	if !info.IsDir() {
+		dst := c.Dest
+		if strings.HasSuffix(dst, "/") {
+			dst = path.Join(dst, path.Base(src))
+		}
+		return add(path.Clean(dst), local, info)
+	}
+	return filepath.WalkDir(local, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(local, p)
+		if err != nil {
+			return err
+		}
+		dst := path.Join(c.Dest, filepath.ToSlash(rel))
+		if _, exists := byPath[dst]; dst == "/" || (rel == "." && exists) {
+			return nil // the image's root is no entry; an existing directory keeps its mode
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		return add(dst, p, info)
+	})
 }
 
 // entryOf describes one copied file as the image will hold it.

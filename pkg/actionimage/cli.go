@@ -41,118 +41,152 @@ func (e *UsageError) Error() string {
 	return fmt.Sprintf("action-image: %s %q: want %s\n%s", e.Flag, e.Value, e.Expected, Usage)
 }
 
-// RunCLI runs the action-image command.
-func RunCLI(ctx context.Context, args []string, stdout io.Writer) error {
-	if len(args) == 0 {
-		return &UsageError{Flag: "command", Value: "", Expected: "build, verify or measure"}
-	}
-	fl := flag.NewFlagSet("action-image "+args[0], flag.ContinueOnError)
+// cliFlags are the action-image command's flags.
+type cliFlags struct {
+	dockerfile, layoutDir, ref, platform, doc, row string
+	maxBytes                                       int64
+	lastLayer                                      bool
+	roots                                          StageRoots
+}
+
+// parseFlags reads the flags after the command name.
+func parseFlags(command string, args []string) (*cliFlags, error) {
+	f := &cliFlags{roots: StageRoots{}}
+	fl := flag.NewFlagSet("action-image "+command, flag.ContinueOnError)
 	fl.SetOutput(io.Discard)
-	dockerfile := fl.String("dockerfile", "Dockerfile", "")
-	layoutDir := fl.String("layout", "", "")
-	ref := fl.String("image", "", "")
-	platform := fl.String("platform", "linux/amd64", "")
-	maxBytes := fl.Int64("max-bytes", MaxBytes, "")
-	doc := fl.String("doc", "", "")
-	row := fl.String("row", "", "")
-	lastLayer := fl.Bool("last-layer", false, "")
-	roots := StageRoots{}
+	fl.StringVar(&f.dockerfile, "dockerfile", "Dockerfile", "")
+	fl.StringVar(&f.layoutDir, "layout", "", "")
+	fl.StringVar(&f.ref, "image", "", "")
+	fl.StringVar(&f.platform, "platform", "linux/amd64", "")
+	fl.Int64Var(&f.maxBytes, "max-bytes", MaxBytes, "")
+	fl.StringVar(&f.doc, "doc", "", "")
+	fl.StringVar(&f.row, "row", "", "")
+	fl.BoolVar(&f.lastLayer, "last-layer", false, "")
 	fl.Func("stage", "", func(v string) error {
 		stage, dir, ok := strings.Cut(v, "=")
 		if !ok || stage == "" || dir == "" {
 			return errors.New("want <stage>=<directory>")
 		}
-		roots[stage] = dir
+		f.roots[stage] = dir
 		return nil
 	})
-	if err := fl.Parse(args[1:]); err != nil {
-		return &UsageError{Flag: args[0], Value: strings.Join(args[1:], " "), Expected: err.Error()}
+	if err := fl.Parse(args); err != nil {
+		return nil, &UsageError{Flag: command, Value: strings.Join(args, " "), Expected: err.Error()}
 	}
 	if fl.NArg() > 0 {
-		return &UsageError{Flag: args[0], Value: strings.Join(fl.Args(), " "), Expected: "flags only"}
+		return nil, &UsageError{Flag: command, Value: strings.Join(fl.Args(), " "), Expected: "flags only"}
 	}
-	if (*doc == "") != (*row == "") {
-		return &UsageError{Flag: "--doc/--row", Value: *doc + *row, Expected: "both, or neither"}
+	if (f.doc == "") != (f.row == "") {
+		return nil, &UsageError{Flag: "--doc/--row", Value: f.doc + f.row, Expected: "both, or neither"}
 	}
-	if args[0] == "measure" {
-		if *ref == "" || *doc == "" {
-			return &UsageError{Flag: "--image/--doc", Value: *ref, Expected: "a pushed image and the sizes page with its row"}
-		}
-		pctx, cancel := context.WithTimeout(ctx, PullBudget)
-		defer cancel()
-		s, err := measurePushed(pctx, *ref, *lastLayer)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "%s: %s compressed (%s)\n", *ref, formatBytes(s.CompressedBytes), s.Detail)
-		return recordTo(*doc, *row, s)
+	return f, nil
+}
+
+// RunCLI runs the action-image command.
+func RunCLI(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return &UsageError{Flag: "command", Value: "", Expected: "build, verify or measure"}
 	}
-	text, err := os.ReadFile(*dockerfile)
-	if err != nil {
-		return fmt.Errorf("action-image: --dockerfile: %w", err)
-	}
-	def, err := ParseDockerfile(string(text))
+	f, err := parseFlags(args[0], args[1:])
 	if err != nil {
 		return err
 	}
 	switch args[0] {
-	case "build":
-		plat, err := ParsePlatform(*platform)
+	case "measure":
+		return runMeasure(ctx, f, stdout)
+	case "build", "verify":
+		text, err := os.ReadFile(f.dockerfile)
 		if err != nil {
-			return &UsageError{Flag: "--platform", Value: *platform, Expected: "os/architecture such as linux/amd64"}
+			return fmt.Errorf("action-image: --dockerfile: %w", err)
 		}
-		if *layoutDir == "" || len(roots) == 0 {
-			return &UsageError{Flag: "--layout/--stage", Value: *layoutDir, Expected: "an output directory and at least one --stage <name>=<directory>"}
-		}
-		img, m, err := BuildChecked(def, roots.Locate, plat, *maxBytes)
-		if err != nil {
-			return err
-		}
-		digest, err := WriteLayout(*layoutDir, img, plat)
+		def, err := ParseDockerfile(string(text))
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%s %s: %s\n", *layoutDir, plat, describeMeasure(digest, m))
-		return nil
-	case "verify":
-		var imgs []platformImage
-		switch {
-		case (*layoutDir == "") == (*ref == ""):
-			return &UsageError{Flag: "--layout/--image", Value: *layoutDir + *ref, Expected: "exactly one of --layout DIR and --image REF"}
-		case *layoutDir != "":
-			imgs, err = layoutImages(*layoutDir)
-		default:
-			pctx, cancel := context.WithTimeout(ctx, PullBudget)
-			defer cancel()
-			imgs, err = remoteImages(pctx, *ref)
+		if args[0] == "build" {
+			return runBuild(def, f, stdout)
 		}
-		if err != nil {
-			return err
-		}
-		var errs []error
-		var recorded *Sized
-		for _, pi := range imgs {
-			m, err := Verify(pi.img, def, nil, *maxBytes)
-			digest, _ := pi.img.Digest()
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", pi.platform, err))
-				continue
-			}
-			fmt.Fprintf(stdout, "%s: %s\n", pi.platform, describeMeasure(digest, m))
-			if pi.platform == "linux/amd64" {
-				recorded = &Sized{Reference: *ref, CompressedBytes: m.CompressedBytes,
-					Detail: fmt.Sprintf("linux/amd64; %s unpacked, %d files", formatBytes(m.UnpackedBytes), m.Files)}
-			}
-		}
-		if err := errors.Join(errs...); err != nil || *doc == "" {
-			return err
-		}
-		if recorded == nil || *ref == "" {
-			return &UsageError{Flag: "--doc", Value: *doc, Expected: "a pushed image (--image) with a linux/amd64 platform to record"}
-		}
-		return recordTo(*doc, *row, *recorded)
+		return runVerify(ctx, def, f, stdout)
 	}
 	return &UsageError{Flag: "command", Value: args[0], Expected: "build, verify or measure"}
+}
+
+// runMeasure measures a pushed image and records it in the sizes page.
+func runMeasure(ctx context.Context, f *cliFlags, stdout io.Writer) error {
+	if f.ref == "" || f.doc == "" {
+		return &UsageError{Flag: "--image/--doc", Value: f.ref, Expected: "a pushed image and the sizes page with its row"}
+	}
+	pctx, cancel := context.WithTimeout(ctx, PullBudget)
+	defer cancel()
+	s, err := measurePushed(pctx, f.ref, f.lastLayer)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: %s compressed (%s)\n", f.ref, formatBytes(s.CompressedBytes), s.Detail)
+	return recordTo(f.doc, f.row, s)
+}
+
+// runBuild builds the image from the stages' outputs and writes the layout.
+func runBuild(def *Definition, f *cliFlags, stdout io.Writer) error {
+	plat, err := ParsePlatform(f.platform)
+	if err != nil {
+		return &UsageError{Flag: "--platform", Value: f.platform, Expected: "os/architecture such as linux/amd64"}
+	}
+	if f.layoutDir == "" || len(f.roots) == 0 {
+		return &UsageError{Flag: "--layout/--stage", Value: f.layoutDir, Expected: "an output directory and at least one --stage <name>=<directory>"}
+	}
+	img, m, err := BuildChecked(def, f.roots.Locate, plat, f.maxBytes)
+	if err != nil {
+		return err
+	}
+	digest, err := WriteLayout(f.layoutDir, img, plat)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s %s: %s\n", f.layoutDir, plat, describeMeasure(digest, m))
+	return nil
+}
+
+// runVerify checks every image of a layout or a pushed reference, and
+// records the pushed linux/amd64 image's size when asked.
+func runVerify(ctx context.Context, def *Definition, f *cliFlags, stdout io.Writer) error {
+	var imgs []platformImage
+	var err error
+	switch {
+	case (f.layoutDir == "") == (f.ref == ""):
+		return &UsageError{Flag: "--layout/--image", Value: f.layoutDir + f.ref, Expected: "exactly one of --layout DIR and --image REF"}
+	case f.layoutDir != "":
+		imgs, err = layoutImages(f.layoutDir)
+	default:
+		pctx, cancel := context.WithTimeout(ctx, PullBudget)
+		defer cancel()
+		imgs, err = remoteImages(pctx, f.ref)
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	var recorded *Sized
+	for _, pi := range imgs {
+		m, err := Verify(pi.img, def, nil, f.maxBytes)
+		digest, _ := pi.img.Digest()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", pi.platform, err))
+			continue
+		}
+		fmt.Fprintf(stdout, "%s: %s\n", pi.platform, describeMeasure(digest, m))
+		if pi.platform == "linux/amd64" {
+			recorded = &Sized{Reference: f.ref, CompressedBytes: m.CompressedBytes,
+				Detail: fmt.Sprintf("linux/amd64; %s unpacked, %d files", formatBytes(m.UnpackedBytes), m.Files)}
+		}
+	}
+	if err := errors.Join(errs...); err != nil || f.doc == "" {
+		return err
+	}
+	if recorded == nil || f.ref == "" {
+		return &UsageError{Flag: "--doc", Value: f.doc, Expected: "a pushed image (--image) with a linux/amd64 platform to record"}
+	}
+	return recordTo(f.doc, f.row, *recorded)
 }
 
 // BuildChecked lays out and builds the image, then verifies it against the

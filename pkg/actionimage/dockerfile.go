@@ -114,50 +114,58 @@ func ParseDockerfile(text string) (*Definition, error) {
 	}
 	def := &Definition{}
 	for _, in := range ins[last+1:] {
-		bad := func(expected string) error {
-			return &SyntaxError{Line: in.line, Text: in.keyword + " " + in.args, Expected: expected}
-		}
-		switch in.keyword {
-		case "COPY":
-			c, err := parseCopy(in, stages)
-			if err != nil {
-				return nil, err
-			}
-			def.Copies = append(def.Copies, c)
-		case "ENV":
-			env, ok := parseEnv(in.args)
-			if !ok {
-				return nil, bad("ENV KEY=value ... (no quotes)")
-			}
-			def.Env = append(def.Env, env...)
-		case "ENTRYPOINT", "CMD":
-			var argv []string
-			if err := json.Unmarshal([]byte(in.args), &argv); err != nil || len(argv) == 0 {
-				return nil, bad(`the exec form, a JSON array of strings such as ["/program"] (a scratch image has no shell)`)
-			}
-			if in.keyword == "ENTRYPOINT" {
-				def.Entrypoint = argv
-			} else {
-				def.Cmd = argv
-			}
-		case "USER":
-			if in.args == "" || strings.ContainsAny(in.args, " \t") {
-				return nil, bad("USER <name or uid>[:<group>]")
-			}
-			def.User = in.args
-		case "WORKDIR":
-			if !path.IsAbs(in.args) {
-				return nil, bad("WORKDIR with an absolute path")
-			}
-			def.WorkDir = in.args
-		default:
-			return nil, bad("only COPY --from, ENV, ENTRYPOINT, CMD, USER and WORKDIR in the final stage: the builder follows no other instruction")
+		if err := def.apply(in, stages); err != nil {
+			return nil, err
 		}
 	}
 	if len(def.Copies) == 0 {
 		return nil, &SyntaxError{Line: from.line, Text: "FROM scratch", Expected: "a final stage that copies something"}
 	}
 	return def, nil
+}
+
+// apply adds one instruction of the final stage to the definition.
+func (def *Definition) apply(in instruction, stages map[string]bool) error {
+	bad := func(expected string) error {
+		return &SyntaxError{Line: in.line, Text: in.keyword + " " + in.args, Expected: expected}
+	}
+	switch in.keyword {
+	case "COPY":
+		c, err := parseCopy(in, stages)
+		if err != nil {
+			return err
+		}
+		def.Copies = append(def.Copies, c)
+	case "ENV":
+		env, ok := parseEnv(in.args)
+		if !ok {
+			return bad("ENV KEY=value ... (no quotes)")
+		}
+		def.Env = append(def.Env, env...)
+	case "ENTRYPOINT", "CMD":
+		var argv []string
+		if err := json.Unmarshal([]byte(in.args), &argv); err != nil || len(argv) == 0 {
+			return bad(`the exec form, a JSON array of strings such as ["/program"] (a scratch image has no shell)`)
+		}
+		if in.keyword == "ENTRYPOINT" {
+			def.Entrypoint = argv
+		} else {
+			def.Cmd = argv
+		}
+	case "USER":
+		if in.args == "" || strings.ContainsAny(in.args, " \t") {
+			return bad("USER <name or uid>[:<group>]")
+		}
+		def.User = in.args
+	case "WORKDIR":
+		if !path.IsAbs(in.args) {
+			return bad("WORKDIR with an absolute path")
+		}
+		def.WorkDir = in.args
+	default:
+		return bad("only COPY --from, ENV, ENTRYPOINT, CMD, USER and WORKDIR in the final stage: the builder follows no other instruction")
+	}
+	return nil
 }
 
 func firstLine(text string) string {
