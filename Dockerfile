@@ -54,7 +54,7 @@ RUN CGO_ENABLED=0 GOOS=linux GOARCH=amd64 \
 
 # The one program for every action; a new action adds its role to actions.All, not
 # a line here. The release's assets reach provision and serverless through -X defaults,
-# and the CUDA runner image's digest reaches runner-image: cuda the same way.
+# and the pod images' digests reach runner-image: cuda and the default image the same way.
 FROM proof AS build
 # Set by BuildKit from --platform (declared without a value so BuildKit fills them in).
 ARG TARGETOS
@@ -67,18 +67,31 @@ ARG WORKER_URL=https://github.com/${REPOSITORY}/releases/download/${VERSION}/ser
 # name@sha256:… of the CUDA runner image the release pushed; empty in a development build,
 # which then refuses runner-image: cuda.
 ARG CUDA_RUNNER_IMAGE=
+# name@sha256:… of the default pod image the release pushed (target runner); empty in a
+# development build, whose pods start from the official runner image and download the proof.
+ARG POD_IMAGE=
 RUN set -eu; \
     proof_sha256=$(cut -d' ' -f1 /out/cuda-smoke.sha256); \
     worker_sha256=$(cut -d' ' -f1 /out/serverless-worker.sha256); \
     CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
       go build -C /src -trimpath -buildvcs=false \
-        -ldflags "-s -w -X github.com/org/runpod-gpu/pkg/version.Version=${VERSION} -X github.com/org/runpod-gpu/actions/provision.defaultProofURL=${PROOF_URL} -X github.com/org/runpod-gpu/actions/provision.defaultProofSHA256=${proof_sha256} -X github.com/org/runpod-gpu/actions/serverless.defaultWorkerURL=${WORKER_URL} -X github.com/org/runpod-gpu/actions/serverless.defaultWorkerSHA256=${worker_sha256} -X github.com/org/runpod-gpu/pkg/actionkit.defaultCUDARunnerImage=${CUDA_RUNNER_IMAGE}" \
+        -ldflags "-s -w -X github.com/org/runpod-gpu/pkg/version.Version=${VERSION} -X github.com/org/runpod-gpu/actions/provision.defaultProofURL=${PROOF_URL} -X github.com/org/runpod-gpu/actions/provision.defaultProofSHA256=${proof_sha256} -X github.com/org/runpod-gpu/actions/serverless.defaultWorkerURL=${WORKER_URL} -X github.com/org/runpod-gpu/actions/serverless.defaultWorkerSHA256=${worker_sha256} -X github.com/org/runpod-gpu/pkg/actionkit.defaultCUDARunnerImage=${CUDA_RUNNER_IMAGE} -X github.com/org/runpod-gpu/pkg/actionkit.defaultPodImage=${POD_IMAGE}" \
         -o /out/runpod-gpu-actions ./pkg/cmd/runpod-gpu-actions; \
     mkdir -m 1777 /out/tmp; \
     cp /usr/local/go/lib/time/zoneinfo.zip /out/zoneinfo.zip
 
 # Only a stage to copy the runner from.
 FROM ${RUNNER_IMAGE} AS actions-runner
+
+# The default pod image (docker build --target runner; linux/amd64, as pods are): the official
+# runner image unchanged plus one layer of about 3 MB, the proof at /opt/runpod-gpu/cuda-smoke
+# where the startup script looks for it, so a default pod downloads nothing in the paid window.
+# The release builds and pushes it before the action image and builds its digest into the
+# actions as the configuration's default image (pkg/actionkit's defaultPodImage).
+FROM actions-runner AS runner
+COPY --from=proof /out/cuda-smoke /out/cuda-smoke.sha256 /opt/runpod-gpu/
+# As the official image ends: the runner's non-root user (the startup script re-enters as root for the proof).
+USER runner
 
 # The optional CUDA runner image (docker build --target runner-cuda; linux/amd64, as pods
 # are). What a custom pod image needs (README "The runner image"): the runner's run.sh in
@@ -102,10 +115,15 @@ COPY --from=proof /out/cuda-smoke /out/cuda-smoke.sha256 /opt/runpod-gpu/
 USER runner
 WORKDIR /home/runner
 
-# The action image.
+# The action image. This stage is also what `go run ./pkg/cmd/action-image` builds without a
+# Docker daemon and verifies pushed images against (pkg/actionimage): keep it to COPY --from,
+# ENV, ENTRYPOINT/CMD (exec form), USER and WORKDIR, which that builder follows.
 FROM scratch
 # HTTPS to RunPod, GitHub and the registry needs the CA bundle; /tmp and the time zone
 # database are what a Go program expects from an operating system image.
 COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY --from=build /out/ /
 ENV ZONEINFO=/zoneinfo.zip
+# What every action.yml names as runs.entrypoint; set here too so the image runs the same
+# program outside Actions (docker run IMAGE provision).
+ENTRYPOINT ["/runpod-gpu-actions"]

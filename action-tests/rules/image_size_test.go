@@ -14,11 +14,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/actionimage"
 )
 
 // metaMaxImageBytes is the most the action image's content may weigh: every
@@ -32,6 +35,7 @@ var metaImageBuildValues = map[string]string{
 	"PROOF_URL":         "https://example.invalid/sizetest/cuda-smoke",
 	"WORKER_URL":        "https://example.invalid/sizetest/serverless-worker",
 	"CUDA_RUNNER_IMAGE": "ghcr.io/org/runpod-gpu-runner-cuda@sha256:" + strings.Repeat("c3", 32),
+	"POD_IMAGE":         "ghcr.io/org/runpod-gpu-runner@sha256:" + strings.Repeat("d4", 32),
 }
 
 // metaShellWords splits one simple shell command into words: blanks separate
@@ -92,6 +96,8 @@ type metaImageBuild struct {
 	vars    map[string]string
 	compile bool
 	built   map[string][]string // image path of each go build output → its go build environment and arguments
+	def     *actionimage.Definition
+	entries []actionimage.Entry // what the final stage copies, as the image builder lays it out
 }
 
 var metaSHAVarRE = regexp.MustCompile(`^([a-z_0-9]+)=\$\(cut -d' ' -f1 (/\S+)\)$`)
@@ -144,7 +150,18 @@ func (b *metaImageBuild) command(dir *string, words []string) error {
 		*dir = words[1]
 		return os.MkdirAll(b.local(*dir), 0o755)
 	case len(words) == 4 && words[0] == "mkdir" && words[1] == "-m":
-		return os.MkdirAll(b.local(words[3]), 0o755)
+		mode, err := strconv.ParseUint(words[2], 8, 32)
+		if err != nil {
+			return fmt.Errorf("mkdir -m %s: want an octal mode", words[2])
+		}
+		if err := os.MkdirAll(b.local(words[3]), 0o755); err != nil {
+			return err
+		}
+		perm := fs.FileMode(mode) & fs.ModePerm
+		if mode&0o1000 != 0 {
+			perm |= fs.ModeSticky
+		}
+		return os.Chmod(b.local(words[3]), perm) // the image keeps it: /tmp is 1777
 	case len(words) == 3 && words[0] == "cp":
 		data, err := os.ReadFile(b.local(words[1]))
 		if err != nil {
@@ -242,81 +259,29 @@ func metaFinalStageContent(t *testing.T, text string, compile bool) ([]metaImage
 		}
 		return nil
 	}
-	var files []metaImageFile
-	for _, in := range stages[len(stages)-1].instructions {
-		if in.keyword != "COPY" {
-			continue
-		}
-		m := metaCopyFromRE.FindStringSubmatch(in.args)
-		if m == nil {
-			return nil, nil, fmt.Errorf("final stage: COPY %s: the size test reads only COPY --from=<stage> <source> <destination>", in.args)
-		}
-		if err := play(m[1]); err != nil {
+	// What the final stage holds is read by the image builder itself (pkg/actionimage), so the
+	// measurement, the image built here and the image the release verifies share one reading.
+	def, err := actionimage.ParseDockerfile(text)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, c := range def.Copies {
+		if err := play(c.From); err != nil {
 			return nil, nil, err
 		}
-		src, dst := b.local(m[2]), m[3]
-		err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(src, p)
-			files = append(files, metaImageFile{path: filepath.ToSlash(filepath.Join(dst, rel)), size: info.Size()})
-			return nil
-		})
-		if err != nil {
-			return nil, nil, fmt.Errorf("final stage: COPY %s: %w", in.args, err)
+	}
+	entries, err := actionimage.Entries(def, func(_, p string) string { return b.local(p) })
+	if err != nil {
+		return nil, nil, err
+	}
+	b.def, b.entries = def, entries
+	var files []metaImageFile
+	for _, e := range entries {
+		if e.Mode.IsRegular() {
+			files = append(files, metaImageFile{path: e.Path, size: e.Size})
 		}
 	}
 	return files, b, nil
-}
-
-// TestMetaImageIsSmall builds every file of the action image's final stage
-// as the Dockerfile does and checks that together they stay within 20 MB;
-// that the action program is static (the image is FROM scratch); and that it
-// carries the release defaults: -X on a name that does not exist is silently
-// ignored, so a moved variable would ship without its proof URL.
-func TestMetaImageIsSmall(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds every program of the image with -trimpath (full compiles)")
-	}
-	if _, err := os.Stat("/etc/ssl/certs/ca-certificates.crt"); err != nil {
-		t.Skip("no CA bundle on this machine to stand in for the build image's")
-	}
-	data, err := os.ReadFile(filepath.Join(metaRepoRoot, "Dockerfile"))
-	assert.NilError(t, err)
-	files, b, err := metaFinalStageContent(t, string(data), true)
-	assert.NilError(t, err)
-	var total int64
-	var lines []string
-	for _, f := range files {
-		total += f.size
-		lines = append(lines, fmt.Sprintf("%10d %s", f.size, f.path))
-	}
-	t.Logf("the action image's content, %d bytes (%.1f MB):\n%s", total, float64(total)/1e6, strings.Join(lines, "\n"))
-	assert.Check(t, total <= metaMaxImageBytes, "the action image holds %d bytes: want at most %d", total, metaMaxImageBytes)
-	for _, want := range []string{"/" + metaActionsBinary, "/cuda-smoke", "/serverless-worker", "/etc/ssl/certs/ca-certificates.crt", "/zoneinfo.zip"} {
-		found := false
-		for _, f := range files {
-			found = found || f.path == want
-		}
-		assert.Check(t, found, "the measured content has no %s", want)
-	}
-
-	program := b.local("/out/" + metaActionsBinary)
-	assert.Assert(t, b.built["/out/"+metaActionsBinary] != nil, "the Dockerfile does not build /out/%s", metaActionsBinary)
-	assert.Check(t, is.Contains(strings.Join(b.built["/out/"+metaActionsBinary], " "), "-trimpath"))
-	interp, needed := metaLinking(t, program)
-	assert.Check(t, interp == "", "%s asks for the loader %s: the image is FROM scratch", metaActionsBinary, interp)
-	assert.Check(t, is.Len(needed, 0), "%s needs shared libraries", metaActionsBinary)
-	bin, err := os.ReadFile(program)
-	assert.NilError(t, err)
-	for _, k := range []string{"VERSION", "PROOF_URL", "proof_sha256", "WORKER_URL", "worker_sha256", "CUDA_RUNNER_IMAGE"} {
-		assert.Check(t, strings.Contains(string(bin), b.vars[k]), "the Dockerfile's -X for %s did not reach the binary", k)
-	}
 }
 
 // TestMetaImageContentCountsEveryFile plays small Dockerfiles (nothing is

@@ -188,12 +188,13 @@ func metaCheckDockerfile(text string) []string {
 }
 
 // metaInjectedDefaults are the -X flags that give provision its proof and
-// serverless its worker (the URL and SHA-256 of the release assets), and
-// runner-image: cuda the digest of the CUDA runner image the release pushed.
+// serverless its worker (the URL and SHA-256 of the release assets),
+// runner-image: cuda the digest of the CUDA runner image the release pushed,
+// and the configuration's default image the digest of the default pod image.
 var metaInjectedDefaults = []string{
 	"-X " + metaModule + "/actions/provision.defaultProofURL=", "-X " + metaModule + "/actions/provision.defaultProofSHA256=",
 	"-X " + metaModule + "/actions/serverless.defaultWorkerURL=", "-X " + metaModule + "/actions/serverless.defaultWorkerSHA256=",
-	"-X " + metaModule + "/pkg/actionkit.defaultCUDARunnerImage=",
+	"-X " + metaModule + "/pkg/actionkit.defaultCUDARunnerImage=", "-X " + metaModule + "/pkg/actionkit.defaultPodImage=",
 }
 
 const (

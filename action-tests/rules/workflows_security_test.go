@@ -593,6 +593,11 @@ func TestMetaReleaseTagsAPinnedTree(t *testing.T) {
 	assert.NilError(t, err)
 	assert.NilError(t, os.MkdirAll(filepath.Join(work, "pkg", "devcli"), 0o755))
 	assert.NilError(t, os.WriteFile(filepath.Join(work, "pkg", "devcli", "workerdefaults.go"), defaults, 0o644))
+	// The sizes page, which the measurement steps write and the release commit carries.
+	sizes, err := os.ReadFile(filepath.Join(metaRepoRoot, ".github", "docs", "image-sizes.md"))
+	assert.NilError(t, err)
+	assert.NilError(t, os.MkdirAll(filepath.Join(work, ".github", "docs"), 0o755))
+	assert.NilError(t, os.WriteFile(filepath.Join(work, ".github", "docs", "image-sizes.md"), sizes, 0o644))
 	cmd := exec.Command("git", "init", "--bare", "--quiet", origin)
 	assert.NilError(t, cmd.Run())
 	git("init", "--quiet")
@@ -625,6 +630,11 @@ func TestMetaReleaseTagsAPinnedTree(t *testing.T) {
 		t.Fatalf("no %s in GITHUB_OUTPUT: %q", key, data)
 		return ""
 	}
+	// As the measurement steps leave it: the action image's row written.
+	measured := strings.Replace(string(sizes), "| action image | not yet measured | not yet measured | not yet measured |",
+		"| action image | `ghcr.io/org/runpod-gpu@"+metaReleaseDigest+"` | 8,356,842 bytes (8.36 MB) | linux/amd64 |", 1)
+	assert.Assert(t, measured != string(sizes), "the sizes page has no unmeasured action image row")
+	assert.NilError(t, os.WriteFile(filepath.Join(work, ".github", "docs", "image-sizes.md"), []byte(measured), 0o644))
 	for _, name := range []string{
 		"Refuse to re-publish a version",
 		"Pin every action to the pushed image digest",
@@ -662,6 +672,7 @@ func TestMetaReleaseTagsAPinnedTree(t *testing.T) {
 	assert.Check(t, strings.Contains(lane, "uses: org/runpod-gpu/actions/provision@"+actionsCommit+"\n"), "gpu-lane.yml at the tag does not call provision at %s", actionsCommit)
 	floating := regexp.MustCompile(`(?m)^\s*(-\s+)?uses:\s*\S+@v1\b.*$`).FindAllString(lane, -1)
 	assert.Check(t, is.Len(floating, 0), "gpu-lane.yml at the tag still has floating references")
+	assert.Check(t, is.Equal(remote("show", tagged+":.github/docs/image-sizes.md"), strings.TrimSpace(measured)), "the release commit carries the measured sizes")
 	defaultsAtTag := remote("show", tagged+":pkg/devcli/workerdefaults.go")
 	assert.Check(t, strings.Contains(defaultsAtTag, `DefaultWorkerSHA256 = "`+workerSHA+`"`), "go install …@v1 builds the worker's SHA-256 in")
 	assert.Check(t, strings.Contains(defaultsAtTag, `DefaultWorkerURL    = "https://github.com/org/runpod-gpu/releases/download/v1.2.3/serverless-worker"`))

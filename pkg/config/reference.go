@@ -63,7 +63,7 @@ var keyDocs = []keyDoc{
 	{key: "create_deadline_seconds", typ: "integer, 1-600", value: func(c *Config) any { return c.CreateDeadlineSeconds },
 		desc: "Limit on one pod-create call: a 429's wait, reconciliation by name and one informed retry included. A longer pause RunPod asks for (Retry-After on a 429 or a 5xx) is waited out within the provision budget (`max_provision_attempts` × (`startup_timeout_seconds` + 4 min)), even when it outlasts the candidate's `startup_timeout_seconds`; then the pod is looked up by name and the run goes on with the next candidate (a pod found after a pause longer than its startup budget is deleted unwatched, no host's fault), never a second pod of that name."},
 	{key: "image", typ: "string", value: func(c *Config) any { return c.Image },
-		desc: "Runner image, `registry/path[:tag][@sha256:digest]`; a tag is resolved to its digest once per run."},
+		desc: "Runner image, `registry/path[:tag][@sha256:digest]`; a tag is resolved to its digest once per run. Left at this default, a release of the suite starts pods from its default pod image instead: the same runner with the proof inside."},
 	{key: "disk_gb", typ: "integer, 1-1024", value: func(c *Config) any { return c.DiskGB },
 		desc: "Container disk in GB (wiped if the pod restarts)."},
 	{key: "volume", typ: "mapping", noDefault: "none",

@@ -26,6 +26,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/sim/registrysim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 	"github.com/org/runpod-gpu/pkg/sim/simclock"
+	"github.com/org/runpod-gpu/pkg/startup"
 )
 
 // Fixed identities of a simulated scenario. They look like real credentials so
@@ -255,6 +256,12 @@ func startProcessMode(o Options) (*Cloud, error) {
 		return nil, err
 	}
 	c.Processes = hosts
+	// The default pod image carries the proof, and its checksum, where the startup script looks.
+	sum := sha256.Sum256(o.ProofBinary)
+	hosts.AddImage(PodImage, map[string][]byte{
+		startup.DefaultImageProof:             o.ProofBinary,
+		startup.DefaultImageProof + ".sha256": []byte(hex.EncodeToString(sum[:]) + "  cuda-smoke\n"),
+	})
 	return c, nil
 }
 

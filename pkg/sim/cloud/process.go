@@ -45,12 +45,24 @@ const maxLogBytes = 1 << 20
 // directory whose run.sh connects to the simulated GitHub with the JIT config
 // from ACTIONS_RUNNER_INPUT_JITCONFIG, and the CUDA driver stand-in
 // (libcuda.so.1 on LD_LIBRARY_PATH) configured from the host profile.
+// curl and wget are wrappers that record every download a pod makes
+// (Downloads) before running the host's own. An image that carries files
+// (AddImage, such as the suite's default pod image with the proof) shows
+// them to its pods at ImagePath.
 //
 // Real processes cannot follow virtual time: use ProcessHosts only with the
 // real clock (cloud.ModeProcess does).
 type ProcessHosts struct {
 	root, binDir, libDir, runnerDir, workDir, podsDir string
+	imagesDir, downloadsDir                           string
 	hostPath                                          string
+	// realDownloaders are the host's curl and wget, which the download
+	// stand-ins run after recording the call; a program the host lacks is
+	// not placed, as an image without it.
+	realDownloaders map[string]string
+	// images are the files an image carries beyond the stand-in machine
+	// (image → its path → content), by AddImage.
+	images map[string]map[string][]byte
 
 	mu      sync.Mutex
 	running map[string]*container // pod id → its live container
@@ -130,8 +142,10 @@ func NewProcessHosts(parent string) (*ProcessHosts, error) {
 	h := &ProcessHosts{
 		root: root, binDir: filepath.Join(root, "bin"), libDir: filepath.Join(root, "lib"),
 		runnerDir: filepath.Join(root, "runner"), workDir: filepath.Join(root, "work"), podsDir: filepath.Join(root, "pods"),
+		imagesDir: filepath.Join(root, "images"), downloadsDir: filepath.Join(root, "downloads"),
 		hostPath: os.Getenv("PATH"),
 		running:  map[string]*container{}, logs: map[string]*podLog{},
+		realDownloaders: map[string]string{}, images: map[string]map[string][]byte{},
 	}
 	if h.hostPath == "" {
 		h.hostPath = "/usr/local/bin:/usr/bin:/bin"
@@ -144,8 +158,22 @@ func NewProcessHosts(parent string) (*ProcessHosts, error) {
 }
 
 func (h *ProcessHosts) layOut() error {
-	for _, d := range []string{h.binDir, h.libDir, h.runnerDir, h.workDir, h.podsDir} {
+	for _, d := range []string{h.binDir, h.libDir, h.runnerDir, h.workDir, h.podsDir, h.imagesDir, h.downloadsDir} {
 		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+	}
+	wrapper, err := fs.ReadFile(standIns, "standins/download")
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{"curl", "wget"} {
+		real, err := lookPath(name, h.hostPath)
+		if err != nil {
+			continue
+		}
+		h.realDownloaders[name] = real
+		if err := os.WriteFile(filepath.Join(h.binDir, name), wrapper, 0o755); err != nil {
 			return err
 		}
 	}
@@ -165,6 +193,59 @@ func (h *ProcessHosts) layOut() error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(h.libDir, smoketest.DriverLibraryName), driver, 0o755)
+}
+
+// lookPath finds a program on the host's PATH (not on the stand-ins').
+func lookPath(name, path string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, name)
+		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() && info.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: not on PATH", name)
+}
+
+// AddImage says that pods started from image (the reference as the pod is
+// created with it) find files in it beyond the stand-in machine: each path
+// of files (absolute, as in the image) with its content. A pod of that image
+// sees them at ImagePath; a pod of any other image does not.
+func (h *ProcessHosts) AddImage(image string, files map[string][]byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.images[image] = files
+}
+
+// ImagePath is where a pod started from image sees the image's file p:
+// render startup scripts for that image with ImagePath(image,
+// startup.DefaultImageProof) as startup.Params.ImageProof. The file is there
+// once a pod of that image has started, and only if the image carries it.
+func (h *ProcessHosts) ImagePath(image, p string) string {
+	return filepath.Join(h.imagesDir, safeName(image), filepath.FromSlash(p))
+}
+
+// unpackImage lays out the files an image carries where its pods see them.
+func (h *ProcessHosts) unpackImage(image string) error {
+	for p, data := range h.images[image] {
+		local := h.ImagePath(image, p)
+		if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(local, data, 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Downloads lists every curl or wget call the pod's containers made, in
+// order ("curl <arguments>"); none for a pod never started here.
+func (h *ProcessHosts) Downloads(podID string) []string {
+	data, err := os.ReadFile(filepath.Join(h.downloadsDir, safeName(podID)))
+	if err != nil {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 }
 
 // RunnerDir is where the stand-in runner's run.sh is: render startup scripts
@@ -191,6 +272,9 @@ func (h *ProcessHosts) Start(l runpodsim.Launch, exited runpodsim.ExitFunc) erro
 	}
 	dir, err := os.MkdirTemp(h.podsDir, safeName(l.PodID)+"-")
 	if err != nil {
+		return err
+	}
+	if err := h.unpackImage(l.Image); err != nil {
 		return err
 	}
 	env, err := h.environment(l, dir)
@@ -327,6 +411,10 @@ func (h *ProcessHosts) environment(l runpodsim.Launch, dir string) ([]string, er
 	vars["HOME"], vars["TMPDIR"] = dir, dir
 	vars["PATH"] = h.binDir + string(os.PathListSeparator) + h.hostPath
 	vars["LD_LIBRARY_PATH"] = h.libDir
+	vars["SIM_DOWNLOAD_LOG"] = filepath.Join(h.downloadsDir, safeName(l.PodID))
+	for name, real := range h.realDownloaders {
+		vars["SIM_REAL_"+strings.ToUpper(name)] = real
+	}
 	vars["SIM_NVIDIA_DRIVER_VERSION"] = KernelDriverVersion(l.Host.DriverCUDA)
 	uuids := make([]string, max(l.GPUCount, 1))
 	for i := range uuids {

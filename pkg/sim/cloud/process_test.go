@@ -101,6 +101,12 @@ type launched struct {
 // the startup script rendered from params, as the provision action would.
 func (c *processCloud) createPod(t *testing.T, name, gpu string, params startup.Params) launched {
 	t.Helper()
+	return c.createPodFrom(t, name, gpu, cloud.RunnerImage, params)
+}
+
+// createPodFrom is createPod with the pod's image.
+func (c *processCloud) createPodFrom(t *testing.T, name, gpu, image string, params startup.Params) launched {
+	t.Helper()
 	ctx := context.Background()
 	jit, err := c.gh.GenerateJITConfig(ctx, ghapi.JITRequest{Name: name, Labels: []string{name}, RunnerGroupID: 1})
 	assert.NilError(t, err)
@@ -109,7 +115,7 @@ func (c *processCloud) createPod(t *testing.T, name, gpu string, params startup.
 	env := startup.PodEnv(params)
 	env[startup.JITConfigEnv] = jit.EncodedConfig
 	pod, err := c.rp.CreatePod(ctx, runpod.CreatePodRequest{
-		Name: name, Image: cloud.RunnerImage, GPU: &runpod.CreateGPU{ID: gpu, Count: 1},
+		Name: name, Image: image, GPU: &runpod.CreateGPU{ID: gpu, Count: 1},
 		Env: env, Entrypoint: startup.Entrypoint(), Cmd: startup.Cmd(script),
 	})
 	assert.NilError(t, err)
@@ -335,7 +341,7 @@ func TestStandInsPassShellcheck(t *testing.T) {
 	}
 	scripts, err := filepath.Glob("standins/*")
 	assert.NilError(t, err)
-	assert.Assert(t, is.Len(scripts, 6))
+	assert.Assert(t, is.Len(scripts, 7))
 	out, err := exec.Command(shellcheck, append([]string{"--shell=bash"}, scripts...)...).CombinedOutput()
 	assert.NilError(t, err, string(out))
 }

@@ -26,6 +26,13 @@ const (
 // registry answers for SuiteImageRepoTag.
 var SuiteImageDigest = "sha256:" + strings.Repeat("a7", 32)
 
+// PodImage is the suite's default pod image as a release builds it into the
+// actions (name@sha256:…): the official runner image plus the proof. In
+// process mode its pods carry the cloud's proof at startup.DefaultImageProof
+// (seen at ProcessHosts.ImagePath), as the Dockerfile's target runner
+// copies it there.
+var PodImage = "ghcr.io/" + SuiteRepository + "-runner@sha256:" + strings.Repeat("b8", 32)
+
 // PublishSuite adds the published suite's repository to the simulated
 // GitHub: the provision action of release SuiteRef naming
 // ghcr.io/SuiteRepository@SuiteImageDigest, and the environment release

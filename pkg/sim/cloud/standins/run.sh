@@ -44,10 +44,11 @@ if [ -z "$connect_url" ]; then
   exit 2
 fi
 
-# The config goes to curl on stdin, never on a command line others can read.
+# The config goes to curl on stdin, never on a command line others can read. The host's own curl,
+# not the pod's recording wrapper: this is the runner's session with GitHub, not a download.
 post() {
   printf '{"jit_config":"%s"}' "$jit_config" |
-    curl -fsS --max-time 10 -H 'Content-Type: application/json' --data-binary @- -o /dev/null "$1"
+    "${SIM_REAL_CURL:-curl}" -fsS --max-time 10 -H 'Content-Type: application/json' --data-binary @- -o /dev/null "$1"
 }
 
 disconnect() {
