@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gotest.tools/v3/assert"
+
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // validConfig is Default plus the one thing a file must add.
@@ -222,7 +224,7 @@ func TestConfigAccessors(t *testing.T) {
 	c.MaxRunSpendUSD = &usd
 	got, set := c.SpendCeiling()
 	assert.Assert(t, set)
-	assert.Equal(t, got, 4.5)
+	assert.Equal(t, got, 4*money.Dollar+50*money.Cent)
 
 	assert.Assert(t, c.NVRTC.For(RuntimeFull) == nil)
 	pin := &NVRTCPin{URL: "https://example.com/n.deb", SHA256: strings.Repeat("b", 64)}

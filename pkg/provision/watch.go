@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
@@ -606,15 +607,5 @@ func (r *run) runnerState(ctx context.Context, label string) (online, busy bool,
 // same bound is applied again with the higher of the two, so a pod billing
 // above its catalog price is never accepted past the ceiling.
 func (r *run) overCeiling(c plan.Candidate, price cost.Price) string {
-	ceiling, ok := r.cfg.SpendCeiling()
-	if !ok || !price.Known || price.PerHour <= c.PricePerHour {
-		return ""
-	}
-	worst := r.spentBound + r.req.Committed + CandidateWorstCase(price.PerHour, r.cfg.StartupTimeout(), r.cfg.Lifetime())
-	if worst <= ceiling {
-		return ""
-	}
-	return fmt.Sprintf("max_run_spend_usd $%.2f: RunPod bills this pod at $%.4f/h (catalog $%.2f/h), which could bring the run to $%.4f "+
-		"(rejected pods $%.4f%s + startup_timeout_seconds %d + lifetime_seconds %d at that price): not accepted",
-		ceiling, price.PerHour, c.PricePerHour, worst, r.spentBound, r.committedNote(), r.cfg.StartupTimeoutSeconds, r.cfg.LifetimeSeconds)
+	return r.ceiling().RefuseRunning(money.PerHour(price.PerHour), money.PerHour(c.PricePerHour), price.Known)
 }
