@@ -82,7 +82,7 @@ func (o Outcome) Summary() string {
 		{"Result files", files + " in " + mdtable.Code(cmp.Or(o.Output, "-"))},
 		{"Payload", mdtable.Code(cmp.Or(o.Payload, "-"))},
 		{"Endpoint and template deleted", cleaned},
-		{"Estimated cost", fmt.Sprintf("%s (%d worker seconds at $%.2f/h)", sp.Dollars, sp.WorkerSeconds, sp.PricePerHour)},
+		{"Estimated cost", fmt.Sprintf("%s (%d worker seconds at %s)", sp.Dollars, sp.WorkerSeconds, money.PerHour(sp.PricePerHour).Format(money.Cents))},
 		{"Budget ledger", fmt.Sprintf("%s reserved for this attempt; %s of the ledger's total", money.FromCents(sp.ReservedCents), money.FromCents(sp.LedgerCents))},
 	} {
 		tb.Row(row[0], row[1])
