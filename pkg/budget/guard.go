@@ -230,7 +230,7 @@ func (g *Guard) livePods(pods []runpod.Pod, billed map[string]money.Amount, own 
 		if tags.Repository == g.Repository && g.PodBound > 0 {
 			bound = g.PodBound
 		}
-		listed["pod "+p.ID] = money.PerHour(float64(p.Cost)).For(bound) - billed[p.ID]
+		listed["pod "+p.ID] = spend.LiveBound(money.PerHour(float64(p.Cost)), bound, billed[p.ID])
 	}
 }
 
@@ -244,7 +244,7 @@ func (g *Guard) liveEndpoints(ctx context.Context, endpoints []runpod.Endpoint, 
 		if err != nil {
 			return err
 		}
-		listed["endpoint "+e.ID] = (hourly * money.Rate(max(e.Workers.Max, 1))).For(EndpointBound) - billed[e.ID]
+		listed["endpoint "+e.ID] = spend.LiveBound(hourly*money.Rate(max(e.Workers.Max, 1)), EndpointBound, billed[e.ID])
 	}
 	return nil
 }

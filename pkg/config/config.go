@@ -247,8 +247,8 @@ func (c *Config) Lifetime() time.Duration { return seconds(c.LifetimeSeconds) }
 
 func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
 
-// SpendCeiling returns the per-run spend ceiling and whether one is set.
-func (c *Config) SpendCeiling() (money.Amount, bool) {
+// MaxRunSpend returns max_run_spend_usd, the per-run spend ceiling, and whether one is set.
+func (c *Config) MaxRunSpend() (money.Amount, bool) {
 	if c.MaxRunSpendUSD == nil || math.IsNaN(*c.MaxRunSpendUSD) {
 		return 0, false
 	}

@@ -218,11 +218,11 @@ func TestConfigAccessors(t *testing.T) {
 	assert.Equal(t, c.SetupBudget(), 15*time.Minute)
 	assert.Equal(t, c.Lifetime(), time.Hour)
 
-	_, set := c.SpendCeiling()
+	_, set := c.MaxRunSpend()
 	assert.Assert(t, !set)
 	usd := 4.5
 	c.MaxRunSpendUSD = &usd
-	got, set := c.SpendCeiling()
+	got, set := c.MaxRunSpend()
 	assert.Assert(t, set)
 	assert.Equal(t, got, 4*money.Dollar+50*money.Cent)
 

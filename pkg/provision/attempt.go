@@ -246,7 +246,7 @@ func (r *run) reject(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig,
 			rec.Seconds = secondsBetween(w.start, r.now())
 			// It may bill until the cleanup job or the reaper deletes it: the
 			// lane's committed spend counts it at a candidate's worst case.
-			r.spentBound += r.ceiling().UnconfirmedBound(money.PerHour(rec.Price.PerHour), money.PerHour(listPrice.PerHour))
+			r.spentBound += r.spendRun().UnconfirmedBound(money.PerHour(rec.Price.PerHour), money.PerHour(listPrice.PerHour))
 			done(cost.OutcomeRejected, w.reason+"; deletion unconfirmed")
 			return 0, r.fail(ErrUnconfirmedDeletion, fmt.Sprintf("no further pod is created while pod %s may still run: %v", pod.ID, derr))
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/spend"
 	"github.com/org/runpod-gpu/pkg/startup"
 )
 
@@ -54,7 +55,7 @@ func keptSummary(kept []KeptPod) string {
 		if k.PerHour > 0 {
 			price := money.PerHour(k.PerHour)
 			fmt.Fprintf(&b, "It bills %s until deleted: up to %s over the reaper's %.0f h retention cap. ", price.Format(money.Cents),
-				price.For(ownership.DefaultRetentionCap), capHours)
+				spend.Retained(price, ownership.DefaultRetentionCap), capHours)
 		} else {
 			b.WriteString("Its price is unknown; it bills until deleted. ")
 		}

@@ -265,7 +265,7 @@ func planTiers(ctx context.Context, deps Deps, base Request, targets []string, l
 // always holds the re-run, so the pod's plan alone is not the lane's worst case.
 func (res *LaneResult) logPlan(deps Deps, cfg *config.Config) {
 	ceiling := "no max_run_spend_usd: nothing bounds it further"
-	if c, ok := cfg.SpendCeiling(); ok {
+	if c, ok := cfg.MaxRunSpend(); ok {
 		ceiling = fmt.Sprintf("max_run_spend_usd %s covers all of it: no create that could pass it is made", c)
 	}
 	again := ""

@@ -366,7 +366,7 @@ func (r *run) provision(ctx context.Context) (Result, error) {
 	r.res.Plan = renumber(r.res.Plan, r.req.CandidateBase)
 	r.res.WorstCase = spend.OfPlan(r.res.Plan, r.cfg.StartupTimeout(), r.cfg.Lifetime())
 	r.res.Warnings = append(r.res.Warnings, r.res.Plan.Warnings...)
-	r.logf("plan (%d candidates, worst-case spend %s%s):\n%s", len(r.res.Plan.Candidates), r.res.WorstCase, r.ceiling().Note(), r.res.Plan.Table())
+	r.logf("plan (%d candidates, worst-case spend %s%s):\n%s", len(r.res.Plan.Candidates), r.res.WorstCase, r.spendRun().Note(), r.res.Plan.Table())
 	endPlan()
 	for _, w := range r.res.Plan.Warnings { // outside the folded plan: they are read
 		r.logf("warning: %s", w)
@@ -430,7 +430,7 @@ func (r *run) tryCandidates(ctx context.Context) (Result, error) {
 			r.res.Decision = DecisionSkipped
 			return r.res, nil
 		}
-		if err := r.checkCeiling(c); err != nil {
+		if err := r.checkSpend(c); err != nil {
 			return r.res, err
 		}
 		if err := r.waitForSlot(ctx); err != nil { // parallel.go
@@ -533,20 +533,20 @@ func (r *run) readPR(ctx context.Context) (prVerdict, string) {
 	return prCurrent, ""
 }
 
-// checkCeiling asks the spend room whether candidate c may be created under
+// checkSpend asks the spend room whether candidate c may be created under
 // max_run_spend_usd (spend.Run.RefuseCreate). Later candidates are asked in
 // turn before their own create, with what was really spent by then, so the
 // run as a whole never passes the ceiling.
-func (r *run) checkCeiling(c plan.Candidate) error {
-	if why := r.ceiling().RefuseCreate(c.Name, c.GPUID, money.PerHour(c.PricePerHour), c.PriceKnown); why != "" {
+func (r *run) checkSpend(c plan.Candidate) error {
+	if why := r.spendRun().RefuseCreate(c.Name, c.GPUID, money.PerHour(c.PricePerHour), c.PriceKnown); why != "" {
 		return r.fail(ErrStopped, why)
 	}
 	return nil
 }
 
-// ceiling is the run as the spend room counts it against max_run_spend_usd.
-func (r *run) ceiling() spend.Run {
-	ceiling, ok := r.cfg.SpendCeiling()
+// spendRun is the run as the spend room counts it against max_run_spend_usd.
+func (r *run) spendRun() spend.Run {
+	ceiling, ok := r.cfg.MaxRunSpend()
 	return spend.Run{Ceiling: ceiling, HasCeiling: ok, Committed: r.req.Committed, CommittedUnknown: r.req.CommittedUnknown,
 		SpentBound: r.spentBound, StartupTimeout: r.cfg.StartupTimeout(), Lifetime: r.cfg.Lifetime()}
 }

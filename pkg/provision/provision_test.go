@@ -401,7 +401,7 @@ func TestCeilingBoundaries(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _ := unitRun(t, ceilingAt(tc.ceiling))
 			r.spentBound = tc.spent
-			err := r.checkCeiling(c)
+			err := r.checkSpend(c)
 			if tc.wantErr == "" {
 				assert.NilError(t, err)
 				return
@@ -432,7 +432,7 @@ func TestCeilingBoundaries(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				r, _ := unitRun(t, ceilingAt(tc.ceiling))
 				r.spentBound = tc.spent
-				got := r.overCeiling(c, tc.price)
+				got := r.refusedRunning(c, tc.price)
 				if tc.want == "" {
 					assert.Check(t, is.Equal(got, ""))
 					return

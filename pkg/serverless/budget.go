@@ -8,9 +8,10 @@ import (
 	"github.com/org/runpod-gpu/pkg/spend"
 )
 
-// WorstCase is the most one attempt can cost: what the ledger reserves for
-// its setup and its job (each at least the ledger's least stage).
-func (l *Lane) WorstCase() money.Amount {
+// attemptBound is the most one attempt can cost, as the spend room reckons
+// it: what the ledger reserves for its setup and its job (each at least the
+// ledger's least stage).
+func (l *Lane) attemptBound() money.Amount {
 	return l.Ledger.Caps.Attempt(l.Settings.SetupReservation(), l.Settings.JobReservation())
 }
 
@@ -20,7 +21,7 @@ func (l *Lane) checkBudget(ctx context.Context, attempt string) error {
 	if l.Budget == nil {
 		return nil
 	}
-	u, err := l.Budget.Check(ctx, spend.Create{Lane: spend.LaneServerless, What: "attempt " + attempt, WorstCaseUSD: l.WorstCase()})
+	u, err := l.Budget.Check(ctx, spend.Create{Lane: spend.LaneServerless, What: "attempt " + attempt, WorstCaseUSD: l.attemptBound()})
 	l.BudgetUsage = &u
 	if err != nil {
 		return fmt.Errorf("setup (nothing created): %w", err)

@@ -45,7 +45,7 @@ func TestSetupChecksTheSharedBudgetFirst(t *testing.T) {
 		rp := w.lane.Mgmt.(*runpod.Client)
 		w.lane.Budget = &budget.Guard{Limits: spend.Limits{DailyUSD: money.FromDollars(tc.daily)}, RunPod: billedToday{Client: rp, now: w.clock.Now, usd: 0.45},
 			Repository: simRepo, Clock: w.clock}
-		assert.Check(t, is.Equal(w.lane.WorstCase(), money.FromDollars(2.61)))
+		assert.Check(t, is.Equal(w.lane.attemptBound(), money.FromDollars(2.61)))
 
 		_, err := w.setup()
 

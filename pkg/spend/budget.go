@@ -113,6 +113,19 @@ func DecideBudget(u Usage, c Create) error {
 // billing already shows for them, never below zero.
 func OwnInFlight(c Create, shown money.Amount) money.Amount { return max(c.OwnUSD-shown, 0) }
 
+// LiveBound is what a live pod or endpoint at price may still cost: its
+// price for its whole bound, less what billing already shows for it (below
+// zero when billing shows more; the budget counts it at zero).
+func LiveBound(price money.Rate, bound time.Duration, billed money.Amount) money.Amount {
+	return price.For(bound) - billed
+}
+
+// Retained is the most a pod kept for debugging at price bills until the
+// reaper's retention cap deletes it.
+func Retained(price money.Rate, retentionCap time.Duration) money.Amount {
+	return price.For(retentionCap)
+}
+
 // OvershootBound is the most the budget can be passed by for each lane whose
 // pod the re-check refuses: that pod's price for window, the re-check's reads
 // and its deletion (RunPod bills by the second).

@@ -73,3 +73,9 @@ func TestRunBounds(t *testing.T) {
 	assert.Equal(t, run420(5*money.Dollar).Note(), "; max_run_spend_usd $5.00: no create that could pass it is made")
 	assert.Equal(t, Run{}.Note(), "")
 }
+
+func TestLiveAndRetainedBounds(t *testing.T) {
+	assert.Equal(t, LiveBound(money.PerHour(0.4), time.Hour, 10*money.Cent), 30*money.Cent, "its bound less what billing shows")
+	assert.Equal(t, LiveBound(money.PerHour(0.4), time.Hour, money.Dollar), -60*money.Cent, "billing may show more than the bound")
+	assert.Equal(t, Retained(money.PerHour(0.25), 24*time.Hour), 6*money.Dollar)
+}
