@@ -43,8 +43,6 @@ var moneyDebt = map[string]string{
 	"pkg/cost/values.go: USD":                  "cost.Money, the cost history's float estimate, not a spend decision",
 	"pkg/cost/values.go: usd":                  "cost.KnownMoney's argument",
 	"pkg/devcli/pods.go: PricePerHour":         "the CLI's JSON listing of offers (price_per_hour)",
-	"pkg/devcli/init.go: maxRunSpend":          "the init flag, written to the configuration as a YAML number",
-	"pkg/callers/render.go: MaxRunSpendUSD":    "the caller workflow's rendered YAML number",
 	"pkg/config/config.go: MaxRunSpendUSD":     "the configuration's YAML number: config validates it (key, value, what is expected), SpendCeiling hands out money.Amount",
 	"pkg/config/config.go: DailyUSD":           "the configuration's YAML number: config validates it, BudgetLimits hands out money.Amount",
 	"pkg/config/config.go: MonthlyUSD":         "the configuration's YAML number: config validates it, BudgetLimits hands out money.Amount",
