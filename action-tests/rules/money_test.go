@@ -40,8 +40,8 @@ var moneyDebt = map[string]string{
 	"pkg/cost/serverless.go: ReservedCents":    "cost artifact field (reservedCents), whole cents as the ledger stores them",
 	"pkg/cost/serverless.go: LedgerCents":      "cost artifact field (ledgerTotalCents), whole cents as the ledger stores them",
 	"pkg/cost/serverless.go: pricePerHour":     "cost.EstimateServerless's float estimate (cost.Money)",
-	"pkg/cost/values.go: USD":                  "cost.Money, the cost history's float estimate, not a spend decision",
-	"pkg/cost/values.go: usd":                  "cost.KnownMoney's argument",
+	"pkg/cost/values.go: USD":                  "cost.Money, the cost report's estimate (decides no spend); under Rate.For's round-up the sixth decimal of committed cost artifacts and evidence would move, so it waits for a deliberate regeneration",
+	"pkg/cost/values.go: usd":                  "cost.KnownMoney's argument (see cost.Money)",
 	"pkg/devcli/pods.go: PricePerHour":         "the CLI's JSON listing of offers (price_per_hour)",
 	"pkg/config/config.go: MaxRunSpendUSD":     "the configuration's YAML number: config validates it (key, value, what is expected), SpendCeiling hands out money.Amount",
 	"pkg/config/config.go: DailyUSD":           "the configuration's YAML number: config validates it, BudgetLimits hands out money.Amount",
@@ -63,7 +63,6 @@ var moneyDebt = map[string]string{
 	"pkg/reputation/record.go: PricePerHour":   "reputation artifact field (pricePerHour)",
 	"pkg/serverless/ledger.go: Cents":          "the ledger file's reservation (cents), checksummed on disk",
 	"pkg/gatecheck/publish.go: PricePerHour":   "the gate's float price from provision's output",
-	"pkg/runpod/catalog.go: usd":               "RunPod's catalog float, as read",
 	"pkg/runpod/balance.go: CurrentSpendPerHr": "RunPod GraphQL field, as read",
 	"pkg/runpod/balance.go: SpendLimit":        "RunPod GraphQL field, as read",
 }

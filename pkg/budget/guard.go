@@ -270,7 +270,7 @@ func (g *Guard) endpointHourly(ctx context.Context, e runpod.Endpoint) (money.Ra
 		pools = e.GPU.Pools
 	}
 	if price, ok := runpod.ServerlessPrice(g.types, pools...); ok {
-		return max(money.PerHour(price), floor), nil
+		return max(price, floor), nil
 	}
 	var all []string
 	for _, t := range g.types {
@@ -280,7 +280,7 @@ func (g *Guard) endpointHourly(ctx context.Context, e runpod.Endpoint) (money.Ra
 	if !ok {
 		return 0, fmt.Errorf("the GPU catalog shows no Serverless price to bound endpoint %s by", e.ID)
 	}
-	return max(money.PerHour(price), floor), nil
+	return max(price, floor), nil
 }
 
 // addOwn counts the lane's own pods: what they can cost in all less what

@@ -66,7 +66,7 @@ func PoolPrice(types []runpod.GPUType, pool, want string, floor money.Rate) (mon
 		return 0, fmt.Errorf("the GPU catalog shows no Serverless price for %s in pool %s: its worker's cost could not be bounded, so nothing is created", want, pool)
 	}
 	price, _ := runpod.ServerlessPrice(types, pool)
-	return max(money.PerHour(price), floor), nil
+	return max(price, floor), nil
 }
 
 // DefaultSettings are the seed's values.
