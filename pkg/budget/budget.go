@@ -14,7 +14,7 @@
 // Serverless endpoint of the suite on the account, each at its price for its
 // whole bound (startup and lifetime, or the reaper's), less what billing
 // already shows for it: what it may still cost; the lane's own pods count at
-// their bound (Create.OwnUSD), as billing shows charges with a delay. The
+// their bound (spend.Create.OwnUSD), as billing shows charges with a delay. The
 // decision is the spend room's (spend.DecideBudget): a create is refused,
 // with the numbers, when spent + in flight + its worst case would pass a
 // limit. This package only reads; spend that cannot be read at all (no

@@ -105,7 +105,7 @@ func (g *Guard) logf(format string, args ...any) {
 // counted in flight instead — a pod still live at its price for its whole
 // bound less what the old read showed, a pod or endpoint an earlier check
 // counted that is gone now at what it could still cost then, and the lane's
-// own pods at their bound (Create.OwnUSD). The live pods and endpoints are
+// own pods at their bound (spend.Create.OwnUSD). The live pods and endpoints are
 // listed at every check.
 func (g *Guard) Check(ctx context.Context, c spend.Create) (spend.Usage, error) {
 	ctx, cancel := context.WithTimeout(ctx, CheckBudget)
@@ -284,7 +284,7 @@ func (g *Guard) endpointHourly(ctx context.Context, e runpod.Endpoint) (money.Ra
 }
 
 // addOwn counts the lane's own pods: what they can cost in all less what
-// billing already shows for them (Create.OwnUSD).
+// billing already shows for them (spend.Create.OwnUSD).
 func (g *Guard) addOwn(u *spend.Usage, c spend.Create, billed map[string]money.Amount) {
 	if c.OwnUSD <= 0 && len(c.OwnPods) == 0 {
 		return
