@@ -28,7 +28,10 @@ var spendAskers = []string{"provision", "serverless", "budget", "devcli"}
 // TestSpendIsDecidedInOneRoom keeps issue 36's rule for spend decisions:
 //   - no product package but pkg/spend declares a function, method or type
 //     named for a worst case or a ceiling (provision.CandidateWorstCase,
-//     plan.WorstCase, provision's checkCeiling once lived outside it);
+//     plan.WorstCase, provision's checkCeiling once lived outside it), or
+//     prices a duration itself: a Rate.For call on money.PerHour(…), a
+//     money.Rate conversion or a variable named for a price or a rate
+//     (checked by syntax: a rate held under another name passes unseen);
 //   - the packages that spend (spendAskers) import pkg/spend;
 //   - pkg/money imports nothing of the module (it is the leaf every amount
 //     comes from), and pkg/spend imports only what lies below the lanes:
@@ -97,10 +100,13 @@ func TestSpendRuleCatchesAPlantedWorstCase(t *testing.T) {
 	found, err := spendDecisions("planted.go", src)
 	assert.NilError(t, err)
 	assert.Check(t, is.DeepEqual(found, []string{
-		"planted.go:8: func CandidateWorstCase",
-		"planted.go:12: type LaneWorstCase",
-		"planted.go:16: func checkCeiling",
-		"planted.go:21: type ceilingNote",
+		"planted.go:12: func CandidateWorstCase",
+		"planted.go:16: type LaneWorstCase",
+		"planted.go:20: func checkCeiling",
+		"planted.go:25: type ceilingNote",
+		"planted.go:28: price × duration: money.PerHour(...).For",
+		"planted.go:29: price × duration: pricePerHour.For",
+		"planted.go:30: price × duration: money.Rate(...).For",
 	}))
 }
 
@@ -133,5 +139,49 @@ func spendDecisions(rel string, src []byte) ([]string, error) {
 			}
 		}
 	}
+	ast.Inspect(file, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok || sel.Sel.Name != "For" || len(call.Args) != 1 {
+			return true
+		}
+		if recv, ok := rateExpr(sel.X); ok {
+			found = append(found, fmt.Sprintf("%s:%d: price × duration: %s.For", rel, fset.Position(call.Pos()).Line, recv))
+		}
+		return true
+	})
 	return found, nil
+}
+
+// rateExpr reports whether x reads as a money.Rate: money.PerHour(…), a
+// money.Rate(…) conversion, or a name whose last part names a price or a rate.
+func rateExpr(x ast.Expr) (string, bool) {
+	switch x := x.(type) {
+	case *ast.ParenExpr:
+		return rateExpr(x.X)
+	case *ast.CallExpr:
+		if fn, ok := x.Fun.(*ast.SelectorExpr); ok {
+			if pkg, ok := fn.X.(*ast.Ident); ok && pkg.Name == "money" && (fn.Sel.Name == "PerHour" || fn.Sel.Name == "Rate") {
+				return "money." + fn.Sel.Name + "(...)", true
+			}
+		}
+	case *ast.Ident:
+		return x.Name, rateName(x.Name)
+	case *ast.SelectorExpr:
+		return x.Sel.Name, rateName(x.Sel.Name)
+	}
+	return "", false
+}
+
+// rateName reports whether a name has a price or a rate among its words.
+func rateName(name string) bool {
+	for _, w := range identWords(name) {
+		if slices.Contains([]string{"price", "rate", "hourly"}, w) || slices.Contains(moneyWords, w) {
+			return true
+		}
+	}
+	return false
 }
