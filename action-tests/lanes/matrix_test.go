@@ -18,10 +18,11 @@ import (
 	"github.com/org/runpod-gpu/action-tests/internal/harness"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/gatecheck"
-	"github.com/org/runpod-gpu/pkg/provision"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 // readmeCallerNaming is the workflows page's first caller block that names marker.
@@ -263,8 +264,8 @@ func TestMatrixTwoTiersTwoPodsOneGateWithARowEach(t *testing.T) {
 	total, ampere, ada := usd(t, m[1]), usd(t, m[2]), usd(t, m[3])
 	assert.Check(t, is.Equal(fmt.Sprintf("%.2f", ampere+ada), fmt.Sprintf("%.2f", total)), "the printed worst case is both tiers'")
 	// Each tier at least one pod kept startup_timeout_seconds (20) + lifetime_seconds (3600, the default).
-	assert.Check(t, ampere >= provision.CandidateWorstCase(0.25, 20*time.Second, 3600*time.Second)-0.005, "ampere $%.2f", ampere)
-	assert.Check(t, ada >= provision.CandidateWorstCase(0.43, 20*time.Second, 3600*time.Second)-0.005, "ada $%.2f", ada)
+	assert.Check(t, ampere >= spend.Candidate(money.PerHour(0.25), 20*time.Second, 3600*time.Second).Dollars()-0.005, "ampere $%.2f", ampere)
+	assert.Check(t, ada >= spend.Candidate(money.PerHour(0.43), 20*time.Second, 3600*time.Second).Dollars()-0.005, "ada $%.2f", ada)
 	assert.Check(t, strings.Index(prov.Stdout, "lane plan:") < strings.Index(prov.Stdout, "created pod"), "printed before the first create")
 
 	cleanup := l.result(t, "cleanup")

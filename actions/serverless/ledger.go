@@ -15,6 +15,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/serverless"
 )
 
@@ -69,7 +70,7 @@ func carryLedger(ctx context.Context, io *actionio.IO, in Inputs, lane *serverle
 		return err
 	}
 	io.Infof("ledger: the repository's ledger from %s: %s reserved in %d attempts, %s cap",
-		from, serverless.Dollars(l.TotalCents()), len(l.Attempts), serverless.Dollars(lane.Ledger.Caps.Total))
+		from, money.FromCents(l.TotalCents()), len(l.Attempts), lane.Ledger.Caps.Total)
 	return nil
 }
 

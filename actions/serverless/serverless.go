@@ -19,11 +19,13 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/serverless"
 	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 // Set by the release build (-X) to the published serverless-worker asset.
@@ -192,7 +194,7 @@ func newLane(io *actionio.IO, in Inputs) (*serverless.Lane, error) {
 			return nil, err
 		}
 	}
-	caps := serverless.Caps{MinStage: in.MinStage, MaxStage: in.MaxStage, Total: in.Total}
+	caps := spend.LedgerCaps{MinStage: money.FromCents(in.MinStage), MaxStage: money.FromCents(in.MaxStage), Total: money.FromCents(in.Total)}
 	if err := caps.Validate(); err != nil {
 		return nil, err
 	}

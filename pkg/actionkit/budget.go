@@ -9,6 +9,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/budget"
 	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 // SpendRecordInput is the budget's fallback record, an input of both lanes.
@@ -29,7 +30,7 @@ func Budget(io *actionio.IO, cfg *config.Config, rp budget.RunPod, in SpendRecor
 	if err != nil {
 		return nil, err
 	}
-	g := &budget.Guard{Limits: budget.Limits{DailyUSD: daily, MonthlyUSD: monthly}, RunPod: rp, Repository: owner + "/" + repo,
+	g := &budget.Guard{Limits: spend.Limits{DailyUSD: daily, MonthlyUSD: monthly}, RunPod: rp, Repository: owner + "/" + repo,
 		PodBound: podBound, Logf: io.Infof}
 	if c, ok := rp.(budget.Catalog); ok {
 		g.Catalog = c // live endpoints priced by their pools

@@ -13,7 +13,9 @@ import (
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/budget"
 	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 func TestBudgetFollowsTheConfiguration(t *testing.T) {
@@ -32,7 +34,7 @@ func TestBudgetFollowsTheConfiguration(t *testing.T) {
 	g, err = Budget(io, cfg, rp, SpendRecordInput{SpendRecord: filepath.Join(dir, "missing.json")}, time.Hour)
 	assert.NilError(t, err)
 	guard := g.(*budget.Guard)
-	assert.Check(t, is.DeepEqual(guard.Limits, budget.Limits{DailyUSD: 0.5}))
+	assert.Check(t, is.DeepEqual(guard.Limits, spend.Limits{DailyUSD: 50 * money.Cent}))
 	assert.Check(t, is.Equal(guard.Repository, "org/gpu"))
 	assert.Check(t, is.Equal(guard.PodBound, time.Hour))
 	assert.Check(t, guard.Record == nil)

@@ -3,15 +3,16 @@ package budget
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/clock"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 // RunPod is what the guard reads: billing, and the live pods and endpoints.
@@ -32,7 +33,7 @@ const (
 	EndpointBound = ownership.ServerlessCleanupDeadline + 25*time.Minute
 	// DefaultEndpointHourly is a Serverless worker's assumed price per hour:
 	// the lane's default price ceiling.
-	DefaultEndpointHourly = 0.70
+	DefaultEndpointHourly = money.Rate(70 * money.Cent)
 )
 
 // CheckBudget bounds the reads of one check.
@@ -40,7 +41,7 @@ const CheckBudget = 30 * time.Second
 
 // Guard is the Checker the lanes use.
 type Guard struct {
-	Limits Limits
+	Limits spend.Limits
 	RunPod RunPod
 	// Record is the cost history's spend record, read when billing cannot
 	// be; nil when the lane was given none.
@@ -54,7 +55,7 @@ type Guard struct {
 	// catalog's Serverless price of the dearest card of its endpoint's
 	// pools (of any pool when the endpoint names none the catalog knows),
 	// never below EndpointHourly: an H100 endpoint is not an A4000's.
-	EndpointHourly float64
+	EndpointHourly money.Rate
 	Catalog        Catalog
 	Clock          clock.Clock // nil means the wall clock
 	Logf           func(format string, args ...any)
@@ -64,7 +65,7 @@ type Guard struct {
 	billing *billingRead
 	// seen are the live pods and endpoints earlier checks counted, each at
 	// what it could still cost then.
-	seen map[string]float64
+	seen map[string]money.Amount
 	// types is the catalog, read once when a live endpoint is first priced.
 	types []runpod.GPUType
 }
@@ -77,8 +78,8 @@ type Catalog interface {
 // billingRead is one read of the account's billing.
 type billingRead struct {
 	day          time.Time
-	byID         map[string]float64
-	today, month float64
+	byID         map[string]money.Amount
+	today, month money.Amount
 }
 
 func (g *Guard) now() time.Time {
@@ -104,13 +105,13 @@ func (g *Guard) logf(format string, args ...any) {
 // counted in flight instead — a pod still live at its price for its whole
 // bound less what the old read showed, a pod or endpoint an earlier check
 // counted that is gone now at what it could still cost then, and the lane's
-// own pods at their bound (Create.OwnUSD). The live pods and endpoints are
+// own pods at their bound (spend.Create.OwnUSD). The live pods and endpoints are
 // listed at every check.
-func (g *Guard) Check(ctx context.Context, c Create) (Usage, error) {
+func (g *Guard) Check(ctx context.Context, c spend.Create) (spend.Usage, error) {
 	ctx, cancel := context.WithTimeout(ctx, CheckBudget)
 	defer cancel()
 	now := g.now().UTC()
-	u := Usage{Limits: g.Limits, WorstCaseUSD: c.WorstCaseUSD, At: now}
+	u := spend.Usage{Limits: g.Limits, WorstCaseUSD: c.WorstCaseUSD, At: now}
 	billed, err := g.spent(ctx, now, &u)
 	if err != nil {
 		return u, err
@@ -123,15 +124,14 @@ func (g *Guard) Check(ctx context.Context, c Create) (Usage, error) {
 		return u, fmt.Errorf("budget: what is in flight is unknown (%w); the %s create %s was not made", err, c.Lane, c.What)
 	}
 	g.addOwn(&u, c, billed)
-	u.SpentToday, u.SpentMonth, u.InFlightUSD = micro(u.SpentToday), micro(u.SpentMonth), micro(u.InFlightUSD)
-	g.logf("budget: %s; this create's worst case %s", u, usd(c.WorstCaseUSD))
-	return u, decide(u, c)
+	g.logf("budget: %s; this create's worst case %s", u, c.WorstCaseUSD)
+	return u, spend.DecideBudget(u, c)
 }
 
 // spent fills today's and this month's spend, from billing when it can be
 // read, else from the record. It returns what billing shows per resource
 // this month (nil from the record), for the in-flight part.
-func (g *Guard) spent(ctx context.Context, now time.Time, u *Usage) (map[string]float64, error) {
+func (g *Guard) spent(ctx context.Context, now time.Time, u *spend.Usage) (map[string]money.Amount, error) {
 	day := now.Truncate(24 * time.Hour)
 	if b := g.billing; b != nil && b.day.Equal(day) {
 		u.SpentToday, u.SpentMonth, u.Source = b.today, b.month, SourceBilling
@@ -158,20 +158,21 @@ func (g *Guard) spent(ctx context.Context, now time.Time, u *Usage) (map[string]
 
 // readBilling sums this month's pod and Serverless charges (UTC days) and
 // today's, and what each pod or endpoint was charged.
-func readBilling(ctx context.Context, rp RunPod, now time.Time) (byID map[string]float64, today, month float64, err error) {
+func readBilling(ctx context.Context, rp RunPod, now time.Time) (byID map[string]money.Amount, today, month money.Amount, err error) {
 	day := now.Truncate(24 * time.Hour)
 	q := runpod.BillingQuery{Start: time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC), End: day.AddDate(0, 0, 1), Bucket: runpod.BucketDay}
-	byID = map[string]float64{}
+	byID = map[string]money.Amount{}
 	for _, read := range []func(context.Context, runpod.BillingQuery) ([]runpod.BillingRecord, error){rp.PodBilling, rp.ServerlessBilling} {
 		records, err := read(ctx, q)
 		if err != nil {
 			return nil, 0, 0, err
 		}
 		for _, r := range records {
-			month += r.Total
-			byID[r.ID] += r.Total
+			total := money.FromDollars(r.Total)
+			month += total
+			byID[r.ID] += total
 			if !r.Start.Before(day) {
-				today += r.Total
+				today += total
 			}
 		}
 	}
@@ -183,12 +184,12 @@ func readBilling(ctx context.Context, rp RunPod, now time.Time) (byID map[string
 // but the lane's own pods (addOwn counts them), and every one an earlier
 // check counted that is gone now, at what it could still cost then: its
 // last charges may not be in billing yet.
-func (g *Guard) inFlight(ctx context.Context, now time.Time, billed map[string]float64, own map[string]bool, u *Usage) error {
+func (g *Guard) inFlight(ctx context.Context, now time.Time, billed map[string]money.Amount, own map[string]bool, u *spend.Usage) error {
 	return g.inFlightOf(ctx, billed, own, u, func(runpod.Pod) bool { return true })
 }
 
 // inFlightOf is inFlight over the live pods counts keeps.
-func (g *Guard) inFlightOf(ctx context.Context, billed map[string]float64, own map[string]bool, u *Usage, counts func(runpod.Pod) bool) error {
+func (g *Guard) inFlightOf(ctx context.Context, billed map[string]money.Amount, own map[string]bool, u *spend.Usage, counts func(runpod.Pod) bool) error {
 	pods, err := g.RunPod.ListPods(ctx, runpod.ListPodsQuery{})
 	if err != nil {
 		return err
@@ -197,29 +198,29 @@ func (g *Guard) inFlightOf(ctx context.Context, billed map[string]float64, own m
 	if err != nil {
 		return err
 	}
-	listed := map[string]float64{}
+	listed := map[string]money.Amount{}
 	g.livePods(slices.DeleteFunc(pods, func(p runpod.Pod) bool { return !counts(p) }), billed, own, listed)
 	if err := g.liveEndpoints(ctx, endpoints, billed, listed); err != nil {
 		return err
 	}
-	for name, usd := range g.seen {
+	for name, remaining := range g.seen {
 		if _, still := listed[name]; !still && !own[strings.TrimPrefix(name, "pod ")] {
-			g.add(u, name+" (gone since an earlier check)", usd)
+			g.add(u, name+" (gone since an earlier check)", remaining)
 		}
 	}
 	if g.seen == nil {
-		g.seen = map[string]float64{}
+		g.seen = map[string]money.Amount{}
 	}
-	for name, usd := range listed {
-		g.add(u, name, usd)
-		g.seen[name] = max(usd, 0)
+	for name, remaining := range listed {
+		g.add(u, name, remaining)
+		g.seen[name] = max(remaining, 0)
 	}
 	sort.Strings(u.InFlight)
 	return nil
 }
 
 // livePods prices the suite's live pods but own into listed.
-func (g *Guard) livePods(pods []runpod.Pod, billed map[string]float64, own map[string]bool, listed map[string]float64) {
+func (g *Guard) livePods(pods []runpod.Pod, billed map[string]money.Amount, own map[string]bool, listed map[string]money.Amount) {
 	for _, p := range pods {
 		tags, err := ownership.FromPod(p.Name, p.Env)
 		if err != nil || p.Status.Ended() || !p.CreatedAt.Known() || own[p.ID] {
@@ -229,12 +230,12 @@ func (g *Guard) livePods(pods []runpod.Pod, billed map[string]float64, own map[s
 		if tags.Repository == g.Repository && g.PodBound > 0 {
 			bound = g.PodBound
 		}
-		listed["pod "+p.ID] = float64(p.Cost)*bound.Hours() - billed[p.ID]
+		listed["pod "+p.ID] = spend.LiveBound(money.PerHour(float64(p.Cost)), bound, billed[p.ID])
 	}
 }
 
 // liveEndpoints prices the suite's live Serverless endpoints into listed.
-func (g *Guard) liveEndpoints(ctx context.Context, endpoints []runpod.Endpoint, billed map[string]float64, listed map[string]float64) error {
+func (g *Guard) liveEndpoints(ctx context.Context, endpoints []runpod.Endpoint, billed map[string]money.Amount, listed map[string]money.Amount) error {
 	for _, e := range endpoints {
 		if !hasPrefix(e.Name, ownership.ServerlessNamePrefix) {
 			continue
@@ -243,13 +244,13 @@ func (g *Guard) liveEndpoints(ctx context.Context, endpoints []runpod.Endpoint, 
 		if err != nil {
 			return err
 		}
-		listed["endpoint "+e.ID] = float64(max(e.Workers.Max, 1))*hourly*EndpointBound.Hours() - billed[e.ID]
+		listed["endpoint "+e.ID] = spend.LiveBound(hourly*money.Rate(max(e.Workers.Max, 1)), EndpointBound, billed[e.ID])
 	}
 	return nil
 }
 
 // endpointHourly is what one worker of e can cost per hour (EndpointHourly).
-func (g *Guard) endpointHourly(ctx context.Context, e runpod.Endpoint) (float64, error) {
+func (g *Guard) endpointHourly(ctx context.Context, e runpod.Endpoint) (money.Rate, error) {
 	floor := g.EndpointHourly
 	if !(floor > 0) {
 		floor = DefaultEndpointHourly
@@ -283,26 +284,23 @@ func (g *Guard) endpointHourly(ctx context.Context, e runpod.Endpoint) (float64,
 }
 
 // addOwn counts the lane's own pods: what they can cost in all less what
-// billing already shows for them (Create.OwnUSD).
-func (g *Guard) addOwn(u *Usage, c Create, billed map[string]float64) {
+// billing already shows for them (spend.Create.OwnUSD).
+func (g *Guard) addOwn(u *spend.Usage, c spend.Create, billed map[string]money.Amount) {
 	if c.OwnUSD <= 0 && len(c.OwnPods) == 0 {
 		return
 	}
-	shown := 0.0
+	var shown money.Amount
 	for _, id := range c.OwnPods {
 		shown += billed[id]
 	}
 	u.InFlight = append(u.InFlight, fmt.Sprintf("this lane's %d pod(s)", len(c.OwnPods)))
-	u.InFlightUSD += max(c.OwnUSD-shown, 0)
+	u.InFlightUSD += spend.OwnInFlight(c, shown)
 }
 
 // add counts one live resource's remaining worst case (never below 0).
-func (g *Guard) add(u *Usage, name string, usd float64) {
+func (g *Guard) add(u *spend.Usage, name string, remaining money.Amount) {
 	u.InFlight = append(u.InFlight, name)
-	u.InFlightUSD += max(usd, 0)
+	u.InFlightUSD += max(remaining, 0)
 }
-
-// micro rounds to micro-dollars, so sums of charges compare without float noise.
-func micro(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
 func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }

@@ -19,13 +19,15 @@ import (
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/lifecycle"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/spend"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
 // Rechecker is a Checker that can re-check a create that just answered. *Guard has it.
 type Rechecker interface {
-	Recheck(ctx context.Context, c Create, pod runpod.Pod) (Usage, error)
+	Recheck(ctx context.Context, c spend.Create, pod runpod.Pod) (spend.Usage, error)
 }
 
 // RecheckWindow bounds how long a pod the re-check refuses can bill: the
@@ -34,10 +36,9 @@ type Rechecker interface {
 const RecheckWindow = CheckBudget + lifecycle.DefaultDeleteBudget + 10*time.Second
 
 // OvershootBound is the most the budget can be passed by for each lane whose
-// pod the re-check refuses: that pod's price for RecheckWindow (RunPod bills
-// by the second).
-func OvershootBound(pricePerHour float64) float64 {
-	return micro(pricePerHour * RecheckWindow.Hours())
+// pod the re-check refuses: the spend room's bound over RecheckWindow.
+func OvershootBound(price money.Rate) money.Amount {
+	return spend.OvershootBound(price, RecheckWindow)
 }
 
 // CountsBefore reports whether pod p counts against own in a re-check: it is
@@ -51,17 +52,17 @@ func CountsBefore(p, own runpod.Pod) bool {
 
 // Recheck is Check again right after pod's create answered, with pod at its
 // worst case (c.WorstCaseUSD) and the live pods counted only when created
-// before it (see the file comment). A *RefusedError says pod passes a limit
+// before it (see the file comment). A *spend.RefusedError says pod passes a limit
 // and must be deleted at once; any other error means the budget could not be
 // re-checked, which refuses pod as well. c.OwnPods must not name pod.
-func (g *Guard) Recheck(ctx context.Context, c Create, pod runpod.Pod) (Usage, error) {
+func (g *Guard) Recheck(ctx context.Context, c spend.Create, pod runpod.Pod) (spend.Usage, error) {
 	ctx, cancel := context.WithTimeout(ctx, CheckBudget)
 	defer cancel()
 	now := g.now().UTC()
 	if !pod.CreatedAt.Known() {
 		pod.CreatedAt = wire.KnownTime(now) // the answer did not say: it is no older than now
 	}
-	u := Usage{Limits: g.Limits, WorstCaseUSD: c.WorstCaseUSD, At: now}
+	u := spend.Usage{Limits: g.Limits, WorstCaseUSD: c.WorstCaseUSD, At: now}
 	billed, err := g.spent(ctx, now, &u)
 	if err != nil {
 		return u, err
@@ -75,10 +76,9 @@ func (g *Guard) Recheck(ctx context.Context, c Create, pod runpod.Pod) (Usage, e
 		return u, fmt.Errorf("budget: the re-check after the create of pod %s could not read what is in flight (%w)", pod.ID, err)
 	}
 	g.addOwn(&u, c, billed)
-	u.SpentToday, u.SpentMonth, u.InFlightUSD = micro(u.SpentToday), micro(u.SpentMonth), micro(u.InFlightUSD)
-	g.logf("budget re-check after the create of pod %s: %s (pods created before it); its worst case %s", pod.ID, u, usd(c.WorstCaseUSD))
-	err = decide(u, c)
-	if refused, ok := err.(*RefusedError); ok {
+	g.logf("budget re-check after the create of pod %s: %s (pods created before it); its worst case %s", pod.ID, u, c.WorstCaseUSD)
+	err = spend.DecideBudget(u, c)
+	if refused, ok := err.(*spend.RefusedError); ok {
 		refused.Created = pod.ID
 	}
 	return u, err

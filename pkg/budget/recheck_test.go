@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/org/runpod-gpu/pkg/money"
+	"github.com/org/runpod-gpu/pkg/spend"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
@@ -29,7 +31,7 @@ func TestRecheckKeepsTheOlderPodOfARace(t *testing.T) {
 	}
 	older, younger := pod("pod-a", 1, now.Add(-2*time.Second)), pod("pod-b", 2, now.Add(-time.Second))
 	sameA, sameB := pod("pod-a", 1, now), pod("pod-b", 2, now)
-	create := Create{Lane: LanePod, What: "candidate c1", WorstCaseUSD: 0.50} // $0.50/h for its 1 h bound
+	create := spend.Create{Lane: spend.LanePod, What: "candidate c1", WorstCaseUSD: usd(0.50)} // $0.50/h for its 1 h bound
 	tests := []struct {
 		name    string
 		live    []runpod.Pod
@@ -48,13 +50,13 @@ func TestRecheckKeepsTheOlderPodOfARace(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rp := &fakeRunPod{pods: []runpod.BillingRecord{charge("old", 0, 0.40)}, live: tc.live}
-			u, err := guard(rp, Limits{DailyUSD: 1.00}).Recheck(context.Background(), create, tc.pod)
+			u, err := guard(rp, spend.Limits{DailyUSD: usd(1.00)}).Recheck(context.Background(), create, tc.pod)
 			if tc.wantErr == "" {
 				assert.NilError(t, err)
-				assert.Check(t, is.Equal(u.SpentToday, 0.40))
+				assert.Check(t, is.Equal(u.SpentToday, usd(0.40)))
 				return
 			}
-			var refused *RefusedError
+			var refused *spend.RefusedError
 			assert.Assert(t, errors.As(err, &refused), "got %v", err)
 			assert.Check(t, is.ErrorContains(err, tc.wantErr))
 			assert.Check(t, is.Equal(refused.Created, tc.pod.ID))
@@ -65,14 +67,14 @@ func TestRecheckKeepsTheOlderPodOfARace(t *testing.T) {
 // A re-check that cannot list what is in flight refuses the pod too.
 func TestRecheckRefusesWhenTheListingFails(t *testing.T) {
 	rp := &fakeRunPod{listErr: errors.New("503")}
-	_, err := guard(rp, Limits{DailyUSD: 1.00}).Recheck(context.Background(), Create{Lane: LanePod, What: "c1", WorstCaseUSD: 0.1}, runpod.Pod{ID: "p1"})
+	_, err := guard(rp, spend.Limits{DailyUSD: usd(1.00)}).Recheck(context.Background(), spend.Create{Lane: spend.LanePod, What: "c1", WorstCaseUSD: usd(0.1)}, runpod.Pod{ID: "p1"})
 	assert.Check(t, is.ErrorContains(err, "the re-check after the create of pod p1 could not read what is in flight (503)"))
-	assert.Check(t, !errors.Is(err, ErrOverBudget))
+	assert.Check(t, !errors.Is(err, spend.ErrOverBudget))
 }
 
 // The bound printed for each refused pod: its price for the re-check's reads
 // and its deletion, by the second.
 func TestOvershootBound(t *testing.T) {
 	assert.Check(t, is.Equal(RecheckWindow, CheckBudget+180*time.Second+10*time.Second), "delete budget %s", RecheckWindow-CheckBudget-10*time.Second)
-	assert.Check(t, is.Equal(OvershootBound(3.60), 0.22))
+	assert.Check(t, is.Equal(OvershootBound(money.PerHour(3.60)), usd(0.22)))
 }

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // RecordFile is the spend record's file name, beside the cost history's reports.
@@ -35,8 +36,8 @@ type Record struct {
 
 // DaySpend is one day's spend.
 type DaySpend struct {
-	Day string  `json:"day"` // YYYY-MM-DD, UTC
-	USD float64 `json:"usd"`
+	Day string       `json:"day"` // YYYY-MM-DD, UTC
+	USD money.Amount `json:"usd"`
 	// Billed is true when USD is RunPod's bill, false for the history's estimate.
 	Billed bool `json:"billed"`
 	// Unknown counts pods and jobs of the day whose cost the evidence does
@@ -76,8 +77,8 @@ func ParseRecord(b []byte) (*Record, error) {
 		if _, err := time.Parse(time.DateOnly, d.Day); err != nil {
 			return nil, fmt.Errorf("spend record: day %d: %q; want YYYY-MM-DD", i, d.Day)
 		}
-		if math.IsNaN(d.USD) || math.IsInf(d.USD, 0) || d.USD < 0 || d.Unknown < 0 {
-			return nil, fmt.Errorf("spend record: day %s: usd %v, unknown %d; want amounts of 0 or more", d.Day, d.USD, d.Unknown)
+		if d.USD < 0 || d.Unknown < 0 {
+			return nil, fmt.Errorf("spend record: day %s: usd %v, unknown %d; want amounts of 0 or more", d.Day, d.USD.Dollars(), d.Unknown)
 		}
 	}
 	return &r, nil
@@ -103,7 +104,7 @@ func ReadRecord(path string) (*Record, error) {
 // Spent is the record's spend on now's UTC day and month, a lower bound:
 // note says what it leaves out (days it does not cover, costs its evidence
 // does not show) and how old it is.
-func (r *Record) Spent(now time.Time) (today, month float64, note string) {
+func (r *Record) Spent(now time.Time) (today, month money.Amount, note string) {
 	day := now.UTC().Format(time.DateOnly)
 	monthStart := day[:len("2006-01-")] + "01"
 	unknown := 0

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // Paths of what Render writes, relative to the repository's root.
@@ -43,7 +43,7 @@ type Options struct {
 	// MinVRAMGB drops smaller GPU types (0: the default).
 	MinVRAMGB int
 	// MaxRunSpendUSD bounds one run's spend (0: no bound beyond the defaults').
-	MaxRunSpendUSD float64
+	MaxRunSpendUSD money.Amount
 }
 
 // File is one file Render writes.
@@ -229,7 +229,7 @@ func renderConfig(o Options, owner, ref string) (string, error) {
 		fmt.Fprintf(&b, "min_vram_gb: %d\n", o.MinVRAMGB)
 	}
 	if o.MaxRunSpendUSD > 0 {
-		fmt.Fprintf(&b, "max_run_spend_usd: %s\n", strconv.FormatFloat(o.MaxRunSpendUSD, 'f', -1, 64))
+		fmt.Fprintf(&b, "max_run_spend_usd: %s\n", strings.TrimPrefix(o.MaxRunSpendUSD.Format(money.Exact), "$"))
 	}
 	if _, err := config.Parse([]byte(b.String()), ConfigPath); err != nil {
 		return "", err

@@ -9,13 +9,14 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 func renderOptions() Options {
 	return Options{
 		Suite: "my-org/runpod-gpu@v1", Workflows: []string{"CI", "Tests: GPU"}, TestCommand: "make test-gpu",
 		Tiers:     []config.GPUTier{{Name: "ada", GPUIDs: []string{"NVIDIA GeForce RTX 4090", "NVIDIA L40S"}}},
-		MinVRAMGB: 16, MaxRunSpendUSD: 2.5,
+		MinVRAMGB: 16, MaxRunSpendUSD: 2*money.Dollar + 50*money.Cent,
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // DefaultPath is where the config lives in the consumer repository.
@@ -161,15 +163,15 @@ type Budget struct {
 }
 
 // BudgetLimits returns the configured limits, 0 for one not set, and whether any is set.
-func (c *Config) BudgetLimits() (daily, monthly float64, ok bool) {
+func (c *Config) BudgetLimits() (daily, monthly money.Amount, ok bool) {
 	if c.Budget == nil {
 		return 0, 0, false
 	}
 	if c.Budget.DailyUSD != nil {
-		daily = *c.Budget.DailyUSD
+		daily = money.FromDollars(*c.Budget.DailyUSD)
 	}
 	if c.Budget.MonthlyUSD != nil {
-		monthly = *c.Budget.MonthlyUSD
+		monthly = money.FromDollars(*c.Budget.MonthlyUSD)
 	}
 	return daily, monthly, daily > 0 || monthly > 0
 }
@@ -245,12 +247,12 @@ func (c *Config) Lifetime() time.Duration { return seconds(c.LifetimeSeconds) }
 
 func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
 
-// SpendCeiling returns the per-run spend ceiling in USD and whether one is set.
-func (c *Config) SpendCeiling() (float64, bool) {
+// MaxRunSpend returns max_run_spend_usd, the per-run spend ceiling, and whether one is set.
+func (c *Config) MaxRunSpend() (money.Amount, bool) {
 	if c.MaxRunSpendUSD == nil || math.IsNaN(*c.MaxRunSpendUSD) {
 		return 0, false
 	}
-	return *c.MaxRunSpendUSD, true
+	return money.FromDollars(*c.MaxRunSpendUSD), true
 }
 
 // AllowsCloud reports whether offers from cloud may be used.

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gotest.tools/v3/assert"
+
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // validConfig is Default plus the one thing a file must add.
@@ -216,13 +218,13 @@ func TestConfigAccessors(t *testing.T) {
 	assert.Equal(t, c.SetupBudget(), 15*time.Minute)
 	assert.Equal(t, c.Lifetime(), time.Hour)
 
-	_, set := c.SpendCeiling()
+	_, set := c.MaxRunSpend()
 	assert.Assert(t, !set)
 	usd := 4.5
 	c.MaxRunSpendUSD = &usd
-	got, set := c.SpendCeiling()
+	got, set := c.MaxRunSpend()
 	assert.Assert(t, set)
-	assert.Equal(t, got, 4.5)
+	assert.Equal(t, got, 4*money.Dollar+50*money.Cent)
 
 	assert.Assert(t, c.NVRTC.For(RuntimeFull) == nil)
 	pin := &NVRTCPin{URL: "https://example.com/n.deb", SHA256: strings.Repeat("b", 64)}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // ServerlessSpend is what one attempt of the Serverless lane cost, as far as
@@ -42,6 +44,6 @@ func EstimateServerless(delay, execution, idle time.Duration, pricePerHour float
 
 // String is one line for logs and summaries.
 func (s ServerlessSpend) String() string {
-	return fmt.Sprintf("Serverless attempt %s: job %s %s on %s, %d worker seconds at $%.2f/h = %s (reserved $%d.%02d)",
-		s.Attempt, s.JobID, s.JobStatus, s.GPU, s.WorkerSeconds, s.PricePerHour, s.Dollars, s.ReservedCents/100, s.ReservedCents%100)
+	return fmt.Sprintf("Serverless attempt %s: job %s %s on %s, %d worker seconds at %s = %s (reserved %s)",
+		s.Attempt, s.JobID, s.JobStatus, s.GPU, s.WorkerSeconds, money.PerHour(s.PricePerHour).Format(money.Cents), s.Dollars, money.FromCents(s.ReservedCents))
 }

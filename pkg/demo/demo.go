@@ -30,6 +30,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/history"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
 	"github.com/org/runpod-gpu/pkg/mdtable"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/provision"
 	"github.com/org/runpod-gpu/pkg/reap"
@@ -138,8 +139,8 @@ func Run(ctx context.Context, out io.Writer, seed uint64) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n---\n\nSpent on GPU pods and Serverless jobs, as the cost history counts it: **%s**. The simulator's own pod meter says $%.4f: "+
-		"estimates run to the confirmed deletion and never undercount.\n", total, c.RunPod.Spent())
+	fmt.Fprintf(out, "\n---\n\nSpent on GPU pods and Serverless jobs, as the cost history counts it: **%s**. The simulator's own pod meter says %s: "+
+		"estimates run to the confirmed deletion and never undercount.\n", total, money.FromDollars(c.RunPod.Spent()).Format(money.Fine))
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 // serverlessWorkflow is the demo repository's caller of serverless-lane.yml.
@@ -70,7 +71,7 @@ func (w *world) serverlessLane(ctx context.Context) error {
 	}
 	lane := &serverless.Lane{Mgmt: w.rp, Jobs: settledJobs{runpod.NewJobClient(w.cloud.JobURL, cloud.RunPodKey, runpod.WithPolicy(w.policy)), w.cloud.RunPod},
 		Policy: w.policy, Settings: serverless.DefaultSettings(), Receipt: filepath.Join(dir, "receipt.json"),
-		Ledger: serverless.LedgerFile{Path: filepath.Join(dir, "budget.json"), Caps: serverless.DefaultCaps}}
+		Ledger: serverless.LedgerFile{Path: filepath.Join(dir, "budget.json"), Caps: spend.DefaultLedgerCaps}}
 	// The summary names the results directory as the workflow has it.
 	o := serverless.Outcome{Settings: lane.Settings, Payload: payload.SHA256, Output: ".runpod-gpu/serverless/results"}
 	o.Result, o.Err = w.playServerless(ctx, lane, runID, approved, filepath.Join(dir, "results"))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/serverless"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 // slsSetupArgs is a setup of attempt state on the shared ledger.
@@ -74,7 +75,7 @@ func TestExitCodesAreDocumented(t *testing.T) {
 // of the ledger's $10, so a setup's $1 and its job's $1 do not fit.
 func TestServerlessSetupRefusedByTheBudgetExits8(t *testing.T) {
 	s := newSlsWorld(t, runpodsim.ServerlessFaults{})
-	f := serverless.LedgerFile{Path: s.path("budget.json"), Caps: serverless.DefaultCaps}
+	f := serverless.LedgerFile{Path: s.path("budget.json"), Caps: spend.DefaultLedgerCaps}
 	now := s.clock.Now().Add(-24 * time.Hour)
 	for i, cents := range [][2]int64{{300, 300}, {300, 0}} {
 		name := fmt.Sprintf("rpg-sls-old-%d", i)

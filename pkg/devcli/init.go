@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/callers"
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/ghsetup"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
 
@@ -32,7 +32,7 @@ type initFlags struct {
 	buildCommand, buildImage      string // the own-job shape: the hosted build of the test archive
 	workflows, gpus               []string
 	minVRAM                       int
-	maxRunSpend                   float64
+	maxRunSpend                   string
 	runnerApp, force, quiet       bool
 	dryRun, keyFromStdin          bool
 	noRehearse                    bool
@@ -105,7 +105,7 @@ func (f *initFlags) register(fl *pflag.FlagSet) {
 	fl.StringSliceVar(&f.workflows, "workflows", nil, "the names (name: keys) of the CI workflows the lane starts on")
 	fl.StringSliceVar(&f.gpus, "gpus", nil, "GPU names for the reviewed allowlist: RTX4090,L40S")
 	fl.IntVar(&f.minVRAM, "min-vram", 0, "drop GPU types with less VRAM (GB)")
-	fl.Float64Var(&f.maxRunSpend, "max-run-spend", 0, "the most one run may spend on pods, in USD")
+	fl.StringVar(&f.maxRunSpend, "max-run-spend", "", "the most one run may spend on pods, in USD")
 	fl.StringVar(&f.testCommand, "test-command", "", "the command that runs the GPU tests on the pod")
 	fl.StringVar(&f.buildCommand, "build-command", "", "the command that writes the test archive gpu-tests.tar.gz on a hosted runner: the lane then runs your own GPU job, which unpacks it and runs --test-command")
 	fl.StringVar(&f.buildImage, "build-image", "", "the container the build command runs in, with an exact tag or digest (nvidia/cuda:12.6.3-devel-ubuntu22.04); only with --build-command")
@@ -446,20 +446,17 @@ func (a *app) initTiers(cmd *cobra.Command, f initFlags, q *asker, key string) (
 }
 
 // initBudget returns the per-run spend bound, asked for when not given.
-func initBudget(given float64, q *asker) (float64, error) {
-	if given < 0 {
-		return 0, fail(ExitUsage, "--max-run-spend %v: want a positive amount of USD", given)
+func initBudget(given string, q *asker) (money.Amount, error) {
+	if given == "" {
+		answer, err := q.ask("--max-run-spend", "The most one run may spend on pods, in USD", "5")
+		if err != nil {
+			return 0, err
+		}
+		given = strings.TrimPrefix(answer, "$")
 	}
-	if given > 0 {
-		return given, nil
-	}
-	answer, err := q.ask("--max-run-spend", "The most one run may spend on pods, in USD", "5")
+	v, err := money.Parse("--max-run-spend", given, initSpendLimit)
 	if err != nil {
-		return 0, err
-	}
-	v, err := strconv.ParseFloat(strings.TrimPrefix(answer, "$"), 64)
-	if err != nil || v <= 0 {
-		return 0, fail(ExitUsage, "--max-run-spend %q: want a positive amount of USD", answer)
+		return 0, fail(ExitUsage, "%v", err)
 	}
 	return v, nil
 }

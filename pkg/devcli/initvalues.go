@@ -1,19 +1,23 @@
 package devcli
 
 import (
-	"math"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/callers"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // MaxInitRunSpendUSD bounds --max-run-spend: a run of the lane is a few
 // pods for an hour or two, so a ceiling above this is a typo (1e9), not a budget.
 const MaxInitRunSpendUSD = 1000
+
+// initSpendLimit is what --max-run-spend (and its question) may be.
+var initSpendLimit = money.Limit{Min: money.Micro, Max: MaxInitRunSpendUSD * money.Dollar,
+	Want: fmt.Sprintf("a positive amount of USD, at most %d", MaxInitRunSpendUSD)}
 
 // expressionOpen starts a GitHub Actions expression: a value holding it,
 // written into a caller workflow, would be evaluated by the runner (and
@@ -24,9 +28,10 @@ const expressionOpen = "${{"
 // written: the money flag's range, and no expression in a value written
 // into a workflow.
 func checkInitFlags(f initFlags) error {
-	if v := f.maxRunSpend; math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > MaxInitRunSpendUSD {
-		return fail(ExitUsage, "--max-run-spend %s: want a positive amount of USD, at most %d (omit it to be asked)",
-			strconv.FormatFloat(v, 'g', -1, 64), MaxInitRunSpendUSD)
+	if f.maxRunSpend != "" {
+		if _, err := money.Parse("--max-run-spend", f.maxRunSpend, initSpendLimit); err != nil {
+			return fail(ExitUsage, "%v (omit it to be asked)", err)
+		}
 	}
 	if err := checkNoExpression(map[string][]string{
 		"--test-command": {f.testCommand}, "--workflows": f.workflows, "--suite": {f.suite}, "--gpus": f.gpus,
@@ -55,9 +60,8 @@ func checkBuildFlags(f initFlags) error {
 // checkInitValues checks what init is about to write, answers on the
 // terminal and the workflow names read from the checkout included.
 func checkInitValues(o callers.Options) error {
-	if v := o.MaxRunSpendUSD; math.IsNaN(v) || v <= 0 || v > MaxInitRunSpendUSD {
-		return fail(ExitUsage, "--max-run-spend %s: want a positive amount of USD, at most %d",
-			strconv.FormatFloat(v, 'g', -1, 64), MaxInitRunSpendUSD)
+	if v := o.MaxRunSpendUSD; v < initSpendLimit.Min || v > initSpendLimit.Max {
+		return fail(ExitUsage, "--max-run-spend %s: want %s", strings.TrimPrefix(v.Format(money.Exact), "$"), initSpendLimit.Want)
 	}
 	var tiers []string
 	for _, t := range o.Tiers {

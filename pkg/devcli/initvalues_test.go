@@ -31,13 +31,16 @@ func TestInitRefusesExpressionsAndUnreasonableMoney(t *testing.T) {
 			wantErr: `--workflows "CI ${{ github.event.pull_request.title }}": want a value without "${{"`},
 		{name: "an expression answered for the test command", input: "make ${{ github.event.comment.body }}\n",
 			args: []string{"--max-run-spend", "5"}, wantErr: `--test-command "make ${{ github.event.comment.body }}": want a value without "${{"`},
-		{name: "a billion dollars", args: []string{"--max-run-spend", "1e9"},
-			wantErr: "--max-run-spend 1e+09: want a positive amount of USD, at most 1000"},
-		{name: "NaN dollars", args: []string{"--max-run-spend", "NaN"}, wantErr: "--max-run-spend NaN: want a positive amount of USD, at most 1000"},
-		{name: "infinite dollars", args: []string{"--max-run-spend", "+Inf"}, wantErr: "--max-run-spend +Inf: want a positive amount of USD, at most 1000"},
-		{name: "negative dollars", args: []string{"--max-run-spend", "-2"}, wantErr: "--max-run-spend -2: want a positive amount of USD, at most 1000"},
+		{name: "a billion dollars", args: []string{"--max-run-spend", "1000000000"},
+			wantErr: `--max-run-spend "1000000000": want a positive amount of USD, at most 1000 (omit it to be asked)`},
+		{name: "an exponent is no amount", args: []string{"--max-run-spend", "1e2"}, wantErr: `--max-run-spend "1e2": want a positive amount of USD, at most 1000`},
+		{name: "NaN dollars", args: []string{"--max-run-spend", "NaN"}, wantErr: `--max-run-spend "NaN": want a positive amount of USD, at most 1000`},
+		{name: "infinite dollars", args: []string{"--max-run-spend", "+Inf"}, wantErr: `--max-run-spend "+Inf": want a positive amount of USD, at most 1000`},
+		{name: "negative dollars", args: []string{"--max-run-spend", "-2"}, wantErr: `--max-run-spend "-2": want a positive amount of USD, at most 1000`},
+		{name: "zero dollars", args: []string{"--max-run-spend", "0"}, wantErr: `--max-run-spend "0": want a positive amount of USD, at most 1000`},
+		{name: "a seventh decimal", args: []string{"--max-run-spend", "1.0000001"}, wantErr: `--max-run-spend "1.0000001": want a positive amount of USD, at most 1000`},
 		{name: "a billion dollars answered", input: "5000000\n", args: []string{"--test-command", "make"},
-			wantErr: "--max-run-spend 5e+06: want a positive amount of USD, at most 1000"},
+			wantErr: `--max-run-spend "5000000": want a positive amount of USD, at most 1000`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

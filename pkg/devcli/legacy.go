@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
@@ -98,14 +99,15 @@ func (a *app) cleanupLegacy(ctx context.Context, execute bool, minAge time.Durat
 	if execute {
 		verb = "deleting"
 	}
-	var perHour float64
+	var perHour money.Rate
 	for _, p := range legacy {
 		created, _ := p.CreatedAt.Get()
 		age := now.Sub(created).Round(time.Minute)
-		perHour += float64(p.Cost)
-		fmt.Fprintf(a.env.Stdout, "%s %s (%s, %s, $%.2f/h, up %s)\n", verb, p.ID, p.Name, p.Status, float64(p.Cost), age)
+		price := money.PerHour(float64(p.Cost))
+		perHour += price
+		fmt.Fprintf(a.env.Stdout, "%s %s (%s, %s, %s, up %s)\n", verb, p.ID, p.Name, p.Status, price.Format(money.Cents), age)
 	}
-	fmt.Fprintf(a.env.Stdout, "%d untagged legacy pod(s), $%.2f/h together\n", len(legacy), perHour)
+	fmt.Fprintf(a.env.Stdout, "%d untagged legacy pod(s), %s together\n", len(legacy), perHour.Format(money.Cents))
 	if !execute {
 		return nil
 	}

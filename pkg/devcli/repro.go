@@ -23,9 +23,11 @@ import (
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/history"
 	"github.com/org/runpod-gpu/pkg/lanerecord"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 // ReproDir is where repro puts the test archive's files on the pod.
@@ -496,12 +498,6 @@ func writeZipFile(f *zip.File, path string, left int64) (int64, error) {
 	return n, err
 }
 
-// ReproWorstCase is what a repro pod at pricePerHour can cost within the
-// boot budget plus the lane's lifetime.
-func ReproWorstCase(pricePerHour float64, lifetime time.Duration) float64 {
-	return pricePerHour * (BootBudget + lifetime).Hours()
-}
-
 // startReproPod creates the developer pod like the record's and waits until
 // SSH works. The worst case is printed before the create.
 func (a *app) startReproPod(ctx context.Context, rec lanerecord.Record, f reproFlags) (*runpod.Pod, error) {
@@ -525,8 +521,9 @@ func (a *app) startReproPod(ctx context.Context, rec lanerecord.Record, f reproF
 		return nil, err
 	}
 	lifetime := time.Duration(rec.LifetimeSeconds) * time.Second
-	fmt.Fprintf(a.env.Stdout, "worst case: $%.2f (%s at $%.4f/hour for the %s boot budget plus the lane's %s lifetime); it bills until runpod-gpu down %s\n",
-		ReproWorstCase(o.PricePerHour, lifetime), o.InstanceType(), o.PricePerHour, BootBudget, lifetime, f.name)
+	price := money.PerHour(o.PricePerHour)
+	fmt.Fprintf(a.env.Stdout, "worst case: %s (%s at %s/hour for the %s boot budget plus the lane's %s lifetime); it bills until runpod-gpu down %s\n",
+		spend.Candidate(price, BootBudget, lifetime), o.InstanceType(), price.Hourly().Format(money.Fine), BootBudget, lifetime, f.name)
 	env := ownership.DeveloperEnv(a.env.User)
 	env["PUBLIC_KEY"] = strings.Join(keys, "\n")
 	req := runpod.CreatePodRequest{

@@ -13,10 +13,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/serverless"
 	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 // watchdogRetries bounds the watchdog's cleanup attempts after the deadline;
@@ -181,7 +183,7 @@ func (a *app) lane(f *slsFlags) (*serverless.Lane, error) {
 		return nil, err
 	}
 	return &serverless.Lane{Mgmt: a.client, Jobs: runpod.NewJobClient(jobURL, a.key, opts...), Policy: a.policy,
-		Settings: s, Receipt: f.state, Ledger: serverless.LedgerFile{Path: f.ledger, Caps: serverless.DefaultCaps, LockWait: 30 * time.Second},
+		Settings: s, Receipt: f.state, Ledger: serverless.LedgerFile{Path: f.ledger, Caps: spend.DefaultLedgerCaps, LockWait: 30 * time.Second},
 		Logf: func(format string, args ...any) { fmt.Fprintf(a.env.Stderr, format+"\n", args...) }}, nil
 }
 
@@ -389,7 +391,7 @@ func (a *app) slsLedger(f *slsFlags) error {
 	if err := need("ledger", f.ledger, "the budget ledger"); err != nil {
 		return err
 	}
-	lf := serverless.LedgerFile{Path: f.ledger, Caps: serverless.DefaultCaps, LockWait: 30 * time.Second}
+	lf := serverless.LedgerFile{Path: f.ledger, Caps: spend.DefaultLedgerCaps, LockWait: 30 * time.Second}
 	var l *serverless.Ledger
 	var err error
 	if f.reseal {
@@ -401,7 +403,7 @@ func (a *app) slsLedger(f *slsFlags) error {
 		return withCode(ExitFailure, err)
 	}
 	fmt.Fprintf(a.env.Stdout, "ledger %s: %s reserved of the %s cap, %d reservations, %d attempts\n",
-		f.ledger, serverless.Dollars(l.TotalCents()), serverless.Dollars(serverless.DefaultCaps.Total), len(l.Reservations), len(l.Attempts))
+		f.ledger, money.FromCents(l.TotalCents()), spend.DefaultLedgerCaps.Total, len(l.Reservations), len(l.Attempts))
 	for _, at := range l.Attempts {
 		state := "open: its cleanup is not confirmed"
 		if !at.Open() {

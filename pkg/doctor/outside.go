@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 const (
@@ -145,13 +146,14 @@ func checkBalance(ctx context.Context, d Deps, f *facts) Check {
 	need, why := minBalanceUSD, "$1"
 	if f.config != nil && f.config.MaxRunSpendUSD != nil && *f.config.MaxRunSpendUSD > need {
 		need = *f.config.MaxRunSpendUSD
-		why = fmt.Sprintf("one run's bound, max_run_spend_usd $%s", strconv.FormatFloat(need, 'f', -1, 64))
+		why = "one run's bound, max_run_spend_usd " + money.FromDollars(need).Format(money.Exact)
 	}
 	if b.ClientBalance < need {
-		return fix(CheckBalance, titleBalance, fmt.Sprintf("the balance, $%.2f, is below %s; with none left RunPod refuses every pod", b.ClientBalance, why),
+		return fix(CheckBalance, titleBalance, fmt.Sprintf("the balance, %s, is below %s; with none left RunPod refuses every pod", money.FromDollars(b.ClientBalance), why),
 			"add credit (RunPod console → Billing)")
 	}
-	return ok(CheckBalance, titleBalance, "balance $%.2f, spending $%.2f/h now, spend limit $%.2f/h", b.ClientBalance, b.CurrentSpendPerHr, b.SpendLimit)
+	return ok(CheckBalance, titleBalance, "balance %s, spending %s now, spend limit %s", money.FromDollars(b.ClientBalance),
+		money.PerHour(b.CurrentSpendPerHr).Format(money.Cents), money.PerHour(b.SpendLimit).Format(money.Cents))
 }
 
 func checkRunnerGroup(ctx context.Context, d Deps, f *facts) Check {

@@ -199,7 +199,7 @@ func TestRunSavesTheBillAndRegeneratesItsReconciliation(t *testing.T) {
 	// The budget's fallback record holds the day as billed, the lane's pod and the one it never recorded.
 	rec2, err := budget.ReadRecord(res.SpendPath)
 	assert.NilError(t, err)
-	assert.Check(t, is.DeepEqual(rec2.Days, []budget.DaySpend{{Day: "2026-10-06", USD: 0.58, Billed: true}}))
+	assert.Check(t, is.DeepEqual(rec2.Days, []budget.DaySpend{{Day: "2026-10-06", USD: 580_000, Billed: true}}))
 	assert.Check(t, is.Equal(rec2.Since+".."+rec2.Until, "2026-10-06..2026-10-06"))
 
 	src.err = errors.New("read pod billing: 403 Forbidden")
@@ -209,7 +209,7 @@ func TestRunSavesTheBillAndRegeneratesItsReconciliation(t *testing.T) {
 	assert.Check(t, is.Contains(strings.Join(res.BillingWarnings, "\n"), "could not be read"))
 	rec2, err = budget.ReadRecord(res.SpendPath)
 	assert.NilError(t, err)
-	assert.Check(t, is.DeepEqual(rec2.Days, []budget.DaySpend{{Day: "2026-10-06", USD: 0.06}}), "unreconciled: the estimate")
+	assert.Check(t, is.DeepEqual(rec2.Days, []budget.DaySpend{{Day: "2026-10-06", USD: 60_000}}), "unreconciled: the estimate")
 }
 
 // A Serverless attempt's endpoint is matched to the Serverless bill by its id;

@@ -8,6 +8,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
 
@@ -191,6 +192,7 @@ func (t *TierFit) advise(offers []TierOffer) {
 	t.Advice = usage + fmt.Sprintf("; the smallest reviewed tier that holds it is %s (%d GB)", smallest.Name, smallest.MemoryGB)
 	if cheapest != nil && price > 0 && cheapest.PricePerHour < price && cheapest.Name != t.Tier {
 		t.Cheaper, t.CheaperPerHour = cheapest.Name, cheapest.PricePerHour
-		t.Advice += fmt.Sprintf("; %s (%d GB at $%.2f/h) would have held it for $%.2f/h less", cheapest.Name, cheapest.MemoryGB, cheapest.PricePerHour, price-cheapest.PricePerHour)
+		t.Advice += fmt.Sprintf("; %s (%d GB at %s) would have held it for %s less", cheapest.Name, cheapest.MemoryGB,
+			money.PerHour(cheapest.PricePerHour).Format(money.Cents), money.PerHour(price-cheapest.PricePerHour).Format(money.Cents))
 	}
 }

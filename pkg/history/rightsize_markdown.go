@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/mdtable"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // writeRightSizing renders the recorded GPU usage per tier and the advice.
@@ -21,7 +22,7 @@ func (r *Report) writeRightSizing(b *strings.Builder) {
 	for _, t := range rs.Tiers {
 		cheaper := "-"
 		if t.Cheaper != "" {
-			cheaper = fmt.Sprintf("%s ($%.2f/h)", mdtable.Code(t.Cheaper), t.CheaperPerHour)
+			cheaper = fmt.Sprintf("%s (%s)", mdtable.Code(t.Cheaper), money.PerHour(t.CheaperPerHour).Format(money.Cents))
 		}
 		tb.Row(mdtable.Code(t.Tier), cell(strings.Join(t.GPUs, ", ")), fmt.Sprint(t.Runs), fmt.Sprintf("%.1f of %.1f GiB", t.PeakMemoryGiB, t.MemoryGiB),
 			fmt.Sprintf("%d %% / %.1f %%", t.PeakUtilPct, t.MeanUtilPct), fmt.Sprintf("%.2f", t.PricePerHour), codeOrDash(t.SmallestFit), cheaper)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/mdtable"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // ServerlessSummary is the Serverless lane's part of the report: its own rows
@@ -95,12 +96,12 @@ func (r *Report) writeServerless(b *strings.Builder) {
 	b.WriteString("### Serverless lane\n\n")
 	b.WriteString("Attempts of the `serverless` lane (serverless-lane.yml): one Serverless job each instead of a pod.\n\n")
 	fmt.Fprintf(b, "%d attempts, %d jobs: **%s** estimated (worker time at the lane's price ceiling), %s reserved in the budget ledger.\n\n",
-		s.Attempts, s.Jobs, s.Spend, dollars(s.ReservedCents))
+		s.Attempts, s.Jobs, s.Spend, money.FromCents(s.ReservedCents))
 	tb := mdtable.New("Run", "Day", "Job", "Status", "GPU", "Worker seconds", "Spend", "Reserved").AlignRight(5, 6, 7)
 	for _, row := range s.Rows {
 		sp := row.Spend
 		tb.Row(attemptLink(row.RunID, row.Attempt, row.URL), row.Day, mdtable.Code(cmp.Or(sp.JobID, "none")), cell(cmp.Or(sp.JobStatus, "-")),
-			cell(sp.GPU), fmt.Sprint(sp.WorkerSeconds), sp.Dollars.String(), dollars(sp.ReservedCents))
+			cell(sp.GPU), fmt.Sprint(sp.WorkerSeconds), sp.Dollars.String(), money.FromCents(sp.ReservedCents).String())
 	}
 	b.WriteString(tb.String() + "\n")
 	labels, values := make([]string, 0, len(s.Weeks)), make([]float64, 0, len(s.Weeks))
@@ -111,5 +112,3 @@ func (r *Report) writeServerless(b *strings.Builder) {
 	}
 	writeChart(b, "Known Serverless spend per week (USD)", labels, values, unknown)
 }
-
-func dollars(cents int64) string { return fmt.Sprintf("$%d.%02d", cents/100, cents%100) }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/budget"
 	"github.com/org/runpod-gpu/pkg/clock"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // SpendRecord is the budget's fallback record of the report's days
@@ -21,6 +22,8 @@ func (r *Report) SpendRecord(now time.Time, within *Range) budget.Record {
 		rec.Since, rec.Until = within.Since.Format(time.DateOnly), within.Until.Format(time.DateOnly)
 	}
 	days := map[string]*budget.DaySpend{}
+	sums := map[string]float64{} // the history's amounts are float dollars; the record's exact
+
 	day := func(d string) *budget.DaySpend {
 		if days[d] == nil {
 			days[d] = &budget.DaySpend{Day: d}
@@ -30,7 +33,7 @@ func (r *Report) SpendRecord(now time.Time, within *Range) budget.Record {
 	for _, a := range r.Attempts {
 		spend := a.Spend()
 		d := day(a.when().UTC().Format(time.DateOnly))
-		d.USD += spend.Known
+		sums[d.Day] += spend.Known
 		d.Unknown += spend.Unknown
 	}
 	if b := r.Billing; b != nil && b.Unreadable == "" {
@@ -38,11 +41,12 @@ func (r *Report) SpendRecord(now time.Time, within *Range) budget.Record {
 			if row.Day < rec.Since || row.Day > rec.Until {
 				continue // billed on a day the record does not cover (the day after the range)
 			}
-			*day(row.Day) = budget.DaySpend{Day: row.Day, USD: row.BilledUSD + row.UntrackedUSD, Billed: true}
+			*day(row.Day) = budget.DaySpend{Day: row.Day, Billed: true}
+			sums[row.Day] = row.BilledUSD + row.UntrackedUSD
 		}
 	}
 	for _, d := range days {
-		d.USD = roundUSD(d.USD)
+		d.USD = money.FromDollars(sums[d.Day])
 		rec.Days = append(rec.Days, *d)
 	}
 	slices.SortFunc(rec.Days, func(a, b budget.DaySpend) int { return cmp.Compare(a.Day, b.Day) })

@@ -24,6 +24,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/inputform"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // MaxValue bounds what Parse* read: a lane has a handful of tiers, so a
@@ -169,7 +170,7 @@ type Record struct {
 	Tiers []Tier `json:"tiers"`
 	// CommittedUSD bounds what every pod of the lane so far can cost: the
 	// rejected pods' bound and each handed-over pod at its worst case.
-	CommittedUSD float64 `json:"committed-usd"`
+	CommittedUSD money.Amount `json:"committed-usd"`
 	// CommittedUnknown is set when a pod's price was unknown, so no bound holds.
 	CommittedUnknown bool `json:"committed-unknown,omitempty"`
 	// NextCandidate is the first candidate number a later provision of the

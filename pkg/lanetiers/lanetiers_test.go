@@ -20,7 +20,7 @@ func sampleRecord() Record {
 			{Name: "ada", Error: "provision attempts exhausted",
 				Lost: []HostFault{{Tier: "ada", PodID: "pod2", GPUType: "NVIDIA L4", DataCenter: "EU-RO-1", Kind: FaultVanished, Detail: "gone"}}},
 		},
-		CommittedUSD: 3.25, NextCandidate: 7,
+		CommittedUSD: 3_250_000, NextCandidate: 7,
 	}
 }
 

@@ -9,11 +9,9 @@ package plan
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/org/runpod-gpu/pkg/mdtable"
 )
@@ -492,40 +490,6 @@ func containsFold(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// WorstCase is the most a run can spend under the plan: every candidate created
-// and kept until the startup timeout, then the dearest one accepted and kept for
-// the whole lifetime backstop. It is an upper bound, not an estimate.
-type WorstCase struct {
-	USD float64
-	// Unpriced lists candidates without a catalog price; when non-empty USD excludes them.
-	Unpriced []string
-}
-
-// WorstCase computes the bound for the given startup timeout and lifetime.
-func (p Plan) WorstCase(startupTimeout, lifetime time.Duration) WorstCase {
-	var w WorstCase
-	dearest := 0.0
-	for _, c := range p.Candidates {
-		if !c.PriceKnown {
-			w.Unpriced = append(w.Unpriced, c.Name)
-			continue
-		}
-		w.USD += c.PricePerHour * startupTimeout.Hours()
-		dearest = math.Max(dearest, c.PricePerHour)
-	}
-	w.USD += dearest * lifetime.Hours()
-	return w
-}
-
-// String renders the bound with its caveat, e.g. "$3.21" or "$3.21 + 2 unpriced candidates".
-func (w WorstCase) String() string {
-	s := fmt.Sprintf("$%.2f", w.USD)
-	if len(w.Unpriced) > 0 {
-		s += fmt.Sprintf(" + %d unpriced candidate(s) (%s)", len(w.Unpriced), strings.Join(w.Unpriced, ", "))
-	}
-	return s
 }
 
 // Table renders the plan as a Markdown table for logs and job summaries: each

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
@@ -331,19 +330,8 @@ func TestEveryTierReachable(t *testing.T) {
 	}
 }
 
-func TestWorstCaseAndTable(t *testing.T) {
+func TestTable(t *testing.T) {
 	p := Build(baseInput())
-	w := p.WorstCase(420*time.Second, time.Hour)
-	// (0.49+0.69+0.86+1.64+2.99) × 420/3600 + 2.99 × 1
-	assert.Check(t, is.Equal(fmt.Sprintf("%.4f", w.USD), "3.7682"))
-	assert.Check(t, is.Len(w.Unpriced, 0))
-	assert.Equal(t, w.String(), "$3.77")
-
-	failed := baseInput()
-	failed.CatalogErr = errors.New("down")
-	fw := Build(failed).WorstCase(420*time.Second, time.Hour)
-	assert.Check(t, is.Len(fw.Unpriced, 5))
-	assert.Check(t, is.Contains(fw.String(), "+ 5 unpriced candidate(s)"))
 	golden.Assert(t, p.Table(), "plan-table.golden.md")
 }
 
@@ -540,9 +528,6 @@ func TestPerDataCenterTable(t *testing.T) {
 	in.Continents = []string{"europe"}
 	p := Build(in)
 	golden.Assert(t, p.Table(), "plan-table-per-dc.golden.md")
-	w := p.WorstCase(420*time.Second, time.Hour)
-	// (0.34+0.49+0.69+0.89+0.86+2.99) × 420/3600 + 2.99: per-pod prices bound the run
-	assert.Check(t, is.Equal(fmt.Sprintf("%.4f", w.USD), "3.7203"))
 }
 
 var errTest = errors.New("catalog down")
@@ -663,22 +648,6 @@ func TestUnknownGPUIDWarningsKeepAllowlistOrder(t *testing.T) {
 		`GPU id "NVIDIA RTX A6000" in gpu_tiers is not in the RunPod catalog (a typo?): it is only tried as a static candidate`,
 		`GPU id "NVIDIA H100 80GB HBM3" in gpu_tiers is not in the RunPod catalog (a typo?): it is only tried as a static candidate`,
 	})
-}
-
-// The worst case is every priced candidate for the startup timeout, then the
-// dearest for the whole lifetime: exact dollars for a 30 min startup and a
-// 2 h lifetime (a lifetime of 1 h would hide a division for a product).
-func TestWorstCaseExactDollars(t *testing.T) {
-	p := Plan{Candidates: []Candidate{
-		{Name: "live-1", PricePerHour: 0.5, PriceKnown: true},
-		{Name: "live-2", PricePerHour: 1.0, PriceKnown: true},
-		{Name: "static-ada-1"},
-	}}
-
-	w := p.WorstCase(30*time.Minute, 2*time.Hour)
-
-	assert.Equal(t, w.USD, 0.5*0.5+1.0*0.5+1.0*2)
-	assert.Equal(t, w.String(), "$2.75 + 1 unpriced candidate(s) (static-ada-1)")
 }
 
 // A GPU id reviewed in two tiers keeps its first place in the allowlist, so

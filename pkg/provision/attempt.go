@@ -13,9 +13,11 @@ import (
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/spend"
 	"github.com/org/runpod-gpu/pkg/startup"
 )
 
@@ -46,7 +48,7 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		return 0, r.fail(ErrStopped, fmt.Sprintf("could not mint a runner config for %s: %v", label, err))
 	}
 	postAt := r.now() // no pod of this candidate exists before its first POST
-	r.current = currentAttempt{postAt: postAt, price: listPrice.PerHour, cand: c}
+	r.current = currentAttempt{postAt: postAt, price: money.PerHour(listPrice.PerHour), cand: c}
 	pod, err := r.create(ctx, c, label, jit)
 	switch {
 	case errors.Is(err, runpod.ErrCapacity):
@@ -207,9 +209,9 @@ func (r *run) accept(c plan.Candidate, label string, pod *runpod.Pod, w watchRes
 	r.res.Accepted = &Accepted{PodID: pod.ID, RunnerLabel: label, GPU: c.GPUID, Candidate: c.Name, Tier: c.Tier,
 		Cloud: c.Cloud, DataCenter: rec.DataCenter, Price: rec.Price, StartupSeconds: secs, StartedAt: w.start, AcceptedAt: w.acceptedAt}
 	// What the pod can cost at most, at the higher of its billed and catalog prices.
-	switch price := max(rec.Price.PerHour, c.PricePerHour); {
+	switch price := max(money.PerHour(rec.Price.PerHour), money.PerHour(c.PricePerHour)); {
 	case (rec.Price.Known || c.PriceKnown) && price > 0:
-		r.res.AcceptedWorst = CandidateWorstCase(price, r.cfg.StartupTimeout(), r.cfg.Lifetime())
+		r.res.AcceptedWorst = spend.Candidate(price, r.cfg.StartupTimeout(), r.cfg.Lifetime())
 	default:
 		r.res.AcceptedUnpriced = true
 	}
@@ -244,7 +246,7 @@ func (r *run) reject(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig,
 			rec.Seconds = secondsBetween(w.start, r.now())
 			// It may bill until the cleanup job or the reaper deletes it: the
 			// lane's committed spend counts it at a candidate's worst case.
-			r.spentBound += max(rec.Price.PerHour, listPrice.PerHour) * (r.cfg.StartupTimeout() + r.cfg.Lifetime()).Hours()
+			r.spentBound += r.spendRun().UnconfirmedBound(money.PerHour(rec.Price.PerHour), money.PerHour(listPrice.PerHour))
 			done(cost.OutcomeRejected, w.reason+"; deletion unconfirmed")
 			return 0, r.fail(ErrUnconfirmedDeletion, fmt.Sprintf("no further pod is created while pod %s may still run: %v", pod.ID, derr))
 		}
@@ -255,7 +257,7 @@ func (r *run) reject(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig,
 	rec.Seconds = secondsBetween(w.start, end)
 	// The ceiling's bound counts from creation (not the provider start) at the
 	// highest price known for the pod.
-	r.spentBound += max(rec.Price.PerHour, listPrice.PerHour) * end.Sub(createdAt).Hours()
+	r.spentBound += spend.RejectedBound(money.PerHour(rec.Price.PerHour), money.PerHour(listPrice.PerHour), createdAt, end)
 	done(cost.OutcomeRejected, w.reason)
 	switch {
 	case w.obsolete:
@@ -723,8 +725,8 @@ func (r *run) podName(c plan.Candidate) string {
 // POST, in the spent bound, and as a rejected attempt of the run, so the
 // lane's committed spend, later ceiling checks and the cost report see it.
 func (r *run) latePod(u currentAttempt, p *runpod.Pod, end time.Time, reason string) {
-	price := max(u.price, float64(p.Cost))
-	r.spentBound += price * end.Sub(u.postAt).Hours()
+	r.spentBound += spend.RejectedBound(money.PerHour(float64(p.Cost)), u.price, u.postAt, end)
+	price := max(u.price.Dollars(), float64(p.Cost))
 	rec := cost.Attempt{Number: u.cand.N, Candidate: u.cand.Name, GPU: u.cand.GPUID, PodID: p.ID,
 		Outcome: cost.OutcomeRejected, Reason: reason, Cloud: p.Cloud, DataCenter: p.DataCenterID, Driver: p.CudaVersion, At: r.now()}
 	if price > 0 {

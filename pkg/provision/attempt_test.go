@@ -18,6 +18,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
@@ -1186,7 +1187,7 @@ func TestPodOfAnUncertainCreateIsCountedAndRecorded(t *testing.T) {
 		assert.Check(t, is.Contains(a.Reason, "uncertain create"))
 		bill, err := s.cloud.RunPod.Bill(p.ID)
 		assert.NilError(t, err)
-		assert.Check(t, res.SpentBound >= bill.Dollars, "SpentBound $%.6f < the pod's bill $%.6f", res.SpentBound, bill.Dollars)
+		assert.Check(t, res.SpentBound >= money.FromDollars(bill.Dollars), "SpentBound %s < the pod's bill $%.6f", res.SpentBound.Format(money.Exact), bill.Dollars)
 	}
 	assert.Check(t, is.Equal(others, 1), "the scenario: one pod of the lost create")
 	assert.Check(t, is.Len(s.obs.attempts, len(res.Attempts)), "the observer heard every attempt")

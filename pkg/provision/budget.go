@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/org/runpod-gpu/pkg/budget"
 	"github.com/org/runpod-gpu/pkg/plan"
+
+	"github.com/org/runpod-gpu/pkg/money"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 // checkBudget asks the repository's budget, shared with the Serverless lane,
@@ -23,18 +25,23 @@ func (r *run) checkBudget(ctx context.Context, c plan.Candidate) error {
 	if !c.PriceKnown {
 		return r.fail(ErrStopped, fmt.Sprintf("candidate %s (%s) has no known price and a budget is set; no pod was created for it", c.Name, c.GPUID))
 	}
-	worst := CandidateWorstCase(c.PricePerHour, r.cfg.StartupTimeout(), r.cfg.Lifetime())
-	u, err := r.deps.Budget.Check(ctx, budget.Create{Lane: budget.LanePod,
-		What: fmt.Sprintf("candidate %s (%s at $%.2f/h)", c.Name, c.GPUID, c.PricePerHour), WorstCaseUSD: worst,
-		OwnUSD: r.req.Committed + r.spentBound, OwnPods: r.ownPods()})
+	u, err := r.deps.Budget.Check(ctx, r.budgetCreate(c, r.ownPods()))
 	r.res.Budget = &u
 	switch {
-	case errors.Is(err, budget.ErrOverBudget):
-		return r.fail(budget.ErrOverBudget, err.Error())
+	case errors.Is(err, spend.ErrOverBudget):
+		return r.fail(spend.ErrOverBudget, err.Error())
 	case err != nil:
 		return r.fail(ErrStopped, err.Error())
 	}
 	return nil
+}
+
+// budgetCreate is candidate c's create as the budget counts it: its worst
+// case, and the lane's own pods (own) at their bound.
+func (r *run) budgetCreate(c plan.Candidate, own []string) spend.Create {
+	price := money.PerHour(c.PricePerHour)
+	return spend.Create{Lane: spend.LanePod, What: fmt.Sprintf("candidate %s (%s at %s)", c.Name, c.GPUID, price.Format(money.Cents)),
+		WorstCaseUSD: spend.Candidate(price, r.cfg.StartupTimeout(), r.cfg.Lifetime()), OwnUSD: r.req.Committed + r.spentBound, OwnPods: own}
 }
 
 // ownPods are the lane's pods the budget's OwnUSD bounds: the other tiers'

@@ -12,9 +12,11 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/budget"
 	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 // spentElsewhere is the simulated RunPod with a charge of usd today for a pod
@@ -38,26 +40,26 @@ func (s spentElsewhere) PodBilling(ctx context.Context, q runpod.BillingQuery) (
 // of lifetime), naming both numbers; nothing is created. At $0.55 it fits.
 func TestBudgetRefusesACreateWhoseWorstCasePassesIt(t *testing.T) {
 	for _, tc := range []struct {
-		daily   float64
+		daily   money.Amount
 		wantErr string
 	}{
-		{0.50, "daily budget $0.50: $0.45 spent (RunPod billing) + $0.00 in flight + this create's worst case $0.10 = $0.55 would pass it; " +
+		{50 * money.Cent, "daily budget $0.50: $0.45 spent (RunPod billing) + $0.00 in flight + this create's worst case $0.10 = $0.55 would pass it; " +
 			"pod candidate live-1 (NVIDIA RTX A4000 at $0.25/h) was not created"},
-		{0.55, ""},
+		{55 * money.Cent, ""},
 	} {
 		s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a4000))}, func(c *config.Config) {
 			onlyA4000(c)
 			c.StartupTimeoutSeconds, c.LifetimeSeconds, c.SetupBudgetSeconds = 240, 1200, 600
 		})
 		billing := spentElsewhere{Client: s.deps.RunPod.(*runpod.Client), now: s.clock.Now, usd: 0.45}
-		s.deps.Budget = &budget.Guard{Limits: budget.Limits{DailyUSD: tc.daily}, RunPod: billing,
+		s.deps.Budget = &budget.Guard{Limits: spend.Limits{DailyUSD: tc.daily}, RunPod: billing,
 			Repository: cloud.Repository, PodBound: 1440 * time.Second, Clock: s.clock, Logf: s.obs.Logf}
 		creates := countRoute(s, "POST /v2/pods")
 
 		res, err := s.run(t)
 
 		if tc.wantErr != "" {
-			assert.Check(t, errors.Is(err, budget.ErrOverBudget), "got %v", err)
+			assert.Check(t, errors.Is(err, spend.ErrOverBudget), "got %v", err)
 			assert.Check(t, is.ErrorContains(err, tc.wantErr))
 			assert.Check(t, is.Equal(countRoute(s, "POST /v2/pods"), creates), "nothing is created")
 			assert.Check(t, is.Len(res.Attempts, 0))
@@ -83,14 +85,14 @@ func TestBudgetCountsTheRunsOwnPodsBillingDoesNotShowYet(t *testing.T) {
 		c.MaxPriceCandidates, c.MaxProvisionAttempts = 2, 3
 		c.StartupTimeoutSeconds, c.LifetimeSeconds, c.SetupBudgetSeconds = 400, 1040, 600
 	})
-	s.deps.Budget = &budget.Guard{Limits: budget.Limits{DailyUSD: 0.12}, RunPod: s.deps.RunPod.(*runpod.Client),
+	s.deps.Budget = &budget.Guard{Limits: spend.Limits{DailyUSD: 12 * money.Cent}, RunPod: s.deps.RunPod.(*runpod.Client),
 		Repository: cloud.Repository, PodBound: 1440 * time.Second, Clock: s.clock, Logf: s.obs.Logf}
 
 	res, err := s.run(t)
 
-	assert.Check(t, errors.Is(err, budget.ErrOverBudget), "got %v", err)
+	assert.Check(t, errors.Is(err, spend.ErrOverBudget), "got %v", err)
 	assert.Assert(t, is.Len(res.Attempts, 1), "the rejected candidate only: %v", outcomes(res))
-	assert.Check(t, res.SpentBound > 0.02)
+	assert.Check(t, res.SpentBound > 2*money.Cent)
 	assert.Check(t, is.ErrorContains(err, "pod candidate live-2 (NVIDIA RTX A5000 at $0.27/h) was not created"))
 	assert.Check(t, is.Contains(strings.Join(res.Budget.InFlight, ","), "this lane's 1 pod(s)"))
 	assert.Check(t, is.Equal(countRoute(s, "GET /v2/billing/pods"), 1), "billing read once for both checks")

@@ -8,8 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/spend"
 	"github.com/org/runpod-gpu/pkg/startup"
 )
 
@@ -51,7 +53,9 @@ func keptSummary(kept []KeptPod) string {
 	for _, k := range kept {
 		fmt.Fprintf(&b, "\n- Enter pod `%s` with `runpod-gpu ssh %s` (once its tests have ended, sshd lets the debug-ssh-public-key in). ", k.ID, k.ID)
 		if k.PerHour > 0 {
-			fmt.Fprintf(&b, "It bills $%.2f/h until deleted: up to $%.2f over the reaper's %.0f h retention cap. ", k.PerHour, k.PerHour*capHours, capHours)
+			price := money.PerHour(k.PerHour)
+			fmt.Fprintf(&b, "It bills %s until deleted: up to %s over the reaper's %.0f h retention cap. ", price.Format(money.Cents),
+				spend.Retained(price, ownership.DefaultRetentionCap), capHours)
 		} else {
 			b.WriteString("Its price is unknown; it bills until deleted. ")
 		}

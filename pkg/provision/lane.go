@@ -26,6 +26,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/lanetiers"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 // LaneRequest is one provisioning of a lane: the first (every tier the lane
@@ -59,52 +60,9 @@ type LaneResult struct {
 	// Rerun is set for a host-fault re-run.
 	Rerun bool
 	// WorstCase is the bound printed before the first create.
-	WorstCase LaneWorstCase
+	WorstCase spend.LaneWorstCase
 	// NoRerun says why lost pods were not provisioned again, by tier.
 	NoRerun map[string]string
-}
-
-// LaneWorstCase is the most the lane's pods can cost: what earlier pods of
-// the lane committed to, plus each tier's plan now.
-type LaneWorstCase struct {
-	Committed float64
-	Tiers     []string
-	PerTier   []plan.WorstCase
-}
-
-// Total is the bound over every tier, with the pods committed before.
-func (w LaneWorstCase) Total() float64 {
-	total := w.Committed
-	for _, t := range w.PerTier {
-		total += t.USD
-	}
-	return total
-}
-
-// String renders "$T across 2 tiers (ampere $a, hopper $b)".
-func (w LaneWorstCase) String() string {
-	parts := make([]string, len(w.Tiers))
-	for i, t := range w.Tiers {
-		parts[i] = fmt.Sprintf("%s %s", tierLabel(t), w.PerTier[i])
-	}
-	if w.Committed > 0 {
-		parts = append(parts, fmt.Sprintf("the lane's earlier pods $%.2f", w.Committed))
-	}
-	unpriced := w.unpriced()
-	total := fmt.Sprintf("$%.2f", w.Total())
-	if unpriced > 0 {
-		total += fmt.Sprintf(" + %d unpriced candidate(s)", unpriced)
-	}
-	return fmt.Sprintf("%s across %d tier(s) (%s)", total, len(w.Tiers), strings.Join(parts, ", "))
-}
-
-// unpriced counts the candidates without a price, which no bound covers.
-func (w LaneWorstCase) unpriced() int {
-	n := 0
-	for _, t := range w.PerTier {
-		n += len(t.Unpriced)
-	}
-	return n
 }
 
 func tierLabel(t string) string {
@@ -129,9 +87,10 @@ func RunLane(ctx context.Context, deps Deps, req LaneRequest) (LaneResult, error
 		return res, nil
 	}
 	plans := planTiers(ctx, deps, req.Request, targets, req.HostFaults)
-	res.WorstCase = LaneWorstCase{Committed: res.Record.CommittedUSD, Tiers: targets}
-	for _, p := range plans {
-		res.WorstCase.PerTier = append(res.WorstCase.PerTier, p.WorstCase(cfg.StartupTimeout(), cfg.Lifetime()))
+	res.WorstCase = spend.LaneWorstCase{Committed: res.Record.CommittedUSD}
+	for i, p := range plans {
+		res.WorstCase.Tiers = append(res.WorstCase.Tiers, tierLabel(targets[i]))
+		res.WorstCase.PerTier = append(res.WorstCase.PerTier, spend.OfPlan(p, cfg.StartupTimeout(), cfg.Lifetime()))
 	}
 	res.logPlan(deps, cfg)
 	var errs []error
@@ -306,13 +265,13 @@ func planTiers(ctx context.Context, deps Deps, base Request, targets []string, l
 // always holds the re-run, so the pod's plan alone is not the lane's worst case.
 func (res *LaneResult) logPlan(deps Deps, cfg *config.Config) {
 	ceiling := "no max_run_spend_usd: nothing bounds it further"
-	if c, ok := cfg.SpendCeiling(); ok {
-		ceiling = fmt.Sprintf("max_run_spend_usd $%.2f covers all of it: no create that could pass it is made", c)
+	if c, ok := cfg.MaxRunSpend(); ok {
+		ceiling = fmt.Sprintf("max_run_spend_usd %s covers all of it: no create that could pass it is made", c)
 	}
 	again := ""
 	if !res.Rerun {
-		again = fmt.Sprintf("; a host-fault re-run (once per tier) could add up to $%.2f", res.WorstCase.Total()-res.WorstCase.Committed)
-		if n := res.WorstCase.unpriced(); n > 0 {
+		again = fmt.Sprintf("; a host-fault re-run (once per tier) could add up to %s", res.WorstCase.Rerun())
+		if n := res.WorstCase.Unpriced(); n > 0 {
 			again += fmt.Sprintf(" + %d unpriced candidate(s)", n)
 		}
 	}

@@ -17,11 +17,13 @@ import (
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/lanetiers"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
+	"github.com/org/runpod-gpu/pkg/spend"
 	"github.com/org/runpod-gpu/pkg/watchdog"
 )
 
@@ -71,8 +73,8 @@ func TestRunLaneGivesEachTierItsOwnPod(t *testing.T) {
 	assert.Check(t, is.Contains(s.obs.log(), "a host-fault re-run (once per tier) could add up to"))
 	// Each accepted pod is committed at its worst case.
 	cfg := s.req.Config
-	want := CandidateWorstCase(0.25, cfg.StartupTimeout(), cfg.Lifetime()) + CandidateWorstCase(0.43, cfg.StartupTimeout(), cfg.Lifetime())
-	assert.Check(t, is.Equal(fmt.Sprintf("%.4f", res.Record.CommittedUSD), fmt.Sprintf("%.4f", want)))
+	want := spend.Candidate(money.PerHour(0.25), cfg.StartupTimeout(), cfg.Lifetime()) + spend.Candidate(money.PerHour(0.43), cfg.StartupTimeout(), cfg.Lifetime())
+	assert.Check(t, is.Equal(res.Record.CommittedUSD, want))
 
 	out := res.Outputs()
 	assert.Check(t, is.Equal(out.PaidPath, "paid"))
@@ -277,7 +279,7 @@ func TestRunLaneOfOnePodNamesTheRerunInItsWorstCase(t *testing.T) {
 		FindStringSubmatch(s.obs.log())
 	assert.Assert(t, m != nil, s.obs.log())
 	assert.Check(t, is.Equal(m[1], m[2]), "the re-run could add the pod's whole worst case again")
-	assert.Check(t, parseUSD(t, m[1]) >= res.Runs[0].Result.WorstCase.USD-0.005)
+	assert.Check(t, parseUSD(t, m[1]) >= res.Runs[0].Result.WorstCase.Amount.Dollars()-0.005)
 }
 
 // jobsOf is the scenario's GitHub with this attempt's jobs as given.

@@ -30,9 +30,11 @@ import (
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/spend"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -186,19 +188,18 @@ func (r *run) afterCreate(ctx context.Context, pod *runpod.Pod, c plan.Candidate
 				break
 			}
 		}
-		u, err := checker.Recheck(ctx, budget.Create{Lane: budget.LanePod, What: fmt.Sprintf("candidate %s (%s at $%.2f/h)", c.Name, c.GPUID, c.PricePerHour),
-			WorstCaseUSD: CandidateWorstCase(c.PricePerHour, r.cfg.StartupTimeout(), r.cfg.Lifetime()), OwnUSD: r.req.Committed + r.spentBound, OwnPods: own}, *pod)
+		u, err := checker.Recheck(ctx, r.budgetCreate(c, own), *pod)
 		r.res.Budget = &u
 		if err != nil {
-			bound := budget.OvershootBound(c.PricePerHour)
-			r.res.BudgetRecheck = fmt.Sprintf("re-check after the create of pod %s: %v (it can bill at most $%.4f, %s at $%.2f/h, before its deletion)",
-				pod.ID, err, bound, budget.RecheckWindow, c.PricePerHour)
+			price := money.PerHour(c.PricePerHour)
+			r.res.BudgetRecheck = fmt.Sprintf("re-check after the create of pod %s: %v (it can bill at most %s, %s at %s, before its deletion)",
+				pod.ID, err, budget.OvershootBound(price).Format(money.Fine), budget.RecheckWindow, price.Format(money.Cents))
 			r.logf("budget: %s", r.res.BudgetRecheck)
 			if _, rerr := refuse("over the budget after its create (another lane's pod took it first): deleted at once"); rerr != nil {
 				return 0, rerr, true
 			}
-			if errors.Is(err, budget.ErrOverBudget) {
-				return 0, r.fail(budget.ErrOverBudget, r.res.BudgetRecheck), true
+			if errors.Is(err, spend.ErrOverBudget) {
+				return 0, r.fail(spend.ErrOverBudget, r.res.BudgetRecheck), true
 			}
 			return 0, r.fail(ErrStopped, r.res.BudgetRecheck), true
 		}

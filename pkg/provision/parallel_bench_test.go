@@ -17,12 +17,14 @@ import (
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 	"github.com/org/runpod-gpu/pkg/sim/simclock"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 // laneClock runs lanes at the same time on one virtual clock, as GitHub runs
@@ -151,7 +153,7 @@ func (l *laneRunPod) CreatePod(ctx context.Context, r runpod.CreatePodRequest) (
 type manyLanes struct {
 	s     *scenario
 	clock *laneClock
-	limit budget.Limits
+	limit spend.Limits
 	// barrier, when set, holds each lane's first create until all have one.
 	barrier *sync.WaitGroup
 	faults  runpodsim.Faults
@@ -300,8 +302,8 @@ func (m *manyLanes) endJobs(tb testing.TB, outs []laneOutcome, job time.Duration
 func TestManyPRsTwoLanesRaceForTheLastDollar(t *testing.T) {
 	m := newManyLanes(t, 4, runpodsim.Faults{}, nil)
 	cfg := m.s.req.Config
-	worst := CandidateWorstCase(0.25, cfg.StartupTimeout(), cfg.Lifetime())
-	m.limit = budget.Limits{DailyUSD: worst * 1.5} // one pod's worst case fits, two do not
+	worst := spend.Candidate(money.PerHour(0.25), cfg.StartupTimeout(), cfg.Lifetime())
+	m.limit = spend.Limits{DailyUSD: worst * 3 / 2} // one pod's worst case fits, two do not
 	m.barrier = &sync.WaitGroup{}
 
 	outs := m.run(t, 2)
@@ -319,11 +321,11 @@ func TestManyPRsTwoLanesRaceForTheLastDollar(t *testing.T) {
 	k, r := kept[0], refused[0]
 	assert.Check(t, k.res.Accepted != nil)
 	assert.Check(t, is.Contains(k.res.Summary(nil), "within the budget: kept"))
-	assert.Check(t, errors.Is(r.err, budget.ErrOverBudget), "got %v", r.err)
+	assert.Check(t, errors.Is(r.err, spend.ErrOverBudget), "got %v", r.err)
 	summary := r.res.Summary(r.err)
 	assert.Check(t, is.Contains(summary, "another lane's pod took the budget first"))
 	assert.Check(t, is.Contains(summary, "is deleted at once"))
-	assert.Check(t, is.Contains(summary, fmt.Sprintf("it can bill at most $%.4f", budget.OvershootBound(0.25))))
+	assert.Check(t, is.Contains(summary, "it can bill at most "+budget.OvershootBound(money.PerHour(0.25)).Format(money.Fine)))
 	assert.Assert(t, is.Len(r.res.Attempts, 1))
 	var refusedPod runpodsim.PodInfo
 	for _, p := range m.s.cloud.RunPod.Pods() {
@@ -338,7 +340,8 @@ func TestManyPRsTwoLanesRaceForTheLastDollar(t *testing.T) {
 	spent, pods, live := m.spend(t)
 	assert.Check(t, is.Equal(pods, 2))
 	assert.Check(t, is.Equal(live, 0), "no pod leaks")
-	assert.Check(t, spent <= m.limit.DailyUSD+budget.OvershootBound(0.25), "spent $%.4f, budget $%.4f + bound $%.4f", spent, m.limit.DailyUSD, budget.OvershootBound(0.25))
+	bound := budget.OvershootBound(money.PerHour(0.25))
+	assert.Check(t, spent <= (m.limit.DailyUSD+bound).Dollars(), "spent $%.4f, budget %s + bound %s", spent, m.limit.DailyUSD, bound.Format(money.Fine))
 }
 
 func errorsOf(outs []laneOutcome) []error {
@@ -443,18 +446,18 @@ func manyPRs(tb testing.TB, n int) manyPRsStats {
 	cfg := m.s.req.Config
 	// A budget that holds every PR's pod at its worst case: the lanes race
 	// for it, and the re-check keeps all of them.
-	m.limit = budget.Limits{DailyUSD: float64(n)*CandidateWorstCase(0.25, cfg.StartupTimeout(), cfg.Lifetime()) + 0.01}
+	m.limit = spend.Limits{DailyUSD: money.Amount(n)*spend.Candidate(money.PerHour(0.25), cfg.StartupTimeout(), cfg.Lifetime()) + money.Cent}
 	outs := m.run(tb, n)
-	st := manyPRsStats{prs: n, lone: loneOut[0].toRunner, limit: m.limit.DailyUSD}
+	st := manyPRsStats{prs: n, lone: loneOut[0].toRunner, limit: m.limit.DailyUSD.Dollars()}
 	for _, o := range outs {
-		if errors.Is(o.err, budget.ErrOverBudget) { // a lane that lost the race: its pod deleted at once, within the bound
+		if errors.Is(o.err, spend.ErrOverBudget) { // a lane that lost the race: its pod deleted at once, within the bound
 			st.refused++
 			continue
 		}
 		assert.NilError(tb, o.err, "PR %d", o.pr)
 		st.last = max(st.last, o.toRunner)
 	}
-	st.bound = float64(st.refused) * budget.OvershootBound(0.25)
+	st.bound = float64(st.refused) * budget.OvershootBound(money.PerHour(0.25)).Dollars()
 	m.endJobs(tb, outs, 5*time.Minute)
 	st.spent, st.pods, st.leaks = m.spend(tb)
 	return st
@@ -481,7 +484,7 @@ func BenchmarkManyPRs(b *testing.B) {
 			b.ReportMetric(float64(st.pods), "pods")
 			fmt.Printf("%d PRs pushed at once, no lock: last PR's time to runner %s, a lone PR's %s: %.2f× (target ≤ 1.25× for 10); "+
 				"%d pods created for %d PRs; spent $%.4f of a $%.2f budget + bound $%.4f (%d pod(s) refused by the re-check × $%.4f, %s at $0.25/h); %d leaked\n",
-				n, st.last, st.lone, ratio, st.pods, st.prs, st.spent, st.limit, st.bound, st.refused, budget.OvershootBound(0.25), budget.RecheckWindow, st.leaks)
+				n, st.last, st.lone, ratio, st.pods, st.prs, st.spent, st.limit, st.bound, st.refused, budget.OvershootBound(money.PerHour(0.25)).Dollars(), budget.RecheckWindow, st.leaks)
 			if n == 10 && ratio > 1.25 {
 				b.Errorf("10 PRs: the last PR's time to runner is %.2f× a lone PR's: want ≤ 1.25×", ratio)
 			}

@@ -21,11 +21,13 @@ import (
 	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/reputation"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/spend"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -126,7 +128,7 @@ type Request struct {
 	// Committed bounds what the lane's other pods can cost: the spend
 	// ceiling covers them and this run together. CommittedUnknown: a pod
 	// of the lane has no known price, so no create can be bounded.
-	Committed        float64
+	Committed        money.Amount
 	CommittedUnknown bool
 	// CommittedPods are the ids of the lane's other pods Committed bounds
 	// (lanetiers.Record.PodIDs), for the budget check.
@@ -184,7 +186,7 @@ type Result struct {
 	ReusedCheckURL string
 	Image          string
 	Plan           plan.Plan
-	WorstCase      plan.WorstCase
+	WorstCase      spend.PlanWorstCase
 	Accepted       *Accepted
 	Attempts       []cost.Attempt
 	RetainedPodIDs []string
@@ -195,7 +197,7 @@ type Result struct {
 	RetentionArtifact string
 	Warnings          []string
 	// Budget is what the last budget check saw; nil without a budget.
-	Budget *budget.Usage
+	Budget *spend.Usage
 	// BudgetRecheck says what the re-check after the last create found:
 	// the pod kept, or deleted at once and why (parallel.go).
 	BudgetRecheck string
@@ -203,8 +205,8 @@ type Result struct {
 	// known price from creation to confirmed deletion); AcceptedWorst is
 	// the accepted pod at its worst case, AcceptedUnpriced when its price
 	// is unknown. Together they are what this run commits the lane to.
-	SpentBound       float64
-	AcceptedWorst    float64
+	SpentBound       money.Amount
+	AcceptedWorst    money.Amount
 	AcceptedUnpriced bool
 }
 
@@ -272,7 +274,7 @@ type run struct {
 	live    map[string]bool // created pods not yet confirmed deleted (and not handed over)
 	// spentBound is an upper bound of what rejected pods cost: each one's
 	// highest known hourly price from its creation to its confirmed deletion.
-	spentBound float64
+	spentBound money.Amount
 	// current is the candidate being tried, for costs found on the side (duplicates).
 	current currentAttempt
 	// uncertain are the creates that may have made a pod that was never
@@ -362,9 +364,9 @@ func (r *run) provision(ctx context.Context) (Result, error) {
 		cancel()
 	}
 	r.res.Plan = renumber(r.res.Plan, r.req.CandidateBase)
-	r.res.WorstCase = r.res.Plan.WorstCase(r.cfg.StartupTimeout(), r.cfg.Lifetime())
+	r.res.WorstCase = spend.OfPlan(r.res.Plan, r.cfg.StartupTimeout(), r.cfg.Lifetime())
 	r.res.Warnings = append(r.res.Warnings, r.res.Plan.Warnings...)
-	r.logf("plan (%d candidates, worst-case spend %s%s):\n%s", len(r.res.Plan.Candidates), r.res.WorstCase, r.ceilingNote(), r.res.Plan.Table())
+	r.logf("plan (%d candidates, worst-case spend %s%s):\n%s", len(r.res.Plan.Candidates), r.res.WorstCase, r.spendRun().Note(), r.res.Plan.Table())
 	endPlan()
 	for _, w := range r.res.Plan.Warnings { // outside the folded plan: they are read
 		r.logf("warning: %s", w)
@@ -428,7 +430,7 @@ func (r *run) tryCandidates(ctx context.Context) (Result, error) {
 			r.res.Decision = DecisionSkipped
 			return r.res, nil
 		}
-		if err := r.checkCeiling(c); err != nil {
+		if err := r.checkSpend(c); err != nil {
 			return r.res, err
 		}
 		if err := r.waitForSlot(ctx); err != nil { // parallel.go
@@ -479,8 +481,8 @@ func (r *run) fail(sentinel error, detail string) error {
 
 // currentAttempt is what the ceiling needs of the candidate being tried.
 type currentAttempt struct {
-	postAt time.Time // its first POST: no pod of it is older
-	price  float64   // its catalog price per hour (0 when unknown)
+	postAt time.Time  // its first POST: no pod of it is older
+	price  money.Rate // its catalog price per hour (0 when unknown)
 	cand   plan.Candidate
 }
 
@@ -531,38 +533,22 @@ func (r *run) readPR(ctx context.Context) (prVerdict, string) {
 	return prCurrent, ""
 }
 
-// checkCeiling refuses a create that could bring the run past
-// max_run_spend_usd: what rejected pods cost (an upper bound) plus this
-// candidate kept for its whole startup budget and then, accepted, for the
-// accepted pod's lifetime bound. Later candidates are checked in turn before
-// their own create, with what was really spent by then, so the run as a whole
-// never passes the ceiling.
-func (r *run) checkCeiling(c plan.Candidate) error {
-	ceiling, ok := r.cfg.SpendCeiling()
-	if !ok {
-		return nil
-	}
-	if !c.PriceKnown {
-		return r.fail(ErrStopped, fmt.Sprintf("candidate %s (%s) has no known price and max_run_spend_usd is set; no pod was created for it", c.Name, c.GPUID))
-	}
-	if r.req.CommittedUnknown {
-		return r.fail(ErrStopped, fmt.Sprintf("max_run_spend_usd is set and a pod of this lane has no known price, so candidate %s (%s) could not be bounded; no pod was created for it", c.Name, c.GPUID))
-	}
-	worst := r.spentBound + r.req.Committed + CandidateWorstCase(c.PricePerHour, r.cfg.StartupTimeout(), r.cfg.Lifetime())
-	if worst > ceiling {
-		return r.fail(ErrStopped, fmt.Sprintf("max_run_spend_usd $%.2f: creating candidate %s (%s at $%.2f/h) could bring the run to $%.4f "+
-			"(rejected pods $%.4f%s + startup_timeout_seconds %d + lifetime_seconds %d at its price); no pod was created for it",
-			ceiling, c.Name, c.GPUID, c.PricePerHour, worst, r.spentBound, r.committedNote(), r.cfg.StartupTimeoutSeconds, r.cfg.LifetimeSeconds))
+// checkSpend asks the spend room whether candidate c may be created under
+// max_run_spend_usd (spend.Run.RefuseCreate). Later candidates are asked in
+// turn before their own create, with what was really spent by then, so the
+// run as a whole never passes the ceiling.
+func (r *run) checkSpend(c plan.Candidate) error {
+	if why := r.spendRun().RefuseCreate(c.Name, c.GPUID, money.PerHour(c.PricePerHour), c.PriceKnown); why != "" {
+		return r.fail(ErrStopped, why)
 	}
 	return nil
 }
 
-// committedNote names what the lane's other pods add to a ceiling's sum.
-func (r *run) committedNote() string {
-	if r.req.Committed == 0 {
-		return ""
-	}
-	return fmt.Sprintf(" + the lane's other pods at their worst case $%.4f", r.req.Committed)
+// spendRun is the run as the spend room counts it against max_run_spend_usd.
+func (r *run) spendRun() spend.Run {
+	ceiling, ok := r.cfg.MaxRunSpend()
+	return spend.Run{Ceiling: ceiling, HasCeiling: ok, Committed: r.req.Committed, CommittedUnknown: r.req.CommittedUnknown,
+		SpentBound: r.spentBound, StartupTimeout: r.cfg.StartupTimeout(), Lifetime: r.cfg.Lifetime()}
 }
 
 // renumber numbers the plan's candidates from base+1 (plan.Build numbers from 1).
@@ -575,21 +561,6 @@ func renumber(p plan.Plan, base int) plan.Plan {
 		p.Candidates[i].N = base + i + 1
 	}
 	return p
-}
-
-// CandidateWorstCase is the most one pod at pricePerHour can cost: its whole
-// startup budget, then accepted and kept for its whole lifetime bound.
-func CandidateWorstCase(pricePerHour float64, startupTimeout, lifetime time.Duration) float64 {
-	return pricePerHour * (startupTimeout + lifetime).Hours()
-}
-
-// ceilingNote says how the ceiling bounds the printed worst case.
-func (r *run) ceilingNote() string {
-	ceiling, ok := r.cfg.SpendCeiling()
-	if !ok {
-		return ""
-	}
-	return fmt.Sprintf("; max_run_spend_usd $%.2f: no create that could pass it is made", ceiling)
 }
 
 // bound limits a call to d on the policy's clock (and in wall time).

@@ -19,12 +19,14 @@ import (
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 func TestFirstCandidateAccepted(t *testing.T) {
@@ -202,8 +204,8 @@ func TestUnconfirmedDeletionStopsCreation(t *testing.T) {
 	// The pod may bill until the cleanup job deletes it: the lane's committed
 	// spend counts it at a candidate's worst case.
 	assert.Assert(t, is.Len(res.Attempts, 1))
-	worst := res.Attempts[0].Price.PerHour * (s.req.Config.StartupTimeout() + s.req.Config.Lifetime()).Hours()
-	assert.Check(t, worst > 0 && res.SpentBound >= worst, "SpentBound $%.4f, want at least the worst case $%.4f", res.SpentBound, worst)
+	worst := spend.Candidate(money.PerHour(res.Attempts[0].Price.PerHour), s.req.Config.StartupTimeout(), s.req.Config.Lifetime())
+	assert.Check(t, worst > 0 && res.SpentBound >= worst, "SpentBound %s, want at least the worst case %s", res.SpentBound, worst)
 	assert.Check(t, is.Equal(countRoute(s, "DELETE /v2/pods/{id}"), 5), "at most 5 DELETEs, all of them tried")
 }
 
@@ -295,7 +297,7 @@ func TestManualRunReadsNoPullRequest(t *testing.T) {
 // of a retried create included — its price from the candidate's first POST
 // to its confirmed deletion: no pod left out, none counted at another rate.
 func TestCeilingCountsEachPodFromTheCandidatesFirstPOST(t *testing.T) {
-	ceiling := 0.30 // the A4000 fits ($0.2792); the A5000 after it never does ($0.3015)
+	ceiling := 30 * money.Cent // the A4000 fits ($0.2792); the A5000 after it never does ($0.3015)
 	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, oldPTX), host("h2", a4000, oldPTX), host("h3", a5000)),
 		Faults: runpodsim.Faults{
 			LostCreates:  []runpodsim.LostCreateFault{{When: runpodsim.Trigger{Nth: []int{1}}, Status: 502}},
@@ -381,28 +383,25 @@ func (o cancelOnAccept) AttemptDone(a cost.Attempt) {
 func TestCeilingBoundaries(t *testing.T) {
 	const price = 0.5
 	cfg := config.Default()
-	one := CandidateWorstCase(price, cfg.StartupTimeout(), cfg.Lifetime())
-	// The worst case of one pod: its whole startup budget plus its lifetime, at its price.
-	assert.Check(t, is.Equal(one, price*(cfg.StartupTimeout()+cfg.Lifetime()).Hours()))
-	assert.Check(t, is.Equal(CandidateWorstCase(2, 30*time.Minute, 90*time.Minute), 4.0))
+	one := spend.Candidate(money.PerHour(price), cfg.StartupTimeout(), cfg.Lifetime())
 	c := plan.Candidate{N: 1, Name: "live-1", GPUID: a4000, PriceKnown: true, PricePerHour: price}
 
 	for _, tc := range []struct {
 		name    string
-		ceiling float64
-		spent   float64
+		ceiling money.Amount
+		spent   money.Amount
 		wantErr string
 	}{
 		{name: "exactly at the ceiling", ceiling: one},
-		{name: "rejected pods count toward it", ceiling: one + 0.25, spent: 0.25},
-		{name: "a cent past it", ceiling: one - 0.01, wantErr: "creating candidate live-1 (NVIDIA RTX A4000 at $0.50/h) could bring the run to $"},
-		{name: "past it only with what rejected pods cost", ceiling: one + 0.2, spent: 0.25,
+		{name: "rejected pods count toward it", ceiling: one + 25*money.Cent, spent: 25 * money.Cent},
+		{name: "a cent past it", ceiling: one - money.Cent, wantErr: "creating candidate live-1 (NVIDIA RTX A4000 at $0.50/h) could bring the run to $"},
+		{name: "past it only with what rejected pods cost", ceiling: one + 20*money.Cent, spent: 25 * money.Cent,
 			wantErr: "(rejected pods $0.2500 + startup_timeout_seconds 420 + lifetime_seconds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _ := unitRun(t, ceilingAt(tc.ceiling))
 			r.spentBound = tc.spent
-			err := r.checkCeiling(c)
+			err := r.checkSpend(c)
 			if tc.wantErr == "" {
 				assert.NilError(t, err)
 				return
@@ -414,26 +413,26 @@ func TestCeilingBoundaries(t *testing.T) {
 
 	t.Run("a billed price above the catalog's", func(t *testing.T) {
 		billed := func(usd float64) cost.Price { return cost.KnownPrice(usd, "v2 cost while running") }
-		atBilled := CandidateWorstCase(0.75, cfg.StartupTimeout(), cfg.Lifetime())
+		atBilled := spend.Candidate(money.PerHour(0.75), cfg.StartupTimeout(), cfg.Lifetime())
 		for _, tc := range []struct {
 			name    string
-			ceiling float64
-			spent   float64
+			ceiling money.Amount
+			spent   money.Amount
 			price   cost.Price
 			want    string // "" : not over
 		}{
 			{name: "the catalog price, over the ceiling, was checked before the create", ceiling: one / 2, price: billed(price)},
 			{name: "unknown billed price", ceiling: one / 2, price: cost.Price{}},
 			{name: "billed higher, exactly at the ceiling", ceiling: atBilled, price: billed(0.75)},
-			{name: "billed higher, rejected pods count", ceiling: atBilled + 0.1, spent: 0.2, price: billed(0.75),
+			{name: "billed higher, rejected pods count", ceiling: atBilled + 10*money.Cent, spent: 20 * money.Cent, price: billed(0.75),
 				want: "RunPod bills this pod at $0.7500/h (catalog $0.50/h), which could bring the run to $"},
-			{name: "billed higher, past the ceiling", ceiling: atBilled - 0.01, price: billed(0.75),
+			{name: "billed higher, past the ceiling", ceiling: atBilled - money.Cent, price: billed(0.75),
 				want: "(rejected pods $0.0000 + startup_timeout_seconds 420 + lifetime_seconds"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				r, _ := unitRun(t, ceilingAt(tc.ceiling))
 				r.spentBound = tc.spent
-				got := r.overCeiling(c, tc.price)
+				got := r.refusedRunning(c, tc.price)
 				if tc.want == "" {
 					assert.Check(t, is.Equal(got, ""))
 					return
@@ -681,6 +680,7 @@ func TestCeilingCountsADuplicatePodsSpend(t *testing.T) {
 	assert.Check(t, counted >= billed-0.00005, "the ceiling counted $%.4f of $%.4f billed", counted, billed)
 }
 
-func ceilingAt(usd float64) func(*config.Config) {
+func ceilingAt(a money.Amount) func(*config.Config) {
+	usd := a.Dollars()
 	return func(c *config.Config) { c.MaxRunSpendUSD = &usd }
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
@@ -545,7 +546,7 @@ func (o *observer) observe(p *runpod.Pod, w *watchResult) bool {
 		if c := float64(p.Cost); c > 0 {
 			w.price = cost.KnownPrice(c, "v2 cost while running")
 		}
-		if why := r.overCeiling(o.c, w.price); why != "" {
+		if why := r.refusedRunning(o.c, w.price); why != "" {
 			w.overSpend, w.reason = true, why
 			return true
 		}
@@ -600,21 +601,11 @@ func (r *run) runnerState(ctx context.Context, label string) (online, busy bool,
 	return false, false, nil
 }
 
-// overCeiling says why a running pod billed at price (RunPod's own figure)
+// refusedRunning says why a running pod billed at price (RunPod's own figure)
 // could take the run past max_run_spend_usd, or "" when it cannot or no
 // ceiling is set. The check before the create used the catalog price; the
 // same bound is applied again with the higher of the two, so a pod billing
 // above its catalog price is never accepted past the ceiling.
-func (r *run) overCeiling(c plan.Candidate, price cost.Price) string {
-	ceiling, ok := r.cfg.SpendCeiling()
-	if !ok || !price.Known || price.PerHour <= c.PricePerHour {
-		return ""
-	}
-	worst := r.spentBound + r.req.Committed + CandidateWorstCase(price.PerHour, r.cfg.StartupTimeout(), r.cfg.Lifetime())
-	if worst <= ceiling {
-		return ""
-	}
-	return fmt.Sprintf("max_run_spend_usd $%.2f: RunPod bills this pod at $%.4f/h (catalog $%.2f/h), which could bring the run to $%.4f "+
-		"(rejected pods $%.4f%s + startup_timeout_seconds %d + lifetime_seconds %d at that price): not accepted",
-		ceiling, price.PerHour, c.PricePerHour, worst, r.spentBound, r.committedNote(), r.cfg.StartupTimeoutSeconds, r.cfg.LifetimeSeconds)
+func (r *run) refusedRunning(c plan.Candidate, price cost.Price) string {
+	return r.spendRun().RefuseRunning(money.PerHour(price.PerHour), money.PerHour(c.PricePerHour), price.Known)
 }

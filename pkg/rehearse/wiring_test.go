@@ -12,13 +12,14 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/callers"
 	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // What runpod-gpu init writes (its file writer, callers.Render, with a fixed
 // catalog's tiers) rehearses green.
 func TestRehearseInitOutputIsGreen(t *testing.T) {
 	files, err := callers.Render(callers.Options{Suite: "org/runpod-gpu@v1", Workflows: []string{"CI"}, TestCommand: "make test-gpu",
-		Tiers: []config.GPUTier{{Name: "ampere", GPUIDs: []string{"NVIDIA RTX A4000", "NVIDIA RTX A5000"}}}, MaxRunSpendUSD: 5})
+		Tiers: []config.GPUTier{{Name: "ampere", GPUIDs: []string{"NVIDIA RTX A4000", "NVIDIA RTX A5000"}}}, MaxRunSpendUSD: 5 * money.Dollar})
 	assert.NilError(t, err)
 	written := map[string]string{}
 	for _, f := range files {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/lazyre"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -171,13 +172,13 @@ func (c *Client) ListGPUTypes(ctx context.Context, q GPUQuery) ([]GPUType, error
 
 // ServerlessPrice is the catalog's Serverless price per hour of the dearest
 // card of pools (price.serverless); ok is false when no card of them has one.
-func ServerlessPrice(types []GPUType, pools ...string) (usd float64, ok bool) {
+func ServerlessPrice(types []GPUType, pools ...string) (price money.Rate, ok bool) {
 	for _, t := range types {
-		if p := float64(t.Price.Serverless); t.Pool != "" && slices.Contains(pools, t.Pool) && p > 0 {
-			usd, ok = max(usd, p), true
+		if p := money.PerHour(float64(t.Price.Serverless)); t.Pool != "" && slices.Contains(pools, t.Pool) && p > 0 {
+			price, ok = max(price, p), true
 		}
 	}
-	return usd, ok
+	return price, ok
 }
 
 // GetGPUType reads one GPU type by id (GET /v2/catalog/gpus/{id}); ids contain

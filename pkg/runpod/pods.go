@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/inputform"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -93,7 +94,7 @@ func (p Pod) String() string {
 	if p.GPU != nil {
 		gpu = fmt.Sprintf("%d× %s", max(p.GPU.Count, 1), p.GPU.ID)
 	}
-	return fmt.Sprintf("pod %s (%s) %s, %s, $%.3f/h, started %s", p.ID, p.Name, p.Status, gpu, float64(p.Cost), p.StartedAt)
+	return fmt.Sprintf("pod %s (%s) %s, %s, %s, started %s", p.ID, p.Name, p.Status, gpu, money.PerHour(float64(p.Cost)).Format(money.Precision{Min: 3, Max: 3}), p.StartedAt)
 }
 
 // PodGPU is the GPU assignment of a pod.

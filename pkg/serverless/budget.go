@@ -4,14 +4,15 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/org/runpod-gpu/pkg/budget"
+	"github.com/org/runpod-gpu/pkg/money"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
-// WorstCaseUSD is the most one attempt can cost: what the ledger reserves
-// for its setup and its job (each at least the ledger's least stage).
-func (l *Lane) WorstCaseUSD() float64 {
-	floor := l.Ledger.Caps.MinStage
-	return float64(max(l.Settings.SetupReservationCents(), floor)+max(l.Settings.JobReservationCents(), floor)) / 100
+// attemptBound is the most one attempt can cost, as the spend room reckons
+// it: what the ledger reserves for its setup and its job (each at least the
+// ledger's least stage).
+func (l *Lane) attemptBound() money.Amount {
+	return l.Ledger.Caps.Attempt(l.Settings.SetupReservation(), l.Settings.JobReservation())
 }
 
 // checkBudget asks the repository's budget, shared with the pod lane,
@@ -20,7 +21,7 @@ func (l *Lane) checkBudget(ctx context.Context, attempt string) error {
 	if l.Budget == nil {
 		return nil
 	}
-	u, err := l.Budget.Check(ctx, budget.Create{Lane: budget.LaneServerless, What: "attempt " + attempt, WorstCaseUSD: l.WorstCaseUSD()})
+	u, err := l.Budget.Check(ctx, spend.Create{Lane: spend.LaneServerless, What: "attempt " + attempt, WorstCaseUSD: l.attemptBound()})
 	l.BudgetUsage = &u
 	if err != nil {
 		return fmt.Errorf("setup (nothing created): %w", err)

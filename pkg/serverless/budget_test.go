@@ -10,8 +10,10 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/budget"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 // billedToday is the simulated RunPod with usd billed today for a pod of
@@ -41,16 +43,16 @@ func TestSetupChecksTheSharedBudgetFirst(t *testing.T) {
 	} {
 		w := newSimWorld(t, simConfig{})
 		rp := w.lane.Mgmt.(*runpod.Client)
-		w.lane.Budget = &budget.Guard{Limits: budget.Limits{DailyUSD: tc.daily}, RunPod: billedToday{Client: rp, now: w.clock.Now, usd: 0.45},
+		w.lane.Budget = &budget.Guard{Limits: spend.Limits{DailyUSD: money.FromDollars(tc.daily)}, RunPod: billedToday{Client: rp, now: w.clock.Now, usd: 0.45},
 			Repository: simRepo, Clock: w.clock}
-		assert.Check(t, is.Equal(w.lane.WorstCaseUSD(), 2.61))
+		assert.Check(t, is.Equal(w.lane.attemptBound(), money.FromDollars(2.61)))
 
 		_, err := w.setup()
 
 		assert.Assert(t, w.lane.BudgetUsage != nil)
-		assert.Check(t, is.Equal(w.lane.BudgetUsage.SpentToday, 0.45))
+		assert.Check(t, is.Equal(w.lane.BudgetUsage.SpentToday, money.FromDollars(0.45)))
 		if tc.wantErr != "" {
-			assert.Check(t, errors.Is(err, budget.ErrOverBudget), "got %v", err)
+			assert.Check(t, errors.Is(err, spend.ErrOverBudget), "got %v", err)
 			assert.Check(t, is.ErrorContains(err, tc.wantErr))
 			assert.Check(t, is.Equal(w.requests()["POST /v2/templates"], 0), "nothing is created")
 			assert.Check(t, is.Equal(w.requests()["POST /v2/serverless"], 0))
@@ -93,13 +95,13 @@ func TestSetupPricesThePoolFromTheCatalog(t *testing.T) {
 	t.Run("with room, every bound is at its price", func(t *testing.T) {
 		w := newSimWorld(t, simConfig{})
 		h100(w)
-		w.lane.Ledger.Caps = Caps{MinStage: 100, MaxStage: 600, Total: 2000}
-		w.lane.Budget = &budget.Guard{Limits: budget.Limits{DailyUSD: 100}, RunPod: w.lane.Mgmt.(*runpod.Client), Repository: simRepo, Clock: w.clock}
+		w.lane.Ledger.Caps = capsInCents(100, 600, 2000)
+		w.lane.Budget = &budget.Guard{Limits: spend.Limits{DailyUSD: 100 * money.Dollar}, RunPod: w.lane.Mgmt.(*runpod.Client), Repository: simRepo, Clock: w.clock}
 		r, err := w.setup()
 		assert.NilError(t, err)
-		assert.Check(t, is.Equal(w.lane.Settings.PriceCeiling, 4.18))
-		assert.Check(t, is.Equal(w.lane.BudgetUsage.WorstCaseUSD, 5.51), "setup $3.10 + job $2.41")
-		assert.Check(t, is.Equal(r.Asked.PricePerHour, 4.18))
+		assert.Check(t, is.Equal(w.lane.Settings.PriceCeiling, money.PerHour(4.18)))
+		assert.Check(t, is.Equal(w.lane.BudgetUsage.WorstCaseUSD, money.FromDollars(5.51)), "setup $3.10 + job $2.41")
+		assert.Check(t, is.Equal(r.Asked.PricePerHour, money.PerHour(4.18)))
 		l, err := ReadLedger(w.lane.Ledger.Path)
 		assert.NilError(t, err)
 		assert.Assert(t, is.Len(l.Reservations, 1))
@@ -124,6 +126,6 @@ func TestSetupPricesThePoolFromTheCatalog(t *testing.T) {
 		w := newSimWorld(t, simConfig{})
 		_, err := w.setup()
 		assert.NilError(t, err)
-		assert.Check(t, is.Equal(w.lane.Settings.PriceCeiling, 0.70), "the catalog's $0.58 is below the floor")
+		assert.Check(t, is.Equal(w.lane.Settings.PriceCeiling, money.PerHour(0.70)), "the catalog's $0.58 is below the floor")
 	})
 }

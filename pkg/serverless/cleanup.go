@@ -10,6 +10,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 // CleanupResult says what cleanup confirmed.
@@ -85,8 +86,8 @@ func (l *Lane) closeAttempt(r *Receipt) error {
 	}
 	f := l.Ledger
 	f.Path = path
-	if f.Caps == (Caps{}) {
-		f.Caps = DefaultCaps
+	if f.Caps == (spend.LedgerCaps{}) {
+		f.Caps = spend.DefaultLedgerCaps
 	}
 	return f.Close(r.Attempt, l.now(), "cleanup confirmed")
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 	"github.com/org/runpod-gpu/pkg/sim/simclock"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 const (
@@ -73,7 +74,7 @@ func newSimWorld(t *testing.T, cfg simConfig) *simWorld {
 	jobClient := settledJobs{JobClient: runpod.NewJobClient(jobs.URL, simKey, runpod.WithPolicy(policy)), sim: sim}
 	lane := &Lane{Mgmt: runpod.New(mgmt.URL, simKey, runpod.WithPolicy(policy)), Jobs: jobClient,
 		Policy: policy, Settings: DefaultSettings(), Receipt: filepath.Join(dir, "receipt.json"),
-		Ledger: LedgerFile{Path: filepath.Join(dir, "budget.json"), Caps: DefaultCaps},
+		Ledger: LedgerFile{Path: filepath.Join(dir, "budget.json"), Caps: spend.DefaultLedgerCaps},
 		Logf:   func(format string, args ...any) { fmt.Fprintf(logs, format+"\n", args...) }}
 	return &simWorld{t: t, sim: sim, clock: clock, lane: lane, logs: logs, dir: dir}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/budget"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 // Management is the part of the RunPod management client the lane uses.
@@ -60,7 +61,7 @@ type Lane struct {
 	// pod lane and checked before the first create (budget.go); nil means
 	// none is configured. BudgetUsage is what its check saw.
 	Budget      budget.Checker
-	BudgetUsage *budget.Usage
+	BudgetUsage *spend.Usage
 }
 
 func (l *Lane) logf(format string, args ...any) {

@@ -12,39 +12,18 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/org/runpod-gpu/pkg/money"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
-// Caps bound the ledger's reservations, in US cents.
-type Caps struct {
-	MinStage int64 `json:"min_stage_cents"` // every reservation is at least this
-	MaxStage int64 `json:"max_stage_cents"` // no stage may reserve more
-	Total    int64 `json:"total_cents"`     // all reservations of the ledger together
-}
-
-// DefaultCaps are the seed's: at least $1 and at most $3 a stage, $10 in all.
-var DefaultCaps = Caps{MinStage: 100, MaxStage: 300, Total: 1000}
-
-// MaxCents bounds any one amount the ledger holds or is asked for ($100,000):
-// with at most MaxReservations of them no sum can overflow.
+// MaxCents bounds any one amount the ledger holds or is asked for, in the
+// cents it stores (spend.LedgerMax): with at most MaxReservations of them no
+// sum can overflow.
 const (
-	MaxCents        = 10_000_000
+	MaxCents        = int64(spend.LedgerMax / money.Cent)
 	MaxReservations = 100_000
 )
-
-// Validate refuses caps that cannot hold together.
-func (c Caps) Validate() error {
-	switch {
-	case c.MinStage <= 0:
-		return fmt.Errorf("ledger caps: min stage %d cents: want > 0", c.MinStage)
-	case c.MaxStage < c.MinStage:
-		return fmt.Errorf("ledger caps: max stage %d cents is below the min stage %d cents", c.MaxStage, c.MinStage)
-	case c.Total < c.MaxStage:
-		return fmt.Errorf("ledger caps: total %d cents is below the max stage %d cents", c.Total, c.MaxStage)
-	case c.Total > MaxCents:
-		return fmt.Errorf("ledger caps: total %d cents is above the ledger's bound of %d", c.Total, int64(MaxCents))
-	}
-	return nil
-}
 
 // Stages a reservation can be for.
 const (
@@ -144,7 +123,7 @@ func (l *Ledger) content() []byte {
 func (l *Ledger) seal() { l.Version, l.Checksum = LedgerVersion, string(l.content()) }
 
 // ErrBudget is matched by every refusal of a reservation.
-var ErrBudget = errors.New("budget refused")
+var ErrBudget = spend.ErrLedgerBudget
 
 // ErrTampered is matched when a ledger's checksum or structure says it was
 // edited outside the lane; the lane never resets or repairs it by itself.
@@ -157,7 +136,7 @@ var ErrAttemptOpen = errors.New("an earlier attempt is still open")
 // LedgerFile is a ledger on disk with its lock settings.
 type LedgerFile struct {
 	Path     string
-	Caps     Caps
+	Caps     spend.LedgerCaps
 	LockWait time.Duration       // how long to wait for another process's lock
 	Sleep    func(time.Duration) // nil means time.Sleep
 }
@@ -213,35 +192,28 @@ func (f LedgerFile) reserve(l *Ledger, r Reservation) error {
 	if err := f.check(l, r); err != nil {
 		return err
 	}
-	r.Cents = max(r.Cents, f.Caps.MinStage)
+	r.Cents = f.Caps.Stage(money.FromCents(r.Cents)).CentsUp()
 	l.Reservations = append(l.Reservations, r)
 	return nil
 }
 
-// check says whether l can take r as it stands: the checks of Reserve, without writing.
+// check says whether l can take rs as it stands: the checks of Reserve,
+// without writing. The caps are the spend room's (spend.LedgerCaps.Admit);
+// a stage reserved twice is the ledger's own refusal.
 func (f LedgerFile) check(l *Ledger, rs ...Reservation) error {
-	held := l.TotalCents()
-	total := held
+	held := money.FromCents(l.TotalCents())
+	var pending money.Amount
 	for _, r := range rs {
-		cents := max(r.Cents, f.Caps.MinStage)
 		for _, prev := range l.Reservations {
 			if prev.Stage == r.Stage && prev.Attempt == r.Attempt {
-				return fmt.Errorf("%w: stage %s of attempt %s already reserved %s; a stage never runs twice", ErrBudget, r.Stage, r.Attempt, Dollars(prev.Cents))
+				return fmt.Errorf("%w: stage %s of attempt %s already reserved %s; a stage never runs twice", ErrBudget, r.Stage, r.Attempt, money.FromCents(prev.Cents))
 			}
 		}
-		if cents > f.Caps.MaxStage || cents > MaxCents {
-			return fmt.Errorf("%w: stage %s needs %s, above the per-stage cap of %s", ErrBudget, r.Stage, Dollars(cents), Dollars(f.Caps.MaxStage))
+		asked := money.FromCents(min(max(r.Cents, 0), MaxCents+1))
+		if err := f.Caps.Admit(r.Stage, asked, held, pending, f.Path); err != nil {
+			return err
 		}
-		next, err := addCents(total, cents)
-		if err != nil || next > f.Caps.Total {
-			also := ""
-			if total > held {
-				also = fmt.Sprintf(" (and %s for the attempt's earlier stage)", Dollars(total-held))
-			}
-			return fmt.Errorf("%w: stage %s needs %s; the ledger %s already holds %s%s of the %s total cap",
-				ErrBudget, r.Stage, Dollars(cents), f.Path, Dollars(held), also, Dollars(f.Caps.Total))
-		}
-		total = next
+		pending += f.Caps.Stage(asked)
 	}
 	return nil
 }
@@ -420,19 +392,3 @@ func (l *Ledger) validate(path string) error {
 	}
 	return nil
 }
-
-// EstimateCents is the cost of d at ceilingPerHour dollars an hour, plus a
-// one-cent allowance (ephemeral disk and rounding), rounded up to a cent.
-func EstimateCents(d time.Duration, ceilingPerHour float64) int64 {
-	cents := ceilingPerHour * 100 * d.Seconds() / 3600
-	return int64(math.Ceil(cents-1e-9)) + 1
-}
-
-// ReservationCents is a stage's reservation: the estimate plus $1, because
-// worker initialisation can bill before (or without) any job.
-func ReservationCents(d time.Duration, ceilingPerHour float64) int64 {
-	return EstimateCents(d, ceilingPerHour) + 100
-}
-
-// Dollars formats cents as "$1.36".
-func Dollars(cents int64) string { return fmt.Sprintf("$%d.%02d", cents/100, cents%100) }

@@ -12,13 +12,16 @@ import (
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/money"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 func TestSetupReservationIsTheSeeds(t *testing.T) {
 	s := DefaultSettings()
-	assert.Check(t, is.Equal(Dollars(s.SetupReservationCents()), "$1.36"))
-	assert.Check(t, is.Equal(Dollars(s.JobReservationCents()), "$1.25"))
-	assert.Check(t, is.Equal(EstimateCents(30*time.Minute, 0.70), int64(36)), "below $0.36 with the allowance")
+	assert.Check(t, is.Equal(s.SetupReservation().String(), "$1.36"))
+	assert.Check(t, is.Equal(s.JobReservation().String(), "$1.25"))
+	assert.Check(t, is.Equal(spend.StageEstimate(30*time.Minute, money.PerHour(0.70)), 36*money.Cent), "below $0.36 with the allowance")
 }
 
 // begin opens attempt in lf with its setup reservation, as Setup does.
@@ -36,20 +39,20 @@ func TestLedgerReserve(t *testing.T) {
 	}
 	cases := []struct {
 		name  string
-		caps  Caps
+		caps  spend.LedgerCaps
 		steps []step
 		total int64
 	}{
-		{"setup and job", DefaultCaps, []step{{"setup", "a1", 136, ""}, {"job", "a1", 125, ""}}, 261},
-		{"raised to the minimum", DefaultCaps, []step{{"setup", "a1", 20, ""}}, 100},
-		{"above the stage cap", DefaultCaps, []step{{"setup", "a1", 100, ""}, {"job", "a1", 301, "per-stage cap"}}, 100},
-		{"same stage twice", DefaultCaps, []step{{"setup", "a1", 100, ""}, {"job", "a1", 125, ""}, {"job", "a1", 125, "already reserved"}}, 225},
-		{"total cap across attempts", DefaultCaps, []step{
+		{"setup and job", spend.DefaultLedgerCaps, []step{{"setup", "a1", 136, ""}, {"job", "a1", 125, ""}}, 261},
+		{"raised to the minimum", spend.DefaultLedgerCaps, []step{{"setup", "a1", 20, ""}}, 100},
+		{"above the stage cap", spend.DefaultLedgerCaps, []step{{"setup", "a1", 100, ""}, {"job", "a1", 301, "per-stage cap"}}, 100},
+		{"same stage twice", spend.DefaultLedgerCaps, []step{{"setup", "a1", 100, ""}, {"job", "a1", 125, ""}, {"job", "a1", 125, "already reserved"}}, 225},
+		{"total cap across attempts", spend.DefaultLedgerCaps, []step{
 			{"setup", "a1", 300, ""}, {"job", "a1", 300, ""}, {"close", "a1", 0, ""}, {"setup", "a2", 300, ""}, {"job", "a2", 136, "total cap"},
 		}, 900},
-		{"configured caps", Caps{MinStage: 50, MaxStage: 100, Total: 150}, []step{{"setup", "a", 60, ""}, {"job", "a", 100, "total cap"}}, 60},
-		{"a job needs its attempt begun", DefaultCaps, []step{{"job", "a9", 125, "not open in the ledger"}}, 0},
-		{"an amount that would overflow", Caps{MinStage: 1, MaxStage: MaxCents, Total: MaxCents}, []step{{"setup", "a", 1, ""}, {"job", "a", math.MaxInt64, "per-stage cap"}}, 1},
+		{"configured caps", capsInCents(50, 100, 150), []step{{"setup", "a", 60, ""}, {"job", "a", 100, "total cap"}}, 60},
+		{"a job needs its attempt begun", spend.DefaultLedgerCaps, []step{{"job", "a9", 125, "not open in the ledger"}}, 0},
+		{"an amount that would overflow", capsInCents(1, MaxCents, MaxCents), []step{{"setup", "a", 1, ""}, {"job", "a", math.MaxInt64, "per-stage cap"}}, 1},
 	}
 	at := p2time()
 	for _, tc := range cases {
@@ -85,7 +88,7 @@ func TestLedgerReserve(t *testing.T) {
 func TestLedgerOneAttemptAtATime(t *testing.T) {
 	at := p2time()
 	open := func(t *testing.T) LedgerFile {
-		lf := LedgerFile{Path: filepath.Join(t.TempDir(), "budget.json"), Caps: DefaultCaps}
+		lf := LedgerFile{Path: filepath.Join(t.TempDir(), "budget.json"), Caps: spend.DefaultLedgerCaps}
 		_, err := lf.Begin(AttemptStart{Entry: AttemptEntry{Name: "rpg-sls-a1", Receipt: "/home/dev/rpg/attempt-01.json", OpenedAt: at, Deadline: at.Add(30 * time.Minute)},
 			Setup: Reservation{Stage: StageSetup, Attempt: "rpg-sls-a1", Cents: 136, At: at}, Now: at})
 		assert.NilError(t, err)
@@ -135,7 +138,7 @@ func TestLedgerOneAttemptAtATime(t *testing.T) {
 // TestLedgerBeginRefusesAJobItCannotCover: the job stage is checked with the
 // setup stage, before setup reserves (or creates) anything.
 func TestLedgerBeginRefusesAJobItCannotCover(t *testing.T) {
-	lf := LedgerFile{Path: filepath.Join(t.TempDir(), "budget.json"), Caps: Caps{MinStage: 100, MaxStage: 200, Total: 250}}
+	lf := LedgerFile{Path: filepath.Join(t.TempDir(), "budget.json"), Caps: capsInCents(100, 200, 250)}
 	at := p2time()
 	_, err := lf.Begin(AttemptStart{Entry: AttemptEntry{Name: "rpg-sls-a", OpenedAt: at, Deadline: at.Add(30 * time.Minute)},
 		Setup: Reservation{Stage: StageSetup, Attempt: "rpg-sls-a", Cents: 136}, Later: []Reservation{{Stage: StageJob, Attempt: "rpg-sls-a", Cents: 125}}, Now: at})
@@ -183,7 +186,7 @@ func TestLedgerRefusesATamperedFile(t *testing.T) {
 			_, err := ReadLedger(path)
 			assert.Check(t, errors.Is(err, ErrTampered), "%v", err)
 			assert.Check(t, is.ErrorContains(err, tc.want))
-			_, err = LedgerFile{Path: path, Caps: DefaultCaps}.Reserve(Reservation{Stage: StageJob, Attempt: "a", Cents: 125})
+			_, err = LedgerFile{Path: path, Caps: spend.DefaultLedgerCaps}.Reserve(Reservation{Stage: StageJob, Attempt: "a", Cents: 125})
 			assert.Check(t, errors.Is(err, ErrTampered), "a reservation on it is refused too: %v", err)
 			after, _ := os.ReadFile(path)
 			assert.Check(t, is.Equal(string(after), string(tc.data)), "the ledger is never rewritten")
@@ -192,7 +195,7 @@ func TestLedgerRefusesATamperedFile(t *testing.T) {
 
 	path := filepath.Join(t.TempDir(), "budget.json")
 	assert.NilError(t, os.WriteFile(path, []byte(strings.Replace(string(valid), `"cents":136`, `"cents":150`, 1)), 0o600))
-	l, err := LedgerFile{Path: path, Caps: DefaultCaps}.Reseal()
+	l, err := LedgerFile{Path: path, Caps: spend.DefaultLedgerCaps}.Reseal()
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(l.TotalCents(), int64(150)))
 	_, err = ReadLedger(path)
@@ -204,7 +207,7 @@ func TestLedgerLockIsExclusive(t *testing.T) {
 	unlock, err := lockFile(path, 0, nil)
 	assert.NilError(t, err)
 	var slept time.Duration
-	lf := LedgerFile{Path: path, Caps: DefaultCaps, LockWait: 200 * time.Millisecond, Sleep: func(d time.Duration) { slept += d }}
+	lf := LedgerFile{Path: path, Caps: spend.DefaultLedgerCaps, LockWait: 200 * time.Millisecond, Sleep: func(d time.Duration) { slept += d }}
 	err = begin(lf, "a", 100, p2time())
 	assert.Check(t, errors.Is(err, ErrLocked), "%v", err)
 	assert.Check(t, slept >= 200*time.Millisecond, "it waited its bound, on the injected sleep")
@@ -213,15 +216,15 @@ func TestLedgerLockIsExclusive(t *testing.T) {
 }
 
 func TestCapsValidate(t *testing.T) {
-	assert.ErrorContains(t, Caps{}.Validate(), "min stage 0")
-	assert.ErrorContains(t, Caps{MinStage: 100, MaxStage: 50, Total: 1000}.Validate(), "below the min stage")
-	assert.ErrorContains(t, Caps{MinStage: 100, MaxStage: 300, Total: 200}.Validate(), "total 200")
+	assert.ErrorContains(t, spend.LedgerCaps{}.Validate(), "min stage 0")
+	assert.ErrorContains(t, capsInCents(100, 50, 1000).Validate(), "below the min stage")
+	assert.ErrorContains(t, capsInCents(100, 300, 200).Validate(), "total 200")
 }
 
 func TestLedgerRefusesACorruptFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "budget.json")
 	assert.NilError(t, writeAtomic(path, []byte("{not json"), false))
-	err := begin(LedgerFile{Path: path, Caps: DefaultCaps}, "a", 100, p2time())
+	err := begin(LedgerFile{Path: path, Caps: spend.DefaultLedgerCaps}, "a", 100, p2time())
 	assert.ErrorContains(t, err, "never reset it silently")
 }
 
@@ -248,9 +251,14 @@ func FuzzReadLedger(f *testing.F) {
 		for _, r := range got.Reservations {
 			assert.Check(t, r.Cents >= 0 && r.Cents <= MaxCents)
 		}
-		_, err = LedgerFile{Path: path, Caps: DefaultCaps}.Reseal()
+		_, err = LedgerFile{Path: path, Caps: spend.DefaultLedgerCaps}.Reseal()
 		assert.NilError(t, err)
 		_, err = ReadLedger(path)
 		assert.NilError(t, err, "a ledger read once reads again after a write")
 	})
+}
+
+// capsInCents are ledger caps given in cents, the action's inputs' unit.
+func capsInCents(minStage, maxStage, total int64) spend.LedgerCaps {
+	return spend.LedgerCaps{MinStage: money.FromCents(minStage), MaxStage: money.FromCents(maxStage), Total: money.FromCents(total)}
 }

@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/go-github/v66/github"
+
+	"github.com/org/runpod-gpu/pkg/money"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 // ErrUnreconciled is matched when a trusted run newer than the carried
@@ -85,7 +87,7 @@ func (f LedgerFile) ChargeLostRuns(runs map[int64]int64, now time.Time) error {
 				continue
 			}
 			for _, stage := range []string{StageSetup, StageJob} {
-				l.Reservations = append(l.Reservations, Reservation{Stage: stage, Attempt: name, Cents: f.Caps.MaxStage, At: now,
+				l.Reservations = append(l.Reservations, Reservation{Stage: stage, Attempt: name, Cents: f.Caps.MaxStage.CentsUp(), At: now,
 					Basis: "lost ledger upload: the stage cap"})
 			}
 		}
@@ -106,11 +108,11 @@ func ParseReconciledRuns(s string) (map[int64]int64, error) {
 		}
 		cents := int64(0)
 		if hasAmount {
-			dollars, err := strconv.ParseFloat(amount, 64)
-			if err != nil || dollars <= 0 || dollars*100 > MaxCents {
-				return nil, fmt.Errorf("reconcile-lost-runs: run %d's amount %.20q: want US dollars above 0 and at most %s, e.g. 2.61", id, amount, Dollars(MaxCents))
+			billed, err := money.Parse("reconcile-lost-runs", amount, money.Limit{Min: money.Micro, Max: spend.LedgerMax})
+			if err != nil {
+				return nil, fmt.Errorf("reconcile-lost-runs: run %d's amount %.20q: want US dollars above 0 and at most %s, e.g. 2.61", id, amount, spend.LedgerMax)
 			}
-			cents = int64(math.Ceil(dollars*100 - 1e-9))
+			cents = billed.CentsUp()
 		}
 		if _, dup := out[id]; dup {
 			return nil, fmt.Errorf("reconcile-lost-runs: run %d is named twice", id)

@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-github/v66/github"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 // TestLedgerCountsARunWhoseUploadWasLost: three paid attempts, one per run,
@@ -61,7 +63,7 @@ func TestLedgerCountsARunWhoseUploadWasLost(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(from, "artifact runpod-gpu-serverless-ledger (11) of run 1 attempt 1"))
 	assert.Check(t, is.DeepEqual(charge, map[int64]int64{2: 261}), "only a lost run is charged")
-	f := LedgerFile{Path: path, Caps: DefaultCaps}
+	f := LedgerFile{Path: path, Caps: spend.DefaultLedgerCaps}
 	assert.NilError(t, f.ChargeLostRuns(charge, at.Add(3*time.Hour)))
 	assert.NilError(t, f.ChargeLostRuns(charge, at.Add(3*time.Hour)), "charging twice changes nothing")
 	l, err := ReadLedger(path)
@@ -70,11 +72,11 @@ func TestLedgerCountsARunWhoseUploadWasLost(t *testing.T) {
 	assert.Check(t, is.Len(l.OpenAttempts(), 0))
 
 	// A run reconciled without an amount is charged its worst case.
-	worst := LedgerFile{Path: filepath.Join(t.TempDir(), "w.json"), Caps: DefaultCaps}
+	worst := LedgerFile{Path: filepath.Join(t.TempDir(), "w.json"), Caps: spend.DefaultLedgerCaps}
 	assert.NilError(t, worst.ChargeLostRuns(map[int64]int64{2: 0}, at))
 	l, err = ReadLedger(worst.Path)
 	assert.NilError(t, err)
-	assert.Check(t, is.Equal(l.TotalCents(), 2*DefaultCaps.MaxStage))
+	assert.Check(t, is.Equal(l.TotalCents(), 2*spend.DefaultLedgerCaps.MaxStage.CentsUp()))
 
 	// Without a run list there is no check (a caller that cannot list runs).
 	carry.Runs, carry.Reconciled = nil, nil

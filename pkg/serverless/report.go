@@ -6,21 +6,22 @@ import (
 	"strings"
 	"time"
 
-	"github.com/org/runpod-gpu/pkg/budget"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/mdtable"
+	"github.com/org/runpod-gpu/pkg/money"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 // Outcome is what one attempt of the lane did, for its summary and its cost.
 type Outcome struct {
 	Settings Settings
-	Receipt  *Receipt      // nil when the attempt never wrote one
-	Result   *RunResult    // nil when no job ran
-	Ledger   *Ledger       // the ledger after the attempt; nil when unreadable
-	Payload  string        // the approved payload's SHA-256
-	Output   string        // the results directory
-	Err      error         // the attempt's error, cleanup's included
-	Budget   *budget.Usage // what the budget check before setup saw; nil without a budget
+	Receipt  *Receipt     // nil when the attempt never wrote one
+	Result   *RunResult   // nil when no job ran
+	Ledger   *Ledger      // the ledger after the attempt; nil when unreadable
+	Payload  string       // the approved payload's SHA-256
+	Output   string       // the results directory
+	Err      error        // the attempt's error, cleanup's included
+	Budget   *spend.Usage // what the budget check before setup saw; nil without a budget
 }
 
 // Spend is the attempt's cost for the cost history: the job's worker time
@@ -28,7 +29,7 @@ type Outcome struct {
 // price ceiling; a known $0 when nothing was created; unknown otherwise.
 func (o Outcome) Spend() cost.ServerlessSpend {
 	s := o.Settings
-	sp := cost.ServerlessSpend{GPU: s.GPUType, Pool: s.GPUPool, PricePerHour: s.PriceCeiling}
+	sp := cost.ServerlessSpend{GPU: s.GPUType, Pool: s.GPUPool, PricePerHour: s.PriceCeiling.Dollars()}
 	if r := o.Receipt; r != nil {
 		sp.Attempt, sp.EndpointID = r.Attempt, r.Endpoint.ID
 		if r.Job != nil {
@@ -41,7 +42,7 @@ func (o Outcome) Spend() cost.ServerlessSpend {
 	if res := o.Result; res != nil {
 		sp.JobStatus = string(res.State)
 		sp.WorkerSeconds, sp.Dollars = cost.EstimateServerless(time.Duration(res.DelayTime)*time.Millisecond,
-			time.Duration(res.ExecutionTime)*time.Millisecond, s.IdleTimeout, s.PriceCeiling)
+			time.Duration(res.ExecutionTime)*time.Millisecond, s.IdleTimeout, s.PriceCeiling.Dollars())
 	}
 	if l := o.Ledger; l != nil {
 		sp.LedgerCents = l.TotalCents()
@@ -81,8 +82,8 @@ func (o Outcome) Summary() string {
 		{"Result files", files + " in " + mdtable.Code(cmp.Or(o.Output, "-"))},
 		{"Payload", mdtable.Code(cmp.Or(o.Payload, "-"))},
 		{"Endpoint and template deleted", cleaned},
-		{"Estimated cost", fmt.Sprintf("%s (%d worker seconds at $%.2f/h)", sp.Dollars, sp.WorkerSeconds, sp.PricePerHour)},
-		{"Budget ledger", fmt.Sprintf("%s reserved for this attempt; %s of the ledger's total", Dollars(sp.ReservedCents), Dollars(sp.LedgerCents))},
+		{"Estimated cost", fmt.Sprintf("%s (%d worker seconds at %s)", sp.Dollars, sp.WorkerSeconds, money.PerHour(sp.PricePerHour).Format(money.Cents))},
+		{"Budget ledger", fmt.Sprintf("%s reserved for this attempt; %s of the ledger's total", money.FromCents(sp.ReservedCents), money.FromCents(sp.LedgerCents))},
 	} {
 		tb.Row(row[0], row[1])
 	}

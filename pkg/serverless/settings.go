@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/lazyre"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/spend"
 )
 
 // DefaultImage is the seed's worker image, pinned by its Docker Hub digest.
@@ -51,14 +53,14 @@ type Settings struct {
 	// Setup raises it to the catalog's Serverless price of the pool's
 	// dearest card (PoolPrice), so a pricier pool is never reserved at the
 	// A4000's rate; the default stays the floor.
-	PriceCeiling float64
+	PriceCeiling money.Rate
 }
 
 // PoolPrice is the most a worker of pool can cost per hour: the catalog's
 // Serverless price (price.serverless) of the pool's dearest card, never
 // below floor. It refuses a pool whose card want has no Serverless price in
 // the catalog: what its worker bills could not be bounded.
-func PoolPrice(types []runpod.GPUType, pool, want string, floor float64) (float64, error) {
+func PoolPrice(types []runpod.GPUType, pool, want string, floor money.Rate) (money.Rate, error) {
 	mine := slices.IndexFunc(types, func(t runpod.GPUType) bool { return t.ID == want && t.Pool == pool })
 	if mine < 0 || !(float64(types[mine].Price.Serverless) > 0) {
 		return 0, fmt.Errorf("the GPU catalog shows no Serverless price for %s in pool %s: its worker's cost could not be bounded, so nothing is created", want, pool)
@@ -73,7 +75,7 @@ func DefaultSettings() Settings {
 		Image: DefaultImage, GPUPool: "AMPERE_16", GPUType: DefaultGPUType, ContainerDiskGB: 20,
 		IdleTimeout: 5 * time.Second, ExecutionTimeout: 900 * time.Second, JobTTL: 1200 * time.Second,
 		WorkerDeadline: 840 * time.Second, Lifetime: 20 * time.Minute, Reserve: 10 * time.Minute,
-		CleanupDeadline: ownership.ServerlessCleanupDeadline, CleanupMargin: 2 * time.Minute, PriceCeiling: 0.70,
+		CleanupDeadline: ownership.ServerlessCleanupDeadline, CleanupMargin: 2 * time.Minute, PriceCeiling: money.Rate(70 * money.Cent),
 	}
 }
 
@@ -111,20 +113,22 @@ func (s Settings) Validate() error {
 		return bad("worker-deadline", s.WorkerDeadline, fmt.Sprintf("positive and below the execution timeout (%s) so the worker can pack results", s.ExecutionTimeout))
 	case s.CleanupDeadline < s.JobTTL+s.CleanupMargin || s.CleanupDeadline > time.Hour:
 		return bad("cleanup-deadline", s.CleanupDeadline, fmt.Sprintf("at least job TTL + cleanup margin (%s) and at most 1 h", s.JobTTL+s.CleanupMargin))
-	case !(s.PriceCeiling > 0 && s.PriceCeiling < 50):
-		return bad("price-ceiling", s.PriceCeiling, "a positive USD per hour below 50")
+	case s.PriceCeiling <= 0 || s.PriceCeiling >= money.Rate(50*money.Dollar):
+		return bad("price-ceiling", s.PriceCeiling.Dollars(), "a positive USD per hour below 50")
 	}
 	return nil
 }
 
-// SetupReservationCents is setup's reservation: lifetime plus reserve at the
-// ceiling price, plus $1 (normally $1.36).
-func (s Settings) SetupReservationCents() int64 {
-	return ReservationCents(s.Lifetime+s.Reserve, s.PriceCeiling)
+// SetupReservation is setup's reservation: lifetime plus reserve at the
+// ceiling price, plus $1 (normally $1.36), as the spend room reckons a stage.
+func (s Settings) SetupReservation() money.Amount {
+	return spend.StageReservation(s.Lifetime+s.Reserve, s.PriceCeiling)
 }
 
-// JobReservationCents is the job's reservation: its whole TTL at the ceiling, plus $1.
-func (s Settings) JobReservationCents() int64 { return ReservationCents(s.JobTTL, s.PriceCeiling) }
+// JobReservation is the job's reservation: its whole TTL at the ceiling, plus $1.
+func (s Settings) JobReservation() money.Amount {
+	return spend.StageReservation(s.JobTTL, s.PriceCeiling)
+}
 
 // TemplateRequest is the private template of an attempt. env carries only
 // public values (the worker's URL and checksum, ownership markers).
@@ -158,7 +162,7 @@ type Asked struct {
 	GPUType  string                       `json:"gpu_type"` // the one card the endpoint may run on
 	// PricePerHour is the price setup reserved at (PoolPrice): a later run
 	// of the attempt reserves its job at it too.
-	PricePerHour float64 `json:"price_per_hour,omitempty"`
+	PricePerHour money.Rate `json:"price_per_hour,omitempty"`
 }
 
 // mismatches collects "<setting> <got>, want <want>" lines: each names the

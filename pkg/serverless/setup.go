@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
@@ -92,8 +93,8 @@ func (l *Lane) begin(req SetupRequest, excluded []string, listed map[string]bool
 	if err := CreateReceipt(l.Receipt, r); err != nil {
 		return nil, err
 	}
-	setup := Reservation{Stage: StageSetup, Attempt: r.Attempt, Cents: l.Settings.SetupReservationCents(), At: now,
-		Basis: fmt.Sprintf("(%s lifetime + %s reserve) at $%.2f/h + $1", l.Settings.Lifetime, l.Settings.Reserve, l.Settings.PriceCeiling)}
+	setup := Reservation{Stage: StageSetup, Attempt: r.Attempt, Cents: l.Settings.SetupReservation().CentsUp(), At: now,
+		Basis: fmt.Sprintf("(%s lifetime + %s reserve) at %s + $1", l.Settings.Lifetime, l.Settings.Reserve, l.Settings.PriceCeiling.Format(money.Cents))}
 	_, err := l.Ledger.Begin(AttemptStart{
 		Entry: AttemptEntry{Name: r.Attempt, Receipt: absPath(l.Receipt), OpenedAt: now, Deadline: r.Deadline},
 		Setup: setup, Later: []Reservation{l.jobReservation(r.Attempt, now)}, Now: now,
@@ -105,7 +106,7 @@ func (l *Lane) begin(req SetupRequest, excluded []string, listed map[string]bool
 		return r, fmt.Errorf("setup (nothing created): %w", err)
 	}
 	l.logf("setup: reserved %s in %s (the job's %s fits too); cleanup deadline %s",
-		Dollars(max(setup.Cents, l.Ledger.Caps.MinStage)), l.Ledger.Path, Dollars(max(l.Settings.JobReservationCents(), l.Ledger.Caps.MinStage)), r.Deadline.Format(time.RFC3339))
+		l.Ledger.Caps.Stage(money.FromCents(setup.Cents)), l.Ledger.Path, l.Ledger.Caps.Stage(l.Settings.JobReservation()), r.Deadline.Format(time.RFC3339))
 	return r, nil
 }
 
@@ -118,8 +119,8 @@ func absPath(p string) string {
 
 // jobReservation is the job stage's reservation of attempt at now.
 func (l *Lane) jobReservation(attempt string, now time.Time) Reservation {
-	return Reservation{Stage: StageJob, Attempt: attempt, Cents: l.Settings.JobReservationCents(), At: now,
-		Basis: fmt.Sprintf("job TTL %s at $%.2f/h + $1", l.Settings.JobTTL, l.Settings.PriceCeiling)}
+	return Reservation{Stage: StageJob, Attempt: attempt, Cents: l.Settings.JobReservation().CentsUp(), At: now,
+		Basis: fmt.Sprintf("job TTL %s at %s + $1", l.Settings.JobTTL, l.Settings.PriceCeiling.Format(money.Cents))}
 }
 
 // gpuExclusions reads the GPU catalog and returns the cards of the pool
@@ -142,7 +143,7 @@ func (l *Lane) gpuExclusions(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	l.Settings.PriceCeiling = price
-	l.logf("setup: pool %s priced at $%.2f/h (the catalog's Serverless price of its dearest card, at least the lane's floor): reservations and estimates use it", l.Settings.GPUPool, price)
+	l.logf("setup: pool %s priced at %s (the catalog's Serverless price of its dearest card, at least the lane's floor): reservations and estimates use it", l.Settings.GPUPool, price.Format(money.Cents))
 	return excluded, nil
 }
 

@@ -1,0 +1,254 @@
+package rules
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode"
+
+	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
+)
+
+// moneyWords name an amount of money: an identifier with one of them as a
+// word (camelCase or snake_case parts, any case) holds dollars or cents.
+var moneyWords = []string{"dollar", "dollars", "cent", "cents", "usd", "price", "prices", "spend", "spent", "cost", "costs", "budget", "budgets"}
+
+// moneyFormat is a format verb printed after a dollar sign: "$%.2f", "$%d.%02d".
+var moneyFormat = regexp.MustCompile(`\$%[-+# 0-9.*]*[dfFgGeEvsq]`)
+
+// moneyRoom is the one package that may hold bare numbers of dollars and
+// format them (issue 36); the simulators keep their own (they model RunPod's
+// floats, they decide nothing).
+var moneyRoom = []string{"pkg/money", "pkg/sim"}
+
+// moneyDebt are the bare dollar numbers product code still holds, each with
+// why it is not a money.Amount yet: outside data decoded as RunPod or the cost
+// history writes it, migrated at the edge where it is decided on. The list
+// only shrinks: TestMoneyIsOneType fails on an entry that no longer exists.
+var moneyDebt = map[string]string{
+	"pkg/cost/serverless.go: PricePerHour":     "cost artifact field (pricePerHour), converted with money.PerHour where decided on",
+	"pkg/cost/serverless.go: ReservedCents":    "cost artifact field (reservedCents), whole cents as the ledger stores them",
+	"pkg/cost/serverless.go: LedgerCents":      "cost artifact field (ledgerTotalCents), whole cents as the ledger stores them",
+	"pkg/cost/serverless.go: pricePerHour":     "cost.EstimateServerless's float estimate (cost.Money)",
+	"pkg/cost/values.go: USD":                  "cost.Money, the cost report's estimate (decides no spend); under Rate.For's round-up the sixth decimal of committed cost artifacts and evidence would move, so it waits for a deliberate regeneration",
+	"pkg/cost/values.go: usd":                  "cost.KnownMoney's argument (see cost.Money)",
+	"pkg/devcli/pods.go: PricePerHour":         "the CLI's JSON listing of offers (price_per_hour)",
+	"pkg/config/config.go: MaxRunSpendUSD":     "the configuration's YAML number: config validates it (key, value, what is expected), SpendCeiling hands out money.Amount",
+	"pkg/config/config.go: DailyUSD":           "the configuration's YAML number: config validates it, BudgetLimits hands out money.Amount",
+	"pkg/config/config.go: MonthlyUSD":         "the configuration's YAML number: config validates it, BudgetLimits hands out money.Amount",
+	"pkg/gatecheck/tiers.go: PricePerHour":     "the gate's tier record field, provision's float output as read",
+	"pkg/history/reconcile.go: DriftUSD":       "history artifact field (driftUsd)",
+	"pkg/lanetiers/results.go: PricePerHour":   "the lane's results record field (price-per-hour), as the cost report writes it",
+	"pkg/lanetiers/results.go: Dollars":        "the lane's results record field (dollars), cost.Money as written",
+	"pkg/history/serverless.go: ReservedCents": "history artifact field (reservedCents)",
+	"pkg/history/reconcile.go: BilledUSD":      "history artifact field (billedUsd), RunPod's billing float",
+	"pkg/history/reconcile.go: UntrackedUSD":   "history artifact field (untrackedUsd)",
+	"pkg/history/rightsize.go: PricePerHour":   "history artifact field (pricePerHour)",
+	"pkg/history/rightsize.go: priceSum":       "history's average of billed prices (a ratio, not a spend)",
+	"pkg/history/billing.go: USD":              "RunPod billing's float, as read",
+	"pkg/history/amount.go: KnownUSD":          "history artifact field (knownUsd)",
+	"pkg/inputform/inputform.go: usd":          "ParsePrice's float result, for cost.Price",
+	"pkg/plan/dcoffers.go: PricePerHour":       "the per-data-center offers file (price_per_hour)",
+	"pkg/plan/plan.go: PricePerHour":           "catalog list price for ranking; spend converts with money.PerHour",
+	"pkg/reputation/record.go: PricePerHour":   "reputation artifact field (pricePerHour)",
+	"pkg/serverless/ledger.go: Cents":          "the ledger file's reservation (cents), checksummed on disk",
+	"pkg/gatecheck/publish.go: PricePerHour":   "the gate's float price from provision's output",
+	"pkg/runpod/balance.go: CurrentSpendPerHr": "RunPod GraphQL field, as read",
+	"pkg/runpod/balance.go: SpendLimit":        "RunPod GraphQL field, as read",
+}
+
+// TestMoneyIsOneType keeps issue 36's rule: outside pkg/money (and the
+// simulators), product code holds no bare float64 or int64 named for dollars
+// or cents (a field, a parameter, a result, a var or const) and formats no
+// "$%" itself: amounts are money.Amount and money.Rate, printed by
+// money.Format. moneyDebt lists what is left to migrate.
+func TestMoneyIsOneType(t *testing.T) {
+	root := funcLenRepoRoot(t)
+	var found []string
+	seen := map[string]bool{}
+	for _, top := range []string{"pkg", "actions"} {
+		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			rel = filepath.ToSlash(rel)
+			if d.IsDir() {
+				if d.Name() == "testdata" || slices.Contains(moneyRoom, rel) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
+				return nil
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			findings, err := moneyFindings(rel, src)
+			if err != nil {
+				return err
+			}
+			for _, f := range findings {
+				key := rel + ": " + f.name
+				seen[key] = true
+				if _, ok := moneyDebt[key]; !ok {
+					found = append(found, fmt.Sprintf("%s:%d: %s", rel, f.line, f.what))
+				}
+			}
+			return nil
+		})
+		assert.NilError(t, err)
+	}
+	assert.Check(t, len(found) == 0, "bare dollars outside pkg/money (use money.Amount or money.Rate, and money.Format to print):\n  %s",
+		strings.Join(found, "\n  "))
+	var stale []string
+	for key := range moneyDebt {
+		if !seen[key] {
+			stale = append(stale, key)
+		}
+	}
+	slices.Sort(stale)
+	assert.Check(t, len(stale) == 0, "moneyDebt names what is gone (remove it, the list only shrinks):\n  %s", strings.Join(stale, "\n  "))
+}
+
+// TestMoneyRuleCatchesAPlantedDollarField runs the rule's checker over a
+// file written as the rule forbids: each planted offence is found, and
+// nothing else.
+func TestMoneyRuleCatchesAPlantedDollarField(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "money", "planted.go"))
+	assert.NilError(t, err)
+	findings, err := moneyFindings("planted.go", src)
+	assert.NilError(t, err)
+	var got []string
+	for _, f := range findings {
+		got = append(got, f.what)
+	}
+	assert.Check(t, is.DeepEqual(got, []string{
+		`field TotalUSD float64`,
+		`field SpentCents int64`,
+		`field Prices []float64`,
+		`param pricePerHour float64`,
+		`result cost float64`,
+		`var budgetLimitDollars *float64`,
+		`format "$%.2f"`,
+		`format "at $%d.%02d"`,
+	}))
+}
+
+// moneyFinding is one offence of the rule in a file.
+type moneyFinding struct {
+	name, what string // name keys moneyDebt; what is the message
+	line       int
+}
+
+// moneyFindings parses src and returns its bare dollar numbers and "$%" formats.
+func moneyFindings(rel string, src []byte) ([]moneyFinding, error) {
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	var out []moneyFinding
+	add := func(kind string, names []*ast.Ident, typ ast.Expr) {
+		bare, ok := bareNumber(typ)
+		if !ok {
+			return
+		}
+		for _, n := range names {
+			if moneyName(n.Name) {
+				out = append(out, moneyFinding{name: n.Name, what: fmt.Sprintf("%s %s %s", kind, n.Name, bare), line: fset.Position(n.Pos()).Line})
+			}
+		}
+	}
+	fields := func(kind string, l *ast.FieldList) {
+		if l == nil {
+			return
+		}
+		for _, f := range l.List {
+			add(kind, f.Names, f.Type)
+		}
+	}
+	ast.Inspect(file, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.StructType:
+			fields("field", n.Fields)
+		case *ast.FuncType:
+			fields("param", n.Params)
+			fields("result", n.Results)
+		case *ast.ValueSpec:
+			add("var", n.Names, n.Type)
+		case *ast.BasicLit:
+			if n.Kind == token.STRING {
+				if s, err := strconv.Unquote(n.Value); err == nil && moneyFormat.MatchString(s) {
+					out = append(out, moneyFinding{name: "format " + n.Value, what: "format " + n.Value, line: fset.Position(n.Pos()).Line})
+				}
+			}
+		}
+		return true
+	})
+	return out, nil
+}
+
+// bareNumber reports a float64 or int64 type (or a pointer, slice or array of
+// one) as written.
+func bareNumber(typ ast.Expr) (string, bool) {
+	switch t := typ.(type) {
+	case *ast.Ident:
+		return t.Name, t.Name == "float64" || t.Name == "int64"
+	case *ast.StarExpr:
+		s, ok := bareNumber(t.X)
+		return "*" + s, ok
+	case *ast.ArrayType:
+		s, ok := bareNumber(t.Elt)
+		return "[]" + s, ok && t.Len == nil
+	}
+	return "", false
+}
+
+// moneyName reports whether an identifier has a money word among its parts.
+func moneyName(name string) bool {
+	for _, w := range identWords(name) {
+		if slices.Contains(moneyWords, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// identWords splits an identifier into lower-case words at underscores and
+// case changes: "maxRunSpendUSD" → max, run, spend, usd.
+func identWords(name string) []string {
+	var words []string
+	runes := []rune(name)
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			words = append(words, strings.ToLower(string(runes[start:end])))
+		}
+	}
+	for i := 0; i < len(runes); i++ {
+		switch {
+		case runes[i] == '_':
+			flush(i)
+			start = i + 1
+		case i > start && unicode.IsUpper(runes[i]) && (unicode.IsLower(runes[i-1]) || unicode.IsDigit(runes[i-1]) ||
+			(i+1 < len(runes) && unicode.IsLower(runes[i+1]))):
+			flush(i)
+			start = i
+		}
+	}
+	flush(len(runes))
+	return words
+}
