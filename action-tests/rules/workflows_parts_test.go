@@ -386,7 +386,7 @@ func TestOwnJobCallerCheckDetectsMistakes(t *testing.T) {
 	tests := []struct{ name, old, new, want string }{
 		{name: "the GPU job renamed", old: "    name: GPU tests\n", new: "    name: Tests on the GPU\n", want: `the GPU job is named "Tests on the GPU"`},
 		{name: "no test step", old: "      - name: Run GPU tests\n", new: "      - name: Test\n", want: `the GPU job has no step "Run GPU tests"`},
-		{name: "unbounded set-up", old: "        timeout-minutes: 2\n        run: tar", new: "        run: tar", want: `step "Unpack the test archive" runs before the tests without timeout-minutes`},
+		{name: "unbounded set-up", old: "        timeout-minutes: 5\n        run: tar", new: "        run: tar", want: `step "Unpack the test archive" runs before the tests without timeout-minutes`},
 		{name: "no retry", old: "        if: steps.download.outcome == 'failure'\n", new: "", want: "one bounded retry"},
 		{name: "an upload after the tests", old: "&& cat results.xml   # results in the job's log\n",
 			new:  "\n      - name: Upload the results\n        if: always()\n        uses: actions/upload-artifact@ea165f8d65b6e75b540449e92b4886f43607fa02 # v4.6.2\n        with: {name: gpu-test-results, path: results.xml}\n",
