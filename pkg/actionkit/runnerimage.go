@@ -27,6 +27,19 @@ func (in RunnerImageInput) Apply(cfg *config.Config) error {
 	return applyRunnerImage(in.RunnerImage, defaultCUDARunnerImage, cfg)
 }
 
+// LaneConfig loads the configuration at path (Config) with the runner-image
+// input applied: the lane's configuration as authorize and provision read it.
+func LaneConfig(io *actionio.IO, path string, image RunnerImageInput) (*config.Config, error) {
+	cfg, err := Config(io, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := image.Apply(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
 func applyRunnerImage(value, cudaImage string, cfg *config.Config) error {
 	switch value {
 	case "":
