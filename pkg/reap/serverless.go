@@ -102,7 +102,7 @@ func (s *ServerlessSweeper) Sweep(ctx context.Context, repository string, execut
 	if err != nil {
 		return nil, fmt.Errorf("reap: list serverless endpoints and templates (nothing was decided): %w", err)
 	}
-	now := s.now()
+	now := clock.Now(s.Clock)
 	runs := map[int64]RunInfo{}
 	var recs []ServerlessRecord
 	var reclaim []int
@@ -308,13 +308,6 @@ func (s *ServerlessSweeper) margin() time.Duration {
 		return s.Margin
 	}
 	return DefaultServerlessMargin
-}
-
-func (s *ServerlessSweeper) now() time.Time {
-	if s.Clock == nil {
-		return time.Now()
-	}
-	return s.Clock.Now()
 }
 
 func (s *ServerlessSweeper) logf(format string, args ...any) {

@@ -120,7 +120,7 @@ func (e *IncompleteError) Is(target error) bool { return target == ErrIncomplete
 // It always returns a record; the error is non-nil when the listing failed
 // (nothing decided) or some pods could not be settled (*IncompleteError).
 func (s *Sweeper) Sweep(ctx context.Context, req Request) (*Record, error) {
-	now := s.now()
+	now := clock.Now(s.Clock)
 	rec := &Record{Version: RecordVersion, CheckedAt: now, Execute: req.Execute, Event: req.Event, Repository: req.Repository, Pods: []PodRecord{}}
 	// Decisions come only from complete lists: ListPods fails rather than return part of one.
 	lctx, cancel := context.WithTimeout(ctx, ListPodsTimeout)
@@ -361,13 +361,6 @@ func incomplete(rec *Record) error {
 		return nil
 	}
 	return e
-}
-
-func (s *Sweeper) now() time.Time {
-	if s.Clock == nil {
-		return time.Now()
-	}
-	return s.Clock.Now()
 }
 
 func (s *Sweeper) logf(format string, args ...any) {
