@@ -29,11 +29,12 @@ type RunPodInputs struct {
 // RunPod builds the RunPod client from the RunPod inputs; extra options
 // refine its request policy (the org reaper's reserve).
 func RunPod(io *actionio.IO, in RunPodInputs, extra ...reqpolicy.Option) (*runpod.Client, *reqpolicy.Policy, error) {
-	if in.APIKey == "" { // an action whose key is optional in one mode declares it without required
+	key := runpod.Key(in.APIKey)
+	if key == "" { // an action whose key is optional in one mode declares it without required
 		return nil, nil, &actionio.InputError{Input: "runpod-api-key", Expected: "a RunPod API key (store it as a secret)"}
 	}
 	policy := Policy(io, extra...)
-	return runpod.New(in.APIURL.String(), in.APIKey, runpod.WithPolicy(policy)), policy, nil
+	return runpod.New(in.APIURL.String(), key, runpod.WithPolicy(policy)), policy, nil
 }
 
 // Policy is an action's request policy: its retries are logged in the step's
