@@ -267,17 +267,7 @@ func (s *Server) attemptFromPath(c *call) (*attempt, error) {
 }
 
 func (s *Server) getWorkflowRun(c *call) error {
-	a, err := s.attemptFromPath(c)
-	if err != nil {
-		return err
-	}
-	c.writeJSON(http.StatusOK, s.runJSON(c, a))
-	return nil
-}
-
-type runsJSON struct {
-	TotalCount   int       `json:"total_count"`
-	WorkflowRuns []runJSON `json:"workflow_runs"`
+	return getOne(c, s.attemptFromPath, func(a *attempt) runJSON { return s.runJSON(c, a) })
 }
 
 // listWorkflowRuns answers both the repository list and the per-workflow list, newest first.
@@ -331,12 +321,7 @@ func (s *Server) listWorkflowRuns(c *call) error {
 	if filtered && len(matched) > maxFilteredRuns {
 		matched = matched[:maxFilteredRuns]
 	}
-	out := runsJSON{TotalCount: len(matched), WorkflowRuns: []runJSON{}}
-	for _, a := range paginate(c, matched) {
-		out.WorkflowRuns = append(out.WorkflowRuns, s.runJSON(c, a))
-	}
-	c.writeJSON(http.StatusOK, out)
-	return nil
+	return writePage(c, "workflow_runs", matched, func(a *attempt) runJSON { return s.runJSON(c, a) })
 }
 
 type stepJSON struct {
@@ -406,11 +391,6 @@ func (s *Server) jobJSON(c *call, j *job) jobJSON {
 // runnerByID finds a runner, including one already removed, so finished jobs keep their group.
 func (s *Server) runnerByID(id int64) *runner { return s.everyRunner[id] }
 
-type jobsJSON struct {
-	TotalCount int       `json:"total_count"`
-	Jobs       []jobJSON `json:"jobs"`
-}
-
 // listJobs answers the jobs of a run (filter=latest, the default, or all attempts) and of
 // one attempt.
 func (s *Server) listJobs(c *call) error {
@@ -431,12 +411,7 @@ func (s *Server) listJobs(c *call) error {
 			return invalid("filter %q, want latest or all", filter)
 		}
 	}
-	out := jobsJSON{TotalCount: len(jobs), Jobs: []jobJSON{}}
-	for _, j := range paginate(c, jobs) {
-		out.Jobs = append(out.Jobs, s.jobJSON(c, j))
-	}
-	c.writeJSON(http.StatusOK, out)
-	return nil
+	return writePage(c, "jobs", jobs, func(j *job) jobJSON { return s.jobJSON(c, j) })
 }
 
 func (s *Server) getJob(c *call) error {

@@ -223,12 +223,18 @@ func (c *call) environment(st *repoSetup) (Environment, error) {
 	return env, nil
 }
 
-func (s *Server) getEnvironment(c *call) error {
+// setupEnvironment is setup and the environment the path names.
+func (c *call) setupEnvironment() (*repo, *repoSetup, Environment, error) {
 	rp, st, err := c.setup()
 	if err != nil {
-		return err
+		return nil, nil, Environment{}, err
 	}
 	env, err := c.environment(st)
+	return rp, st, env, err
+}
+
+func (s *Server) getEnvironment(c *call) error {
+	rp, _, env, err := c.setupEnvironment()
 	if err != nil {
 		return err
 	}
@@ -265,11 +271,7 @@ func (s *Server) protectionRules(rp *repo, env Environment) []any {
 }
 
 func (s *Server) listBranchPolicies(c *call) error {
-	rp, st, err := c.setup()
-	if err != nil {
-		return err
-	}
-	env, err := c.environment(st)
+	rp, _, env, err := c.setupEnvironment()
 	if err != nil {
 		return err
 	}
@@ -297,11 +299,7 @@ func secretsJSON(c *call, names []string) map[string]any {
 }
 
 func (s *Server) listEnvironmentSecrets(c *call) error {
-	_, st, err := c.setup()
-	if err != nil {
-		return err
-	}
-	env, err := c.environment(st)
+	_, _, env, err := c.setupEnvironment()
 	if err != nil {
 		return err
 	}

@@ -119,6 +119,16 @@ func (c *call) writeSetup() (*repo, *repoSetup, *repoWrites, error) {
 	return rp, st, c.s.writesOf(rp), nil
 }
 
+// writeEnvironment is writeSetup and the environment the path names.
+func (c *call) writeEnvironment() (*repo, *repoSetup, *repoWrites, Environment, error) {
+	rp, st, w, err := c.writeSetup()
+	if err != nil {
+		return nil, nil, nil, Environment{}, err
+	}
+	env, err := c.environment(st)
+	return rp, st, w, env, err
+}
+
 func (s *Server) setupWriteRoutes() {
 	s.handle("PUT /repos/{owner}/{repo}/environments/{environment_name}", authToken, s.putEnvironment)
 	s.handle("POST /repos/{owner}/{repo}/environments/{environment_name}/deployment-branch-policies", authToken, s.createBranchPolicy)
@@ -178,11 +188,7 @@ func (s *Server) putEnvironment(c *call) error {
 }
 
 func (s *Server) createBranchPolicy(c *call) error {
-	rp, st, _, err := c.writeSetup()
-	if err != nil {
-		return err
-	}
-	env, err := c.environment(st)
+	rp, st, _, env, err := c.writeEnvironment()
 	if err != nil {
 		return err
 	}
@@ -231,11 +237,7 @@ func (s *Server) environmentKey(rp *repo, env string) (pub, priv *[32]byte, keyI
 }
 
 func (s *Server) getEnvironmentPublicKey(c *call) error {
-	rp, st, err := c.setup()
-	if err != nil {
-		return err
-	}
-	env, err := c.environment(st)
+	rp, _, env, err := c.setupEnvironment()
 	if err != nil {
 		return err
 	}
@@ -245,11 +247,7 @@ func (s *Server) getEnvironmentPublicKey(c *call) error {
 }
 
 func (s *Server) putEnvironmentSecret(c *call) error {
-	rp, st, w, err := c.writeSetup()
-	if err != nil {
-		return err
-	}
-	env, err := c.environment(st)
+	rp, st, w, env, err := c.writeEnvironment()
 	if err != nil {
 		return err
 	}
