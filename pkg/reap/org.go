@@ -220,9 +220,7 @@ func (s *OrgSweeper) Sweep(ctx context.Context, req OrgRequest) (*OrgRecord, err
 	now := clock.Now(s.Clock)
 	rec := &OrgRecord{Version: RecordVersion, CheckedAt: now, Execute: req.Execute, Event: req.Event,
 		Organization: req.Organization, Repositories: []RepoRecord{}, Outside: []PodRecord{}}
-	lctx, cancel := context.WithTimeout(ctx, ListPodsTimeout)
-	pods, err := s.Pods.ListPods(lctx, runpod.ListPodsQuery{})
-	cancel()
+	pods, err := listAllPods(ctx, s.Pods)
 	if err != nil {
 		rec.Error = err.Error()
 		return rec, fmt.Errorf("reap: list pods (nothing was decided): %w", err)

@@ -27,6 +27,15 @@ const (
 	ListPodsTimeout = 3 * time.Minute
 )
 
+// listAllPods lists every pod of the account within ListPodsTimeout.
+// Decisions come only from complete lists: ListPods fails rather than return
+// part of one.
+func listAllPods(ctx context.Context, pods PodLister) ([]runpod.Pod, error) {
+	lctx, cancel := context.WithTimeout(ctx, ListPodsTimeout)
+	defer cancel()
+	return pods.ListPods(lctx, runpod.ListPodsQuery{})
+}
+
 // PodLister lists every pod of the account (runpod.Client).
 type PodLister interface {
 	ListPods(ctx context.Context, q runpod.ListPodsQuery) ([]runpod.Pod, error)
@@ -122,10 +131,7 @@ func (e *IncompleteError) Is(target error) bool { return target == ErrIncomplete
 func (s *Sweeper) Sweep(ctx context.Context, req Request) (*Record, error) {
 	now := clock.Now(s.Clock)
 	rec := &Record{Version: RecordVersion, CheckedAt: now, Execute: req.Execute, Event: req.Event, Repository: req.Repository, Pods: []PodRecord{}}
-	// Decisions come only from complete lists: ListPods fails rather than return part of one.
-	lctx, cancel := context.WithTimeout(ctx, ListPodsTimeout)
-	pods, err := s.Pods.ListPods(lctx, runpod.ListPodsQuery{})
-	cancel()
+	pods, err := listAllPods(ctx, s.Pods)
 	if err != nil {
 		rec.Error = err.Error()
 		return rec, fmt.Errorf("reap: list pods (nothing was decided): %w", err)
