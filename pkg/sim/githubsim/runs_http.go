@@ -22,6 +22,16 @@ func (c *call) workflow(rp *repo) (*workflow, error) {
 	return nil, notFound("workflow %q", ref)
 }
 
+// repoWorkflow is the call's repository and the workflow its path names.
+func (c *call) repoWorkflow() (*repo, *workflow, error) {
+	rp, err := c.repo()
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := c.workflow(rp)
+	return rp, w, err
+}
+
 type workflowJSON struct {
 	ID        int64  `json:"id"`
 	NodeID    string `json:"node_id"`
@@ -36,11 +46,7 @@ type workflowJSON struct {
 }
 
 func (s *Server) getWorkflow(c *call) error {
-	rp, err := c.repo()
-	if err != nil {
-		return err
-	}
-	w, err := c.workflow(rp)
+	rp, w, err := c.repoWorkflow()
 	if err != nil {
 		return err
 	}
@@ -69,11 +75,7 @@ type dispatchDetailsJSON struct {
 // dispatchWorkflow records a workflow_dispatch and creates its run from the workflow's job
 // template; it answers 204, or 200 with the run when return_run_details is set.
 func (s *Server) dispatchWorkflow(c *call) error {
-	rp, err := c.repo()
-	if err != nil {
-		return err
-	}
-	w, err := c.workflow(rp)
+	rp, w, err := c.repoWorkflow()
 	if err != nil {
 		return err
 	}

@@ -300,6 +300,15 @@ func secretNamePattern(name string) bool {
 	return true
 }
 
+// writeVariables is writeSetup and the variables the path names.
+func (c *call) writeVariables() (map[string]string, error) {
+	_, st, w, err := c.writeSetup()
+	if err != nil {
+		return nil, err
+	}
+	return c.variablesAt(st, w)
+}
+
 // variablesAt returns the variables the path names: an environment's
 // (made on first use) or the repository's.
 func (c *call) variablesAt(st *repoSetup, w *repoWrites) (map[string]string, error) {
@@ -340,11 +349,7 @@ func (s *Server) listEnvironmentVariables(c *call) error {
 }
 
 func (s *Server) createVariable(c *call) error {
-	_, st, w, err := c.writeSetup()
-	if err != nil {
-		return err
-	}
-	vars, err := c.variablesAt(st, w)
+	vars, err := c.writeVariables()
 	if err != nil {
 		return err
 	}
@@ -366,11 +371,7 @@ func (s *Server) createVariable(c *call) error {
 }
 
 func (s *Server) updateVariable(c *call) error {
-	_, st, w, err := c.writeSetup()
-	if err != nil {
-		return err
-	}
-	vars, err := c.variablesAt(st, w)
+	vars, err := c.writeVariables()
 	if err != nil {
 		return err
 	}
