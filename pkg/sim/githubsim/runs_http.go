@@ -125,11 +125,7 @@ func (s *Server) dispatchWorkflow(c *call) error {
 }
 
 func (s *Server) cancelWorkflowRun(c *call) error {
-	rp, err := c.repo()
-	if err != nil {
-		return err
-	}
-	id, err := pathInt(c, "run_id")
+	rp, id, err := c.repoAndID("run_id")
 	if err != nil {
 		return err
 	}
@@ -246,11 +242,7 @@ func prMini(c *call, rp *repo, p *pull) prMiniJSON {
 // attemptFromPath finds the run and attempt an API path names; without an attempt number
 // it is the latest attempt.
 func (s *Server) attemptFromPath(c *call) (*attempt, error) {
-	rp, err := c.repo()
-	if err != nil {
-		return nil, err
-	}
-	id, err := pathInt(c, "run_id")
+	rp, id, err := c.repoAndID("run_id")
 	if err != nil {
 		return nil, err
 	}
@@ -417,11 +409,7 @@ func (s *Server) listJobs(c *call) error {
 }
 
 func (s *Server) getJob(c *call) error {
-	rp, err := c.repo()
-	if err != nil {
-		return err
-	}
-	id, err := pathInt(c, "job_id")
+	rp, id, err := c.repoAndID("job_id")
 	if err != nil {
 		return err
 	}
