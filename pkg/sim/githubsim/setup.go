@@ -67,17 +67,24 @@ type repoSetup struct {
 
 // setupOf returns a repository's set-up, made on first use.
 func (s *Server) setupOf(rp *repo) *repoSetup {
-	if s.setups == nil {
-		s.setups = map[string]*repoSetup{}
+	return perRepo(&s.setups, rp, func() *repoSetup {
+		return &repoSetup{environments: map[string]Environment{}, protection: map[string][]RequiredCheck{},
+			variables: map[string]string{}, files: map[string]map[string]string{}}
+	})
+}
+
+// perRepo is rp's value in *m, made by newValue on first use (the map too).
+func perRepo[T any](m *map[string]*T, rp *repo, newValue func() *T) *T {
+	if *m == nil {
+		*m = map[string]*T{}
 	}
 	key := repoKey(rp.Owner, rp.Name)
-	st, ok := s.setups[key]
+	v, ok := (*m)[key]
 	if !ok {
-		st = &repoSetup{environments: map[string]Environment{}, protection: map[string][]RequiredCheck{},
-			variables: map[string]string{}, files: map[string]map[string]string{}}
-		s.setups[key] = st
+		v = newValue()
+		(*m)[key] = v
 	}
-	return st
+	return v
 }
 
 // withSetup runs f on the named repository's set-up under the lock.

@@ -43,16 +43,9 @@ type repoWrites struct {
 
 // writesOf returns a repository's written values, made on first use.
 func (s *Server) writesOf(rp *repo) *repoWrites {
-	if s.setupWrites == nil {
-		s.setupWrites = map[string]*repoWrites{}
-	}
-	key := repoKey(rp.Owner, rp.Name)
-	w, ok := s.setupWrites[key]
-	if !ok {
-		w = &repoWrites{secrets: map[string]map[string]string{}, envVars: map[string]map[string]string{}}
-		s.setupWrites[key] = w
-	}
-	return w
+	return perRepo(&s.setupWrites, rp, func() *repoWrites {
+		return &repoWrites{secrets: map[string]map[string]string{}, envVars: map[string]map[string]string{}}
+	})
 }
 
 // EnvironmentSecret returns the plaintext of an environment secret set
