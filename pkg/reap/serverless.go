@@ -241,14 +241,8 @@ func (s *ServerlessSweeper) decide(ctx context.Context, repository string, a *sl
 }
 
 func (s *ServerlessSweeper) lookupRun(ctx context.Context, runID int64) RunInfo {
-	sw := Sweeper{LookupTimeout: s.LookupTimeout, LookupAttempts: s.LookupAttempts}
-	ctx, cancel := sw.lookupContext(ctx)
-	defer cancel()
-	run, err := s.GitHub.GetWorkflowRun(ctx, runID)
-	if err != nil {
-		return RunInfo{Err: err}
-	}
-	return RunInfoFrom(run)
+	sw := Sweeper{GitHub: s.GitHub, LookupTimeout: s.LookupTimeout, LookupAttempts: s.LookupAttempts}
+	return sw.lookupRun(ctx, runID)
 }
 
 // reclaim scales every endpoint of the attempt to zero workers, deletes it,
