@@ -2,6 +2,7 @@ package githubsim
 
 import (
 	"encoding/base64"
+	"maps"
 	"net/http"
 	"path"
 	"slices"
@@ -328,17 +329,17 @@ func (s *Server) listRepoVariables(c *call) error {
 	if err != nil {
 		return err
 	}
-	list := []map[string]any{}
-	names := make([]string, 0, len(st.variables))
-	for n := range st.variables {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		list = append(list, map[string]any{"name": n, "value": st.variables[n], "created_at": stamp(c.now), "updated_at": stamp(c.now)})
-	}
-	c.writeJSON(http.StatusOK, map[string]any{"total_count": len(list), "variables": list})
+	c.writeJSON(http.StatusOK, variablesJSON(c, st.variables))
 	return nil
+}
+
+// variablesJSON is GitHub's list of variables, by name.
+func variablesJSON(c *call, vars map[string]string) map[string]any {
+	list := []map[string]any{}
+	for _, n := range slices.Sorted(maps.Keys(vars)) {
+		list = append(list, map[string]any{"name": n, "value": vars[n], "created_at": stamp(c.now), "updated_at": stamp(c.now)})
+	}
+	return map[string]any{"total_count": len(list), "variables": list}
 }
 
 func (s *Server) getBranchProtection(c *call) error {

@@ -328,16 +328,7 @@ func (s *Server) listEnvironmentVariables(c *call) error {
 	if err != nil {
 		return err
 	}
-	names := make([]string, 0, len(vars))
-	for n := range vars {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	list := []map[string]any{}
-	for _, n := range names {
-		list = append(list, map[string]any{"name": n, "value": vars[n], "created_at": stamp(c.now), "updated_at": stamp(c.now)})
-	}
-	c.writeJSON(http.StatusOK, map[string]any{"total_count": len(list), "variables": list})
+	c.writeJSON(http.StatusOK, variablesJSON(c, vars))
 	return nil
 }
 
