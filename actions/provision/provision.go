@@ -105,31 +105,18 @@ func laneInputs(in Inputs) (*lanetiers.Record, []lanetiers.HostFault, error) {
 }
 
 func run(ctx context.Context, io *actionio.IO, in Inputs) error {
-	cfg, err := actionkit.Config(io, in.ConfigPath)
-	if err != nil {
-		return err
-	}
-	if err := in.RunnerImageInput.Apply(cfg); err != nil {
-		return err
-	}
-	scope, org, err := actionkit.RunnerScope(in.RunnerInputs)
+	cfg, err := actionkit.LaneConfig(io, in.ConfigPath, in.RunnerImageInput)
 	if err != nil {
 		return err
 	}
 	// Lanes create at the same time on one key: each keeps a reserve of every
 	// RateLimit window for the others and backs off on its own (no lock).
-	rp, policy, err := actionkit.RunPod(io, in.RunPodInputs, reqpolicy.WithReserve(reqpolicy.IETFQuota, provision.RateLimitReserve))
+	clients, err := actionkit.OpenPodClients(ctx, io, in.RunPodInputs, in.GitHubInputs, in.RunnerInputs,
+		reqpolicy.WithReserve(reqpolicy.IETFQuota, provision.RateLimitReserve))
 	if err != nil {
 		return err
 	}
-	gh, err := actionkit.GitHub(ctx, io, in.GitHubInputs, org)
-	if err != nil {
-		return err
-	}
-	current, err := actionkit.CurrentRun(io)
-	if err != nil {
-		return err
-	}
+	rp, policy, gh, scope, current := clients.RunPod, clients.Policy, clients.GitHub, clients.Scope, clients.Run
 	debugKey, err := debugKeyInput(io, in)
 	if err != nil {
 		return err

@@ -150,12 +150,3 @@ func WriteArtifact(dir string, a cost.Artifact) (string, error) {
 	}
 	return path, nil
 }
-
-// TriggerOf classifies the run for the cost history: a workflow_dispatch is a
-// manual confirmation, every other event an automatic run.
-func TriggerOf(eventName string) cost.Trigger {
-	if eventName == "workflow_dispatch" {
-		return cost.TriggerManual
-	}
-	return cost.TriggerAutomatic
-}

@@ -289,11 +289,6 @@ func (s *Server) generateJITConfig(c *call) error {
 	return nil
 }
 
-type runnersJSON struct {
-	TotalCount int          `json:"total_count"`
-	Runners    []runnerJSON `json:"runners"`
-}
-
 func (s *Server) listRunners(c *call) error {
 	scope, err := c.runnerScope()
 	if err != nil {
@@ -306,12 +301,7 @@ func (s *Server) listRunners(c *call) error {
 			matched = append(matched, r)
 		}
 	}
-	out := runnersJSON{TotalCount: len(matched), Runners: []runnerJSON{}}
-	for _, r := range paginate(c, matched) {
-		out.Runners = append(out.Runners, s.runnerJSON(r))
-	}
-	c.writeJSON(http.StatusOK, out)
-	return nil
+	return writePage(c, "runners", matched, func(r *runner) runnerJSON { return s.runnerJSON(r) })
 }
 
 func (s *Server) scopedRunner(c *call) (*runner, error) {
@@ -332,12 +322,7 @@ func (s *Server) scopedRunner(c *call) (*runner, error) {
 }
 
 func (s *Server) getRunner(c *call) error {
-	r, err := s.scopedRunner(c)
-	if err != nil {
-		return err
-	}
-	c.writeJSON(http.StatusOK, s.runnerJSON(r))
-	return nil
+	return getOne(c, s.scopedRunner, func(r *runner) runnerJSON { return s.runnerJSON(r) })
 }
 
 func (s *Server) deleteRunner(c *call) error {

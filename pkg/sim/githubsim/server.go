@@ -351,6 +351,44 @@ func (c *call) writeJSON(status int, v any) {
 	c.status, c.out = status, out
 }
 
+// repoAndID is the call's repository and the positive integer its path's
+// param names (a run, job, pull request or issue number).
+func (c *call) repoAndID(param string) (*repo, int64, error) {
+	rp, err := c.repo()
+	if err != nil {
+		return nil, 0, err
+	}
+	id, err := pathInt(c, param)
+	return rp, id, err
+}
+
+// getOne answers a GET of one object: the object find reads from the path,
+// rendered, or find's error.
+func getOne[T, J any](c *call, find func(*call) (T, error), render func(T) J) error {
+	v, err := find(c)
+	if err != nil {
+		return err
+	}
+	c.writeJSON(http.StatusOK, render(v))
+	return nil
+}
+
+// repoObject is the object of the call's repository whose id the path's
+// param names, or a 404 naming what.
+func repoObject[T any](c *call, param, what string, all []T, key func(T) (int64, *repo)) (T, error) {
+	var none T
+	rp, id, err := c.repoAndID(param)
+	if err != nil {
+		return none, err
+	}
+	for _, v := range all {
+		if vid, vrp := key(v); vid == id && vrp == rp {
+			return v, nil
+		}
+	}
+	return none, notFound("%s %d", what, id)
+}
+
 func (c *call) noContent(status int) {
 	c.status, c.out = status, nil
 }

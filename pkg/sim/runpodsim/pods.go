@@ -363,14 +363,35 @@ func (s *Server) lookup(r *http.Request, now time.Time) (*pod, *response) {
 }
 
 func (s *Server) getPod(r *http.Request, body []byte, now time.Time) response {
-	if resp, valid := s.noBody(r, body); !valid {
-		return resp
-	}
 	p, notFound := s.lookup(r, now)
 	if notFound != nil {
 		return *notFound
 	}
 	return ok(http.StatusOK, s.render(p, now))
+}
+
+// bodiless is h behind the check every GET and DELETE makes first: a body,
+// when one is sent, must still be one the contract allows.
+func (s *Server) bodiless(h handler) handler {
+	return func(r *http.Request, body []byte, now time.Time) response {
+		if resp, valid := s.noBody(r, body); !valid {
+			return resp
+		}
+		return h(r, body, now)
+	}
+}
+
+// decodeBody checks a request body against the contract, then decodes it
+// into dst; a body the contract allows but dst cannot hold (a huge number)
+// is a 400 naming what was decoded.
+func (s *Server) decodeBody(r *http.Request, body []byte, what string, dst any) (response, bool) {
+	if resp, valid := s.validateBody(r.Method, r.URL.Path, body); !valid {
+		return resp, false
+	}
+	if err := json.Unmarshal(body, dst); err != nil {
+		return problemResponse(http.StatusBadRequest, "%s: %v", what, err), false
+	}
+	return response{}, true
 }
 
 func (s *Server) noBody(r *http.Request, body []byte) (response, bool) {
@@ -381,9 +402,6 @@ func (s *Server) noBody(r *http.Request, body []byte) (response, bool) {
 }
 
 func (s *Server) deletePod(r *http.Request, body []byte, now time.Time) response {
-	if resp, valid := s.noBody(r, body); !valid {
-		return resp
-	}
 	p, notFound := s.lookup(r, now)
 	if notFound != nil {
 		return *notFound
@@ -414,12 +432,9 @@ type actionBody struct {
 }
 
 func (s *Server) podAction(r *http.Request, body []byte, now time.Time) response {
-	if resp, valid := s.validateBody(r.Method, r.URL.Path, body); !valid {
-		return resp
-	}
 	var req actionBody
-	if err := json.Unmarshal(body, &req); err != nil {
-		return problemResponse(http.StatusBadRequest, "request body: %v", err)
+	if resp, decoded := s.decodeBody(r, body, "request body", &req); !decoded {
+		return resp
 	}
 	p, notFound := s.lookup(r, now)
 	if notFound != nil {
@@ -617,9 +632,6 @@ func (s *Server) scheduleWake(now time.Time) {
 
 // listPods serves GET /v2/pods with the cursor delta: limit and cursor in, nextCursor out.
 func (s *Server) listPods(r *http.Request, body []byte, now time.Time) response {
-	if resp, valid := s.noBody(r, body); !valid {
-		return resp
-	}
 	q := r.URL.Query()
 	pageSize := s.cfg.pageSize
 	if raw := q.Get("limit"); q.Has("limit") {
