@@ -52,6 +52,7 @@ var moneyDebt = map[string]string{
 	"pkg/lanetiers/results.go: Dollars":        "the lane's results record field (dollars), cost.Money as written",
 	"pkg/history/serverless.go: ReservedCents": "history artifact field (reservedCents)",
 	"pkg/history/reconcile.go: BilledUSD":      "history artifact field (billedUsd), RunPod's billing float",
+	"pkg/history/volume.go: BilledUSD":         "history artifact field (billedUsd), RunPod's storage billing float as reconcile.go's",
 	"pkg/history/reconcile.go: UntrackedUSD":   "history artifact field (untrackedUsd)",
 	"pkg/history/rightsize.go: PricePerHour":   "history artifact field (pricePerHour)",
 	"pkg/history/rightsize.go: priceSum":       "history's average of billed prices (a ratio, not a spend)",

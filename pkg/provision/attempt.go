@@ -388,6 +388,7 @@ func (r *run) createRequest(c plan.Candidate, label string, jit *ghapi.JITConfig
 	if v := r.cfg.Volume; v != nil {
 		body.Mounts = &runpod.Mounts{Persistent: &runpod.PersistentMount{Size: v.SizeGB, Path: v.Path}}
 	}
+	r.mountVolume(&body, c) // volume.go
 	r.openDebugSSH(&body)
 	return body, nil
 }

@@ -358,6 +358,13 @@ func (r *run) provision(ctx context.Context) (Result, error) {
 	if r.req.Plan != nil {
 		r.res.Plan = *r.req.Plan
 		r.estimate() // the lane ranked it; this run screens placements by the same record
+	} else if r.cfg.NetworkVolume != nil { // volume.go
+		p, err := r.planForVolume(ctx)
+		if err != nil {
+			endPlan()
+			return r.res, err
+		}
+		r.res.Plan = p
 	} else {
 		pctx, cancel := r.bound(ctx, CatalogBudget)
 		r.res.Plan = r.plan(pctx)
@@ -366,7 +373,7 @@ func (r *run) provision(ctx context.Context) (Result, error) {
 	r.res.Plan = renumber(r.res.Plan, r.req.CandidateBase)
 	r.res.WorstCase = spend.OfPlan(r.res.Plan, r.cfg.StartupTimeout(), r.cfg.Lifetime())
 	r.res.Warnings = append(r.res.Warnings, r.res.Plan.Warnings...)
-	r.logf("plan (%d candidates, worst-case spend %s%s):\n%s", len(r.res.Plan.Candidates), r.res.WorstCase, r.spendRun().Note(), r.res.Plan.Table())
+	r.logf("plan (%d candidates, worst-case spend %s%s):\n%s%s", len(r.res.Plan.Candidates), r.res.WorstCase, r.spendRun().Note(), r.res.Plan.Table(), volumeLine(r.res.Plan))
 	endPlan()
 	for _, w := range r.res.Plan.Warnings { // outside the folded plan: they are read
 		r.logf("warning: %s", w)

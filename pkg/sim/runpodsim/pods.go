@@ -200,8 +200,6 @@ func (s *Server) checkCreate(r *http.Request, body []byte) (podSpec, *response) 
 		return fail(http.StatusBadRequest, "gpu.allowedCudaVersions and gpu.minCudaVersion are mutually exclusive")
 	case req.Mounts != nil && req.Mounts.Persistent != nil && len(req.Mounts.Network) > 0:
 		return fail(http.StatusBadRequest, "mounts.persistent and mounts.network are mutually exclusive")
-	case req.Mounts != nil && len(req.Mounts.Network) > 0:
-		return fail(http.StatusBadRequest, "network volume %q not found", req.Mounts.Network[0].VolumeID)
 	}
 	var err error
 	if spec.ports, err = parsePorts(req.Ports); err != nil {
@@ -214,6 +212,9 @@ func (s *Server) checkCreate(r *http.Request, body []byte) (podSpec, *response) 
 		if s.market.dcByID[id] == nil {
 			return fail(http.StatusBadRequest, "dataCenterIds: %q is invalid: no such data center", id)
 		}
+	}
+	if bad := s.mountVolume(&spec); bad != nil {
+		return podSpec{}, bad
 	}
 	spec.count, spec.cloud = 1, req.Cloud
 	if req.GPU.Count != nil {

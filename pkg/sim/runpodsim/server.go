@@ -47,6 +47,8 @@ type Server struct {
 
 	sshKeys []string // the account's keys; nil until first read (see account.go)
 
+	volumes []*volume // network volumes of every account, creation order (volumes.go)
+
 	inboxMu sync.Mutex
 	inbox   []exitReport // container exits not yet applied; see ExitFunc
 
@@ -74,8 +76,9 @@ type config struct {
 	retention    time.Duration
 	sshKeys      []string
 	serverless   ServerlessConfig
-	billingUnit  time.Duration // see WithBillingRounding
-	billingDelay time.Duration // see WithBillingDelay
+	billingUnit  time.Duration   // see WithBillingRounding
+	billingDelay time.Duration   // see WithBillingDelay
+	volumes      []NetworkVolume // see WithNetworkVolumes
 }
 
 // Option configures a Server.
@@ -175,6 +178,9 @@ func New(opts ...Option) (*Server, error) {
 	s.handle("/graphql", map[string]handler{http.MethodPost: s.graphql})
 	s.registerServerless()
 	s.registerBilling()
+	if err := s.registerVolumes(); err != nil {
+		return nil, err
+	}
 	s.handle("/", nil)
 	return s, nil
 }
