@@ -20,15 +20,17 @@ import (
 )
 
 // ranker builds the plan's ranker from the request's reputation record as
-// of now; nil (the seed's plan) without a record or without evidence in it.
+// of now; nil (the plan's own order) without a record, and the cold start's
+// order (reputation.ColdRank: the seed's secure cloud first) while the
+// record holds no evidence yet.
 func (r *run) ranker() plan.Ranker {
 	if r.req.Reputation == nil {
 		return nil
 	}
 	e := r.estimate()
 	if e == nil {
-		r.logf("reputation: no evidence yet: candidates in the seed's order")
-		return nil
+		r.logf("reputation: no evidence yet: secure candidates first, as the seed's plan orders them, community offers after")
+		return reputation.ColdRank
 	}
 	q := e.Quarantined()
 	held := "none"

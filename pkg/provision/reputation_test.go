@@ -232,3 +232,34 @@ func TestScreeningNeverDeletesAPodWhoseRecordItCouldNotRead(t *testing.T) {
 	assert.Check(t, is.Equal(countRoute(s, "DELETE /v2/pods/{id}"), 0))
 	assert.Check(t, is.Contains(s.obs.log(), "could not be read to confirm it is this run's"))
 }
+
+// A lane with a reputation record that holds no evidence yet (a cold start)
+// creates in the seed's order: the secure cloud's offer first though the
+// community one is cheaper, of which nothing is known yet. Without a record
+// the plan's own order stands: cheapest first.
+func TestColdStartCreatesInTheSeedsOrder(t *testing.T) {
+	community := func(h *runpodsim.HostProfile) { h.Cloud = runpodsim.Community }
+	bothClouds := func(c *config.Config) {
+		onlyA4000(c)
+		c.MaxPriceCandidates, c.MaxProvisionAttempts = 2, 3
+		c.Clouds = []config.Cloud{config.CloudSecure, config.CloudCommunity}
+	}
+	tests := []struct {
+		name      string
+		record    *reputation.Record
+		wantCloud string
+	}{
+		{name: "no record: the plan's order, community first", wantCloud: runpodsim.Community},
+		{name: "a record without evidence: secure first", record: &reputation.Record{}, wantCloud: runpodsim.Secure},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScenario(t, cloud.Options{Market: market(host("secure1", a4000), host("community1", a4000, community))}, bothClouds)
+			s.req.Reputation = tc.record
+			res, err := s.run(t)
+			assert.NilError(t, err)
+			assert.Assert(t, len(res.Attempts) > 0)
+			assert.Check(t, is.Equal(strings.ToUpper(res.Attempts[0].Cloud), tc.wantCloud))
+		})
+	}
+}
