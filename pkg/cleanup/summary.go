@@ -99,6 +99,9 @@ func (r Result) Summary(runErr error) string {
 	}
 	if len(r.Kept) > 0 {
 		fmt.Fprintf(&b, "**Kept for inspection (keep-failed-pods, still billing):** %s\n\n", code(r.Kept))
+		if len(r.KeptForSSH) > 0 {
+			b.WriteString(keptSummary(r.KeptForSSH) + "\n")
+		}
 	}
 	if runErr != nil {
 		fmt.Fprintf(&b, "**Cleanup failed:** %s\n\n", oneLine(runErr.Error()))
