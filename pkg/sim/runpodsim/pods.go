@@ -577,6 +577,7 @@ func (s *Server) endPhase(p *pod) {
 		}
 		if p.loseAfter > 0 {
 			p.lostAt = t.Add(p.loseAfter)
+			s.loseContainerAt(p, p.lostAt)
 		}
 	}
 }
@@ -677,4 +678,17 @@ func decodeCursor(c string) (int, error) {
 		return 0, fmt.Errorf("not a pods cursor")
 	}
 	return parseDigits(num)
+}
+
+// loseContainerAt ends p's container on its host when its runtime is lost: whatever ran in
+// it (the runner) is gone, while the API still shows the pod RUNNING, runtime null.
+func (s *Server) loseContainerAt(p *pod, lostAt time.Time) {
+	gen := p.gen
+	s.cfg.clock.AfterFunc(lostAt.Sub(s.cfg.clock.Now()), func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if p.gen == gen && p.lostAt.Equal(lostAt) && p.status == StatusRunning {
+			s.cfg.runner.Stop(p.id)
+		}
+	})
 }
