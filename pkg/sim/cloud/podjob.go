@@ -21,7 +21,8 @@ type PodJob struct {
 	Name, Label string
 	Job         *workflowplay.WorkflowJob
 	Contexts    workflowplay.Contexts
-	// Machine runs the steps: RunPodJob sets its Artifacts, Started, Ended and Stop.
+	// Machine runs the steps: RunPodJob sets its Artifacts and Stop, and reports each step
+	// to the simulated GitHub before the Machine's own Started and Ended hear of it.
 	Machine *workflowplay.Machine
 	// Poll is how often the job is looked at (default 50ms of wall time).
 	Poll time.Duration
@@ -68,8 +69,19 @@ func (c *Cloud) RunPodJob(ctx context.Context, pj PodJob) (string, error) {
 	}
 	m := *pj.Machine
 	m.Artifacts = &workflowplay.Artifacts{URL: c.GitHubURL, Token: rt.Token, RunBackendID: rt.RunBackendID, JobBackendID: rt.JobBackendID}
-	m.Started = func(i int) { _ = c.GitHub.StartStep(Repository, jobID, i+1) }
-	m.Ended = func(i int, conclusion string) { _ = c.GitHub.EndStep(Repository, jobID, i+1, conclusion) }
+	started, ended := pj.Machine.Started, pj.Machine.Ended
+	m.Started = func(i int) {
+		_ = c.GitHub.StartStep(Repository, jobID, i+1) // refused once the job ended or lost its runner
+		if started != nil {
+			started(i)
+		}
+	}
+	m.Ended = func(i int, conclusion string) {
+		_ = c.GitHub.EndStep(Repository, jobID, i+1, conclusion)
+		if ended != nil {
+			ended(i, conclusion)
+		}
+	}
 	stop := make(chan struct{})
 	m.Stop = stop
 	watchCtx, endWatch := context.WithCancel(ctx)
