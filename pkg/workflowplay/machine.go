@@ -26,7 +26,8 @@ import (
 // with the job's environment, working directory and timeout-minutes, and
 // actions/upload-artifact and actions/download-artifact move real bytes through the
 // run's results service. actions/checkout leaves the workspace as it is (or calls
-// Checkout). Any other action is an error: the player cannot pretend to run it.
+// Checkout). Any other action is Uses's, else an error: the player does not pretend to
+// run it.
 type Machine struct {
 	// Workspace is GITHUB_WORKSPACE: every step's working directory, unless the step's
 	// working-directory (relative to it) says otherwise.
@@ -44,6 +45,9 @@ type Machine struct {
 	// Checkout, if set, runs actions/checkout with its with: (else the workspace already
 	// holds the repository).
 	Checkout func(ctx context.Context, with map[string]string) error
+	// Uses, if set, runs a uses: step of an action the machine does not run itself (its
+	// with: evaluated); an error fails the step. Nil makes such a step the player's error.
+	Uses func(ctx context.Context, uses string, with map[string]string) error
 	// Started and Ended hear of each step (its index in the job's steps) as it really
 	// starts and ends: a step whose if: is false only ends, skipped.
 	Started func(step int)
@@ -472,6 +476,9 @@ func (j *jobState) action(ctx context.Context, st WorkflowStep) error {
 		return j.upload(ctx, with)
 	case "actions/download-artifact":
 		return j.download(ctx, with)
+	}
+	if m.Uses != nil {
+		return m.Uses(ctx, st.Uses, with)
 	}
 	return fmt.Errorf("uses %s: %w (it runs actions/checkout, actions/upload-artifact and actions/download-artifact)", st.Uses, errPlayer)
 }
