@@ -577,6 +577,9 @@ func readFileCommand(path string) (map[string]string, error) {
 			continue
 		}
 		if name, delim, ok := strings.Cut(line, "<<"); ok && !strings.Contains(name, "=") {
+			if name == "" || delim == "" {
+				return nil, fmt.Errorf("invalid format %q: want name<<DELIMITER", line)
+			}
 			var value []string
 			closed := false
 			for sc.Scan() {

@@ -5,10 +5,13 @@
 // functions, each step that uses one of the suite's actions runs the real
 // binary with its with: evaluated, a job that calls one of the suite's
 // reusable workflows plays that workflow with its inputs and secrets, and
-// every other job or step is the player's owner's (Play.Job) or skipped. So
-// a test, or runpod-gpu rehearse, drives the actions exactly as the
-// workflows and the README's callers wire them: a wrong path into a record,
-// a missing input or an output nobody reads shows as the actions misbehaving.
+// every other job runs its steps for real on a Machine (Play.Machine: run:
+// steps as processes, the artifact actions through the run's results
+// service, timeout-minutes on an injected clock) or is the player's owner's
+// (Play.Job). So a test, or runpod-gpu rehearse, drives the actions exactly
+// as the workflows and the README's callers wire them: a wrong path into a
+// record, a missing input or an output nobody reads shows as the actions
+// misbehaving, and a caller's own job does what its steps say.
 package workflowplay
 
 import (

@@ -159,6 +159,23 @@ func (m *ProofModel) Stop(podID string) {
 	}
 }
 
+var _ runpodsim.RuntimeLoser = (*ProofModel)(nil)
+
+// RuntimeLost cuts off the runner of a pod whose runtime is lost, once it connected: it goes
+// offline without a word to GitHub, which fails the job it ran once the job's lock expires.
+// A runner not yet connected is left to its verdict, as a container on a host that lost
+// touch with the API may still be running.
+func (m *ProofModel) RuntimeLost(podID string) {
+	m.mu.Lock()
+	reason, decided := m.verdict[podID]
+	_, pending := m.timers[podID]
+	jit := m.jit[podID]
+	m.mu.Unlock()
+	if decided && reason == "" && !pending && jit != "" {
+		_ = m.github.RunnerDisconnect(jit)
+	}
+}
+
 // Verdict returns the recorded proof outcome of a pod ("" passed) and whether there is one.
 func (m *ProofModel) Verdict(podID string) (string, bool) {
 	m.mu.Lock()

@@ -680,15 +680,19 @@ func decodeCursor(c string) (int, error) {
 	return parseDigits(num)
 }
 
-// loseContainerAt ends p's container on its host when its runtime is lost: whatever ran in
-// it (the runner) is gone, while the API still shows the pod RUNNING, runtime null.
+// loseContainerAt tells a host runner that implements RuntimeLoser, at lostAt, that p's
+// runtime is lost: the API shows the pod RUNNING with a null runtime from then on.
 func (s *Server) loseContainerAt(p *pod, lostAt time.Time) {
+	loser, ok := s.cfg.runner.(RuntimeLoser)
+	if !ok {
+		return
+	}
 	gen := p.gen
 	s.cfg.clock.AfterFunc(lostAt.Sub(s.cfg.clock.Now()), func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if p.gen == gen && p.lostAt.Equal(lostAt) && p.status == StatusRunning {
-			s.cfg.runner.Stop(p.id)
+			loser.RuntimeLost(p.id)
 		}
 	})
 }
