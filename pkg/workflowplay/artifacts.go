@@ -160,52 +160,10 @@ func (a *Artifacts) Download(ctx context.Context, name string) ([]byte, error) {
 // relative to dir), each file under its path from the files' least common ancestor
 // directory, as the action stores them; a single directory is stored from itself.
 func zipPaths(dir, paths string) ([]byte, int, error) {
-	var files []string
-	var roots []string
-	for _, line := range strings.Split(paths, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "!") {
-			continue
-		}
-		if !filepath.IsAbs(line) {
-			line = filepath.Join(dir, line)
-		}
-		matches, err := filepath.Glob(line)
-		if err != nil {
-			return nil, 0, fmt.Errorf("path %q: %w", line, err)
-		}
-		for _, m := range matches {
-			info, err := os.Stat(m)
-			if err != nil {
-				return nil, 0, err
-			}
-			if !info.IsDir() {
-				files, roots = append(files, m), append(roots, filepath.Dir(m))
-				continue
-			}
-			roots = append(roots, m)
-			err = filepath.WalkDir(m, func(p string, d fs.DirEntry, err error) error {
-				if err == nil && !d.IsDir() {
-					files = append(files, p)
-				}
-				return err
-			})
-			if err != nil {
-				return nil, 0, err
-			}
-		}
+	files, root, err := artifactFiles(dir, paths)
+	if err != nil || len(files) == 0 {
+		return nil, 0, err
 	}
-	if len(files) == 0 {
-		return nil, 0, nil
-	}
-	root := roots[0]
-	for _, r := range roots[1:] {
-		for !strings.HasPrefix(r+string(filepath.Separator), root+string(filepath.Separator)) {
-			root = filepath.Dir(root)
-		}
-	}
-	slices.Sort(files)
-	files = slices.Compact(files)
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	for _, f := range files {
@@ -229,6 +187,56 @@ func zipPaths(dir, paths string) ([]byte, int, error) {
 		return nil, 0, err
 	}
 	return buf.Bytes(), len(files), nil
+}
+
+// artifactFiles are the files the path input names, sorted, and the directory they are
+// stored from.
+func artifactFiles(dir, paths string) ([]string, string, error) {
+	var files, roots []string
+	for _, line := range strings.Split(paths, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "!") {
+			continue
+		}
+		if !filepath.IsAbs(line) {
+			line = filepath.Join(dir, line)
+		}
+		matches, err := filepath.Glob(line)
+		if err != nil {
+			return nil, "", fmt.Errorf("path %q: %w", line, err)
+		}
+		for _, m := range matches {
+			info, err := os.Stat(m)
+			if err != nil {
+				return nil, "", err
+			}
+			if !info.IsDir() {
+				files, roots = append(files, m), append(roots, filepath.Dir(m))
+				continue
+			}
+			roots = append(roots, m)
+			err = filepath.WalkDir(m, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					files = append(files, p)
+				}
+				return err
+			})
+			if err != nil {
+				return nil, "", err
+			}
+		}
+	}
+	if len(files) == 0 {
+		return nil, "", nil
+	}
+	root := roots[0]
+	for _, r := range roots[1:] {
+		for !strings.HasPrefix(r+string(filepath.Separator), root+string(filepath.Separator)) {
+			root = filepath.Dir(root)
+		}
+	}
+	slices.Sort(files)
+	return slices.Compact(files), root, nil
 }
 
 // unzipInto extracts an artifact's zip under dir; an entry that would land outside it is

@@ -94,74 +94,20 @@ type jobState struct {
 // timeout-minutes is killed and fails; Stop closing cancels the job. It returns the
 // job's result (success, failure, cancelled) and its outputs.
 func (m *Machine) RunJob(ctx context.Context, job *WorkflowJob, c Contexts) (JobRun, error) {
-	if m.Workspace == "" || m.Temp == "" {
-		return JobRun{}, errors.New("the machine needs a Workspace and a Temp directory")
-	}
-	for _, d := range []string{m.Workspace, m.Temp} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return JobRun{}, err
-		}
-	}
-	c.Values = maps.Clone(c.Values)
-	steps := map[string]any{}
-	c.Values["steps"] = steps
-	j := &jobState{m: m, job: job, ctx: c, env: map[string]string{}}
-	if base, ok := c.Values["env"].(map[string]any); ok {
-		for k, v := range base {
-			j.env[k] = exprString(v)
-		}
-	}
-	j.publishEnv()
-	for _, k := range slices.Sorted(maps.Keys(job.Env)) {
-		v, err := Interpolate(job.Env[k], j.ctx)
-		if err != nil {
-			return JobRun{}, fmt.Errorf("env.%s: %w", k, err)
-		}
-		j.env[k] = v
-	}
-	j.publishEnv()
-	if d, err := minutes(job.TimeoutMinutes, j.ctx); err != nil {
-		return JobRun{}, fmt.Errorf("timeout-minutes: %w", err)
-	} else if d > 0 {
-		j.deadline = m.clock().Now().Add(d)
+	j, err := m.newJob(job, c)
+	if err != nil {
+		return JobRun{}, err
 	}
 	defer j.killGroups()
 	failed, cancelled := false, false
 	for i, st := range job.Steps {
-		if j.stopped {
-			m.ended(i, "skipped")
-			continue
-		}
 		j.ctx.Status = Status{Success: !failed && !cancelled, Failure: failed, Cancelled: cancelled}
-		run, err := Condition(st.If, j.ctx)
-		if err != nil {
-			return JobRun{}, fmt.Errorf("step %s: if: %w", StepName(st), err)
-		}
-		if !run {
-			if st.ID != "" {
-				steps[st.ID] = map[string]any{"outcome": "skipped", "conclusion": "skipped", "outputs": map[string]any{}}
-			}
-			m.ended(i, "skipped")
-			continue
-		}
-		outcome, outputs, err := j.step(ctx, i, st)
+		conclusion, err := j.runStep(ctx, i, st)
 		if err != nil {
 			return JobRun{}, fmt.Errorf("step %s: %w", StepName(st), err)
 		}
-		conclusion := outcome
-		if outcome == "failure" && st.ContinueOnError {
-			conclusion = "success"
-		}
-		if st.ID != "" {
-			steps[st.ID] = map[string]any{"outcome": outcome, "conclusion": conclusion, "outputs": stringMap(outputs)}
-		}
-		m.ended(i, conclusion)
-		switch conclusion {
-		case "failure":
-			failed = true
-		case "cancelled":
-			cancelled = true
-		}
+		failed = failed || conclusion == "failure"
+		cancelled = cancelled || conclusion == "cancelled"
 	}
 	outputs := map[string]string{}
 	for k, v := range job.Outputs {
@@ -179,6 +125,72 @@ func (m *Machine) RunJob(ctx context.Context, job *WorkflowJob, c Contexts) (Job
 		result = "failure"
 	}
 	return JobRun{Result: result, Outputs: outputs}, nil
+}
+
+// newJob prepares a job's run: its directories, contexts, env and deadline.
+func (m *Machine) newJob(job *WorkflowJob, c Contexts) (*jobState, error) {
+	if m.Workspace == "" || m.Temp == "" {
+		return nil, errors.New("the machine needs a Workspace and a Temp directory")
+	}
+	for _, d := range []string{m.Workspace, m.Temp} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	c.Values = maps.Clone(c.Values)
+	c.Values["steps"] = map[string]any{}
+	j := &jobState{m: m, job: job, ctx: c, env: map[string]string{}}
+	if base, ok := c.Values["env"].(map[string]any); ok {
+		for k, v := range base {
+			j.env[k] = exprString(v)
+		}
+	}
+	j.publishEnv()
+	for _, k := range slices.Sorted(maps.Keys(job.Env)) {
+		v, err := Interpolate(job.Env[k], j.ctx)
+		if err != nil {
+			return nil, fmt.Errorf("env.%s: %w", k, err)
+		}
+		j.env[k] = v
+	}
+	j.publishEnv()
+	if d, err := minutes(job.TimeoutMinutes, j.ctx); err != nil {
+		return nil, fmt.Errorf("timeout-minutes: %w", err)
+	} else if d > 0 {
+		j.deadline = m.clock().Now().Add(d)
+	}
+	return j, nil
+}
+
+// runStep runs step i when its if: holds, records it in the steps context and returns
+// its conclusion (skipped when it did not run).
+func (j *jobState) runStep(ctx context.Context, i int, st WorkflowStep) (string, error) {
+	steps := j.ctx.Values["steps"].(map[string]any)
+	record := func(outcome, conclusion string, outputs map[string]string) string {
+		if st.ID != "" {
+			steps[st.ID] = map[string]any{"outcome": outcome, "conclusion": conclusion, "outputs": stringMap(outputs)}
+		}
+		j.m.ended(i, conclusion)
+		return conclusion
+	}
+	if j.stopped {
+		return record("skipped", "skipped", nil), nil
+	}
+	run, err := Condition(st.If, j.ctx)
+	if err != nil {
+		return "", fmt.Errorf("if: %w", err)
+	}
+	if !run {
+		return record("skipped", "skipped", nil), nil
+	}
+	outcome, outputs, err := j.step(ctx, i, st)
+	if err != nil {
+		return "", err
+	}
+	if outcome == "failure" && st.ContinueOnError {
+		return record(outcome, "success", outputs), nil
+	}
+	return record(outcome, outcome, outputs), nil
 }
 
 func (m *Machine) clock() simclock.Clock {
@@ -254,30 +266,8 @@ func (j *jobState) step(ctx context.Context, i int, st WorkflowStep) (string, ma
 			timeout, onTimeout = max(left, time.Nanosecond), "job-timeout"
 		}
 	}
-	// The step ends early on its timeout (on the machine's clock) or on Stop.
-	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var mu sync.Mutex
-	why := ""
-	end := func(reason string) {
-		mu.Lock()
-		if why == "" {
-			why = reason
-		}
-		mu.Unlock()
-		cancel()
-	}
-	if timeout > 0 {
-		t := m.clock().AfterFunc(timeout, func() { end(onTimeout) })
-		defer t.Stop()
-	}
-	go func() {
-		select {
-		case <-m.Stop:
-			end("stop")
-		case <-sctx.Done():
-		}
-	}()
+	sctx, reason, release := j.bound(ctx, timeout, onTimeout)
+	defer release()
 	var outputs map[string]string
 	var stepErr error
 	if st.Run != "" {
@@ -288,22 +278,21 @@ func (j *jobState) step(ctx context.Context, i int, st WorkflowStep) (string, ma
 		}
 		stepErr = j.action(sctx, st)
 	}
-	mu.Lock()
-	reason := why
-	mu.Unlock()
-	switch {
-	case reason == "timeout":
+	switch reason() {
+	case "timeout":
 		fmt.Fprintln(m.log(), TimedOutLine)
 		return "failure", outputs, nil
-	case reason == "job-timeout":
+	case "job-timeout":
 		// GitHub cancels a job past its timeout-minutes, with this annotation.
 		j.stopped = true
 		fmt.Fprintf(m.log(), "##[error]The job has exceeded the maximum execution time of %v minutes.\n", j.job.TimeoutMinutes)
 		return "cancelled", outputs, nil
-	case reason == "stop":
+	case "stop":
 		j.stopped = true
 		fmt.Fprintln(m.log(), "##[error]The operation was canceled.")
 		return "cancelled", outputs, nil
+	}
+	switch {
 	case errors.Is(stepErr, errPlayer):
 		return "", nil, stepErr
 	case stepErr != nil:
@@ -311,6 +300,44 @@ func (j *jobState) step(ctx context.Context, i int, st WorkflowStep) (string, ma
 		return "failure", outputs, nil
 	}
 	return "success", outputs, nil
+}
+
+// bound gives a step's context: cancelled when the step's timeout passes on the machine's
+// clock (reason onTimeout) or Stop closes ("stop"); reason says which, "" for neither.
+func (j *jobState) bound(ctx context.Context, timeout time.Duration, onTimeout string) (context.Context, func() string, func()) {
+	sctx, cancel := context.WithCancel(ctx)
+	var mu sync.Mutex
+	why := ""
+	end := func(reason string) {
+		mu.Lock()
+		if why == "" {
+			why = reason
+		}
+		mu.Unlock()
+		cancel()
+	}
+	var timer simclock.Timer
+	if timeout > 0 {
+		timer = j.m.clock().AfterFunc(timeout, func() { end(onTimeout) })
+	}
+	go func() {
+		select {
+		case <-j.m.Stop:
+			end("stop")
+		case <-sctx.Done():
+		}
+	}()
+	reason := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return why
+	}
+	return sctx, reason, func() {
+		if timer != nil {
+			timer.Stop()
+		}
+		cancel()
+	}
 }
 
 // errPlayer marks an error of the player (a step it cannot run), not of the step.
@@ -342,45 +369,15 @@ func shellCommand(shell, file string) ([]string, error) {
 // a timeout or a stop kills everything it started.
 func (j *jobState) run(ctx context.Context, i int, st WorkflowStep, env map[string]string) (map[string]string, error) {
 	m := j.m
-	script, err := Interpolate(st.Run, j.ctx)
-	if err != nil {
-		return nil, fmt.Errorf("run: %w: %w", err, errPlayer)
-	}
-	shell := cmpOr(st.Shell, j.job.Defaults.Run.Shell)
-	file := filepath.Join(m.Temp, fmt.Sprintf("step-%d.sh", i+1))
-	if err := os.WriteFile(file, []byte(script), 0o755); err != nil {
-		return nil, err
-	}
-	argv, err := shellCommand(shell, file)
+	cmd, files, err := j.command(i, st, env)
 	if err != nil {
 		return nil, err
 	}
-	dir := m.Workspace
-	if wd := cmpOr(st.WorkingDirectory, j.job.Defaults.Run.WorkingDirectory); wd != "" {
-		if dir, err = Interpolate(wd, j.ctx); err != nil {
-			return nil, fmt.Errorf("working-directory: %w: %w", err, errPlayer)
-		}
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(m.Workspace, dir)
-		}
-	}
-	files := map[string]string{}
-	for _, name := range []string{"GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STEP_SUMMARY"} {
-		files[name] = filepath.Join(m.Temp, fmt.Sprintf("%s-%d", strings.ToLower(name), i+1))
-		if err := os.WriteFile(files[name], nil, 0o600); err != nil {
-			return nil, err
-		}
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = j.processEnv(env, files)
-	cmd.Stdout, cmd.Stderr = m.log(), m.log()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		if m.Started != nil {
 			m.Started(i)
 		}
-		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+		return nil, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
 	j.groups = append(j.groups, cmd.Process.Pid)
 	if m.Started != nil {
@@ -402,9 +399,54 @@ func (j *jobState) run(ctx context.Context, i int, st WorkflowStep, env map[stri
 	if werr != nil {
 		return outputs, fmt.Errorf("Process completed with exit code %d.", cmd.ProcessState.ExitCode())
 	}
-	added, perr := readFileCommand(files["GITHUB_ENV"])
-	if perr != nil {
-		return outputs, fmt.Errorf("GITHUB_ENV: %w", perr)
+	return outputs, j.takeFileCommands(files)
+}
+
+// command is a run step's process, not started, and its file commands' files.
+func (j *jobState) command(i int, st WorkflowStep, env map[string]string) (*exec.Cmd, map[string]string, error) {
+	m := j.m
+	script, err := Interpolate(st.Run, j.ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("run: %w: %w", err, errPlayer)
+	}
+	file := filepath.Join(m.Temp, fmt.Sprintf("step-%d.sh", i+1))
+	if err := os.WriteFile(file, []byte(script), 0o755); err != nil {
+		return nil, nil, err
+	}
+	argv, err := shellCommand(cmpOr(st.Shell, j.job.Defaults.Run.Shell), file)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir := m.Workspace
+	if wd := cmpOr(st.WorkingDirectory, j.job.Defaults.Run.WorkingDirectory); wd != "" {
+		if dir, err = Interpolate(wd, j.ctx); err != nil {
+			return nil, nil, fmt.Errorf("working-directory: %w: %w", err, errPlayer)
+		}
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(m.Workspace, dir)
+		}
+	}
+	files := map[string]string{}
+	for _, name := range []string{"GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STEP_SUMMARY"} {
+		files[name] = filepath.Join(m.Temp, fmt.Sprintf("%s-%d", strings.ToLower(name), i+1))
+		if err := os.WriteFile(files[name], nil, 0o600); err != nil {
+			return nil, nil, err
+		}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = j.processEnv(env, files)
+	cmd.Stdout, cmd.Stderr = m.log(), m.log()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd, files, nil
+}
+
+// takeFileCommands applies what a successful step wrote to GITHUB_ENV and GITHUB_PATH to
+// the steps after it.
+func (j *jobState) takeFileCommands(files map[string]string) error {
+	added, err := readFileCommand(files["GITHUB_ENV"])
+	if err != nil {
+		return fmt.Errorf("GITHUB_ENV: %w", err)
 	}
 	maps.Copy(j.env, added)
 	j.publishEnv()
@@ -415,7 +457,7 @@ func (j *jobState) run(ctx context.Context, i int, st WorkflowStep, env map[stri
 			}
 		}
 	}
-	return outputs, nil
+	return nil
 }
 
 // processEnv is a run step's environment: the runner's, the github context's GITHUB_*
