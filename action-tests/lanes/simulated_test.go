@@ -28,8 +28,10 @@ func TestMain(m *testing.M) { os.Exit(harness.Main(m)) }
 type simulated struct{ *harness.Simulated }
 
 // lostRunnerTimeout is how long the simulated GitHub keeps the job of a runner lost with
-// its pod in progress: GitHub's ten minutes, shortened for the real clock.
-const lostRunnerTimeout = 2 * time.Second
+// its pod in progress: GitHub's ten minutes, shortened for the real clock but still well
+// past the watchdog's confirmation of a lost runtime (two polls of a second), as ten
+// minutes are past its polls on GitHub.
+const lostRunnerTimeout = 6 * time.Second
 
 func startCloud(t *testing.T, market *runpodsim.Market, faults runpodsim.Faults, configYAML string) *simulated {
 	t.Helper()
