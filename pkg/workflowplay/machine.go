@@ -83,6 +83,7 @@ type jobState struct {
 	env      map[string]string // the job's env context: workflow's, job's, GITHUB_ENV's
 	path     []string          // GITHUB_PATH's additions, newest first
 	groups   []int             // process groups the steps started, ended with the job
+	out      *maskWriter       // the machine's log, the job's secrets masked
 	stopped  bool
 	deadline time.Time // the job's timeout-minutes, on the machine's clock
 }
@@ -98,6 +99,7 @@ func (m *Machine) RunJob(ctx context.Context, job *WorkflowJob, c Contexts) (Job
 	if err != nil {
 		return JobRun{}, err
 	}
+	defer j.out.flush()
 	defer j.killGroups()
 	failed, cancelled := false, false
 	for i, st := range job.Steps {
@@ -139,7 +141,14 @@ func (m *Machine) newJob(job *WorkflowJob, c Contexts) (*jobState, error) {
 	}
 	c.Values = maps.Clone(c.Values)
 	c.Values["steps"] = map[string]any{}
-	j := &jobState{m: m, job: job, ctx: c, env: map[string]string{}}
+	j := &jobState{m: m, job: job, ctx: c, env: map[string]string{}, out: &maskWriter{w: m.log()}}
+	if secrets, ok := c.Values["secrets"].(map[string]any); ok {
+		for _, v := range secrets {
+			if s := exprString(v); s != "" {
+				j.out.secrets = append(j.out.secrets, s)
+			}
+		}
+	}
 	if base, ok := c.Values["env"].(map[string]any); ok {
 		for k, v := range base {
 			j.env[k] = exprString(v)
@@ -280,23 +289,23 @@ func (j *jobState) step(ctx context.Context, i int, st WorkflowStep) (string, ma
 	}
 	switch reason() {
 	case "timeout":
-		fmt.Fprintln(m.log(), TimedOutLine)
+		fmt.Fprintln(j.out, TimedOutLine)
 		return "failure", outputs, nil
 	case "job-timeout":
 		// GitHub cancels a job past its timeout-minutes, with this annotation.
 		j.stopped = true
-		fmt.Fprintf(m.log(), "##[error]The job has exceeded the maximum execution time of %v minutes.\n", j.job.TimeoutMinutes)
+		fmt.Fprintf(j.out, "##[error]The job has exceeded the maximum execution time of %v minutes.\n", j.job.TimeoutMinutes)
 		return "cancelled", outputs, nil
 	case "stop":
 		j.stopped = true
-		fmt.Fprintln(m.log(), "##[error]The operation was canceled.")
+		fmt.Fprintln(j.out, "##[error]The operation was canceled.")
 		return "cancelled", outputs, nil
 	}
 	switch {
 	case errors.Is(stepErr, errPlayer):
 		return "", nil, stepErr
 	case stepErr != nil:
-		fmt.Fprintf(m.log(), "##[error]%v\n", stepErr)
+		fmt.Fprintf(j.out, "##[error]%v\n", stepErr)
 		return "failure", outputs, nil
 	}
 	return "success", outputs, nil
@@ -436,7 +445,7 @@ func (j *jobState) command(i int, st WorkflowStep, env map[string]string) (*exec
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = j.processEnv(env, files)
-	cmd.Stdout, cmd.Stderr = m.log(), m.log()
+	cmd.Stdout, cmd.Stderr = j.out, j.out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd, files, nil
 }
@@ -543,7 +552,7 @@ func (j *jobState) upload(ctx context.Context, with map[string]string) error {
 			return fmt.Errorf("No files were found with the provided path: %s. No artifacts will be uploaded.", with["path"])
 		case "ignore":
 		default:
-			fmt.Fprintf(m.log(), "##[warning]No files were found with the provided path: %s. No artifacts will be uploaded.\n", with["path"])
+			fmt.Fprintf(j.out, "##[warning]No files were found with the provided path: %s. No artifacts will be uploaded.\n", with["path"])
 		}
 		return nil
 	}
@@ -552,7 +561,7 @@ func (j *jobState) upload(ctx context.Context, with map[string]string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(m.log(), "Artifact %s has been successfully uploaded! Final size is %d bytes. Artifact ID is %d\n", name, len(zipped), id)
+	fmt.Fprintf(j.out, "Artifact %s has been successfully uploaded! Final size is %d bytes. Artifact ID is %d\n", name, len(zipped), id)
 	return nil
 }
 
@@ -598,7 +607,7 @@ func (j *jobState) download(ctx context.Context, with map[string]string) error {
 		if err := unzipInto(zipped, into); err != nil {
 			return err
 		}
-		fmt.Fprintf(m.log(), "Artifact download completed successfully: %s\n", name)
+		fmt.Fprintf(j.out, "Artifact download completed successfully: %s\n", name)
 	}
 	return nil
 }
@@ -651,4 +660,43 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// maskWriter writes a job's log line by line with every secret of the job replaced by
+// ***, as the runner masks them.
+type maskWriter struct {
+	w       io.Writer
+	secrets []string
+	mu      sync.Mutex
+	partial []byte
+}
+
+func (w *maskWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.partial = append(w.partial, p...)
+	if i := bytes.LastIndexByte(w.partial, '\n'); i >= 0 {
+		if _, err := io.WriteString(w.w, w.mask(string(w.partial[:i+1]))); err != nil {
+			return 0, err
+		}
+		w.partial = append(w.partial[:0], w.partial[i+1:]...)
+	}
+	return len(p), nil
+}
+
+// flush writes what is left of the last line.
+func (w *maskWriter) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.partial) > 0 {
+		_, _ = io.WriteString(w.w, w.mask(string(w.partial)))
+		w.partial = nil
+	}
+}
+
+func (w *maskWriter) mask(s string) string {
+	for _, secret := range w.secrets {
+		s = strings.ReplaceAll(s, secret, "***")
+	}
+	return s
 }

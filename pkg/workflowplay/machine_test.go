@@ -365,3 +365,19 @@ jobs:
 	assert.NilError(t, err)
 	assert.Check(t, strings.HasPrefix(string(results), "ran on "), string(results))
 }
+
+// A step that prints one of the job's secrets shows *** in the job's log, as the runner
+// masks it, even when the secret arrives in pieces.
+func TestMachineMasksTheJobsSecretsInItsLog(t *testing.T) {
+	_, job := parseJob(t, `on: push
+jobs:
+  job: {runs-on: x, steps: [{run: "printf 'key=%s\n' \"$KEY\"; printf 'tok'; printf 'en-42 end'", env: {KEY: "${{ secrets.KEY }}"}}]}
+`)
+	m := newMachine(t)
+	var out strings.Builder
+	m.Log = &out
+	run, err := m.RunJob(context.Background(), job, Contexts{Values: map[string]any{"secrets": map[string]any{"KEY": "s3cr3t-value", "TOKEN": "token-42"}}})
+	assert.NilError(t, err)
+	assert.Check(t, is.Equal(run.Result, "success"))
+	assert.Check(t, is.Equal(out.String(), "key=***\n*** end"))
+}

@@ -160,10 +160,10 @@ type Play struct {
 	// Job runs a job that neither calls a suite workflow nor uses a suite
 	// action (the caller's own jobs); nil, or a nil answer, is success.
 	Job func(id string, job *WorkflowJob, ctx Contexts) (result string, outputs map[string]string)
-	// Machine, if set, gives the machine a job of the caller's own (neither calling a suite
-	// workflow nor using a suite action) really runs its steps on (see Machine.RunJob); a
-	// nil machine hands the job to Job instead. A GPU job that must wait for a pod's runner
-	// is Job's: it calls Machine.RunJob itself once the runner took the job.
+	// Machine, if set, is asked for the machine on which a job of the caller's own (neither
+	// calling a suite workflow nor using a suite action) runs its steps for real
+	// (Machine.RunJob); when it answers nil the job goes to Job. A GPU job that waits for a
+	// pod's runner is Job's, which runs it with cloud.RunPodJob once the runner took it.
 	Machine func(id string, job *WorkflowJob, ctx Contexts) *Machine
 	// Context is the playing's context: a machine's steps stop when it ends; nil is
 	// context.Background().
