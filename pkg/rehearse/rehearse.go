@@ -37,8 +37,10 @@ type Options struct {
 	// RealSteps runs the caller's own jobs' steps for real, on this machine: each hosted job
 	// in a copy of Dir (actions/checkout keeps it as it is), the GPU job in a directory
 	// standing for the pod once its runner took it; run: steps are bash processes,
-	// upload-artifact and download-artifact go through the simulated GitHub. Without it
-	// hosted jobs stand done and the GPU job's steps run as names.
+	// upload-artifact and download-artifact go through the simulated GitHub. A job's
+	// container: is not started: its steps find what this machine's PATH has (a test puts
+	// stand-ins there, a fake nvcc for one). Without it hosted jobs stand done and the GPU
+	// job's steps run as names.
 	RealSteps bool
 }
 

@@ -27,7 +27,7 @@ import (
 // actions/upload-artifact and actions/download-artifact move real bytes through the
 // run's results service. actions/checkout leaves the workspace as it is (or calls
 // Checkout). Any other action is Uses's, else an error: the player does not pretend to
-// run it.
+// run it. A job's container: and services: are not started: the steps run on this host.
 type Machine struct {
 	// Workspace is GITHUB_WORKSPACE: every step's working directory, unless the step's
 	// working-directory (relative to it) says otherwise.
