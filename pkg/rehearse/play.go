@@ -69,7 +69,7 @@ func play(ctx context.Context, lane *workflowFile, repo []*workflowFile, cfgText
 	}
 	defer s.close()
 	if o.RealSteps {
-		if s.real, err = newRealSteps(o.Dir); err != nil {
+		if s.real, err = newRealSteps(o.Dir, o.StepsLog); err != nil {
 			return nil, err
 		}
 	}

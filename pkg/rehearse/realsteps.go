@@ -17,18 +17,34 @@ import (
 type realSteps struct {
 	dir  string // the repository checkout, copied for each hosted job
 	root string // where the copies and the pods' directories go
+	log  io.Writer
 
 	mu   sync.Mutex
 	n    int
 	errs []error
 }
 
-func newRealSteps(dir string) (*realSteps, error) {
+func newRealSteps(dir string, log io.Writer) (*realSteps, error) {
 	root, err := os.MkdirTemp("", "runpod-gpu-rehearse-steps-")
 	if err != nil {
 		return nil, err
 	}
-	return &realSteps{dir: dir, root: root}, nil
+	if log == nil {
+		log = io.Discard
+	}
+	return &realSteps{dir: dir, root: root, log: &lockedWriter{w: log}}, nil
+}
+
+// lockedWriter lets the jobs that run side by side share one log.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // next is a fresh directory under root for one job.
@@ -56,7 +72,7 @@ func (r *realSteps) hostedMachine(s *stage) func(string, *workflowplay.WorkflowJ
 			r.fail(err)
 			return nil
 		}
-		return &workflowplay.Machine{Workspace: filepath.Join(dir, "work"), Temp: filepath.Join(dir, "temp"),
+		return &workflowplay.Machine{Workspace: filepath.Join(dir, "work"), Temp: filepath.Join(dir, "temp"), Log: r.log,
 			Artifacts: &workflowplay.Artifacts{URL: s.cloud.GitHubURL, Token: rt.Token, RunBackendID: rt.RunBackendID, JobBackendID: rt.JobBackendID}}
 	}
 }
@@ -66,7 +82,7 @@ func (r *realSteps) hostedMachine(s *stage) func(string, *workflowplay.WorkflowJ
 func (r *realSteps) gpuJob(ctx context.Context, s *stage, id string, job *workflowplay.WorkflowJob, c workflowplay.Contexts, label string) string {
 	dir := r.next("pod")
 	conclusion, err := s.cloud.RunPodJob(ctx, cloud.PodJob{RunID: s.runID, Name: jobName(id, job), Label: label, Job: job, Contexts: c,
-		Machine: &workflowplay.Machine{Workspace: filepath.Join(dir, "work"), Temp: filepath.Join(dir, "temp")}})
+		Machine: &workflowplay.Machine{Workspace: filepath.Join(dir, "work"), Temp: filepath.Join(dir, "temp"), Log: r.log}})
 	if err != nil {
 		r.fail(fmt.Errorf("job %s: %w", id, err))
 		return "failure"

@@ -42,6 +42,9 @@ type Options struct {
 	// stand-ins there, a fake nvcc for one). Without it hosted jobs stand done and the GPU
 	// job's steps run as names.
 	RealSteps bool
+	// StepsLog, with RealSteps, receives the output of the steps run for real (each job's
+	// log, its secrets masked); nil discards it.
+	StepsLog io.Writer
 }
 
 // Report is what a rehearsal found.

@@ -124,18 +124,22 @@ func TestRehearseOwnJobCallerIsGreen(t *testing.T) {
 // the gate.
 func TestRehearseOwnJobCallerWithRealSteps(t *testing.T) {
 	for _, tc := range []struct {
-		name, script, wantGPU, wantGate string
+		name, script, wantGPU, wantGate, wantLog string
 	}{
-		{name: "passing tests", script: "#!/bin/sh\necho '<testsuite failures=\"0\"/>' > \"$2\"\n", wantGPU: "success", wantGate: "success"},
-		{name: "failing tests", script: "#!/bin/sh\necho 'kernel mismatch' >&2\nexit 1\n", wantGPU: "failure", wantGate: "failure"},
+		{name: "passing tests", script: "#!/bin/sh\necho '<testsuite failures=\"0\"/>' > \"$2\"\n", wantGPU: "success", wantGate: "success",
+			wantLog: `<testsuite failures="0"/>`},
+		{name: "failing tests", script: "#!/bin/sh\necho 'kernel mismatch' >&2\nexit 1\n", wantGPU: "failure", wantGate: "failure",
+			wantLog: "kernel mismatch\n##[error]Process completed with exit code 1."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := repoWith(t, map[string]string{".github/workflows/runpod-gpu.yml": ownJobCaller(t),
 				"Makefile": "gpu-test-archive:\n\ttar -czf gpu-tests.tar.gz gpu-tests\n"})
 			assert.NilError(t, os.MkdirAll(filepath.Join(dir, "gpu-tests"), 0o755))
 			assert.NilError(t, os.WriteFile(filepath.Join(dir, "gpu-tests", "run.sh"), []byte(tc.script), 0o755))
-			r, err := Run(context.Background(), Options{Dir: dir, RealSteps: true})
+			var log strings.Builder
+			r, err := Run(context.Background(), Options{Dir: dir, RealSteps: true, StepsLog: &log})
 			assert.NilError(t, err)
+			assert.Check(t, is.Contains(log.String(), tc.wantLog))
 			var text strings.Builder
 			r.WriteText(&text)
 			assert.Assert(t, is.Len(r.Played, 1), text.String())
