@@ -97,7 +97,8 @@ func (s *Server) RunnerConnect(encoded string) (Runner, error) {
 }
 
 // RunnerDisconnect takes the runner of an encoded JIT config offline. A runner lost in the
-// middle of a job fails that job and leaves the registry, as an ephemeral runner does.
+// middle of a job leaves the job in progress until its lock expires (RunnerLostTimeout),
+// when the job fails and the runner leaves the registry, as an ephemeral runner does.
 func (s *Server) RunnerDisconnect(encoded string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -143,8 +144,8 @@ func (s *Server) disconnect(encoded string, now time.Time) error {
 		return nil
 	}
 	r.Online, r.lastSeen = false, now
-	if j := s.jobByID(r.JobID); j != nil && j.Status != "completed" {
-		s.finish(j, now, "failure", "failure") // the runner lost its job; finish removes it
+	if j := s.jobByID(r.JobID); j != nil && j.Status == "in_progress" {
+		s.loseRunner(j, now) // the job fails when its lock expires, not at once
 	}
 	return nil
 }

@@ -98,8 +98,12 @@ type Server struct {
 	checkSuites     map[string]int64
 	workflowRuns    []*workflowRun
 	jobs            map[int64]*job
-	waiting         []*job // queued jobs with labels, waiting for a runner
-	running         []*job // jobs whose steps follow the clock
+	lostJobs        []*job                    // in progress on a runner that went offline; see external.go
+	runnerLost      time.Duration             // how long a lost runner's job stays in progress
+	runtimes        map[string]*runtimeGrant  // ACTIONS_RUNTIME_TOKEN → its run; see results.go
+	uploads         map[string]*pendingUpload // signed upload key → its artifact; see results.go
+	waiting         []*job                    // queued jobs with labels, waiting for a runner
+	running         []*job                    // jobs whose steps follow the clock
 	artifacts       []*artifact
 	blobs           map[string]*blob
 	faults          []*faultRule
@@ -136,6 +140,9 @@ func New(opts ...Option) *Server {
 		checkSuites:  map[string]int64{},
 		jobs:         map[int64]*job{},
 		blobs:        map[string]*blob{},
+		runnerLost:   RunnerLostTimeout,
+		runtimes:     map[string]*runtimeGrant{},
+		uploads:      map[string]*pendingUpload{},
 	}
 	for _, opt := range opts {
 		opt(s)
@@ -279,6 +286,9 @@ func (s *Server) handle(pattern string, mode authMode, h handler) {
 func loggedPath(r *http.Request) string {
 	if strings.HasPrefix(r.URL.Path, "/_sim/blobs/") {
 		return "/_sim/blobs/{key}"
+	}
+	if strings.HasPrefix(r.URL.Path, "/_sim/uploads/") {
+		return "/_sim/uploads/{key}"
 	}
 	return r.URL.Path
 }
@@ -462,6 +472,7 @@ func (s *Server) routes() {
 	s.handle("POST /_sim/runners/disconnect", authNone, s.disconnectRunner)
 	s.handle("GET /_sim/blobs/{key}", authNone, s.getBlob)
 	s.installationRoutes()
+	s.resultsRoutes()
 	s.setupRoutes()
 	s.rulesetRoutes()
 	s.setupWriteRoutes()

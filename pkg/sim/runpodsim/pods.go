@@ -593,6 +593,7 @@ func (s *Server) endPhase(p *pod) {
 		}
 		if p.loseAfter > 0 {
 			p.lostAt = t.Add(p.loseAfter)
+			s.loseContainerAt(p, p.lostAt)
 		}
 	}
 }
@@ -690,4 +691,21 @@ func decodeCursor(c string) (int, error) {
 		return 0, fmt.Errorf("not a pods cursor")
 	}
 	return parseDigits(num)
+}
+
+// loseContainerAt tells a host runner that implements RuntimeLoser, at lostAt, that p's
+// runtime is lost: the API shows the pod RUNNING with a null runtime from then on.
+func (s *Server) loseContainerAt(p *pod, lostAt time.Time) {
+	loser, ok := s.cfg.runner.(RuntimeLoser)
+	if !ok {
+		return
+	}
+	gen := p.gen
+	s.cfg.clock.AfterFunc(lostAt.Sub(s.cfg.clock.Now()), func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if p.gen == gen && p.lostAt.Equal(lostAt) && p.status == StatusRunning {
+			loser.RuntimeLost(p.id)
+		}
+	})
 }
