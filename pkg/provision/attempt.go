@@ -246,7 +246,7 @@ func (r *run) reject(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig,
 			rec.Seconds = secondsBetween(w.start, r.now())
 			// It may bill until the cleanup job or the reaper deletes it: the
 			// lane's committed spend counts it at a candidate's worst case.
-			r.spentBound += r.spendRun().UnconfirmedBound(money.PerHour(rec.Price.PerHour), money.PerHour(listPrice.PerHour))
+			r.res.SpentBound += r.spendRun().UnconfirmedBound(money.PerHour(rec.Price.PerHour), money.PerHour(listPrice.PerHour))
 			done(cost.OutcomeRejected, w.reason+"; deletion unconfirmed")
 			return 0, r.fail(ErrUnconfirmedDeletion, fmt.Sprintf("no further pod is created while pod %s may still run: %v", pod.ID, derr))
 		}
@@ -257,7 +257,7 @@ func (r *run) reject(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig,
 	rec.Seconds = secondsBetween(w.start, end)
 	// The ceiling's bound counts from creation (not the provider start) at the
 	// highest price known for the pod.
-	r.spentBound += spend.RejectedBound(money.PerHour(rec.Price.PerHour), money.PerHour(listPrice.PerHour), createdAt, end)
+	r.res.SpentBound += spend.RejectedBound(money.PerHour(rec.Price.PerHour), money.PerHour(listPrice.PerHour), createdAt, end)
 	done(cost.OutcomeRejected, w.reason)
 	switch {
 	case w.obsolete:
@@ -725,7 +725,7 @@ func (r *run) podName(c plan.Candidate) string {
 // POST, in the spent bound, and as a rejected attempt of the run, so the
 // lane's committed spend, later ceiling checks and the cost report see it.
 func (r *run) latePod(u currentAttempt, p *runpod.Pod, end time.Time, reason string) {
-	r.spentBound += spend.RejectedBound(money.PerHour(float64(p.Cost)), u.price, u.postAt, end)
+	r.res.SpentBound += spend.RejectedBound(money.PerHour(float64(p.Cost)), u.price, u.postAt, end)
 	price := max(u.price.Dollars(), float64(p.Cost))
 	rec := cost.Attempt{Number: u.cand.N, Candidate: u.cand.Name, GPU: u.cand.GPUID, PodID: p.ID,
 		Outcome: cost.OutcomeRejected, Reason: reason, Cloud: p.Cloud, DataCenter: p.DataCenterID, Driver: p.CudaVersion, At: r.now()}
