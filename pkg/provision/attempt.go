@@ -32,6 +32,18 @@ const (
 	outcomeScreened               // placed on a machine the reputation holds bad: deleted before its proof (reputation.go)
 )
 
+// attemptState is what one candidate's attempt carries from its create to
+// its end: the steps that accept, reject or screen out its pod share it.
+type attemptState struct {
+	c         plan.Candidate
+	label     string           // its runner label, unique to the attempt
+	jit       *ghapi.JITConfig // its single-use runner config
+	rec       *cost.Attempt    // its record, stamped and published by done
+	listPrice cost.Price       // the candidate's catalog price (unknown without one)
+	createdAt time.Time        // its first POST: no pod of it is older
+	done      func(o cost.Outcome, reason string)
+}
+
 // attempt tries one candidate. A returned error stops the whole run.
 func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 	label, err := r.runnerLabel(c.N)
@@ -63,15 +75,15 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		done(cost.OutcomeFailed, err.Error())
 		return 0, r.fail(ErrStopped, err.Error())
 	}
-	createdAt := postAt
-	if spent := r.now().Sub(createdAt); spent >= r.cfg.StartupTimeout() {
-		return r.foundTooLate(ctx, pod, jit, &rec, listPrice, createdAt, done, spent)
+	a := &attemptState{c: c, label: label, jit: jit, rec: &rec, listPrice: listPrice, createdAt: postAt, done: done}
+	if spent := r.now().Sub(a.createdAt); spent >= r.cfg.StartupTimeout() {
+		return r.foundTooLate(ctx, a, pod, spent)
 	}
-	if out, err, stop := r.afterCreate(ctx, pod, c, jit, &rec, listPrice, createdAt, done); stop {
+	if out, err, stop := r.afterCreate(ctx, a, pod); stop {
 		return out, err
 	}
-	w := r.watch(ctx, pod, c, label, createdAt)
-	pod, w = r.unlessForeign(ctx, pod, w, c, label, createdAt)
+	w := r.watch(ctx, pod, c, label, a.createdAt)
+	pod, w = r.unlessForeign(ctx, a, pod, w)
 	if pod == nil {
 		r.removeRunner(ctx, jit)
 		done(cost.OutcomeFailed, w.reason)
@@ -79,7 +91,7 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 	}
 	rec.Machine = w.machine
 	if w.screened { // its log named a machine the reputation holds bad (reputation.go)
-		return r.screenOut(ctx, pod, jit, w, &rec, listPrice, createdAt, done)
+		return r.screenOut(ctx, a, pod, w)
 	}
 	rec.PodID = pod.ID
 	// Where the pod ran: the watch's records, else the create's answer.
@@ -89,9 +101,9 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		rec.Price = cost.FirstKnown(w.price, listPrice)
 	}
 	if w.accepted {
-		return r.accept(c, label, pod, w, &rec, done)
+		return r.accept(a, pod, w)
 	}
-	return r.reject(ctx, pod, jit, w, &rec, listPrice, createdAt, done)
+	return r.reject(ctx, a, pod, w)
 }
 
 // listPriceOf is the candidate's catalog price, unknown when the plan had none.
@@ -106,15 +118,14 @@ func listPriceOf(c plan.Candidate) cost.Price {
 // pause RunPod asked for outlasted its startup budget (from its first POST):
 // it is deleted unwatched, with no host verdict (the pause was RunPod's,
 // not the host's), and the run goes on with the next candidate.
-func (r *run) foundTooLate(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig, rec *cost.Attempt, listPrice cost.Price,
-	createdAt time.Time, done func(cost.Outcome, string), spent time.Duration) (outcome, error) {
-	rec.PodID = pod.ID
-	rec.Cloud, rec.DataCenter, rec.Driver = pod.Cloud, pod.DataCenterID, pod.CudaVersion
-	w := watchResult{start: createdAt, reason: fmt.Sprintf("found by name %s after its first POST, once RunPod's pause was over: "+
+func (r *run) foundTooLate(ctx context.Context, a *attemptState, pod *runpod.Pod, spent time.Duration) (outcome, error) {
+	a.rec.PodID = pod.ID
+	a.rec.Cloud, a.rec.DataCenter, a.rec.Driver = pod.Cloud, pod.DataCenterID, pod.CudaVersion
+	w := watchResult{start: a.createdAt, reason: fmt.Sprintf("found by name %s after its first POST, once RunPod's pause was over: "+
 		"startup_timeout_seconds %d was spent before it could be watched; deleted, the next candidate follows", spent.Round(time.Second), r.cfg.StartupTimeoutSeconds)}
 	r.logf("pod %s: %s", pod.ID, w.reason)
 	r.dropLateDuplicates(ctx, pod)
-	out, err := r.reject(ctx, pod, jit, w, rec, listPrice, createdAt, done)
+	out, err := r.reject(ctx, a, pod, w)
 	if err != nil || out != outcomeStartupFailure {
 		return out, err
 	}
@@ -128,20 +139,20 @@ func (r *run) foundTooLate(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITC
 // along with what its log said, and the pod is looked for by its unique name
 // within the candidate's budget, then watched (and screened by what its own
 // log says); a nil pod means none was found.
-func (r *run) unlessForeign(ctx context.Context, pod *runpod.Pod, w watchResult, c plan.Candidate, label string, createdAt time.Time) (*runpod.Pod, watchResult) {
+func (r *run) unlessForeign(ctx context.Context, a *attemptState, pod *runpod.Pod, w watchResult) (*runpod.Pod, watchResult) {
 	if !w.foreign && (w.accepted || w.seen || w.screened || ctx.Err() != nil || !r.namedOtherwise(ctx, pod)) {
 		return pod, w
 	}
 	r.untrack(pod.ID)
 	r.logf("create of %s: the answer named pod %s, another pod's id: a lost answer; looking for %s by name", pod.Name, pod.ID, pod.Name)
-	rctx, cancel := r.bound(ctx, max(createdAt.Add(r.cfg.StartupTimeout()).Sub(r.now()), 0))
+	rctx, cancel := r.bound(ctx, max(a.createdAt.Add(r.cfg.StartupTimeout()).Sub(r.now()), 0))
 	found, err := r.reconcile(rctx, pod.Name)
 	cancel()
 	if found == nil {
 		r.uncertain = append(r.uncertain, r.current) // the run's last look
 		return nil, watchResult{reason: fmt.Sprintf("create of %s answered with another pod's id (%s) and no pod of that name was found (%v)", pod.Name, pod.ID, err)}
 	}
-	return found, r.watch(ctx, found, c, label, createdAt)
+	return found, r.watch(ctx, found, a.c, a.label, a.createdAt)
 }
 
 // namedOtherwise reads pod's record once and reports whether it names another
@@ -199,33 +210,32 @@ func (r *run) attemptDone(c plan.Candidate, rec *cost.Attempt) func(o cost.Outco
 
 // accept hands the candidate's pod to the GPU job: it leaves the run's live
 // pods (the cleanup job deletes it) and becomes the run's accepted pod.
-func (r *run) accept(c plan.Candidate, label string, pod *runpod.Pod, w watchResult, rec *cost.Attempt, done func(cost.Outcome, string)) (outcome, error) {
+func (r *run) accept(a *attemptState, pod *runpod.Pod, w watchResult) (outcome, error) {
 	secs := int64(0)
 	if !w.start.IsZero() {
 		secs = int64(w.acceptedAt.Sub(w.start).Round(time.Second) / time.Second)
 	}
-	rec.Seconds, rec.Host = cost.KnownSeconds(secs), cost.HostWorked
+	a.rec.Seconds, a.rec.Host = cost.KnownSeconds(secs), cost.HostWorked
 	delete(r.live, pod.ID) // handed over to the GPU job; cleanup deletes it
-	r.res.Accepted = &Accepted{PodID: pod.ID, RunnerLabel: label, GPU: c.GPUID, Candidate: c.Name, Tier: c.Tier,
-		Cloud: c.Cloud, DataCenter: rec.DataCenter, Price: rec.Price, StartupSeconds: secs, StartedAt: w.start, AcceptedAt: w.acceptedAt}
+	r.res.Accepted = &Accepted{PodID: pod.ID, RunnerLabel: a.label, GPU: a.c.GPUID, Candidate: a.c.Name, Tier: a.c.Tier,
+		Cloud: a.c.Cloud, DataCenter: a.rec.DataCenter, Price: a.rec.Price, StartupSeconds: secs, StartedAt: w.start, AcceptedAt: w.acceptedAt}
 	// What the pod can cost at most, at the higher of its billed and catalog prices.
-	switch price := max(money.PerHour(rec.Price.PerHour), money.PerHour(c.PricePerHour)); {
-	case (rec.Price.Known || c.PriceKnown) && price > 0:
+	switch price := max(money.PerHour(a.rec.Price.PerHour), money.PerHour(a.c.PricePerHour)); {
+	case (a.rec.Price.Known || a.c.PriceKnown) && price > 0:
 		r.res.AcceptedWorst = spend.Candidate(price, r.cfg.StartupTimeout(), r.cfg.Lifetime())
 	default:
 		r.res.AcceptedUnpriced = true
 	}
-	done(cost.OutcomeAccepted, "")
+	a.done(cost.OutcomeAccepted, "")
 	return outcomeAccepted, nil
 }
 
 // reject ends a candidate the watch rejected: its pod is deleted at once
 // (bounded) or kept for debugging, what it billed counts toward the ceiling,
 // and the outcome says whether the run goes on to the next candidate.
-func (r *run) reject(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig, w watchResult, rec *cost.Attempt,
-	listPrice cost.Price, createdAt time.Time, done func(cost.Outcome, string)) (outcome, error) {
+func (r *run) reject(ctx context.Context, a *attemptState, pod *runpod.Pod, w watchResult) (outcome, error) {
 	if w.hostFailed && ctx.Err() == nil {
-		rec.Host = cost.HostFailed // other rejections say nothing about the host
+		a.rec.Host = cost.HostFailed // other rejections say nothing about the host
 	}
 
 	// Rejected: delete at once (bounded), unless the pod is kept for debugging.
@@ -235,7 +245,7 @@ func (r *run) reject(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig,
 	end := r.now()
 	if keep {
 		r.res.RetainedPodIDs = append(r.res.RetainedPodIDs, pod.ID)
-		r.keepForSSH(pod.ID, max(rec.Price.PerHour, listPrice.PerHour), createdAt)
+		r.keepForSSH(pod.ID, max(a.rec.Price.PerHour, a.listPrice.PerHour), a.createdAt)
 		delete(r.live, pod.ID)
 		r.logf("pod %s kept for inspection (keep-failed-pods): it keeps billing until the reaper or you delete it", pod.ID)
 	} else {
@@ -243,22 +253,22 @@ func (r *run) reject(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig,
 		deletedAt, derr := r.deleter.Delete(dctx, pod.ID)
 		cancel()
 		if derr != nil {
-			rec.Seconds = secondsBetween(w.start, r.now())
+			a.rec.Seconds = secondsBetween(w.start, r.now())
 			// It may bill until the cleanup job or the reaper deletes it: the
 			// lane's committed spend counts it at a candidate's worst case.
-			r.res.SpentBound += r.spendRun().UnconfirmedBound(money.PerHour(rec.Price.PerHour), money.PerHour(listPrice.PerHour))
-			done(cost.OutcomeRejected, w.reason+"; deletion unconfirmed")
+			r.res.SpentBound += r.spendRun().UnconfirmedBound(money.PerHour(a.rec.Price.PerHour), money.PerHour(a.listPrice.PerHour))
+			a.done(cost.OutcomeRejected, w.reason+"; deletion unconfirmed")
 			return 0, r.fail(ErrUnconfirmedDeletion, fmt.Sprintf("no further pod is created while pod %s may still run: %v", pod.ID, derr))
 		}
 		delete(r.live, pod.ID)
 		end = deletedAt
-		r.removeRunner(ctx, jit) // its pod is gone: nothing can use the registration
+		r.removeRunner(ctx, a.jit) // its pod is gone: nothing can use the registration
 	}
-	rec.Seconds = secondsBetween(w.start, end)
+	a.rec.Seconds = secondsBetween(w.start, end)
 	// The ceiling's bound counts from creation (not the provider start) at the
 	// highest price known for the pod.
-	r.res.SpentBound += spend.RejectedBound(money.PerHour(rec.Price.PerHour), money.PerHour(listPrice.PerHour), createdAt, end)
-	done(cost.OutcomeRejected, w.reason)
+	r.res.SpentBound += spend.RejectedBound(money.PerHour(a.rec.Price.PerHour), money.PerHour(a.listPrice.PerHour), a.createdAt, end)
+	a.done(cost.OutcomeRejected, w.reason)
 	switch {
 	case w.obsolete:
 		return 0, r.fail(ErrObsolete, w.reason)
