@@ -10,11 +10,8 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/org/runpod-gpu/pkg/config"
-	"github.com/org/runpod-gpu/pkg/cost"
-	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/reputation"
 	"github.com/org/runpod-gpu/pkg/runpod"
@@ -125,15 +122,14 @@ func (r *run) heldMachine(machine string) string {
 // attempt is rejected with no host verdict (it says nothing new about the
 // machine), billed from its creation, and the run goes on to the next
 // candidate without counting a startup failure.
-func (r *run) screenOut(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig, w watchResult, rec *cost.Attempt, listPrice cost.Price,
-	createdAt time.Time, done func(cost.Outcome, string)) (outcome, error) {
-	rec.PodID = pod.ID
-	rec.Cloud, rec.DataCenter, rec.Driver = cmp.Or(w.cloud, pod.Cloud), cmp.Or(w.dataCenter, pod.DataCenterID), cmp.Or(w.driver, pod.CudaVersion)
+func (r *run) screenOut(ctx context.Context, a *attemptState, pod *runpod.Pod, w watchResult) (outcome, error) {
+	a.rec.PodID = pod.ID
+	a.rec.Cloud, a.rec.DataCenter, a.rec.Driver = cmp.Or(w.cloud, pod.Cloud), cmp.Or(w.dataCenter, pod.DataCenterID), cmp.Or(w.driver, pod.CudaVersion)
 	r.dropLateDuplicates(ctx, pod)
 	r.logf("pod %s landed on a machine the reputation holds bad: %s; deleting it before its proof", pod.ID, w.screenedWhy)
-	w.start, w.hostFailed = createdAt, false
+	w.start, w.hostFailed = a.createdAt, false
 	w.reason = "placed on a machine held bad (" + w.screenedWhy + "): deleted before its proof"
-	out, err := r.reject(ctx, pod, jit, w, rec, listPrice, createdAt, done)
+	out, err := r.reject(ctx, a, pod, w)
 	if err != nil || out != outcomeStartupFailure {
 		return out, err
 	}
