@@ -23,6 +23,8 @@ func TestParseDigitsAtTheEdges(t *testing.T) {
 		{value: "0.5", want: 50 * Cent},
 		{value: "10.05", want: 10*Dollar + 5*Cent},
 		{value: "0.000001", want: 1},
+		{value: "19.99", want: 19*Dollar + 99*Cent},
+		{value: "0.09", want: 9 * Cent},
 		{value: "0.0000001", wantErr: true},
 		{value: "9999999999", wantErr: true}, // within ten digits, above the limit
 		{value: "99999999999", wantErr: true},
@@ -38,6 +40,16 @@ func TestParseDigitsAtTheEdges(t *testing.T) {
 			assert.Check(t, is.Equal(got, tt.want))
 		})
 	}
+}
+
+// TestParseTenIntegerDigits: ten integer digits are read, eleven are not.
+func TestParseTenIntegerDigits(t *testing.T) {
+	limit := Limit{Max: 10_000_000_000 * Dollar}
+	got, err := Parse("limit", "1000000000", limit)
+	assert.NilError(t, err)
+	assert.Equal(t, got, 1_000_000_000*Dollar)
+	_, err = Parse("limit", "10000000000", limit)
+	assert.Check(t, err != nil)
 }
 
 // TestRateForAtTheOverflowEdge: a product whose high word is exactly an hour

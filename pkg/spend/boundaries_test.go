@@ -25,6 +25,8 @@ func TestLedgerCapsAdmitAtTheCaps(t *testing.T) {
 		{name: "stage at the ledger's bound", caps: LedgerCaps{MaxStage: LedgerMax, Total: LedgerMax}, asked: LedgerMax},
 		{name: "stage over the ledger's bound", caps: LedgerCaps{MaxStage: LedgerMax + 1, Total: 2 * LedgerMax}, asked: LedgerMax + 1, wantErr: true},
 		{name: "large holdings under the total", caps: LedgerCaps{MaxStage: money.Dollar, Total: 2 * LedgerMax}, asked: money.Dollar, held: LedgerMax},
+		{name: "holdings at the overflow guard", caps: LedgerCaps{MaxStage: money.Dollar, Total: 2 * LedgerMax * 100_000}, asked: money.Dollar, held: LedgerMax * 100_000},
+		{name: "holdings past the overflow guard", caps: LedgerCaps{MaxStage: money.Dollar, Total: 2 * LedgerMax * 100_000}, asked: money.Dollar, held: LedgerMax * 100_000, pending: money.Dollar, wantErr: true},
 		{name: "negative holding", caps: caps, asked: money.Dollar, held: -1, wantErr: true},
 	}
 	for _, tt := range tests {
