@@ -23,6 +23,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/ghsetup"
 	"github.com/org/runpod-gpu/pkg/money"
+	"github.com/org/runpod-gpu/pkg/rehearse"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
 
@@ -192,7 +193,7 @@ func (a *app) runInit(cmd *cobra.Command, f initFlags) error {
 	}
 	if !f.dryRun && !f.noRehearse {
 		fmt.Fprintf(a.env.Stdout, "\nRehearsal of %s's lane (offline, free; --no-rehearse skips it):\n", f.dir)
-		if err := a.rehearseDir(cmd.Context(), f.dir, false, " ('runpod-gpu rehearse'): the files are kept, and nothing changed on GitHub", false); err != nil {
+		if err := a.rehearseDir(cmd.Context(), rehearse.Options{Dir: f.dir}, false, " ('runpod-gpu rehearse'): the files are kept, and nothing changed on GitHub", false); err != nil {
 			return err
 		}
 	}

@@ -77,6 +77,9 @@ func play(ctx context.Context, lane *workflowFile, repo []*workflowFile, cfgText
 	if err == nil && s.real != nil {
 		err = errors.Join(s.real.errs...)
 	}
+	if err == nil && o.played != nil {
+		o.played(s)
+	}
 	return played, err
 }
 

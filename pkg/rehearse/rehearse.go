@@ -45,6 +45,10 @@ type Options struct {
 	// StepsLog, with RealSteps, receives the output of the steps run for real (each job's
 	// log, its secrets masked); nil discards it.
 	StepsLog io.Writer
+
+	// played, for this package's tests, sees each lane's simulated cloud after its play,
+	// before it closes: what the simulated GitHub holds is read back through its API.
+	played func(*stage)
 }
 
 // Report is what a rehearsal found.

@@ -1,9 +1,11 @@
 package cloud
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -32,9 +34,10 @@ type PodJob struct {
 // the runner's label, and once the pod's runner took it, its steps run for real on the
 // machine, each reported to the simulated GitHub as it really starts and ends (so the
 // watchdog sees the test step start when its process starts), with the run's results
-// service for the artifact actions. It returns the job's conclusion as GitHub gives it: the
-// steps' result; cancelled when the run was cancelled meanwhile (the steps are stopped);
-// failure when the runner was lost with its pod, once GitHub gives up on the runner
+// service for the artifact actions; once they ended, their masked output is the job's log on
+// the simulated GitHub, as the runner uploads it. It returns the job's conclusion as GitHub
+// gives it: the steps' result; cancelled when the run was cancelled meanwhile (the steps are
+// stopped); failure when the runner was lost with its pod, once GitHub gives up on the runner
 // (githubsim.RunnerLostTimeout after, on the cloud's clock).
 func (c *Cloud) RunPodJob(ctx context.Context, pj PodJob) (string, error) {
 	if pj.Machine == nil || pj.Job == nil {
@@ -84,6 +87,8 @@ func (c *Cloud) RunPodJob(ctx context.Context, pj PodJob) (string, error) {
 	}
 	stop := make(chan struct{})
 	m.Stop = stop
+	var jobLog lockedBuffer // what the runner uploads as the job's log once the job ended
+	m.Log = io.MultiWriter(orDiscard(pj.Machine.Log), &jobLog)
 	watchCtx, endWatch := context.WithCancel(ctx)
 	var watched sync.WaitGroup
 	watched.Add(1)
@@ -108,10 +113,38 @@ func (c *Cloud) RunPodJob(ctx context.Context, pj PodJob) (string, error) {
 		job, err = c.waitJob(ctx, pj.RunID, jobID, poll, func(j githubsim.Job) bool { return j.Status == "completed" })
 		return job.Conclusion, err
 	}
+	if err := c.GitHub.SetJobLog(Repository, jobID, jobLog.String()); err != nil {
+		return "", err
+	}
 	if err := c.GitHub.EndJob(Repository, jobID, run.Result); err != nil {
 		return "", err
 	}
 	return run.Result, nil
+}
+
+// lockedBuffer is a job's log, written by its steps' processes and the runner's lines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
 }
 
 func (c *Cloud) job(runID, jobID int64) (githubsim.Job, error) {

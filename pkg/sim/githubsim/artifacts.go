@@ -88,6 +88,18 @@ func (s *Server) SetRunLogs(fullName string, runID int64, attemptNumber int, fil
 	return nil
 }
 
+// SetJobLog sets the plain-text log of a job, as its runner uploads it once the job ended.
+func (s *Server) SetJobLog(fullName string, jobID int64, text string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, err := s.jobByName(fullName, jobID)
+	if err != nil {
+		return err
+	}
+	j.log = []byte(text)
+	return nil
+}
+
 // zipFiles builds a zip archive whose bytes depend only on files and stamp.
 func zipFiles(files map[string]string, stamp time.Time) ([]byte, error) {
 	var buf bytes.Buffer
@@ -146,6 +158,23 @@ func (s *Server) downloadRunLogs(c *call) error {
 		return notFound("logs of run %d attempt %d", a.run.id, a.number)
 	}
 	c.redirect(s.signedURL(c, a.logs, "application/zip"))
+	return nil
+}
+
+// downloadJobLogs answers 302 to a short-lived URL of the job's plain-text log, as GitHub does.
+func (s *Server) downloadJobLogs(c *call) error {
+	rp, id, err := c.repoAndID("job_id")
+	if err != nil {
+		return err
+	}
+	j := s.jobByID(id)
+	if j == nil || j.attempt.run.repo != rp {
+		return notFound("job %d", id)
+	}
+	if j.log == nil {
+		return notFound("logs of job %d", id)
+	}
+	c.redirect(s.signedURL(c, j.log, "text/plain"))
 	return nil
 }
 

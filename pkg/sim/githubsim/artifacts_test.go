@@ -125,6 +125,35 @@ func TestRunLogs(t *testing.T) {
 	assert.Equal(t, resp.StatusCode, http.StatusNotFound, "a run without logs")
 }
 
+// A job's log, once its runner set it, is served as GitHub serves it: 302 to a short-lived
+// plain-text URL; a job without one is 404.
+func TestJobLogs(t *testing.T) {
+	f := newFixture(t)
+	runID, err := f.srv.AddWorkflowRun(WorkflowRunSpec{Repo: repoName, WorkflowPath: gpuWorkflow})
+	assert.NilError(t, err)
+	withLog, err := f.srv.AddJob(repoName, runID, JobSpec{Name: "GPU tests", Labels: []string{"gpu-1"}})
+	assert.NilError(t, err)
+	without, err := f.srv.AddJob(repoName, runID, JobSpec{Name: "build"})
+	assert.NilError(t, err)
+	assert.NilError(t, f.srv.SetJobLog(repoName, withLog, "3 passed, 0 failed\n"))
+	assert.ErrorContains(t, f.srv.SetJobLog(repoName, 999999, "x"), "job 999999")
+
+	u, resp, err := f.app.Actions.GetWorkflowJobLogs(ctx, "octo", "gpu-lib", withLog, 0)
+	assert.NilError(t, err)
+	assert.Equal(t, resp.StatusCode, http.StatusFound)
+	got, err := http.Get(u.String())
+	assert.NilError(t, err)
+	defer got.Body.Close()
+	body, err := io.ReadAll(got.Body)
+	assert.NilError(t, err)
+	assert.Equal(t, got.Header.Get("Content-Type"), "text/plain")
+	assert.Equal(t, string(body), "3 passed, 0 failed\n")
+
+	_, resp, err = f.app.Actions.GetWorkflowJobLogs(ctx, "octo", "gpu-lib", without, 0)
+	assert.Assert(t, err != nil)
+	assert.Equal(t, resp.StatusCode, http.StatusNotFound, "a job without a log")
+}
+
 func TestZipIsDeterministic(t *testing.T) {
 	files := map[string]string{"b.txt": "2", "a.txt": "1", "c/d.txt": "3"}
 	first, err := zipFiles(files, start)

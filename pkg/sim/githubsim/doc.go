@@ -1,7 +1,7 @@
 // Package githubsim is an in-process simulation of the parts of the GitHub REST API that the
 // runpod-gpu actions use: JIT runner configs and the runner registry, check runs, pull requests,
 // issue comments, collaborator permissions, workflow runs with attempts, jobs and steps,
-// artifacts, run logs, workflow dispatch and run cancellation, plus installation tokens for
+// artifacts, run and job logs, workflow dispatch and run cancellation, plus installation tokens for
 // GitHub Apps, and the Actions results service (Twirp) through which upload-artifact and
 // download-artifact v4 move an artifact's bytes inside a run.
 //

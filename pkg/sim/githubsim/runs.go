@@ -179,6 +179,7 @@ type job struct {
 	scripted bool // steps follow the clock from startedAt
 	external bool // steps are reported by StartStep and EndStep; see external.go
 	plan     []plannedStep
+	log      []byte // the runner's plain-text log of the job; nil until one was set
 }
 
 type plannedStep struct {

@@ -459,6 +459,7 @@ func (s *Server) routes() {
 	s.handle("GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs", authToken, s.listJobs)
 	s.handle("GET /repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/jobs", authToken, s.listJobs)
 	s.handle("GET /repos/{owner}/{repo}/actions/jobs/{job_id}", authToken, s.getJob)
+	s.handle("GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs", authToken, s.downloadJobLogs)
 	s.handle("POST /repos/{owner}/{repo}/actions/runs/{run_id}/cancel", authToken, s.cancelWorkflowRun)
 	s.handle("GET /repos/{owner}/{repo}/actions/runs/{run_id}/logs", authToken, s.downloadRunLogs)
 	s.handle("GET /repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}/logs", authToken, s.downloadRunLogs)
