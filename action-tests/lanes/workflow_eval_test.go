@@ -31,6 +31,7 @@ type wfJob struct {
 type wfStep struct {
 	ID   string            `yaml:"id"`
 	Name string            `yaml:"name"`
+	If   string            `yaml:"if"`
 	Uses string            `yaml:"uses"`
 	With map[string]string `yaml:"with"`
 }

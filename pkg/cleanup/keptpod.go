@@ -3,7 +3,6 @@ package cleanup
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -56,7 +55,7 @@ func (c *cleaner) keptForSSH(ctx context.Context, p trackedPod, ev *cost.Evidenc
 // maintainer's SSH opened by provision (openDebugSSH).
 func enterable(p *runpod.Pod) bool {
 	tags, err := ownership.FromPod(p.Name, p.Env)
-	return err == nil && tags.KeepFailed && p.Env[startup.DebugKeyEnv] != "" && slices.Contains(p.Ports, startup.SSHPort)
+	return err == nil && tags.KeepFailed && startup.DebugSSHOpen(p.Ports, p.Env)
 }
 
 // keptSummary tells the maintainer how to enter each pod kept for SSH, what

@@ -1,6 +1,9 @@
 package startup
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // DebugKeyEnv is the pod environment variable holding the maintainer's
 // public key of a kept pod (RunPod's own images read the same name).
@@ -55,4 +58,12 @@ func WithDebugShell(script string) []string {
 // its script ends, the container stays up serving SSH instead of exiting.
 func ServesSSH(cmd []string) bool {
 	return len(cmd) == 1 && strings.HasPrefix(cmd[0], debugShellFirstLine+"\n")
+}
+
+// DebugSSHOpen reports whether a pod record's ports and environment show the
+// maintainer's SSH that provision opens with debug-ssh-public-key: 22/tcp
+// published and a key in DebugKeyEnv. With the record's keep-failed tag it
+// marks a pod cleanup keeps when its GPU tests failed, and the watchdog leaves.
+func DebugSSHOpen(ports []string, env map[string]string) bool {
+	return env[DebugKeyEnv] != "" && slices.Contains(ports, SSHPort)
 }

@@ -30,6 +30,8 @@ func (r Result) Summary(runErr error) string {
 		switch {
 		case r.Deleted:
 			pod = "deleted, confirmed at " + stampOf(r.DeletedAt)
+		case r.KeptForSSH:
+			pod = "left running: its GPU tests failed and the lane made it enterable (debug-ssh-public-key); cleanup keeps it for the maintainer, and it bills until the reaper's retention cap or `runpod-gpu down <pod> --force`"
 		case r.Outcome != OutcomePodGone && r.Outcome != OutcomeInterrupted:
 			pod = "**deletion unconfirmed: it may still be billing**; cleanup retries, or delete it by hand"
 		}

@@ -28,8 +28,10 @@ import (
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/lanetiers"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
+	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
+	"github.com/org/runpod-gpu/pkg/startup"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -166,6 +168,9 @@ type Result struct {
 	Report *cost.Report
 	// HostFault is the pod lost to its host (OutcomeHostFault); nil otherwise.
 	HostFault *lanetiers.HostFault
+	// KeptForSSH is true when the watch left the pod because its GPU tests
+	// failed and the lane made it enterable (keptForSSH): cleanup keeps it.
+	KeptForSSH bool
 }
 
 // Sentinel errors; test for them with errors.Is.
@@ -567,6 +572,14 @@ func (w *watch) sameTree(ctx context.Context, pr *github.PullRequest) bool {
 // the metadata already held, and only then, after a confirmed deletion,
 // cancels the run when the end was early.
 func (w *watch) finish(ctx context.Context, outcome Outcome, why string) (Result, error) {
+	if outcome == OutcomeJobFinished && w.keptForSSH() {
+		w.logf("%s: %s: pod %s left running: the lane made it enterable (keep-failed-pods with debug-ssh-public-key), so cleanup keeps it for the maintainer",
+			outcome, why, w.req.PodID)
+		res := w.result(outcome, why)
+		res.KeptForSSH = true
+		res.RunnerRemoved = w.removeRunner(ctx) // its job is over: the runner's credentials go all the same
+		return res, nil
+	}
 	w.logf("%s: %s: deleting pod %s", outcome, why, w.req.PodID)
 	res := w.result(outcome, why)
 	deleter := &lifecycle.Deleter{Pods: w.deps.Pods, Policy: w.deps.Policy, Logf: w.deps.Logf}
@@ -599,6 +612,19 @@ func (w *watch) finish(ctx context.Context, outcome Outcome, why string) (Result
 		}
 	}
 	return res, errors.Join(delErr, w.failure(res))
+}
+
+// keptForSSH reports whether the pod is the one exception to deleting it when
+// its GPU job ended: its tests ran and failed, and its record (read at the
+// start) is a keep-failed lane's pod with the maintainer's SSH open, as
+// cleanup decides (it keeps such a pod; the reaper bounds it). The GPU job's
+// conclusion is the one last observed.
+func (w *watch) keptForSSH() bool {
+	if w.record == nil || w.lastJob == nil || !w.tests || w.lastJob.GetConclusion() != "failure" {
+		return false
+	}
+	tags, err := ownership.FromPod(w.record.Name, w.record.Env)
+	return err == nil && tags.KeepFailed && startup.DebugSSHOpen(w.record.Ports, w.record.Env)
 }
 
 func (w *watch) result(outcome Outcome, why string) Result {
