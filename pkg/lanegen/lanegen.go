@@ -10,6 +10,7 @@
 package lanegen
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -69,8 +70,9 @@ func ReadDir(dir string) (map[string]string, error) {
 	return files, nil
 }
 
-// WriteDir regenerates Files in dir, writing only those that change.
-func WriteDir(dir string) error {
+// WriteDir regenerates Files in dir, writing only those that change; once
+// ctx is done it writes no further file.
+func WriteDir(ctx context.Context, dir string) error {
 	files, err := ReadDir(dir)
 	if err != nil {
 		return err
@@ -82,6 +84,9 @@ func WriteDir(dir string) error {
 	for _, name := range Files() {
 		if out[name] == files[name] {
 			continue
+		}
+		if err := ctx.Err(); err != nil { // interrupted: no further file is written
+			return err
 		}
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(out[name]), 0o644); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package lanegen
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -133,7 +134,7 @@ func TestWriteDir(t *testing.T) {
 	}
 	other := filepath.Join(dir, "ci.yml")
 	assert.NilError(t, os.WriteFile(other, []byte("name: CI\n"), 0o644))
-	assert.NilError(t, WriteDir(dir))
+	assert.NilError(t, WriteDir(context.Background(), dir))
 	got, err := ReadDir(dir)
 	assert.NilError(t, err)
 	assert.DeepEqual(t, got, files)

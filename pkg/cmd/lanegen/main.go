@@ -6,8 +6,10 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"os"
+	"os/signal"
 
 	"github.com/org/runpod-gpu/pkg/cmdline"
 	"github.com/org/runpod-gpu/pkg/lanegen"
@@ -16,5 +18,9 @@ import (
 func main() {
 	dir := flag.String("dir", ".github/workflows", "the workflows directory holding gpu-lane.yml and its parts")
 	flag.Parse()
-	os.Exit(cmdline.ExitCode("lanegen", lanegen.WriteDir(*dir), os.Stderr))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	err := lanegen.WriteDir(ctx, *dir)
+	stop()
+	os.Exit(cmdline.ExitCode("lanegen", err, os.Stderr))
 }
