@@ -13,7 +13,6 @@ import (
 
 	"github.com/org/runpod-gpu/action-tests/internal/harness"
 	"github.com/org/runpod-gpu/pkg/cost"
-	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/serverless"
@@ -80,7 +79,7 @@ func TestServerlessLaneCarriesTheRepositoryLedger(t *testing.T) {
 	assert.Equal(t, second.ExitCode, 0, second.Stdout)
 	assert.Check(t, is.Contains(second.Stdout, "$2.61 reserved in 1 attempts"))
 	l := s.ledger(t)
-	assert.Check(t, is.Equal(money.FromCents(l.TotalCents()).String(), "$5.22"), "the second run added to the first's ledger")
+	assert.Check(t, is.Equal(l.TotalCents().Amount().String(), "$5.22"), "the second run added to the first's ledger")
 	assert.Check(t, is.Len(l.Attempts, 2))
 	assert.Check(t, is.Len(l.OpenAttempts(), 0))
 	body, err = os.ReadFile(filepath.Join(s.Workspace, ledgerFile))

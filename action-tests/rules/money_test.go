@@ -37,8 +37,6 @@ var moneyRoom = []string{"pkg/money", "pkg/sim"}
 // only shrinks: TestMoneyIsOneType fails on an entry that no longer exists.
 var moneyDebt = map[string]string{
 	"pkg/cost/serverless.go: PricePerHour":     "cost artifact field (pricePerHour), converted with money.PerHour where decided on",
-	"pkg/cost/serverless.go: ReservedCents":    "cost artifact field (reservedCents), whole cents as the ledger stores them",
-	"pkg/cost/serverless.go: LedgerCents":      "cost artifact field (ledgerTotalCents), whole cents as the ledger stores them",
 	"pkg/cost/serverless.go: pricePerHour":     "cost.EstimateServerless's float estimate (cost.Money)",
 	"pkg/cost/values.go: USD":                  "cost.Money, the cost report's estimate (decides no spend); under Rate.For's round-up the sixth decimal of committed cost artifacts and evidence would move, so it waits for a deliberate regeneration",
 	"pkg/cost/values.go: usd":                  "cost.KnownMoney's argument (see cost.Money)",
@@ -50,7 +48,6 @@ var moneyDebt = map[string]string{
 	"pkg/history/reconcile.go: DriftUSD":       "history artifact field (driftUsd)",
 	"pkg/lanetiers/results.go: PricePerHour":   "the lane's results record field (price-per-hour), as the cost report writes it",
 	"pkg/lanetiers/results.go: Dollars":        "the lane's results record field (dollars), cost.Money as written",
-	"pkg/history/serverless.go: ReservedCents": "history artifact field (reservedCents)",
 	"pkg/history/reconcile.go: BilledUSD":      "history artifact field (billedUsd), RunPod's billing float",
 	"pkg/history/reconcile.go: UntrackedUSD":   "history artifact field (untrackedUsd)",
 	"pkg/history/rightsize.go: PricePerHour":   "history artifact field (pricePerHour)",
@@ -61,7 +58,6 @@ var moneyDebt = map[string]string{
 	"pkg/plan/dcoffers.go: PricePerHour":       "the per-data-center offers file (price_per_hour)",
 	"pkg/plan/plan.go: PricePerHour":           "catalog list price for ranking; spend converts with money.PerHour",
 	"pkg/reputation/record.go: PricePerHour":   "reputation artifact field (pricePerHour)",
-	"pkg/serverless/ledger.go: Cents":          "the ledger file's reservation (cents), checksummed on disk",
 	"pkg/gatecheck/publish.go: PricePerHour":   "the gate's float price from provision's output",
 	"pkg/runpod/balance.go: CurrentSpendPerHr": "RunPod GraphQL field, as read",
 	"pkg/runpod/balance.go: SpendLimit":        "RunPod GraphQL field, as read",

@@ -9,6 +9,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // serverlessJobs are the jobs of one attempt of serverless-lane.yml.
@@ -47,7 +48,7 @@ func TestServerlessSpendIsInTheHistory(t *testing.T) {
 	assert.Check(t, is.Equal(r.Serverless.Attempts, 3))
 	assert.Check(t, is.Equal(r.Serverless.Jobs, 2))
 	assert.Check(t, is.Equal(r.Serverless.Spend.String(), "$0.0700 known, 1 Serverless job of unknown cost"))
-	assert.Check(t, is.Equal(r.Serverless.ReservedCents, int64(522)))
+	assert.Check(t, is.Equal(r.Serverless.ReservedCents, money.WholeCents(522)))
 	assert.Check(t, is.Equal(r.Totals.ServerlessAttempts, 3))
 	assert.Check(t, is.Equal(r.Totals.Spend.Known, 0.3+0.07), "the pod's $0.30 and the Serverless job's $0.07 in one total")
 	assert.Check(t, is.Equal(r.Totals.Spend.Unknown, 1))

@@ -42,14 +42,22 @@ func FromDollars(usd float64) Amount {
 // FromCents converts whole cents, the Serverless ledger's unit on disk.
 func FromCents(cents int64) Amount { return Amount(cents) * Cent }
 
+// WholeCents is an amount held in whole cents, the unit the Serverless ledger
+// stores (checksummed) and the artifacts quoting it carry: it encodes as a
+// JSON integer of cents, as those files always have.
+type WholeCents int64
+
+// Amount is the whole cents as an Amount.
+func (c WholeCents) Amount() Amount { return FromCents(int64(c)) }
+
 // Dollars is the amount as float64 dollars, for ratios and wire formats that
 // carry a JSON number; never for a sum or a comparison that decides a spend.
 func (a Amount) Dollars() float64 { return float64(a) / float64(Dollar) }
 
 // CentsUp is the amount in whole cents, rounded up: what the Serverless
 // ledger, which counts cents, reserves for it.
-func (a Amount) CentsUp() int64 {
-	c := int64(a / Cent)
+func (a Amount) CentsUp() WholeCents {
+	c := WholeCents(a / Cent)
 	if a%Cent > 0 {
 		c++
 	}

@@ -58,11 +58,11 @@ func TestRateForRoundsUp(t *testing.T) {
 func TestCentsUp(t *testing.T) {
 	tests := []struct {
 		a    Amount
-		want int64
+		want WholeCents
 	}{{0, 0}, {1, 1}, {Cent, 1}, {Cent + 1, 2}, {136 * Cent, 136}}
 	for _, tt := range tests {
 		assert.Equal(t, tt.a.CentsUp(), tt.want, "amount %d", tt.a)
-		assert.Equal(t, FromCents(tt.want).CentsUp(), tt.want)
+		assert.Equal(t, tt.want.Amount().CentsUp(), tt.want)
 	}
 }
 

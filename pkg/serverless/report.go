@@ -83,7 +83,7 @@ func (o Outcome) Summary() string {
 		{"Payload", mdtable.Code(cmp.Or(o.Payload, "-"))},
 		{"Endpoint and template deleted", cleaned},
 		{"Estimated cost", fmt.Sprintf("%s (%d worker seconds at %s)", sp.Dollars, sp.WorkerSeconds, money.PerHour(sp.PricePerHour).Format(money.Cents))},
-		{"Budget ledger", fmt.Sprintf("%s reserved for this attempt; %s of the ledger's total", money.FromCents(sp.ReservedCents), money.FromCents(sp.LedgerCents))},
+		{"Budget ledger", fmt.Sprintf("%s reserved for this attempt; %s of the ledger's total", sp.ReservedCents.Amount(), sp.LedgerCents.Amount())},
 	} {
 		tb.Row(row[0], row[1])
 	}
