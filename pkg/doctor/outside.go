@@ -144,8 +144,8 @@ func checkBalance(ctx context.Context, d Deps, f *facts) Check {
 		return unknown(CheckBalance, titleBalance, "RunPod's GraphQL API did not tell the balance", console)
 	}
 	need, why := minBalanceUSD, "$1"
-	if f.config != nil && f.config.MaxRunSpendUSD != nil && money.FromDollars(*f.config.MaxRunSpendUSD) > need {
-		need = money.FromDollars(*f.config.MaxRunSpendUSD)
+	if f.config != nil && f.config.MaxRunSpendUSD != nil && *f.config.MaxRunSpendUSD > need {
+		need = *f.config.MaxRunSpendUSD
 		why = "one run's bound, max_run_spend_usd " + need.Format(money.Exact)
 	}
 	if b.ClientBalance < need {

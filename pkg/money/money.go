@@ -137,6 +137,24 @@ func (a *Amount) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// UnmarshalYAML reads a YAML number of dollars (yaml.v3's unmarshaler
+// interface, so this package imports no YAML library); NaN, infinities and
+// amounts beyond ±1e9 dollars are refused.
+func (a *Amount) UnmarshalYAML(decode func(any) error) error {
+	var v float64
+	if err := decode(&v); err != nil {
+		return fmt.Errorf("amount: want a number of US dollars: %w", err)
+	}
+	if math.IsNaN(v) || math.Abs(v) > maxDollars {
+		return fmt.Errorf("amount %g: want a number of US dollars of at most %g", v, float64(maxDollars))
+	}
+	*a = FromDollars(v)
+	return nil
+}
+
+// MarshalYAML writes dollars as a YAML number.
+func (a Amount) MarshalYAML() (any, error) { return a.Dollars(), nil }
+
 // Rate is a price in US dollars per hour, in micro-dollars per hour.
 type Rate int64
 
