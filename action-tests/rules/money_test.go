@@ -41,10 +41,7 @@ var moneyDebt = map[string]string{
 	"pkg/cost/values.go: USD":                "cost.Money, the cost report's estimate (decides no spend); under Rate.For's round-up the sixth decimal of committed cost artifacts and evidence would move, so it waits for a deliberate regeneration",
 	"pkg/cost/values.go: usd":                "cost.KnownMoney's argument (see cost.Money)",
 	"pkg/devcli/pods.go: PricePerHour":       "the CLI's JSON listing of offers (price_per_hour)",
-	"pkg/gatecheck/tiers.go: PricePerHour":   "the gate's tier record field, provision's float output as read",
 	"pkg/history/reconcile.go: DriftUSD":     "history artifact field (driftUsd)",
-	"pkg/lanetiers/results.go: PricePerHour": "the lane's results record field (price-per-hour), as the cost report writes it",
-	"pkg/lanetiers/results.go: Dollars":      "the lane's results record field (dollars), cost.Money as written",
 	"pkg/history/reconcile.go: BilledUSD":    "history artifact field (billedUsd), RunPod's billing float",
 	"pkg/history/reconcile.go: UntrackedUSD": "history artifact field (untrackedUsd)",
 	"pkg/history/rightsize.go: PricePerHour": "history artifact field (pricePerHour)",
@@ -55,7 +52,6 @@ var moneyDebt = map[string]string{
 	"pkg/plan/dcoffers.go: PricePerHour":     "the per-data-center offers file (price_per_hour)",
 	"pkg/plan/plan.go: PricePerHour":         "catalog list price for ranking; spend converts with money.PerHour",
 	"pkg/reputation/record.go: PricePerHour": "reputation artifact field (pricePerHour)",
-	"pkg/gatecheck/publish.go: PricePerHour": "the gate's float price from provision's output",
 }
 
 // TestMoneyIsOneType keeps issue 36's rule: outside pkg/money (and the

@@ -6,6 +6,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/lanetiers"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // A lane of several pods (lanetiers): each tier's pod, and each pod lost to
@@ -155,7 +156,7 @@ func (req Request) rows(pods []trackedPod, reports []cost.Report) []lanetiers.Re
 func podRow(p trackedPod, r cost.Report) lanetiers.Result {
 	row := lanetiers.Result{Tier: p.Tier, PodID: p.ID, GPUType: cmpOr(r.GPU, p.Snapshot.GPU), DataCenter: r.DataCenter, Rerun: p.Rerun}
 	if r.Price.Known {
-		price := r.Price.PerHour
+		price := money.PerHour(r.Price.PerHour)
 		row.PricePerHour = &price
 	}
 	if s := r.Window.Seconds(); s.Known {
@@ -163,7 +164,7 @@ func podRow(p trackedPod, r cost.Report) lanetiers.Result {
 		row.PaidSeconds = &n
 	}
 	if d := r.Dollars(); d.Known {
-		usd := d.USD
+		usd := money.FromDollars(d.USD)
 		row.Dollars = &usd
 	}
 	// A job that succeeded passed, whatever was seen of its host after.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/lanetiers"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
@@ -64,7 +65,7 @@ func TestRunLaneReportsEveryPodAndAGateRowEach(t *testing.T) {
 	}
 	assert.Check(t, is.DeepEqual(got, []string{"ampere passed", "ada host-fault", "ada failed", "hopper reused", "blackwell no-pod"}))
 	assert.Check(t, res.Rows[0].PaidSeconds != nil && *res.Rows[0].PaidSeconds > 0)
-	assert.Check(t, res.Rows[0].PricePerHour != nil && *res.Rows[0].PricePerHour == 0.25)
+	assert.Check(t, res.Rows[0].PricePerHour != nil && *res.Rows[0].PricePerHour == money.PerHour(0.25))
 	assert.Check(t, is.Contains(res.Rows[1].Reason, "host fault: the pod vanished"))
 	assert.Check(t, is.Equal(res.Rows[1].DataCenter, "US-TX-3"))
 	assert.Check(t, res.Rows[2].Rerun)

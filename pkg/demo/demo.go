@@ -227,7 +227,7 @@ func (w *world) trigger(ctx context.Context, n int) (provision.Result, error) {
 	}
 	if err := w.conclude(ctx, logs, gate.ConcludeRequest{PRNumber: w.pr, Decision: auth.Outcome, SkipKind: auth.Kind, GPUJobResult: gate.JobSuccess,
 		Evidence: gatecheck.Evidence{HeadSHA: headSHA, TestedRef: auth.TestedRef, RunID: runID,
-			Pod: &gatecheck.PodEvidence{ID: a.PodID, GPU: a.GPU, Tier: a.Tier, PricePerHour: a.Price.PerHour, StartupSeconds: int(a.StartupSeconds), Attempts: len(res.Attempts)}}}); err != nil {
+			Pod: &gatecheck.PodEvidence{ID: a.PodID, GPU: a.GPU, Tier: a.Tier, PricePerHour: money.PerHour(a.Price.PerHour), StartupSeconds: int(a.StartupSeconds), Attempts: len(res.Attempts)}}}); err != nil {
 		return res, err
 	}
 	artifact, err := w.cleanup(ctx, runID, auth.TestedRef, res, logs)
