@@ -166,7 +166,7 @@ func ParsePricePerHour(value string) (Price, error) {
 	if !ok {
 		return Price{}, fmt.Errorf("price %q: want %s", clip([]byte(value)), PriceForm)
 	}
-	return KnownPrice(v, ""), nil
+	return KnownPrice(v.Dollars(), ""), nil
 }
 
 // FirstKnown returns the first known price, or the last one given (unknown)
