@@ -49,7 +49,6 @@ var moneyDebt = map[string]string{
 	"pkg/history/amount.go: KnownUSD":        "history artifact field (knownUsd)",
 	"pkg/plan/dcoffers.go: PricePerHour":     "the per-data-center offers file (price_per_hour)",
 	"pkg/plan/plan.go: PricePerHour":         "catalog list price for ranking; spend converts with money.PerHour",
-	"pkg/reputation/record.go: PricePerHour": "reputation artifact field (pricePerHour)",
 }
 
 // TestMoneyIsOneType keeps issue 36's rule: outside pkg/money (and the

@@ -11,6 +11,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/reputation"
 )
@@ -46,7 +47,7 @@ func input() plan.Input {
 }
 
 func obs(at time.Time, gpu, dc string, ok bool) reputation.Observation {
-	return reputation.Observation{At: at, GPU: gpu, DataCenter: dc, Cloud: "SECURE", OK: ok, Seconds: 180, PricePerHour: 0.27}
+	return reputation.Observation{At: at, GPU: gpu, DataCenter: dc, Cloud: "SECURE", OK: ok, Seconds: 180, PricePerHour: money.PerHour(0.27)}
 }
 
 // timeout is a failure that was paid to the 15-minute startup timeout.
