@@ -531,7 +531,7 @@ func TestSpendCeilingCountsTheStartupBudgetAndTheLifetime(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newScenario(t, cloud.Options{Market: market(tc.hosts...)}, func(c *config.Config) { c.MaxRunSpendUSD = &tc.ceiling })
+			s := newScenario(t, cloud.Options{Market: market(tc.hosts...)}, func(c *config.Config) { c.MaxRunSpendUSD = new(money.FromDollars(tc.ceiling)) })
 
 			res, err := s.run(t)
 
@@ -661,7 +661,7 @@ func TestCeilingCountsADuplicatePodsSpend(t *testing.T) {
 		Faults: runpodsim.Faults{
 			LostCreates:  []runpodsim.LostCreateFault{{When: runpodsim.Trigger{Nth: []int{1}}, Status: 502}},
 			ListingDelay: 20 * time.Second,
-		}}, func(c *config.Config) { c.MaxRunSpendUSD = &ceiling })
+		}}, func(c *config.Config) { c.MaxRunSpendUSD = new(money.FromDollars(ceiling)) })
 
 	_, err := s.run(t)
 
@@ -681,6 +681,5 @@ func TestCeilingCountsADuplicatePodsSpend(t *testing.T) {
 }
 
 func ceilingAt(a money.Amount) func(*config.Config) {
-	usd := a.Dollars()
-	return func(c *config.Config) { c.MaxRunSpendUSD = &usd }
+	return func(c *config.Config) { c.MaxRunSpendUSD = &a }
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
@@ -460,7 +461,7 @@ func TestPodWithoutAGPUIDIsNeverAccepted(t *testing.T) {
 // the catalog, whose lifetime at that price could take the run past the
 // ceiling, is not accepted (and deleted).
 func TestObservedPriceAboveTheCeilingIsNotAccepted(t *testing.T) {
-	ceiling := 0.30 // $0.25/h × (420 + 3600) s = $0.2792 fits; $1.00/h × 4020 s = $1.12 does not
+	ceiling := 30 * money.Cent // $0.25/h × (420 + 3600) s = $0.2792 fits; $1.00/h × 4020 s = $1.12 does not
 	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000)),
 		Faults: runpodsim.Faults{Rewrites: []runpodsim.RewriteFault{{
 			Match: runpodsim.Match{Route: "GET /v2/pods/{id}"}, When: runpodsim.Trigger{Every: 1},
