@@ -47,7 +47,6 @@ var moneyDebt = map[string]string{
 	"pkg/history/rightsize.go: priceSum":     "history's average of billed prices (a ratio, not a spend)",
 	"pkg/history/billing.go: USD":            "RunPod billing's float, as read",
 	"pkg/history/amount.go: KnownUSD":        "history artifact field (knownUsd)",
-	"pkg/plan/dcoffers.go: PricePerHour":     "the per-data-center offers file (price_per_hour)",
 	"pkg/plan/plan.go: PricePerHour":         "catalog list price for ranking; spend converts with money.PerHour",
 }
 

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"gotest.tools/v3/assert"
+
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 func TestDataCenterOffersOnePerDataCenterCheapestFirst(t *testing.T) {
@@ -67,7 +69,7 @@ func TestDataCenterOffersOnePerDataCenterCheapestFirst(t *testing.T) {
 	// The price is per pod: count × the GPU's price.
 	two := DataCenterOffers(offers, 2, DCFilter{GPUIDs: []string{rtx4090}, Zones: []string{"US-KS-2"}})
 	assert.Equal(t, len(two), 1)
-	assert.Equal(t, two[0].PricePerHour, 1.38)
+	assert.Equal(t, two[0].PricePerHour, money.PerHour(1.38))
 	assert.Equal(t, DataCenterOffers(offers, 1, DCFilter{Continents: []string{"europe"}, DataCenterRegions: regions})[0].Region, "europe")
 }
 
@@ -77,7 +79,7 @@ func TestDataCenterOffersVRAMFloorIsInclusive(t *testing.T) {
 
 	got := DataCenterOffers(offers, 1, DCFilter{MinVRAMGB: 48})
 
-	assert.DeepEqual(t, got, []DCOffer{{GPUID: l40s, GPUCount: 1, Cloud: CloudSecure, MemoryGB: 48, DataCenterID: "US-KS-2", PricePerHour: 0.86, Availability: "HIGH"}})
+	assert.DeepEqual(t, got, []DCOffer{{GPUID: l40s, GPUCount: 1, Cloud: CloudSecure, MemoryGB: 48, DataCenterID: "US-KS-2", PricePerHour: money.PerHour(0.86), Availability: "HIGH"}})
 }
 
 // Without a GPU filter every type ranks the same, so a price and cloud tie

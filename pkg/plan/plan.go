@@ -334,7 +334,7 @@ func dataCenterCandidates(in Input, eligible []Offer, tierOf map[string]string, 
 	for _, o := range offers {
 		out = append(out, Candidate{
 			Tier: tierOf[o.GPUID], GPUID: o.GPUID, Cloud: o.Cloud, Source: SourceLive,
-			PricePerHour: o.PricePerHour, PriceKnown: true, DataCenterIDs: []string{o.DataCenterID},
+			PricePerHour: o.PricePerHour.Dollars(), PriceKnown: true, DataCenterIDs: []string{o.DataCenterID},
 			Region: o.Region,
 		})
 	}
