@@ -142,7 +142,9 @@ func startChaosLane(t *testing.T, sc *chaosSchedule) *chaosLane {
 	c, err := cloud.Start(cloud.Options{
 		Seed: sc.Seed, Clock: simclock.Real{}, Market: market, Faults: sc.Faults, Hosts: hosts, Balance: 1e6,
 		RunPodOptions: []runpodsim.Option{runpodsim.WithProvisioningDelay(200 * time.Millisecond)},
-		GitHubOptions: []githubsim.Option{githubsim.WithClock(clock)},
+		// GitHub gives up on a runner lost with its pod after ten minutes, long after the
+		// watchdog confirmed the loss; on the real clock, 6s (the watchdog polls every second).
+		GitHubOptions: []githubsim.Option{githubsim.WithClock(clock), githubsim.WithRunnerLostTimeout(6 * time.Second)},
 	})
 	assert.NilError(t, err)
 	t.Cleanup(c.Close)

@@ -41,6 +41,10 @@ type ownJobLane struct {
 	// steps stand for the GPU job's steps, by name: duration and conclusion.
 	steps func(name string) githubsim.StepSpec
 
+	// real, when set, runs the caller's hosted jobs and the GPU job's steps for real
+	// (ownjob_realsteps_test.go); steps is then unused.
+	real *realSteps
+
 	mu      sync.Mutex
 	results map[string]harness.StepResult   // by action role, the last run
 	history map[string][]harness.StepResult // by action role, every run in order
@@ -116,6 +120,9 @@ func (l *ownJobLane) job(id string, job *harness.WorkflowJob, ctx harness.Contex
 	if err != nil || label == "" {
 		return "failure", nil
 	}
+	if l.real != nil {
+		return l.real.gpuJob(l, job, ctx, label), nil
+	}
 	var steps []githubsim.StepSpec
 	for _, st := range job.Steps {
 		steps = append(steps, l.steps(cmpOr(st.Name, st.Uses+st.Run)))
@@ -152,6 +159,9 @@ func (l *ownJobLane) play(t *testing.T) map[string]harness.JobRun {
 		Action: l.action(t),
 		Job:    l.job,
 		Load:   harness.LoadWorkflow,
+	}
+	if l.real != nil {
+		p.Machine = l.real.hostedMachine(t, l)
 	}
 	_, runs, err := p.Run(l.caller, map[string]any{"pr-number": harness.Itoa(l.pr), "sha": ""}, map[string]string{"RUNPOD_API_KEY": cloud.RunPodKey})
 	assert.NilError(t, err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/org/runpod-gpu/action-tests/internal/harness"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
+	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 	"github.com/org/runpod-gpu/pkg/sim/simclock"
 )
@@ -26,11 +27,18 @@ func TestMain(m *testing.M) { os.Exit(harness.Main(m)) }
 // pull requests only the lanes use.
 type simulated struct{ *harness.Simulated }
 
+// lostRunnerTimeout is how long the simulated GitHub keeps the job of a runner lost with
+// its pod in progress: GitHub's ten minutes, shortened for the real clock but still well
+// past the watchdog's confirmation of a lost runtime (two polls of a second), as ten
+// minutes are past its polls on GitHub.
+const lostRunnerTimeout = 6 * time.Second
+
 func startCloud(t *testing.T, market *runpodsim.Market, faults runpodsim.Faults, configYAML string) *simulated {
 	t.Helper()
 	c, err := cloud.Start(cloud.Options{
 		Clock: simclock.Real{}, Market: market, Faults: faults,
 		RunPodOptions: []runpodsim.Option{runpodsim.WithProvisioningDelay(200 * time.Millisecond)},
+		GitHubOptions: []githubsim.Option{githubsim.WithRunnerLostTimeout(lostRunnerTimeout)},
 	})
 	assert.NilError(t, err)
 	t.Cleanup(c.Close)
@@ -46,6 +54,7 @@ func startCloud(t *testing.T, market *runpodsim.Market, faults runpodsim.Faults,
 func startCloudWith(t *testing.T, o cloud.Options, configYAML string) *simulated {
 	t.Helper()
 	o.Clock = simclock.Real{}
+	o.GitHubOptions = append([]githubsim.Option{githubsim.WithRunnerLostTimeout(lostRunnerTimeout)}, o.GitHubOptions...)
 	o.RunPodOptions = append([]runpodsim.Option{runpodsim.WithProvisioningDelay(200 * time.Millisecond)}, o.RunPodOptions...)
 	c, err := cloud.Start(o)
 	assert.NilError(t, err)

@@ -48,6 +48,7 @@ var moneyDebt = map[string]string{
 	"pkg/history/billing.go: USD":            "RunPod billing's float, as read",
 	"pkg/history/amount.go: KnownUSD":        "history artifact field (knownUsd)",
 	"pkg/plan/plan.go: PricePerHour":         "catalog list price for ranking; spend converts with money.PerHour",
+	"pkg/history/volume.go: BilledUSD":       "history artifact field (billedUsd), RunPod's storage billing float as reconcile.go's",
 }
 
 // TestMoneyIsOneType keeps issue 36's rule: outside pkg/money (and the

@@ -115,6 +115,11 @@ func metaServerlessLaneProblems(wf metaWorkflow, text string) []string {
 	if lane.With["ledger-artifact"] != serverless.LedgerArtifact {
 		add("the lane step's ledger-artifact is %q, want %s", lane.With["ledger-artifact"], serverless.LedgerArtifact)
 	}
+	// A run whose ledger upload was lost stops the lane until reconciled:
+	// the caller must be able to pass the reconciliation through.
+	if calls, _ := on["workflow_call"].(map[string]any); lane.With["reconcile-lost-runs"] != "${{ inputs.reconcile-lost-runs }}" || !metaHasInput(calls, "reconcile-lost-runs") {
+		add("the lane step's reconcile-lost-runs is %q: want ${{ inputs.reconcile-lost-runs }}, a workflow_call input, so a caller can reconcile a run whose ledger upload was lost", lane.With["reconcile-lost-runs"])
+	}
 	keptAt, kept := step("serverless", "actions/upload-artifact@", map[string]string{"name": serverless.LedgerArtifact})
 	if !strings.Contains(kept.If, "always()") || keptAt < cleanAt || kept.With["path"] != ".runpod-gpu/serverless/budget.json" {
 		add("the ledger upload must follow the cleanup step with if: always() and upload the ledger, got if %q path %q at %d", kept.If, kept.With["path"], keptAt)
@@ -143,6 +148,13 @@ func metaServerlessLaneProblems(wf metaWorkflow, text string) []string {
 		add("the gate step's payload-sha256 %q is not the lane's payload-sha256 output", pub.With["payload-sha256"])
 	}
 	return problems
+}
+
+// metaHasInput reports whether a workflow_call trigger declares input name.
+func metaHasInput(call map[string]any, name string) bool {
+	inputs, _ := call["inputs"].(map[string]any)
+	_, ok := inputs[name]
+	return ok
 }
 
 // metaJobText is the raw text of jobs.<id> in a workflow (to the next job).
@@ -188,6 +200,8 @@ func TestMetaServerlessLaneShapeDetectsMistakes(t *testing.T) {
 		{name: "a ledger per run", old: "          ledger-artifact: runpod-gpu-serverless-ledger\n", new: "", want: "ledger-artifact is \"\""},
 		{name: "the ledger dropped on failure", old: "      - name: Keep the ledger for the next run\n        if: always()\n", new: "      - name: Keep the ledger for the next run\n",
 			want: "the ledger upload must follow the cleanup step with if: always()"},
+		{name: "lost runs cannot be reconciled", old: "          reconcile-lost-runs: ${{ inputs.reconcile-lost-runs }}\n", new: "",
+			want: "the lane step's reconcile-lost-runs is \"\""},
 		{name: "gate reports the pod lane", old: "          lane: serverless\n", new: "", want: "job gate has no step using org/runpod-gpu/actions/gate@"},
 	}
 	for _, tc := range tests {

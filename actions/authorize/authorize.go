@@ -64,11 +64,8 @@ type Inputs struct {
 }
 
 func run(ctx context.Context, io *actionio.IO, in Inputs) error {
-	cfg, err := actionkit.Config(io, in.ConfigPath)
+	cfg, err := actionkit.LaneConfig(io, in.ConfigPath, in.RunnerImageInput)
 	if err != nil {
-		return err
-	}
-	if err := in.RunnerImageInput.Apply(cfg); err != nil {
 		return err
 	}
 	gh, err := actionkit.GitHub(ctx, io, in.GitHubInputs, "")

@@ -79,7 +79,7 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	res, runErr := cleanup.Run(ctx, deps, cleanup.Request{
 		PodID: in.PodID, RetainedPodIDs: cleanup.ParseIDs(in.RetainedPodIDs),
 		Run: cost.Run{Repository: current.Repository, ID: current.ID, Attempt: current.Attempt, TestedRef: string(in.TestedRef),
-			Trigger: cleanup.TriggerOf(io.Getenv("GITHUB_EVENT_NAME")), PRNumber: int(in.PRNumber)},
+			Trigger: cost.TriggerOf(io.Getenv("GITHUB_EVENT_NAME")), PRNumber: int(in.PRNumber)},
 		Snapshot: snapshot, RunnerLabel: in.RunnerLabel, RunnerScope: scope, TestStep: in.TestStep,
 		Provision: provisioned, Lane: lane, HostFaults: faults,
 	})

@@ -52,14 +52,14 @@ type Inputs struct {
 	// GateAppID 0 never means any app: see gatecheck.TrustedGateApp.
 	GateAppID           int64               `input:"gate-app-id" default:"" min:"1" desc:"Only gates published by this app count for reuse. Empty means app-id, or without an App GitHub Actions (15368), which is who github.token publishes as. Gates from any other app never count; 0 is refused."`
 	KeepFailedPods      bool                `input:"keep-failed-pods" default:"false" desc:"Debug only. Keep rejected pods (still billing) and record their ids for inspection."`
-	DebugSSHKey         string              `input:"debug-ssh-public-key" default:"" desc:"Debug only, with keep-failed-pods: a maintainer's OpenSSH public key, passed from a repository variable or secret (vars.* or secrets.*), never from the event (a key found in the event payload is refused). Each pod then publishes 22/tcp; its startup script lets this key in as root only after the script and the GPU job's tests have ended, so a kept pod can be entered with runpod-gpu ssh <pod>. Empty: no port, no key."`
+	DebugSSHKey         string              `input:"debug-ssh-public-key" default:"" desc:"Debug only, with keep-failed-pods: a maintainer's OpenSSH public key, passed from a repository variable or secret (vars.* or secrets.*), never from the event (a key found in the event payload is refused). Each pod then publishes 22/tcp; its startup script lets this key in as root only after the script and the GPU job's tests have ended, so a kept pod (a rejected one, or the tested pod when its GPU tests failed, which cleanup then leaves) can be entered with runpod-gpu ssh <pod>. Empty: no port, no key."`
 	RegistryAPIURL      actionio.ServiceURL `input:"registry-api-url" default:"" desc:"Registry API base URL used to resolve the runner image digest: https, without user info (http only on a loopback host); empty means the image's own host."`
 	ProofURL            string              `input:"proof-url" default:"" desc:"URL of the CUDA smoke proof binary; empty means the one released with this action."`
 	ProofSHA256         string              `input:"proof-sha256" default:"" desc:"SHA-256 of the proof binary; empty means the one released with this action."`
 	RunnerDir           string              `input:"runner-dir" default:"" desc:"Directory of the preinstalled runner (its run.sh) in the pod image; empty means /home/runner, where the official runner image has it. Set it for a custom image or the simulated cloud's hosts."`
 	Tiers               string              `input:"tiers" default:"" desc:"A host-fault re-run's: the lane's record so far (provision's tiers output). Empty for the lane's first provisioning."`
 	HostFaults          string              `input:"host-faults" default:"" desc:"A host-fault re-run's: the pods the watchdog lost to their hosts (its host-faults output). Each such tier is provisioned once more, away from the data center its pod was lost in, inside max_run_spend_usd with every earlier pod of the lane. Empty or [] provisions the lane's tiers."`
-	ReputationFile      string              `input:"reputation-file" default:"" path:"GITHUB_WORKSPACE,RUNNER_TEMP" desc:"Path of a reputation record (JSON: earlier attempts' GPU, data center, machine and outcome) inside the workspace or RUNNER_TEMP (symbolic links resolved; a path outside fails the step), at most 2 MiB and 2,000 observations, e.g. the cost history's runpod-gpu-reputation artifact. With one, candidates are ranked by expected cost to a working runner, pinned to good data centers, pairs that failed twice in a row are avoided for 12 hours, and a pod RunPod places on a machine the record holds bad is deleted before its proof, inside the reviewed allowlist and zones. Set (even to a missing file), each pod's machine (its first GPU's UUID, from the pod's own log: no extra call) is recorded for the next record. Empty: no reputation; a missing file: the seed's plan; an unreadable or invalid record: a warning, and the seed's plan."`
+	ReputationFile      string              `input:"reputation-file" default:"" path:"GITHUB_WORKSPACE,RUNNER_TEMP" desc:"Path of a reputation record (JSON: earlier attempts' GPU, data center, machine and outcome) inside the workspace or RUNNER_TEMP (symbolic links resolved; a path outside fails the step), at most 2 MiB and 2,000 observations, e.g. the cost history's runpod-gpu-reputation artifact. With one, candidates are ranked by expected cost to a working runner, pinned to good data centers, pairs that failed twice in a row are avoided for 12 hours, and a pod RunPod places on a machine the record holds bad is deleted before its proof, inside the reviewed allowlist and zones. Set (even to a missing file), each pod's machine (its first GPU's UUID, from the pod's own log: no extra call) is recorded for the next record. Empty: no reputation (the plan's own order); a missing file or a record with no evidence yet (a new lane, before the cost history's first record): the seed's plan, the secure cloud alone (when configured) with one candidate per GPU type, RunPod placing it, cheapest first, then the static tier slots; an unreadable or invalid record: a warning, and the seed's order."`
 	TestCommand         string              `input:"test-command" default:"" desc:"What the GPU job runs at the tested ref, written to the lane record (artifact runpod-gpu-lane-record-<run id>-<attempt>) so runpod-gpu repro can run it again on a developer pod. Empty: repro opens a shell only."`
 	TestArchiveArtifact string              `input:"test-archive-artifact" default:"" desc:"Name of an artifact of this run holding the test archive (your own GPU job's hosted build uploads it), written to the lane record for runpod-gpu repro. Empty: the GPU job fetches the tested ref itself, and repro archives the tested ref from your local checkout."`
 	// The budget's fallback record (with a budget in the configuration).
@@ -105,31 +105,18 @@ func laneInputs(in Inputs) (*lanetiers.Record, []lanetiers.HostFault, error) {
 }
 
 func run(ctx context.Context, io *actionio.IO, in Inputs) error {
-	cfg, err := actionkit.Config(io, in.ConfigPath)
-	if err != nil {
-		return err
-	}
-	if err := in.RunnerImageInput.Apply(cfg); err != nil {
-		return err
-	}
-	scope, org, err := actionkit.RunnerScope(in.RunnerInputs)
+	cfg, err := actionkit.LaneConfig(io, in.ConfigPath, in.RunnerImageInput)
 	if err != nil {
 		return err
 	}
 	// Lanes create at the same time on one key: each keeps a reserve of every
 	// RateLimit window for the others and backs off on its own (no lock).
-	rp, policy, err := actionkit.RunPod(io, in.RunPodInputs, reqpolicy.WithReserve(reqpolicy.IETFQuota, provision.RateLimitReserve))
+	clients, err := actionkit.OpenPodClients(ctx, io, in.RunPodInputs, in.GitHubInputs, in.RunnerInputs,
+		reqpolicy.WithReserve(reqpolicy.IETFQuota, provision.RateLimitReserve))
 	if err != nil {
 		return err
 	}
-	gh, err := actionkit.GitHub(ctx, io, in.GitHubInputs, org)
-	if err != nil {
-		return err
-	}
-	current, err := actionkit.CurrentRun(io)
-	if err != nil {
-		return err
-	}
+	rp, policy, gh, scope, current := clients.RunPod, clients.Policy, clients.GitHub, clients.Scope, clients.Run
 	debugKey, err := debugKeyInput(io, in)
 	if err != nil {
 		return err

@@ -9,7 +9,6 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/actionio"
 	"github.com/org/runpod-gpu/pkg/actionkit"
-	"github.com/org/runpod-gpu/pkg/clock"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/lazyre"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
@@ -42,8 +41,7 @@ func runOrg(ctx context.Context, io *actionio.IO, in Inputs, retentionCap time.D
 	}
 	// One GitHub policy for the App and every installation client: they
 	// share the App's budget, so they share its reserve and cooldown.
-	ghPolicy := reqpolicy.New(reqpolicy.WithRedactor(io.Redactor()), reqpolicy.WithLogger(func(s string) { io.Infof("%s", s) }),
-		reqpolicy.WithClassifier(ghapi.RateLimitClassifier(clock.Wall{})), reqpolicy.WithReserve(reqpolicy.GitHubQuota, fraction))
+	ghPolicy := actionkit.GitHubPolicy(io, reqpolicy.WithReserve(reqpolicy.GitHubQuota, fraction))
 	base := ghapi.Options{BaseURL: io.Getenv("GITHUB_API_URL"), Policy: ghPolicy, OnSecret: io.Mask}
 	appOpts := base
 	appOpts.App = &ghapi.AppAuth{AppID: appID, PrivateKeyPEM: []byte(key)}

@@ -35,10 +35,7 @@ func report(io *actionio.IO, in Inputs, o serverless.Outcome) {
 	if err != nil {
 		return
 	}
-	trigger := cost.TriggerAutomatic
-	if io.Getenv("GITHUB_EVENT_NAME") == "workflow_dispatch" {
-		trigger = cost.TriggerManual
-	}
+	trigger := cost.TriggerOf(io.Getenv("GITHUB_EVENT_NAME"))
 	art := o.CostArtifact(cost.Run{Repository: current.Repository, ID: current.ID, Attempt: current.Attempt, TestedRef: in.TestedRef, Trigger: trigger, PRNumber: in.PRNumber})
 	data, err := json.MarshalIndent(art, "", "  ")
 	file := append([]byte(redact.Published(string(data))), '\n') // published as an artifact

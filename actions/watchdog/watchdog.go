@@ -75,27 +75,16 @@ func run(ctx context.Context, io *actionio.IO, in Inputs) error {
 	if err != nil {
 		io.Warningf("%v; the cost report treats it as unknown", err)
 	}
-	rp, policy, err := actionkit.RunPod(io, in.RunPodInputs)
-	if err != nil {
-		return err
-	}
-	scope, org, err := actionkit.RunnerScope(in.RunnerInputs)
-	if err != nil {
-		return err
-	}
-	gh, err := actionkit.GitHub(ctx, io, in.GitHubInputs, org)
-	if err != nil {
-		return err
-	}
-	current, err := actionkit.CurrentRun(io)
+	clients, err := actionkit.OpenPodClients(ctx, io, in.RunPodInputs, in.GitHubInputs, in.RunnerInputs)
 	if err != nil {
 		return err
 	}
 
-	deps := watchdog.Deps{Pods: rp, GitHub: gh, Policy: policy, Logf: io.Infof}
+	deps := watchdog.Deps{Pods: clients.RunPod, GitHub: clients.GitHub, Policy: clients.Policy, Logf: io.Infof}
+	current := clients.Run
 	base := watchdog.Request{
 		PodID: in.PodID, RunID: current.ID, Attempt: current.Attempt,
-		RunnerLabel: in.RunnerLabel, RunnerScope: scope, GPUJob: in.GPUJob, TestStep: in.TestStep,
+		RunnerLabel: in.RunnerLabel, RunnerScope: clients.Scope, GPUJob: in.GPUJob, TestStep: in.TestStep,
 		PRNumber: int(in.PRNumber), ExpectedHeadSHA: string(in.ExpectedHeadSHA), TestedTree: testedTree(in.TreeKey),
 		SetupBudget: cfg.SetupBudget(), Lifetime: cfg.Lifetime(), Poll: in.Poll, Snapshot: snapshot,
 	}

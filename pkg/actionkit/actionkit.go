@@ -29,11 +29,24 @@ type RunPodInputs struct {
 // RunPod builds the RunPod client from the RunPod inputs; extra options
 // refine its request policy (the org reaper's reserve).
 func RunPod(io *actionio.IO, in RunPodInputs, extra ...reqpolicy.Option) (*runpod.Client, *reqpolicy.Policy, error) {
-	if in.APIKey == "" { // an action whose key is optional in one mode declares it without required
+	key := runpod.Key(in.APIKey)
+	if key == "" { // an action whose key is optional in one mode declares it without required
 		return nil, nil, &actionio.InputError{Input: "runpod-api-key", Expected: "a RunPod API key (store it as a secret)"}
 	}
-	policy := reqpolicy.New(append([]reqpolicy.Option{reqpolicy.WithRedactor(io.Redactor()), reqpolicy.WithLogger(func(s string) { io.Infof("%s", s) })}, extra...)...)
-	return runpod.New(in.APIURL.String(), in.APIKey, runpod.WithPolicy(policy)), policy, nil
+	policy := Policy(io, extra...)
+	return runpod.New(in.APIURL.String(), key, runpod.WithPolicy(policy)), policy, nil
+}
+
+// Policy is an action's request policy: its retries are logged in the step's
+// log with the action's secrets redacted; extra options refine it.
+func Policy(io *actionio.IO, extra ...reqpolicy.Option) *reqpolicy.Policy {
+	return reqpolicy.New(append([]reqpolicy.Option{reqpolicy.WithRedactor(io.Redactor()), reqpolicy.WithLogger(func(s string) { io.Infof("%s", s) })}, extra...)...)
+}
+
+// GitHubPolicy is Policy that also reads GitHub's rate-limit answers (a 403
+// or 429 with its headers waits for the window, not a blind backoff).
+func GitHubPolicy(io *actionio.IO, extra ...reqpolicy.Option) *reqpolicy.Policy {
+	return Policy(io, append([]reqpolicy.Option{reqpolicy.WithClassifier(ghapi.RateLimitClassifier(clock.Wall{}))}, extra...)...)
 }
 
 // GitHubInputs are the inputs of an action that calls GitHub: a GitHub App
@@ -55,9 +68,7 @@ func GitHub(ctx context.Context, io *actionio.IO, in GitHubInputs, org string) (
 		return nil, err
 	}
 	opts := ghapi.Options{BaseURL: io.Getenv("GITHUB_API_URL"), Owner: owner, Repo: repo, Org: org,
-		Policy: reqpolicy.New(reqpolicy.WithRedactor(io.Redactor()), reqpolicy.WithLogger(func(s string) { io.Infof("%s", s) }),
-			reqpolicy.WithClassifier(ghapi.RateLimitClassifier(clock.Wall{}))),
-		OnSecret: io.Mask} // minted installation tokens and JIT configs: ::add-mask:: before any use
+		Policy: GitHubPolicy(io), OnSecret: io.Mask} // minted installation tokens and JIT configs: ::add-mask:: before any use
 	if in.AppID > 0 {
 		if in.InstallationID == 0 {
 			return nil, &actionio.InputError{Input: "app-installation-id", Expected: "the App's installation id (a positive integer) when app-id is set"}
@@ -73,6 +84,38 @@ func GitHub(ctx context.Context, io *actionio.IO, in GitHubInputs, org string) (
 		opts.Token = in.Token
 	}
 	return ghapi.New(ctx, opts)
+}
+
+// PodClients are what an action working on the run's pods opens before its
+// work: the RunPod client and its policy, where the runners register, the
+// GitHub client of that scope, and the run's identity.
+type PodClients struct {
+	RunPod *runpod.Client
+	Policy *reqpolicy.Policy
+	Scope  ghapi.Scope
+	GitHub *ghapi.Client
+	Run    Run
+}
+
+// OpenPodClients builds PodClients from the standard inputs, the first error
+// naming its input or variable; extra options refine the RunPod policy.
+func OpenPodClients(ctx context.Context, io *actionio.IO, rp RunPodInputs, gh GitHubInputs, runner RunnerInputs, extra ...reqpolicy.Option) (PodClients, error) {
+	var c PodClients
+	scope, org, err := RunnerScope(runner)
+	if err != nil {
+		return PodClients{}, err
+	}
+	c.Scope = scope
+	if c.RunPod, c.Policy, err = RunPod(io, rp, extra...); err != nil {
+		return PodClients{}, err
+	}
+	if c.GitHub, err = GitHub(ctx, io, gh, org); err != nil {
+		return PodClients{}, err
+	}
+	if c.Run, err = CurrentRun(io); err != nil {
+		return PodClients{}, err
+	}
+	return c, nil
 }
 
 // Repository returns GITHUB_REPOSITORY split into owner and name.

@@ -3,14 +3,20 @@ package actionkit
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"gotest.tools/v3/assert"
 
 	"github.com/org/runpod-gpu/pkg/actionio"
+	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/reqpolicy"
 )
 
 func newIO(t *testing.T, env map[string]string) *actionio.IO {
@@ -98,4 +104,98 @@ func TestRunnerScope(t *testing.T) {
 			assert.Equal(t, scope, tc.wantScope)
 		})
 	}
+}
+
+// A GitHub rate-limit answer (a 403 saying the window is spent) is waited
+// out and retried by the GitHub policy every action builds, and logged in the
+// step's log; a plain 403 is a permission problem, not retried.
+func TestGitHubPolicyRetriesARateLimit(t *testing.T) {
+	tests := []struct {
+		name      string
+		limited   bool
+		wantCalls int
+		wantLog   string
+	}{
+		{name: "rate limited", limited: true, wantCalls: 2, wantLog: "403"},
+		{name: "forbidden", limited: false, wantCalls: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls++
+				if calls == 1 {
+					if tc.limited {
+						w.Header().Set("X-RateLimit-Remaining", "0")
+						w.Header().Set("Retry-After", "1")
+					}
+					w.WriteHeader(http.StatusForbidden)
+					return
+				}
+				w.WriteHeader(http.StatusOK)
+			}))
+			defer srv.Close()
+			var log bytes.Buffer
+			io := actionio.New(&log, func(string) string { return "" }, nil)
+			var slept time.Duration
+			policy := GitHubPolicy(io, reqpolicy.WithSleeper(func(_ context.Context, d time.Duration) error { slept += d; return nil }))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+			assert.NilError(t, err)
+			resp, err := (&http.Client{Transport: policy.Transport(http.DefaultTransport)}).Do(req)
+			assert.NilError(t, err)
+			resp.Body.Close()
+			assert.Equal(t, calls, tc.wantCalls)
+			if tc.limited {
+				assert.Check(t, slept > 0, "waited %s, want the Retry-After wait", slept)
+				assert.Check(t, strings.Contains(log.String(), tc.wantLog), log.String())
+			}
+		})
+	}
+}
+
+func TestOpenPodClients(t *testing.T) {
+	runEnv := map[string]string{"GITHUB_REPOSITORY": "org/gpu", "GITHUB_RUN_ID": "42", "GITHUB_RUN_ATTEMPT": "1",
+		"GITHUB_WORKFLOW_REF": "org/gpu/.github/workflows/runpod-gpu.yml@refs/heads/main"}
+	key := RunPodInputs{APIKey: "rpa_key"}
+	token := GitHubInputs{Token: "ghs_token"}
+	tests := []struct {
+		name    string
+		env     map[string]string
+		rp      RunPodInputs
+		gh      GitHubInputs
+		runner  RunnerInputs
+		wantErr string
+	}{
+		{name: "all there", env: runEnv, rp: key, gh: token, runner: RunnerInputs{Scope: ghapi.ScopeOrg, Org: "org"}},
+		{name: "a bad scope first", env: runEnv, runner: RunnerInputs{Scope: "enterprise"}, wantErr: "input runner-scope"},
+		{name: "no RunPod key", env: runEnv, gh: token, wantErr: "input runpod-api-key"},
+		{name: "no GitHub credentials", env: runEnv, rp: key, wantErr: "input github-token"},
+		{name: "no run", env: map[string]string{"GITHUB_REPOSITORY": "org/gpu"}, rp: key, gh: token, wantErr: "GITHUB_RUN_ID"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := OpenPodClients(context.Background(), newIO(t, tc.env), tc.rp, tc.gh, tc.runner)
+			if tc.wantErr != "" {
+				assert.ErrorContains(t, err, tc.wantErr)
+				assert.Check(t, got.RunPod == nil && got.GitHub == nil, "an error opens nothing")
+				return
+			}
+			assert.NilError(t, err)
+			assert.Check(t, got.RunPod != nil && got.Policy != nil && got.GitHub != nil)
+			assert.Equal(t, got.Scope, ghapi.ScopeOrg)
+			assert.Equal(t, got.Run.Workflow, ".github/workflows/runpod-gpu.yml")
+		})
+	}
+}
+
+func TestLaneConfigAppliesTheRunnerImage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gpu.yml")
+	assert.NilError(t, os.WriteFile(path, []byte("gpu_tiers:\n  - name: small\n    gpu_ids: [\"NVIDIA RTX A4000\"]\n"), 0o644))
+	_, err := LaneConfig(newIO(t, nil), path, RunnerImageInput{RunnerImage: "other"})
+	assert.ErrorContains(t, err, `input runner-image = "other"`)
+	cfg, err := LaneConfig(newIO(t, nil), path, RunnerImageInput{})
+	assert.NilError(t, err)
+	assert.Equal(t, cfg.Image, config.DefaultImage)
 }

@@ -43,6 +43,19 @@ func (in RunnerImageInput) Apply(cfg *config.Config) error {
 	return ApplyRunnerImage(in.RunnerImage, ReleaseImages{Pod: defaultPodImage, CUDA: defaultCUDARunnerImage}, cfg)
 }
 
+// LaneConfig loads the configuration at path (Config) with the runner-image
+// input applied: the lane's configuration as authorize and provision read it.
+func LaneConfig(io *actionio.IO, path string, image RunnerImageInput) (*config.Config, error) {
+	cfg, err := Config(io, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := image.Apply(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
 // ApplyRunnerImage sets cfg.Image from a runner-image value: empty keeps the
 // configuration's image, except that the configuration's default (no image
 // key) becomes the release's pod image when the build carries one; cuda

@@ -82,12 +82,7 @@ type billingRead struct {
 	today, month money.Amount
 }
 
-func (g *Guard) now() time.Time {
-	if g.Clock == nil {
-		return time.Now()
-	}
-	return g.Clock.Now()
-}
+func (g *Guard) now() time.Time { return clock.Now(g.Clock) }
 
 func (g *Guard) logf(format string, args ...any) {
 	if g.Logf != nil {

@@ -72,9 +72,26 @@ func ParsePermissions(p any) (levels Levels, declared bool, err error) {
 	return levels, true, nil
 }
 
-// SuiteWorkflowRE matches a call of one of the suite's reusable workflows
-// (any owner's copy, any ref) and names its file.
-var SuiteWorkflowRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+/runpod-gpu/\.github/workflows/([a-z0-9-]+\.yml)@\S+$`)
+// suiteCallRE matches a call of one of the suite's reusable workflows (any
+// owner's copy, any ref): the suite, the workflow's file and the ref.
+var suiteCallRE = regexp.MustCompile(`^([A-Za-z0-9_.-]+/runpod-gpu)/\.github/workflows/([a-z0-9-]+\.yml)@(\S+)$`)
+
+// SuiteCall is a job's call of one of the suite's reusable workflows.
+type SuiteCall struct {
+	Suite    string // owner/runpod-gpu
+	Workflow string // the file, e.g. gpu-lane.yml
+	Ref      string // the ref after @
+}
+
+// ParseSuiteCall reads a job's uses: value; ok is false unless it calls one
+// of the suite's reusable workflows.
+func ParseSuiteCall(uses string) (SuiteCall, bool) {
+	m := suiteCallRE.FindStringSubmatch(uses)
+	if m == nil {
+		return SuiteCall{}, false
+	}
+	return SuiteCall{Suite: m[1], Workflow: m[2], Ref: m[3]}, true
+}
 
 // workflowDoc is the part of a workflow these checks read.
 type workflowDoc struct {
@@ -118,8 +135,8 @@ func workflowNeeds(name string, files map[string]string, depth int) (Levels, err
 			return nil, fmt.Errorf("%s: job %s: %w", name, id, err)
 		}
 		needs.raise(levels)
-		if m := SuiteWorkflowRE.FindStringSubmatch(job.Uses); m != nil {
-			nested, err := workflowNeeds(m[1], files, depth+1)
+		if call, ok := ParseSuiteCall(job.Uses); ok {
+			nested, err := workflowNeeds(call.Workflow, files, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -186,14 +203,14 @@ func (c *permissionCheck) job(id, uses string, permissions any) {
 		c.add("job %s: %v", id, err)
 		return
 	}
-	m := SuiteWorkflowRE.FindStringSubmatch(uses)
-	if m == nil {
+	call, ok := ParseSuiteCall(uses)
+	if !ok {
 		if !declared {
 			c.inheritedAll = false
 		}
 		return
 	}
-	needs, err := c.needsOf(m[1])
+	needs, err := c.needsOf(call.Workflow)
 	if err != nil {
 		c.add("job %s: %v", id, err)
 		return
@@ -203,7 +220,7 @@ func (c *permissionCheck) job(id, uses string, permissions any) {
 		c.inherited.raise(needs)
 	}
 	if !declared {
-		c.add("job %s calls %s but declares no permissions: a new repository's default token is read-only; grant %s", id, m[1], needs)
+		c.add("job %s calls %s but declares no permissions: a new repository's default token is read-only; grant %s", id, call.Workflow, needs)
 		return
 	}
 	for _, scope := range sortedKeys(needs) {
@@ -212,7 +229,7 @@ func (c *permissionCheck) job(id, uses string, permissions any) {
 			if have == "" {
 				have = "none"
 			}
-			c.add("job %s calls %s, whose jobs need %s: %s; the caller grants %s", id, m[1], scope, needs[scope], have)
+			c.add("job %s calls %s, whose jobs need %s: %s; the caller grants %s", id, call.Workflow, scope, needs[scope], have)
 		}
 	}
 }

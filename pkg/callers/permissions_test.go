@@ -50,3 +50,25 @@ func TestCreationURL(t *testing.T) {
 	assert.Check(t, is.Equal(m[1].DefaultPermissions["organization_self_hosted_runners"], "write"), "the App that provisions")
 	assert.Check(t, is.Equal(m[0].DefaultPermissions["organization_self_hosted_runners"], ""), "not the checks App")
 }
+
+func TestParseSuiteCall(t *testing.T) {
+	tests := []struct {
+		uses   string
+		want   SuiteCall
+		wantOK bool
+	}{
+		{uses: "acme/runpod-gpu/.github/workflows/gpu-lane.yml@v1", want: SuiteCall{Suite: "acme/runpod-gpu", Workflow: "gpu-lane.yml", Ref: "v1"}, wantOK: true},
+		{uses: "org/runpod-gpu/.github/workflows/reap.yml@0123456789abcdef0123456789abcdef01234567", want: SuiteCall{Suite: "org/runpod-gpu", Workflow: "reap.yml", Ref: "0123456789abcdef0123456789abcdef01234567"}, wantOK: true},
+		{uses: "acme/other/.github/workflows/gpu-lane.yml@v1"},            // not the suite
+		{uses: "acme/runpod-gpu/.github/workflows/gpu-lane.yml"},          // no ref
+		{uses: "acme/runpod-gpu/.github/workflows/Gpu_Lane.yaml@v1"},      // not a suite file name
+		{uses: "./.github/workflows/gpu-lane.yml"},                        // a local call
+		{uses: "acme/runpod-gpu/.github/workflows/gpu-lane.yml@v1 extra"}, // trailing words
+		{uses: ""},
+	}
+	for _, tt := range tests {
+		got, ok := ParseSuiteCall(tt.uses)
+		assert.Check(t, is.Equal(ok, tt.wantOK), tt.uses)
+		assert.Check(t, is.DeepEqual(got, tt.want), tt.uses)
+	}
+}

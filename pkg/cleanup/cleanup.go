@@ -79,7 +79,8 @@ type Request struct {
 	// PodID is provision's pod-id output; empty when provision never published one.
 	PodID string
 	// RetainedPodIDs are rejected pods provision kept for inspection (keep-failed-pods);
-	// they are left alone. An accepted pod is deleted even in debug mode.
+	// they are left alone. An accepted pod is deleted even in debug mode,
+	// unless its tests failed on a pod provision made enterable (keptForSSH).
 	RetainedPodIDs []string
 	// Run identifies the run attempt whose pods are deleted and whose cost artifact this is.
 	Run cost.Run
@@ -122,6 +123,9 @@ type Result struct {
 	Deletions []Deletion
 	// Kept are retained debug pods of this attempt that were left alone.
 	Kept []string
+	// KeptForSSH are the pods among Kept whose GPU tests failed, kept for
+	// the maintainer to enter (keptForSSH).
+	KeptForSSH []KeptPod
 	// Report is the accepted pod's cost, built after every deletion; More
 	// are the lane's other pods' (a matrix's tiers, a lost pod's re-run).
 	Report cost.Report
@@ -226,7 +230,7 @@ func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
 	// Reporting comes last: nothing it does can hold up a deletion.
 	reports := make([]cost.Report, len(pods))
 	for i, p := range pods {
-		if evidence[i].PodID != "" {
+		if evidence[i].PodID != "" && evidence[i].Job == nil {
 			evidence[i].Job, evidence[i].JobErr = c.gpuJob(ctx, p.RunnerLabel)
 		}
 		reports[i] = cost.BuildReport(evidence[i])
@@ -254,6 +258,10 @@ func (c *cleaner) deleteTracked(ctx context.Context, res *Result, p trackedPod, 
 		evidence.PodID = ""
 	default:
 		evidence.Record, evidence.RecordErr = c.capture(ctx, p.ID)
+		if k, ok := c.keptForSSH(ctx, p, &evidence); ok {
+			res.Kept, res.KeptForSSH = append(res.Kept, p.ID), append(res.KeptForSSH, k)
+			return evidence
+		}
 		d := c.delete(ctx, p.ID, true)
 		d.AlreadyGone = gone(evidence.Record, evidence.RecordErr)
 		evidence.AlreadyGone = d.AlreadyGone

@@ -99,6 +99,9 @@ func (r Result) Summary(runErr error) string {
 	}
 	if len(r.Kept) > 0 {
 		fmt.Fprintf(&b, "**Kept for inspection (keep-failed-pods, still billing):** %s\n\n", code(r.Kept))
+		if len(r.KeptForSSH) > 0 {
+			b.WriteString(keptSummary(r.KeptForSSH) + "\n")
+		}
 	}
 	if runErr != nil {
 		fmt.Fprintf(&b, "**Cleanup failed:** %s\n\n", oneLine(runErr.Error()))
@@ -149,13 +152,4 @@ func WriteArtifact(dir string, a cost.Artifact) (string, error) {
 		return "", fmt.Errorf("cost artifact: %w", err)
 	}
 	return path, nil
-}
-
-// TriggerOf classifies the run for the cost history: a workflow_dispatch is a
-// manual confirmation, every other event an automatic run.
-func TriggerOf(eventName string) cost.Trigger {
-	if eventName == "workflow_dispatch" {
-		return cost.TriggerManual
-	}
-	return cost.TriggerAutomatic
 }

@@ -43,14 +43,3 @@ func TestWriteArtifactRedactsKeys(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(got.Report.Notes[0], "tests printed *** and *** and ***"))
 }
-
-func TestTriggerOf(t *testing.T) {
-	for event, want := range map[string]cost.Trigger{
-		"workflow_dispatch": cost.TriggerManual,
-		"pull_request":      cost.TriggerAutomatic,
-		"schedule":          cost.TriggerAutomatic,
-		"":                  cost.TriggerAutomatic,
-	} {
-		assert.Check(t, is.Equal(TriggerOf(event), want), event)
-	}
-}

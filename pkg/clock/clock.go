@@ -19,6 +19,15 @@ type Wall struct{}
 // Now returns time.Now().
 func (Wall) Now() time.Time { return time.Now() }
 
+// Now is c's time, or the wall clock's when c is nil: the zero value of a
+// struct with an optional Clock field reads the real time.
+func Now(c Clock) time.Time {
+	if c == nil {
+		return time.Now()
+	}
+	return c.Now()
+}
+
 // Func adapts a function to Clock, for a clock that is only known later (a
 // value whose construction needs the clock that reads it).
 type Func func() time.Time

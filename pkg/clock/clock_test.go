@@ -39,6 +39,14 @@ func TestSleepContextEdges(t *testing.T) {
 	}
 }
 
+func TestNowFallsBackToTheWallClock(t *testing.T) {
+	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	assert.Equal(t, Now(Func(func() time.Time { return at })), at)
+	before := time.Now()
+	got := Now(nil)
+	assert.Check(t, !got.Before(before) && !got.After(time.Now()), "a nil clock reads the wall clock: %s", got)
+}
+
 func TestFuncReadsItsFunction(t *testing.T) {
 	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 	assert.Equal(t, Func(func() time.Time { return at }).Now(), at)
@@ -79,6 +87,9 @@ func TestNoOtherClock(t *testing.T) {
 						found = append(found, rel+": wall clock "+types.ExprString(n.Recv.List[0].Type))
 					}
 				}
+				if n.Recv != nil && n.Name.Name == "now" && callsTimeNow(n.Body) && !privateNowPending[filepath.ToSlash(rel)] {
+					found = append(found, rel+": private now() falling back to time.Now: use clock.Now")
+				}
 			}
 			return true
 		})
@@ -86,4 +97,20 @@ func TestNoOtherClock(t *testing.T) {
 	})
 	assert.NilError(t, err)
 	assert.Assert(t, len(found) == 0, "use pkg/clock (Clock, Wall) instead of:\n%s", strings.Join(found, "\n"))
+}
+
+// privateNowPending are the files whose private now() helper is allowed to
+// fall back to time.Now itself: none.
+var privateNowPending = map[string]bool{}
+
+// callsTimeNow reports whether body calls time.Now().
+func callsTimeNow(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok && types.ExprString(call.Fun) == "time.Now" {
+			found = true
+		}
+		return !found
+	})
+	return found
 }

@@ -69,6 +69,8 @@ type Config struct {
 	DiskGB int `yaml:"disk_gb" json:"disk_gb"`
 	// Volume is an optional persistent mount; nil means none.
 	Volume *Volume `yaml:"volume" json:"volume,omitempty"`
+	// NetworkVolume is an optional RunPod network volume of warm data every pod mounts; nil means none.
+	NetworkVolume *NetworkVolume `yaml:"network_volume" json:"network_volume,omitempty"`
 	// SetupBudgetSeconds bounds the accepted pod from its start to the real test step.
 	SetupBudgetSeconds int `yaml:"setup_budget_seconds" json:"setup_budget_seconds"`
 	// LifetimeSeconds bounds the accepted pod's whole life.

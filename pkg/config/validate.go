@@ -163,6 +163,7 @@ func (c *Config) problems() []*FieldError {
 	v.image(c.Image)
 	v.intRange("disk_gb", c.DiskGB, 1, MaxDiskGB)
 	v.volume(c.Volume)
+	v.networkVolume(c) // networkvolume.go
 	v.nvrtc("nvrtc.full", c.NVRTC.Full)
 	v.nvrtc("nvrtc.baseline", c.NVRTC.Baseline)
 	v.spend(c.MaxRunSpendUSD)

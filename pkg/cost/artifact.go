@@ -55,6 +55,15 @@ const (
 	TriggerManual    Trigger = "manual"    // workflow_dispatch
 )
 
+// TriggerOf classifies a run by its event (GITHUB_EVENT_NAME): a
+// workflow_dispatch is a manual confirmation, every other event automatic.
+func TriggerOf(eventName string) Trigger {
+	if eventName == "workflow_dispatch" {
+		return TriggerManual
+	}
+	return TriggerAutomatic
+}
+
 // Run identifies the workflow run attempt a cost artifact belongs to.
 type Run struct {
 	Repository string  `json:"repository"` // "owner/name"

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"gotest.tools/v3/assert"
+	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/golden"
 )
 
@@ -180,4 +181,15 @@ func TestArtifactWithMorePods(t *testing.T) {
 	bad := strings.Replace(string(data), `"host":"failed"`, `"host":"flaky"`, 1)
 	_, err = ParseArtifact([]byte(bad))
 	assert.ErrorContains(t, err, `"flaky": want worked, failed or no value`)
+}
+
+func TestTriggerOf(t *testing.T) {
+	for event, want := range map[string]Trigger{
+		"workflow_dispatch": TriggerManual,
+		"pull_request":      TriggerAutomatic,
+		"schedule":          TriggerAutomatic,
+		"":                  TriggerAutomatic,
+	} {
+		assert.Check(t, is.Equal(TriggerOf(event), want), event)
+	}
 }

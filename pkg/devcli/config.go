@@ -1,16 +1,16 @@
 package devcli
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/org/runpod-gpu/pkg/runpod"
 )
 
 // DefaultImage is the pod image unless --image or [runpod] image says otherwise
@@ -36,7 +36,7 @@ func configPath(home string) string { return filepath.Join(home, ".runpod", "con
 // else api_key under [runpod] in the config file, else api_key of its
 // [default] profile (RunPod's own `runpod config`); "" when none is set.
 func apiKey(getenv func(string) string, cfg fileConfig) string {
-	return cmp.Or(strings.TrimSpace(getenv("RUNPOD_API_KEY")), strings.TrimSpace(cfg.Runpod.APIKey), strings.TrimSpace(cfg.Default.APIKey))
+	return runpod.KeyFromEnv(getenv, cfg.Runpod.APIKey, cfg.Default.APIKey)
 }
 
 // maxConfigSize bounds the file read: it holds a key and an image name.

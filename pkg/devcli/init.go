@@ -256,7 +256,7 @@ func (a *app) initRunPodKey(f initFlags, q *asker) (string, error) {
 		return apiKey(a.env.Getenv, cfg), nil
 	}
 	line, err := q.in.ReadString('\n')
-	key := strings.TrimSpace(line)
+	key := runpod.Key(line)
 	if key == "" || (err != nil && !errors.Is(err, io.EOF)) {
 		return "", fail(ExitUsage, "--runpod-key-stdin: no key on the first line of standard input")
 	}

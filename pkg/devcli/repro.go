@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +27,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/lanerecord"
 	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
+	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/spend"
@@ -68,7 +71,9 @@ tested ref, test archive artifact, test command), and refuses a record no
 lane job's log seals (any job of the run, the pull request's code included,
 can upload an artifact). It prints the worst-case cost, then starts a
 developer pod with the same GPU type and count, the same image by digest and
-the same CUDA floor, waits until SSH works, copies the test archive
+the same CUDA floor (the type out of stock: the nearest in stock, said so —
+the floor met, at least its memory, the least memory, then the cheapest;
+none: exit 3, nothing created), waits until SSH works, copies the test archive
 artifact's files to ` + ReproDir + ` with scp, and opens a shell there; with
 --run it runs the test command there instead, streaming its output, and
 exits with its status.
@@ -515,8 +520,7 @@ func (a *app) startReproPod(ctx context.Context, rec lanerecord.Record, f reproF
 	if err != nil {
 		return nil, err
 	}
-	q := query{name: rec.GPUType, exact: true, count: rec.GPUCount, clouds: []string{runpod.CloudSecure, runpod.CloudCommunity}}
-	o, err := a.cheapestInStock(ctx, q)
+	o, err := a.reproOffer(ctx, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -542,4 +546,70 @@ func (a *app) startReproPod(ctx context.Context, rec lanerecord.Record, f reproF
 		return nil, a.abandon(ctx, pod, err)
 	}
 	return ready, nil
+}
+
+// reproOffer is the offer a repro pod is created from: the recorded GPU type
+// where it is in stock, cheapest first; else the nearest type in stock
+// (nearestOffer), said so on stderr.
+func (a *app) reproOffer(ctx context.Context, rec lanerecord.Record) (plan.DCOffer, error) {
+	clouds := []string{runpod.CloudSecure, runpod.CloudCommunity}
+	q := query{name: rec.GPUType, exact: true, count: rec.GPUCount, clouds: clouds}
+	set, err := a.readOffers(ctx, q)
+	switch {
+	case err != nil:
+		return plan.DCOffer{}, err
+	case len(set.offers) > 0:
+		return a.takeOffer(ctx, set.offers[0])
+	}
+	o, recordedGB, err := a.nearestOffer(ctx, rec, clouds)
+	if err != nil {
+		return plan.DCOffer{}, err
+	}
+	fmt.Fprintf(a.env.Stderr, "the run's %s x%d is out of stock everywhere; starting the nearest in stock instead (CUDA >= %s as recorded, at least its %d GB, the least memory, then the cheapest): %s with %d GB\n",
+		terminalSafe(rec.GPUType), rec.GPUCount, rec.CUDAFloor, recordedGB, terminalSafe(o.InstanceType()), o.MemoryGB)
+	return a.takeOffer(ctx, o)
+}
+
+// nearestOffer picks the GPU type to run a record on when its own is out of
+// stock: among the types in stock on machines that meet the recorded CUDA
+// floor (the catalog read with minCudaVersion, as the lane reads it), with
+// at least the recorded type's memory (a test that fit there fits), the one
+// with the least memory, then the cheapest; the recorded type's memory comes
+// from the catalog, which lists types out of stock too. None: ExitNoCapacity,
+// nothing created — a smaller GPU could fail the tests for its own reasons.
+func (a *app) nearestOffer(ctx context.Context, rec lanerecord.Record, clouds []string) (plan.DCOffer, int, error) {
+	var offers []plan.Offer
+	recordedGB := 0
+	for _, cloud := range clouds {
+		cctx, cancel := a.bound(ctx, callTimeout)
+		gpus, err := a.client.ListGPUTypes(cctx, runpod.GPUQuery{Include: true, Product: runpod.ProductPod, Count: rec.GPUCount, Cloud: cloud,
+			MinCudaVersion: rec.CUDAFloor})
+		cancel()
+		if err != nil {
+			return plan.DCOffer{}, 0, apiError("read the GPU catalog ("+strings.ToLower(cloud)+" cloud, CUDA >= "+rec.CUDAFloor+")", err)
+		}
+		for _, g := range gpus {
+			if g.ID == rec.GPUType {
+				recordedGB = max(recordedGB, g.Memory)
+				continue
+			}
+			offers = append(offers, catalogOffer(g, cloud))
+		}
+	}
+	if recordedGB == 0 {
+		return plan.DCOffer{}, 0, fail(ExitNoCapacity, "the run's %s x%d is out of stock and the catalog does not list it with CUDA >= %s, so no type near it can be chosen; nothing was created",
+			rec.GPUType, rec.GPUCount, rec.CUDAFloor)
+	}
+	var fits []plan.DCOffer
+	for _, o := range plan.DataCenterOffers(offers, rec.GPUCount, plan.DCFilter{}) { // cheapest first
+		if o.MemoryGB >= recordedGB {
+			fits = append(fits, o)
+		}
+	}
+	if len(fits) == 0 {
+		return plan.DCOffer{}, 0, fail(ExitNoCapacity, "the run's %s x%d is out of stock, and no GPU type with at least its %d GB and CUDA >= %s is in stock; nothing was created. Try again later",
+			rec.GPUType, rec.GPUCount, recordedGB, rec.CUDAFloor)
+	}
+	slices.SortStableFunc(fits, func(x, y plan.DCOffer) int { return cmp.Compare(x.MemoryGB, y.MemoryGB) })
+	return fits[0], recordedGB, nil
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +42,14 @@ const (
 	reproNewHost = "h-cuda-12-8"
 	reproTests   = "pytest -q tests/gpu"
 	reproArchive = "runpod-gpu-tests-archive"
+
+	// When the run's A5000 (24 GB) is out of stock: the A4000 is cheaper but
+	// smaller, the 3090 as large but only on a driver under the floor, the
+	// L40S as large as the A6000 but dearer; the A6000 is the nearest.
+	reproSmaller   = "NVIDIA RTX A4000"
+	reproOldDriver = "NVIDIA GeForce RTX 3090"
+	reproNearest   = "NVIDIA RTX A6000"
+	reproDearer    = "NVIDIA L40S"
 )
 
 // reproWorld is a finished lane run on the simulated cloud: provision ran
@@ -72,10 +81,22 @@ func newReproWorld(t *testing.T, forged bool) *reproWorld {
 	host := func(id, cuda string) runpodsim.HostProfile {
 		return runpodsim.HostProfile{ID: id, DataCenterID: "US-TX-3", GPUTypeID: reproGPU, DriverCUDA: cuda, BootSeconds: 30, Healthy: true}
 	}
+	// Other types for when the run's is out of stock (reproNearest).
+	other := func(id, gpu, cuda string) runpodsim.HostProfile {
+		h := host(id, cuda)
+		h.GPUTypeID = gpu
+		return h
+	}
 	c, err := cloud.Start(cloud.Options{Market: &runpodsim.Market{
-		GPUTypes:    []runpodsim.GPUType{{ID: reproGPU, Name: "RTX A5000", MemoryGB: 24, SecurePrice: 0.27, CommunityPrice: 0.16}},
+		GPUTypes: []runpodsim.GPUType{{ID: reproGPU, Name: "RTX A5000", MemoryGB: 24, SecurePrice: 0.27, CommunityPrice: 0.16},
+			{ID: reproSmaller, Name: "RTX A4000", MemoryGB: 16, SecurePrice: 0.17},
+			{ID: reproOldDriver, Name: "RTX 3090", MemoryGB: 24, SecurePrice: 0.22},
+			{ID: reproNearest, Name: "RTX A6000", MemoryGB: 48, SecurePrice: 0.49},
+			{ID: reproDearer, Name: "L40S", MemoryGB: 48, SecurePrice: 0.86}},
 		DataCenters: []runpodsim.DataCenter{{ID: "US-TX-3", Name: "US Texas 3", Region: "NORTH_AMERICA", CountryCode: "US", NetworkVolumeTypes: []string{"STANDARD"}, Compliance: []string{}}},
-		Hosts:       []runpodsim.HostProfile{host(reproOldHost, "12.6"), host(reproNewHost, "12.8"), host("h-cuda-12-8-b", "12.8")},
+		Hosts: []runpodsim.HostProfile{host(reproOldHost, "12.6"), host(reproNewHost, "12.8"), host("h-cuda-12-8-b", "12.8"),
+			other("h-a4000", reproSmaller, "12.8"), other("h-3090", reproOldDriver, "12.6"), other("h-a6000", reproNearest, "12.8"),
+			other("h-l40s", reproDearer, "12.8")},
 	}})
 	assert.NilError(t, err)
 	t.Cleanup(c.Close)
@@ -262,6 +283,53 @@ func TestReproStartsThePodOfTheRunWithItsArchive(t *testing.T) {
 	r = w.run("down", pod.Name)
 	assert.Equal(t, r.code, ExitOK, r.stderr)
 	assert.Check(t, is.Len(w.live(), 0), "down deleted the repro pod")
+}
+
+// outOfStock fills every machine of the given GPU types.
+func (w *reproWorld) outOfStock(gpus ...string) {
+	w.t.Helper()
+	busy := map[string]int{}
+	for _, h := range []struct{ id, gpu string }{{reproOldHost, reproGPU}, {reproNewHost, reproGPU}, {"h-cuda-12-8-b", reproGPU},
+		{"h-a4000", reproSmaller}, {"h-3090", reproOldDriver}, {"h-a6000", reproNearest}, {"h-l40s", reproDearer}} {
+		if slices.Contains(gpus, h.gpu) {
+			busy[h.id] = 1
+		}
+	}
+	assert.NilError(w.t, w.cloud.RunPod.SetBusy(busy))
+}
+
+// The run's GPU type out of stock: repro starts the nearest type in stock
+// (the CUDA floor met, at least the run's memory, the least memory, then the
+// cheapest), says so, and creates it with the recorded floor and image.
+func TestReproStartsTheNearestTypeInStockAndSaysSo(t *testing.T) {
+	w := newReproWorld(t, false)
+	w.outOfStock(reproGPU)
+	r := w.run("repro", w.url(), "--run")
+	assert.Equal(t, r.code, ExitOK, r.stderr)
+	assert.Check(t, is.Contains(r.stderr, "the run's "+reproGPU+" x1 is out of stock everywhere; starting the nearest in stock instead (CUDA >= 12.8 as recorded, at least its 24 GB"))
+	assert.Check(t, is.Contains(r.stderr, reproNearest+" x1 secure with 48 GB"))
+	live := w.live()
+	assert.Assert(t, is.Len(live, 1))
+	assert.Check(t, is.Equal(live[0].GPUTypeID, reproNearest))
+	assert.Check(t, is.Equal(live[0].Image, w.record.Image))
+	assert.Assert(t, is.Len(w.creates, 1))
+	assert.Check(t, is.Equal(w.creates[0].GPU.MinCudaVersion, "12.8"))
+	assert.Check(t, is.Contains(r.stdout, "1 passed"))
+	// The worst case printed is the nearest type's.
+	bound := live[0].HourlyPrice * (15*time.Minute + time.Duration(w.cfg.LifetimeSeconds)*time.Second).Hours()
+	assert.Check(t, is.Contains(w.atCreate, fmt.Sprintf("worst case: $%.2f ", math.Round(bound*100)/100)))
+}
+
+// Nothing near in stock (only a smaller GPU, or one under the CUDA floor):
+// repro creates nothing and says why, with the no-capacity exit code.
+func TestReproStartsNothingWhenNoTypeNearIsInStock(t *testing.T) {
+	w := newReproWorld(t, false)
+	w.outOfStock(reproGPU, reproNearest, reproDearer)
+	r := w.run("repro", w.url())
+	assert.Check(t, is.Equal(r.code, ExitNoCapacity), r.stderr)
+	assert.Check(t, is.Contains(r.stderr, "no GPU type with at least its 24 GB and CUDA >= 12.8 is in stock; nothing was created"))
+	assert.Check(t, is.Len(w.creates, 0))
+	assert.Check(t, is.Len(w.live(), 0))
 }
 
 func TestReproRunPrintsTheTestsOutput(t *testing.T) {

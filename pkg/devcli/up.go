@@ -206,7 +206,11 @@ func (a *app) cheapestInStock(ctx context.Context, q query) (plan.DCOffer, error
 	if len(set.offers) == 0 {
 		return plan.DCOffer{}, errNoOffer(q, set)
 	}
-	o := set.offers[0]
+	return a.takeOffer(ctx, set.offers[0])
+}
+
+// takeOffer prints the offer a create will use and re-checks its stock.
+func (a *app) takeOffer(ctx context.Context, o plan.DCOffer) (plan.DCOffer, error) {
 	fmt.Fprintf(a.env.Stderr, "offer: %s in %s (%s) at %s/hour\n", terminalSafe(o.InstanceType()), terminalSafe(o.DataCenterID), terminalSafe(orDash(o.Region)), o.PricePerHour.Hourly())
 	// Stock changes minute to minute: the offer is re-checked right before the create.
 	ok, err := a.stillInStock(ctx, o)

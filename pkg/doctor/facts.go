@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -86,8 +85,6 @@ func (f *facts) environment() string { return f.lane.input("environment", defaul
 
 // runnerApp reports whether the lane uses a second App for runners.
 func (f *facts) runnerApp() bool { return f.lane.input("runner-app-id", "") != "" }
-
-var usesRE = regexp.MustCompile(`^([A-Za-z0-9_.-]+/runpod-gpu)/\.github/workflows/([a-z0-9-]+\.yml)@(\S+)$`)
 
 // gather reads the repository, its variables, its workflows and configuration.
 func gather(ctx context.Context, d Deps) (*facts, error) {
@@ -174,11 +171,11 @@ func parseCaller(p, text string) *caller {
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		m := usesRE.FindStringSubmatch(doc.Jobs[id].Uses)
-		if m == nil {
+		call, ok := callers.ParseSuiteCall(doc.Jobs[id].Uses)
+		if !ok {
 			continue
 		}
-		c := &caller{path: p, text: text, suite: m[1], workflow: m[2], ref: m[3], with: doc.Jobs[id].With}
+		c := &caller{path: p, text: text, suite: call.Suite, workflow: call.Workflow, ref: call.Ref, with: doc.Jobs[id].With}
 		c.triggers = workflowRunNames(&doc.On)
 		return c
 	}

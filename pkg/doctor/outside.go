@@ -32,14 +32,26 @@ const (
 // release names the same image digest.
 const probeAction = "actions/provision/action.yml"
 
-func checkImage(ctx context.Context, d Deps, f *facts) Check {
+// suiteClient is a client of the suite the lane's caller follows, or the
+// check's FIX when there is no lane caller or its suite is no repository name.
+func suiteClient(d Deps, f *facts, id, title string) (*ghapi.Client, *Check) {
 	if f.lane == nil {
-		return fix(CheckImage, titleImage, fmt.Sprintf("no lane caller on %s names the suite", f.defaultBranch), "merge the lane's caller first (see callers)")
+		c := fix(id, title, fmt.Sprintf("no lane caller on %s names the suite", f.defaultBranch), "merge the lane's caller first (see callers)")
+		return nil, &c
 	}
 	owner, name, _ := strings.Cut(f.lane.suite, "/")
 	suite, err := d.GitHub.ForRepository(owner, name)
 	if err != nil {
-		return fix(CheckImage, titleImage, fmt.Sprintf("the suite %s in %s is no repository name: %v", f.lane.suite, f.lane.path, err), "correct the uses: line of "+f.lane.path)
+		c := fix(id, title, fmt.Sprintf("the suite %s in %s is no repository name: %v", f.lane.suite, f.lane.path, err), "correct the uses: line of "+f.lane.path)
+		return nil, &c
+	}
+	return suite, nil
+}
+
+func checkImage(ctx context.Context, d Deps, f *facts) Check {
+	suite, unread := suiteClient(d, f, CheckImage, titleImage)
+	if unread != nil {
+		return *unread
 	}
 	data, err := suite.FileAt(ctx, probeAction, f.lane.ref)
 	if err != nil {
@@ -81,20 +93,16 @@ var pinnedCommit = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // follow: its Release workflow moves the major tag (v1) every caller runs,
 // so a pushed tag must wait there for a reviewer.
 func checkRelease(ctx context.Context, d Deps, f *facts) Check {
-	if f.lane == nil {
-		return fix(CheckRelease, titleRelease, fmt.Sprintf("no lane caller on %s names the suite", f.defaultBranch), "merge the lane's caller first (see callers)")
-	}
-	owner, name, _ := strings.Cut(f.lane.suite, "/")
-	suite, err := d.GitHub.ForRepository(owner, name)
-	if err != nil {
-		return fix(CheckRelease, titleRelease, fmt.Sprintf("the suite %s in %s is no repository name: %v", f.lane.suite, f.lane.path, err), "correct the uses: line of "+f.lane.path)
+	suite, unread := suiteClient(d, f, CheckRelease, titleRelease)
+	if unread != nil {
+		return *unread
 	}
 	if pinnedCommit.MatchString(f.lane.ref) {
 		return ok(CheckRelease, titleRelease, "the callers pin %s at the commit %s, which no release moves", f.lane.suite, f.lane.ref)
 	}
 	settings := fmt.Sprintf("Settings → Environments → %s in %s", releaseEnvironment, f.lane.suite)
 	env, err := suite.Environment(ctx, releaseEnvironment)
-	foreign := !strings.EqualFold(owner, f.owner)
+	foreign := !strings.EqualFold(suite.Owner(), f.owner)
 	switch {
 	case err != nil && foreign:
 		// Another owner's suite: its environments may be hidden from this

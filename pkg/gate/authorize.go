@@ -214,15 +214,23 @@ func (p pinnedPR) skip(kind gatecheck.Kind, format string, args ...any) (Authori
 	return Authorization{Outcome: OutcomeSkip, Kind: kind, HeadSHA: p.head, Reason: fmt.Sprintf(format, args...)}, nil
 }
 
+// readPR reads pull request number within the read bound; verb says which
+// read it is in an error ("read", "re-read").
+func readPR(rd reads, gh PullRequests, verb string, number int) (*github.PullRequest, error) {
+	var pr *github.PullRequest
+	err := rd.do(fmt.Sprintf("%s PR #%d", verb, number), func(ctx context.Context) (err error) {
+		pr, err = gh.GetPullRequest(ctx, number)
+		return err
+	})
+	return pr, err
+}
+
 // authorizePR pins a PR trigger at its first read: open, at the expected
 // head, from this repository or approved, by a privileged author, not
 // labelled for local validation, with a merge commit to test.
 func authorizePR(ctx context.Context, rd reads, gh PullRequests, req AuthorizeRequest) (Authorization, error) {
-	var first *github.PullRequest
-	if err := rd.do(fmt.Sprintf("read PR #%d", req.PRNumber), func(ctx context.Context) (err error) {
-		first, err = gh.GetPullRequest(ctx, req.PRNumber)
-		return err
-	}); err != nil {
+	first, err := readPR(rd, gh, "read", req.PRNumber)
+	if err != nil {
 		return Authorization{}, err
 	}
 	p := pinnedPR{pr: first, head: first.GetHead().GetSHA()}
@@ -288,11 +296,8 @@ func authorizePinned(ctx context.Context, rd reads, gh PullRequests, req Authori
 	}
 
 	// Read the PR again: what we authorized must still be what will be tested.
-	var second *github.PullRequest
-	if err := rd.do(fmt.Sprintf("re-read PR #%d", req.PRNumber), func(ctx context.Context) (err error) {
-		second, err = gh.GetPullRequest(ctx, req.PRNumber)
-		return err
-	}); err != nil {
+	second, err := readPR(rd, gh, "re-read", req.PRNumber)
+	if err != nil {
 		return Authorization{}, err
 	}
 	if second.GetState() != "open" || second.GetHead().GetSHA() != p.head ||

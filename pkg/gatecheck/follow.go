@@ -70,35 +70,23 @@ func ParseFollowMarker(s string) (FollowMarker, error) {
 // leader (a live stake for the same key on the same head) tests: queued, and
 // saying when the leader counts as lost (its start plus the lane's bound).
 func FollowContent(e Evidence, leader *github.CheckRun, bound time.Duration) (ghapi.CheckRunInput, error) {
-	m, err := FormatMarker(e.TestedRef, KindPaid, e.Key)
+	m, name, b, err := openGate(e)
 	if err != nil {
 		return ghapi.CheckRunInput{}, err
-	}
-	if !wire.IsCommitSHA(e.HeadSHA) {
-		return ghapi.CheckRunInput{}, fmt.Errorf("gate: head SHA %q: want a full lowercase commit SHA", e.HeadSHA)
 	}
 	if leader.GetID() <= 0 {
 		return ghapi.CheckRunInput{}, fmt.Errorf("follow gate: leader check run id %d: want a positive id", leader.GetID())
 	}
 	parsed, _ := ParseMarker(m)
-	name := e.CheckName
-	if name == "" {
-		name = DefaultCheckName
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Tested ref: `%s` (on head `%s`)\n\n", e.TestedRef, e.HeadSHA)
-	if e.Key != nil {
-		fmt.Fprintf(&b, "Tested tree: `%s`, lane digest `%s`\n\n", e.Key.Tree, e.Key.Lane)
-	}
-	fmt.Fprintf(&b, "Another lane is testing the same %s: gate %d (%s). Its result completes this gate; no second pod is paid for.\n",
+	fmt.Fprintf(b, "Another lane is testing the same %s: gate %d (%s). Its result completes this gate; no second pod is paid for.\n",
 		keyOrRef(ReuseQuery{TestedRef: e.TestedRef, Key: e.Key}), leader.GetID(), leader.GetHTMLURL())
-	fmt.Fprintf(&b, "\nIf that lane's workflow run ends with gate %d still in progress, the lane was lost: re-run this workflow run, which then tests this head.", leader.GetID())
+	fmt.Fprintf(b, "\nIf that lane's workflow run ends with gate %d still in progress, the lane was lost: re-run this workflow run, which then tests this head.", leader.GetID())
 	if started := leader.GetStartedAt().Time; !started.IsZero() {
-		fmt.Fprintf(&b, " (Where its run cannot be read, it counts as lost at %s, its start plus the lane's bound.)", started.Add(bound).UTC().Format(time.RFC3339))
+		fmt.Fprintf(b, " (Where its run cannot be read, it counts as lost at %s, its start plus the lane's bound.)", started.Add(bound).UTC().Format(time.RFC3339))
 	}
 	b.WriteString("\n")
 	if e.RunURL != "" {
-		fmt.Fprintf(&b, "\nWorkflow run: %s\n", e.RunURL)
+		fmt.Fprintf(b, "\nWorkflow run: %s\n", e.RunURL)
 	}
 	return ghapi.CheckRunInput{
 		Name: name, HeadSHA: e.HeadSHA, ExternalID: FollowMarker{Leader: leader.GetID(), Marker: parsed}.String(), DetailsURL: e.RunURL,

@@ -304,29 +304,36 @@ func Publish(ctx context.Context, c CheckRunCreator, e Evidence) (*github.CheckR
 	return run, nil
 }
 
+// openGate starts the content of a gate that is not concluded yet (in
+// progress, or following another lane's): the marker its success would carry
+// (kind paid), the check's name, and the summary's lines naming what is tested.
+func openGate(e Evidence) (marker, name string, summary *strings.Builder, err error) {
+	marker, err = FormatMarker(e.TestedRef, KindPaid, e.Key)
+	if err != nil {
+		return "", "", nil, err
+	}
+	if !wire.IsCommitSHA(e.HeadSHA) {
+		return "", "", nil, fmt.Errorf("gate: head SHA %q: want a full lowercase commit SHA", e.HeadSHA)
+	}
+	summary = &strings.Builder{}
+	fmt.Fprintf(summary, "Tested ref: `%s` (on head `%s`)\n\n", e.TestedRef, e.HeadSHA)
+	if e.Key != nil {
+		fmt.Fprintf(summary, "Tested tree: `%s`, lane digest `%s`\n\n", e.Key.Tree, e.Key.Lane)
+	}
+	return marker, cmp.Or(e.CheckName, DefaultCheckName), summary, nil
+}
+
 // InProgressContent is the gate a lane publishes before its first create: in
 // progress, with the marker its success would carry (kind paid), so a second
 // lane for the same key finds it, waits for it and reuses its result.
 func InProgressContent(e Evidence, startedAt time.Time) (ghapi.CheckRunInput, error) {
-	marker, err := FormatMarker(e.TestedRef, KindPaid, e.Key)
+	marker, name, b, err := openGate(e)
 	if err != nil {
 		return ghapi.CheckRunInput{}, err
 	}
-	if !wire.IsCommitSHA(e.HeadSHA) {
-		return ghapi.CheckRunInput{}, fmt.Errorf("gate: head SHA %q: want a full lowercase commit SHA", e.HeadSHA)
-	}
-	name := e.CheckName
-	if name == "" {
-		name = DefaultCheckName
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Tested ref: `%s` (on head `%s`)\n\n", e.TestedRef, e.HeadSHA)
-	if e.Key != nil {
-		fmt.Fprintf(&b, "Tested tree: `%s`, lane digest `%s`\n\n", e.Key.Tree, e.Key.Lane)
-	}
 	b.WriteString("This lane is testing this tested ref. Other lanes for the same tree and lane wait for its result instead of paying again.\n")
 	if e.RunURL != "" {
-		fmt.Fprintf(&b, "\nWorkflow run: %s\n", e.RunURL)
+		fmt.Fprintf(b, "\nWorkflow run: %s\n", e.RunURL)
 	}
 	return ghapi.CheckRunInput{
 		Name: name, HeadSHA: e.HeadSHA, ExternalID: marker, DetailsURL: e.RunURL,

@@ -67,7 +67,7 @@ func (c *Client) ListWorkflowRuns(ctx context.Context, workflowFile string, filt
 	if workflowFile != "" {
 		what += " of " + workflowFile
 	}
-	runs, err := collectPages(what, maxPages, func(page int) ([]*github.WorkflowRun, *github.Response, error) {
+	return listPages(c, what, maxPages, func(page int) ([]*github.WorkflowRun, *github.Response, error) {
 		opts.Page = page
 		var list *github.WorkflowRuns
 		var resp *github.Response
@@ -85,10 +85,6 @@ func (c *Client) ListWorkflowRuns(ctx context.Context, workflowFile string, filt
 		}
 		return list.WorkflowRuns, resp, nil
 	})
-	if err != nil {
-		return nil, c.fail(what, err, nil)
-	}
-	return runs, nil
 }
 
 // ListAttemptJobs lists the jobs, with their steps, of one attempt of
@@ -99,7 +95,7 @@ func (c *Client) ListAttemptJobs(ctx context.Context, runID int64, attempt int) 
 	}
 	what := fmt.Sprintf("list jobs of workflow run %d attempt %d", runID, attempt)
 	opts := &github.ListOptions{PerPage: perPage}
-	jobs, err := collectPages(what, DefaultMaxPages, func(page int) ([]*github.WorkflowJob, *github.Response, error) {
+	return listPages(c, what, DefaultMaxPages, func(page int) ([]*github.WorkflowJob, *github.Response, error) {
 		opts.Page = page
 		list, resp, err := c.gh.Actions.ListWorkflowJobsAttempt(ctx, c.owner, c.repo, runID, int64(attempt), opts)
 		if err != nil {
@@ -107,10 +103,6 @@ func (c *Client) ListAttemptJobs(ctx context.Context, runID int64, attempt int) 
 		}
 		return list.Jobs, resp, nil
 	})
-	if err != nil {
-		return nil, c.fail(what, err, nil)
-	}
-	return jobs, nil
 }
 
 // DispatchWorkflow starts workflowFile on ref with inputs, with one POST

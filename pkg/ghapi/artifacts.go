@@ -18,7 +18,7 @@ func (c *Client) ArtifactsByName(ctx context.Context, name string) ([]*github.Ar
 		return nil, err
 	}
 	what := fmt.Sprintf("list artifacts named %q", name)
-	artifacts, err := collectPages(what, DefaultMaxPages, func(page int) ([]*github.Artifact, *github.Response, error) {
+	artifacts, err := listPages(c, what, DefaultMaxPages, func(page int) ([]*github.Artifact, *github.Response, error) {
 		query := url.Values{"name": {name}, "per_page": {strconv.Itoa(perPage)}, "page": {strconv.Itoa(page)}}
 		req, err := c.gh.NewRequest("GET", fmt.Sprintf("repos/%s/%s/actions/artifacts?%s", c.owner, c.repo, query.Encode()), nil)
 		if err != nil {
@@ -32,7 +32,7 @@ func (c *Client) ArtifactsByName(ctx context.Context, name string) ([]*github.Ar
 		return list.Artifacts, resp, nil
 	})
 	if err != nil {
-		return nil, c.fail(what, err, nil)
+		return nil, err
 	}
 	// The filter is GitHub's (and absent on old servers); the exact match is ours.
 	exact := artifacts[:0]
@@ -52,7 +52,7 @@ func (c *Client) ListRunArtifacts(ctx context.Context, runID int64) ([]*github.A
 	}
 	what := fmt.Sprintf("list artifacts of workflow run %d", runID)
 	opts := &github.ListOptions{PerPage: perPage}
-	artifacts, err := collectPages(what, DefaultMaxPages, func(page int) ([]*github.Artifact, *github.Response, error) {
+	return listPages(c, what, DefaultMaxPages, func(page int) ([]*github.Artifact, *github.Response, error) {
 		opts.Page = page
 		list, resp, err := c.gh.Actions.ListWorkflowRunArtifacts(ctx, c.owner, c.repo, runID, opts)
 		if err != nil {
@@ -60,10 +60,6 @@ func (c *Client) ListRunArtifacts(ctx context.Context, runID int64) ([]*github.A
 		}
 		return list.Artifacts, resp, nil
 	})
-	if err != nil {
-		return nil, c.fail(what, err, nil)
-	}
-	return artifacts, nil
 }
 
 // DownloadArtifact downloads artifact artifactID's zip archive, following

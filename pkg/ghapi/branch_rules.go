@@ -53,7 +53,7 @@ const branchRulesPages = 5
 // and knows only the rule types of its release.
 func (c *Client) ActiveBranchRules(ctx context.Context, branch string) ([]BranchRule, error) {
 	op := fmt.Sprintf("read the rules of %s", branch)
-	rules, err := collectPages(op, branchRulesPages, func(page int) ([]BranchRule, *github.Response, error) {
+	return listPages(c, op, branchRulesPages, func(page int) ([]BranchRule, *github.Response, error) {
 		req, err := c.gh.NewRequest("GET", fmt.Sprintf("repos/%s/%s/rules/branches/%s?per_page=100&page=%d",
 			c.owner, c.repo, url.PathEscape(branch), page), nil)
 		if err != nil {
@@ -63,7 +63,6 @@ func (c *Client) ActiveBranchRules(ctx context.Context, branch string) ([]Branch
 		resp, err := c.gh.Do(ctx, req, &out)
 		return out, resp, err
 	})
-	return rules, c.fail(op, err, nil)
 }
 
 // BypassActor is one of a ruleset's bypass_actors: who may bypass it

@@ -69,7 +69,7 @@ func (c *Client) ListCheckRunsForRef(ctx context.Context, ref, name string, maxP
 		opts.CheckName = github.String(name)
 	}
 	what := fmt.Sprintf("list check runs %q for %s", name, ref)
-	runs, err := collectPages(what, maxPages, func(page int) ([]*github.CheckRun, *github.Response, error) {
+	return listPages(c, what, maxPages, func(page int) ([]*github.CheckRun, *github.Response, error) {
 		opts.Page = page
 		res, resp, err := c.gh.Checks.ListCheckRunsForRef(ctx, c.owner, c.repo, ref, opts)
 		if err != nil {
@@ -77,10 +77,6 @@ func (c *Client) ListCheckRunsForRef(ctx context.Context, ref, name string, maxP
 		}
 		return res.CheckRuns, resp, nil
 	})
-	if err != nil {
-		return nil, c.fail(what, err, nil)
-	}
-	return runs, nil
 }
 
 func (in CheckRunInput) options() (github.CreateCheckRunOptions, error) {

@@ -160,14 +160,10 @@ func (c *Client) ListPullRequestReviews(ctx context.Context, number int) ([]*git
 	}
 	what := fmt.Sprintf("list reviews of pull request #%d", number)
 	opts := &github.ListOptions{PerPage: perPage}
-	reviews, err := collectPages(what, maxReviewPages, func(page int) ([]*github.PullRequestReview, *github.Response, error) {
+	return listPages(c, what, maxReviewPages, func(page int) ([]*github.PullRequestReview, *github.Response, error) {
 		opts.Page = page
 		return c.gh.PullRequests.ListReviews(ctx, c.owner, c.repo, number, opts)
 	})
-	if err != nil {
-		return nil, c.fail(what, err, nil)
-	}
-	return reviews, nil
 }
 
 // maxCompareFiles is how many files GitHub's compare answer lists at most.

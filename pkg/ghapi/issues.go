@@ -16,14 +16,10 @@ func (c *Client) ListIssueComments(ctx context.Context, number int) ([]*github.I
 	}
 	what := fmt.Sprintf("list comments on #%d", number)
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: perPage}}
-	comments, err := collectPages(what, DefaultMaxPages, func(page int) ([]*github.IssueComment, *github.Response, error) {
+	return listPages(c, what, DefaultMaxPages, func(page int) ([]*github.IssueComment, *github.Response, error) {
 		opts.Page = page
 		return c.gh.Issues.ListComments(ctx, c.owner, c.repo, number, opts)
 	})
-	if err != nil {
-		return nil, c.fail(what, err, nil)
-	}
-	return comments, nil
 }
 
 // CreateIssueComment posts body as a comment on issue or pull request number,

@@ -7,6 +7,15 @@ import (
 // fetchPage reads one page (1-based) of a listing.
 type fetchPage[T any] func(page int) ([]T, *github.Response, error)
 
+// listPages is collectPages whose error is the Client's *Error naming what.
+func listPages[T any](c *Client, what string, maxPages int, fetch fetchPage[T]) ([]T, error) {
+	all, err := collectPages(what, maxPages, fetch)
+	if err != nil {
+		return nil, c.fail(what, err, nil)
+	}
+	return all, nil
+}
+
 // collectPages reads pages 1, 2, … by the Link header until the last one.
 // A listing with pages left after maxPages fails with *PageBoundError rather
 // than returning a silently truncated list; maxPages <= 0 means

@@ -49,12 +49,12 @@ func (c *Client) ListPullRequestFiles(ctx context.Context, number int) ([]string
 	}
 	what := fmt.Sprintf("list files of pull request #%d", number)
 	opts := &github.ListOptions{PerPage: perPage}
-	files, err := collectPages(what, maxPullRequestFiles/perPage, func(page int) ([]*github.CommitFile, *github.Response, error) {
+	files, err := listPages(c, what, maxPullRequestFiles/perPage, func(page int) ([]*github.CommitFile, *github.Response, error) {
 		opts.Page = page
 		return c.gh.PullRequests.ListFiles(ctx, c.owner, c.repo, number, opts)
 	})
 	if err != nil {
-		return nil, c.fail(what, err, nil)
+		return nil, err
 	}
 	if len(files) >= maxPullRequestFiles {
 		return nil, fmt.Errorf("ghapi: %s: %d files is GitHub's listing cap; the list may be truncated", what, len(files))

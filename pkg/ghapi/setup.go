@@ -56,7 +56,7 @@ func (c *Client) BranchProtection(ctx context.Context, branch string) (*github.P
 
 // secretNames lists the secrets at path (names only: GitHub never returns values).
 func (c *Client) secretNames(ctx context.Context, op, path string) ([]string, error) {
-	secrets, err := collectPages(op, setupPages, func(page int) ([]*github.Secret, *github.Response, error) {
+	secrets, err := listPages(c, op, setupPages, func(page int) ([]*github.Secret, *github.Response, error) {
 		req, err := c.gh.NewRequest("GET", fmt.Sprintf("%s?per_page=100&page=%d", path, page), nil)
 		if err != nil {
 			return nil, nil, err
@@ -66,7 +66,7 @@ func (c *Client) secretNames(ctx context.Context, op, path string) ([]string, er
 		return out.Secrets, resp, err
 	})
 	if err != nil {
-		return nil, c.fail(op, err, nil)
+		return nil, err
 	}
 	names := make([]string, 0, len(secrets))
 	for _, s := range secrets {

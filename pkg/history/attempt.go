@@ -264,10 +264,7 @@ func (a *Attempt) readArtifacts(st store, rec AttemptRecord, jobs []JobInfo, job
 // identify sets the trigger and tested ref: the cost artifact says them; else
 // the event and the gate marker do.
 func (a *Attempt) identify(rec AttemptRecord, artifacts []cost.Artifact, logs logScan) {
-	a.Trigger = cost.TriggerAutomatic
-	if rec.Event == "workflow_dispatch" {
-		a.Trigger = cost.TriggerManual
-	}
+	a.Trigger = cost.TriggerOf(rec.Event)
 	if len(logs.gates) > 0 {
 		last := logs.gates[len(logs.gates)-1]
 		a.TestedRef, a.Gate = last.TestedRef, last.Kind

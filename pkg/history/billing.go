@@ -38,6 +38,9 @@ type BillingSource interface {
 const (
 	KindPod      = "pod"
 	KindEndpoint = "endpoint" // a Serverless endpoint
+	// KindNetworkVolume is a network volume's storage (volume.go): billed
+	// by the hour whether or not a pod mounts it.
+	KindNetworkVolume = "network-volume"
 )
 
 // BilledCharge is what RunPod billed one pod or Serverless endpoint in one
@@ -69,7 +72,7 @@ func billingWindow(rng Range) (start, end time.Time) {
 	return rng.Since.UTC(), rng.end().Add(billingSpill).UTC()
 }
 
-// FetchBilling reads pod and Serverless billing for rng (and the day after
+// FetchBilling reads pod, Serverless and network-volume billing for rng (and the day after
 // it) in day buckets. A failure is kept in the result, not returned: the
 // report then says why it is not reconciled.
 func FetchBilling(ctx context.Context, src BillingSource, rng Range, now time.Time) SavedBilling {
@@ -88,6 +91,9 @@ func FetchBilling(ctx context.Context, src BillingSource, rng Range, now time.Ti
 		for _, r := range records {
 			b.Charges = append(b.Charges, BilledCharge{Kind: route.kind, ID: r.ID, Start: r.Start, End: r.End, USD: r.Total})
 		}
+	}
+	if err := fetchVolumeBilling(ctx, src, q, &b); err != nil { // volume.go
+		b.Error, b.Charges = err.Error(), []BilledCharge{}
 	}
 	return b
 }

@@ -44,7 +44,7 @@ func RunCLI(ctx context.Context, args []string, getenv func(string) string, stdo
 		if opts.GitHub, err = client(ctx, o, getenv); err != nil {
 			return err
 		}
-		if key := getenv("RUNPOD_API_KEY"); key != "" {
+		if key := runpod.KeyFromEnv(getenv); key != "" {
 			opts.Billing = runpod.New(o.runpodURL, key)
 		}
 	}

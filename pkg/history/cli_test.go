@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -127,4 +130,43 @@ func simulatedGitHub(t *testing.T) string {
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	return ts.URL
+}
+
+// RUNPOD_API_KEY is read as every command reads it (runpod.KeyFromEnv): an
+// echoed key's newline is not sent, and a blank one reads no billing.
+func TestRunCLITrimsTheRunPodKey(t *testing.T) {
+	apiURL := simulatedGitHub(t)
+	tests := []struct {
+		name     string
+		key      string
+		wantAuth []string
+	}{
+		{name: "an echoed key", key: "rpa_CostHistoryKey\n", wantAuth: []string{"Bearer rpa_CostHistoryKey"}},
+		{name: "a blank key", key: " \n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var auths []string
+			billing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				if !slices.Contains(auths, r.Header.Get("Authorization")) {
+					auths = append(auths, r.Header.Get("Authorization"))
+				}
+				mu.Unlock()
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte("[]"))
+			}))
+			defer billing.Close()
+			env := map[string]string{"GH_TOKEN": token, "GITHUB_API_URL": apiURL, "RUNPOD_API_KEY": tc.key}
+			args := []string{"-since", "2026-10-06", "-until", "2026-10-08", "-repo", "org/app",
+				"-directory", filepath.Join(t.TempDir(), "history"), "-runpod-api-url", billing.URL}
+			var stdout, stderr bytes.Buffer
+			err := RunCLI(context.Background(), args, func(k string) string { return env[k] }, &stdout, &stderr)
+			assert.NilError(t, err, stderr.String())
+			mu.Lock()
+			defer mu.Unlock()
+			assert.Check(t, is.DeepEqual(auths, tc.wantAuth))
+		})
+	}
 }

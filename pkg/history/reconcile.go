@@ -35,9 +35,12 @@ type Reconciliation struct {
 	Days       []DriftRow  `json:"days"`
 	Runs       []RunDrift  `json:"runs"`
 	Untracked  []Untracked `json:"untracked"`
-	Findings   []string    `json:"findings"`      // what the lane cannot account for, each named
-	Warnings   []string    `json:"warnings"`      // drifts above the threshold: the action prints them as ::warning::
-	NotInBill  int         `json:"notReconciled"` // runs outside the billing's window
+	// Volumes are the network volumes' storage as billed (volume.go): no
+	// estimate stands beside it, and it is not a pod or endpoint of a run.
+	Volumes    []VolumeStorage `json:"networkVolumes,omitempty"`
+	Findings   []string        `json:"findings"`      // what the lane cannot account for, each named
+	Warnings   []string        `json:"warnings"`      // drifts above the threshold: the action prints them as ::warning::
+	NotInBill  int             `json:"notReconciled"` // runs outside the billing's window
 	trackedIDs map[string]bool
 }
 
@@ -152,6 +155,7 @@ func Reconcile(r *Report, b SavedBilling, others []Attempt, threshold float64) *
 		rec.addRun(a, charges)
 	}
 	rec.untracked(b.Charges)
+	rec.volumeStorage(b.Charges) // volume.go
 	rec.byDay()
 	rec.warn()
 	return rec
@@ -207,7 +211,7 @@ func (rec *Reconciliation) untracked(charges []BilledCharge) {
 	index := map[string]int{}
 	for _, c := range charges {
 		key := c.Kind + "/" + c.ID
-		if rec.trackedIDs[key] {
+		if rec.trackedIDs[key] || c.Kind == KindNetworkVolume {
 			continue
 		}
 		i, ok := index[key]

@@ -46,6 +46,7 @@ func (r *Report) writeBilling(b *strings.Builder) {
 	if len(rec.Runs) > maxAttemptRows {
 		fmt.Fprintf(b, "… and %d more runs in the JSON report.\n\n", len(rec.Runs)-maxAttemptRows)
 	}
+	rec.writeVolumes(b) // volume.go
 	writeList(b, "Billing findings", rec.Findings)
 }
 

@@ -266,11 +266,8 @@ func ParseRecord(value string) (*Record, error) {
 
 // ParsePods reads provision's pods output; "" is none.
 func ParsePods(value string) ([]Pod, error) {
-	if strings.TrimSpace(value) == "" {
-		return nil, nil
-	}
-	var pods []Pod
-	if err := parse(value, &pods, "provision's pods output (a JSON array of pods)"); err != nil {
+	pods, err := parseList[Pod](value, "provision's pods output (a JSON array of pods)")
+	if err != nil {
 		return nil, err
 	}
 	seen := map[string]bool{}
@@ -310,11 +307,8 @@ func checkPodFields(p Pod) error {
 
 // ParseHostFaults reads the watchdog's host-faults output; "" is none.
 func ParseHostFaults(value string) ([]HostFault, error) {
-	if strings.TrimSpace(value) == "" {
-		return nil, nil
-	}
-	var faults []HostFault
-	if err := parse(value, &faults, "the watchdog's host-faults output (a JSON array)"); err != nil {
+	faults, err := parseList[HostFault](value, "the watchdog's host-faults output (a JSON array)")
+	if err != nil {
 		return nil, err
 	}
 	for i, f := range faults {
@@ -328,6 +322,18 @@ func ParseHostFaults(value string) ([]HostFault, error) {
 		}
 	}
 	return faults, nil
+}
+
+// parseList decodes an output holding a JSON array; a blank one is none.
+func parseList[T any](value, want string) ([]T, error) {
+	if strings.TrimSpace(value) == "" {
+		return nil, nil
+	}
+	var items []T
+	if err := parse(value, &items, want); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 func parse(value string, v any, want string) error {

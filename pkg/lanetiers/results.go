@@ -42,11 +42,8 @@ var Outcomes = []string{OutcomePassed, OutcomeFailed, OutcomeCancelled, OutcomeS
 
 // ParseResults reads cleanup's tier-results output; "" is none.
 func ParseResults(value string) ([]Result, error) {
-	if strings.TrimSpace(value) == "" {
-		return nil, nil
-	}
-	var rows []Result
-	if err := parse(value, &rows, "cleanup's tier-results output (a JSON array of rows)"); err != nil {
+	rows, err := parseList[Result](value, "cleanup's tier-results output (a JSON array of rows)")
+	if err != nil {
 		return nil, err
 	}
 	for i, r := range rows {

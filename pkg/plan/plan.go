@@ -106,6 +106,8 @@ type Candidate struct {
 	// Region is the continent(s) of DataCenterIDs, for the plan table; "" when
 	// RunPod chooses anywhere or the continent is not known.
 	Region string
+	// NetworkVolumeID is the network volume the pod mounts (volume.go); "" for none.
+	NetworkVolumeID string
 }
 
 // InstanceType names the candidate as DCOffer.InstanceType names an offer:
@@ -121,6 +123,8 @@ type Plan struct {
 	Warnings      []string
 	// Dropped says why reviewed GPU types got no live candidate, by GPU id.
 	Dropped map[string]string
+	// Volume says how a network volume restricted the plan (volume.go); nil without one.
+	Volume *VolumeNote
 }
 
 // Build computes the plan. It never returns more than MaxAttempts candidates.

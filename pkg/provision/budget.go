@@ -41,7 +41,7 @@ func (r *run) checkBudget(ctx context.Context, c plan.Candidate) error {
 func (r *run) budgetCreate(c plan.Candidate, own []string) spend.Create {
 	price := money.PerHour(c.PricePerHour)
 	return spend.Create{Lane: spend.LanePod, What: fmt.Sprintf("candidate %s (%s at %s)", c.Name, c.GPUID, price.Format(money.Cents)),
-		WorstCaseUSD: spend.Candidate(price, r.cfg.StartupTimeout(), r.cfg.Lifetime()), OwnUSD: r.req.Committed + r.spentBound, OwnPods: own}
+		WorstCaseUSD: spend.Candidate(price, r.cfg.StartupTimeout(), r.cfg.Lifetime()), OwnUSD: r.req.Committed + r.res.SpentBound, OwnPods: own}
 }
 
 // ownPods are the lane's pods the budget's OwnUSD bounds: the other tiers'

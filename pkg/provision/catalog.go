@@ -21,7 +21,7 @@ func (r *run) plan(ctx context.Context) plan.Plan { return plan.Build(r.planInpu
 
 // planInput is the plan's input from the catalog reads (see plan).
 func (r *run) planInput(ctx context.Context) plan.Input {
-	cfg := r.cfg
+	cfg := r.planConfig() // reputation.go: the seed's cloud before the record holds evidence
 	continents, countries := cfg.SplitRegions()
 	in := plan.Input{
 		GPUCount: cfg.GPUCount, MinVRAMGB: cfg.MinVRAMGB, MaxPriceCandidates: cfg.MaxPriceCandidates,

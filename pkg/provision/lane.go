@@ -86,7 +86,10 @@ func RunLane(ctx context.Context, deps Deps, req LaneRequest) (LaneResult, error
 	if len(targets) == 0 {
 		return res, nil
 	}
-	plans := planTiers(ctx, deps, req.Request, targets, req.HostFaults)
+	plans, err := planTiers(ctx, deps, req.Request, targets, req.HostFaults)
+	if err != nil {
+		return res, err
+	}
 	res.WorstCase = spend.LaneWorstCase{Committed: res.Record.CommittedUSD}
 	for i, p := range plans {
 		res.WorstCase.Tiers = append(res.WorstCase.Tiers, tierLabel(targets[i]))
@@ -232,11 +235,24 @@ func passedDespite(faults []lanetiers.HostFault, tier string, jobs []*github.Wor
 // planTiers plans every target from one catalog read: a tier of a matrix
 // from its own GPU ids, "" from the whole allowlist; a re-run's tier away
 // from where its pods were lost.
-func planTiers(ctx context.Context, deps Deps, base Request, targets []string, lost []lanetiers.HostFault) []plan.Plan {
+func planTiers(ctx context.Context, deps Deps, base Request, targets []string, lost []lanetiers.HostFault) ([]plan.Plan, error) {
 	r := &run{deps: deps, req: base, cfg: base.Config, live: map[string]bool{}}
+	vol, err := resolveVolume(ctx, deps, base.Config) // volume.go: before any create
+	if err != nil {
+		return nil, err
+	}
+	if vol != nil {
+		return r.planWithVolume(ctx, vol, func(in plan.Input) []plan.Plan { return tierPlans(r, base, in, targets, lost, vol) })
+	}
 	pctx, cancel := r.bound(ctx, CatalogBudget)
 	in := r.planInput(pctx)
 	cancel()
+	return tierPlans(r, base, in, targets, lost, nil), nil
+}
+
+// tierPlans builds each target's plan from one catalog read (in), for the
+// network volume vol when one is configured.
+func tierPlans(r *run, base Request, in plan.Input, targets []string, lost []lanetiers.HostFault, vol *plan.Volume) []plan.Plan {
 	plans := make([]plan.Plan, len(targets))
 	for i, tier := range targets {
 		tin := in
@@ -253,7 +269,11 @@ func planTiers(ctx context.Context, deps Deps, base Request, targets []string, l
 		if len(where) > 0 {
 			tin.Rank = avoiding(in.Rank, where)
 		}
-		plans[i] = plan.Build(tin)
+		if vol != nil {
+			plans[i] = plan.BuildWithVolume(tin, *vol)
+		} else {
+			plans[i] = plan.Build(tin)
+		}
 		plans[i].Warnings = append(slices.Clone(r.res.Warnings), plans[i].Warnings...)
 	}
 	return plans

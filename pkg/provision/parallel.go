@@ -27,12 +27,9 @@ import (
 	"github.com/google/go-github/v66/github"
 
 	"github.com/org/runpod-gpu/pkg/budget"
-	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/gatecheck"
-	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
-	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/spend"
 	"github.com/org/runpod-gpu/pkg/wire"
@@ -165,21 +162,16 @@ func (r *run) repositoryPods(ctx context.Context, own *runpod.Pod) ([]runpod.Pod
 // one. A pod past either is deleted at once (reject): over the budget the
 // run stops, saying so; past the maximum the candidate is tried again
 // once a slot is free (outcomeSlotTaken). stop is false when the pod is kept.
-func (r *run) afterCreate(ctx context.Context, pod *runpod.Pod, c plan.Candidate, jit *ghapi.JITConfig, rec *cost.Attempt,
-	listPrice cost.Price, createdAt time.Time, done func(cost.Outcome, string)) (_ outcome, _ error, stop bool) {
-	if pod.CreatedAt.Known() {
-		if at, _ := pod.CreatedAt.Get(); at.After(createdAt) {
-			createdAt = at
-		}
-	} else {
-		pod.CreatedAt = wire.KnownTime(createdAt)
-	}
+func (r *run) afterCreate(ctx context.Context, a *attemptState, pod *runpod.Pod) (_ outcome, _ error, stop bool) {
+	// Its spend is bounded from the pod's own creation when that is later than the POST.
+	created := *a
+	created.createdAt = podCreatedAt(pod, a.createdAt)
 	refuse := func(reason string) (outcome, error) {
-		rec.Cloud, rec.DataCenter, rec.Driver = pod.Cloud, pod.DataCenterID, pod.CudaVersion
-		w := watchResult{overSpend: true, start: createdAt, reason: reason}
-		return r.reject(ctx, pod, jit, w, rec, listPrice, createdAt, done)
+		a.rec.Cloud, a.rec.DataCenter, a.rec.Driver = pod.Cloud, pod.DataCenterID, pod.CudaVersion
+		w := watchResult{overSpend: true, start: created.createdAt, reason: reason}
+		return r.reject(ctx, &created, pod, w)
 	}
-	if checker, ok := r.deps.Budget.(budget.Rechecker); ok && c.PriceKnown {
+	if checker, ok := r.deps.Budget.(budget.Rechecker); ok && a.c.PriceKnown {
 		own := r.ownPods()
 		own = own[:len(own):len(own)]
 		for i, id := range own {
@@ -188,10 +180,10 @@ func (r *run) afterCreate(ctx context.Context, pod *runpod.Pod, c plan.Candidate
 				break
 			}
 		}
-		u, err := checker.Recheck(ctx, r.budgetCreate(c, own), *pod)
+		u, err := checker.Recheck(ctx, r.budgetCreate(a.c, own), *pod)
 		r.res.Budget = &u
 		if err != nil {
-			price := money.PerHour(c.PricePerHour)
+			price := money.PerHour(a.c.PricePerHour)
 			r.res.BudgetRecheck = fmt.Sprintf("re-check after the create of pod %s: %v (it can bill at most %s, %s at %s, before its deletion)",
 				pod.ID, err, budget.OvershootBound(price).Format(money.Fine), budget.RecheckWindow, price.Format(money.Cents))
 			r.logf("budget: %s", r.res.BudgetRecheck)
@@ -222,4 +214,18 @@ func (r *run) afterCreate(ctx context.Context, pod *runpod.Pod, c plan.Candidate
 		return outcomeSlotTaken, nil, true
 	}
 	return 0, nil, false
+}
+
+// podCreatedAt is when pod was created: its record's time when that is later
+// than post, its first POST (no pod of it is older); a record without one is
+// given post.
+func podCreatedAt(pod *runpod.Pod, post time.Time) time.Time {
+	if !pod.CreatedAt.Known() {
+		pod.CreatedAt = wire.KnownTime(post)
+		return post
+	}
+	if at, _ := pod.CreatedAt.Get(); at.After(post) {
+		return at
+	}
+	return post
 }

@@ -269,12 +269,9 @@ type run struct {
 	req     Request
 	cfg     *config.Config
 	deleter *lifecycle.Deleter
-	res     Result
+	res     Result          // the run's one result: Run returns it as it stands
 	created []string        // every pod this invocation created, in order
 	live    map[string]bool // created pods not yet confirmed deleted (and not handed over)
-	// spentBound is an upper bound of what rejected pods cost: each one's
-	// highest known hourly price from its creation to its confirmed deletion.
-	spentBound money.Amount
 	// current is the candidate being tried, for costs found on the side (duplicates).
 	current currentAttempt
 	// uncertain are the creates that may have made a pod that was never
@@ -292,19 +289,17 @@ type run struct {
 
 // Run provisions one pod. On ctx cancellation (SIGTERM) it deletes every pod
 // it created, within seconds, before returning.
-func Run(ctx context.Context, deps Deps, req Request) (res Result, err error) {
+func Run(ctx context.Context, deps Deps, req Request) (Result, error) {
 	r := &run{deps: deps, req: req, cfg: req.Config, live: map[string]bool{},
 		deleter: &lifecycle.Deleter{Pods: deps.RunPod, Policy: deps.Policy, Logf: deps.Observer.Logf}}
-	res, err = r.provision(ctx)
-	r.sweepUncertain(ctx)
-	res.Attempts = r.res.Attempts // with the pods the last look found
-	defer func() { res.SpentBound, r.res.SpentBound = r.spentBound, r.spentBound }()
+	err := r.provision(ctx)
+	r.sweepUncertain(ctx) // its pods join r.res: attempts and the spent bound
 	if ids := r.res.RetainedPodIDs; len(ids) > 0 && ctx.Err() == nil {
 		name, nerr := ownership.FormatRetentionName(r.req.Owner.RunID, r.req.Owner.Attempt, ids)
 		if nerr != nil {
 			r.logf("warning: retention record: %v (the kept pods stay reclaimable by the reaper)", nerr)
 		}
-		r.res.RetentionArtifact, res.RetentionArtifact = name, name
+		r.res.RetentionArtifact = name
 	}
 	if ctx.Err() != nil {
 		// Cancelled even after acceptance (SIGTERM during the last checks or
@@ -322,7 +317,7 @@ func Run(ctx context.Context, deps Deps, req Request) (res Result, err error) {
 		}
 		return r.res, fmt.Errorf("provisioning cancelled: %w", err)
 	}
-	return res, err
+	return r.res, err
 }
 
 func (r *run) logf(format string, args ...any) { r.deps.Observer.Logf(format, args...) }
@@ -334,14 +329,14 @@ func (r *run) provisionLeft() time.Duration {
 	return max(r.started.Add(r.cfg.ProvisionTierBudget()).Sub(r.now()), 0)
 }
 
-func (r *run) provision(ctx context.Context) (Result, error) {
+func (r *run) provision(ctx context.Context) error {
 	if err := r.checkRequest(); err != nil {
-		return r.res, err
+		return err
 	}
 	r.started = r.now()
 	// The paid path is decided right before any spend; the lookup fails open.
 	if r.req.TestedRef != "" && r.req.PRNumber > 0 && !r.req.NoReuse && r.reused(ctx) {
-		return r.res, nil
+		return nil
 	}
 	r.res.Decision = DecisionPaid
 
@@ -349,7 +344,7 @@ func (r *run) provision(ctx context.Context) (Result, error) {
 	image, err := r.deps.Images.Resolve(ictx, r.cfg.Image)
 	cancel()
 	if err != nil {
-		return r.res, fmt.Errorf("runner image: %w (no GPU was allocated)", err)
+		return fmt.Errorf("runner image: %w (no GPU was allocated)", err)
 	}
 	r.res.Image = image
 	r.logf("runner image: %s", image)
@@ -358,6 +353,13 @@ func (r *run) provision(ctx context.Context) (Result, error) {
 	if r.req.Plan != nil {
 		r.res.Plan = *r.req.Plan
 		r.estimate() // the lane ranked it; this run screens placements by the same record
+	} else if r.cfg.NetworkVolume != nil { // volume.go
+		p, err := r.planForVolume(ctx)
+		if err != nil {
+			endPlan()
+			return err
+		}
+		r.res.Plan = p
 	} else {
 		pctx, cancel := r.bound(ctx, CatalogBudget)
 		r.res.Plan = r.plan(pctx)
@@ -366,13 +368,13 @@ func (r *run) provision(ctx context.Context) (Result, error) {
 	r.res.Plan = renumber(r.res.Plan, r.req.CandidateBase)
 	r.res.WorstCase = spend.OfPlan(r.res.Plan, r.cfg.StartupTimeout(), r.cfg.Lifetime())
 	r.res.Warnings = append(r.res.Warnings, r.res.Plan.Warnings...)
-	r.logf("plan (%d candidates, worst-case spend %s%s):\n%s", len(r.res.Plan.Candidates), r.res.WorstCase, r.spendRun().Note(), r.res.Plan.Table())
+	r.logf("plan (%d candidates, worst-case spend %s%s):\n%s%s", len(r.res.Plan.Candidates), r.res.WorstCase, r.spendRun().Note(), r.res.Plan.Table(), volumeLine(r.res.Plan))
 	endPlan()
 	for _, w := range r.res.Plan.Warnings { // outside the folded plan: they are read
 		r.logf("warning: %s", w)
 	}
 	if len(r.res.Plan.Candidates) == 0 {
-		return r.res, r.fail(ErrExhausted, "the plan has no candidate")
+		return r.fail(ErrExhausted, "the plan has no candidate")
 	}
 	return r.tryCandidates(ctx)
 }
@@ -417,51 +419,51 @@ func (r *run) reused(ctx context.Context) bool {
 
 // tryCandidates attempts the plan's candidates in order until one is
 // accepted, the PR no longer wants a pod, or the run stops.
-func (r *run) tryCandidates(ctx context.Context) (Result, error) {
+func (r *run) tryCandidates(ctx context.Context) error {
 	consecutive := 0
 	for i := 0; i < len(r.res.Plan.Candidates); i++ {
 		c := r.res.Plan.Candidates[i]
 		// The PR (state, head and labels) is re-read right before each create.
 		switch verdict, why := r.readPR(ctx); verdict {
 		case prObsolete:
-			return r.res, r.fail(ErrObsolete, why)
+			return r.fail(ErrObsolete, why)
 		case prLocal:
 			r.logf("%s: no pod is created", why)
 			r.res.Decision = DecisionSkipped
-			return r.res, nil
+			return nil
 		}
 		if err := r.checkSpend(c); err != nil {
-			return r.res, err
+			return err
 		}
 		if err := r.waitForSlot(ctx); err != nil { // parallel.go
-			return r.res, err
+			return err
 		}
 		if err := r.checkBudget(ctx, c); err != nil {
-			return r.res, err
+			return err
 		}
 		endAttempt := r.phase("attempt %d of %d: %s (%s)", c.N, len(r.res.Plan.Candidates), c.Name, c.GPUID)
 		out, err := r.attempt(ctx, c)
 		endAttempt()
 		if err != nil {
-			return r.res, err
+			return err
 		}
 		switch out {
 		case outcomeLocal:
 			r.res.Decision = DecisionSkipped
-			return r.res, nil
+			return nil
 		case outcomeAccepted:
-			return r.res, nil
+			return nil
 		case outcomeSlotTaken:
 			r.retryAfterSlot(i) // parallel.go
 			continue
 		case outcomeStartupFailure:
 			consecutive++
 			if max := r.cfg.MaxConsecutiveStartupFailures; max > 0 && consecutive >= max {
-				return r.res, r.fail(ErrStartupFailures, fmt.Sprintf("%d created pods in a row never came online (max_consecutive_startup_failures %d); the provider is not delivering runners", consecutive, max))
+				return r.fail(ErrStartupFailures, fmt.Sprintf("%d created pods in a row never came online (max_consecutive_startup_failures %d); the provider is not delivering runners", consecutive, max))
 			}
 		}
 	}
-	return r.res, r.fail(ErrExhausted, fmt.Sprintf("all %d candidates tried (max_provision_attempts %d)", len(r.res.Plan.Candidates), r.cfg.MaxProvisionAttempts))
+	return r.fail(ErrExhausted, fmt.Sprintf("all %d candidates tried (max_provision_attempts %d)", len(r.res.Plan.Candidates), r.cfg.MaxProvisionAttempts))
 }
 
 // fail wraps a sentinel with what the rejected candidates cost.
@@ -548,7 +550,7 @@ func (r *run) checkSpend(c plan.Candidate) error {
 func (r *run) spendRun() spend.Run {
 	ceiling, ok := r.cfg.MaxRunSpend()
 	return spend.Run{Ceiling: ceiling, HasCeiling: ok, Committed: r.req.Committed, CommittedUnknown: r.req.CommittedUnknown,
-		SpentBound: r.spentBound, StartupTimeout: r.cfg.StartupTimeout(), Lifetime: r.cfg.Lifetime()}
+		SpentBound: r.res.SpentBound, StartupTimeout: r.cfg.StartupTimeout(), Lifetime: r.cfg.Lifetime()}
 }
 
 // renumber numbers the plan's candidates from base+1 (plan.Build numbers from 1).

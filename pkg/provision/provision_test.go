@@ -400,7 +400,7 @@ func TestCeilingBoundaries(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, _ := unitRun(t, ceilingAt(tc.ceiling))
-			r.spentBound = tc.spent
+			r.res.SpentBound = tc.spent
 			err := r.checkSpend(c)
 			if tc.wantErr == "" {
 				assert.NilError(t, err)
@@ -431,7 +431,7 @@ func TestCeilingBoundaries(t *testing.T) {
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				r, _ := unitRun(t, ceilingAt(tc.ceiling))
-				r.spentBound = tc.spent
+				r.res.SpentBound = tc.spent
 				got := r.refusedRunning(c, tc.price)
 				if tc.want == "" {
 					assert.Check(t, is.Equal(got, ""))

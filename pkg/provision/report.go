@@ -131,7 +131,7 @@ func (r Result) Summary(runErr error) string {
 		}
 	}
 	if len(r.Plan.Candidates) > 0 {
-		fmt.Fprintf(&b, "\n<details><summary>Plan (worst-case spend %s)</summary>\n\n%s\n</details>\n", r.WorstCase, r.Plan.Table())
+		fmt.Fprintf(&b, "\n<details><summary>Plan (worst-case spend %s)</summary>\n\n%s%s\n</details>\n", r.WorstCase, r.Plan.Table(), volumeLine(r.Plan))
 	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(&b, "\n> [!WARNING]\n> %s\n", w)

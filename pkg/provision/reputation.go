@@ -8,11 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
-	"time"
 
-	"github.com/org/runpod-gpu/pkg/cost"
-	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/reputation"
 	"github.com/org/runpod-gpu/pkg/runpod"
@@ -20,15 +19,17 @@ import (
 )
 
 // ranker builds the plan's ranker from the request's reputation record as
-// of now; nil (the seed's plan) without a record or without evidence in it.
+// of now; nil (the plan's own order) without a record, and the cold start's
+// order (reputation.ColdRank: the seed's, over the seed's plan, planConfig)
+// while the record holds no evidence yet.
 func (r *run) ranker() plan.Ranker {
 	if r.req.Reputation == nil {
 		return nil
 	}
 	e := r.estimate()
 	if e == nil {
-		r.logf("reputation: no evidence yet: candidates in the seed's order")
-		return nil
+		r.logf("reputation: no evidence yet: the seed's plan (the secure cloud, one candidate per GPU type where the configuration allows it), in the seed's order")
+		return reputation.ColdRank
 	}
 	q := e.Quarantined()
 	held := "none"
@@ -38,6 +39,21 @@ func (r *run) ranker() plan.Ranker {
 	r.logf("reputation: %d observation(s); candidates ranked by expected cost to a working runner, pinned to good data centers; quarantined: %s; %d machine(s) held bad",
 		len(r.req.Reputation.Observations), held, e.HeldMachines())
 	return e.Rank
+}
+
+// planConfig is the configuration the plan is built from: with a record that
+// holds no evidence yet (a new lane), the seed's plan where the configuration
+// allows the secure cloud — the secure cloud alone, one candidate per GPU
+// type with RunPod placing it — since nothing yet tells one data center or
+// community host from another, and a plan per data center cut to
+// max_price_candidates before any ranking would drop the seed's other types.
+func (r *run) planConfig() *config.Config {
+	if r.req.Reputation == nil || r.estimate() != nil || len(r.cfg.Clouds) < 2 || !slices.Contains(r.cfg.Clouds, config.CloudSecure) {
+		return r.cfg
+	}
+	cold := *r.cfg
+	cold.Clouds = []config.Cloud{config.CloudSecure}
+	return &cold
 }
 
 // estimate keeps the request's record as of now for screening placements
@@ -106,15 +122,14 @@ func (r *run) heldMachine(machine string) string {
 // attempt is rejected with no host verdict (it says nothing new about the
 // machine), billed from its creation, and the run goes on to the next
 // candidate without counting a startup failure.
-func (r *run) screenOut(ctx context.Context, pod *runpod.Pod, jit *ghapi.JITConfig, w watchResult, rec *cost.Attempt, listPrice cost.Price,
-	createdAt time.Time, done func(cost.Outcome, string)) (outcome, error) {
-	rec.PodID = pod.ID
-	rec.Cloud, rec.DataCenter, rec.Driver = cmp.Or(w.cloud, pod.Cloud), cmp.Or(w.dataCenter, pod.DataCenterID), cmp.Or(w.driver, pod.CudaVersion)
+func (r *run) screenOut(ctx context.Context, a *attemptState, pod *runpod.Pod, w watchResult) (outcome, error) {
+	a.rec.PodID = pod.ID
+	a.rec.Cloud, a.rec.DataCenter, a.rec.Driver = cmp.Or(w.cloud, pod.Cloud), cmp.Or(w.dataCenter, pod.DataCenterID), cmp.Or(w.driver, pod.CudaVersion)
 	r.dropLateDuplicates(ctx, pod)
 	r.logf("pod %s landed on a machine the reputation holds bad: %s; deleting it before its proof", pod.ID, w.screenedWhy)
-	w.start, w.hostFailed = createdAt, false
+	w.start, w.hostFailed = a.createdAt, false
 	w.reason = "placed on a machine held bad (" + w.screenedWhy + "): deleted before its proof"
-	out, err := r.reject(ctx, pod, jit, w, rec, listPrice, createdAt, done)
+	out, err := r.reject(ctx, a, pod, w)
 	if err != nil || out != outcomeStartupFailure {
 		return out, err
 	}

@@ -233,3 +233,43 @@ func TestScreeningNeverDeletesAPodWhoseRecordItCouldNotRead(t *testing.T) {
 	assert.Check(t, is.Equal(countRoute(s, "DELETE /v2/pods/{id}"), 0))
 	assert.Check(t, is.Contains(s.obs.log(), "could not be read to confirm it is this run's"))
 }
+
+// A lane with a reputation record that holds no evidence yet (a cold start)
+// plans as the seed: the secure cloud alone, one live candidate per GPU type,
+// though the community offers are cheaper (of which nothing is known yet), so
+// the first create is the cheapest secure type's live offer. Without a record
+// the plan's own order stands: cheapest first, community included. (A plan
+// per data center over both clouds, cut to max_price_candidates, would hold
+// no secure live offer here: its first create would be a static slot.)
+func TestColdStartCreatesInTheSeedsOrder(t *testing.T) {
+	community := func(h *runpodsim.HostProfile) { h.Cloud = runpodsim.Community }
+	bothClouds := func(c *config.Config) {
+		c.GPUTiers = []config.GPUTier{{Name: "ampere", GPUIDs: []string{a4000, a5000}}}
+		c.MaxPriceCandidates, c.MaxProvisionAttempts = 2, 3
+		c.Clouds = []config.Cloud{config.CloudSecure, config.CloudCommunity}
+	}
+	tests := []struct {
+		name                 string
+		record               *reputation.Record
+		wantCloud, wantFirst string
+	}{
+		{name: "no record: the plan's order, community first", wantCloud: runpodsim.Community, wantFirst: "live-1"},
+		{name: "a record without evidence: the seed's plan", record: &reputation.Record{}, wantCloud: runpodsim.Secure, wantFirst: "live-1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScenario(t, cloud.Options{Market: market(host("secure1", a4000), host("secure2", a5000),
+				host("community1", a4000, community), host("community2", a5000, community))}, bothClouds)
+			s.req.Reputation = tc.record
+			res, err := s.run(t)
+			assert.NilError(t, err)
+			assert.Assert(t, len(res.Attempts) > 0)
+			first := res.Attempts[0]
+			assert.Check(t, is.Equal(strings.ToUpper(first.Cloud), tc.wantCloud))
+			assert.Check(t, is.Equal(first.Candidate, tc.wantFirst))
+			if tc.record != nil {
+				assert.Check(t, is.Equal(first.GPU, a4000), "the cheapest secure type")
+			}
+		})
+	}
+}

@@ -217,12 +217,10 @@ func (s OrgScope) listed(repository string) bool {
 // others; the error names every failed repository (nil when none failed).
 // Deferred repositories are not failures: the next sweep decides them.
 func (s *OrgSweeper) Sweep(ctx context.Context, req OrgRequest) (*OrgRecord, error) {
-	now := s.now()
+	now := clock.Now(s.Clock)
 	rec := &OrgRecord{Version: RecordVersion, CheckedAt: now, Execute: req.Execute, Event: req.Event,
 		Organization: req.Organization, Repositories: []RepoRecord{}, Outside: []PodRecord{}}
-	lctx, cancel := context.WithTimeout(ctx, ListPodsTimeout)
-	pods, err := s.Pods.ListPods(lctx, runpod.ListPodsQuery{})
-	cancel()
+	pods, err := listAllPods(ctx, s.Pods)
 	if err != nil {
 		rec.Error = err.Error()
 		return rec, fmt.Errorf("reap: list pods (nothing was decided): %w", err)
@@ -297,7 +295,7 @@ func (s *OrgSweeper) sweepRepo(ctx context.Context, g group, req OrgRequest) (Re
 // untouched records pods the sweep leaves as they are, without their tags'
 // run (it was not checked).
 func (s *OrgSweeper) untouched(pods []runpod.Pod, d Decision, r Reason, detail string) []PodRecord {
-	now := s.now()
+	now := clock.Now(s.Clock)
 	out := make([]PodRecord, 0, len(pods))
 	for _, p := range pods {
 		v := View(p, Scope{})
@@ -318,13 +316,6 @@ func (r *OrgRecord) PodIDs(d Decision) []string {
 		}
 	}
 	return ids
-}
-
-func (s *OrgSweeper) now() time.Time {
-	if s.Clock == nil {
-		return time.Now()
-	}
-	return s.Clock.Now()
 }
 
 func (s *OrgSweeper) logf(format string, args ...any) {

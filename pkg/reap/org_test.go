@@ -264,8 +264,3 @@ func TestGroupByRepository(t *testing.T) {
 		})
 	}
 }
-
-func TestOrgSweeperWallClock(t *testing.T) {
-	before := time.Now()
-	assert.Check(t, !(&OrgSweeper{}).now().Before(before), "no Clock reads the wall clock")
-}

@@ -102,7 +102,7 @@ func (s *ServerlessSweeper) Sweep(ctx context.Context, repository string, execut
 	if err != nil {
 		return nil, fmt.Errorf("reap: list serverless endpoints and templates (nothing was decided): %w", err)
 	}
-	now := s.now()
+	now := clock.Now(s.Clock)
 	runs := map[int64]RunInfo{}
 	var recs []ServerlessRecord
 	var reclaim []int
@@ -241,14 +241,8 @@ func (s *ServerlessSweeper) decide(ctx context.Context, repository string, a *sl
 }
 
 func (s *ServerlessSweeper) lookupRun(ctx context.Context, runID int64) RunInfo {
-	sw := Sweeper{LookupTimeout: s.LookupTimeout, LookupAttempts: s.LookupAttempts}
-	ctx, cancel := sw.lookupContext(ctx)
-	defer cancel()
-	run, err := s.GitHub.GetWorkflowRun(ctx, runID)
-	if err != nil {
-		return RunInfo{Err: err}
-	}
-	return RunInfoFrom(run)
+	sw := Sweeper{GitHub: s.GitHub, LookupTimeout: s.LookupTimeout, LookupAttempts: s.LookupAttempts}
+	return sw.lookupRun(ctx, runID)
 }
 
 // reclaim scales every endpoint of the attempt to zero workers, deletes it,
@@ -308,13 +302,6 @@ func (s *ServerlessSweeper) margin() time.Duration {
 		return s.Margin
 	}
 	return DefaultServerlessMargin
-}
-
-func (s *ServerlessSweeper) now() time.Time {
-	if s.Clock == nil {
-		return time.Now()
-	}
-	return s.Clock.Now()
 }
 
 func (s *ServerlessSweeper) logf(format string, args ...any) {

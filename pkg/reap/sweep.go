@@ -27,6 +27,15 @@ const (
 	ListPodsTimeout = 3 * time.Minute
 )
 
+// listAllPods lists every pod of the account within ListPodsTimeout.
+// Decisions come only from complete lists: ListPods fails rather than return
+// part of one.
+func listAllPods(ctx context.Context, pods PodLister) ([]runpod.Pod, error) {
+	lctx, cancel := context.WithTimeout(ctx, ListPodsTimeout)
+	defer cancel()
+	return pods.ListPods(lctx, runpod.ListPodsQuery{})
+}
+
 // PodLister lists every pod of the account (runpod.Client).
 type PodLister interface {
 	ListPods(ctx context.Context, q runpod.ListPodsQuery) ([]runpod.Pod, error)
@@ -120,12 +129,9 @@ func (e *IncompleteError) Is(target error) bool { return target == ErrIncomplete
 // It always returns a record; the error is non-nil when the listing failed
 // (nothing decided) or some pods could not be settled (*IncompleteError).
 func (s *Sweeper) Sweep(ctx context.Context, req Request) (*Record, error) {
-	now := s.now()
+	now := clock.Now(s.Clock)
 	rec := &Record{Version: RecordVersion, CheckedAt: now, Execute: req.Execute, Event: req.Event, Repository: req.Repository, Pods: []PodRecord{}}
-	// Decisions come only from complete lists: ListPods fails rather than return part of one.
-	lctx, cancel := context.WithTimeout(ctx, ListPodsTimeout)
-	pods, err := s.Pods.ListPods(lctx, runpod.ListPodsQuery{})
-	cancel()
+	pods, err := listAllPods(ctx, s.Pods)
 	if err != nil {
 		rec.Error = err.Error()
 		return rec, fmt.Errorf("reap: list pods (nothing was decided): %w", err)
@@ -361,13 +367,6 @@ func incomplete(rec *Record) error {
 		return nil
 	}
 	return e
-}
-
-func (s *Sweeper) now() time.Time {
-	if s.Clock == nil {
-		return time.Now()
-	}
-	return s.Clock.Now()
 }
 
 func (s *Sweeper) logf(format string, args ...any) {

@@ -1,11 +1,6 @@
 package registry
 
-import (
-	"context"
-	"strings"
-
-	"github.com/org/runpod-gpu/pkg/reqpolicy"
-)
+import "context"
 
 // Pullable checks that image (tag or digest) can be pulled without
 // credentials, as GitHub's runner pulls an action's image: an anonymous pull
@@ -16,17 +11,6 @@ func (r *Resolver) Pullable(ctx context.Context, image string) error {
 	if err != nil {
 		return err
 	}
-	r.setup()
-	base := r.APIURL
-	if base == "" {
-		base = "https://" + ref.Host
-	}
-	base = strings.TrimRight(base, "/")
-	limit := r.timeout()
-	rctx, cancel := reqpolicy.Bound(ctx, r.policy, limit)
-	defer cancel()
-	if _, err := r.resolve(rctx, base, ref); err != nil {
-		return r.explain(ctx, rctx, image, base, limit, err)
-	}
-	return nil
+	_, err = r.resolveBounded(ctx, image, ref)
+	return err
 }

@@ -167,6 +167,17 @@ func (r *Resolver) Resolve(ctx context.Context, image string) (string, error) {
 	if ref.Digest != "" {
 		return ref.String(), nil
 	}
+	digest, err := r.resolveBounded(ctx, image, ref)
+	if err != nil {
+		return "", err
+	}
+	ref.Digest = digest
+	return ref.String(), nil
+}
+
+// resolveBounded asks ref's registry (APIURL, else the image's own host) for
+// its digest within Timeout; an error names the image and the registry.
+func (r *Resolver) resolveBounded(ctx context.Context, image string, ref Reference) (string, error) {
 	r.setup()
 	base := r.APIURL
 	if base == "" {
@@ -180,8 +191,7 @@ func (r *Resolver) Resolve(ctx context.Context, image string) (string, error) {
 	if err != nil {
 		return "", r.explain(ctx, rctx, image, base, limit, err)
 	}
-	ref.Digest = digest
-	return ref.String(), nil
+	return digest, nil
 }
 
 // explain names the image and registry in err and says, for a deadline,

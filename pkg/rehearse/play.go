@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -49,6 +50,8 @@ type stage struct {
 	gateApp int64
 	// ownsCloud: the stage started its cloud and closes it.
 	ownsCloud bool
+	// real runs the caller's own jobs' steps for real (Options.RealSteps); nil: it does not.
+	real *realSteps
 
 	mu        sync.Mutex
 	jobs      []JobResult
@@ -59,13 +62,22 @@ var worstCaseRE = regexp.MustCompile(`lane plan: worst-case spend ([^;\n]+)`)
 
 // play runs the lane caller lane on a new simulated cloud and returns what
 // it did: its jobs, the gate, the worst case.
-func play(ctx context.Context, lane *workflowFile, repo []*workflowFile, cfgText []byte, suite map[string]*suiteWorkflow) (*Played, error) {
+func play(ctx context.Context, lane *workflowFile, repo []*workflowFile, cfgText []byte, suite map[string]*suiteWorkflow, o Options) (*Played, error) {
 	s, err := newStage(lane, repo, cfgText)
 	if err != nil {
 		return nil, err
 	}
 	defer s.close()
-	return s.play(ctx, suite, map[string]any{}, map[string]string{"RUNPOD_API_KEY": cloud.RunPodKey})
+	if o.RealSteps {
+		if s.real, err = newRealSteps(o.Dir, o.StepsLog); err != nil {
+			return nil, err
+		}
+	}
+	played, err := s.play(ctx, suite, map[string]any{}, map[string]string{"RUNPOD_API_KEY": cloud.RunPodKey})
+	if err == nil && s.real != nil {
+		err = errors.Join(s.real.errs...)
+	}
+	return played, err
 }
 
 // play plays the stage's lane for its pull request with the repository's
@@ -93,6 +105,10 @@ func (s *stage) play(ctx context.Context, suite map[string]*suiteWorkflow, vars 
 			return nil, fmt.Errorf("%s is not one of the lane's reusable workflows this program carries", file)
 		},
 		JobDone: s.jobDone,
+		Context: ctx,
+	}
+	if s.real != nil {
+		p.Machine = s.real.hostedMachine(s)
 	}
 	if _, _, err := p.Run(&wf, map[string]any{}, secrets); err != nil {
 		return nil, fmt.Errorf("play %s: %w", lane.Path, err)
@@ -176,6 +192,9 @@ func (s *stage) close() {
 	}
 	if s.workspace != "" {
 		_ = os.RemoveAll(s.workspace)
+	}
+	if s.real != nil {
+		_ = os.RemoveAll(s.real.root)
 	}
 }
 
@@ -323,6 +342,9 @@ func (s *stage) job(ctx context.Context) func(id string, job *workflowplay.Workf
 		label, err := workflowplay.Interpolate(job.RunsOn.(string), c)
 		if err != nil || label == "" {
 			return "failure", nil
+		}
+		if s.real != nil {
+			return s.real.gpuJob(ctx, s, id, job, c, label), nil
 		}
 		jobID, err := s.cloud.GitHub.AddJob(cloud.Repository, s.runID, githubsim.JobSpec{Name: jobName(id, job), Labels: []string{label}, Steps: gpuSteps(job, c)})
 		if err != nil {

@@ -34,6 +34,17 @@ type Options struct {
 	Dir string
 	// Timeout bounds the whole play; zero means 3 minutes.
 	Timeout time.Duration
+	// RealSteps runs the caller's own jobs' steps for real, on this machine: each hosted job
+	// in a copy of Dir (actions/checkout keeps it as it is), the GPU job in a directory
+	// standing for the pod once its runner took it; run: steps are bash processes,
+	// upload-artifact and download-artifact go through the simulated GitHub. A job's
+	// container: is not started: its steps find what this machine's PATH has (a test puts
+	// stand-ins there, a fake nvcc for one). Without it hosted jobs stand done and the GPU
+	// job's steps run as names.
+	RealSteps bool
+	// StepsLog, with RealSteps, receives the output of the steps run for real (each job's
+	// log, its secrets masked); nil discards it.
+	StepsLog io.Writer
 }
 
 // Report is what a rehearsal found.
@@ -128,7 +139,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	defer cancel()
 	err = loopbackOnly(func() error {
 		for _, lane := range lanes {
-			p, err := play(ctx, lane, repo, cfgText, suite)
+			p, err := play(ctx, lane, repo, cfgText, suite, o)
 			if err != nil {
 				return err
 			}

@@ -117,3 +117,42 @@ func TestRehearseOwnJobCallerIsGreen(t *testing.T) {
 	r := rehearse(t, repoWith(t, map[string]string{".github/workflows/runpod-gpu.yml": ownJobCaller(t)}))
 	assertGreen(t, r, "authorize", "build", "provision", "watchdog", "gpu", "finish", "finish / gate")
 }
+
+// With RealSteps the own-job caller's steps run on this machine: the hosted build makes
+// the test archive with the repository's Makefile and uploads it, the GPU job downloads,
+// unpacks and runs it on the simulated pod; tests that fail there fail the GPU job and
+// the gate.
+func TestRehearseOwnJobCallerWithRealSteps(t *testing.T) {
+	for _, tc := range []struct {
+		name, script, wantGPU, wantGate, wantLog string
+	}{
+		{name: "passing tests", script: "#!/bin/sh\necho '<testsuite failures=\"0\"/>' > \"$2\"\n", wantGPU: "success", wantGate: "success",
+			wantLog: `<testsuite failures="0"/>`},
+		{name: "failing tests", script: "#!/bin/sh\necho 'kernel mismatch' >&2\nexit 1\n", wantGPU: "failure", wantGate: "failure",
+			wantLog: "kernel mismatch\n##[error]Process completed with exit code 1."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := repoWith(t, map[string]string{".github/workflows/runpod-gpu.yml": ownJobCaller(t),
+				"Makefile": "gpu-test-archive:\n\ttar -czf gpu-tests.tar.gz gpu-tests\n"})
+			assert.NilError(t, os.MkdirAll(filepath.Join(dir, "gpu-tests"), 0o755))
+			assert.NilError(t, os.WriteFile(filepath.Join(dir, "gpu-tests", "run.sh"), []byte(tc.script), 0o755))
+			var log strings.Builder
+			r, err := Run(context.Background(), Options{Dir: dir, RealSteps: true, StepsLog: &log})
+			assert.NilError(t, err)
+			assert.Check(t, is.Contains(log.String(), tc.wantLog))
+			var text strings.Builder
+			r.WriteText(&text)
+			assert.Assert(t, is.Len(r.Played, 1), text.String())
+			results := map[string]string{}
+			for _, j := range r.Played[0].Jobs {
+				results[j.ID] = j.Result
+			}
+			assert.Check(t, is.Equal(results["build"], "success"), text.String())
+			assert.Check(t, is.Equal(results["gpu"], tc.wantGPU), text.String())
+			assert.Assert(t, r.Played[0].Gate != nil, text.String())
+			assert.Check(t, is.Equal(r.Played[0].Gate.Conclusion, tc.wantGate), text.String())
+			_, err = os.Stat(filepath.Join(dir, "gpu-tests.tar.gz"))
+			assert.Check(t, os.IsNotExist(err), "the build ran in a copy of the checkout")
+		})
+	}
+}

@@ -103,8 +103,8 @@ type suiteCall struct {
 func (f *workflowFile) suiteCalls() []suiteCall {
 	var calls []suiteCall
 	for _, id := range slices.Sorted(maps.Keys(f.WF.Jobs)) {
-		if m := callers.SuiteWorkflowRE.FindStringSubmatch(f.WF.Jobs[id].Uses); m != nil {
-			calls = append(calls, suiteCall{ID: id, File: m[1], Job: f.WF.Jobs[id]})
+		if call, ok := callers.ParseSuiteCall(f.WF.Jobs[id].Uses); ok {
+			calls = append(calls, suiteCall{ID: id, File: call.Workflow, Job: f.WF.Jobs[id]})
 		}
 	}
 	return calls

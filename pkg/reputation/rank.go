@@ -13,8 +13,8 @@ import (
 // draws: RunPod places by free GPUs, so a HIGH data center gets most pods.
 var stockWeight = map[string]float64{"LOW": 1, "MEDIUM": 5, "HIGH": 10}
 
-// Rank is the plan's ranker (plan.Input.Rank). With no evidence it returns
-// the candidates unchanged: the seed's policy. Otherwise each candidate is
+// Rank is the plan's ranker (plan.Input.Rank). With no evidence it is
+// ColdRank: the seed's cloud first. Otherwise each candidate is
 // pinned (dataCenterIds) to the data centers of its stock that are neither
 // quarantined nor in trouble — a pod there failing, or landing on a machine
 // held bad, more often than Params.Avoid — when some are; the live
@@ -23,10 +23,11 @@ var stockWeight = map[string]float64{"LOW": 1, "MEDIUM": 5, "HIGH": 10}
 // ScreenTime) (equal estimates keep the cheapest-first order), those in
 // trouble everywhere after the rest; static tier slots keep their places;
 // and a candidate whose every data center is quarantined goes last, so it is
-// still tried when nothing else works and again once its window ends.
+// still tried when nothing else works and again once its window ends. The
+// second place goes to another GPU type (secondOfAnotherType).
 func (e *Estimator) Rank(in plan.Input, cands []plan.Candidate) []plan.Candidate {
 	if e.Empty() {
-		return cands
+		return ColdRank(in, cands)
 	}
 	stock := map[string][]plan.DataCenterStock{}
 	if in.CatalogErr == nil {
@@ -74,12 +75,51 @@ func (e *Estimator) Rank(in plan.Input, cands []plan.Candidate) []plan.Candidate
 		return cmpFloat(a.score, b.score)
 	})
 	out := make([]plan.Candidate, 0, len(cands))
-	for _, group := range [][]ranked{live, static, parked} {
-		for _, r := range group {
-			out = append(out, r.c)
+	for _, r := range slices.Concat(live, static, parked) {
+		out = append(out, r.c)
+	}
+	head := secondOfAnotherType(slices.Clip(out[:len(live)+len(static)])) // a parked candidate stays last
+	return append(head, out[len(head):]...)
+}
+
+// secondOfAnotherType moves the first candidate of another GPU type up to
+// second place when the first two share a type: two startup failures in a
+// row end the run with no pod, and a type's failures go together (a flaky
+// host model, a driver rollout that refuses its PTX), so a second try of the
+// same type is the likeliest way to end a run with nothing.
+func secondOfAnotherType(cands []plan.Candidate) []plan.Candidate {
+	if len(cands) < 3 || cands[0].GPUID != cands[1].GPUID {
+		return cands
+	}
+	i := slices.IndexFunc(cands, func(c plan.Candidate) bool { return c.GPUID != cands[0].GPUID })
+	if i < 0 {
+		return cands
+	}
+	c := cands[i]
+	return slices.Insert(slices.Delete(cands, i, i+1), 1, c)
+}
+
+// ColdRank is the lane's order before its record holds any evidence (the
+// first day and a quarter of a new lane): the seed policy's, secure live
+// offers cheapest first and then the static tier slots, with the community
+// offers after them, and the second place for another GPU type. Nothing is
+// known of any host yet, and community hosts boot slower and fail more of
+// their cheapest offers' pods: renting them first made a new lane's p95 time
+// to a runner up to 1.24× the seed's (the market sweep's cold-start column).
+// Plan order is kept within each group; nothing is pinned or dropped.
+func ColdRank(_ plan.Input, cands []plan.Candidate) []plan.Candidate {
+	var secure, static, community []plan.Candidate
+	for _, c := range cands {
+		switch {
+		case c.Source != plan.SourceLive:
+			static = append(static, c)
+		case strings.EqualFold(c.Cloud, plan.CloudCommunity):
+			community = append(community, c)
+		default:
+			secure = append(secure, c)
 		}
 	}
-	return out
+	return secondOfAnotherType(append(append(secure, static...), community...))
 }
 
 // odds turns a chance into odds (capped): the expected number of pods

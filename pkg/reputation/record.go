@@ -6,7 +6,8 @@
 // repeatedly for a window, and holding bad machines: no create can exclude a
 // machine, so provision deletes a pod placed on one before its proof.
 //
-// With no evidence it changes nothing: the plan is the seed's. It never adds
+// With no evidence yet (a new lane) it orders as the seed's policy: secure
+// offers first, community offers after (ColdRank). It never adds
 // a GPU type or widens a placement: the reviewed allowlist and the
 // configured zones stay the boundary.
 package reputation

@@ -121,18 +121,14 @@ func (l *Lane) resolveByName(ctx context.Context, r *Receipt) []string {
 
 func (l *Lane) deleteEndpoint(ctx context.Context, r *Receipt) error {
 	id := r.Endpoint.ID
-	cctx, cancel := l.bound(reqpolicy.Urgent(ctx), CallTimeout)
-	e, err := l.Mgmt.GetEndpoint(cctx, id)
-	cancel()
+	e, err := readBeforeDelete(ctx, l, "endpoint "+id, func(ctx context.Context) (*runpod.Endpoint, error) { return l.Mgmt.GetEndpoint(ctx, id) })
 	switch {
-	case errors.Is(err, runpod.ErrNotFound):
-		return nil // gone: the listing confirms
-	case err != nil:
-		return fmt.Errorf("endpoint %s: read before delete: %v", id, err)
+	case e == nil:
+		return err // nil when gone: the listing confirms
 	case e.Name != r.Endpoint.Name:
 		return fmt.Errorf("endpoint %s is named %q, not the recorded %q: not ours, left alone", id, e.Name, r.Endpoint.Name)
 	}
-	cctx, cancel = l.bound(reqpolicy.Urgent(ctx), CallTimeout)
+	cctx, cancel := l.bound(reqpolicy.Urgent(ctx), CallTimeout)
 	if _, err := l.Mgmt.ScaleEndpoint(cctx, id, runpod.EndpointWorkers{Min: 0, Max: 0}); err != nil && !errors.Is(err, runpod.ErrNotFound) {
 		l.logf("cleanup: scale endpoint %s to 0: %v (deleting anyway)", id, err)
 	}
@@ -142,18 +138,30 @@ func (l *Lane) deleteEndpoint(ctx context.Context, r *Receipt) error {
 
 func (l *Lane) deleteTemplate(ctx context.Context, r *Receipt) error {
 	id := r.Template.ID
-	cctx, cancel := l.bound(reqpolicy.Urgent(ctx), CallTimeout)
-	t, err := l.Mgmt.GetTemplate(cctx, id)
-	cancel()
+	t, err := readBeforeDelete(ctx, l, "template "+id, func(ctx context.Context) (*runpod.Template, error) { return l.Mgmt.GetTemplate(ctx, id) })
 	switch {
-	case errors.Is(err, runpod.ErrNotFound):
-		return nil
-	case err != nil:
-		return fmt.Errorf("template %s: read before delete: %v", id, err)
+	case t == nil:
+		return err // nil when gone
 	case t.Name != r.Template.Name || t.Public:
 		return fmt.Errorf("template %s is named %q (public %t), not the recorded private %q: not ours, left alone", id, t.Name, t.Public, r.Template.Name)
 	}
 	return l.deleteBounded(ctx, "template "+id, func(ctx context.Context) error { return l.Mgmt.DeleteTemplate(ctx, id) })
+}
+
+// readBeforeDelete reads what (kind and id) within CallTimeout before its
+// deletion: nil and no error when it is gone already, nil and the error when
+// it cannot be read.
+func readBeforeDelete[T any](ctx context.Context, l *Lane, what string, get func(context.Context) (*T, error)) (*T, error) {
+	cctx, cancel := l.bound(reqpolicy.Urgent(ctx), CallTimeout)
+	defer cancel()
+	v, err := get(cctx)
+	switch {
+	case errors.Is(err, runpod.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("%s: read before delete: %v", what, err)
+	}
+	return v, nil
 }
 
 // deleteBounded sends an idempotent delete at most deleteAttempts times;

@@ -5,13 +5,17 @@
 // functions, each step that uses one of the suite's actions runs the real
 // binary with its with: evaluated, a job that calls one of the suite's
 // reusable workflows plays that workflow with its inputs and secrets, and
-// every other job or step is the player's owner's (Play.Job) or skipped. So
-// a test, or runpod-gpu rehearse, drives the actions exactly as the
-// workflows and the README's callers wire them: a wrong path into a record,
-// a missing input or an output nobody reads shows as the actions misbehaving.
+// every other job runs its steps for real on a Machine (Play.Machine: run:
+// steps as processes, the artifact actions through the run's results
+// service, timeout-minutes on an injected clock) or is the player's owner's
+// (Play.Job). So a test, or runpod-gpu rehearse, drives the actions exactly
+// as the workflows and the README's callers wire them: a wrong path into a
+// record, a missing input or an output nobody reads shows as the actions
+// misbehaving, and a caller's own job does what its steps say.
 package workflowplay
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"regexp"
@@ -25,8 +29,19 @@ import (
 
 // Workflow is the part of a workflow file the player reads.
 type Workflow struct {
-	On   Triggers                `yaml:"on"`
-	Jobs map[string]*WorkflowJob `yaml:"jobs"`
+	On       Triggers                `yaml:"on"`
+	Env      map[string]string       `yaml:"env"`
+	Defaults Defaults                `yaml:"defaults"`
+	Jobs     map[string]*WorkflowJob `yaml:"jobs"`
+}
+
+// Defaults are a workflow's or job's defaults: for run steps, their shell and
+// working directory.
+type Defaults struct {
+	Run struct {
+		Shell            string `yaml:"shell"`
+		WorkingDirectory string `yaml:"working-directory"`
+	} `yaml:"run"`
 }
 
 // Triggers are a workflow's on: as the player reads it: a reusable
@@ -69,6 +84,10 @@ type WorkflowJob struct {
 	Secrets any               `yaml:"secrets"`
 	Outputs map[string]string `yaml:"outputs"`
 	Steps   []WorkflowStep    `yaml:"steps"`
+	Env     map[string]string `yaml:"env"`
+	// TimeoutMinutes bounds the whole job (a number, or an expression giving one).
+	TimeoutMinutes any      `yaml:"timeout-minutes"`
+	Defaults       Defaults `yaml:"defaults"`
 	// Strategy's matrix runs the job once per combination of its values
 	// (a list, or an expression such as ${{ fromJSON(…) }} giving one).
 	Strategy struct {
@@ -85,6 +104,12 @@ type WorkflowStep struct {
 	Run             string            `yaml:"run"`
 	With            map[string]string `yaml:"with"`
 	ContinueOnError bool              `yaml:"continue-on-error"`
+	Env             map[string]string `yaml:"env"`
+	Shell           string            `yaml:"shell"`
+	// WorkingDirectory is a run step's directory, relative to the workspace.
+	WorkingDirectory string `yaml:"working-directory"`
+	// TimeoutMinutes bounds the step (a number, or an expression giving one).
+	TimeoutMinutes any `yaml:"timeout-minutes"`
 }
 
 // NeedsList is the job's needs as a list.
@@ -135,6 +160,14 @@ type Play struct {
 	// Job runs a job that neither calls a suite workflow nor uses a suite
 	// action (the caller's own jobs); nil, or a nil answer, is success.
 	Job func(id string, job *WorkflowJob, ctx Contexts) (result string, outputs map[string]string)
+	// Machine, if set, is asked for the machine on which a job of the caller's own (neither
+	// calling a suite workflow nor using a suite action) runs its steps for real
+	// (Machine.RunJob); when it answers nil the job goes to Job. A GPU job that waits for a
+	// pod's runner is Job's, which runs it with cloud.RunPodJob once the runner took it.
+	Machine func(id string, job *WorkflowJob, ctx Contexts) *Machine
+	// Context is the playing's context: a machine's steps stop when it ends; nil is
+	// context.Background().
+	Context context.Context
 	// Load reads one of the suite's reusable workflows by file name
 	// (gpu-lane.yml), for a job that calls it.
 	Load func(file string) (*Workflow, error)
@@ -165,6 +198,10 @@ func (p *Play) Run(wf *Workflow, inputs map[string]any, secrets map[string]strin
 	if err != nil {
 		return nil, nil, err
 	}
+	env, err := workflowEnv(wf, Contexts{Values: map[string]any{"github": p.Github, "vars": p.Vars, "inputs": in, "secrets": stringMap(secrets)}})
+	if err != nil {
+		return nil, nil, err
+	}
 	runs := map[string]JobRun{}
 	started := map[string]bool{}
 	done := make(chan jobDone)
@@ -176,8 +213,9 @@ func (p *Play) Run(wf *Workflow, inputs map[string]any, secrets map[string]strin
 			}
 			started[id], running = true, running+1
 			needs := needsContext(wf.Jobs[id].NeedsList(), runs)
+			status := needsStatus(wf, id, runs)
 			go func() {
-				run, err := p.job(id, wf.Jobs[id], in, needs, secrets)
+				run, err := p.job(id, wf.Jobs[id], in, needs, status, env, secrets)
 				done <- jobDone{id: id, run: run, err: err}
 			}()
 		}
@@ -288,9 +326,9 @@ func typed(name, typ string, v any) (any, error) {
 }
 
 // job plays one job: once, or once per combination of its matrix.
-func (p *Play) job(id string, job *WorkflowJob, inputs, needs map[string]any, secrets map[string]string) (JobRun, error) {
-	ctx := Contexts{Values: map[string]any{"github": p.Github, "vars": p.Vars, "inputs": inputs, "needs": needs},
-		Status: needsStatus(needs)}
+func (p *Play) job(id string, job *WorkflowJob, inputs, needs map[string]any, status Status, env map[string]any, secrets map[string]string) (JobRun, error) {
+	ctx := Contexts{Values: map[string]any{"github": p.Github, "vars": p.Vars, "inputs": inputs, "needs": needs, "env": env},
+		Status: status}
 	ok, err := Condition(job.If, ctx)
 	if err != nil || !ok {
 		return JobRun{Result: "skipped", Outputs: map[string]string{}}, err
@@ -329,6 +367,12 @@ func (p *Play) leg(id string, job *WorkflowJob, ctx Contexts, secrets map[string
 		return p.call(id, m[1], job, ctx, secrets)
 	}
 	if !slices.ContainsFunc(job.Steps, func(st WorkflowStep) bool { return SuiteActionRE.MatchString(st.Uses) }) {
+		if p.Machine != nil {
+			if m := p.Machine(id, job, ctx); m != nil {
+				ctx.Values["secrets"] = stringMap(secrets)
+				return m.RunJob(cmpOrContext(p.Context), job, ctx)
+			}
+		}
 		if p.Job == nil {
 			return JobRun{Result: "success", Outputs: map[string]string{}}, nil
 		}
@@ -419,18 +463,51 @@ func errorsJoinAll(errs []error) error {
 	return out
 }
 
-func needsStatus(needs map[string]any) Status {
+// needsStatus is what the status functions answer in job id's if:, as GitHub documents
+// them: success() when every job it needs succeeded (one skipped or failed skips it),
+// failure() when any job before it, however far up its needs, failed, cancelled() when one
+// it needs was cancelled.
+func needsStatus(wf *Workflow, id string, runs map[string]JobRun) Status {
 	s := Status{Success: true}
-	for _, n := range needs {
-		switch property(n, "result") {
-		case "success", "skipped":
+	for _, n := range wf.Jobs[id].NeedsList() {
+		switch runs[n].Result {
+		case "success":
 		case "cancelled":
 			s.Success, s.Cancelled = false, true
-		default:
+		case "failure":
 			s.Success, s.Failure = false, true
+		default: // skipped
+			s.Success = false
 		}
 	}
+	seen := map[string]bool{}
+	var walk func(string)
+	walk = func(j string) {
+		for _, n := range wf.Jobs[j].NeedsList() {
+			if !seen[n] && wf.Jobs[n] != nil {
+				seen[n] = true
+				if runs[n].Result == "failure" {
+					s.Failure = true
+				}
+				walk(n)
+			}
+		}
+	}
+	walk(id)
 	return s
+}
+
+// workflowEnv is the workflow's env: evaluated once, the env context its jobs start from.
+func workflowEnv(wf *Workflow, ctx Contexts) (map[string]any, error) {
+	env := map[string]any{}
+	for _, k := range slices.Sorted(maps.Keys(wf.Env)) {
+		v, err := Interpolate(wf.Env[k], ctx)
+		if err != nil {
+			return nil, fmt.Errorf("env.%s: %w", k, err)
+		}
+		env[k] = v
+	}
+	return env, nil
 }
 
 // call plays a job that calls one of the suite's reusable workflows.
@@ -495,11 +572,15 @@ func (p *Play) steps(job *WorkflowJob, ctx Contexts, secrets map[string]string) 
 				return JobRun{}, fmt.Errorf("step %s: with.%s: %w", st.Name, k, err)
 			}
 		}
-		conclusion, outputs := p.Action(m[1], inputs)
-		if st.ID != "" {
-			steps[st.ID] = map[string]any{"outcome": conclusion, "conclusion": conclusion, "outputs": stringMap(outputs)}
+		outcome, outputs := p.Action(m[1], inputs)
+		conclusion := outcome
+		if outcome == "failure" && st.ContinueOnError {
+			conclusion = "success"
 		}
-		if conclusion != "success" && !st.ContinueOnError {
+		if st.ID != "" {
+			steps[st.ID] = map[string]any{"outcome": outcome, "conclusion": conclusion, "outputs": stringMap(outputs)}
+		}
+		if conclusion != "success" {
 			ctx.Status = Status{Failure: true}
 		}
 	}
@@ -537,4 +618,11 @@ func (p *Play) outputs(wf *Workflow, inputs map[string]any, runs map[string]JobR
 		out[name] = strings.TrimSpace(s)
 	}
 	return out, nil
+}
+
+func cmpOrContext(ctx context.Context) context.Context {
+	if ctx == nil {
+		return context.Background()
+	}
+	return ctx
 }

@@ -46,12 +46,13 @@ type ProofModel struct {
 	mu      sync.Mutex
 	timers  map[string]simclock.Timer
 	verdict map[string]string // pod id → "" (passed) or the failure reason
+	jit     map[string]string // pod id → its runner's JIT config, to take it offline on Stop
 }
 
 // NewProofModel returns a model-mode host runner.
 func NewProofModel(clock simclock.Clock, gh *githubsim.Server) *ProofModel {
 	return &ProofModel{clock: clock, github: gh, ProofTime: 25 * time.Second,
-		timers: map[string]simclock.Timer{}, verdict: map[string]string{}}
+		timers: map[string]simclock.Timer{}, verdict: map[string]string{}, jit: map[string]string{}}
 }
 
 // Start writes the script's first lines and schedules the pod's verdict.
@@ -69,6 +70,7 @@ func (m *ProofModel) Start(l runpodsim.Launch, exited runpodsim.ExitFunc) error 
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.jit[l.PodID] = l.Env[startup.JITConfigEnv]
 	m.timers[l.PodID] = m.clock.AfterFunc(m.ProofTime, func() { m.verdictOf(l, log, exited) })
 	return nil
 }
@@ -140,13 +142,37 @@ func (m *ProofModel) connect(l runpodsim.Launch, exited runpodsim.ExitFunc) []st
 	return []string{"√ Connected to GitHub", startup.LineRunnerListening}
 }
 
-// Stop cancels a pending verdict.
+// Stop ends the pod's container: a pending verdict is cancelled and a runner that
+// connected goes offline with it, without a word to GitHub (which fails the job it ran
+// once the job's lock expires, githubsim.RunnerLostTimeout).
 func (m *ProofModel) Stop(podID string) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if t := m.timers[podID]; t != nil {
 		t.Stop()
 		delete(m.timers, podID)
+	}
+	jit := m.jit[podID]
+	delete(m.jit, podID)
+	m.mu.Unlock()
+	if jit != "" {
+		_ = m.github.RunnerDisconnect(jit) // a runner that never connected has nothing to lose
+	}
+}
+
+var _ runpodsim.RuntimeLoser = (*ProofModel)(nil)
+
+// RuntimeLost cuts off the runner of a pod whose runtime is lost, once it connected: it goes
+// offline without a word to GitHub, which fails the job it ran once the job's lock expires.
+// A runner not yet connected is left to its verdict, as a container on a host that lost
+// touch with the API may still be running.
+func (m *ProofModel) RuntimeLost(podID string) {
+	m.mu.Lock()
+	reason, decided := m.verdict[podID]
+	_, pending := m.timers[podID]
+	jit := m.jit[podID]
+	m.mu.Unlock()
+	if decided && reason == "" && !pending && jit != "" {
+		_ = m.github.RunnerDisconnect(jit)
 	}
 }
 

@@ -184,11 +184,6 @@ func (s *Server) artifactJSON(c *call, a *artifact) artifactJSON {
 	}
 }
 
-type artifactsJSON struct {
-	TotalCount int            `json:"total_count"`
-	Artifacts  []artifactJSON `json:"artifacts"`
-}
-
 // listArtifacts answers the repository list and a run's list, newest first, with the exact
 // name filter GitHub has (go-github v66 cannot send it; callers build the request).
 func (s *Server) listArtifacts(c *call) error {
@@ -213,38 +208,15 @@ func (s *Server) listArtifacts(c *call) error {
 			matched = append(matched, a)
 		}
 	}
-	out := artifactsJSON{TotalCount: len(matched), Artifacts: []artifactJSON{}}
-	for _, a := range paginate(c, matched) {
-		out.Artifacts = append(out.Artifacts, s.artifactJSON(c, a))
-	}
-	c.writeJSON(http.StatusOK, out)
-	return nil
+	return writePage(c, "artifacts", matched, func(a *artifact) artifactJSON { return s.artifactJSON(c, a) })
 }
 
 func (s *Server) artifactFromPath(c *call) (*artifact, error) {
-	rp, err := c.repo()
-	if err != nil {
-		return nil, err
-	}
-	id, err := pathInt(c, "artifact_id")
-	if err != nil {
-		return nil, err
-	}
-	for _, a := range s.artifacts {
-		if a.id == id && a.run.repo == rp {
-			return a, nil
-		}
-	}
-	return nil, notFound("artifact %d", id)
+	return repoObject(c, "artifact_id", "artifact", s.artifacts, func(a *artifact) (int64, *repo) { return a.id, a.run.repo })
 }
 
 func (s *Server) getArtifact(c *call) error {
-	a, err := s.artifactFromPath(c)
-	if err != nil {
-		return err
-	}
-	c.writeJSON(http.StatusOK, s.artifactJSON(c, a))
-	return nil
+	return getOne(c, s.artifactFromPath, func(a *artifact) artifactJSON { return s.artifactJSON(c, a) })
 }
 
 func (s *Server) downloadArtifact(c *call) error {

@@ -366,29 +366,11 @@ func (s *Server) createCheckRun(c *call) error {
 }
 
 func (s *Server) checkRunByPath(c *call) (*checkRun, error) {
-	rp, err := c.repo()
-	if err != nil {
-		return nil, err
-	}
-	id, err := pathInt(c, "check_run_id")
-	if err != nil {
-		return nil, err
-	}
-	for _, cr := range s.checkRuns {
-		if cr.ID == id && cr.repo == rp {
-			return cr, nil
-		}
-	}
-	return nil, notFound("check run %d", id)
+	return repoObject(c, "check_run_id", "check run", s.checkRuns, func(cr *checkRun) (int64, *repo) { return cr.ID, cr.repo })
 }
 
 func (s *Server) getCheckRun(c *call) error {
-	cr, err := s.checkRunByPath(c)
-	if err != nil {
-		return err
-	}
-	c.writeJSON(http.StatusOK, s.checkRunJSON(c, cr))
-	return nil
+	return getOne(c, s.checkRunByPath, func(cr *checkRun) checkRunJSON { return s.checkRunJSON(c, cr) })
 }
 
 func (s *Server) updateCheckRun(c *call) error {
@@ -411,11 +393,6 @@ func (s *Server) updateCheckRun(c *call) error {
 	}
 	c.writeJSON(http.StatusOK, s.checkRunJSON(c, cr))
 	return nil
-}
-
-type checkRunsJSON struct {
-	TotalCount int            `json:"total_count"`
-	CheckRuns  []checkRunJSON `json:"check_runs"`
 }
 
 // listCheckRunsForRef answers GET /repos/{o}/{r}/commits/{ref}/check-runs; the ref may hold
@@ -458,10 +435,5 @@ func (s *Server) listCheckRunsForRef(c *call) error {
 		seen[key] = true
 		matched = append(matched, cr)
 	}
-	out := checkRunsJSON{TotalCount: len(matched), CheckRuns: []checkRunJSON{}}
-	for _, cr := range paginate(c, matched) {
-		out.CheckRuns = append(out.CheckRuns, s.checkRunJSON(c, cr))
-	}
-	c.writeJSON(http.StatusOK, out)
-	return nil
+	return writePage(c, "check_runs", matched, func(cr *checkRun) checkRunJSON { return s.checkRunJSON(c, cr) })
 }

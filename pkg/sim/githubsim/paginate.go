@@ -1,6 +1,9 @@
 package githubsim
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -59,4 +62,35 @@ func linkHeader(c *call, page, last int) string {
 		add(min(page-1, last), "prev")
 	}
 	return strings.Join(links, ", ")
+}
+
+// writePage answers a paginated list as GitHub's list endpoints do:
+// {"total_count": N, "<key>": [the requested page, rendered]}.
+func writePage[T, J any](c *call, key string, matched []T, render func(T) J) error {
+	page := pageJSON[J]{total: len(matched), key: key, items: []J{}}
+	for _, v := range paginate(c, matched) {
+		page.items = append(page.items, render(v))
+	}
+	c.writeJSON(http.StatusOK, page)
+	return nil
+}
+
+// pageJSON is a list answer; total_count comes first, as in GitHub's.
+type pageJSON[J any] struct {
+	total int
+	key   string
+	items []J
+}
+
+// MarshalJSON writes {"total_count":N,"<key>":[…]}.
+func (p pageJSON[J]) MarshalJSON() ([]byte, error) {
+	key, err := json.Marshal(p.key)
+	if err != nil {
+		return nil, err
+	}
+	items, err := json.Marshal(p.items)
+	if err != nil {
+		return nil, err
+	}
+	return fmt.Appendf(nil, `{"total_count":%d,%s:%s}`, p.total, key, items), nil
 }

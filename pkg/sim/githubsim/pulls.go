@@ -301,11 +301,7 @@ func (s *Server) forkJSON(fullName string, base *repo) repoJSON {
 
 // pull finds the pull request the path names: its repository, number and record.
 func (c *call) pull() (*repo, int64, *pull, error) {
-	rp, err := c.repo()
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	n, err := pathInt(c, "pull_number")
+	rp, n, err := c.repoAndID("pull_number")
 	if err != nil {
 		return nil, 0, nil, err
 	}
@@ -439,11 +435,7 @@ func (s *Server) commentJSON(c *call, rp *repo, cm *comment) commentJSON {
 }
 
 func (s *Server) listIssueComments(c *call) error {
-	rp, err := c.repo()
-	if err != nil {
-		return err
-	}
-	n, err := pathInt(c, "issue_number")
+	rp, n, err := c.repoAndID("issue_number")
 	if err != nil {
 		return err
 	}
@@ -471,11 +463,7 @@ func (s *Server) listIssueComments(c *call) error {
 }
 
 func (s *Server) createIssueComment(c *call) error {
-	rp, err := c.repo()
-	if err != nil {
-		return err
-	}
-	n, err := pathInt(c, "issue_number")
+	rp, n, err := c.repoAndID("issue_number")
 	if err != nil {
 		return err
 	}

@@ -127,16 +127,7 @@ type repoRules struct {
 
 // rulesOf returns a repository's rulesets, made on first use.
 func (s *Server) rulesOf(rp *repo) *repoRules {
-	if s.rulesets == nil {
-		s.rulesets = map[string]*repoRules{}
-	}
-	key := repoKey(rp.Owner, rp.Name)
-	rr, ok := s.rulesets[key]
-	if !ok {
-		rr = &repoRules{}
-		s.rulesets[key] = rr
-	}
-	return rr
+	return perRepo(&s.rulesets, rp, func() *repoRules { return &repoRules{} })
 }
 
 // SetRuleset adds a ruleset to a repository (rs.ID 0) or replaces the one

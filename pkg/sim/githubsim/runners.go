@@ -97,7 +97,8 @@ func (s *Server) RunnerConnect(encoded string) (Runner, error) {
 }
 
 // RunnerDisconnect takes the runner of an encoded JIT config offline. A runner lost in the
-// middle of a job fails that job and leaves the registry, as an ephemeral runner does.
+// middle of a job leaves the job in progress until its lock expires (RunnerLostTimeout),
+// when the job fails and the runner leaves the registry, as an ephemeral runner does.
 func (s *Server) RunnerDisconnect(encoded string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -143,8 +144,8 @@ func (s *Server) disconnect(encoded string, now time.Time) error {
 		return nil
 	}
 	r.Online, r.lastSeen = false, now
-	if j := s.jobByID(r.JobID); j != nil && j.Status != "completed" {
-		s.finish(j, now, "failure", "failure") // the runner lost its job; finish removes it
+	if j := s.jobByID(r.JobID); j != nil && j.Status == "in_progress" {
+		s.loseRunner(j, now) // the job fails when its lock expires, not at once
 	}
 	return nil
 }
@@ -289,11 +290,6 @@ func (s *Server) generateJITConfig(c *call) error {
 	return nil
 }
 
-type runnersJSON struct {
-	TotalCount int          `json:"total_count"`
-	Runners    []runnerJSON `json:"runners"`
-}
-
 func (s *Server) listRunners(c *call) error {
 	scope, err := c.runnerScope()
 	if err != nil {
@@ -306,12 +302,7 @@ func (s *Server) listRunners(c *call) error {
 			matched = append(matched, r)
 		}
 	}
-	out := runnersJSON{TotalCount: len(matched), Runners: []runnerJSON{}}
-	for _, r := range paginate(c, matched) {
-		out.Runners = append(out.Runners, s.runnerJSON(r))
-	}
-	c.writeJSON(http.StatusOK, out)
-	return nil
+	return writePage(c, "runners", matched, func(r *runner) runnerJSON { return s.runnerJSON(r) })
 }
 
 func (s *Server) scopedRunner(c *call) (*runner, error) {
@@ -332,12 +323,7 @@ func (s *Server) scopedRunner(c *call) (*runner, error) {
 }
 
 func (s *Server) getRunner(c *call) error {
-	r, err := s.scopedRunner(c)
-	if err != nil {
-		return err
-	}
-	c.writeJSON(http.StatusOK, s.runnerJSON(r))
-	return nil
+	return getOne(c, s.scopedRunner, func(r *runner) runnerJSON { return s.runnerJSON(r) })
 }
 
 func (s *Server) deleteRunner(c *call) error {

@@ -52,6 +52,10 @@ type JobSpec struct {
 	RunnerID    int64
 	RunnerName  string
 	Steps       []StepSpec
+	// External says the job's steps run outside the simulator (a player that runs them as
+	// real processes): once a runner takes the job its steps wait for StartStep and EndStep,
+	// and EndJob completes it; Duration and Conclusion of its steps are ignored.
+	External bool
 }
 
 // StepSpec describes a step. A step of a job set up in_progress or completed shows its fields
@@ -80,6 +84,9 @@ type Job struct {
 	RunnerID    int64
 	RunnerName  string
 	Steps       []Step
+	// RunnerLostAt is when the job's runner went offline in the middle of it: the job stays
+	// in progress until its lock expires (RunnerLostTimeout later), then fails.
+	RunnerLostAt time.Time
 }
 
 // Step is a job step as the inspection API returns it.
@@ -170,6 +177,7 @@ type job struct {
 	Job
 	attempt  *attempt
 	scripted bool // steps follow the clock from startedAt
+	external bool // steps are reported by StartStep and EndStep; see external.go
 	plan     []plannedStep
 }
 
@@ -564,8 +572,9 @@ func newJob(a *attempt, spec JobSpec, id int64) *job {
 			StartedAt: spec.StartedAt, CompletedAt: spec.CompletedAt,
 			RunnerID: spec.RunnerID, RunnerName: spec.RunnerName, Steps: stepsFrom(spec.Steps),
 		},
-		attempt: a,
-		plan:    planFrom(spec.Steps),
+		attempt:  a,
+		external: spec.External,
+		plan:     planFrom(spec.Steps),
 	}
 }
 

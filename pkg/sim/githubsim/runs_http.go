@@ -22,6 +22,16 @@ func (c *call) workflow(rp *repo) (*workflow, error) {
 	return nil, notFound("workflow %q", ref)
 }
 
+// repoWorkflow is the call's repository and the workflow its path names.
+func (c *call) repoWorkflow() (*repo, *workflow, error) {
+	rp, err := c.repo()
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := c.workflow(rp)
+	return rp, w, err
+}
+
 type workflowJSON struct {
 	ID        int64  `json:"id"`
 	NodeID    string `json:"node_id"`
@@ -36,11 +46,7 @@ type workflowJSON struct {
 }
 
 func (s *Server) getWorkflow(c *call) error {
-	rp, err := c.repo()
-	if err != nil {
-		return err
-	}
-	w, err := c.workflow(rp)
+	rp, w, err := c.repoWorkflow()
 	if err != nil {
 		return err
 	}
@@ -69,11 +75,7 @@ type dispatchDetailsJSON struct {
 // dispatchWorkflow records a workflow_dispatch and creates its run from the workflow's job
 // template; it answers 204, or 200 with the run when return_run_details is set.
 func (s *Server) dispatchWorkflow(c *call) error {
-	rp, err := c.repo()
-	if err != nil {
-		return err
-	}
-	w, err := c.workflow(rp)
+	rp, w, err := c.repoWorkflow()
 	if err != nil {
 		return err
 	}
@@ -123,11 +125,7 @@ func (s *Server) dispatchWorkflow(c *call) error {
 }
 
 func (s *Server) cancelWorkflowRun(c *call) error {
-	rp, err := c.repo()
-	if err != nil {
-		return err
-	}
-	id, err := pathInt(c, "run_id")
+	rp, id, err := c.repoAndID("run_id")
 	if err != nil {
 		return err
 	}
@@ -244,11 +242,7 @@ func prMini(c *call, rp *repo, p *pull) prMiniJSON {
 // attemptFromPath finds the run and attempt an API path names; without an attempt number
 // it is the latest attempt.
 func (s *Server) attemptFromPath(c *call) (*attempt, error) {
-	rp, err := c.repo()
-	if err != nil {
-		return nil, err
-	}
-	id, err := pathInt(c, "run_id")
+	rp, id, err := c.repoAndID("run_id")
 	if err != nil {
 		return nil, err
 	}
@@ -267,17 +261,7 @@ func (s *Server) attemptFromPath(c *call) (*attempt, error) {
 }
 
 func (s *Server) getWorkflowRun(c *call) error {
-	a, err := s.attemptFromPath(c)
-	if err != nil {
-		return err
-	}
-	c.writeJSON(http.StatusOK, s.runJSON(c, a))
-	return nil
-}
-
-type runsJSON struct {
-	TotalCount   int       `json:"total_count"`
-	WorkflowRuns []runJSON `json:"workflow_runs"`
+	return getOne(c, s.attemptFromPath, func(a *attempt) runJSON { return s.runJSON(c, a) })
 }
 
 // listWorkflowRuns answers both the repository list and the per-workflow list, newest first.
@@ -331,12 +315,7 @@ func (s *Server) listWorkflowRuns(c *call) error {
 	if filtered && len(matched) > maxFilteredRuns {
 		matched = matched[:maxFilteredRuns]
 	}
-	out := runsJSON{TotalCount: len(matched), WorkflowRuns: []runJSON{}}
-	for _, a := range paginate(c, matched) {
-		out.WorkflowRuns = append(out.WorkflowRuns, s.runJSON(c, a))
-	}
-	c.writeJSON(http.StatusOK, out)
-	return nil
+	return writePage(c, "workflow_runs", matched, func(a *attempt) runJSON { return s.runJSON(c, a) })
 }
 
 type stepJSON struct {
@@ -406,11 +385,6 @@ func (s *Server) jobJSON(c *call, j *job) jobJSON {
 // runnerByID finds a runner, including one already removed, so finished jobs keep their group.
 func (s *Server) runnerByID(id int64) *runner { return s.everyRunner[id] }
 
-type jobsJSON struct {
-	TotalCount int       `json:"total_count"`
-	Jobs       []jobJSON `json:"jobs"`
-}
-
 // listJobs answers the jobs of a run (filter=latest, the default, or all attempts) and of
 // one attempt.
 func (s *Server) listJobs(c *call) error {
@@ -431,20 +405,11 @@ func (s *Server) listJobs(c *call) error {
 			return invalid("filter %q, want latest or all", filter)
 		}
 	}
-	out := jobsJSON{TotalCount: len(jobs), Jobs: []jobJSON{}}
-	for _, j := range paginate(c, jobs) {
-		out.Jobs = append(out.Jobs, s.jobJSON(c, j))
-	}
-	c.writeJSON(http.StatusOK, out)
-	return nil
+	return writePage(c, "jobs", jobs, func(j *job) jobJSON { return s.jobJSON(c, j) })
 }
 
 func (s *Server) getJob(c *call) error {
-	rp, err := c.repo()
-	if err != nil {
-		return err
-	}
-	id, err := pathInt(c, "job_id")
+	rp, id, err := c.repoAndID("job_id")
 	if err != nil {
 		return err
 	}

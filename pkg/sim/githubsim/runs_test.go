@@ -308,6 +308,8 @@ func TestScriptedJobFailingStep(t *testing.T) {
 	assert.Equal(t, attempt.Conclusion, "failure")
 }
 
+// A runner lost in the middle of a job stops its steps where they were; the job stays in
+// progress until its lock expires (RunnerLostTimeout), then fails and the runner leaves.
 func TestRunnerLostMidJob(t *testing.T) {
 	f := newFixture(t)
 	runID := scriptedRun(t, f, "rp-10-c1", StepSpec{Name: "Run GPU tests", Duration: time.Hour})
@@ -315,12 +317,60 @@ func TestRunnerLostMidJob(t *testing.T) {
 	f.clock.Advance(time.Minute)
 
 	assert.NilError(t, f.srv.RunnerDisconnect(config))
+	f.clock.Advance(RunnerLostTimeout - time.Second)
 	jobs, err := f.srv.Jobs(repoName, runID, 0)
+	assert.NilError(t, err)
+	assert.Equal(t, jobs[0].Status, "in_progress", "GitHub waits for the job's lock to expire")
+	assert.Equal(t, jobs[0].RunnerLostAt, start.Add(time.Minute))
+	assert.Equal(t, jobs[0].Steps[0].Status, "in_progress")
+
+	f.clock.Advance(time.Second)
+	jobs, err = f.srv.Jobs(repoName, runID, 0)
 	assert.NilError(t, err)
 	assert.Equal(t, jobs[0].Conclusion, "failure")
 	assert.Equal(t, jobs[0].Steps[0].Conclusion, "failure")
-	assert.Equal(t, jobs[0].CompletedAt, start.Add(time.Minute))
+	assert.Equal(t, jobs[0].CompletedAt, start.Add(time.Minute+RunnerLostTimeout))
 	assert.Equal(t, len(f.srv.Runners()), 0)
+}
+
+// An External job's steps are what its player reports: queued until started, ended with
+// the conclusion given; EndJob completes the job and its runner leaves. Nothing can be
+// reported once the job ended or its runner was lost.
+func TestExternalJobStepsAreReported(t *testing.T) {
+	f := newFixture(t, WithRunnerLostTimeout(time.Minute))
+	runID, err := f.srv.AddWorkflowRun(WorkflowRunSpec{Repo: repoName, WorkflowPath: gpuWorkflow,
+		Jobs: []JobSpec{{Name: "gpu", Labels: []string{"rp-12-c1"}, External: true, Steps: []StepSpec{{Name: "Download"}, {Name: "Run GPU tests"}, {Name: "Upload"}}}}})
+	assert.NilError(t, err)
+	jobs, _ := f.srv.Jobs(repoName, runID, 0)
+	jobID := jobs[0].ID
+	assert.ErrorContains(t, f.srv.StartStep(repoName, jobID, 1), "queued")
+	connectRunner(t, f, "rp-12-c1")
+	f.clock.Advance(time.Hour)
+	jobs, _ = f.srv.Jobs(repoName, runID, 0)
+	assert.Equal(t, jobs[0].Status, "in_progress", "the clock alone never moves an External job")
+	assert.Equal(t, jobs[0].Steps[0].Status, "queued")
+
+	assert.NilError(t, f.srv.StartStep(repoName, jobID, 1))
+	f.clock.Advance(time.Second)
+	assert.NilError(t, f.srv.EndStep(repoName, jobID, 1, "failure"))
+	assert.NilError(t, f.srv.StartStep(repoName, jobID, 2))
+	jobs, _ = f.srv.Jobs(repoName, runID, 0)
+	assert.Equal(t, jobs[0].Steps[0].Conclusion, "failure")
+	assert.Equal(t, jobs[0].Steps[1].Status, "in_progress")
+	assert.Equal(t, jobs[0].Steps[1].StartedAt, start.Add(time.Hour+time.Second))
+	assert.ErrorContains(t, f.srv.EndStep(repoName, jobID, 4, "success"), "not a step 4")
+	assert.ErrorContains(t, f.srv.EndStep(repoName, jobID, 2, "fine"), `step conclusion "fine"`)
+	assert.NilError(t, f.srv.EndStep(repoName, jobID, 2, "success"))
+	assert.NilError(t, f.srv.EndJob(repoName, jobID, "failure"))
+	jobs, _ = f.srv.Jobs(repoName, runID, 0)
+	assert.Equal(t, jobs[0].Conclusion, "failure")
+	assert.Equal(t, jobs[0].Steps[2].Conclusion, "skipped")
+	assert.Equal(t, len(f.srv.Runners()), 0, "the ephemeral runner left with its job")
+	assert.ErrorContains(t, f.srv.StartStep(repoName, jobID, 3), "completed failure")
+
+	scripted := scriptedRun(t, f, "rp-13-c1", StepSpec{Name: "t", Duration: time.Minute})
+	jobs, _ = f.srv.Jobs(repoName, scripted, 0)
+	assert.ErrorContains(t, f.srv.StartStep(repoName, jobs[0].ID, 1), "only an External job")
 }
 
 func TestRunnerTakesOnlyMatchingJobs(t *testing.T) {

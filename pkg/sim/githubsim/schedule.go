@@ -38,8 +38,13 @@ func (s *Server) idleRunnerFor(rp *repo, labels []string) *runner {
 // start runs job j on runner r from now: its steps follow the plan on the clock.
 func (s *Server) start(j *job, r *runner, now time.Time) {
 	r.Busy, r.JobID = true, j.ID
-	j.Status, j.StartedAt, j.scripted = "in_progress", now, true
+	j.Status, j.StartedAt = "in_progress", now
 	j.RunnerID, j.RunnerName = r.ID, r.Name
+	if j.external { // its steps are reported as they really run (external.go)
+		s.settleAttempt(j.attempt, now)
+		return
+	}
+	j.scripted = true
 	s.running = append(s.running, j)
 	at := now
 	for i := range j.plan {
@@ -54,6 +59,7 @@ func (s *Server) start(j *job, r *runner, now time.Time) {
 // state depends on the clock alone and never on how often anyone polls.
 func (s *Server) advance(now time.Time) {
 	s.reapOfflineRunners(now)
+	s.failLostJobs(now)
 	for _, j := range slices.Clone(s.running) {
 		if j.scripted && j.Status == "in_progress" {
 			s.progress(j, now)

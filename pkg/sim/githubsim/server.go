@@ -98,8 +98,12 @@ type Server struct {
 	checkSuites     map[string]int64
 	workflowRuns    []*workflowRun
 	jobs            map[int64]*job
-	waiting         []*job // queued jobs with labels, waiting for a runner
-	running         []*job // jobs whose steps follow the clock
+	lostJobs        []*job                    // in progress on a runner that went offline; see external.go
+	runnerLost      time.Duration             // how long a lost runner's job stays in progress
+	runtimes        map[string]*runtimeGrant  // ACTIONS_RUNTIME_TOKEN → its run; see results.go
+	uploads         map[string]*pendingUpload // signed upload key → its artifact; see results.go
+	waiting         []*job                    // queued jobs with labels, waiting for a runner
+	running         []*job                    // jobs whose steps follow the clock
 	artifacts       []*artifact
 	blobs           map[string]*blob
 	faults          []*faultRule
@@ -136,6 +140,9 @@ func New(opts ...Option) *Server {
 		checkSuites:  map[string]int64{},
 		jobs:         map[int64]*job{},
 		blobs:        map[string]*blob{},
+		runnerLost:   RunnerLostTimeout,
+		runtimes:     map[string]*runtimeGrant{},
+		uploads:      map[string]*pendingUpload{},
 	}
 	for _, opt := range opts {
 		opt(s)
@@ -280,6 +287,9 @@ func loggedPath(r *http.Request) string {
 	if strings.HasPrefix(r.URL.Path, "/_sim/blobs/") {
 		return "/_sim/blobs/{key}"
 	}
+	if strings.HasPrefix(r.URL.Path, "/_sim/uploads/") {
+		return "/_sim/uploads/{key}"
+	}
 	return r.URL.Path
 }
 
@@ -349,6 +359,44 @@ func (c *call) writeJSON(status int, v any) {
 	}
 	c.header.Set("Content-Type", "application/json; charset=utf-8")
 	c.status, c.out = status, out
+}
+
+// repoAndID is the call's repository and the positive integer its path's
+// param names (a run, job, pull request or issue number).
+func (c *call) repoAndID(param string) (*repo, int64, error) {
+	rp, err := c.repo()
+	if err != nil {
+		return nil, 0, err
+	}
+	id, err := pathInt(c, param)
+	return rp, id, err
+}
+
+// getOne answers a GET of one object: the object find reads from the path,
+// rendered, or find's error.
+func getOne[T, J any](c *call, find func(*call) (T, error), render func(T) J) error {
+	v, err := find(c)
+	if err != nil {
+		return err
+	}
+	c.writeJSON(http.StatusOK, render(v))
+	return nil
+}
+
+// repoObject is the object of the call's repository whose id the path's
+// param names, or a 404 naming what.
+func repoObject[T any](c *call, param, what string, all []T, key func(T) (int64, *repo)) (T, error) {
+	var none T
+	rp, id, err := c.repoAndID(param)
+	if err != nil {
+		return none, err
+	}
+	for _, v := range all {
+		if vid, vrp := key(v); vid == id && vrp == rp {
+			return v, nil
+		}
+	}
+	return none, notFound("%s %d", what, id)
 }
 
 func (c *call) noContent(status int) {
@@ -424,6 +472,7 @@ func (s *Server) routes() {
 	s.handle("POST /_sim/runners/disconnect", authNone, s.disconnectRunner)
 	s.handle("GET /_sim/blobs/{key}", authNone, s.getBlob)
 	s.installationRoutes()
+	s.resultsRoutes()
 	s.setupRoutes()
 	s.rulesetRoutes()
 	s.setupWriteRoutes()

@@ -2,6 +2,7 @@ package githubsim
 
 import (
 	"encoding/base64"
+	"maps"
 	"net/http"
 	"path"
 	"slices"
@@ -67,17 +68,24 @@ type repoSetup struct {
 
 // setupOf returns a repository's set-up, made on first use.
 func (s *Server) setupOf(rp *repo) *repoSetup {
-	if s.setups == nil {
-		s.setups = map[string]*repoSetup{}
+	return perRepo(&s.setups, rp, func() *repoSetup {
+		return &repoSetup{environments: map[string]Environment{}, protection: map[string][]RequiredCheck{},
+			variables: map[string]string{}, files: map[string]map[string]string{}}
+	})
+}
+
+// perRepo is rp's value in *m, made by newValue on first use (the map too).
+func perRepo[T any](m *map[string]*T, rp *repo, newValue func() *T) *T {
+	if *m == nil {
+		*m = map[string]*T{}
 	}
 	key := repoKey(rp.Owner, rp.Name)
-	st, ok := s.setups[key]
+	v, ok := (*m)[key]
 	if !ok {
-		st = &repoSetup{environments: map[string]Environment{}, protection: map[string][]RequiredCheck{},
-			variables: map[string]string{}, files: map[string]map[string]string{}}
-		s.setups[key] = st
+		v = newValue()
+		(*m)[key] = v
 	}
-	return st
+	return v
 }
 
 // withSetup runs f on the named repository's set-up under the lock.
@@ -223,12 +231,18 @@ func (c *call) environment(st *repoSetup) (Environment, error) {
 	return env, nil
 }
 
-func (s *Server) getEnvironment(c *call) error {
+// setupEnvironment is setup and the environment the path names.
+func (c *call) setupEnvironment() (*repo, *repoSetup, Environment, error) {
 	rp, st, err := c.setup()
 	if err != nil {
-		return err
+		return nil, nil, Environment{}, err
 	}
 	env, err := c.environment(st)
+	return rp, st, env, err
+}
+
+func (s *Server) getEnvironment(c *call) error {
+	rp, _, env, err := c.setupEnvironment()
 	if err != nil {
 		return err
 	}
@@ -265,11 +279,7 @@ func (s *Server) protectionRules(rp *repo, env Environment) []any {
 }
 
 func (s *Server) listBranchPolicies(c *call) error {
-	rp, st, err := c.setup()
-	if err != nil {
-		return err
-	}
-	env, err := c.environment(st)
+	rp, _, env, err := c.setupEnvironment()
 	if err != nil {
 		return err
 	}
@@ -297,11 +307,7 @@ func secretsJSON(c *call, names []string) map[string]any {
 }
 
 func (s *Server) listEnvironmentSecrets(c *call) error {
-	_, st, err := c.setup()
-	if err != nil {
-		return err
-	}
-	env, err := c.environment(st)
+	_, _, env, err := c.setupEnvironment()
 	if err != nil {
 		return err
 	}
@@ -323,17 +329,17 @@ func (s *Server) listRepoVariables(c *call) error {
 	if err != nil {
 		return err
 	}
-	list := []map[string]any{}
-	names := make([]string, 0, len(st.variables))
-	for n := range st.variables {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		list = append(list, map[string]any{"name": n, "value": st.variables[n], "created_at": stamp(c.now), "updated_at": stamp(c.now)})
-	}
-	c.writeJSON(http.StatusOK, map[string]any{"total_count": len(list), "variables": list})
+	c.writeJSON(http.StatusOK, variablesJSON(c, st.variables))
 	return nil
+}
+
+// variablesJSON is GitHub's list of variables, by name.
+func variablesJSON(c *call, vars map[string]string) map[string]any {
+	list := []map[string]any{}
+	for _, n := range slices.Sorted(maps.Keys(vars)) {
+		list = append(list, map[string]any{"name": n, "value": vars[n], "created_at": stamp(c.now), "updated_at": stamp(c.now)})
+	}
+	return map[string]any{"total_count": len(list), "variables": list}
 }
 
 func (s *Server) getBranchProtection(c *call) error {

@@ -43,16 +43,9 @@ type repoWrites struct {
 
 // writesOf returns a repository's written values, made on first use.
 func (s *Server) writesOf(rp *repo) *repoWrites {
-	if s.setupWrites == nil {
-		s.setupWrites = map[string]*repoWrites{}
-	}
-	key := repoKey(rp.Owner, rp.Name)
-	w, ok := s.setupWrites[key]
-	if !ok {
-		w = &repoWrites{secrets: map[string]map[string]string{}, envVars: map[string]map[string]string{}}
-		s.setupWrites[key] = w
-	}
-	return w
+	return perRepo(&s.setupWrites, rp, func() *repoWrites {
+		return &repoWrites{secrets: map[string]map[string]string{}, envVars: map[string]map[string]string{}}
+	})
 }
 
 // EnvironmentSecret returns the plaintext of an environment secret set
@@ -119,6 +112,16 @@ func (c *call) writeSetup() (*repo, *repoSetup, *repoWrites, error) {
 	return rp, st, c.s.writesOf(rp), nil
 }
 
+// writeEnvironment is writeSetup and the environment the path names.
+func (c *call) writeEnvironment() (*repo, *repoSetup, *repoWrites, Environment, error) {
+	rp, st, w, err := c.writeSetup()
+	if err != nil {
+		return nil, nil, nil, Environment{}, err
+	}
+	env, err := c.environment(st)
+	return rp, st, w, env, err
+}
+
 func (s *Server) setupWriteRoutes() {
 	s.handle("PUT /repos/{owner}/{repo}/environments/{environment_name}", authToken, s.putEnvironment)
 	s.handle("POST /repos/{owner}/{repo}/environments/{environment_name}/deployment-branch-policies", authToken, s.createBranchPolicy)
@@ -178,11 +181,7 @@ func (s *Server) putEnvironment(c *call) error {
 }
 
 func (s *Server) createBranchPolicy(c *call) error {
-	rp, st, _, err := c.writeSetup()
-	if err != nil {
-		return err
-	}
-	env, err := c.environment(st)
+	rp, st, _, env, err := c.writeEnvironment()
 	if err != nil {
 		return err
 	}
@@ -231,11 +230,7 @@ func (s *Server) environmentKey(rp *repo, env string) (pub, priv *[32]byte, keyI
 }
 
 func (s *Server) getEnvironmentPublicKey(c *call) error {
-	rp, st, err := c.setup()
-	if err != nil {
-		return err
-	}
-	env, err := c.environment(st)
+	rp, _, env, err := c.setupEnvironment()
 	if err != nil {
 		return err
 	}
@@ -245,11 +240,7 @@ func (s *Server) getEnvironmentPublicKey(c *call) error {
 }
 
 func (s *Server) putEnvironmentSecret(c *call) error {
-	rp, st, w, err := c.writeSetup()
-	if err != nil {
-		return err
-	}
-	env, err := c.environment(st)
+	rp, st, w, env, err := c.writeEnvironment()
 	if err != nil {
 		return err
 	}
@@ -302,6 +293,15 @@ func secretNamePattern(name string) bool {
 	return true
 }
 
+// writeVariables is writeSetup and the variables the path names.
+func (c *call) writeVariables() (map[string]string, error) {
+	_, st, w, err := c.writeSetup()
+	if err != nil {
+		return nil, err
+	}
+	return c.variablesAt(st, w)
+}
+
 // variablesAt returns the variables the path names: an environment's
 // (made on first use) or the repository's.
 func (c *call) variablesAt(st *repoSetup, w *repoWrites) (map[string]string, error) {
@@ -328,25 +328,12 @@ func (s *Server) listEnvironmentVariables(c *call) error {
 	if err != nil {
 		return err
 	}
-	names := make([]string, 0, len(vars))
-	for n := range vars {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	list := []map[string]any{}
-	for _, n := range names {
-		list = append(list, map[string]any{"name": n, "value": vars[n], "created_at": stamp(c.now), "updated_at": stamp(c.now)})
-	}
-	c.writeJSON(http.StatusOK, map[string]any{"total_count": len(list), "variables": list})
+	c.writeJSON(http.StatusOK, variablesJSON(c, vars))
 	return nil
 }
 
 func (s *Server) createVariable(c *call) error {
-	_, st, w, err := c.writeSetup()
-	if err != nil {
-		return err
-	}
-	vars, err := c.variablesAt(st, w)
+	vars, err := c.writeVariables()
 	if err != nil {
 		return err
 	}
@@ -368,11 +355,7 @@ func (s *Server) createVariable(c *call) error {
 }
 
 func (s *Server) updateVariable(c *call) error {
-	_, st, w, err := c.writeSetup()
-	if err != nil {
-		return err
-	}
-	vars, err := c.variablesAt(st, w)
+	vars, err := c.writeVariables()
 	if err != nil {
 		return err
 	}

@@ -30,14 +30,8 @@ func commitKey(rp *repo, sha string) string { return strings.ToLower(rp.FullName
 func (s *Server) SetCommitTree(fullName, sha, tree string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp, err := s.repoByName(fullName)
+	rp, err := s.repoWithSHAs(fullName, "commit", sha, "tree", tree)
 	if err != nil {
-		return err
-	}
-	if err := validSHA("commit", sha); err != nil {
-		return err
-	}
-	if err := validSHA("tree", tree); err != nil {
 		return err
 	}
 	s.commitFor(rp, sha).tree = tree
@@ -50,20 +44,32 @@ func (s *Server) SetCommitTree(fullName, sha, tree string) error {
 func (s *Server) SetCommitParents(fullName, sha string, parents ...string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp, err := s.repoByName(fullName)
+	shas := []string{"commit", sha}
+	for _, p := range parents {
+		shas = append(shas, "parent", p)
+	}
+	rp, err := s.repoWithSHAs(fullName, shas...)
 	if err != nil {
 		return err
 	}
-	if err := validSHA("commit", sha); err != nil {
-		return err
-	}
-	for _, p := range parents {
-		if err := validSHA("parent", p); err != nil {
-			return err
-		}
-	}
 	s.commitFor(rp, sha).parents = append([]string{}, parents...)
 	return nil
+}
+
+// repoWithSHAs is the repository fullName names once every SHA of
+// fieldsAndSHAs (field, sha, field, sha, …) is a full commit SHA; the caller
+// holds s.mu.
+func (s *Server) repoWithSHAs(fullName string, fieldsAndSHAs ...string) (*repo, error) {
+	rp, err := s.repoByName(fullName)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; i+1 < len(fieldsAndSHAs); i += 2 {
+		if err := validSHA(fieldsAndSHAs[i], fieldsAndSHAs[i+1]); err != nil {
+			return nil, err
+		}
+	}
+	return rp, nil
 }
 
 func (s *Server) commitFor(rp *repo, sha string) *gitCommit {
@@ -139,14 +145,8 @@ func (s *Server) getGitCommit(c *call) error {
 func (s *Server) SetCompareFiles(fullName, base, head string, files []string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp, err := s.repoByName(fullName)
+	rp, err := s.repoWithSHAs(fullName, "base", base, "head", head)
 	if err != nil {
-		return err
-	}
-	if err := validSHA("base", base); err != nil {
-		return err
-	}
-	if err := validSHA("head", head); err != nil {
 		return err
 	}
 	if s.compares == nil {

@@ -80,6 +80,9 @@ func (h *hosts) Stop(podID string) {
 	h.proof.Stop(podID)
 }
 
+// RuntimeLost cuts off the pod's runner, as the proof's host does.
+func (h *hosts) RuntimeLost(podID string) { h.proof.RuntimeLost(podID) }
+
 func (h *hosts) draws(podID string) *rand.Rand {
 	sum := fnv.New64a()
 	_, _ = sum.Write([]byte(podID))

@@ -2,6 +2,7 @@ package market
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime"
 	"strings"
@@ -41,4 +42,27 @@ func TestSpliceBlock(t *testing.T) {
 	assert.Check(t, is.ErrorContains(err, `README has no "<!-- market-sweep:start -->" line`))
 	_, err = Block("<!-- market-sweep:start -->\nunclosed\n", SweepBlock)
 	assert.Check(t, is.ErrorContains(err, `block has no "<!-- market-sweep:end -->" line`))
+}
+
+// The README's sweep block, as last regenerated, keeps the reputation
+// policy's p95 time to a runner from a cold start at or below the seed's in
+// every scenario: no ✗ in its cold-start column and every scenario counted.
+// (BenchmarkMarketSweep checks that the block is what the replay prints.)
+func TestREADMESweepColdStartNotAboveTheSeed(t *testing.T) {
+	readme, err := os.ReadFile("../../../.github/CONTRIBUTING.md")
+	assert.NilError(t, err)
+	block, err := Block(string(readme), SweepBlock)
+	assert.NilError(t, err)
+	n, rows := len(SweepSeeds)*len(SweepLayouts), 0
+	for _, line := range strings.Split(block, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if !strings.HasPrefix(line, "| ") || len(cells) < 10 || strings.HasPrefix(cells[0], "scenario") {
+			continue
+		}
+		rows++
+		assert.Check(t, !strings.Contains(cells[9], "✗"), "%s: p95 from a cold start (seed / reputation) %s", cells[0], cells[9])
+	}
+	assert.Check(t, rows == n, "%d scenario rows with a cold-start column; want %d", rows, n)
+	want := fmt.Sprintf("From a cold start (no warm-up: no record for the first day and a quarter), both clouds: p95 not higher in %d of %d scenarios.", n, n)
+	assert.Check(t, strings.Contains(block, want), "the %s block lacks %q", SweepBlock, want)
 }

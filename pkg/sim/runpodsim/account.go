@@ -1,7 +1,6 @@
 package runpodsim
 
 import (
-	"encoding/json"
 	"net/http"
 	"slices"
 	"time"
@@ -37,21 +36,15 @@ type sshKeysBody struct {
 }
 
 func (s *Server) getSSHKeys(r *http.Request, body []byte, now time.Time) response {
-	if resp, valid := s.noBody(r, body); !valid {
-		return resp
-	}
 	return ok(http.StatusOK, sshKeysBody{Keys: slices.Clone(s.accountKeys())})
 }
 
 // putSSHKeys replaces the whole key set, as the real API does; the
 // simulator serves it so a tool that wrote keys would be seen doing it.
 func (s *Server) putSSHKeys(r *http.Request, body []byte, now time.Time) response {
-	if resp, valid := s.validateBody(r.Method, r.URL.Path, body); !valid {
-		return resp
-	}
 	var req sshKeysBody
-	if err := json.Unmarshal(body, &req); err != nil {
-		return problemResponse(http.StatusBadRequest, "request body: %v", err)
+	if resp, decoded := s.decodeBody(r, body, "request body", &req); !decoded {
+		return resp
 	}
 	s.sshKeys = append([]string{}, req.Keys...)
 	return ok(http.StatusOK, sshKeysBody{Keys: slices.Clone(s.sshKeys)})

@@ -280,42 +280,6 @@ func (s *Server) offeredIn(gpuID string, gq gpuQuery) bool {
 	return false
 }
 
-func (s *Server) listGPUTypes(r *http.Request, body []byte, now time.Time) response {
-	if resp, valid := s.noBody(r, body); !valid {
-		return resp
-	}
-	gq, bad := parseGPUQuery(r.URL.Query())
-	if bad != nil {
-		return *bad
-	}
-	gpus := []gpuTypeBody{}
-	for i := range s.market.gpus {
-		g := &s.market.gpus[i]
-		if len(gq.countries) > 0 && !s.offeredIn(g.ID, gq) {
-			continue // the list drops types with no data center in those countries
-		}
-		gpus = append(gpus, s.renderGPUType(g, gq))
-	}
-	return ok(http.StatusOK, struct {
-		GPUs []gpuTypeBody `json:"gpus"`
-	}{gpus})
-}
-
-func (s *Server) getGPUType(r *http.Request, body []byte, now time.Time) response {
-	if resp, valid := s.noBody(r, body); !valid {
-		return resp
-	}
-	gq, bad := parseGPUQuery(r.URL.Query())
-	if bad != nil {
-		return *bad
-	}
-	g := s.market.gpuByID[r.PathValue("id")]
-	if g == nil {
-		return problemResponse(http.StatusNotFound, "GPU type %q not found", r.PathValue("id"))
-	}
-	return ok(http.StatusOK, s.renderGPUType(g, gq))
-}
-
 type dataCenterBody struct {
 	ID                 string            `json:"id"`
 	Name               string            `json:"name"`
@@ -410,36 +374,50 @@ func (s *Server) renderDataCenter(dc *DataCenter, dq dcQuery) dataCenterBody {
 	return b
 }
 
-func (s *Server) listDataCenters(r *http.Request, body []byte, now time.Time) response {
-	if resp, valid := s.noBody(r, body); !valid {
-		return resp
-	}
-	dq, bad := parseDCQuery(r.URL.Query())
-	if bad != nil {
-		return *bad
-	}
-	dcs := []dataCenterBody{}
-	for i := range s.market.dcs {
-		if dc := &s.market.dcs[i]; dq.keeps(dc) {
-			dcs = append(dcs, s.renderDataCenter(dc, dq))
+// catalogList is a catalog listing's GET: the entries its query keeps,
+// rendered, under key.
+func catalogList[Q, T, B any](key string, parse func(url.Values) (Q, *response), entries func() []T, keep func(*T, Q) bool, render func(*T, Q) B) handler {
+	return func(r *http.Request, _ []byte, _ time.Time) response {
+		q, bad := parse(r.URL.Query())
+		if bad != nil {
+			return *bad
 		}
+		out := []B{}
+		for i, all := 0, entries(); i < len(all); i++ {
+			if keep(&all[i], q) {
+				out = append(out, render(&all[i], q))
+			}
+		}
+		return ok(http.StatusOK, map[string][]B{key: out})
 	}
-	return ok(http.StatusOK, struct {
-		DataCenters []dataCenterBody `json:"dataCenters"`
-	}{dcs})
 }
 
-func (s *Server) getDataCenter(r *http.Request, body []byte, now time.Time) response {
-	if resp, valid := s.noBody(r, body); !valid {
-		return resp
+// catalogGet is a catalog entry's GET …/{id}: the entry rendered, or a 404
+// naming what was not found.
+func catalogGet[Q, T, B any](what string, parse func(url.Values) (Q, *response), byID map[string]*T, render func(*T, Q) B) handler {
+	return func(r *http.Request, _ []byte, _ time.Time) response {
+		q, bad := parse(r.URL.Query())
+		if bad != nil {
+			return *bad
+		}
+		v := byID[r.PathValue("id")]
+		if v == nil {
+			return problemResponse(http.StatusNotFound, "%s %q not found", what, r.PathValue("id"))
+		}
+		return ok(http.StatusOK, render(v, q))
 	}
-	dq, bad := parseDCQuery(r.URL.Query())
-	if bad != nil {
-		return *bad
-	}
-	dc := s.market.dcByID[r.PathValue("id")]
-	if dc == nil {
-		return problemResponse(http.StatusNotFound, "data center %q not found", r.PathValue("id"))
-	}
-	return ok(http.StatusOK, s.renderDataCenter(dc, dq))
+}
+
+// registerCatalog serves the GPU types and data centers, each filtered and
+// shaped by its query.
+func (s *Server) registerCatalog() {
+	gpus := func() []GPUType { return s.market.gpus }
+	// The list drops types with no data center in the query's countries.
+	offered := func(g *GPUType, gq gpuQuery) bool { return len(gq.countries) == 0 || s.offeredIn(g.ID, gq) }
+	s.handle("/v2/catalog/gpus", map[string]handler{http.MethodGet: s.bodiless(catalogList("gpus", parseGPUQuery, gpus, offered, s.renderGPUType))})
+	s.handle("/v2/catalog/gpus/{id}", map[string]handler{http.MethodGet: s.bodiless(catalogGet("GPU type", parseGPUQuery, s.market.gpuByID, s.renderGPUType))})
+	dcs := func() []DataCenter { return s.market.dcs }
+	keeps := func(dc *DataCenter, dq dcQuery) bool { return dq.keeps(dc) }
+	s.handle("/v2/catalog/datacenters", map[string]handler{http.MethodGet: s.bodiless(catalogList("dataCenters", parseDCQuery, dcs, keeps, s.renderDataCenter))})
+	s.handle("/v2/catalog/datacenters/{id}", map[string]handler{http.MethodGet: s.bodiless(catalogGet("data center", parseDCQuery, s.market.dcByID, s.renderDataCenter))})
 }

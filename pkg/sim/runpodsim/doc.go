@@ -17,6 +17,9 @@
 //	GET    /v2/account/ssh-keys             (PUT replaces the set; see WithSSHKeys, SSHKeys)
 //	GET    /v2/billing/pods[?startTime&endTime&bucketSize|lastN&podId]
 //	GET    /v2/billing/serverless[?startTime&endTime&bucketSize|lastN&serverlessId]
+//	GET    /v2/network-volumes               (POST creates; see WithNetworkVolumes)
+//	GET    /v2/network-volumes/{id}          (PATCH grows or renames, DELETE deletes; 403 for another account's)
+//	GET    /v2/billing/network-volumes[?startTime&endTime&bucketSize|lastN&networkVolumeId]
 //
 // Bodies follow pkg/sim/contract: requests the contract rejects get 422
 // problem+json with the contract's messages in "errors"; every answer is a

@@ -27,6 +27,14 @@ type HostRunner interface {
 	Stop(podID string)
 }
 
+// RuntimeLoser is a HostRunner that hears of a pod whose runtime is lost (Faults.LoseRuntime):
+// the host is unreachable, so what runs there and talks to the outside (a connected runner)
+// is cut off, while the API shows the pod RUNNING with a null runtime. It is called with the
+// simulator's lock held.
+type RuntimeLoser interface {
+	RuntimeLost(podID string)
+}
+
 // ExitFunc reports that a container exited with code. It never blocks and is
 // safe from any goroutine; the pod shows EXITED from the clock's time of the call.
 type ExitFunc func(code int)

@@ -200,8 +200,6 @@ func (s *Server) checkCreate(r *http.Request, body []byte) (podSpec, *response) 
 		return fail(http.StatusBadRequest, "gpu.allowedCudaVersions and gpu.minCudaVersion are mutually exclusive")
 	case req.Mounts != nil && req.Mounts.Persistent != nil && len(req.Mounts.Network) > 0:
 		return fail(http.StatusBadRequest, "mounts.persistent and mounts.network are mutually exclusive")
-	case req.Mounts != nil && len(req.Mounts.Network) > 0:
-		return fail(http.StatusBadRequest, "network volume %q not found", req.Mounts.Network[0].VolumeID)
 	}
 	var err error
 	if spec.ports, err = parsePorts(req.Ports); err != nil {
@@ -214,6 +212,9 @@ func (s *Server) checkCreate(r *http.Request, body []byte) (podSpec, *response) 
 		if s.market.dcByID[id] == nil {
 			return fail(http.StatusBadRequest, "dataCenterIds: %q is invalid: no such data center", id)
 		}
+	}
+	if bad := s.mountVolume(&spec); bad != nil {
+		return podSpec{}, bad
 	}
 	spec.count, spec.cloud = 1, req.Cloud
 	if req.GPU.Count != nil {
@@ -363,14 +364,35 @@ func (s *Server) lookup(r *http.Request, now time.Time) (*pod, *response) {
 }
 
 func (s *Server) getPod(r *http.Request, body []byte, now time.Time) response {
-	if resp, valid := s.noBody(r, body); !valid {
-		return resp
-	}
 	p, notFound := s.lookup(r, now)
 	if notFound != nil {
 		return *notFound
 	}
 	return ok(http.StatusOK, s.render(p, now))
+}
+
+// bodiless is h behind the check every GET and DELETE makes first: a body,
+// when one is sent, must still be one the contract allows.
+func (s *Server) bodiless(h handler) handler {
+	return func(r *http.Request, body []byte, now time.Time) response {
+		if resp, valid := s.noBody(r, body); !valid {
+			return resp
+		}
+		return h(r, body, now)
+	}
+}
+
+// decodeBody checks a request body against the contract, then decodes it
+// into dst; a body the contract allows but dst cannot hold (a huge number)
+// is a 400 naming what was decoded.
+func (s *Server) decodeBody(r *http.Request, body []byte, what string, dst any) (response, bool) {
+	if resp, valid := s.validateBody(r.Method, r.URL.Path, body); !valid {
+		return resp, false
+	}
+	if err := json.Unmarshal(body, dst); err != nil {
+		return problemResponse(http.StatusBadRequest, "%s: %v", what, err), false
+	}
+	return response{}, true
 }
 
 func (s *Server) noBody(r *http.Request, body []byte) (response, bool) {
@@ -381,9 +403,6 @@ func (s *Server) noBody(r *http.Request, body []byte) (response, bool) {
 }
 
 func (s *Server) deletePod(r *http.Request, body []byte, now time.Time) response {
-	if resp, valid := s.noBody(r, body); !valid {
-		return resp
-	}
 	p, notFound := s.lookup(r, now)
 	if notFound != nil {
 		return *notFound
@@ -414,12 +433,9 @@ type actionBody struct {
 }
 
 func (s *Server) podAction(r *http.Request, body []byte, now time.Time) response {
-	if resp, valid := s.validateBody(r.Method, r.URL.Path, body); !valid {
-		return resp
-	}
 	var req actionBody
-	if err := json.Unmarshal(body, &req); err != nil {
-		return problemResponse(http.StatusBadRequest, "request body: %v", err)
+	if resp, decoded := s.decodeBody(r, body, "request body", &req); !decoded {
+		return resp
 	}
 	p, notFound := s.lookup(r, now)
 	if notFound != nil {
@@ -577,6 +593,7 @@ func (s *Server) endPhase(p *pod) {
 		}
 		if p.loseAfter > 0 {
 			p.lostAt = t.Add(p.loseAfter)
+			s.loseContainerAt(p, p.lostAt)
 		}
 	}
 }
@@ -617,9 +634,6 @@ func (s *Server) scheduleWake(now time.Time) {
 
 // listPods serves GET /v2/pods with the cursor delta: limit and cursor in, nextCursor out.
 func (s *Server) listPods(r *http.Request, body []byte, now time.Time) response {
-	if resp, valid := s.noBody(r, body); !valid {
-		return resp
-	}
 	q := r.URL.Query()
 	pageSize := s.cfg.pageSize
 	if raw := q.Get("limit"); q.Has("limit") {
@@ -677,4 +691,21 @@ func decodeCursor(c string) (int, error) {
 		return 0, fmt.Errorf("not a pods cursor")
 	}
 	return parseDigits(num)
+}
+
+// loseContainerAt tells a host runner that implements RuntimeLoser, at lostAt, that p's
+// runtime is lost: the API shows the pod RUNNING with a null runtime from then on.
+func (s *Server) loseContainerAt(p *pod, lostAt time.Time) {
+	loser, ok := s.cfg.runner.(RuntimeLoser)
+	if !ok {
+		return
+	}
+	gen := p.gen
+	s.cfg.clock.AfterFunc(lostAt.Sub(s.cfg.clock.Now()), func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if p.gen == gen && p.lostAt.Equal(lostAt) && p.status == StatusRunning {
+			loser.RuntimeLost(p.id)
+		}
+	})
 }

@@ -47,6 +47,8 @@ type Server struct {
 
 	sshKeys []string // the account's keys; nil until first read (see account.go)
 
+	volumes []*volume // network volumes of every account, creation order (volumes.go)
+
 	inboxMu sync.Mutex
 	inbox   []exitReport // container exits not yet applied; see ExitFunc
 
@@ -74,8 +76,9 @@ type config struct {
 	retention    time.Duration
 	sshKeys      []string
 	serverless   ServerlessConfig
-	billingUnit  time.Duration // see WithBillingRounding
-	billingDelay time.Duration // see WithBillingDelay
+	billingUnit  time.Duration   // see WithBillingRounding
+	billingDelay time.Duration   // see WithBillingDelay
+	volumes      []NetworkVolume // see WithNetworkVolumes
 }
 
 // Option configures a Server.
@@ -166,18 +169,18 @@ func New(opts ...Option) (*Server, error) {
 		faultHits: map[uint64]int{},
 	}
 	s.mux = http.NewServeMux()
-	s.handle("/v2/catalog/gpus", map[string]handler{http.MethodGet: s.listGPUTypes})
-	s.handle("/v2/catalog/gpus/{id}", map[string]handler{http.MethodGet: s.getGPUType})
-	s.handle("/v2/catalog/datacenters", map[string]handler{http.MethodGet: s.listDataCenters})
-	s.handle("/v2/catalog/datacenters/{id}", map[string]handler{http.MethodGet: s.getDataCenter})
-	s.handle("/v2/pods", map[string]handler{http.MethodGet: s.listPods, http.MethodPost: s.createPod})
-	s.handle("/v2/pods/{id}", map[string]handler{http.MethodGet: s.getPod, http.MethodDelete: s.deletePod})
+	s.registerCatalog()
+	s.handle("/v2/pods", map[string]handler{http.MethodGet: s.bodiless(s.listPods), http.MethodPost: s.createPod})
+	s.handle("/v2/pods/{id}", map[string]handler{http.MethodGet: s.bodiless(s.getPod), http.MethodDelete: s.bodiless(s.deletePod)})
 	s.handle("/v2/pods/{id}/action", map[string]handler{http.MethodPost: s.podAction})
 	s.mux.HandleFunc("/v2/pods/{id}/logs", s.serveLogs)
-	s.handle("/v2/account/ssh-keys", map[string]handler{http.MethodGet: s.getSSHKeys, http.MethodPut: s.putSSHKeys})
+	s.handle("/v2/account/ssh-keys", map[string]handler{http.MethodGet: s.bodiless(s.getSSHKeys), http.MethodPut: s.putSSHKeys})
 	s.handle("/graphql", map[string]handler{http.MethodPost: s.graphql})
 	s.registerServerless()
 	s.registerBilling()
+	if err := s.registerVolumes(); err != nil {
+		return nil, err
+	}
 	s.handle("/", nil)
 	return s, nil
 }

@@ -136,19 +136,88 @@ type slsState struct {
 	hidden      bool // SetServerlessListingHidden
 }
 
+// object is what templates and endpoints share: an id, a name unique among
+// the live ones, and the deletion that hides them from every read.
+type object struct {
+	id, name string
+	deleted  bool
+}
+
+func (o *object) base() *object { return o }
+
+// liveObject is a template or an endpoint.
+type liveObject interface{ base() *object }
+
+// findLive is the live object of id; ok is false when there is none.
+func findLive[T liveObject](objs []T, id string) (o T, ok bool) {
+	for _, o := range objs {
+		if b := o.base(); b.id == id && !b.deleted {
+			return o, true
+		}
+	}
+	return o, false
+}
+
+// byPath is the live object the path's {id} names, or RunPod's 404.
+func byPath[T liveObject](objs []T, r *http.Request, kind string) (T, *response) {
+	o, found := findLive(objs, r.PathValue("id"))
+	if !found {
+		resp := problemResponse(http.StatusNotFound, "%s not found", kind)
+		return o, &resp
+	}
+	return o, nil
+}
+
+// nameTaken answers 400, as RunPod does, when a live object already has name.
+func nameTaken[T liveObject](objs []T, kind, name string) (response, bool) {
+	for _, o := range objs {
+		if b := o.base(); b.name == name && !b.deleted {
+			return problemResponse(http.StatusBadRequest, "%s name %q must be unique", kind, name), true
+		}
+	}
+	return response{}, false
+}
+
+// listing is a collection's GET: every live object rendered under key, or
+// none while the listing is hidden.
+func listing[T liveObject, B any](s *Server, key string, objs func() []T, render func(T) B) handler {
+	return func(*http.Request, []byte, time.Time) response {
+		out := []B{}
+		for _, o := range objs() {
+			if !o.base().deleted && !s.sls().hidden {
+				out = append(out, render(o))
+			}
+		}
+		return ok(http.StatusOK, map[string]any{key: out})
+	}
+}
+
+// single is an object's GET: the live object the path names, rendered, or
+// RunPod's 404.
+func single[T liveObject, B any](objs func() []T, kind string, render func(T) B) handler {
+	return func(r *http.Request, _ []byte, _ time.Time) response {
+		o, missing := byPath(objs(), r, kind)
+		if missing != nil {
+			return *missing
+		}
+		return ok(http.StatusOK, render(o))
+	}
+}
+
 type template struct {
-	id, name, image, args string
-	disk                  int
-	env                   map[string]string
-	ports                 []string
-	public, startSSH      bool
-	startJupyter          bool
-	category              string
-	deleted               bool
+	object
+	image, args      string
+	disk             int
+	env              map[string]string
+	ports            []string
+	public, startSSH bool
+	startJupyter     bool
+	category         string
 }
 
 type endpoint struct {
-	id, name, templateID    string
+	object
+	templateID              string
 	image                   string
 	disk                    int
 	env                     map[string]string
@@ -160,7 +229,6 @@ type endpoint struct {
 	scaling                 map[string]any
 	flashboot               string
 	createdAt               time.Time
-	deleted                 bool
 	worker                  *worker
 	completed, failed, retr int
 }
@@ -179,10 +247,13 @@ func (s *Server) sls() *slsState { return s.slsState }
 // registerServerless is the hook New calls: the state and the management routes.
 func (s *Server) registerServerless() {
 	s.slsState = &slsState{jobs: map[string]*job{}, creates: map[string]int{}, deletes: map[string]int{}}
-	s.handle("/v2/templates", map[string]handler{http.MethodGet: s.listTemplates, http.MethodPost: s.createTemplate})
-	s.handle("/v2/templates/{id}", map[string]handler{http.MethodGet: s.getTemplate, http.MethodDelete: s.deleteTemplate})
-	s.handle("/v2/serverless", map[string]handler{http.MethodGet: s.listEndpoints, http.MethodPost: s.createEndpoint})
-	s.handle("/v2/serverless/{id}", map[string]handler{http.MethodGet: s.getEndpoint, http.MethodPatch: s.patchEndpoint, http.MethodDelete: s.deleteEndpoint})
+	templates := func() []*template { return s.sls().templates }
+	endpoints := func() []*endpoint { return s.sls().endpoints }
+	s.handle("/v2/templates", map[string]handler{http.MethodGet: listing(s, "templates", templates, (*template).render), http.MethodPost: s.createTemplate})
+	s.handle("/v2/templates/{id}", map[string]handler{http.MethodGet: single(templates, "template", (*template).render), http.MethodDelete: s.deleteTemplate})
+	s.handle("/v2/serverless", map[string]handler{http.MethodGet: listing(s, "endpoints", endpoints, (*endpoint).render), http.MethodPost: s.createEndpoint})
+	s.handle("/v2/serverless/{id}", map[string]handler{http.MethodGet: single(endpoints, "endpoint", (*endpoint).render),
+		http.MethodPatch: s.patchEndpoint, http.MethodDelete: s.deleteEndpoint})
 }
 
 func (s *Server) newID(streamKind, n int) string {
@@ -248,18 +319,11 @@ func (t *template) render() templateBody {
 }
 
 func (s *Server) findTemplate(id string) *template {
-	for _, t := range s.sls().templates {
-		if t.id == id && !t.deleted {
-			return t
-		}
-	}
-	return nil
+	t, _ := findLive(s.sls().templates, id)
+	return t
 }
 
 func (s *Server) createTemplate(r *http.Request, body []byte, now time.Time) response {
-	if resp, valid := s.validateBody(r.Method, r.URL.Path, body); !valid {
-		return resp
-	}
 	var req struct {
 		Name, Image, Args, Category string
 		Disk                        *int
@@ -270,28 +334,20 @@ func (s *Server) createTemplate(r *http.Request, body []byte, now time.Time) res
 		StartJupyter                *bool `json:"startJupyter"`
 		Mounts                      map[string]any
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return problemResponse(http.StatusBadRequest, "decoding the template: %v", err)
+	if resp, decoded := s.decodeBody(r, body, "decoding the template", &req); !decoded {
+		return resp
 	}
-	for _, t := range s.sls().templates {
-		if t.name == req.Name && !t.deleted {
-			return problemResponse(http.StatusBadRequest, "template name %q must be unique", req.Name)
-		}
+	if resp, taken := nameTaken(s.sls().templates, "template", req.Name); taken {
+		return resp
 	}
 	if !req.Serverless {
 		return problemResponse(http.StatusBadRequest, "the simulator only models serverless templates")
 	}
-	t := &template{id: s.newID(streamTemplateID, 10), name: req.Name, image: req.Image, args: req.Args, disk: 50,
+	t := &template{object: object{id: s.newID(streamTemplateID, 10), name: req.Name}, image: req.Image, args: req.Args, disk: 50,
 		env: maps.Clone(req.Env), ports: req.Ports, public: req.Public, startSSH: true, startJupyter: true, category: "NVIDIA"}
-	if req.Disk != nil {
-		t.disk = *req.Disk
-	}
-	if req.StartSSH != nil {
-		t.startSSH = *req.StartSSH
-	}
-	if req.StartJupyter != nil {
-		t.startJupyter = *req.StartJupyter
-	}
+	override(&t.disk, req.Disk)
+	override(&t.startSSH, req.StartSSH)
+	override(&t.startJupyter, req.StartJupyter)
 	if req.Category != "" {
 		t.category = req.Category
 	}
@@ -305,28 +361,10 @@ func (s *Server) createTemplate(r *http.Request, body []byte, now time.Time) res
 	return ok(http.StatusCreated, t.render())
 }
 
-func (s *Server) listTemplates(r *http.Request, body []byte, now time.Time) response {
-	out := []templateBody{}
-	for _, t := range s.sls().templates {
-		if !t.deleted && !s.sls().hidden {
-			out = append(out, t.render())
-		}
-	}
-	return ok(http.StatusOK, map[string]any{"templates": out})
-}
-
-func (s *Server) getTemplate(r *http.Request, body []byte, now time.Time) response {
-	t := s.findTemplate(r.PathValue("id"))
-	if t == nil {
-		return problemResponse(http.StatusNotFound, "template not found")
-	}
-	return ok(http.StatusOK, t.render())
-}
-
 func (s *Server) deleteTemplate(r *http.Request, body []byte, now time.Time) response {
-	t := s.findTemplate(r.PathValue("id"))
-	if t == nil {
-		return problemResponse(http.StatusNotFound, "template not found")
+	t, missing := byPath(s.sls().templates, r, "template")
+	if missing != nil {
+		return *missing
 	}
 	for _, e := range s.sls().endpoints {
 		if !e.deleted && e.templateID == t.id {
@@ -343,12 +381,8 @@ func (s *Server) deleteTemplate(r *http.Request, body []byte, now time.Time) res
 // --- endpoints ---
 
 func (s *Server) findEndpoint(id string) *endpoint {
-	for _, e := range s.sls().endpoints {
-		if e.id == id && !e.deleted {
-			return e
-		}
-	}
-	return nil
+	e, _ := findLive(s.sls().endpoints, id)
+	return e
 }
 
 type workersBody struct {
@@ -377,9 +411,6 @@ func (e *endpoint) render() map[string]any {
 }
 
 func (s *Server) createEndpoint(r *http.Request, body []byte, now time.Time) response {
-	if resp, valid := s.validateBody(r.Method, r.URL.Path, body); !valid {
-		return resp
-	}
 	var req struct {
 		Name       string
 		TemplateID string `json:"templateId"`
@@ -389,16 +420,13 @@ func (s *Server) createEndpoint(r *http.Request, body []byte, now time.Time) res
 			Count         *int
 		}
 		DataCenterIDs []string `json:"dataCenterIds"`
-		Workers       *struct {
-			Min, Max    *int
-			IdleTimeout *int `json:"idleTimeout"`
-		}
-		Scaling   map[string]any
-		Timeout   *int64
-		Flashboot string
+		Workers       *workersRequest
+		Scaling       map[string]any
+		Timeout       *int64
+		Flashboot     string
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return problemResponse(http.StatusBadRequest, "decoding the endpoint: %v", err)
+	if resp, decoded := s.decodeBody(r, body, "decoding the endpoint", &req); !decoded {
+		return resp
 	}
 	if req.TemplateID == "" || req.GPU == nil {
 		return problemResponse(http.StatusBadRequest, "the simulator models GPU endpoints from a template: templateId and gpu are required")
@@ -410,31 +438,15 @@ func (s *Server) createEndpoint(r *http.Request, body []byte, now time.Time) res
 	if resp, bad := s.checkGPUSelection(req.GPU.Pools, req.GPU.ExcludedTypes, req.DataCenterIDs); bad {
 		return resp
 	}
-	for _, e := range s.sls().endpoints {
-		if e.name == req.Name && !e.deleted {
-			return problemResponse(http.StatusBadRequest, "endpoint name %q must be unique", req.Name)
-		}
+	if resp, taken := nameTaken(s.sls().endpoints, "endpoint", req.Name); taken {
+		return resp
 	}
-	e := &endpoint{id: s.newID(streamEndpointID, 14), name: req.Name, templateID: t.id, image: t.image, disk: t.disk,
+	e := &endpoint{object: object{id: s.newID(streamEndpointID, 14), name: req.Name}, templateID: t.id, image: t.image, disk: t.disk,
 		env: maps.Clone(t.env), pools: req.GPU.Pools, excluded: req.GPU.ExcludedTypes, dataCenters: req.DataCenterIDs, gpuCount: 1, min: 0, max: 3, idle: 10, timeoutMS: 300000,
 		scaling: req.Scaling, flashboot: "OFF", createdAt: now}
-	if req.GPU.Count != nil {
-		e.gpuCount = *req.GPU.Count
-	}
-	if w := req.Workers; w != nil {
-		if w.Min != nil {
-			e.min = *w.Min
-		}
-		if w.Max != nil {
-			e.max = *w.Max
-		}
-		if w.IdleTimeout != nil {
-			e.idle = *w.IdleTimeout
-		}
-	}
-	if req.Timeout != nil {
-		e.timeoutMS = *req.Timeout
-	}
+	override(&e.gpuCount, req.GPU.Count)
+	req.Workers.apply(e)
+	override(&e.timeoutMS, req.Timeout)
 	if req.Flashboot != "" {
 		e.flashboot = req.Flashboot
 	}
@@ -451,52 +463,41 @@ func (s *Server) createEndpoint(r *http.Request, body []byte, now time.Time) res
 	return ok(http.StatusCreated, e.render())
 }
 
-func (s *Server) listEndpoints(r *http.Request, body []byte, now time.Time) response {
-	out := []map[string]any{}
-	for _, e := range s.sls().endpoints {
-		if !e.deleted && !s.sls().hidden {
-			out = append(out, e.render())
-		}
+// override sets *dst to *src when the request named the field (src is set).
+func override[T any](dst, src *T) {
+	if src != nil {
+		*dst = *src
 	}
-	return ok(http.StatusOK, map[string]any{"endpoints": out})
 }
 
-func (s *Server) getEndpoint(r *http.Request, body []byte, now time.Time) response {
-	e := s.findEndpoint(r.PathValue("id"))
-	if e == nil {
-		return problemResponse(http.StatusNotFound, "endpoint not found")
+// workersRequest is the workers part of an endpoint's create or update: the
+// fields it names change, the others stay.
+type workersRequest struct {
+	Min, Max    *int
+	IdleTimeout *int `json:"idleTimeout"`
+}
+
+func (w *workersRequest) apply(e *endpoint) {
+	if w == nil {
+		return
 	}
-	return ok(http.StatusOK, e.render())
+	override(&e.min, w.Min)
+	override(&e.max, w.Max)
+	override(&e.idle, w.IdleTimeout)
 }
 
 func (s *Server) patchEndpoint(r *http.Request, body []byte, now time.Time) response {
-	e := s.findEndpoint(r.PathValue("id"))
-	if e == nil {
-		return problemResponse(http.StatusNotFound, "endpoint not found")
-	}
-	if resp, valid := s.validateBody(r.Method, r.URL.Path, body); !valid {
-		return resp
+	e, missing := byPath(s.sls().endpoints, r, "endpoint")
+	if missing != nil {
+		return *missing
 	}
 	var req struct {
-		Workers *struct {
-			Min, Max    *int
-			IdleTimeout *int `json:"idleTimeout"`
-		}
+		Workers *workersRequest
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return problemResponse(http.StatusBadRequest, "decoding the update: %v", err)
+	if resp, decoded := s.decodeBody(r, body, "decoding the update", &req); !decoded {
+		return resp
 	}
-	if w := req.Workers; w != nil {
-		if w.Min != nil {
-			e.min = *w.Min
-		}
-		if w.Max != nil {
-			e.max = *w.Max
-		}
-		if w.IdleTimeout != nil {
-			e.idle = *w.IdleTimeout
-		}
-	}
+	req.Workers.apply(e)
 	if e.max == 0 && e.worker != nil && e.worker.busy == nil {
 		s.stopWorker(e, now)
 	}
@@ -504,9 +505,9 @@ func (s *Server) patchEndpoint(r *http.Request, body []byte, now time.Time) resp
 }
 
 func (s *Server) deleteEndpoint(r *http.Request, body []byte, now time.Time) response {
-	e := s.findEndpoint(r.PathValue("id"))
-	if e == nil {
-		return problemResponse(http.StatusNotFound, "endpoint not found")
+	e, missing := byPath(s.sls().endpoints, r, "endpoint")
+	if missing != nil {
+		return *missing
 	}
 	if resp, failed := s.deleteFails(e.id); failed {
 		return resp
