@@ -16,7 +16,6 @@ import (
 	"github.com/org/runpod-gpu/pkg/gate"
 	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/lanetiers"
-	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // budget bounds the whole gate, inside the workflow's five-minute step
@@ -159,7 +158,7 @@ func podEvidence(io *actionio.IO, in Inputs) (*gatecheck.PodEvidence, error) {
 		return nil, &actionio.InputError{Input: "price-per-hour", Value: in.PricePerHour, Expected: cost.PriceForm + " (the provision step's output)"}
 	}
 	pod := &gatecheck.PodEvidence{ID: in.PodID, GPU: in.GPUType, Tier: in.Tier,
-		StartupSeconds: int(in.StartupSeconds), Attempts: int(in.Attempts), PricePerHour: money.PerHour(price.PerHour), PriceUnknown: !price.Known}
+		StartupSeconds: int(in.StartupSeconds), Attempts: int(in.Attempts), PricePerHour: price.PerHour, PriceUnknown: !price.Known}
 	if in.CostReportPath != "" {
 		report, err := os.ReadFile(in.CostReportPath)
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/lanetiers"
-	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // A lane of several pods (lanetiers): each tier's pod, and each pod lost to
@@ -156,7 +155,7 @@ func (req Request) rows(pods []trackedPod, reports []cost.Report) []lanetiers.Re
 func podRow(p trackedPod, r cost.Report) lanetiers.Result {
 	row := lanetiers.Result{Tier: p.Tier, PodID: p.ID, GPUType: cmpOr(r.GPU, p.Snapshot.GPU), DataCenter: r.DataCenter, Rerun: p.Rerun}
 	if r.Price.Known {
-		price := money.PerHour(r.Price.PerHour)
+		price := r.Price.PerHour
 		row.PricePerHour = &price
 	}
 	if s := r.Window.Seconds(); s.Known {
@@ -164,7 +163,7 @@ func podRow(p trackedPod, r cost.Report) lanetiers.Result {
 		row.PaidSeconds = &n
 	}
 	if d := r.Dollars(); d.Known {
-		usd := money.FromDollars(d.USD)
+		usd := d.USD
 		row.Dollars = &usd
 	}
 	// A job that succeeded passed, whatever was seen of its host after.

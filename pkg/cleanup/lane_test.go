@@ -36,7 +36,7 @@ func TestRunLaneReportsEveryPodAndAGateRowEach(t *testing.T) {
 	req.Lane = &lanetiers.Record{Tiers: []lanetiers.Tier{
 		{Name: "ampere", PaidPath: "paid", Pod: &lanetiers.Pod{Tier: "ampere", PodID: ampere, RunnerLabel: label(1), GPUType: gpuID, PricePerHour: "0.25", StartedAt: started},
 			Rejected: []cost.Attempt{{Number: 1, Candidate: "live-1", GPU: gpuID, PodID: "rejected1", Outcome: cost.OutcomeRejected,
-				Price: cost.KnownPrice(0.25, "v2 cost"), Seconds: cost.KnownSeconds(60)}}},
+				Price: cost.KnownPrice(money.PerHour(0.25), "v2 cost"), Seconds: cost.KnownSeconds(60)}}},
 		{Name: "ada", PaidPath: "paid", Pod: &lanetiers.Pod{Tier: "ada", PodID: ada, RunnerLabel: label(2), GPUType: gpuID, PricePerHour: "0.25", StartedAt: started, Rerun: true},
 			Lost: []lanetiers.HostFault{{Tier: "ada", PodID: lost, GPUType: gpuID, DataCenter: "US-TX-3", Kind: lanetiers.FaultVanished,
 				Detail: "the pod is not found", RunnerLabel: label(3), PricePerHour: "0.25", StartedAt: started}}},

@@ -227,7 +227,7 @@ func (w *world) trigger(ctx context.Context, n int) (provision.Result, error) {
 	}
 	if err := w.conclude(ctx, logs, gate.ConcludeRequest{PRNumber: w.pr, Decision: auth.Outcome, SkipKind: auth.Kind, GPUJobResult: gate.JobSuccess,
 		Evidence: gatecheck.Evidence{HeadSHA: headSHA, TestedRef: auth.TestedRef, RunID: runID,
-			Pod: &gatecheck.PodEvidence{ID: a.PodID, GPU: a.GPU, Tier: a.Tier, PricePerHour: money.PerHour(a.Price.PerHour), StartupSeconds: int(a.StartupSeconds), Attempts: len(res.Attempts)}}}); err != nil {
+			Pod: &gatecheck.PodEvidence{ID: a.PodID, GPU: a.GPU, Tier: a.Tier, PricePerHour: a.Price.PerHour, StartupSeconds: int(a.StartupSeconds), Attempts: len(res.Attempts)}}}); err != nil {
 		return res, err
 	}
 	artifact, err := w.cleanup(ctx, runID, auth.TestedRef, res, logs)
@@ -420,7 +420,7 @@ func (w *world) leaveAnOrphan(ctx context.Context) (string, error) {
 	// Its provision logged the pod it created; the run was cancelled before cleanup.
 	logs := runLogs{}
 	logs.add(w.clock, history.JobProvision, cost.AttemptLine(cost.Attempt{Number: 1, Candidate: "live-1", GPU: gpuL40S, PodID: pod.ID,
-		Price: cost.KnownPrice(0.86, "v2 cost while running"), Outcome: cost.OutcomeAccepted, Seconds: cost.KnownSeconds(25)}).Format())
+		Price: cost.KnownPrice(money.PerHour(0.86), "v2 cost while running"), Outcome: cost.OutcomeAccepted, Seconds: cost.KnownSeconds(25)}).Format())
 	w.clock.Advance(w.story.orphanAge) // the run was cancelled; nobody deleted the pod
 	logs.add(w.clock, history.JobProvision, "the run was cancelled")
 	if err := w.cloud.GitHub.SetRunLogs(cloud.Repository, runID, 1, map[string]string{"1_" + history.JobProvision + ".txt": strings.Join(logs[history.JobProvision], "\n") + "\n"}); err != nil {

@@ -2,7 +2,6 @@ package history
 
 import (
 	"github.com/org/runpod-gpu/pkg/cost"
-	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/reputation"
 )
 
@@ -72,7 +71,7 @@ func (r *Report) Reputation() (reputation.Record, ReputationStats) {
 				o.Seconds = p.Seconds.N
 			}
 			if p.Price.Known && p.Price.PerHour > 0 {
-				o.PricePerHour = money.PerHour(p.Price.PerHour)
+				o.PricePerHour = p.Price.PerHour
 			}
 			rec.Add(o)
 			st.Observations++

@@ -104,7 +104,7 @@ func (r *Report) writeServerless(b *strings.Builder) {
 			cell(sp.GPU), fmt.Sprint(sp.WorkerSeconds), sp.Dollars.String(), sp.ReservedCents.Amount().String())
 	}
 	b.WriteString(tb.String() + "\n")
-	labels, values := make([]string, 0, len(s.Weeks)), make([]float64, 0, len(s.Weeks))
+	labels, values := make([]string, 0, len(s.Weeks)), make([]money.Amount, 0, len(s.Weeks))
 	unknown := 0
 	for _, w := range s.Weeks {
 		labels, values = append(labels, w.Week), append(values, w.Spend.Known)

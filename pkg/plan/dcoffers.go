@@ -89,7 +89,7 @@ func DataCenterOffers(offers []Offer, count int, f DCFilter) []DCOffer {
 			}
 			out = append(out, DCOffer{
 				GPUID: o.GPUID, GPUCount: count, Cloud: strings.ToUpper(o.Cloud), MemoryGB: o.MemoryGB,
-				DataCenterID: dc.ID, Region: region, PricePerHour: money.PerHour(o.PricePerHour * float64(count)),
+				DataCenterID: dc.ID, Region: region, PricePerHour: o.PricePerHour * money.Rate(count),
 				Availability: strings.ToUpper(dc.Availability),
 			})
 		}

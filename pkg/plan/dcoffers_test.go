@@ -11,12 +11,12 @@ import (
 func TestDataCenterOffersOnePerDataCenterCheapestFirst(t *testing.T) {
 	regions := map[string]string{"US-KS-2": "NORTH_AMERICA", "US-CA-2": "NORTH_AMERICA", "EU-RO-1": "EUROPE", "AP-JP-1": "ASIA"}
 	offers := []Offer{
-		{GPUID: rtx4090, MemoryGB: 24, Cloud: CloudSecure, PricePerHour: 0.69, Availability: "HIGH", DataCenters: []DataCenterStock{
+		{GPUID: rtx4090, MemoryGB: 24, Cloud: CloudSecure, PricePerHour: money.PerHour(0.69), Availability: "HIGH", DataCenters: []DataCenterStock{
 			{ID: "US-KS-2", Availability: "HIGH"}, {ID: "EU-RO-1", Availability: "LOW"}, {ID: "AP-JP-1", Availability: "NONE"}}},
-		{GPUID: rtx4090, MemoryGB: 24, Cloud: CloudCommunity, PricePerHour: 0.34, Availability: "MEDIUM", DataCenters: []DataCenterStock{
+		{GPUID: rtx4090, MemoryGB: 24, Cloud: CloudCommunity, PricePerHour: money.PerHour(0.34), Availability: "MEDIUM", DataCenters: []DataCenterStock{
 			{ID: "US-CA-2", Availability: "MEDIUM"}, {ID: "AP-JP-1", Availability: "LOW"}}},
-		{GPUID: l40s, MemoryGB: 48, Cloud: CloudSecure, PricePerHour: 0.34, DataCenters: []DataCenterStock{{ID: "EU-RO-1", Availability: "HIGH"}}},
-		{GPUID: a4000, MemoryGB: 16, Cloud: CloudSecure, PricePerHour: 0, DataCenters: []DataCenterStock{{ID: "US-KS-2", Availability: "HIGH"}}}, // no offer in the cloud
+		{GPUID: l40s, MemoryGB: 48, Cloud: CloudSecure, PricePerHour: money.PerHour(0.34), DataCenters: []DataCenterStock{{ID: "EU-RO-1", Availability: "HIGH"}}},
+		{GPUID: a4000, MemoryGB: 16, Cloud: CloudSecure, PricePerHour: money.PerHour(0), DataCenters: []DataCenterStock{{ID: "US-KS-2", Availability: "HIGH"}}}, // no offer in the cloud
 	}
 	type row struct{ Instance, Zone string }
 	for _, tc := range []struct {

@@ -219,8 +219,8 @@ func testPlanInput() plan.Input {
 		return out
 	}
 	return plan.Input{Offers: []plan.Offer{
-		{GPUID: a4000, Cloud: "SECURE", PricePerHour: 0.25, DataCenters: append(stock("US-TX-3", "EU-RO-1"), plan.DataCenterStock{ID: "CA-MTL-1", Availability: "NONE"})},
-		{GPUID: l4, Cloud: "SECURE", PricePerHour: 0.43, DataCenters: stock("US-TX-3")},
+		{GPUID: a4000, Cloud: "SECURE", PricePerHour: money.PerHour(0.25), DataCenters: append(stock("US-TX-3", "EU-RO-1"), plan.DataCenterStock{ID: "CA-MTL-1", Availability: "NONE"})},
+		{GPUID: l4, Cloud: "SECURE", PricePerHour: money.PerHour(0.43), DataCenters: stock("US-TX-3")},
 	}}
 }
 

@@ -38,9 +38,9 @@ func input() plan.Input {
 	return plan.Input{
 		Tiers: []plan.Tier{{Name: "cheap", GPUIDs: []string{a5000, l4}}, {Name: "big", GPUIDs: []string{h100}}},
 		Offers: []plan.Offer{
-			{GPUID: a5000, MemoryGB: 24, Cloud: plan.CloudSecure, PricePerHour: 0.27, Availability: "HIGH", DataCenters: dcs("EU-RO-1", "US-TX-3")},
-			{GPUID: l4, MemoryGB: 24, Cloud: plan.CloudSecure, PricePerHour: 0.43, Availability: "HIGH", DataCenters: dcs("EU-RO-1")},
-			{GPUID: a100, MemoryGB: 80, Cloud: plan.CloudSecure, PricePerHour: 1.64, Availability: "HIGH", DataCenters: dcs("US-KS-2")},
+			{GPUID: a5000, MemoryGB: 24, Cloud: plan.CloudSecure, PricePerHour: money.PerHour(0.27), Availability: "HIGH", DataCenters: dcs("EU-RO-1", "US-TX-3")},
+			{GPUID: l4, MemoryGB: 24, Cloud: plan.CloudSecure, PricePerHour: money.PerHour(0.43), Availability: "HIGH", DataCenters: dcs("EU-RO-1")},
+			{GPUID: a100, MemoryGB: 80, Cloud: plan.CloudSecure, PricePerHour: money.PerHour(1.64), Availability: "HIGH", DataCenters: dcs("US-KS-2")},
 		},
 		GPUCount: 1, MinVRAMGB: 16, MaxPriceCandidates: 3, MaxAttempts: 6,
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/history"
-	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/reputation"
 )
 
@@ -103,7 +102,7 @@ func observation(a cost.Attempt) (reputation.Observation, bool) {
 		o.Seconds = a.Seconds.N
 	}
 	if a.Price.Known && a.Price.PerHour > 0 {
-		o.PricePerHour = money.PerHour(a.Price.PerHour)
+		o.PricePerHour = a.Price.PerHour
 	}
 	return o, true
 }
