@@ -13,6 +13,7 @@ import (
 
 	"github.com/org/runpod-gpu/action-tests/internal/harness"
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/serverless"
@@ -163,7 +164,7 @@ func TestServerlessLaneWritesItsCost(t *testing.T) {
 	assert.Check(t, is.Equal(sp.JobStatus, "COMPLETED"))
 	assert.Check(t, is.Equal(sp.GPU, "NVIDIA RTX A4000"))
 	assert.Check(t, sp.Dollars.Known && sp.WorkerSeconds > 5, "%+v", sp)
-	assert.Check(t, is.Equal(sp.ReservedCents, int64(261)))
+	assert.Check(t, is.Equal(sp.ReservedCents, money.WholeCents(261)))
 	var raw map[string]any
 	assert.NilError(t, json.Unmarshal(data, &raw))
 	assert.Check(t, is.Equal(raw["schema"], cost.ArtifactSchema))
