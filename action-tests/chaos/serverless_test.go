@@ -23,6 +23,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/org/runpod-gpu/action-tests/internal/harness"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/serverless"
 	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
@@ -383,7 +384,7 @@ func (l *slsLane) reapStep() harness.Step {
 func (l *slsLane) check() {
 	t := l.t
 	bill := l.c.RunPod.ServerlessBill()
-	reserved := int64(0)
+	reserved := money.WholeCents(0)
 	if ledger, err := serverless.ReadLedger(filepath.Join(l.s.Workspace, ".runpod-gpu/serverless/budget.json")); err == nil {
 		reserved = ledger.TotalCents()
 	}

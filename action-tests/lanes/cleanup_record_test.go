@@ -13,6 +13,7 @@ import (
 
 	"github.com/org/runpod-gpu/action-tests/internal/harness"
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
@@ -72,7 +73,7 @@ func TestCleanupDoesNotPriceAnotherPodsRecord(t *testing.T) {
 			assert.NilError(t, err)
 			artifact, err := cost.ParseArtifact(data)
 			assert.NilError(t, err)
-			assert.Equal(t, artifact.Report.Price, cost.KnownPrice(0.25, "provision snapshot"))
+			assert.Equal(t, artifact.Report.Price, cost.KnownPrice(money.PerHour(0.25), "provision snapshot"))
 			assert.Equal(t, artifact.Report.Window.Start.String(), started)
 		})
 	}

@@ -60,12 +60,12 @@ func TestCleanupRunTotalIncludesProvisionsRejectedCandidates(t *testing.T) {
 			assert.Check(t, is.Len(r.Rejected, tc.wantRejected))
 			providerRejected, err := strconv.ParseFloat(provisioned.Outputs["rejected-cost-usd"], 64)
 			assert.NilError(t, err)
-			assert.Check(t, r.RejectedDollars().Known && abs(r.RejectedDollars().USD-providerRejected) < 0.00006,
+			assert.Check(t, r.RejectedDollars().Known && abs(r.RejectedDollars().USD.Dollars()-providerRejected) < 0.00006,
 				"cleanup's rejected total %v agrees with provision's %v", r.RejectedDollars(), providerRejected)
 			assert.Check(t, r.Total().Known, "the run total is known: %v", r.Total())
 			if tc.wantAccepted {
 				assert.Equal(t, r.PodID, provisioned.Outputs["pod-id"])
-				assert.Check(t, abs(r.Total().USD-r.Dollars().USD-providerRejected) < 0.00006, "total = accepted + provision's rejected")
+				assert.Check(t, abs((r.Total().USD-r.Dollars().USD).Dollars()-providerRejected) < 0.00006, "total = accepted + provision's rejected")
 			} else {
 				assert.Equal(t, r.PodID, "", "pod-id %s is a rejected candidate", provisioned.Outputs["pod-id"])
 				assert.Check(t, is.Contains(res.Summary, "No pod was accepted."))

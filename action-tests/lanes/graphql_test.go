@@ -11,6 +11,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/action-tests/internal/harness"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/reputation"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
@@ -33,10 +34,10 @@ func TestNoGraphQLInTheLane(t *testing.T) {
 	for i := range 5 { // the pair's other machines worked: the data center stays good
 		other := testHost("tx-a4000-other-"+harness.Itoa(i), harness.A4000, true)
 		rec.Add(reputation.Observation{At: now.Add(-time.Duration(10-i) * time.Hour), GPU: harness.A4000, DataCenter: "US-TX-3",
-			Cloud: "SECURE", Machine: other.GPUUUID(0), OK: true, Seconds: 60, PricePerHour: 0.25})
+			Cloud: "SECURE", Machine: other.GPUUUID(0), OK: true, Seconds: 60, PricePerHour: money.PerHour(0.25)})
 	}
 	rec.Add(reputation.Observation{At: now.Add(-2 * time.Hour), GPU: harness.A4000, DataCenter: "US-TX-3", Cloud: "SECURE",
-		Machine: badHost.GPUUUID(0), OK: false, Seconds: 40, PricePerHour: 0.25})
+		Machine: badHost.GPUUUID(0), OK: false, Seconds: 40, PricePerHour: money.PerHour(0.25)})
 	recordJSON, err := rec.Marshal()
 	assert.NilError(t, err)
 	dir := filepath.Join(s.Workspace, "runpod-gpu-reputation") // where gpu-lane.yml's reputation job leaves it

@@ -16,6 +16,7 @@ import (
 	"github.com/org/runpod-gpu/action-tests/internal/harness"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/history"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
@@ -173,7 +174,7 @@ func TestCostHistoryReconcilesBothLanesWithAMinuteBillingAccount(t *testing.T) {
 		minute := 60 * price / 3600
 		bound += minute
 		assert.Assert(t, run.DriftUSD != nil, "run %d: drift unknown", run.RunID)
-		assert.Check(t, *run.DriftUSD > -0.0002 && *run.DriftUSD <= minute+0.0002,
+		assert.Check(t, run.DriftUSD.Dollars() > -0.0002 && run.DriftUSD.Dollars() <= minute+0.0002,
 			"run %d %s %s: billed %v against %v, drift %v beyond a started minute (%v)", run.RunID, res.Kind, res.ID, res.BilledUSD, res.Estimated, *run.DriftUSD, minute)
 		assert.Check(t, res.Billed, "run %d: %s %s has no charge", run.RunID, res.Kind, res.ID)
 	}
@@ -185,12 +186,12 @@ func TestCostHistoryReconcilesBothLanesWithAMinuteBillingAccount(t *testing.T) {
 	assert.Check(t, is.Equal(d.Day, day))
 	assert.Check(t, is.Equal(d.Count, 4))
 	assert.Assert(t, d.DriftUSD != nil)
-	assert.Check(t, *d.DriftUSD > -0.001 && *d.DriftUSD <= bound+0.001, "day drift %v beyond the runs' roundings (%v)", *d.DriftUSD, bound)
+	assert.Check(t, d.DriftUSD.Dollars() > -0.001 && d.DriftUSD.Dollars() <= bound+0.001, "day drift %v beyond the runs' roundings (%v)", *d.DriftUSD, bound)
 
 	// The pod nobody recorded is named, in the report and as a warning.
 	assert.Assert(t, is.Len(rec.Untracked, 1), "%s", data)
 	assert.Check(t, is.Equal(rec.Untracked[0].ID, stranger.ID))
-	assert.Check(t, rec.Untracked[0].BilledUSD >= 60*0.25/3600-0.0001, "a started minute at least: %v", rec.Untracked[0].BilledUSD)
+	assert.Check(t, rec.Untracked[0].BilledUSD.Dollars() >= 60*0.25/3600-0.0001, "a started minute at least: %v", rec.Untracked[0].BilledUSD)
 	assert.Check(t, is.Contains(strings.Join(rec.Findings, "\n"), "pod "+stranger.ID+" billed"))
 	assert.Check(t, is.Contains(hist.Stdout, "::warning::1 billed pod(s) or endpoint(s) the lane never recorded: pod "+stranger.ID))
 	md, err := os.ReadFile(hist.Outputs["report-markdown"])
@@ -240,7 +241,7 @@ func TestCostHistoryNamesTheSmallestTierThatHeldTheTests(t *testing.T) {
 	assert.NilError(t, err)
 	start := created.Add(2 * time.Minute)
 	w.historyUpload(t, id, history.JobCleanup, 0, cost.Artifact{Run: cost.Run{Repository: historyRepo, ID: id, Attempt: 1, Trigger: cost.TriggerAutomatic},
-		Action: "cleanup", Report: cost.Report{PodID: "pod-ada", GPU: "NVIDIA GeForce RTX 4090", Tier: "ada24", Price: cost.KnownPrice(0.69, "v2 cost"),
+		Action: "cleanup", Report: cost.Report{PodID: "pod-ada", GPU: "NVIDIA GeForce RTX 4090", Tier: "ada24", Price: cost.KnownPrice(money.PerHour(0.69), "v2 cost"),
 			Window: cost.Window{Start: wire.KnownTime(start), End: wire.KnownTime(start.Add(10 * time.Minute))}}})
 	// The GPU job's test step prints its samples into its log.
 	stamp := created.Format(time.RFC3339Nano) + " "

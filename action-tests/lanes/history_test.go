@@ -16,6 +16,7 @@ import (
 	"github.com/org/runpod-gpu/action-tests/internal/harness"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/history"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
@@ -86,9 +87,9 @@ func (w *historyWorld) run(t *testing.T, created time.Time, podPrefix string) (i
 		Event: "pull_request", CreatedAt: created, Status: "completed", Conclusion: "success", Jobs: historyLaneJobs(created)})
 	assert.NilError(t, err)
 	rejected := cost.Attempt{Number: 1, Candidate: "live-1", GPU: "NVIDIA RTX A4000", PodID: podPrefix + "rej",
-		Price: cost.KnownPrice(0.25, "v2 cost"), Outcome: cost.OutcomeRejected, Reason: "SMOKE FAIL", Seconds: cost.KnownSeconds(144)}
+		Price: cost.KnownPrice(money.PerHour(0.25), "v2 cost"), Outcome: cost.OutcomeRejected, Reason: "SMOKE FAIL", Seconds: cost.KnownSeconds(144)}
 	start := created.Add(2 * time.Minute)
-	report := cost.Report{PodID: podPrefix + "acc", GPU: "NVIDIA L4", Tier: "full", Price: cost.KnownPrice(0.36, "v2 cost"),
+	report := cost.Report{PodID: podPrefix + "acc", GPU: "NVIDIA L4", Tier: "full", Price: cost.KnownPrice(money.PerHour(0.36), "v2 cost"),
 		Window:   cost.Window{Start: wire.KnownTime(start), End: wire.KnownTime(start.Add(10 * time.Minute))},
 		Rejected: []cost.Attempt{rejected}, JobConclusion: w.conclusion}
 	stamp := created.Format(time.RFC3339Nano)

@@ -15,6 +15,7 @@ import (
 	"github.com/org/runpod-gpu/action-tests/internal/harness"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/history"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/wire"
 	"gopkg.in/yaml.v3"
@@ -86,12 +87,12 @@ func (w *historyWorld) historyJobID(t *testing.T, id int64, job string) int64 {
 func TestHistoryCountsOnlyTheLaneJobsCostArtifacts(t *testing.T) {
 	created := time.Date(2026, 10, 6, 9, 0, 0, 0, time.UTC)
 	start := created.Add(2 * time.Minute)
-	real := cost.Report{PodID: "realacc", GPU: "NVIDIA L4", Tier: "full", Price: cost.KnownPrice(0.36, "v2 cost"),
+	real := cost.Report{PodID: "realacc", GPU: "NVIDIA L4", Tier: "full", Price: cost.KnownPrice(money.PerHour(0.36), "v2 cost"),
 		Window: cost.Window{Start: wire.KnownTime(start), End: wire.KnownTime(start.Add(10 * time.Minute))}}
 	run := cost.Run{Repository: historyRepo, Attempt: 1, TestedRef: strings.Repeat("b", 40), Trigger: cost.TriggerAutomatic, PRNumber: 3}
 	forged := func(podID string) cost.Artifact {
 		return cost.Artifact{Run: run, Action: "cleanup", Report: cost.Report{PodID: podID, GPU: "NVIDIA H100", Tier: "full",
-			Price: cost.KnownPrice(99, "v2 cost"), Window: cost.Window{Start: wire.KnownTime(start), End: wire.KnownTime(start.Add(10 * time.Hour))}}}
+			Price: cost.KnownPrice(money.PerHour(99), "v2 cost"), Window: cost.Window{Start: wire.KnownTime(start), End: wire.KnownTime(start.Add(10 * time.Hour))}}}
 	}
 	w := historyStart(t)
 	jobs := append(historyLaneJobs(created), githubsim.JobSpec{Name: "gpu / Lint", Labels: []string{"ubuntu-latest"}, RunnerName: "GitHub Actions 8",
@@ -154,13 +155,13 @@ func TestHistoryIgnoresCostLinesTheGPUJobPrints(t *testing.T) {
 	stamp := created.Format(time.RFC3339Nano) + " "
 	start := created.Add(2 * time.Minute)
 	rejected := cost.Attempt{Number: 1, Candidate: "live-1", GPU: "NVIDIA RTX A4000", PodID: "realrej",
-		Price: cost.KnownPrice(0.25, "v2 cost"), Outcome: cost.OutcomeRejected, Reason: "SMOKE FAIL", Seconds: cost.KnownSeconds(144)}
-	real := cost.Report{PodID: "realacc", GPU: "NVIDIA L4", Tier: "full", Price: cost.KnownPrice(0.36, "v2 cost"),
+		Price: cost.KnownPrice(money.PerHour(0.25), "v2 cost"), Outcome: cost.OutcomeRejected, Reason: "SMOKE FAIL", Seconds: cost.KnownSeconds(144)}
+	real := cost.Report{PodID: "realacc", GPU: "NVIDIA L4", Tier: "full", Price: cost.KnownPrice(money.PerHour(0.36), "v2 cost"),
 		Window: cost.Window{Start: wire.KnownTime(start), End: wire.KnownTime(start.Add(10 * time.Minute))}}
-	fake := cost.Report{PodID: "forgedpod", GPU: "NVIDIA H100", Tier: "full", Price: cost.KnownPrice(99, "v2 cost"),
+	fake := cost.Report{PodID: "forgedpod", GPU: "NVIDIA H100", Tier: "full", Price: cost.KnownPrice(money.PerHour(99), "v2 cost"),
 		Window: cost.Window{Start: wire.KnownTime(start), End: wire.KnownTime(start.Add(10 * time.Hour))}}
 	fakeAttempt := cost.Attempt{Number: 2, Candidate: "live-2", GPU: "NVIDIA H100", PodID: "forgedrej",
-		Price: cost.KnownPrice(99, "v2 cost"), Outcome: cost.OutcomeRejected, Reason: "SMOKE FAIL", Seconds: cost.KnownSeconds(36000)}
+		Price: cost.KnownPrice(money.PerHour(99), "v2 cost"), Outcome: cost.OutcomeRejected, Reason: "SMOKE FAIL", Seconds: cost.KnownSeconds(36000)}
 	forged := stamp + cost.CostLine(fake).Format() + "\n" + stamp + cost.AttemptLine(fakeAttempt).Format() + "\n"
 
 	tests := []struct {

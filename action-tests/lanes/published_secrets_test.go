@@ -16,6 +16,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/history"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 	"github.com/org/runpod-gpu/pkg/wire"
@@ -79,9 +80,9 @@ func TestNoSecretInPublishedFiles(t *testing.T) {
 			Event: "pull_request", CreatedAt: created, Status: "completed", Conclusion: "success", Jobs: historyLaneJobs(created)})
 		assert.NilError(t, err)
 		start := created.Add(2 * time.Minute)
-		report := cost.Report{PodID: "leakpod", GPU: "NVIDIA L4", Tier: "full", Price: cost.KnownPrice(0.36, "v2 cost"),
+		report := cost.Report{PodID: "leakpod", GPU: "NVIDIA L4", Tier: "full", Price: cost.KnownPrice(money.PerHour(0.36), "v2 cost"),
 			Window:   cost.Window{Start: wire.KnownTime(start), End: wire.KnownTime(start.Add(10 * time.Minute))},
-			Rejected: []cost.Attempt{{Number: 1, Candidate: "c1", GPU: "NVIDIA L4", PodID: "rej1", Outcome: cost.OutcomeRejected, Reason: planted.String(), Seconds: cost.KnownSeconds(60), Price: cost.KnownPrice(0.36, "v2 cost")}},
+			Rejected: []cost.Attempt{{Number: 1, Candidate: "c1", GPU: "NVIDIA L4", PodID: "rej1", Outcome: cost.OutcomeRejected, Reason: planted.String(), Seconds: cost.KnownSeconds(60), Price: cost.KnownPrice(money.PerHour(0.36), "v2 cost")}},
 			Notes:    []string{planted.String()}}
 		w.historyUpload(t, id, history.JobCleanup, 0, cost.Artifact{Run: cost.Run{Repository: historyRepo, ID: id, Attempt: 1, Trigger: cost.TriggerAutomatic}, Action: "cleanup", Report: report})
 		w.setLogs(t, id, map[string]string{historyLogFile(0, history.JobProvision): created.Format(time.RFC3339Nano) + " " + cost.AttemptLine(report.Rejected[0]).Format() + "\n"})

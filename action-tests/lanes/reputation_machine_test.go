@@ -12,6 +12,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/action-tests/internal/harness"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/reputation"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
@@ -44,10 +45,10 @@ create_deadline_seconds: 10
 	now := time.Now().UTC()
 	for i := range 5 { // the pair's other machines worked: the data center stays good
 		rec.Add(reputation.Observation{At: now.Add(-time.Duration(10-i) * time.Hour), GPU: harness.A4000, DataCenter: "US-TX-3",
-			Cloud: "SECURE", Machine: testHost(fmt.Sprintf("tx-a4000-other-%d", i), harness.A4000, true).GPUUUID(0), OK: true, Seconds: 60, PricePerHour: 0.25})
+			Cloud: "SECURE", Machine: testHost(fmt.Sprintf("tx-a4000-other-%d", i), harness.A4000, true).GPUUUID(0), OK: true, Seconds: 60, PricePerHour: money.PerHour(0.25)})
 	}
 	rec.Add(reputation.Observation{At: now.Add(-2 * time.Hour), GPU: harness.A4000, DataCenter: "US-TX-3", Cloud: "SECURE",
-		Machine: bad, OK: false, Seconds: 40, PricePerHour: 0.25})
+		Machine: bad, OK: false, Seconds: 40, PricePerHour: money.PerHour(0.25)})
 	recordJSON, err := rec.Marshal()
 	assert.NilError(t, err)
 

@@ -10,6 +10,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/action-tests/internal/harness"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/reputation"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
@@ -51,7 +52,7 @@ create_deadline_seconds: 10
 	rec := reputation.Record{}
 	for i := range 2 {
 		rec.Add(reputation.Observation{At: hourAgo.Add(time.Duration(i) * time.Minute), GPU: harness.A4000, DataCenter: "US-TX-3",
-			Cloud: "SECURE", Driver: "12.8", OK: false, Seconds: 140, PricePerHour: 0.25})
+			Cloud: "SECURE", Driver: "12.8", OK: false, Seconds: 140, PricePerHour: money.PerHour(0.25)})
 	}
 	recordJSON, err := rec.Marshal()
 	assert.NilError(t, err)

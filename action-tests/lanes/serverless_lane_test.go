@@ -18,7 +18,6 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/action-tests/internal/harness"
-	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/serverless"
 	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
@@ -54,7 +53,7 @@ func TestServerlessLaneSuccess(t *testing.T) {
 	assert.Check(t, is.Equal(r.Template.State, serverless.StateDeleted))
 	l, err := serverless.ReadLedger(filepath.Join(s.Workspace, ".runpod-gpu/serverless/budget.json"))
 	assert.NilError(t, err)
-	assert.Check(t, is.Equal(money.FromCents(l.TotalCents()).String(), "$2.61"), "setup $1.36 + job $1.25")
+	assert.Check(t, is.Equal(l.TotalCents().Amount().String(), "$2.61"), "setup $1.36 + job $1.25")
 	assert.Check(t, is.Len(s.RunPod.Jobs(), 1), "exactly one job")
 
 	// A repeated cleanup (the if: always() step) confirms again without deleting anything else.

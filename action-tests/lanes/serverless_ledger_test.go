@@ -80,7 +80,7 @@ func TestServerlessLaneCarriesTheRepositoryLedger(t *testing.T) {
 	assert.Equal(t, second.ExitCode, 0, second.Stdout)
 	assert.Check(t, is.Contains(second.Stdout, "$2.61 reserved in 1 attempts"))
 	l := s.ledger(t)
-	assert.Check(t, is.Equal(money.FromCents(l.TotalCents()).String(), "$5.22"), "the second run added to the first's ledger")
+	assert.Check(t, is.Equal(l.TotalCents().Amount().String(), "$5.22"), "the second run added to the first's ledger")
 	assert.Check(t, is.Len(l.Attempts, 2))
 	assert.Check(t, is.Len(l.OpenAttempts(), 0))
 	body, err = os.ReadFile(filepath.Join(s.Workspace, ledgerFile))
@@ -164,7 +164,7 @@ func TestServerlessLaneWritesItsCost(t *testing.T) {
 	assert.Check(t, is.Equal(sp.JobStatus, "COMPLETED"))
 	assert.Check(t, is.Equal(sp.GPU, "NVIDIA RTX A4000"))
 	assert.Check(t, sp.Dollars.Known && sp.WorkerSeconds > 5, "%+v", sp)
-	assert.Check(t, is.Equal(sp.ReservedCents, int64(261)))
+	assert.Check(t, is.Equal(sp.ReservedCents, money.WholeCents(261)))
 	var raw map[string]any
 	assert.NilError(t, json.Unmarshal(data, &raw))
 	assert.Check(t, is.Equal(raw["schema"], cost.ArtifactSchema))

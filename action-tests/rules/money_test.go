@@ -32,41 +32,12 @@ var moneyFormat = regexp.MustCompile(`\$%[-+# 0-9.*]*[dfFgGeEvsq]`)
 var moneyRoom = []string{"pkg/money", "pkg/sim"}
 
 // moneyDebt are the bare dollar numbers product code still holds, each with
-// why it is not a money.Amount yet: outside data decoded as RunPod or the cost
-// history writes it, migrated at the edge where it is decided on. The list
-// only shrinks: TestMoneyIsOneType fails on an entry that no longer exists.
-var moneyDebt = map[string]string{
-	"pkg/cost/serverless.go: PricePerHour":     "cost artifact field (pricePerHour), converted with money.PerHour where decided on",
-	"pkg/cost/serverless.go: ReservedCents":    "cost artifact field (reservedCents), whole cents as the ledger stores them",
-	"pkg/cost/serverless.go: LedgerCents":      "cost artifact field (ledgerTotalCents), whole cents as the ledger stores them",
-	"pkg/cost/serverless.go: pricePerHour":     "cost.EstimateServerless's float estimate (cost.Money)",
-	"pkg/cost/values.go: USD":                  "cost.Money, the cost report's estimate (decides no spend); under Rate.For's round-up the sixth decimal of committed cost artifacts and evidence would move, so it waits for a deliberate regeneration",
-	"pkg/cost/values.go: usd":                  "cost.KnownMoney's argument (see cost.Money)",
-	"pkg/devcli/pods.go: PricePerHour":         "the CLI's JSON listing of offers (price_per_hour)",
-	"pkg/config/config.go: MaxRunSpendUSD":     "the configuration's YAML number: config validates it (key, value, what is expected), SpendCeiling hands out money.Amount",
-	"pkg/config/config.go: DailyUSD":           "the configuration's YAML number: config validates it, BudgetLimits hands out money.Amount",
-	"pkg/config/config.go: MonthlyUSD":         "the configuration's YAML number: config validates it, BudgetLimits hands out money.Amount",
-	"pkg/gatecheck/tiers.go: PricePerHour":     "the gate's tier record field, provision's float output as read",
-	"pkg/history/reconcile.go: DriftUSD":       "history artifact field (driftUsd)",
-	"pkg/lanetiers/results.go: PricePerHour":   "the lane's results record field (price-per-hour), as the cost report writes it",
-	"pkg/lanetiers/results.go: Dollars":        "the lane's results record field (dollars), cost.Money as written",
-	"pkg/history/serverless.go: ReservedCents": "history artifact field (reservedCents)",
-	"pkg/history/reconcile.go: BilledUSD":      "history artifact field (billedUsd), RunPod's billing float",
-	"pkg/history/volume.go: BilledUSD":         "history artifact field (billedUsd), RunPod's storage billing float as reconcile.go's",
-	"pkg/history/reconcile.go: UntrackedUSD":   "history artifact field (untrackedUsd)",
-	"pkg/history/rightsize.go: PricePerHour":   "history artifact field (pricePerHour)",
-	"pkg/history/rightsize.go: priceSum":       "history's average of billed prices (a ratio, not a spend)",
-	"pkg/history/billing.go: USD":              "RunPod billing's float, as read",
-	"pkg/history/amount.go: KnownUSD":          "history artifact field (knownUsd)",
-	"pkg/inputform/inputform.go: usd":          "ParsePrice's float result, for cost.Price",
-	"pkg/plan/dcoffers.go: PricePerHour":       "the per-data-center offers file (price_per_hour)",
-	"pkg/plan/plan.go: PricePerHour":           "catalog list price for ranking; spend converts with money.PerHour",
-	"pkg/reputation/record.go: PricePerHour":   "reputation artifact field (pricePerHour)",
-	"pkg/serverless/ledger.go: Cents":          "the ledger file's reservation (cents), checksummed on disk",
-	"pkg/gatecheck/publish.go: PricePerHour":   "the gate's float price from provision's output",
-	"pkg/runpod/balance.go: CurrentSpendPerHr": "RunPod GraphQL field, as read",
-	"pkg/runpod/balance.go: SpendLimit":        "RunPod GraphQL field, as read",
-}
+// why it is not a money.Amount yet. It is empty: outside data (RunPod's JSON
+// floats, artifacts, records, the configuration's YAML, the ledger's cents)
+// is read into money.Amount, money.Rate or money.WholeCents where it is
+// decoded. The list only shrinks: TestMoneyIsOneType fails on an entry that
+// no longer exists.
+var moneyDebt = map[string]string{}
 
 // TestMoneyIsOneType keeps issue 36's rule: outside pkg/money (and the
 // simulators), product code holds no bare float64 or int64 named for dollars

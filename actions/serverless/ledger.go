@@ -70,12 +70,12 @@ func carryLedger(ctx context.Context, io *actionio.IO, in Inputs, lane *serverle
 		return err
 	}
 	io.Infof("ledger: the repository's ledger from %s: %s reserved in %d attempts, %s cap",
-		from, money.FromCents(l.TotalCents()), len(l.Attempts), lane.Ledger.Caps.Total)
+		from, l.TotalCents().Amount(), len(l.Attempts), lane.Ledger.Caps.Total)
 	return nil
 }
 
 // chargeLost records the reconciled lost runs in the carried ledger.
-func chargeLost(io *actionio.IO, lane *serverless.Lane, charge map[int64]int64) error {
+func chargeLost(io *actionio.IO, lane *serverless.Lane, charge map[int64]money.WholeCents) error {
 	if len(charge) == 0 {
 		return nil
 	}

@@ -28,7 +28,7 @@ func TestBudgetFollowsTheConfiguration(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, g == nil, "no budget configured: no check")
 
-	daily := 0.5
+	daily := 50 * money.Cent
 	cfg.Budget = &config.Budget{DailyUSD: &daily}
 	dir := t.TempDir()
 	g, err = Budget(io, cfg, rp, SpendRecordInput{SpendRecord: filepath.Join(dir, "missing.json")}, time.Hour)

@@ -62,7 +62,7 @@ func TestRenderWritesCallersThatLintAndGrant(t *testing.T) {
 		assert.Check(t, is.Contains(files[2].Text, "secrets: {RUNPOD_API_KEY: \"${{ secrets.RUNPOD_API_KEY }}\"}"))
 		cfg, err := config.Parse([]byte(files[4].Text), ConfigPath)
 		assert.NilError(t, err)
-		assert.Check(t, is.Equal(*cfg.MaxRunSpendUSD, 2.5))
+		assert.Check(t, is.Equal(*cfg.MaxRunSpendUSD, 2*money.Dollar+50*money.Cent))
 		assert.Check(t, is.Equal(cfg.MinVRAMGB, 16))
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
@@ -35,10 +36,10 @@ func TestRunDeletesTheAcceptedPodAndReportsItsStages(t *testing.T) {
 	assert.Equal(t, s.status(t, id), runpodsim.StatusRunning)
 
 	req := s.request(id)
-	req.Snapshot = cost.Snapshot{Price: cost.KnownPrice(0.30, cost.SnapshotSource), GPU: gpuID, Tier: "ampere"}
+	req.Snapshot = cost.Snapshot{Price: cost.KnownPrice(money.PerHour(0.30), cost.SnapshotSource), GPU: gpuID, Tier: "ampere"}
 	// Provision rejected a candidate before this one; its output reaches cleanup.
 	provisioned, err := cost.ParseProvisionAttempts(cost.FormatAttempts([]cost.Attempt{{Number: 1, Candidate: "live-1", GPU: gpuID, PodID: "rejected1",
-		Price: cost.KnownPrice(0.25, "v2 cost while running"), Outcome: cost.OutcomeRejected, Seconds: cost.KnownSeconds(72),
+		Price: cost.KnownPrice(money.PerHour(0.25), "v2 cost while running"), Outcome: cost.OutcomeRejected, Seconds: cost.KnownSeconds(72),
 		Reason: "pod EXITED while starting (the CUDA smoke proof or the runner failed)"}}))
 	assert.NilError(t, err)
 	req.Provision = provisioned
@@ -51,7 +52,7 @@ func TestRunDeletesTheAcceptedPodAndReportsItsStages(t *testing.T) {
 	r := res.Report
 	assert.NilError(t, r.Validate())
 	assert.Equal(t, r.Price.Source, "v2 cost before deletion", "the record read before deletion wins over the snapshot")
-	assert.Equal(t, r.Price.PerHour, 0.25)
+	assert.Equal(t, r.Price.PerHour, money.PerHour(0.25))
 	assert.Equal(t, r.Tier, "ampere")
 	var tests int64
 	for _, st := range r.Stages {
@@ -63,7 +64,7 @@ func TestRunDeletesTheAcceptedPodAndReportsItsStages(t *testing.T) {
 	bill, err := s.cloud.RunPod.Bill(id)
 	assert.NilError(t, err)
 	assert.Equal(t, r.Window.Seconds(), cost.KnownSeconds(bill.Seconds), "the paid window matches what the provider billed")
-	assert.Equal(t, r.Total().String(), cost.KnownMoney(r.Dollars().USD+72*0.25/3600).String(), "the run total includes provision's rejected candidate")
+	assert.Equal(t, r.Total().String(), cost.KnownMoney(r.Dollars().USD+money.PerHour(0.25).For(72*time.Second)).String(), "the run total includes provision's rejected candidate")
 	golden.Assert(t, res.Summary(nil), "summary-accepted.golden")
 }
 
@@ -75,7 +76,7 @@ func TestRunPodAlreadyGoneIsSuccess(t *testing.T) {
 
 	req := s.request(id)
 	started := virtualStart.Add(10 * time.Second)
-	req.Snapshot = cost.Snapshot{Price: cost.KnownPrice(0.25, cost.SnapshotSource), StartedAt: wire.KnownTime(started)}
+	req.Snapshot = cost.Snapshot{Price: cost.KnownPrice(money.PerHour(0.25), cost.SnapshotSource), StartedAt: wire.KnownTime(started)}
 	res, err := Run(context.Background(), s.deps(), req)
 	assert.NilError(t, err)
 	assert.Assert(t, is.Len(res.Deletions, 1))
@@ -151,7 +152,7 @@ func TestRunCaptureBoundFallsBackToTheSnapshot(t *testing.T) {
 
 	started := virtualStart.Add(8 * time.Second)
 	req := s.request(id)
-	req.Snapshot = cost.Snapshot{Price: cost.KnownPrice(0.25, cost.SnapshotSource), StartedAt: wire.KnownTime(started), GPU: gpuID}
+	req.Snapshot = cost.Snapshot{Price: cost.KnownPrice(money.PerHour(0.25), cost.SnapshotSource), StartedAt: wire.KnownTime(started), GPU: gpuID}
 	before := s.clock.Now()
 	res, err := Run(context.Background(), s.deps(), req)
 	assert.NilError(t, err)
@@ -400,13 +401,13 @@ func TestRunDoesNotPriceAnotherPodsRecord(t *testing.T) {
 
 			req := s.request(id)
 			started := virtualStart.Add(30 * time.Second)
-			req.Snapshot = cost.Snapshot{Price: cost.KnownPrice(0.25, cost.SnapshotSource), StartedAt: wire.KnownTime(started), GPU: gpuID}
+			req.Snapshot = cost.Snapshot{Price: cost.KnownPrice(money.PerHour(0.25), cost.SnapshotSource), StartedAt: wire.KnownTime(started), GPU: gpuID}
 			res, err := Run(context.Background(), deps, req)
 			assert.NilError(t, err)
 			assert.Equal(t, s.status(t, id), runpodsim.StatusTerminated)
 
 			r := res.Report
-			assert.Equal(t, r.Price, cost.KnownPrice(0.25, cost.SnapshotSource), "the snapshot prices the pod, not the other record")
+			assert.Equal(t, r.Price, cost.KnownPrice(money.PerHour(0.25), cost.SnapshotSource), "the snapshot prices the pod, not the other record")
 			assert.Equal(t, r.Window.Start, wire.KnownTime(started))
 			assert.Check(t, r.Window.Seconds().N < 600, "paid seconds %s", r.Window.Seconds())
 			assert.Check(t, is.Contains(strings.Join(r.Notes, "\n"), tc.wantNote))

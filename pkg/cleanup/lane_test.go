@@ -11,6 +11,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/lanetiers"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
@@ -35,7 +36,7 @@ func TestRunLaneReportsEveryPodAndAGateRowEach(t *testing.T) {
 	req.Lane = &lanetiers.Record{Tiers: []lanetiers.Tier{
 		{Name: "ampere", PaidPath: "paid", Pod: &lanetiers.Pod{Tier: "ampere", PodID: ampere, RunnerLabel: label(1), GPUType: gpuID, PricePerHour: "0.25", StartedAt: started},
 			Rejected: []cost.Attempt{{Number: 1, Candidate: "live-1", GPU: gpuID, PodID: "rejected1", Outcome: cost.OutcomeRejected,
-				Price: cost.KnownPrice(0.25, "v2 cost"), Seconds: cost.KnownSeconds(60)}}},
+				Price: cost.KnownPrice(money.PerHour(0.25), "v2 cost"), Seconds: cost.KnownSeconds(60)}}},
 		{Name: "ada", PaidPath: "paid", Pod: &lanetiers.Pod{Tier: "ada", PodID: ada, RunnerLabel: label(2), GPUType: gpuID, PricePerHour: "0.25", StartedAt: started, Rerun: true},
 			Lost: []lanetiers.HostFault{{Tier: "ada", PodID: lost, GPUType: gpuID, DataCenter: "US-TX-3", Kind: lanetiers.FaultVanished,
 				Detail: "the pod is not found", RunnerLabel: label(3), PricePerHour: "0.25", StartedAt: started}}},
@@ -64,7 +65,7 @@ func TestRunLaneReportsEveryPodAndAGateRowEach(t *testing.T) {
 	}
 	assert.Check(t, is.DeepEqual(got, []string{"ampere passed", "ada host-fault", "ada failed", "hopper reused", "blackwell no-pod"}))
 	assert.Check(t, res.Rows[0].PaidSeconds != nil && *res.Rows[0].PaidSeconds > 0)
-	assert.Check(t, res.Rows[0].PricePerHour != nil && *res.Rows[0].PricePerHour == 0.25)
+	assert.Check(t, res.Rows[0].PricePerHour != nil && *res.Rows[0].PricePerHour == money.PerHour(0.25))
 	assert.Check(t, is.Contains(res.Rows[1].Reason, "host fault: the pod vanished"))
 	assert.Check(t, is.Equal(res.Rows[1].DataCenter, "US-TX-3"))
 	assert.Check(t, res.Rows[2].Rerun)

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/lanetiers"
 	"github.com/org/runpod-gpu/pkg/mdtable"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/redact"
 )
 
@@ -51,7 +51,7 @@ func (r Result) Outputs() Outputs {
 		TierResults:      lanetiers.Format(rows),
 	}
 	if len(r.More) > 0 { // every pod of the lane, summed; unknown when one is
-		seconds, usd, known := int64(0), 0.0, true
+		seconds, usd, known := int64(0), money.Amount(0), true
 		for _, rep := range r.Reports() {
 			s, d := rep.Window.Seconds(), rep.Dollars()
 			if rep.PodID == "" {
@@ -72,7 +72,7 @@ func dollars(m cost.Money) string {
 	if !m.Known {
 		return "unknown"
 	}
-	return strconv.FormatFloat(m.USD, 'f', 4, 64)
+	return strings.TrimPrefix(m.USD.Format(money.Fine), "$")
 }
 
 // Summary renders the job summary: every pod's fate, the pods that may still

@@ -10,7 +10,6 @@
 package config
 
 import (
-	"math"
 	"slices"
 	"time"
 
@@ -79,7 +78,7 @@ type Config struct {
 	// NVRTC optionally pins an NVRTC package per runtime tier for the proof's compile step.
 	NVRTC NVRTCPins `yaml:"nvrtc" json:"nvrtc"`
 	// MaxRunSpendUSD is an optional ceiling on one run's worst-case spend; nil means none.
-	MaxRunSpendUSD *float64 `yaml:"max_run_spend_usd" json:"max_run_spend_usd,omitempty"`
+	MaxRunSpendUSD *money.Amount `yaml:"max_run_spend_usd" json:"max_run_spend_usd,omitempty"`
 	// Budget is the optional daily and monthly budget both lanes share; nil means none.
 	Budget *Budget `yaml:"budget" json:"budget,omitempty"`
 	// GPUPaths are the globs of changed files that need the GPU lane (see IsGPUPath).
@@ -159,9 +158,9 @@ type Volume struct {
 // it, and both lanes read the same file.
 type Budget struct {
 	// DailyUSD bounds a UTC day's spend; nil means no daily limit.
-	DailyUSD *float64 `yaml:"daily_usd" json:"daily_usd,omitempty"`
+	DailyUSD *money.Amount `yaml:"daily_usd" json:"daily_usd,omitempty"`
 	// MonthlyUSD bounds a UTC month's spend; nil means no monthly limit.
-	MonthlyUSD *float64 `yaml:"monthly_usd" json:"monthly_usd,omitempty"`
+	MonthlyUSD *money.Amount `yaml:"monthly_usd" json:"monthly_usd,omitempty"`
 }
 
 // BudgetLimits returns the configured limits, 0 for one not set, and whether any is set.
@@ -170,10 +169,10 @@ func (c *Config) BudgetLimits() (daily, monthly money.Amount, ok bool) {
 		return 0, 0, false
 	}
 	if c.Budget.DailyUSD != nil {
-		daily = money.FromDollars(*c.Budget.DailyUSD)
+		daily = *c.Budget.DailyUSD
 	}
 	if c.Budget.MonthlyUSD != nil {
-		monthly = money.FromDollars(*c.Budget.MonthlyUSD)
+		monthly = *c.Budget.MonthlyUSD
 	}
 	return daily, monthly, daily > 0 || monthly > 0
 }
@@ -251,10 +250,10 @@ func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
 
 // MaxRunSpend returns max_run_spend_usd, the per-run spend ceiling, and whether one is set.
 func (c *Config) MaxRunSpend() (money.Amount, bool) {
-	if c.MaxRunSpendUSD == nil || math.IsNaN(*c.MaxRunSpendUSD) {
+	if c.MaxRunSpendUSD == nil {
 		return 0, false
 	}
-	return money.FromDollars(*c.MaxRunSpendUSD), true
+	return *c.MaxRunSpendUSD, true
 }
 
 // AllowsCloud reports whether offers from cloud may be used.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"reflect"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/org/runpod-gpu/pkg/lazyre"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // MaxFileSize bounds what Load reads; a real config is a few kilobytes.
@@ -169,6 +171,7 @@ func guardYAML(call func() error) (err error) {
 var (
 	configType      = reflect.TypeFor[Config]()
 	cudaVersionType = reflect.TypeFor[CUDAVersion]()
+	amountType      = reflect.TypeFor[money.Amount]()
 )
 
 // checker walks the YAML tree against the Config type before decoding, so
@@ -263,6 +266,14 @@ func (c *checker) node(n *yaml.Node, t reflect.Type, key string) {
 		} else if _, err := ParseCUDAVersion(n.Value); err != nil {
 			c.fail(n, key, shown(n), cudaForm)
 		}
+	case t == amountType:
+		// A YAML number of dollars, decoded by money.Amount; NaN, infinities
+		// and numbers beyond what it holds are no amount.
+		var v float64
+		if n.Kind != yaml.ScalarNode || (n.ShortTag() != intTag && n.ShortTag() != floatTag) || n.Decode(&v) != nil ||
+			math.IsNaN(v) || math.Abs(v) > 1e9 {
+			c.fail(n, key, shown(n), expectedType(t))
+		}
 	case t.Kind() == reflect.Struct:
 		c.mapping(n, t, key)
 	case t.Kind() == reflect.Slice:
@@ -348,6 +359,8 @@ func expectedType(t reflect.Type) string {
 	switch {
 	case t.Kind() == reflect.Pointer:
 		return expectedType(t.Elem())
+	case t == amountType:
+		return "a number of US dollars, at most 1e9"
 	case t == cudaVersionType:
 		return `a quoted CUDA version such as "12.6" (unquoted, 12.10 would read as 12.1)`
 	case t.Kind() == reflect.Struct:

@@ -11,6 +11,8 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/golden"
+
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // codeOnly marks invalid examples the JSON Schema cannot reject; the value says why.
@@ -69,6 +71,7 @@ var invalidCases = []struct {
 	{file: "setup-over-lifetime", wantKey: "setup_budget_seconds", wantLine: 5, schema: crossField},
 	{file: "sha-unquoted-number", wantKey: "nvrtc.full.sha256", wantLine: 8},
 	{file: "spend-zero", wantKey: "max_run_spend_usd", wantLine: 5},
+	{file: "spend-nan", wantKey: "max_run_spend_usd", wantLine: 5},
 	{file: "network-volume-bad-id", wantKey: "network_volume.id", wantLine: 6},
 	{file: "network-volume-bad-fallback", wantKey: "network_volume.when_out_of_stock", wantLine: 7},
 	{file: "network-volume-beside-volume", wantKey: "network_volume", wantLine: 5, schema: crossField},
@@ -170,7 +173,7 @@ func TestParseSyntaxErrors(t *testing.T) {
 
 func TestParseValid(t *testing.T) {
 	ada := GPUTier{Name: "ada", GPUIDs: []string{"NVIDIA GeForce RTX 4090"}}
-	ceiling := func(usd float64) *float64 { return &usd }
+	ceiling := func(usd float64) *money.Amount { a := money.FromDollars(usd); return &a }
 	tests := []struct {
 		file string
 		want func(c *Config)

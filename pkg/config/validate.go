@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -11,6 +10,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/org/runpod-gpu/pkg/lazyre"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // FieldError is one problem with one key. Validate and Parse return every
@@ -398,14 +398,17 @@ func (v *validator) nvrtc(key string, pin *NVRTCPin) {
 	}
 }
 
-func (v *validator) spend(ceiling *float64) {
+func (v *validator) spend(ceiling *money.Amount) {
 	if ceiling == nil {
 		return
 	}
-	if usd := *ceiling; !(usd > 0) || math.IsInf(usd, 0) {
-		v.add("max_run_spend_usd", strconv.FormatFloat(usd, 'g', -1, 64), "a positive number of US dollars, or omit the key for no ceiling")
+	if *ceiling <= 0 {
+		v.add("max_run_spend_usd", dollarsAsWritten(*ceiling), "a positive number of US dollars, or omit the key for no ceiling")
 	}
 }
+
+// dollarsAsWritten renders an amount as the YAML number a file would hold: "-1", "0.5".
+func dollarsAsWritten(a money.Amount) string { return strconv.FormatFloat(a.Dollars(), 'g', -1, 64) }
 
 func (v *validator) budget(b *Budget) {
 	if b == nil {
@@ -416,10 +419,10 @@ func (v *validator) budget(b *Budget) {
 	}
 	for _, l := range []struct {
 		key   string
-		limit *float64
+		limit *money.Amount
 	}{{"budget.daily_usd", b.DailyUSD}, {"budget.monthly_usd", b.MonthlyUSD}} {
-		if l.limit != nil && (!(*l.limit > 0) || math.IsInf(*l.limit, 0)) {
-			v.add(l.key, strconv.FormatFloat(*l.limit, 'g', -1, 64), "a positive number of US dollars, or omit the key")
+		if l.limit != nil && *l.limit <= 0 {
+			v.add(l.key, dollarsAsWritten(*l.limit), "a positive number of US dollars, or omit the key")
 		}
 	}
 }

@@ -2,7 +2,6 @@ package config
 
 import (
 	"errors"
-	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -24,7 +23,7 @@ func validConfig() *Config {
 }
 
 func TestValidate(t *testing.T) {
-	nan, inf := math.NaN(), math.Inf(1)
+	zero, negative := money.Amount(0), -money.Dollar/2
 	tests := []struct {
 		name    string
 		mutate  func(c *Config)
@@ -66,10 +65,10 @@ func TestValidate(t *testing.T) {
 			wantErr: `clouds[1]: got "SECURE", want each cloud listed once`},
 		{name: "duplicate zone", mutate: func(c *Config) { c.Zones = []string{"US-TX-3", "US-TX-3"} },
 			wantErr: `zones[1]: got "US-TX-3", want each zone listed once`},
-		{name: "NaN ceiling", mutate: func(c *Config) { c.MaxRunSpendUSD = &nan },
-			wantErr: "max_run_spend_usd: got NaN, want a positive number of US dollars, or omit the key for no ceiling"},
-		{name: "infinite ceiling", mutate: func(c *Config) { c.MaxRunSpendUSD = &inf },
-			wantErr: "max_run_spend_usd: got +Inf, want a positive number of US dollars, or omit the key for no ceiling"},
+		{name: "zero ceiling", mutate: func(c *Config) { c.MaxRunSpendUSD = &zero },
+			wantErr: "max_run_spend_usd: got 0, want a positive number of US dollars, or omit the key for no ceiling"},
+		{name: "negative daily budget", mutate: func(c *Config) { c.Budget = &Budget{DailyUSD: &negative} },
+			wantErr: "budget.daily_usd: got -0.5, want a positive number of US dollars, or omit the key"},
 		{name: "absolute GPU path", mutate: func(c *Config) { c.GPUPaths = []string{"/src/**"} },
 			wantErr: `gpu_paths[0]: got "/src/**", want a glob relative to the repository root, such as "src/**" or "!docs/**"`},
 		{name: "bare exclusion mark", mutate: func(c *Config) { c.GPUPaths = []string{"**", "!"} },
@@ -220,7 +219,7 @@ func TestConfigAccessors(t *testing.T) {
 
 	_, set := c.MaxRunSpend()
 	assert.Assert(t, !set)
-	usd := 4.5
+	usd := 4*money.Dollar + 50*money.Cent
 	c.MaxRunSpendUSD = &usd
 	got, set := c.MaxRunSpend()
 	assert.Assert(t, set)

@@ -11,6 +11,8 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/golden"
+
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 func testArtifact(t *testing.T) Artifact {
@@ -132,7 +134,7 @@ func TestParseArtifact(t *testing.T) {
 func FuzzParseArtifact(f *testing.F) {
 	valid, err := json.Marshal(Artifact{
 		Run:    Run{Repository: "org/app", ID: 1, Attempt: 1, TestedRef: "abc", Trigger: TriggerManual},
-		Report: Report{PodID: "p", Price: KnownPrice(0.4, "v2 cost"), Window: Window{Start: sec(0), End: sec(10)}, Stages: []Stage{{Kind: StageStartup, Name: StartupStageName, Seconds: 10}}},
+		Report: Report{PodID: "p", Price: KnownPrice(money.PerHour(0.4), "v2 cost"), Window: Window{Start: sec(0), End: sec(10)}, Stages: []Stage{{Kind: StageStartup, Name: StartupStageName, Seconds: 10}}},
 	})
 	if err != nil {
 		f.Fatal(err)

@@ -7,6 +7,8 @@ import (
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // Provision's rejected attempts travel to cleanup as one output value: one
@@ -91,7 +93,7 @@ func acceptedReportMarkdown(t *testing.T) string { return acceptedReport(t).Mark
 // defined ones is refused, naming the key and the value.
 func TestAttemptPlacementJSON(t *testing.T) {
 	ended := time.Date(2026, 11, 2, 10, 4, 5, 0, time.UTC)
-	full := Attempt{Number: 1, Candidate: "live-1", GPU: "NVIDIA L4", PodID: "p1", Price: KnownPrice(0.44, "v2 cost"),
+	full := Attempt{Number: 1, Candidate: "live-1", GPU: "NVIDIA L4", PodID: "p1", Price: KnownPrice(money.PerHour(0.44), "v2 cost"),
 		Outcome: OutcomeRejected, Reason: "EXITED while starting", Seconds: KnownSeconds(90),
 		Cloud: "SECURE", DataCenter: "EU-RO-1", Driver: "12.8", Host: HostFailed, At: ended}
 	tests := []struct {
@@ -104,7 +106,7 @@ func TestAttemptPlacementJSON(t *testing.T) {
 		{name: "an older record: placement, verdict and time unknown",
 			in: `[{"attempt":1,"candidate":"live-1","gpu":"NVIDIA L4","podId":"p1","price":{"perHour":0.44,"known":true,"source":"v2 cost"},` +
 				`"outcome":"rejected","reason":"EXITED while starting","seconds":90}]`,
-			want: Attempt{Number: 1, Candidate: "live-1", GPU: "NVIDIA L4", PodID: "p1", Price: KnownPrice(0.44, "v2 cost"),
+			want: Attempt{Number: 1, Candidate: "live-1", GPU: "NVIDIA L4", PodID: "p1", Price: KnownPrice(money.PerHour(0.44), "v2 cost"),
 				Outcome: OutcomeRejected, Reason: "EXITED while starting", Seconds: KnownSeconds(90)}},
 		{name: "an unknown verdict", in: `[{"attempt":1,"outcome":"rejected","host":"flaky"}]`, wantErr: `key "[0].host"`},
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
@@ -186,7 +187,7 @@ func (r *Report) readRecord(e Evidence) Price {
 	recordPrice := Price{Source: "pod record unavailable"}
 	if rec := e.Record; rec != nil {
 		r.Window.Start = rec.StartedAt
-		recordPrice = KnownPrice(float64(rec.Cost), "v2 cost before deletion")
+		recordPrice = KnownPrice(money.PerHour(float64(rec.Cost)), "v2 cost before deletion")
 		if rec.GPU != nil && rec.GPU.ID != "" {
 			r.GPU = rec.GPU.ID
 		}
@@ -252,7 +253,7 @@ func withinSecondOf(job Job, start time.Time) Job {
 func untrackedAttempt(u UntrackedPod) Attempt {
 	a := Attempt{
 		Number: max(u.Candidate, 1), Candidate: fmt.Sprintf("c%d", u.Candidate), PodID: u.Pod.ID,
-		Price:   KnownPrice(float64(u.Pod.Cost), "v2 cost in the pod listing"),
+		Price:   KnownPrice(money.PerHour(float64(u.Pod.Cost)), "v2 cost in the pod listing"),
 		Outcome: OutcomeFailed,
 		Reason:  "untracked: provision never published this pod; deleted by cleanup",
 		// Where it ran, for the record; no host verdict: why it was left is unknown.

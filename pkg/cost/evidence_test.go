@@ -12,6 +12,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
@@ -34,7 +35,7 @@ func TestBuildReport(t *testing.T) {
 	exited := &runpod.Pod{ID: "p1", Status: runpod.PodExited, Cost: 0, StartedAt: atSec(0)}
 	notStarted := &runpod.Pod{ID: "p1", Status: runpod.PodExited, Cost: 0.44}
 	otherPod := &runpod.Pod{ID: "p9", Status: runpod.PodRunning, Cost: 0.10, StartedAt: atSec(-28_900_000)}
-	snapshot := Snapshot{Price: KnownPrice(0.40, SnapshotSource), StartedAt: atSec(5), GPU: "NVIDIA L4", Tier: "ada"}
+	snapshot := Snapshot{Price: KnownPrice(money.PerHour(0.40), SnapshotSource), StartedAt: atSec(5), GPU: "NVIDIA L4", Tier: "ada"}
 	tests := []struct {
 		name        string
 		evidence    Evidence
@@ -284,7 +285,7 @@ func TestBuildReportJobConclusion(t *testing.T) {
 // claiming there were none.
 func TestBuildReportProvisionRejected(t *testing.T) {
 	record := &runpod.Pod{ID: "p1", Status: runpod.PodRunning, Cost: 0.36, StartedAt: atSec(0)}
-	rejected := Attempt{Number: 1, Candidate: "live-1", GPU: "NVIDIA RTX A4000", PodID: "r1", Price: KnownPrice(0.18, "v2 cost while running"),
+	rejected := Attempt{Number: 1, Candidate: "live-1", GPU: "NVIDIA RTX A4000", PodID: "r1", Price: KnownPrice(money.PerHour(0.18), "v2 cost while running"),
 		Outcome: OutcomeRejected, Reason: "pod EXITED while starting", Seconds: KnownSeconds(100)}
 	still := UntrackedPod{Pod: runpod.Pod{ID: "r1", Cost: 0.18, StartedAt: atSec(0)}, Candidate: 1, DeletedAt: evidenceT0.Add(200 * time.Second)}
 	tests := []struct {

@@ -12,7 +12,7 @@ func TestLineFormat(t *testing.T) {
 	got := AttemptLine(rejectedAttempts()[0]).Format()
 	assert.Equal(t, got, `runpod-gpu::attempt {"attempt":1,"candidate":"live-1","gpu":"NVIDIA RTX A4000","podId":"p1rejected",`+
 		`"price":{"perHour":0.17,"source":"v2 cost"},"outcome":"rejected","reason":"SMOKE FAIL: PTX ISA 8.7 not supported by driver 12.6",`+
-		`"seconds":212,"dollars":0.010011}`)
+		`"seconds":212,"dollars":0.010012}`) // 212 s at $0.17/h, rounded up to the micro-dollar
 
 	a := rejectedAttempts()[1]
 	a.Reason = "line one\nline two\r\n::error::injected"

@@ -10,6 +10,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/golden"
 
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
@@ -17,9 +18,9 @@ import (
 // rejectedAttempts are two candidates paid for before the accepted pod.
 func rejectedAttempts() []Attempt {
 	return []Attempt{
-		{Number: 1, Candidate: "live-1", GPU: "NVIDIA RTX A4000", PodID: "p1rejected", Price: KnownPrice(0.17, "v2 cost"),
+		{Number: 1, Candidate: "live-1", GPU: "NVIDIA RTX A4000", PodID: "p1rejected", Price: KnownPrice(money.PerHour(0.17), "v2 cost"),
 			Outcome: OutcomeRejected, Reason: "SMOKE FAIL: PTX ISA 8.7 not supported by driver 12.6", Seconds: KnownSeconds(212)},
-		{Number: 2, Candidate: "baseline", GPU: "NVIDIA RTX A5000", PodID: "p2rejected", Price: KnownPrice(0.27, "v2 cost"),
+		{Number: 2, Candidate: "baseline", GPU: "NVIDIA RTX A5000", PodID: "p2rejected", Price: KnownPrice(money.PerHour(0.27), "v2 cost"),
 			Outcome: OutcomeRejected, Reason: "startup timeout after 420 s | runner never online", Seconds: KnownSeconds(420)},
 	}
 }
@@ -32,7 +33,7 @@ func acceptedReport(t *testing.T) Report {
 	window := Window{Start: sec(0), End: sec(600)}
 	stages, err := Stages(window, typicalJob(), TestStepNamed(testStep))
 	assert.NilError(t, err)
-	return Report{PodID: "p3accepted", GPU: "NVIDIA GeForce RTX 4090", Tier: "full", Price: KnownPrice(0.69, "v2 cost"), Window: window,
+	return Report{PodID: "p3accepted", GPU: "NVIDIA GeForce RTX 4090", Tier: "full", Price: KnownPrice(money.PerHour(0.69), "v2 cost"), Window: window,
 		Stages: stages, Rejected: rejectedAttempts(), ProvisionRejected: true}
 }
 
@@ -53,7 +54,7 @@ func reportCases(t *testing.T) map[string]Report {
 		"exhausted": {
 			Rejected: []Attempt{
 				rejectedAttempts()[0],
-				{Number: 2, Candidate: "baseline", GPU: "NVIDIA RTX A5000", PodID: "p6", Price: KnownPrice(0.27, "v2 cost"),
+				{Number: 2, Candidate: "baseline", GPU: "NVIDIA RTX A5000", PodID: "p6", Price: KnownPrice(money.PerHour(0.27), "v2 cost"),
 					Outcome: OutcomeFailed, Reason: "deletion not confirmed", Seconds: Seconds{}},
 			},
 			Notes:             []string{"Provision stopped after 2 consecutive startup failures."},
@@ -78,15 +79,15 @@ func TestReportTotals(t *testing.T) {
 	r := acceptedReport(t)
 	// 600 s at $0.69/h, 212 s at $0.17/h, 420 s at $0.27/h.
 	accepted, rejected := 600*0.69/3600, 212*0.17/3600+420*0.27/3600
-	assert.Equal(t, r.Dollars().String(), KnownMoney(accepted).String())
-	assert.Equal(t, r.RejectedDollars().String(), KnownMoney(rejected).String())
-	assert.Equal(t, r.Total().String(), KnownMoney(accepted+rejected).String())
+	assert.Equal(t, r.Dollars().String(), KnownMoney(money.FromDollars(accepted)).String())
+	assert.Equal(t, r.RejectedDollars().String(), KnownMoney(money.FromDollars(rejected)).String())
+	assert.Equal(t, r.Total().String(), KnownMoney(money.FromDollars(accepted+rejected)).String())
 
 	r.Window.Start = wire.Time{}
 	assert.Assert(t, !r.Total().Known, "an unknown start makes the total unknown, not smaller")
-	assert.Equal(t, r.RejectedDollars().String(), KnownMoney(rejected).String())
+	assert.Equal(t, r.RejectedDollars().String(), KnownMoney(money.FromDollars(rejected)).String())
 
-	assert.Equal(t, Report{}.Total(), KnownMoney(0), "no pod and no rejections cost nothing")
+	assert.Equal(t, Report{}.Total(), KnownMoney(money.FromDollars(0)), "no pod and no rejections cost nothing")
 }
 
 func TestReportJSONRoundTrip(t *testing.T) {

@@ -25,25 +25,25 @@ type ServerlessSpend struct {
 	Pool       string `json:"pool"` // the Serverless pool, e.g. AMPERE_16
 	// PricePerHour is the hourly price the estimate uses: the pool's listed
 	// Serverless price, else the lane's ceiling.
-	PricePerHour  float64 `json:"pricePerHour"`
-	WorkerSeconds int64   `json:"workerSeconds"` // 0 with Dollars unknown
-	Dollars       Money   `json:"dollars"`
-	ReservedCents int64   `json:"reservedCents"`    // the attempt's ledger reservations
-	LedgerCents   int64   `json:"ledgerTotalCents"` // the repository ledger's total after the attempt
+	PricePerHour  money.Rate       `json:"pricePerHour"`
+	WorkerSeconds int64            `json:"workerSeconds"` // 0 with Dollars unknown
+	Dollars       Money            `json:"dollars"`
+	ReservedCents money.WholeCents `json:"reservedCents"`    // the attempt's ledger reservations
+	LedgerCents   money.WholeCents `json:"ledgerTotalCents"` // the repository ledger's total after the attempt
 }
 
 // EstimateServerless prices a worker that waited delay (the cold start is
 // part of it), ran the job for execution and idled for idle before it stopped.
-func EstimateServerless(delay, execution, idle time.Duration, pricePerHour float64) (int64, Money) {
-	if delay < 0 || execution <= 0 || !(pricePerHour > 0) {
+func EstimateServerless(delay, execution, idle time.Duration, price money.Rate) (int64, Money) {
+	if delay < 0 || execution <= 0 || price <= 0 {
 		return 0, Money{}
 	}
 	seconds := int64(math.Ceil((delay + execution + idle).Seconds()))
-	return seconds, KnownMoney(float64(seconds) * pricePerHour / 3600)
+	return seconds, KnownSeconds(seconds).At(KnownPrice(price, ""))
 }
 
 // String is one line for logs and summaries.
 func (s ServerlessSpend) String() string {
 	return fmt.Sprintf("Serverless attempt %s: job %s %s on %s, %d worker seconds at %s = %s (reserved %s)",
-		s.Attempt, s.JobID, s.JobStatus, s.GPU, s.WorkerSeconds, money.PerHour(s.PricePerHour).Format(money.Cents), s.Dollars, money.FromCents(s.ReservedCents))
+		s.Attempt, s.JobID, s.JobStatus, s.GPU, s.WorkerSeconds, s.PricePerHour.Format(money.Cents), s.Dollars, s.ReservedCents.Amount())
 }

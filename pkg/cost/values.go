@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/inputform"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // Seconds is a whole number of paid seconds that may be unknown. It encodes
@@ -32,12 +32,13 @@ func wholeSeconds(d time.Duration) int64 {
 	return n
 }
 
-// At prices the seconds; the result is unknown when the seconds or the price are.
+// At prices the seconds, rounded up to the micro-dollar (money.Rate.For); the
+// result is unknown when the seconds or the price are.
 func (s Seconds) At(p Price) Money {
 	if !s.Known || !p.Known {
 		return Money{}
 	}
-	return KnownMoney(float64(s.N) * p.PerHour / 3600)
+	return KnownMoney(p.PerHour.For(time.Duration(min(s.N, math.MaxInt64/int64(time.Second))) * time.Second))
 }
 
 // String renders the count as an integer or "unknown".
@@ -70,31 +71,31 @@ func (s *Seconds) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Money is an estimated amount in US dollars that may be unknown. It encodes
-// as a JSON number rounded to micro-dollars, or null when unknown.
+// Money is an estimated amount that may be unknown. It encodes as a JSON
+// number of dollars (micro-dollars exact), or null when unknown.
 type Money struct {
-	USD   float64
+	USD   money.Amount
 	Known bool
 }
 
-// KnownMoney returns a known amount; a negative or non-finite amount is unknown.
-func KnownMoney(usd float64) Money { return Money{USD: usd, Known: finite(usd) && usd >= 0} }
+// KnownMoney returns a known amount; a negative amount is unknown.
+func KnownMoney(usd money.Amount) Money { return Money{USD: usd, Known: usd >= 0} }
 
 // String renders the amount as dollars with 4 decimals ("$0.0667") or "unknown".
 func (m Money) String() string {
 	if !m.Known {
 		return "unknown"
 	}
-	return "$" + strconv.FormatFloat(m.USD, 'f', 4, 64)
+	return m.USD.Format(money.Fine)
 }
 
-// MarshalJSON writes a number rounded to 6 decimals (far below the estimate's
-// precision, and free of float noise), or null when unknown or not finite.
+// MarshalJSON writes a number of dollars with up to 6 decimals, or null when
+// unknown.
 func (m Money) MarshalJSON() ([]byte, error) {
-	if !m.Known || !finite(m.USD) {
+	if !m.Known {
 		return []byte("null"), nil
 	}
-	return json.Marshal(math.Round(m.USD*1e6) / 1e6)
+	return m.USD.MarshalJSON()
 }
 
 // UnmarshalJSON accepts a non-negative JSON number or null.
@@ -107,13 +108,13 @@ func (m *Money) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil || v < 0 {
 		return invalid("%s: want a non-negative number of dollars or null", clip(b))
 	}
-	*m = KnownMoney(v)
+	*m = KnownMoney(money.FromDollars(v))
 	return nil
 }
 
 // sumMoney adds amounts; the sum is unknown if any term is, and partial is the
 // sum of the known terms so reports can say "at least".
-func sumMoney(amounts ...Money) (sum Money, partial float64, unknown int) {
+func sumMoney(amounts ...Money) (sum Money, partial money.Amount, unknown int) {
 	for _, m := range amounts {
 		if m.Known {
 			partial += m.USD
@@ -130,15 +131,15 @@ func sumMoney(amounts ...Money) (sum Money, partial float64, unknown int) {
 // Price is an hourly price in US dollars and where it came from. A price that
 // is not Known makes every dollar amount derived from it unknown.
 type Price struct {
-	PerHour float64 // USD per hour; meaningful only when Known
+	PerHour money.Rate // meaningful only when Known
 	Known   bool
 	Source  string // where the price was read, e.g. "v2 cost" or "v1 adjustedCostPerHr"
 }
 
-// KnownPrice returns a known price; a price that is not positive and finite is
-// unknown, because RunPod reports 0 for pods that stopped running.
-func KnownPrice(perHour float64, source string) Price {
-	if !finite(perHour) || perHour <= 0 {
+// KnownPrice returns a known price; a price that is not positive is unknown,
+// because RunPod reports 0 for pods that stopped running.
+func KnownPrice(perHour money.Rate, source string) Price {
+	if perHour <= 0 {
 		return Price{Source: source}
 	}
 	return Price{PerHour: perHour, Known: true, Source: source}
@@ -188,22 +189,12 @@ func FirstKnown(prices ...Price) Price {
 func (p Price) String() string {
 	s := "unknown"
 	if p.Known {
-		s = formatPerHour(p.PerHour)
+		s = p.PerHour.Format(money.Hourly)
 	}
 	if p.Source != "" {
 		s += " (" + p.Source + ")"
 	}
 	return s
-}
-
-// formatPerHour prints between 2 and 4 decimals: "$0.40/h", "$0.345/h".
-func formatPerHour(v float64) string {
-	s := strconv.FormatFloat(v, 'f', 4, 64)
-	s = strings.TrimRight(s, "0")
-	if i := strings.IndexByte(s, '.'); len(s)-i-1 < 2 {
-		s += strings.Repeat("0", 2-(len(s)-i-1))
-	}
-	return "$" + s + "/h"
 }
 
 type priceJSON struct {
@@ -215,8 +206,8 @@ type priceJSON struct {
 func (p Price) MarshalJSON() ([]byte, error) {
 	var out priceJSON
 	out.Source = p.Source
-	if p.Known && finite(p.PerHour) {
-		v := p.PerHour
+	if p.Known {
+		v := p.PerHour.Dollars()
 		out.PerHour = &v
 	}
 	return json.Marshal(out)
@@ -236,11 +227,9 @@ func (p *Price) UnmarshalJSON(b []byte) error {
 	if *in.PerHour < 0 {
 		return fieldErr("perHour", invalid("%v: want a non-negative number of dollars per hour or null", *in.PerHour))
 	}
-	*p = KnownPrice(*in.PerHour, in.Source)
+	*p = KnownPrice(money.PerHour(*in.PerHour), in.Source)
 	return nil
 }
-
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 func isNull(b []byte) bool { return bytes.Equal(bytes.TrimSpace(b), []byte("null")) }
 

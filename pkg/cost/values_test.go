@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"gotest.tools/v3/assert"
+
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 func TestWholeSeconds(t *testing.T) {
@@ -32,14 +34,13 @@ func TestPriceString(t *testing.T) {
 		price Price
 		want  string
 	}{
-		{KnownPrice(0.4, "v2 cost"), "$0.40/h (v2 cost)"},
-		{KnownPrice(0.345, ""), "$0.345/h"},
-		{KnownPrice(2.99, "v1 costPerHr"), "$2.99/h (v1 costPerHr)"},
-		{KnownPrice(12, ""), "$12.00/h"},
-		{KnownPrice(0, "v2 cost"), "unknown (v2 cost)"},
-		{KnownPrice(-1, ""), "unknown"},
-		{KnownPrice(math.NaN(), ""), "unknown"},
-		{KnownPrice(math.Inf(1), ""), "unknown"},
+		{KnownPrice(money.PerHour(0.4), "v2 cost"), "$0.40/h (v2 cost)"},
+		{KnownPrice(money.PerHour(0.345), ""), "$0.345/h"},
+		{KnownPrice(money.PerHour(2.99), "v1 costPerHr"), "$2.99/h (v1 costPerHr)"},
+		{KnownPrice(money.PerHour(12), ""), "$12.00/h"},
+		{KnownPrice(money.PerHour(0), "v2 cost"), "unknown (v2 cost)"},
+		{KnownPrice(money.PerHour(-1), ""), "unknown"},
+		{KnownPrice(money.PerHour(math.NaN()), ""), "unknown"},
 	}
 	for _, tc := range tests {
 		assert.Equal(t, tc.price.String(), tc.want)
@@ -47,11 +48,11 @@ func TestPriceString(t *testing.T) {
 }
 
 func TestFirstKnown(t *testing.T) {
-	exited := KnownPrice(0, "v2 cost")
-	captured := KnownPrice(0.74, "provision output")
+	exited := KnownPrice(money.PerHour(0), "v2 cost")
+	captured := KnownPrice(money.PerHour(0.74), "provision output")
 	assert.Equal(t, FirstKnown(exited, captured), captured)
 	assert.Equal(t, FirstKnown(captured, exited), captured)
-	assert.Equal(t, FirstKnown(exited, KnownPrice(0, "snapshot")).Source, "snapshot")
+	assert.Equal(t, FirstKnown(exited, KnownPrice(money.PerHour(0), "snapshot")).Source, "snapshot")
 	assert.Equal(t, FirstKnown(), Price{})
 }
 
@@ -63,12 +64,12 @@ func TestValuesJSON(t *testing.T) {
 	}{
 		{"known seconds", KnownSeconds(42), `42`},
 		{"unknown seconds", Seconds{}, `null`},
-		{"known money", KnownMoney(0.25), `0.25`},
+		{"known money", KnownMoney(money.FromDollars(0.25)), `0.25`},
 		{"unknown money", Money{}, `null`},
-		{"non-finite money is unknown", Money{USD: math.NaN(), Known: true}, `null`},
-		{"known price", KnownPrice(0.4, "v2 cost"), `{"perHour":0.4,"source":"v2 cost"}`},
-		{"unknown price", KnownPrice(0, "v2 cost"), `{"perHour":null,"source":"v2 cost"}`},
-		{"non-finite price is unknown", Price{PerHour: math.Inf(1), Known: true}, `{"perHour":null}`},
+		{"negative money is unknown", KnownMoney(-money.Micro), `null`},
+		{"known price", KnownPrice(money.PerHour(0.4), "v2 cost"), `{"perHour":0.4,"source":"v2 cost"}`},
+		{"unknown price", KnownPrice(money.PerHour(0), "v2 cost"), `{"perHour":null,"source":"v2 cost"}`},
+		{"negative price is unknown", KnownPrice(-money.PerHour(1), ""), `{"perHour":null}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -92,9 +93,9 @@ func TestValuesUnmarshal(t *testing.T) {
 		{name: "seconds negative", in: `-1`, into: new(Seconds), wantErr: "-1: want a non-negative whole number of seconds or null"},
 		{name: "seconds fraction", in: `1.5`, into: new(Seconds), wantErr: "1.5: want a non-negative whole number"},
 		{name: "seconds string", in: `"60"`, into: new(Seconds), wantErr: `"60": want a non-negative whole number`},
-		{name: "money", in: `0.0667`, into: new(Money), want: KnownMoney(0.0667)},
+		{name: "money", in: `0.0667`, into: new(Money), want: KnownMoney(money.FromDollars(0.0667))},
 		{name: "money negative", in: `-0.5`, into: new(Money), wantErr: "-0.5: want a non-negative number of dollars"},
-		{name: "price", in: `{"perHour":0.4,"source":"v2 cost"}`, into: new(Price), want: KnownPrice(0.4, "v2 cost")},
+		{name: "price", in: `{"perHour":0.4,"source":"v2 cost"}`, into: new(Price), want: KnownPrice(money.PerHour(0.4), "v2 cost")},
 		{name: "price zero is unknown", in: `{"perHour":0,"source":"v2 cost"}`, into: new(Price), want: Price{Source: "v2 cost"}},
 		{name: "price null", in: `{"perHour":null}`, into: new(Price), want: Price{}},
 		{name: "price negative", in: `{"perHour":-2}`, into: new(Price), wantErr: `key "perHour": invalid value: -2: want a non-negative`},
@@ -129,8 +130,8 @@ func TestParsePricePerHour(t *testing.T) {
 		want    Price
 		wantErr string
 	}{
-		{in: "0.25", want: Price{PerHour: 0.25, Known: true}},
-		{in: "1e-3", want: Price{PerHour: 0.001, Known: true}},
+		{in: "0.25", want: Price{PerHour: money.PerHour(0.25), Known: true}},
+		{in: "1e-3", want: Price{PerHour: money.PerHour(0.001), Known: true}},
 		{in: ""},
 		{in: "0"},
 		{in: "0.000"},
@@ -140,7 +141,7 @@ func TestParsePricePerHour(t *testing.T) {
 		{in: "1e400", wantErr: `price "1e400": want`},
 		{in: "1e308", wantErr: `price "1e308": want`},
 		{in: "1000.01", wantErr: `price "1000.01": want`},
-		{in: "1000", want: Price{PerHour: 1000, Known: true}},
+		{in: "1000", want: Price{PerHour: money.PerHour(1000), Known: true}},
 		{in: "$0.25", wantErr: `price "$0.25": want`},
 		{in: " 0.25", wantErr: `price " 0.25": want`},
 	}
@@ -154,6 +155,30 @@ func TestParsePricePerHour(t *testing.T) {
 			}
 			assert.NilError(t, err)
 			assert.Equal(t, got, tc.want)
+		})
+	}
+}
+
+// Paid seconds are priced with money's one rounding rule: up to the next
+// micro-dollar, so an estimate never under-reports.
+func TestSecondsAtRoundsUp(t *testing.T) {
+	price := KnownPrice(money.PerHour(0.17), "v2 cost")
+	tests := []struct {
+		name    string
+		seconds Seconds
+		price   Price
+		want    Money
+	}{
+		{name: "212 s at $0.17/h is $0.0100111…, rounded up", seconds: KnownSeconds(212), price: price, want: KnownMoney(10_012)},
+		{name: "an hour is the price", seconds: KnownSeconds(3600), price: price, want: KnownMoney(170_000)},
+		{name: "no seconds cost nothing", seconds: KnownSeconds(0), price: price, want: KnownMoney(0)},
+		{name: "unknown seconds", seconds: Seconds{}, price: price, want: Money{}},
+		{name: "unknown price", seconds: KnownSeconds(60), price: Price{}, want: Money{}},
+		{name: "seconds past any duration saturate", seconds: KnownSeconds(math.MaxInt64), price: price, want: KnownMoney(money.PerHour(0.17).For(math.MaxInt64 / time.Second * time.Second))},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.seconds.At(tc.price), tc.want)
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -18,7 +19,7 @@ func TestDollarsGoLayoutStartRFC3339End(t *testing.T) {
 	}
 	assert.NilError(t, w.Validate())
 	assert.Equal(t, w.Seconds(), KnownSeconds(600))
-	got := Dollars(w, KnownPrice(0.40, "v2 cost"))
+	got := Dollars(w, KnownPrice(money.PerHour(0.40), "v2 cost"))
 	assert.Assert(t, got.Known)
 	assert.Equal(t, got.String(), "$0.0667")
 }
@@ -32,22 +33,22 @@ func TestWindowSeconds(t *testing.T) {
 		wantDollars string
 		wantErr     error
 	}{
-		{name: "whole seconds", window: Window{Start: sec(0), End: sec(3600)}, price: KnownPrice(0.69, "x"),
+		{name: "whole seconds", window: Window{Start: sec(0), End: sec(3600)}, price: KnownPrice(money.PerHour(0.69), "x"),
 			wantSeconds: "3600", wantDollars: "$0.6900"},
-		{name: "a started second is paid", window: Window{Start: sec(0), End: sec(10.001)}, price: KnownPrice(3.6, "x"),
+		{name: "a started second is paid", window: Window{Start: sec(0), End: sec(10.001)}, price: KnownPrice(money.PerHour(3.6), "x"),
 			wantSeconds: "11", wantDollars: "$0.0110"},
-		{name: "empty window", window: Window{Start: sec(5), End: sec(5)}, price: KnownPrice(1, "x"),
+		{name: "empty window", window: Window{Start: sec(5), End: sec(5)}, price: KnownPrice(money.PerHour(1), "x"),
 			wantSeconds: "0", wantDollars: "$0.0000"},
 		{name: "zone offsets compare as instants", window: Window{
 			Start: at(t, "2026-09-23 10:48:28 +0200 CEST"), End: at(t, "2026-09-23T08:49:28Z")},
-			price: KnownPrice(0.4, "x"), wantSeconds: "60", wantDollars: "$0.0067"},
-		{name: "unknown start stays unknown", window: Window{End: sec(600)}, price: KnownPrice(0.4, "x"),
+			price: KnownPrice(money.PerHour(0.4), "x"), wantSeconds: "60", wantDollars: "$0.0067"},
+		{name: "unknown start stays unknown", window: Window{End: sec(600)}, price: KnownPrice(money.PerHour(0.4), "x"),
 			wantSeconds: "unknown", wantDollars: "unknown"},
-		{name: "unconfirmed deletion", window: Window{Start: sec(0)}, price: KnownPrice(0.4, "x"),
+		{name: "unconfirmed deletion", window: Window{Start: sec(0)}, price: KnownPrice(money.PerHour(0.4), "x"),
 			wantSeconds: "unknown", wantDollars: "unknown"},
-		{name: "unknown price", window: Window{Start: sec(0), End: sec(600)}, price: KnownPrice(0, "v2 cost"),
+		{name: "unknown price", window: Window{Start: sec(0), End: sec(600)}, price: KnownPrice(money.PerHour(0), "v2 cost"),
 			wantSeconds: "600", wantDollars: "unknown"},
-		{name: "negative window", window: Window{Start: sec(600), End: sec(0)}, price: KnownPrice(0.4, "x"),
+		{name: "negative window", window: Window{Start: sec(600), End: sec(0)}, price: KnownPrice(money.PerHour(0.4), "x"),
 			wantSeconds: "unknown", wantDollars: "unknown", wantErr: ErrNegativeInterval},
 	}
 	for _, tc := range tests {

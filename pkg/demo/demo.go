@@ -420,7 +420,7 @@ func (w *world) leaveAnOrphan(ctx context.Context) (string, error) {
 	// Its provision logged the pod it created; the run was cancelled before cleanup.
 	logs := runLogs{}
 	logs.add(w.clock, history.JobProvision, cost.AttemptLine(cost.Attempt{Number: 1, Candidate: "live-1", GPU: gpuL40S, PodID: pod.ID,
-		Price: cost.KnownPrice(0.86, "v2 cost while running"), Outcome: cost.OutcomeAccepted, Seconds: cost.KnownSeconds(25)}).Format())
+		Price: cost.KnownPrice(money.PerHour(0.86), "v2 cost while running"), Outcome: cost.OutcomeAccepted, Seconds: cost.KnownSeconds(25)}).Format())
 	w.clock.Advance(w.story.orphanAge) // the run was cancelled; nobody deleted the pod
 	logs.add(w.clock, history.JobProvision, "the run was cancelled")
 	if err := w.cloud.GitHub.SetRunLogs(cloud.Repository, runID, 1, map[string]string{"1_" + history.JobProvision + ".txt": strings.Join(logs[history.JobProvision], "\n") + "\n"}); err != nil {

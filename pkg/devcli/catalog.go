@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
@@ -280,9 +281,9 @@ func catalogOffer(g runpod.GPUType, cloud string) plan.Offer {
 	o := plan.Offer{GPUID: g.ID, MemoryGB: g.Memory, Cloud: cloud, Availability: string(g.Availability)}
 	switch {
 	case cloud == runpod.CloudSecure && g.Secure:
-		o.PricePerHour = float64(g.Price.Secure)
+		o.PricePerHour = money.PerHour(float64(g.Price.Secure))
 	case cloud == runpod.CloudCommunity && g.Community:
-		o.PricePerHour = float64(g.Price.Community)
+		o.PricePerHour = money.PerHour(float64(g.Price.Community))
 	}
 	for _, dc := range g.DataCenters {
 		o.DataCenters = append(o.DataCenters, plan.DataCenterStock{ID: dc.ID, Availability: string(dc.Availability)})

@@ -12,6 +12,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/serverless"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 	"github.com/org/runpod-gpu/pkg/spend"
@@ -77,7 +78,7 @@ func TestServerlessSetupRefusedByTheBudgetExits8(t *testing.T) {
 	s := newSlsWorld(t, runpodsim.ServerlessFaults{})
 	f := serverless.LedgerFile{Path: s.path("budget.json"), Caps: spend.DefaultLedgerCaps}
 	now := s.clock.Now().Add(-24 * time.Hour)
-	for i, cents := range [][2]int64{{300, 300}, {300, 0}} {
+	for i, cents := range [][2]money.WholeCents{{300, 300}, {300, 0}} {
 		name := fmt.Sprintf("rpg-sls-old-%d", i)
 		start := serverless.AttemptStart{Entry: serverless.AttemptEntry{Name: name, Receipt: s.path(name + ".json"), OpenedAt: now, Deadline: now.Add(time.Hour)},
 			Setup: serverless.Reservation{Stage: serverless.StageSetup, Attempt: name, Cents: cents[0], At: now}, Now: now}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/callers"
 	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // checkout makes a repository checkout with the given workflows (file → text).
@@ -106,7 +107,7 @@ func TestInitWritesCallersAndConfig(t *testing.T) {
 	cfg, err := config.Parse([]byte(files[4].Text), callers.ConfigPath)
 	assert.NilError(t, err)
 	assert.Check(t, is.DeepEqual(cfg.GPUTiers, []config.GPUTier{{Name: "ada", GPUIDs: []string{"NVIDIA GeForce RTX 4090", "NVIDIA L40S"}}}))
-	assert.Check(t, is.Equal(*cfg.MaxRunSpendUSD, 5.0))
+	assert.Check(t, is.Equal(*cfg.MaxRunSpendUSD, 5*money.Dollar))
 	assert.Check(t, is.Contains(r.stdout, "runpod-gpu doctor"))
 }
 
@@ -148,7 +149,7 @@ func TestInitAsksForWhatFlagsDoNotGive(t *testing.T) {
 	assert.Check(t, is.DeepEqual(laneWorkflows(t, readFile(t, dir, callers.LanePath)), []string{"CI"}))
 	cfg, err := config.Parse([]byte(readFile(t, dir, callers.ConfigPath)), "x")
 	assert.NilError(t, err)
-	assert.Check(t, is.Equal(*cfg.MaxRunSpendUSD, 5.0), "the budget's default")
+	assert.Check(t, is.Equal(*cfg.MaxRunSpendUSD, 5*money.Dollar), "the budget's default")
 	assert.Check(t, is.Contains(readFile(t, dir, callers.LanePath), `test-command: "make test-gpu"`))
 	assert.Check(t, is.Len(cfg.GPUTiers, 1))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/plan"
 )
 
@@ -82,8 +83,8 @@ func printOffers(w io.Writer, offers []plan.DCOffer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "INSTANCE TYPE\tREGION\tZONE\t$/HOUR\tSTOCK")
 	for _, o := range offers {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%s\n", terminalSafe(o.InstanceType()), terminalSafe(orDash(o.Region)), terminalSafe(o.DataCenterID),
-			o.PricePerHour, terminalSafe(strings.ToLower(o.Availability)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", terminalSafe(o.InstanceType()), terminalSafe(orDash(o.Region)), terminalSafe(o.DataCenterID),
+			strings.TrimPrefix(o.PricePerHour.Hourly().Format(money.Cents), "$"), terminalSafe(strings.ToLower(o.Availability)))
 	}
 	tw.Flush()
 }

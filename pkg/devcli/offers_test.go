@@ -7,6 +7,8 @@ import (
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // offerRows runs offers --json and returns "instance type @ zone" rows.
@@ -43,7 +45,7 @@ func TestOffersOnePerDataCenterCheapestFirst(t *testing.T) {
 	var offers []offerJSON
 	assert.NilError(t, json.Unmarshal([]byte(r.stdout), &offers))
 	assert.Equal(t, offers[0].Region, "asia")
-	assert.Equal(t, offers[0].PricePerHour, 0.34)
+	assert.Equal(t, offers[0].PricePerHour, money.PerHour(0.34))
 	assert.Equal(t, offers[4].Region, "north_america")
 
 	table := w.run("offers", "--gpus", "RTX4090:2", "--cloud", "secure")

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/org/runpod-gpu/pkg/lifecycle"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
@@ -23,23 +24,23 @@ import (
 // podJSON is one pod as ls --json prints it; it never carries the pod's
 // environment (a CI pod's holds its runner's JIT config).
 type podJSON struct {
-	ID           string  `json:"id"`
-	Name         string  `json:"name"`
-	Status       string  `json:"status"`
-	GPU          string  `json:"gpu,omitempty"`
-	GPUCount     int     `json:"gpu_count,omitempty"`
-	Cloud        string  `json:"cloud,omitempty"`
-	Zone         string  `json:"zone,omitempty"`
-	PricePerHour float64 `json:"price_per_hour"`
-	Owner        string  `json:"owner"` // developer:<user>, ci:<repo> run <id>, or other
-	SSH          string  `json:"ssh,omitempty"`
-	SSHHost      string  `json:"ssh_host,omitempty"`
-	SSHPort      int     `json:"ssh_port,omitempty"`
+	ID           string     `json:"id"`
+	Name         string     `json:"name"`
+	Status       string     `json:"status"`
+	GPU          string     `json:"gpu,omitempty"`
+	GPUCount     int        `json:"gpu_count,omitempty"`
+	Cloud        string     `json:"cloud,omitempty"`
+	Zone         string     `json:"zone,omitempty"`
+	PricePerHour money.Rate `json:"price_per_hour"`
+	Owner        string     `json:"owner"` // developer:<user>, ci:<repo> run <id>, or other
+	SSH          string     `json:"ssh,omitempty"`
+	SSHHost      string     `json:"ssh_host,omitempty"`
+	SSHPort      int        `json:"ssh_port,omitempty"`
 }
 
 func viewPod(p runpod.Pod) podJSON {
 	v := podJSON{ID: p.ID, Name: p.Name, Status: string(p.Status), Cloud: strings.ToLower(p.Cloud), Zone: p.DataCenterID,
-		PricePerHour: float64(p.Cost), Owner: owner(p)}
+		PricePerHour: money.PerHour(float64(p.Cost)), Owner: owner(p)}
 	if p.GPU != nil {
 		v.GPU, v.GPUCount = p.GPU.ID, max(p.GPU.Count, 1)
 	}
@@ -121,8 +122,8 @@ func printPods(w io.Writer, pods []podJSON) {
 		if p.GPU != "" {
 			gpu = fmt.Sprintf("%s x%d", p.GPU, p.GPUCount)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\n", terminalSafe(p.Name), terminalSafe(p.ID), terminalSafe(p.Status),
-			terminalSafe(gpu), terminalSafe(orDash(p.Zone)), p.PricePerHour, terminalSafe(p.Owner), terminalSafe(orDash(p.SSH)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", terminalSafe(p.Name), terminalSafe(p.ID), terminalSafe(p.Status),
+			terminalSafe(gpu), terminalSafe(orDash(p.Zone)), strings.TrimPrefix(p.PricePerHour.Hourly().Format(money.Cents), "$"), terminalSafe(p.Owner), terminalSafe(orDash(p.SSH)))
 	}
 	tw.Flush()
 }

@@ -525,7 +525,7 @@ func (a *app) startReproPod(ctx context.Context, rec lanerecord.Record, f reproF
 		return nil, err
 	}
 	lifetime := time.Duration(rec.LifetimeSeconds) * time.Second
-	price := money.PerHour(o.PricePerHour)
+	price := o.PricePerHour
 	fmt.Fprintf(a.env.Stdout, "worst case: %s (%s at %s/hour for the %s boot budget plus the lane's %s lifetime); it bills until runpod-gpu down %s\n",
 		spend.Candidate(price, BootBudget, lifetime), o.InstanceType(), price.Hourly().Format(money.Fine), BootBudget, lifetime, f.name)
 	env := ownership.DeveloperEnv(a.env.User)

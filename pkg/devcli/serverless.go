@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/serverless"
@@ -403,7 +402,7 @@ func (a *app) slsLedger(f *slsFlags) error {
 		return withCode(ExitFailure, err)
 	}
 	fmt.Fprintf(a.env.Stdout, "ledger %s: %s reserved of the %s cap, %d reservations, %d attempts\n",
-		f.ledger, money.FromCents(l.TotalCents()), spend.DefaultLedgerCaps.Total, len(l.Reservations), len(l.Attempts))
+		f.ledger, l.TotalCents().Amount(), spend.DefaultLedgerCaps.Total, len(l.Reservations), len(l.Attempts))
 	for _, at := range l.Attempts {
 		state := "open: its cleanup is not confirmed"
 		if !at.Open() {

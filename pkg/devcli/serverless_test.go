@@ -17,7 +17,6 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
-	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/serverless"
 	"github.com/org/runpod-gpu/pkg/serverless/jobwire"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
@@ -130,7 +129,7 @@ func TestServerlessCommandWholeLane(t *testing.T) {
 	assert.DeepEqual(t, s.spawned, [][]string{{"serverless", "watchdog", "--state", abs}})
 	l, err := serverless.ReadLedger(ledger)
 	assert.NilError(t, err)
-	assert.Check(t, is.Equal(money.FromCents(l.TotalCents()).String(), "$1.36"))
+	assert.Check(t, is.Equal(l.TotalCents().Amount().String(), "$1.36"))
 
 	h := s.run("serverless", "health", "--state", state)
 	assert.Check(t, h.code == ExitOK, h.stderr)
@@ -179,7 +178,7 @@ func TestServerlessCommandWholeLane(t *testing.T) {
 	assert.Check(t, is.Len(s.live(), 0))
 	l, err = serverless.ReadLedger(ledger)
 	assert.NilError(t, err)
-	assert.Check(t, is.Equal(money.FromCents(l.TotalCents()).String(), "$2.61"), "setup $1.36 + job $1.25, never refunded")
+	assert.Check(t, is.Equal(l.TotalCents().Amount().String(), "$2.61"), "setup $1.36 + job $1.25, never refunded")
 	assert.Check(t, is.Len(l.OpenAttempts(), 0), "the confirmed cleanup closed the attempt")
 
 	// A second attempt with the old receipt is refused; a new receipt shares the ledger.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/org/runpod-gpu/pkg/config"
-	"github.com/org/runpod-gpu/pkg/money"
 	"io"
 	"os"
 	"path/filepath"
@@ -212,7 +211,7 @@ func (a *app) cheapestInStock(ctx context.Context, q query) (plan.DCOffer, error
 
 // takeOffer prints the offer a create will use and re-checks its stock.
 func (a *app) takeOffer(ctx context.Context, o plan.DCOffer) (plan.DCOffer, error) {
-	fmt.Fprintf(a.env.Stderr, "offer: %s in %s (%s) at %s/hour\n", terminalSafe(o.InstanceType()), terminalSafe(o.DataCenterID), terminalSafe(orDash(o.Region)), money.PerHour(o.PricePerHour).Hourly())
+	fmt.Fprintf(a.env.Stderr, "offer: %s in %s (%s) at %s/hour\n", terminalSafe(o.InstanceType()), terminalSafe(o.DataCenterID), terminalSafe(orDash(o.Region)), o.PricePerHour.Hourly())
 	// Stock changes minute to minute: the offer is re-checked right before the create.
 	ok, err := a.stillInStock(ctx, o)
 	if err != nil {
@@ -236,7 +235,7 @@ func (a *app) printReady(ready *runpod.Pod, o plan.DCOffer, asJSON bool) error {
 		return writeJSON(a.env.Stdout, upJSON{InstanceType: o.InstanceType(), Pod: viewPod(*ready), SSHCommand: shellJoin(argv), SSHConfig: block})
 	}
 	fmt.Fprintf(a.env.Stdout, "pod %s (%s) is running: %s in %s at %s/hour\n\nConnect:\n  runpod-gpu ssh %s\n  %s\n\nOr add to ~/.ssh/config and run ssh %s:\n%s\nDelete it when done: runpod-gpu down %s\n",
-		ready.ID, ready.Name, o.InstanceType(), o.DataCenterID, money.PerHour(o.PricePerHour).Hourly(), ready.Name, shellJoin(argv), ready.Name, indent(block), ready.Name)
+		ready.ID, ready.Name, o.InstanceType(), o.DataCenterID, o.PricePerHour.Hourly(), ready.Name, shellJoin(argv), ready.Name, indent(block), ready.Name)
 	return nil
 }
 

@@ -23,7 +23,7 @@ const (
 	titleRunnerGroup = "runner group admits the repository"
 	// minBalanceUSD is the balance below which no run can be trusted to
 	// finish when the configuration sets no per-run bound.
-	minBalanceUSD = 1.0
+	minBalanceUSD = money.Dollar
 	// releaseEnvironment is where the suite's Release workflow publishes.
 	releaseEnvironment = "release"
 )
@@ -154,14 +154,14 @@ func checkBalance(ctx context.Context, d Deps, f *facts) Check {
 	need, why := minBalanceUSD, "$1"
 	if f.config != nil && f.config.MaxRunSpendUSD != nil && *f.config.MaxRunSpendUSD > need {
 		need = *f.config.MaxRunSpendUSD
-		why = "one run's bound, max_run_spend_usd " + money.FromDollars(need).Format(money.Exact)
+		why = "one run's bound, max_run_spend_usd " + need.Format(money.Exact)
 	}
 	if b.ClientBalance < need {
-		return fix(CheckBalance, titleBalance, fmt.Sprintf("the balance, %s, is below %s; with none left RunPod refuses every pod", money.FromDollars(b.ClientBalance), why),
+		return fix(CheckBalance, titleBalance, fmt.Sprintf("the balance, %s, is below %s; with none left RunPod refuses every pod", b.ClientBalance, why),
 			"add credit (RunPod console → Billing)")
 	}
-	return ok(CheckBalance, titleBalance, "balance %s, spending %s now, spend limit %s", money.FromDollars(b.ClientBalance),
-		money.PerHour(b.CurrentSpendPerHr).Format(money.Cents), money.PerHour(b.SpendLimit).Format(money.Cents))
+	return ok(CheckBalance, titleBalance, "balance %s, spending %s now, spend limit %s", b.ClientBalance,
+		b.CurrentSpendPerHr.Format(money.Cents), b.SpendLimit.Format(money.Cents))
 }
 
 func checkRunnerGroup(ctx context.Context, d Deps, f *facts) Check {

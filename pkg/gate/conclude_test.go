@@ -14,6 +14,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // fakePublisher serves one PR and records the check runs it is asked to create.
@@ -102,7 +103,7 @@ func TestResolveKind(t *testing.T) {
 }
 
 func TestConclude(t *testing.T) {
-	pod := &gatecheck.PodEvidence{ID: "pod7h9k2m4n6p", GPU: "NVIDIA RTX A4000", Tier: "ampere", PricePerHour: 0.25, StartupSeconds: 40, Attempts: 1}
+	pod := &gatecheck.PodEvidence{ID: "pod7h9k2m4n6p", GPU: "NVIDIA RTX A4000", Tier: "ampere", PricePerHour: money.PerHour(0.25), StartupSeconds: 40, Attempts: 1}
 	sls := &gatecheck.ServerlessEvidence{PayloadSHA256: payloadSHA, JobID: "job-1", JobStatus: "COMPLETED", GPUPool: "AMPERE_16", CUDAExecuted: true}
 	labelled := pullRequest(func(p *github.PullRequest) {
 		p.Labels = []*github.Label{{Name: github.String("GPU-Validated-Locally")}}

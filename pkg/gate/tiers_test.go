@@ -10,10 +10,11 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/lanetiers"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 func row(tier, outcome, gpu, dc string, paid int64) lanetiers.Result {
-	price := 1.5
+	price := money.PerHour(1.5)
 	return lanetiers.Result{Tier: tier, Outcome: outcome, GPUType: gpu, DataCenter: dc, PodID: "pod-" + tier + "-" + outcome,
 		PricePerHour: &price, PaidSeconds: &paid, Reason: "the GPU job " + outcome}
 }

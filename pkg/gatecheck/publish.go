@@ -12,6 +12,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/mdtable"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -23,7 +24,7 @@ type PodEvidence struct {
 	ID           string
 	GPU          string
 	Tier         string
-	PricePerHour float64
+	PricePerHour money.Rate
 	// PriceUnknown says no hourly price was captured; the gate shows
 	// "unknown" rather than a made-up $0.00.
 	PriceUnknown   bool
@@ -217,7 +218,7 @@ func describePaid(b *strings.Builder, e Evidence) string {
 
 func writePod(b *strings.Builder, p *PodEvidence) {
 	tb := mdtable.New("accepted pod", "GPU", "tier", "$/h", "startup", "attempts")
-	price := fmt.Sprintf("%.2f", p.PricePerHour)
+	price := perHourCell(p.PricePerHour)
 	if p.PriceUnknown {
 		price = "unknown"
 	}

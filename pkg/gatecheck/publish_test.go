@@ -14,10 +14,11 @@ import (
 	"gotest.tools/v3/golden"
 
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 func TestContentGolden(t *testing.T) {
-	pod := &PodEvidence{ID: "pod7h9k2m4n6p", GPU: "NVIDIA RTX A6000", Tier: "ampere", PricePerHour: 0.49, StartupSeconds: 95, Attempts: 2, CostMarkdown: "cost report"}
+	pod := &PodEvidence{ID: "pod7h9k2m4n6p", GPU: "NVIDIA RTX A6000", Tier: "ampere", PricePerHour: money.PerHour(0.49), StartupSeconds: 95, Attempts: 2, CostMarkdown: "cost report"}
 	sls := &ServerlessEvidence{PayloadSHA256: payloadSHA, WorkerSHA256: strings.Repeat("e", 64), JobID: "job-1", JobStatus: "COMPLETED", GPUPool: "AMPERE_16", CUDAExecuted: true}
 	cases := map[Kind]Evidence{
 		KindPaid:        {Pod: pod},

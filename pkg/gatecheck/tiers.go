@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/mdtable"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // TierRow is one row of a gate over several pods: a tier of a matrix lane
@@ -16,7 +17,7 @@ type TierRow struct {
 	GPU        string
 	DataCenter string
 	// PricePerHour and PaidSeconds are nil when unknown (or no pod ran).
-	PricePerHour *float64
+	PricePerHour *money.Rate
 	PaidSeconds  *int64
 	// Result is the row's outcome (passed, failed, host-fault, reused, …)
 	// and Reason says why in words.
@@ -31,7 +32,7 @@ func writeTiers(b *strings.Builder, rows []TierRow) {
 	for _, r := range rows {
 		price, paid := "—", "—"
 		if r.PricePerHour != nil {
-			price = fmt.Sprintf("%.2f", *r.PricePerHour)
+			price = perHourCell(*r.PricePerHour)
 		}
 		if r.PaidSeconds != nil {
 			paid = fmt.Sprint(*r.PaidSeconds)
@@ -63,3 +64,6 @@ func tierTitle(rows []TierRow) string {
 	}
 	return "GPU tests passed on " + strings.Join(gpus, ", ")
 }
+
+// perHourCell is an hourly price in a "$/h" column: "0.49".
+func perHourCell(r money.Rate) string { return strings.TrimPrefix(r.Hourly().Format(money.Cents), "$") }

@@ -3,18 +3,18 @@ package history
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // Amount is a sum of estimated dollar amounts some of which may be unknown:
 // the total is then unknown, and Known says how much it is at least.
 type Amount struct {
-	Known   float64 // the sum of the known amounts
-	Unknown int     // how many amounts are unknown
+	Known   money.Amount // the sum of the known amounts
+	Unknown int          // how many amounts are unknown
 	// UnknownJobs is how many of the unknown amounts are Serverless jobs'
 	// rather than pods' (for the text only).
 	UnknownJobs int
@@ -57,7 +57,7 @@ func (a Amount) Total() cost.Money {
 // unknown amounts are pods' costs: every sum of this package adds pods.
 func (a Amount) String() string {
 	if a.Unknown == 0 {
-		return cost.KnownMoney(a.Known).String()
+		return a.Known.Format(money.Fine)
 	}
 	var parts []string
 	if n := a.Unknown - a.UnknownJobs; n > 0 {
@@ -66,7 +66,7 @@ func (a Amount) String() string {
 	if a.UnknownJobs > 0 {
 		parts = append(parts, plural(a.UnknownJobs, "Serverless job", "Serverless jobs"))
 	}
-	return fmt.Sprintf("%s known, %s of unknown cost", cost.KnownMoney(a.Known), strings.Join(parts, " and "))
+	return fmt.Sprintf("%s known, %s of unknown cost", a.Known.Format(money.Fine), strings.Join(parts, " and "))
 }
 
 func plural(n int, one, many string) string {
@@ -80,15 +80,18 @@ func plural(n int, one, many string) string {
 // a reader never sees a missing amount as zero.
 func (a Amount) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		USD      cost.Money `json:"usd"`
-		KnownUSD float64    `json:"knownUsd"`
-		Unknown  int        `json:"unknown"`
-	}{a.Total(), roundUSD(a.Known), a.Unknown})
+		USD      cost.Money   `json:"usd"`
+		KnownUSD money.Amount `json:"knownUsd"`
+		Unknown  int          `json:"unknown"`
+	}{a.Total(), a.Known, a.Unknown})
 }
 
-// roundUSD rounds to micro-dollars, as cost.Money does, so sums print
-// without float noise.
-func roundUSD(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+// Per is the amount shared among n (n > 0), to the nearest micro-dollar: an
+// average, not a spend.
+func (a Amount) Per(n int) Amount {
+	k, half := money.Amount(n), money.Amount(n/2)
+	return Amount{Known: (a.Known + half) / k, Unknown: a.Unknown}
+}
 
-// chartValue renders a known sum for a Mermaid chart.
-func chartValue(v float64) string { return strconv.FormatFloat(roundUSD(v), 'f', -1, 64) }
+// chartValue renders a known sum for a Mermaid chart: dollars, as a number.
+func chartValue(v money.Amount) string { return strconv.FormatFloat(v.Dollars(), 'f', -1, 64) }

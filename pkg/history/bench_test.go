@@ -48,7 +48,7 @@ func BenchmarkSummarize5000Attempts(b *testing.B) {
 		b.ReportMetric(float64(per.Milliseconds()), "ms/report")
 		b.ReportMetric(float64(cpu.Milliseconds()), "cpu-ms/report")
 		b.ReportMetric(float64(r.Totals.Pods), "pods")
-		b.ReportMetric(r.Totals.Spend.Known, "dollars")
+		b.ReportMetric(r.Totals.Spend.Known.Dollars(), "dollars")
 		b.Logf("summarized %d attempts (%d pods, spend %s) in %s", attempts, r.Totals.Pods, r.Totals.Spend, per.Round(time.Millisecond))
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/clock"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
 
@@ -46,11 +47,11 @@ const (
 // BilledCharge is what RunPod billed one pod or Serverless endpoint in one
 // bucket.
 type BilledCharge struct {
-	Kind  string    `json:"kind"`
-	ID    string    `json:"id"`
-	Start time.Time `json:"start"`
-	End   time.Time `json:"end"`
-	USD   float64   `json:"usd"`
+	Kind  string       `json:"kind"`
+	ID    string       `json:"id"`
+	Start time.Time    `json:"start"`
+	End   time.Time    `json:"end"`
+	USD   money.Amount `json:"usd"`
 }
 
 // day is the UTC date the charge's bucket starts on.
@@ -89,7 +90,7 @@ func FetchBilling(ctx context.Context, src BillingSource, rng Range, now time.Ti
 			return b
 		}
 		for _, r := range records {
-			b.Charges = append(b.Charges, BilledCharge{Kind: route.kind, ID: r.ID, Start: r.Start, End: r.End, USD: r.Total})
+			b.Charges = append(b.Charges, BilledCharge{Kind: route.kind, ID: r.ID, Start: r.Start, End: r.End, USD: money.FromDollars(r.Total)})
 		}
 	}
 	if err := fetchVolumeBilling(ctx, src, q, &b); err != nil { // volume.go

@@ -10,6 +10,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // The attempt's GPU job conclusion comes from its cost evidence; an artifact
@@ -68,7 +69,7 @@ func TestAttemptJobConclusion(t *testing.T) {
 // attempts by their GPU job's conclusion, every conclusion listed, in the
 // JSON and the Markdown.
 func TestSummarizeSpendByConclusion(t *testing.T) {
-	usd := cost.KnownMoney
+	usd := func(v float64) cost.Money { return cost.KnownMoney(money.FromDollars(v)) }
 	day := func(n int) time.Time { return t0.AddDate(0, 0, n) }
 	ended := func(a Attempt, c cost.Conclusion) Attempt { a.JobConclusion = c; return a }
 	attempts := []Attempt{
@@ -83,11 +84,11 @@ func TestSummarizeSpendByConclusion(t *testing.T) {
 	}
 	r := summarize(attempts, nil)
 	assert.DeepEqual(t, r.Conclusions, []ConclusionGroup{
-		{Conclusion: cost.ConclusionSuccess, Attempts: 1, Pods: 1, Spend: Amount{Known: 0.10}},
-		{Conclusion: cost.ConclusionFailure, Attempts: 2, Pods: 3, Spend: Amount{Known: 0.51}},
+		{Conclusion: cost.ConclusionSuccess, Attempts: 1, Pods: 1, Spend: Amount{Known: money.FromDollars(0.10)}},
+		{Conclusion: cost.ConclusionFailure, Attempts: 2, Pods: 3, Spend: Amount{Known: money.FromDollars(0.51)}},
 		{Conclusion: cost.ConclusionCancelled, Attempts: 1, Pods: 1, Spend: Amount{Unknown: 1}},
 		{Conclusion: cost.ConclusionSkipped},
-		{Conclusion: cost.ConclusionUnknown, Attempts: 1, Pods: 1, Spend: Amount{Known: 0.05}},
+		{Conclusion: cost.ConclusionUnknown, Attempts: 1, Pods: 1, Spend: Amount{Known: money.FromDollars(0.05)}},
 	}, cents)
 
 	data, err := json.Marshal(r)

@@ -24,6 +24,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/gatecheck"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/provision"
 	"github.com/org/runpod-gpu/pkg/registry"
@@ -431,7 +432,7 @@ func (w *evidenceWorld) cleanupJob(log, gpuLog *jobLog, r simRun, res provision.
 		}
 		pod, err := w.rp.GetPod(context.Background(), acc.PodID)
 		assert.NilError(w.t, err)
-		report.Price = cost.FirstKnown(cost.KnownPrice(float64(pod.Cost), "v2 cost"), acc.Price)
+		report.Price = cost.FirstKnown(cost.KnownPrice(money.PerHour(float64(pod.Cost)), "v2 cost"), acc.Price)
 		report.Window.Start = pod.StartedAt
 		deleteCtx := context.Background()
 		if r.cleanup == cleanupUnconfirmed || r.cleanup == cleanupNone {

@@ -15,6 +15,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -140,7 +141,7 @@ func logText(start time.Time, lines ...string) string {
 	return b.String()
 }
 
-func price(perHour float64) cost.Price { return cost.KnownPrice(perHour, "v2 cost") }
+func price(perHour float64) cost.Price { return cost.KnownPrice(money.PerHour(perHour), "v2 cost") }
 
 func window(start time.Time, seconds int) cost.Window {
 	return cost.Window{Start: wire.KnownTime(start), End: wire.KnownTime(start.Add(time.Duration(seconds) * time.Second))}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/mdtable"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 const (
@@ -82,7 +83,7 @@ func (r *Report) writeGPUs(b *strings.Builder) {
 	}
 	tb := mdtable.New("GPU", "Pods", "Accepted", "Rejected", "Unknown-cost pods", "Spend", "Rejected spend", "Spend per accepted pod").
 		AlignRight(1, 2, 3, 4, 5, 6, 7)
-	labels, values := make([]string, 0, len(r.GPUs)), make([]float64, 0, len(r.GPUs))
+	labels, values := make([]string, 0, len(r.GPUs)), make([]money.Amount, 0, len(r.GPUs))
 	unknown := 0
 	for _, g := range r.GPUs {
 		perPod := "n/a (none accepted)"
@@ -102,7 +103,7 @@ func (r *Report) writeGPUs(b *strings.Builder) {
 func (r *Report) writeWeeks(b *strings.Builder) {
 	b.WriteString("### Spend per week\n\n")
 	tb := mdtable.New("Week", "Attempts", "Pods", "Spend").AlignRight(1, 2, 3)
-	labels, values := make([]string, 0, len(r.Weeks)), make([]float64, 0, len(r.Weeks))
+	labels, values := make([]string, 0, len(r.Weeks)), make([]money.Amount, 0, len(r.Weeks))
 	unknown := 0
 	for _, w := range r.Weeks {
 		tb.Row(w.Week, fmt.Sprint(w.Attempts), fmt.Sprint(w.Pods), w.Spend.String())
@@ -217,16 +218,16 @@ func (r *Report) writeAttempts(b *strings.Builder) {
 // writeChart draws a Mermaid bar chart of known amounts. The y axis starts
 // at 0: Mermaid otherwise starts it at the smallest value, whose bar then
 // looks empty, and bars are read as proportions.
-func writeChart(b *strings.Builder, title string, labels []string, values []float64, unknown int) {
+func writeChart(b *strings.Builder, title string, labels []string, values []money.Amount, unknown int) {
 	if len(values) == 0 {
 		return
 	}
-	top := 0.0
+	top := money.Amount(0)
 	for _, v := range values {
 		top = max(top, v)
 	}
 	if top <= 0 {
-		top = 1 // an axis needs a range even when every known amount is 0
+		top = money.Dollar // an axis needs a range even when every known amount is 0
 	}
 	quoted := make([]string, len(labels))
 	for i, l := range labels {

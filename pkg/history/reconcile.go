@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // DefaultDriftThreshold is the drift between estimate and bill, as a share
@@ -18,7 +19,7 @@ const DefaultDriftThreshold = 0.05
 // driftFloorUSD is the least drift worth a warning, whatever its share:
 // invoices are in cents, and a pod of a few seconds billed a started minute
 // drifts by a large share of almost nothing.
-const driftFloorUSD = 0.01
+const driftFloorUSD = money.Cent
 
 // Reconciliation sets the report's estimates beside RunPod's billing: per
 // run and per day of the runs, what the lane estimated, what RunPod billed
@@ -46,17 +47,17 @@ type Reconciliation struct {
 
 // DriftRow is an estimate beside its bill.
 type DriftRow struct {
-	Day       string  `json:"day,omitempty"`
-	Count     int     `json:"resources"` // pods and endpoints
-	Estimated Amount  `json:"estimated"`
-	BilledUSD float64 `json:"billedUsd"`
+	Day       string       `json:"day,omitempty"`
+	Count     int          `json:"resources"` // pods and endpoints
+	Estimated Amount       `json:"estimated"`
+	BilledUSD money.Amount `json:"billedUsd"`
 	// DriftUSD is billed minus estimated; null while any estimate is unknown.
-	DriftUSD *float64 `json:"driftUsd"`
+	DriftUSD *money.Amount `json:"driftUsd"`
 	// DriftShare is DriftUSD over the estimate; null when either is unknown or the estimate is 0.
 	DriftShare *float64 `json:"driftShare"`
 	Over       bool     `json:"overThreshold"`
 	// UntrackedUSD is what the day's bill holds for pods and endpoints the lane never recorded.
-	UntrackedUSD float64 `json:"untrackedUsd,omitempty"`
+	UntrackedUSD money.Amount `json:"untrackedUsd,omitempty"`
 }
 
 // RunDrift is one workflow attempt's pods and endpoints against their bill.
@@ -70,19 +71,19 @@ type RunDrift struct {
 
 // ResourceDrift is one pod or endpoint: its estimate and what was billed for it.
 type ResourceDrift struct {
-	Kind      string     `json:"kind"`
-	ID        string     `json:"id"`
-	Estimated cost.Money `json:"estimated"`
-	BilledUSD float64    `json:"billedUsd"`
-	Billed    bool       `json:"billed"` // any charge was found
+	Kind      string       `json:"kind"`
+	ID        string       `json:"id"`
+	Estimated cost.Money   `json:"estimated"`
+	BilledUSD money.Amount `json:"billedUsd"`
+	Billed    bool         `json:"billed"` // any charge was found
 }
 
 // Untracked is a billed pod or endpoint the lane's evidence never names.
 type Untracked struct {
-	Kind      string   `json:"kind"`
-	ID        string   `json:"id"`
-	Days      []string `json:"days"`
-	BilledUSD float64  `json:"billedUsd"`
+	Kind      string       `json:"kind"`
+	ID        string       `json:"id"`
+	Days      []string     `json:"days"`
+	BilledUSD money.Amount `json:"billedUsd"`
 }
 
 // tracked is one pod or endpoint the lane recorded, and the run it belongs to.
@@ -252,20 +253,21 @@ func (rec *Reconciliation) byDay() {
 	slices.SortFunc(rec.Days, func(a, b DriftRow) int { return cmp.Compare(a.Day, b.Day) })
 }
 
-func usd(v float64) string { return cost.KnownMoney(v).String() }
+// usd prints a bill as the report's amounts: "$0.0667".
+func usd(v money.Amount) string { return v.Format(money.Fine) }
 
 // settle computes the row's drift against threshold.
 func (d *DriftRow) settle(threshold float64) {
 	if d.Estimated.Unknown > 0 {
 		return
 	}
-	drift := roundUSD(d.BilledUSD - d.Estimated.Known)
+	drift := d.BilledUSD - d.Estimated.Known
 	d.DriftUSD = &drift
 	if d.Estimated.Known > 0 {
-		share := drift / d.Estimated.Known
+		share := drift.Dollars() / d.Estimated.Known.Dollars()
 		d.DriftShare = &share
 	}
-	d.Over = math.Abs(drift) >= driftFloorUSD && (d.DriftShare == nil || math.Abs(*d.DriftShare) > threshold)
+	d.Over = max(drift, -drift) >= driftFloorUSD && (d.DriftShare == nil || math.Abs(*d.DriftShare) > threshold)
 }
 
 // warn settles every row and words a warning for each drift above the threshold.
@@ -298,9 +300,18 @@ func (d DriftRow) describe() string {
 	case d.DriftUSD == nil:
 		return "drift unknown: an estimate is unknown"
 	case d.DriftShare == nil:
-		return fmt.Sprintf("%+.4f USD", *d.DriftUSD)
+		return signedUSD(*d.DriftUSD)
 	}
-	return fmt.Sprintf("%+.4f USD, %+.1f %%", *d.DriftUSD, *d.DriftShare*100)
+	return fmt.Sprintf("%s, %+.1f %%", signedUSD(*d.DriftUSD), *d.DriftShare*100)
+}
+
+// signedUSD words a drift with its sign and four decimals: "+0.0012 USD".
+func signedUSD(a money.Amount) string {
+	sign := "+"
+	if a < 0 {
+		sign, a = "-", -a
+	}
+	return sign + strings.TrimPrefix(a.Format(money.Fine), "$") + " USD"
 }
 
 func percent(share float64) string { return fmt.Sprintf("%g %%", math.Round(share*1000)/10) }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/budget"
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
 
@@ -26,12 +27,14 @@ func billedAttempt(runID int64, at time.Time, pods ...Pod) Attempt {
 		Decision: DecisionPaid, Pods: pods, URL: "https://github.com/org/app/actions/runs/1/attempts/1"}
 }
 
-func podOf(id string, usd float64) Pod { return Pod{ID: id, Dollars: cost.KnownMoney(usd)} }
+func podOf(id string, usd float64) Pod {
+	return Pod{ID: id, Dollars: cost.KnownMoney(money.FromDollars(usd))}
+}
 
 // dayCharge is a pod's charge in the day bucket of t.
 func dayCharge(kind, id string, t time.Time, usd float64) BilledCharge {
 	start := t.UTC().Truncate(24 * time.Hour)
-	return BilledCharge{Kind: kind, ID: id, Start: start, End: start.AddDate(0, 0, 1), USD: usd}
+	return BilledCharge{Kind: kind, ID: id, Start: start, End: start.AddDate(0, 0, 1), USD: money.FromDollars(usd)}
 }
 
 func billOf(charges ...BilledCharge) SavedBilling {
@@ -52,11 +55,11 @@ func TestReconcileMatchesChargesToRunsByIDAndDay(t *testing.T) {
 
 	assert.Check(t, is.Len(rec.Runs, 2))
 	assert.Check(t, is.Equal(rec.Runs[0].Count, 2))
-	assert.Check(t, is.Equal(*rec.Runs[0].DriftUSD, 0.0015))
+	assert.Check(t, is.Equal(*rec.Runs[0].DriftUSD, money.FromDollars(0.0015)))
 	assert.Check(t, !rec.Runs[0].Over, "0.7 %% and under a cent")
 	assert.Check(t, is.DeepEqual(dayNames(rec.Days), []string{"2026-10-06", "2026-10-07"}))
 	assert.Check(t, is.Equal(rec.Totals.Count, 3))
-	assert.Check(t, is.Equal(roundUSD(rec.Totals.BilledUSD), 0.5115))
+	assert.Check(t, is.Equal(rec.Totals.BilledUSD, money.FromDollars(0.5115)))
 	assert.Check(t, is.Len(rec.Findings, 0))
 	assert.Check(t, is.Len(rec.Warnings, 0))
 }
@@ -87,7 +90,7 @@ func TestReconcileWarnsOfDriftAboveTheThreshold(t *testing.T) {
 		dayCharge(KindPod, "tiny", t0, 0.0006),
 	), nil, 0)
 	for _, run := range rec.Runs {
-		assert.Check(t, *run.DriftUSD >= 0 && *run.DriftUSD <= 60*price/3600, "run %d: drift %v beyond a minute's rounding", run.RunID, *run.DriftUSD)
+		assert.Check(t, *run.DriftUSD >= 0 && *run.DriftUSD <= money.FromDollars(60*price/3600), "run %d: drift %v beyond a minute's rounding", run.RunID, *run.DriftUSD)
 	}
 	assert.Check(t, !rec.Runs[0].Over)
 	assert.Check(t, rec.Runs[1].Over)
@@ -116,8 +119,8 @@ func TestReconcileNamesWhatTheLaneCannotAccountFor(t *testing.T) {
 	), []Attempt{earlier}, 0)
 
 	assert.Check(t, is.DeepEqual(rec.Untracked, []Untracked{
-		{Kind: KindPod, ID: "stranger", Days: []string{"2026-10-06"}, BilledUSD: 0.25},
-		{Kind: KindEndpoint, ID: "ep-stranger", Days: []string{"2026-10-07"}, BilledUSD: 0.05},
+		{Kind: KindPod, ID: "stranger", Days: []string{"2026-10-06"}, BilledUSD: money.FromDollars(0.25)},
+		{Kind: KindEndpoint, ID: "ep-stranger", Days: []string{"2026-10-07"}, BilledUSD: money.FromDollars(0.05)},
 	}))
 	findings := strings.Join(rec.Findings, "\n")
 	assert.Check(t, is.Contains(findings, "pod stranger billed $0.2500 on 2026-10-06: the lane never recorded it"))
@@ -126,8 +129,8 @@ func TestReconcileNamesWhatTheLaneCannotAccountFor(t *testing.T) {
 	assert.Check(t, is.Contains(findings, "pod unbilled of run 1 attempt 1 (estimated $0.0500) has no charge"))
 	assert.Check(t, !strings.Contains(findings, "yesterdays"), "a pod of an earlier run is the lane's")
 	assert.Check(t, is.Contains(strings.Join(rec.Warnings, "\n"), "2 billed pod(s) or endpoint(s) the lane never recorded: pod stranger, endpoint ep-stranger"))
-	assert.Check(t, is.Equal(roundUSD(rec.Totals.UntrackedUSD), 0.30))
-	assert.Check(t, is.Equal(roundUSD(rec.Runs[0].BilledUSD), 0.80), "the late charges are the run's")
+	assert.Check(t, is.Equal(rec.Totals.UntrackedUSD, money.FromDollars(0.30)))
+	assert.Check(t, is.Equal(rec.Runs[0].BilledUSD, money.FromDollars(0.80)), "the late charges are the run's")
 }
 
 func TestReconcileKeepsUnknownEstimatesUnknown(t *testing.T) {
@@ -188,7 +191,7 @@ func TestRunSavesTheBillAndRegeneratesItsReconciliation(t *testing.T) {
 	assert.NilError(t, err)
 	rec := res.Report.Billing
 	assert.Assert(t, rec != nil)
-	assert.Check(t, is.Equal(*rec.Runs[0].DriftUSD, 0.02), "0.36 $/h × 600 s = $0.06 estimated")
+	assert.Check(t, is.Equal(*rec.Runs[0].DriftUSD, money.FromDollars(0.02)), "0.36 $/h × 600 s = $0.06 estimated")
 	assert.Check(t, is.Contains(strings.Join(res.BillingWarnings, "\n"), "pod rogue"))
 	md, err := os.ReadFile(filepath.Join(dir, MarkdownReportFile))
 	assert.NilError(t, err)
@@ -216,14 +219,14 @@ func TestRunSavesTheBillAndRegeneratesItsReconciliation(t *testing.T) {
 // one of an older artifact without the id cannot be, and says so by being absent.
 func TestReconcileMatchesServerlessEndpoints(t *testing.T) {
 	sls := billedAttempt(3, t0)
-	sls.Serverless = &cost.ServerlessSpend{Attempt: "rpg-sls-org-app-3-1-aa", EndpointID: "ep3", Dollars: cost.KnownMoney(0.0125), WorkerSeconds: 64}
+	sls.Serverless = &cost.ServerlessSpend{Attempt: "rpg-sls-org-app-3-1-aa", EndpointID: "ep3", Dollars: cost.KnownMoney(money.FromDollars(0.0125)), WorkerSeconds: 64}
 	old := billedAttempt(4, t0)
-	old.Serverless = &cost.ServerlessSpend{Attempt: "rpg-sls-org-app-4-1-bb", Dollars: cost.KnownMoney(0.01)}
+	old.Serverless = &cost.ServerlessSpend{Attempt: "rpg-sls-org-app-4-1-bb", Dollars: cost.KnownMoney(money.FromDollars(0.01))}
 	r := summarize([]Attempt{billedAttempt(1, t0, podOf("p1", 0.10)), sls, old}, nil)
 	rec := Reconcile(r, billOf(dayCharge(KindPod, "p1", t0, 0.10), dayCharge(KindEndpoint, "ep3", t0, 0.0233)), nil, 0)
 	assert.Assert(t, is.Len(rec.Runs, 2), "the attempt without an endpoint id has nothing to match")
-	assert.Check(t, is.DeepEqual(rec.Runs[1].Resources, []ResourceDrift{{Kind: KindEndpoint, ID: "ep3", Estimated: cost.KnownMoney(0.0125), BilledUSD: 0.0233, Billed: true}}))
-	assert.Check(t, is.Equal(*rec.Runs[1].DriftUSD, 0.0108))
+	assert.Check(t, is.DeepEqual(rec.Runs[1].Resources, []ResourceDrift{{Kind: KindEndpoint, ID: "ep3", Estimated: cost.KnownMoney(money.FromDollars(0.0125)), BilledUSD: money.FromDollars(0.0233), Billed: true}}))
+	assert.Check(t, is.Equal(*rec.Runs[1].DriftUSD, money.FromDollars(0.0108)))
 	assert.Check(t, is.Len(rec.Untracked, 0))
 	assert.Check(t, is.DeepEqual(rec.Findings, []string{"Serverless rpg-sls-org-app-4-1-bb of run 4 attempt 1 records no endpoint id (an artifact written before it did): its bill cannot be matched"}))
 }

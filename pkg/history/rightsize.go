@@ -25,7 +25,7 @@ type TierOffer struct {
 	// them); 0 when the catalog does not say.
 	MemoryGB int `json:"memoryGb"`
 	// PricePerHour is its cheapest secure list price; 0 when unknown.
-	PricePerHour float64 `json:"pricePerHour"`
+	PricePerHour money.Rate `json:"pricePerHour"`
 }
 
 // TierOffers describes the configuration's reviewed tiers from the GPU
@@ -48,7 +48,7 @@ func TierOffers(cfg *config.Config, types []runpod.GPUType) []TierOffer {
 			if o.MemoryGB == 0 || t.Memory < o.MemoryGB {
 				o.MemoryGB = t.Memory
 			}
-			if p := float64(t.Price.Secure) * float64(cfg.GPUCount); p > 0 && (o.PricePerHour == 0 || p < o.PricePerHour) {
+			if p := money.PerHour(float64(t.Price.Secure) * float64(cfg.GPUCount)); p > 0 && (o.PricePerHour == 0 || p < o.PricePerHour) {
 				o.PricePerHour = p
 			}
 		}
@@ -72,21 +72,21 @@ type RightSizing struct {
 
 // TierFit is one tier's recorded usage and the advice it leads to.
 type TierFit struct {
-	Tier           string   `json:"tier"`
-	GPUs           []string `json:"gpus"` // as nvidia-smi named them
-	Runs           int      `json:"runs"` // attempts that recorded their usage
-	PeakMemoryGiB  float64  `json:"peakMemoryGiB"`
-	MemoryGiB      float64  `json:"memoryGiB"` // the card's, as recorded
-	PeakUtilPct    int      `json:"peakUtilizationPercent"`
-	MeanUtilPct    float64  `json:"meanUtilizationPercent"`
-	PricePerHour   float64  `json:"pricePerHour"` // what its pods were billed at, on average
-	SmallestFit    string   `json:"smallestFit"`  // the smallest reviewed tier holding the peak with headroom; "" when none is known
-	Cheaper        string   `json:"cheaper"`      // the cheapest such tier, when cheaper than this one
-	CheaperPerHour float64  `json:"cheaperPerHour,omitempty"`
-	Advice         string   `json:"advice"`
+	Tier           string     `json:"tier"`
+	GPUs           []string   `json:"gpus"` // as nvidia-smi named them
+	Runs           int        `json:"runs"` // attempts that recorded their usage
+	PeakMemoryGiB  float64    `json:"peakMemoryGiB"`
+	MemoryGiB      float64    `json:"memoryGiB"` // the card's, as recorded
+	PeakUtilPct    int        `json:"peakUtilizationPercent"`
+	MeanUtilPct    float64    `json:"meanUtilizationPercent"`
+	PricePerHour   money.Rate `json:"pricePerHour"` // what its pods were billed at, on average
+	SmallestFit    string     `json:"smallestFit"`  // the smallest reviewed tier holding the peak with headroom; "" when none is known
+	Cheaper        string     `json:"cheaper"`      // the cheapest such tier, when cheaper than this one
+	CheaperPerHour money.Rate `json:"cheaperPerHour,omitempty"`
+	Advice         string     `json:"advice"`
 	samples        int
 	utilSum        float64
-	priceSum       float64
+	priceSum       money.Rate
 	priced         int
 }
 
@@ -151,8 +151,16 @@ func (t *TierFit) add(u GPUUsage, price cost.Price) {
 	if price.Known {
 		t.priceSum += price.PerHour
 		t.priced++
-		t.PricePerHour = math.Round(t.priceSum/float64(t.priced)*1e4) / 1e4
+		t.PricePerHour = averageRate(t.priceSum, t.priced)
 	}
+}
+
+// averageRate is sum over n prices, to the nearest hundredth of a cent per
+// hour (the precision the average is shown and kept at).
+func averageRate(sum money.Rate, n int) money.Rate {
+	const unit = money.Rate(money.Cent / 100)
+	avg := (sum + money.Rate(n/2)) / money.Rate(n)
+	return (avg + unit/2) / unit * unit
 }
 
 func gib(mib int) float64 { return math.Round(float64(mib)/1024*10) / 10 }
@@ -193,6 +201,6 @@ func (t *TierFit) advise(offers []TierOffer) {
 	if cheapest != nil && price > 0 && cheapest.PricePerHour < price && cheapest.Name != t.Tier {
 		t.Cheaper, t.CheaperPerHour = cheapest.Name, cheapest.PricePerHour
 		t.Advice += fmt.Sprintf("; %s (%d GB at %s) would have held it for %s less", cheapest.Name, cheapest.MemoryGB,
-			money.PerHour(cheapest.PricePerHour).Format(money.Cents), money.PerHour(price-cheapest.PricePerHour).Format(money.Cents))
+			cheapest.PricePerHour.Format(money.Cents), (price - cheapest.PricePerHour).Format(money.Cents))
 	}
 }

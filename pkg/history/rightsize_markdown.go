@@ -22,10 +22,10 @@ func (r *Report) writeRightSizing(b *strings.Builder) {
 	for _, t := range rs.Tiers {
 		cheaper := "-"
 		if t.Cheaper != "" {
-			cheaper = fmt.Sprintf("%s (%s)", mdtable.Code(t.Cheaper), money.PerHour(t.CheaperPerHour).Format(money.Cents))
+			cheaper = fmt.Sprintf("%s (%s)", mdtable.Code(t.Cheaper), t.CheaperPerHour.Format(money.Cents))
 		}
 		tb.Row(mdtable.Code(t.Tier), cell(strings.Join(t.GPUs, ", ")), fmt.Sprint(t.Runs), fmt.Sprintf("%.1f of %.1f GiB", t.PeakMemoryGiB, t.MemoryGiB),
-			fmt.Sprintf("%d %% / %.1f %%", t.PeakUtilPct, t.MeanUtilPct), fmt.Sprintf("%.2f", t.PricePerHour), codeOrDash(t.SmallestFit), cheaper)
+			fmt.Sprintf("%d %% / %.1f %%", t.PeakUtilPct, t.MeanUtilPct), strings.TrimPrefix(t.PricePerHour.Hourly().Format(money.Cents), "$"), codeOrDash(t.SmallestFit), cheaper)
 	}
 	b.WriteString(tb.String() + "\n")
 	for _, t := range rs.Tiers {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
@@ -59,7 +60,7 @@ func reviewedTiers() []TierOffer {
 
 func TestTierOffersTakeEachTiersLeastMemoryAndPrice(t *testing.T) {
 	offers := reviewedTiers()
-	assert.Check(t, is.DeepEqual(offers[1], TierOffer{Name: "ampere16", GPUIDs: []string{"NVIDIA RTX A4000", "NVIDIA RTX A4500"}, MemoryGB: 16, PricePerHour: 0.25}),
+	assert.Check(t, is.DeepEqual(offers[1], TierOffer{Name: "ampere16", GPUIDs: []string{"NVIDIA RTX A4000", "NVIDIA RTX A4500"}, MemoryGB: 16, PricePerHour: money.PerHour(0.25)}),
 		"a pod may land on either GPU: the smaller memory is the tier's")
 	cfg := config.Default()
 	cfg.GPUTiers = []config.GPUTier{{Name: "new", GPUIDs: []string{"NVIDIA RTX A4000", "NVIDIA B200"}}}
@@ -118,7 +119,7 @@ func TestRightSizingSaysWhenNothingSmallerFits(t *testing.T) {
 		{"no configuration", 9 * 1024, "ada24", nil, "", "no reviewed tier of known memory holds 10.8 GiB"},
 	} {
 		r := summarize([]Attempt{{RunID: 1, Attempt: 1, Decision: DecisionPaid,
-			Pods:     []Pod{{ID: "p", Outcome: cost.OutcomeAccepted, Tier: tc.tier, Price: price(0.69), Dollars: cost.KnownMoney(0.1)}},
+			Pods:     []Pod{{ID: "p", Outcome: cost.OutcomeAccepted, Tier: tc.tier, Price: price(0.69), Dollars: cost.KnownMoney(money.FromDollars(0.1))}},
 			GPUUsage: &GPUUsage{GPU: "G", Samples: 10, PeakMemoryMiB: tc.peakMiB, TotalMemoryMiB: 81559, PeakUtilPct: 99, MeanUtilPct: 90}}}, nil)
 		rs := r.rightSize(tc.offers)
 		assert.Assert(t, rs != nil, tc.name)

@@ -19,7 +19,7 @@ type ServerlessSummary struct {
 	Attempts      int                `json:"attempts"`
 	Jobs          int                `json:"jobs"` // attempts that submitted their one job
 	Spend         Amount             `json:"spend"`
-	ReservedCents int64              `json:"reservedCents"` // the ledger's reservations for these attempts
+	ReservedCents money.WholeCents   `json:"reservedCents"` // the ledger's reservations for these attempts
 	Rows          []ServerlessRow    `json:"rows"`
 	Weeks         []ServerlessWeekly `json:"weeks"`
 }
@@ -96,15 +96,15 @@ func (r *Report) writeServerless(b *strings.Builder) {
 	b.WriteString("### Serverless lane\n\n")
 	b.WriteString("Attempts of the `serverless` lane (serverless-lane.yml): one Serverless job each instead of a pod.\n\n")
 	fmt.Fprintf(b, "%d attempts, %d jobs: **%s** estimated (worker time at the lane's price ceiling), %s reserved in the budget ledger.\n\n",
-		s.Attempts, s.Jobs, s.Spend, money.FromCents(s.ReservedCents))
+		s.Attempts, s.Jobs, s.Spend, s.ReservedCents.Amount())
 	tb := mdtable.New("Run", "Day", "Job", "Status", "GPU", "Worker seconds", "Spend", "Reserved").AlignRight(5, 6, 7)
 	for _, row := range s.Rows {
 		sp := row.Spend
 		tb.Row(attemptLink(row.RunID, row.Attempt, row.URL), row.Day, mdtable.Code(cmp.Or(sp.JobID, "none")), cell(cmp.Or(sp.JobStatus, "-")),
-			cell(sp.GPU), fmt.Sprint(sp.WorkerSeconds), sp.Dollars.String(), money.FromCents(sp.ReservedCents).String())
+			cell(sp.GPU), fmt.Sprint(sp.WorkerSeconds), sp.Dollars.String(), sp.ReservedCents.Amount().String())
 	}
 	b.WriteString(tb.String() + "\n")
-	labels, values := make([]string, 0, len(s.Weeks)), make([]float64, 0, len(s.Weeks))
+	labels, values := make([]string, 0, len(s.Weeks)), make([]money.Amount, 0, len(s.Weeks))
 	unknown := 0
 	for _, w := range s.Weeks {
 		labels, values = append(labels, w.Week), append(values, w.Spend.Known)

@@ -9,6 +9,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // serverlessJobs are the jobs of one attempt of serverless-lane.yml.
@@ -36,9 +37,9 @@ func TestServerlessSpendIsInTheHistory(t *testing.T) {
 		savedAttempt{rec: completedAttempt(1, 1, "pull_request", t0), logs: map[string]string{},
 			artifacts: []cost.Artifact{artifactOf(1, 1, cost.TriggerAutomatic, refA, acceptedReport("pod1", "NVIDIA L4", 0.5, t0, 36*60))}},
 		sls(2, cost.ServerlessSpend{Attempt: "rpg-sls-org-app-2-1-aa", JobID: "job-2", JobStatus: "COMPLETED", GPU: "NVIDIA RTX A4000", Pool: "AMPERE_16",
-			PricePerHour: 0.70, WorkerSeconds: 360, Dollars: cost.KnownMoney(0.07), ReservedCents: 261, LedgerCents: 261}),
-		sls(3, cost.ServerlessSpend{Attempt: "rpg-sls-org-app-3-1-bb", GPU: "NVIDIA RTX A4000", PricePerHour: 0.70, Dollars: cost.KnownMoney(0)}),
-		sls(4, cost.ServerlessSpend{Attempt: "rpg-sls-org-app-4-1-cc", JobID: "job-4", JobStatus: "IN_QUEUE", GPU: "NVIDIA RTX A4000", PricePerHour: 0.70, ReservedCents: 261}),
+			PricePerHour: money.PerHour(0.70), WorkerSeconds: 360, Dollars: cost.KnownMoney(money.FromDollars(0.07)), ReservedCents: 261, LedgerCents: 261}),
+		sls(3, cost.ServerlessSpend{Attempt: "rpg-sls-org-app-3-1-bb", GPU: "NVIDIA RTX A4000", PricePerHour: money.PerHour(0.70), Dollars: cost.KnownMoney(money.FromDollars(0))}),
+		sls(4, cost.ServerlessSpend{Attempt: "rpg-sls-org-app-4-1-cc", JobID: "job-4", JobStatus: "IN_QUEUE", GPU: "NVIDIA RTX A4000", PricePerHour: money.PerHour(0.70), ReservedCents: 261}),
 	)
 	r, err := Summarize(dir, nil)
 	assert.NilError(t, err)
@@ -47,9 +48,9 @@ func TestServerlessSpendIsInTheHistory(t *testing.T) {
 	assert.Check(t, is.Equal(r.Serverless.Attempts, 3))
 	assert.Check(t, is.Equal(r.Serverless.Jobs, 2))
 	assert.Check(t, is.Equal(r.Serverless.Spend.String(), "$0.0700 known, 1 Serverless job of unknown cost"))
-	assert.Check(t, is.Equal(r.Serverless.ReservedCents, int64(522)))
+	assert.Check(t, is.Equal(r.Serverless.ReservedCents, money.WholeCents(522)))
 	assert.Check(t, is.Equal(r.Totals.ServerlessAttempts, 3))
-	assert.Check(t, is.Equal(r.Totals.Spend.Known, 0.3+0.07), "the pod's $0.30 and the Serverless job's $0.07 in one total")
+	assert.Check(t, is.Equal(r.Totals.Spend.Known, money.FromDollars(0.37)), "the pod's $0.30 and the Serverless job's $0.07 in one total")
 	assert.Check(t, is.Equal(r.Totals.Spend.Unknown, 1))
 	assert.Check(t, is.Equal(r.Totals.Paid, 4))
 

@@ -22,7 +22,7 @@ func (r *Report) SpendRecord(now time.Time, within *Range) budget.Record {
 		rec.Since, rec.Until = within.Since.Format(time.DateOnly), within.Until.Format(time.DateOnly)
 	}
 	days := map[string]*budget.DaySpend{}
-	sums := map[string]float64{} // the history's amounts are float dollars; the record's exact
+	sums := map[string]money.Amount{}
 
 	day := func(d string) *budget.DaySpend {
 		if days[d] == nil {
@@ -46,7 +46,7 @@ func (r *Report) SpendRecord(now time.Time, within *Range) budget.Record {
 		}
 	}
 	for _, d := range days {
-		d.USD = money.FromDollars(sums[d.Day])
+		d.USD = sums[d.Day]
 		rec.Days = append(rec.Days, *d)
 	}
 	slices.SortFunc(rec.Days, func(a, b budget.DaySpend) int { return cmp.Compare(a.Day, b.Day) })

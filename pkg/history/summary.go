@@ -332,7 +332,8 @@ func (r *Report) byGPU() {
 	for i := range r.GPUs {
 		g := &r.GPUs[i]
 		if g.Accepted > 0 {
-			g.SpendPerAcceptedPod = &Amount{Known: g.Spend.Known / float64(g.Accepted), Unknown: g.Spend.Unknown}
+			per := g.Spend.Per(g.Accepted)
+			g.SpendPerAcceptedPod = &per
 		}
 	}
 	slices.SortStableFunc(r.GPUs, func(a, b GPUSummary) int {

@@ -11,6 +11,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // cents compares sums of dollars without float noise.
@@ -27,7 +28,7 @@ func pod(id, gpu string, outcome cost.Outcome, dollars cost.Money) Pod {
 }
 
 func TestSummarizeTriggersAndRefs(t *testing.T) {
-	usd := cost.KnownMoney
+	usd := func(v float64) cost.Money { return cost.KnownMoney(money.FromDollars(v)) }
 	day := func(n int) time.Time { return t0.AddDate(0, 0, n) }
 	attempts := []Attempt{
 		paidAttempt(1, day(0), cost.TriggerAutomatic, refA, pod("a1", "L4", cost.OutcomeAccepted, usd(0.10))),
@@ -41,12 +42,12 @@ func TestSummarizeTriggersAndRefs(t *testing.T) {
 	r := summarize(attempts, nil)
 
 	assert.DeepEqual(t, r.Triggers, Triggers{
-		AutomaticFirst:  TriggerGroup{Attempts: 2, TestedRefs: 2, Spend: Amount{Known: 0.41}},
-		AutomaticRepeat: TriggerGroup{Attempts: 1, TestedRefs: 1, Spend: Amount{Known: 0.20}},
-		Manual:          TriggerGroup{Attempts: 1, TestedRefs: 1, Spend: Amount{Known: 0.40}},
-		UnknownRef:      TriggerGroup{Attempts: 1, Spend: Amount{Known: 0.05}},
+		AutomaticFirst:  TriggerGroup{Attempts: 2, TestedRefs: 2, Spend: Amount{Known: money.FromDollars(0.41)}},
+		AutomaticRepeat: TriggerGroup{Attempts: 1, TestedRefs: 1, Spend: Amount{Known: money.FromDollars(0.20)}},
+		Manual:          TriggerGroup{Attempts: 1, TestedRefs: 1, Spend: Amount{Known: money.FromDollars(0.40)}},
+		UnknownRef:      TriggerGroup{Attempts: 1, Spend: Amount{Known: money.FromDollars(0.05)}},
 	}, cents)
-	assert.DeepEqual(t, r.RepeatedRefs, []RefSummary{{TestedRef: refA, Automatic: 2, Manual: 1, Spend: Amount{Known: 0.7}}}, cents)
+	assert.DeepEqual(t, r.RepeatedRefs, []RefSummary{{TestedRef: refA, Automatic: 2, Manual: 1, Spend: Amount{Known: money.FromDollars(0.7)}}}, cents)
 	assert.Equal(t, len(r.ReusedGates), 1)
 	assert.Equal(t, r.ReusedGates[0].TestedRef, refB)
 	assert.Equal(t, r.Totals.Spend.String(), "$1.0600")
@@ -58,7 +59,7 @@ func TestSummarizeTriggersAndRefs(t *testing.T) {
 }
 
 func TestDuplicatePodsCountOnce(t *testing.T) {
-	usd := cost.KnownMoney
+	usd := func(v float64) cost.Money { return cost.KnownMoney(money.FromDollars(v)) }
 	r := summarize([]Attempt{
 		paidAttempt(1, t0, cost.TriggerAutomatic, refA, pod("dup", "L4", cost.OutcomeAccepted, usd(0.10))),
 		paidAttempt(2, t0.Add(time.Hour), cost.TriggerAutomatic, refB, pod("dup", "L4", cost.OutcomeAccepted, usd(0.10)),
@@ -128,15 +129,15 @@ func TestMarkdownHeadlineAndChartAxis(t *testing.T) {
 	tests := []struct {
 		name     string
 		spend    Amount
-		values   []float64
+		values   []money.Amount
 		headline string
 		axis     string
 	}{
-		{name: "known", spend: Amount{Known: 1.23}, values: []float64{0.5, 0.2},
+		{name: "known", spend: Amount{Known: money.FromDollars(1.23)}, values: []money.Amount{money.Dollar / 2, money.Dollar / 5},
 			headline: "**$1.2300** spent on GPU pods", axis: `y-axis "USD" 0 --> 0.5`},
-		{name: "one unknown", spend: Amount{Known: 1.23, Unknown: 1}, values: []float64{0.2, 0.5},
+		{name: "one unknown", spend: Amount{Known: money.FromDollars(1.23), Unknown: 1}, values: []money.Amount{money.Dollar / 5, money.Dollar / 2},
 			headline: "**$1.2300 known, 1 pod of unknown cost** spent on GPU pods", axis: `y-axis "USD" 0 --> 0.5`},
-		{name: "every known amount zero", spend: Amount{Unknown: 2}, values: []float64{0, 0},
+		{name: "every known amount zero", spend: Amount{Unknown: 2}, values: []money.Amount{0, 0},
 			headline: "**$0.0000 known, 2 pods of unknown cost** spent", axis: `y-axis "USD" 0 --> 1`},
 	}
 	for _, tc := range tests {

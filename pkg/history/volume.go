@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/mdtable"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
 
@@ -24,9 +25,9 @@ type VolumeBillingSource interface {
 
 // VolumeStorage is what one network volume's storage was billed in the window.
 type VolumeStorage struct {
-	ID        string   `json:"id"`
-	Days      []string `json:"days"`
-	BilledUSD float64  `json:"billedUsd"`
+	ID        string       `json:"id"`
+	Days      []string     `json:"days"`
+	BilledUSD money.Amount `json:"billedUsd"`
 }
 
 // fetchVolumeBilling adds the volumes' storage charges of q to b when src
@@ -41,7 +42,7 @@ func fetchVolumeBilling(ctx context.Context, src BillingSource, q runpod.Billing
 		return err
 	}
 	for _, r := range records {
-		b.Charges = append(b.Charges, BilledCharge{Kind: KindNetworkVolume, ID: r.ID, Start: r.Start, End: r.End, USD: r.Total})
+		b.Charges = append(b.Charges, BilledCharge{Kind: KindNetworkVolume, ID: r.ID, Start: r.Start, End: r.End, USD: money.FromDollars(r.Total)})
 	}
 	return nil
 }
@@ -77,7 +78,7 @@ func (rec *Reconciliation) writeVolumes(b *strings.Builder) {
 		return
 	}
 	tb := mdtable.New("Network volume", "Days billed", "First day", "Last day", "Storage billed").AlignRight(1, 4)
-	total := 0.0
+	total := money.Amount(0)
 	for _, v := range rec.Volumes {
 		tb.Row(mdtable.Code(v.ID), fmt.Sprint(len(v.Days)), v.Days[0], v.Days[len(v.Days)-1], usd(v.BilledUSD))
 		total += v.BilledUSD

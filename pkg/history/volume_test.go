@@ -10,6 +10,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
@@ -52,9 +53,9 @@ func TestNetworkVolumeStorageInTheCostHistory(t *testing.T) {
 	assert.Check(t, is.Len(rec.Untracked, 0), "storage is not an untracked pod")
 	assert.Assert(t, is.Len(rec.Volumes, 1))
 	assert.Check(t, is.DeepEqual(rec.Volumes[0].Days, []string{"2026-10-06", "2026-10-07", "2026-10-08"}))
-	assert.Check(t, rec.Volumes[0].BilledUSD > 3*daily-1e-4 && rec.Volumes[0].BilledUSD < 3*daily+1e-4, "billed %v", rec.Volumes[0].BilledUSD)
+	assert.Check(t, rec.Volumes[0].BilledUSD > money.FromDollars(3*daily-1e-4) && rec.Volumes[0].BilledUSD < money.FromDollars(3*daily+1e-4), "billed %v", rec.Volumes[0].BilledUSD)
 	for _, d := range rec.Days {
-		assert.Check(t, is.Equal(d.UntrackedUSD, 0.0), "%s: storage is not in the budget's day", d.Day)
+		assert.Check(t, is.Equal(d.UntrackedUSD, money.Amount(0)), "%s: storage is not in the budget's day", d.Day)
 	}
 
 	r.Billing = rec

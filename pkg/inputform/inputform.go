@@ -15,6 +15,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/lazyre"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
@@ -93,13 +94,14 @@ const PriceForm = "a positive number of USD per hour up to 1000, or 0 or empty w
 const MaxPricePerHour = 1000
 
 // ParsePrice reads an hourly price in USD: a finite number from 0 to
-// MaxPricePerHour; ok is false for anything else (NaN, -1, 1e308, "$1").
-func ParsePrice(s string) (usd float64, ok bool) {
+// MaxPricePerHour, to the nearest micro-dollar per hour; ok is false for
+// anything else (NaN, -1, 1e308, "$1").
+func ParsePrice(s string) (price money.Rate, ok bool) {
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > MaxPricePerHour {
 		return 0, false
 	}
-	return v, true
+	return money.PerHour(v), true
 }
 
 // Error is a value that does not have its kind's form.

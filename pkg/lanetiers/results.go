@@ -3,6 +3,8 @@ package lanetiers
 import (
 	"fmt"
 	"strings"
+
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // Outcomes of a row of the gate.
@@ -24,15 +26,15 @@ type Result struct {
 	Tier    string `json:"tier"`
 	Outcome string `json:"outcome"`
 	// Reason says why, in words: the host fault, the job's conclusion, why no pod.
-	Reason         string   `json:"reason,omitempty"`
-	PodID          string   `json:"pod-id,omitempty"`
-	GPUType        string   `json:"gpu-type,omitempty"`
-	DataCenter     string   `json:"data-center,omitempty"`
-	PricePerHour   *float64 `json:"price-per-hour,omitempty"`
-	PaidSeconds    *int64   `json:"paid-seconds,omitempty"`
-	Dollars        *float64 `json:"dollars,omitempty"`
-	Rerun          bool     `json:"rerun,omitempty"`
-	ReusedCheckURL string   `json:"reused-check-url,omitempty"`
+	Reason         string        `json:"reason,omitempty"`
+	PodID          string        `json:"pod-id,omitempty"`
+	GPUType        string        `json:"gpu-type,omitempty"`
+	DataCenter     string        `json:"data-center,omitempty"`
+	PricePerHour   *money.Rate   `json:"price-per-hour,omitempty"`
+	PaidSeconds    *int64        `json:"paid-seconds,omitempty"`
+	Dollars        *money.Amount `json:"dollars,omitempty"`
+	Rerun          bool          `json:"rerun,omitempty"`
+	ReusedCheckURL string        `json:"reused-check-url,omitempty"`
 }
 
 // Outcomes lists every row outcome.

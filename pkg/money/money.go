@@ -42,14 +42,22 @@ func FromDollars(usd float64) Amount {
 // FromCents converts whole cents, the Serverless ledger's unit on disk.
 func FromCents(cents int64) Amount { return Amount(cents) * Cent }
 
+// WholeCents is an amount held in whole cents, the unit the Serverless ledger
+// stores (checksummed) and the artifacts quoting it carry: it encodes as a
+// JSON integer of cents, as those files always have.
+type WholeCents int64
+
+// Amount is the whole cents as an Amount.
+func (c WholeCents) Amount() Amount { return FromCents(int64(c)) }
+
 // Dollars is the amount as float64 dollars, for ratios and wire formats that
 // carry a JSON number; never for a sum or a comparison that decides a spend.
 func (a Amount) Dollars() float64 { return float64(a) / float64(Dollar) }
 
 // CentsUp is the amount in whole cents, rounded up: what the Serverless
 // ledger, which counts cents, reserves for it.
-func (a Amount) CentsUp() int64 {
-	c := int64(a / Cent)
+func (a Amount) CentsUp() WholeCents {
+	c := WholeCents(a / Cent)
 	if a%Cent > 0 {
 		c++
 	}
@@ -128,6 +136,24 @@ func (a *Amount) UnmarshalJSON(b []byte) error {
 	*a = FromDollars(v)
 	return nil
 }
+
+// UnmarshalYAML reads a YAML number of dollars (yaml.v3's unmarshaler
+// interface, so this package imports no YAML library); NaN, infinities and
+// amounts beyond ±1e9 dollars are refused.
+func (a *Amount) UnmarshalYAML(decode func(any) error) error {
+	var v float64
+	if err := decode(&v); err != nil {
+		return fmt.Errorf("amount: want a number of US dollars: %w", err)
+	}
+	if math.IsNaN(v) || math.Abs(v) > maxDollars {
+		return fmt.Errorf("amount %g: want a number of US dollars of at most %g", v, float64(maxDollars))
+	}
+	*a = FromDollars(v)
+	return nil
+}
+
+// MarshalYAML writes dollars as a YAML number.
+func (a Amount) MarshalYAML() (any, error) { return a.Dollars(), nil }
 
 // Rate is a price in US dollars per hour, in micro-dollars per hour.
 type Rate int64

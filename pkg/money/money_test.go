@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
 	"gotest.tools/v3/assert"
 )
 
@@ -58,11 +59,11 @@ func TestRateForRoundsUp(t *testing.T) {
 func TestCentsUp(t *testing.T) {
 	tests := []struct {
 		a    Amount
-		want int64
+		want WholeCents
 	}{{0, 0}, {1, 1}, {Cent, 1}, {Cent + 1, 2}, {136 * Cent, 136}}
 	for _, tt := range tests {
 		assert.Equal(t, tt.a.CentsUp(), tt.want, "amount %d", tt.a)
-		assert.Equal(t, FromCents(tt.want).CentsUp(), tt.want)
+		assert.Equal(t, tt.want.Amount().CentsUp(), tt.want)
 	}
 }
 
@@ -114,4 +115,38 @@ func TestJSON(t *testing.T) {
 	b, err = json.Marshal(Amount(-5))
 	assert.NilError(t, err)
 	assert.Equal(t, string(b), "-0.000005")
+}
+
+// TestAmountYAML decodes configuration numbers through yaml.v3, which calls
+// Amount's unmarshaler.
+func TestAmountYAML(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Amount
+		wantErr string
+	}{
+		{in: "5", want: 5 * Dollar},
+		{in: "2.5", want: 2*Dollar + 50*Cent},
+		{in: "0.0000014", want: 1},
+		{in: ".nan", wantErr: "amount NaN: want a number of US dollars of at most 1e+09"},
+		{in: ".inf", wantErr: "amount +Inf: want a number of US dollars of at most 1e+09"},
+		{in: "five", wantErr: "amount: want a number of US dollars: yaml: unmarshal errors:\n  line 1: cannot unmarshal !!str `five` into float64"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			var got struct{ A Amount }
+			err := yaml.Unmarshal([]byte("a: "+tt.in), &got)
+			if tt.wantErr != "" {
+				assert.Error(t, err, tt.wantErr)
+				return
+			}
+			assert.NilError(t, err)
+			assert.Equal(t, got.A, tt.want)
+			out, err := yaml.Marshal(got)
+			assert.NilError(t, err)
+			var back struct{ A Amount }
+			assert.NilError(t, yaml.Unmarshal(out, &back))
+			assert.Equal(t, back.A, tt.want, "written as %q", out)
+		})
+	}
 }

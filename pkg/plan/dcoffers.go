@@ -4,19 +4,21 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // DCOffer is one data center's stock of one GPU type in one cloud: the unit
 // a developer (and a zone-pinned lane) chooses and pays for: an offer.
 type DCOffer struct {
-	GPUID        string  `json:"gpu_id"`
-	GPUCount     int     `json:"gpu_count"`
-	Cloud        string  `json:"cloud"` // SECURE or COMMUNITY
-	MemoryGB     int     `json:"memory_gb"`
-	DataCenterID string  `json:"zone"`   // e.g. EU-RO-1
-	Region       string  `json:"region"` // continent, lower case, e.g. europe; "" when unknown
-	PricePerHour float64 `json:"price_per_hour"`
-	Availability string  `json:"availability"` // LOW, MEDIUM or HIGH
+	GPUID        string     `json:"gpu_id"`
+	GPUCount     int        `json:"gpu_count"`
+	Cloud        string     `json:"cloud"` // SECURE or COMMUNITY
+	MemoryGB     int        `json:"memory_gb"`
+	DataCenterID string     `json:"zone"`   // e.g. EU-RO-1
+	Region       string     `json:"region"` // continent, lower case, e.g. europe; "" when unknown
+	PricePerHour money.Rate `json:"price_per_hour"`
+	Availability string     `json:"availability"` // LOW, MEDIUM or HIGH
 }
 
 // InstanceType names the offer "<GPU id> x<count> <tier>",
@@ -87,7 +89,7 @@ func DataCenterOffers(offers []Offer, count int, f DCFilter) []DCOffer {
 			}
 			out = append(out, DCOffer{
 				GPUID: o.GPUID, GPUCount: count, Cloud: strings.ToUpper(o.Cloud), MemoryGB: o.MemoryGB,
-				DataCenterID: dc.ID, Region: region, PricePerHour: o.PricePerHour * float64(count),
+				DataCenterID: dc.ID, Region: region, PricePerHour: o.PricePerHour * money.Rate(count),
 				Availability: strings.ToUpper(dc.Availability),
 			})
 		}

@@ -4,17 +4,19 @@ import (
 	"testing"
 
 	"gotest.tools/v3/assert"
+
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 func TestDataCenterOffersOnePerDataCenterCheapestFirst(t *testing.T) {
 	regions := map[string]string{"US-KS-2": "NORTH_AMERICA", "US-CA-2": "NORTH_AMERICA", "EU-RO-1": "EUROPE", "AP-JP-1": "ASIA"}
 	offers := []Offer{
-		{GPUID: rtx4090, MemoryGB: 24, Cloud: CloudSecure, PricePerHour: 0.69, Availability: "HIGH", DataCenters: []DataCenterStock{
+		{GPUID: rtx4090, MemoryGB: 24, Cloud: CloudSecure, PricePerHour: money.PerHour(0.69), Availability: "HIGH", DataCenters: []DataCenterStock{
 			{ID: "US-KS-2", Availability: "HIGH"}, {ID: "EU-RO-1", Availability: "LOW"}, {ID: "AP-JP-1", Availability: "NONE"}}},
-		{GPUID: rtx4090, MemoryGB: 24, Cloud: CloudCommunity, PricePerHour: 0.34, Availability: "MEDIUM", DataCenters: []DataCenterStock{
+		{GPUID: rtx4090, MemoryGB: 24, Cloud: CloudCommunity, PricePerHour: money.PerHour(0.34), Availability: "MEDIUM", DataCenters: []DataCenterStock{
 			{ID: "US-CA-2", Availability: "MEDIUM"}, {ID: "AP-JP-1", Availability: "LOW"}}},
-		{GPUID: l40s, MemoryGB: 48, Cloud: CloudSecure, PricePerHour: 0.34, DataCenters: []DataCenterStock{{ID: "EU-RO-1", Availability: "HIGH"}}},
-		{GPUID: a4000, MemoryGB: 16, Cloud: CloudSecure, PricePerHour: 0, DataCenters: []DataCenterStock{{ID: "US-KS-2", Availability: "HIGH"}}}, // no offer in the cloud
+		{GPUID: l40s, MemoryGB: 48, Cloud: CloudSecure, PricePerHour: money.PerHour(0.34), DataCenters: []DataCenterStock{{ID: "EU-RO-1", Availability: "HIGH"}}},
+		{GPUID: a4000, MemoryGB: 16, Cloud: CloudSecure, PricePerHour: money.PerHour(0), DataCenters: []DataCenterStock{{ID: "US-KS-2", Availability: "HIGH"}}}, // no offer in the cloud
 	}
 	type row struct{ Instance, Zone string }
 	for _, tc := range []struct {
@@ -67,7 +69,7 @@ func TestDataCenterOffersOnePerDataCenterCheapestFirst(t *testing.T) {
 	// The price is per pod: count × the GPU's price.
 	two := DataCenterOffers(offers, 2, DCFilter{GPUIDs: []string{rtx4090}, Zones: []string{"US-KS-2"}})
 	assert.Equal(t, len(two), 1)
-	assert.Equal(t, two[0].PricePerHour, 1.38)
+	assert.Equal(t, two[0].PricePerHour, money.PerHour(1.38))
 	assert.Equal(t, DataCenterOffers(offers, 1, DCFilter{Continents: []string{"europe"}, DataCenterRegions: regions})[0].Region, "europe")
 }
 
@@ -77,7 +79,7 @@ func TestDataCenterOffersVRAMFloorIsInclusive(t *testing.T) {
 
 	got := DataCenterOffers(offers, 1, DCFilter{MinVRAMGB: 48})
 
-	assert.DeepEqual(t, got, []DCOffer{{GPUID: l40s, GPUCount: 1, Cloud: CloudSecure, MemoryGB: 48, DataCenterID: "US-KS-2", PricePerHour: 0.86, Availability: "HIGH"}})
+	assert.DeepEqual(t, got, []DCOffer{{GPUID: l40s, GPUCount: 1, Cloud: CloudSecure, MemoryGB: 48, DataCenterID: "US-KS-2", PricePerHour: money.PerHour(0.86), Availability: "HIGH"}})
 }
 
 // Without a GPU filter every type ranks the same, so a price and cloud tie

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/mdtable"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // Clouds RunPod rents pods from.
@@ -42,8 +43,8 @@ type Offer struct {
 	GPUID        string
 	MemoryGB     int
 	Cloud        string
-	PricePerHour float64 // list price for one GPU; 0 means the cloud has no offer
-	Availability string  // overall availability; NONE means out of stock
+	PricePerHour money.Rate // list price for one GPU; 0 means the cloud has no offer
+	Availability string     // overall availability; NONE means out of stock
 	DataCenters  []DataCenterStock
 }
 
@@ -98,7 +99,7 @@ type Candidate struct {
 	Cloud string
 	// PricePerHour is the list price per pod (per GPU × count); PriceKnown is false for
 	// static candidates the catalog did not price.
-	PricePerHour  float64
+	PricePerHour  money.Rate
 	PriceKnown    bool
 	Source        Source
 	DataCenterIDs []string // placement restriction; nil lets RunPod choose
@@ -196,10 +197,10 @@ func number(in Input, all []Candidate, count int) {
 	// cloud's list price: a cheaper offer in another cloud would understate the
 	// worst case and let the spend ceiling pass a dearer pod.
 	type gpuCloud struct{ id, cloud string }
-	listPrice := map[gpuCloud]float64{}
+	listPrice := map[gpuCloud]money.Rate{}
 	for _, o := range in.Offers {
 		if in.CatalogErr == nil && o.PricePerHour > 0 {
-			listPrice[gpuCloud{o.GPUID, strings.ToUpper(o.Cloud)}] = o.PricePerHour * float64(count)
+			listPrice[gpuCloud{o.GPUID, strings.ToUpper(o.Cloud)}] = o.PricePerHour * money.Rate(count)
 		}
 	}
 	staticN := map[string]int{}
@@ -308,7 +309,7 @@ func bestOffers(in Input, tierOf map[string]string, count int, memory map[string
 		}
 		c := Candidate{
 			Tier: tier, GPUID: o.GPUID, Cloud: o.Cloud, Source: SourceLive,
-			PricePerHour: o.PricePerHour * float64(count), PriceKnown: true, DataCenterIDs: dcs,
+			PricePerHour: o.PricePerHour * money.Rate(count), PriceKnown: true, DataCenterIDs: dcs,
 		}
 		// One candidate per type: the cheapest cloud wins; secure wins a tie.
 		if prev, ok := best[o.GPUID]; !ok || c.PricePerHour < prev.PricePerHour ||
@@ -505,7 +506,7 @@ func (p Plan) Table() string {
 	for _, c := range p.Candidates {
 		price := "unpriced"
 		if c.PriceKnown {
-			price = fmt.Sprintf("%.2f", c.PricePerHour)
+			price = strings.TrimPrefix(c.PricePerHour.Hourly().Format(money.Cents), "$")
 		}
 		region, zone := c.Region, "any"
 		if len(c.DataCenterIDs) > 0 {

@@ -9,6 +9,8 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 	"gotest.tools/v3/golden"
+
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 const (
@@ -28,7 +30,7 @@ var reviewed = []Tier{
 }
 
 func offer(id string, mem int, cloud string, price float64, avail string, dcs ...string) Offer {
-	o := Offer{GPUID: id, MemoryGB: mem, Cloud: cloud, PricePerHour: price, Availability: avail}
+	o := Offer{GPUID: id, MemoryGB: mem, Cloud: cloud, PricePerHour: money.PerHour(price), Availability: avail}
 	for _, dc := range dcs {
 		parts := strings.SplitN(dc, "=", 2)
 		o.DataCenters = append(o.DataCenters, DataCenterStock{ID: parts[0], Availability: parts[1]})
@@ -57,7 +59,7 @@ func describe(p Plan) []string {
 	for _, c := range p.Candidates {
 		price := "?"
 		if c.PriceKnown {
-			price = fmt.Sprintf("%.2f", c.PricePerHour)
+			price = fmt.Sprintf("%.2f", c.PricePerHour.Dollars())
 		}
 		s := fmt.Sprintf("%s %s %s %s %s", c.Name, c.Tier, strings.TrimPrefix(c.GPUID, "NVIDIA "), strings.ToLower(c.Cloud), price)
 		if len(c.DataCenterIDs) > 0 {

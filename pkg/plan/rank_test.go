@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"gotest.tools/v3/assert"
+
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // The ranker may reorder, pin and drop, but the plan holds it to the
@@ -31,7 +33,7 @@ func TestRankerStaysInsideTheBoundary(t *testing.T) {
 			return c
 		}, want: []string{rtx4090 + "@US-KS-2", a6000 + "@", l40s + "@", a100 + "@", h100 + "@"}},
 		{name: "an unreviewed type, a duplicate and a repricing are refused", rank: func(_ Input, c []Candidate) []Candidate {
-			c[0].PricePerHour, c[0].Tier = 0.01, "free"
+			c[0].PricePerHour, c[0].Tier = money.PerHour(0.01), "free"
 			return append([]Candidate{{GPUID: a4000, Cloud: CloudSecure, Source: SourceLive}, c[0]}, c...)
 		}, want: []string{a6000 + "@", rtx4090 + "@", l40s + "@", a100 + "@", h100 + "@"}},
 		{name: "a placement outside the zones falls back to the zones", zones: []string{"EU-RO-1"},
@@ -62,7 +64,7 @@ func TestRankerStaysInsideTheBoundary(t *testing.T) {
 				got = append(got, c.GPUID+"@"+where)
 				assert.Equal(t, c.N, i+1)
 				if c.GPUID == a6000 {
-					assert.Equal(t, c.PricePerHour, 0.49)
+					assert.Equal(t, c.PricePerHour, money.PerHour(0.49))
 					assert.Equal(t, c.Tier, "ampere")
 				}
 			}

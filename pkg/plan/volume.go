@@ -45,7 +45,7 @@ func (n VolumeNote) ExtraPerHour() (money.Rate, bool) {
 	if n.Here == nil || n.Elsewhere == nil {
 		return 0, false
 	}
-	return money.PerHour(n.Here.PricePerHour) - money.PerHour(n.Elsewhere.PricePerHour), true
+	return n.Here.PricePerHour - n.Elsewhere.PricePerHour, true
 }
 
 // String is the plan's line about the volume.
@@ -59,17 +59,17 @@ func (n VolumeNote) String() string {
 	case !n.InStock:
 		return head + "no reviewed GPU in stock in " + n.DataCenterID
 	}
-	here := fmt.Sprintf("its cheapest candidate, %s at %s,", n.Here.InstanceType(), money.PerHour(n.Here.PricePerHour).Format(money.Cents))
+	here := fmt.Sprintf("its cheapest candidate, %s at %s,", n.Here.InstanceType(), n.Here.PricePerHour.Format(money.Cents))
 	extra, known := n.ExtraPerHour()
 	switch {
 	case !known:
 		return head + "only " + n.DataCenterID + " is considered; " + here + " has no candidate elsewhere to compare with"
 	case extra > 0:
 		return head + "only " + n.DataCenterID + " is considered; " + here + fmt.Sprintf(" costs %s more than the cheapest elsewhere (%s in %s at %s)",
-			extra.Format(money.Cents), n.Elsewhere.InstanceType(), n.Elsewhere.DataCenterID, money.PerHour(n.Elsewhere.PricePerHour).Format(money.Cents))
+			extra.Format(money.Cents), n.Elsewhere.InstanceType(), n.Elsewhere.DataCenterID, n.Elsewhere.PricePerHour.Format(money.Cents))
 	}
 	return head + "only " + n.DataCenterID + " is considered; " + here + fmt.Sprintf(" costs nothing more than the cheapest elsewhere (%s in %s at %s)",
-		n.Elsewhere.InstanceType(), n.Elsewhere.DataCenterID, money.PerHour(n.Elsewhere.PricePerHour).Format(money.Cents))
+		n.Elsewhere.InstanceType(), n.Elsewhere.DataCenterID, n.Elsewhere.PricePerHour.Format(money.Cents))
 }
 
 // VolumeExcluded returns why the configured regions or zones leave out the

@@ -16,11 +16,11 @@ import (
 // the volume's data center (US-KS-2) has it only in the secure cloud, at
 // $0.35/h more; the L40S is nowhere in stock in US-KS-2.
 var volumeOffers = []Offer{
-	{GPUID: rtx4090, MemoryGB: 24, Cloud: CloudSecure, PricePerHour: 0.69, Availability: "HIGH", DataCenters: []DataCenterStock{
+	{GPUID: rtx4090, MemoryGB: 24, Cloud: CloudSecure, PricePerHour: money.PerHour(0.69), Availability: "HIGH", DataCenters: []DataCenterStock{
 		{ID: "US-KS-2", Availability: "HIGH"}, {ID: "EU-RO-1", Availability: "LOW"}}},
-	{GPUID: rtx4090, MemoryGB: 24, Cloud: CloudCommunity, PricePerHour: 0.34, Availability: "MEDIUM", DataCenters: []DataCenterStock{
+	{GPUID: rtx4090, MemoryGB: 24, Cloud: CloudCommunity, PricePerHour: money.PerHour(0.34), Availability: "MEDIUM", DataCenters: []DataCenterStock{
 		{ID: "US-CA-2", Availability: "MEDIUM"}}},
-	{GPUID: l40s, MemoryGB: 48, Cloud: CloudSecure, PricePerHour: 0.79, Availability: "HIGH", DataCenters: []DataCenterStock{
+	{GPUID: l40s, MemoryGB: 48, Cloud: CloudSecure, PricePerHour: money.PerHour(0.79), Availability: "HIGH", DataCenters: []DataCenterStock{
 		{ID: "EU-RO-1", Availability: "HIGH"}, {ID: "US-KS-2", Availability: "NONE"}}},
 }
 

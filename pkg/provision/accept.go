@@ -12,7 +12,6 @@ import (
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/lifecycle"
-	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/spend"
 	"github.com/org/runpod-gpu/pkg/startup"
@@ -48,7 +47,7 @@ func (r *run) accept(a *attemptState, pod *runpod.Pod, w watchResult) (outcome, 
 	r.res.Accepted = &Accepted{PodID: pod.ID, RunnerLabel: a.label, GPU: a.c.GPUID, Candidate: a.c.Name, Tier: a.c.Tier,
 		Cloud: a.c.Cloud, DataCenter: a.rec.DataCenter, Price: a.rec.Price, StartupSeconds: secs, StartedAt: w.start, AcceptedAt: w.acceptedAt}
 	// What the pod can cost at most, at the higher of its billed and catalog prices.
-	switch price := max(money.PerHour(a.rec.Price.PerHour), money.PerHour(a.c.PricePerHour)); {
+	switch price := max(a.rec.Price.PerHour, a.c.PricePerHour); {
 	case (a.rec.Price.Known || a.c.PriceKnown) && price > 0:
 		r.res.AcceptedWorst = spend.Candidate(price, r.cfg.StartupTimeout(), r.cfg.Lifetime())
 	default:
@@ -84,7 +83,7 @@ func (r *run) reject(ctx context.Context, a *attemptState, pod *runpod.Pod, w wa
 			a.rec.Seconds = secondsBetween(w.start, r.now())
 			// It may bill until the cleanup job or the reaper deletes it: the
 			// lane's committed spend counts it at a candidate's worst case.
-			r.res.SpentBound += r.spendRun().UnconfirmedBound(money.PerHour(a.rec.Price.PerHour), money.PerHour(a.listPrice.PerHour))
+			r.res.SpentBound += r.spendRun().UnconfirmedBound(a.rec.Price.PerHour, a.listPrice.PerHour)
 			a.done(cost.OutcomeRejected, w.reason+"; deletion unconfirmed")
 			return 0, r.fail(ErrUnconfirmedDeletion, fmt.Sprintf("no further pod is created while pod %s may still run: %v", pod.ID, derr))
 		}
@@ -95,7 +94,7 @@ func (r *run) reject(ctx context.Context, a *attemptState, pod *runpod.Pod, w wa
 	a.rec.Seconds = secondsBetween(w.start, end)
 	// The ceiling's bound counts from creation (not the provider start) at the
 	// highest price known for the pod.
-	r.res.SpentBound += spend.RejectedBound(money.PerHour(a.rec.Price.PerHour), money.PerHour(a.listPrice.PerHour), a.createdAt, end)
+	r.res.SpentBound += spend.RejectedBound(a.rec.Price.PerHour, a.listPrice.PerHour, a.createdAt, end)
 	a.done(cost.OutcomeRejected, w.reason)
 	switch {
 	case w.obsolete:

@@ -13,7 +13,6 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
-	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
@@ -57,7 +56,7 @@ func (r *run) attempt(ctx context.Context, c plan.Candidate) (outcome, error) {
 		return 0, r.fail(ErrStopped, fmt.Sprintf("could not mint a runner config for %s: %v", label, err))
 	}
 	postAt := r.now() // no pod of this candidate exists before its first POST
-	r.current = currentAttempt{postAt: postAt, price: money.PerHour(listPrice.PerHour), cand: c}
+	r.current = currentAttempt{postAt: postAt, price: listPrice.PerHour, cand: c}
 	pod, err := r.create(ctx, c, label, jit)
 	switch {
 	case errors.Is(err, runpod.ErrCapacity):

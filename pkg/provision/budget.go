@@ -39,7 +39,7 @@ func (r *run) checkBudget(ctx context.Context, c plan.Candidate) error {
 // budgetCreate is candidate c's create as the budget counts it: its worst
 // case, and the lane's own pods (own) at their bound.
 func (r *run) budgetCreate(c plan.Candidate, own []string) spend.Create {
-	price := money.PerHour(c.PricePerHour)
+	price := c.PricePerHour
 	return spend.Create{Lane: spend.LanePod, What: fmt.Sprintf("candidate %s (%s at %s)", c.Name, c.GPUID, price.Format(money.Cents)),
 		WorstCaseUSD: spend.Candidate(price, r.cfg.StartupTimeout(), r.cfg.Lifetime()), OwnUSD: r.req.Committed + r.res.SpentBound, OwnPods: own}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/runpod"
 )
@@ -102,9 +103,9 @@ func offer(g runpod.GPUType, cloud config.Cloud) plan.Offer {
 	o := plan.Offer{GPUID: g.ID, MemoryGB: g.Memory, Cloud: string(cloud), Availability: string(g.Availability)}
 	switch {
 	case cloud == config.CloudSecure && g.Secure:
-		o.PricePerHour = float64(g.Price.Secure)
+		o.PricePerHour = money.PerHour(float64(g.Price.Secure))
 	case cloud == config.CloudCommunity && g.Community:
-		o.PricePerHour = float64(g.Price.Community)
+		o.PricePerHour = money.PerHour(float64(g.Price.Community))
 	}
 	if g.Availability == "" {
 		o.Availability = string(runpod.AvailabilityNone) // asked for and absent: not known to be in stock

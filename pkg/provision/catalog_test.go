@@ -8,6 +8,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/config"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
@@ -111,15 +112,15 @@ func TestOffer(t *testing.T) {
 		want  plan.Offer
 	}{
 		{name: "secure", g: both, cloud: config.CloudSecure,
-			want: plan.Offer{GPUID: a4000, MemoryGB: 16, Cloud: "SECURE", PricePerHour: 0.25, Availability: "HIGH", DataCenters: stock}},
+			want: plan.Offer{GPUID: a4000, MemoryGB: 16, Cloud: "SECURE", PricePerHour: money.PerHour(0.25), Availability: "HIGH", DataCenters: stock}},
 		{name: "community", g: both, cloud: config.CloudCommunity,
-			want: plan.Offer{GPUID: a4000, MemoryGB: 16, Cloud: "COMMUNITY", PricePerHour: 0.17, Availability: "HIGH", DataCenters: stock}},
+			want: plan.Offer{GPUID: a4000, MemoryGB: 16, Cloud: "COMMUNITY", PricePerHour: money.PerHour(0.17), Availability: "HIGH", DataCenters: stock}},
 		{name: "secure asked, community only", g: communityOnly, cloud: config.CloudSecure,
 			want: plan.Offer{GPUID: a4000, MemoryGB: 16, Cloud: "SECURE", Availability: "HIGH", DataCenters: stock}},
 		{name: "community asked, secure only", g: secureOnly, cloud: config.CloudCommunity,
 			want: plan.Offer{GPUID: a4000, MemoryGB: 16, Cloud: "COMMUNITY", Availability: "HIGH", DataCenters: stock}},
 		{name: "availability absent", g: unlisted, cloud: config.CloudSecure,
-			want: plan.Offer{GPUID: a4000, MemoryGB: 16, Cloud: "SECURE", PricePerHour: 0.25, Availability: "NONE"}},
+			want: plan.Offer{GPUID: a4000, MemoryGB: 16, Cloud: "SECURE", PricePerHour: money.PerHour(0.25), Availability: "NONE"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Check(t, is.DeepEqual(offer(tc.g, tc.cloud), tc.want))

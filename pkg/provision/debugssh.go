@@ -19,7 +19,7 @@ import (
 type KeptPod struct {
 	ID string
 	// PerHour is the highest price known for it; 0 when unknown.
-	PerHour float64
+	PerHour money.Rate
 	// CreatedAt is when its create was answered, from which the reaper's
 	// retention cap counts its activity (at the latest).
 	CreatedAt time.Time
@@ -39,7 +39,7 @@ func (r *run) openDebugSSH(body *runpod.CreatePodRequest) {
 }
 
 // keepForSSH records a retained pod for the summary's connect line.
-func (r *run) keepForSSH(id string, perHour float64, at time.Time) {
+func (r *run) keepForSSH(id string, perHour money.Rate, at time.Time) {
 	if r.req.DebugSSHKey != "" {
 		r.res.Kept = append(r.res.Kept, KeptPod{ID: id, PerHour: perHour, CreatedAt: at})
 	}
@@ -53,7 +53,7 @@ func keptSummary(kept []KeptPod) string {
 	for _, k := range kept {
 		fmt.Fprintf(&b, "\n- Enter pod `%s` with `runpod-gpu ssh %s` (once its tests have ended, sshd lets the debug-ssh-public-key in). ", k.ID, k.ID)
 		if k.PerHour > 0 {
-			price := money.PerHour(k.PerHour)
+			price := k.PerHour
 			fmt.Fprintf(&b, "It bills %s until deleted: up to %s over the reaper's %.0f h retention cap. ", price.Format(money.Cents),
 				spend.Retained(price, ownership.DefaultRetentionCap), capHours)
 		} else {

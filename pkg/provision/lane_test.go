@@ -99,7 +99,7 @@ func TestRunLaneCeilingCoversEveryTier(t *testing.T) {
 	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", l4))}, func(c *config.Config) {
 		twoTiers(c)
 		c.StartupTimeoutSeconds, c.LifetimeSeconds, c.SetupBudgetSeconds = 600, 3600, 900
-		ceiling := 0.6 // an A4000 at most $0.29, an L4 $0.50: each fits, both do not
+		ceiling := 60 * money.Cent // an A4000 at most $0.29, an L4 $0.50: each fits, both do not
 		c.MaxRunSpendUSD = &ceiling
 	})
 	res, err := s.runLane(t, LaneRequest{})
@@ -181,7 +181,7 @@ func TestRunLaneRerunStaysWithinTheCeiling(t *testing.T) {
 	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a5000))}, func(c *config.Config) {
 		c.GPUTiers = []config.GPUTier{{Name: "ampere", GPUIDs: []string{a4000, a5000}}}
 		c.MaxPriceCandidates, c.MaxProvisionAttempts = 2, 3
-		ceiling := 0.4
+		ceiling := 40 * money.Cent
 		c.MaxRunSpendUSD = &ceiling
 	})
 	first, err := s.runLane(t, LaneRequest{})
@@ -219,8 +219,8 @@ func testPlanInput() plan.Input {
 		return out
 	}
 	return plan.Input{Offers: []plan.Offer{
-		{GPUID: a4000, Cloud: "SECURE", PricePerHour: 0.25, DataCenters: append(stock("US-TX-3", "EU-RO-1"), plan.DataCenterStock{ID: "CA-MTL-1", Availability: "NONE"})},
-		{GPUID: l4, Cloud: "SECURE", PricePerHour: 0.43, DataCenters: stock("US-TX-3")},
+		{GPUID: a4000, Cloud: "SECURE", PricePerHour: money.PerHour(0.25), DataCenters: append(stock("US-TX-3", "EU-RO-1"), plan.DataCenterStock{ID: "CA-MTL-1", Availability: "NONE"})},
+		{GPUID: l4, Cloud: "SECURE", PricePerHour: money.PerHour(0.43), DataCenters: stock("US-TX-3")},
 	}}
 }
 
@@ -269,7 +269,7 @@ func TestRunLaneLeavesTheFirstTierItsSetupBudget(t *testing.T) {
 func TestRunLaneOfOnePodNamesTheRerunInItsWorstCase(t *testing.T) {
 	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, func(c *config.Config) {
 		onlyA4000(c)
-		ceiling := 5.0
+		ceiling := 5 * money.Dollar
 		c.MaxRunSpendUSD = &ceiling
 	})
 	res, err := s.runLane(t, LaneRequest{})

@@ -183,7 +183,7 @@ func (r *run) afterCreate(ctx context.Context, a *attemptState, pod *runpod.Pod)
 		u, err := checker.Recheck(ctx, r.budgetCreate(a.c, own), *pod)
 		r.res.Budget = &u
 		if err != nil {
-			price := money.PerHour(a.c.PricePerHour)
+			price := a.c.PricePerHour
 			r.res.BudgetRecheck = fmt.Sprintf("re-check after the create of pod %s: %v (it can bill at most %s, %s at %s, before its deletion)",
 				pod.ID, err, budget.OvershootBound(price).Format(money.Fine), budget.RecheckWindow, price.Format(money.Cents))
 			r.logf("budget: %s", r.res.BudgetRecheck)

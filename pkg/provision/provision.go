@@ -212,7 +212,7 @@ type Result struct {
 
 // RejectedCost sums what rejected candidates cost (unknown parts stay unknown).
 func (r Result) RejectedCost() (known cost.Money, unknown int) {
-	total := 0.0
+	total := money.Amount(0)
 	for _, a := range r.Attempts {
 		if a.Outcome != cost.OutcomeRejected {
 			continue
@@ -540,7 +540,7 @@ func (r *run) readPR(ctx context.Context) (prVerdict, string) {
 // turn before their own create, with what was really spent by then, so the
 // run as a whole never passes the ceiling.
 func (r *run) checkSpend(c plan.Candidate) error {
-	if why := r.spendRun().RefuseCreate(c.Name, c.GPUID, money.PerHour(c.PricePerHour), c.PriceKnown); why != "" {
+	if why := r.spendRun().RefuseCreate(c.Name, c.GPUID, c.PricePerHour, c.PriceKnown); why != "" {
 		return r.fail(ErrStopped, why)
 	}
 	return nil

@@ -37,7 +37,7 @@ func TestFirstCandidateAccepted(t *testing.T) {
 	assert.Assert(t, res.Accepted != nil)
 	assert.Equal(t, res.Accepted.GPU, a4000)
 	assert.Check(t, is.Regexp(`^runpod-gpu-7001-1-c1-[0-9a-f]{16}$`, res.Accepted.RunnerLabel))
-	assert.Equal(t, res.Accepted.Price.PerHour, 0.25)
+	assert.Equal(t, res.Accepted.Price.PerHour, money.PerHour(0.25))
 	assert.Equal(t, res.Image, cloud.RunnerImage+"@"+cloud.RunnerImageDigest)
 	assert.DeepEqual(t, outcomes(res), []string{"live-1 RTX A4000 accepted"})
 	live := s.livePods(t)
@@ -204,7 +204,7 @@ func TestUnconfirmedDeletionStopsCreation(t *testing.T) {
 	// The pod may bill until the cleanup job deletes it: the lane's committed
 	// spend counts it at a candidate's worst case.
 	assert.Assert(t, is.Len(res.Attempts, 1))
-	worst := spend.Candidate(money.PerHour(res.Attempts[0].Price.PerHour), s.req.Config.StartupTimeout(), s.req.Config.Lifetime())
+	worst := spend.Candidate(res.Attempts[0].Price.PerHour, s.req.Config.StartupTimeout(), s.req.Config.Lifetime())
 	assert.Check(t, worst > 0 && res.SpentBound >= worst, "SpentBound %s, want at least the worst case %s", res.SpentBound, worst)
 	assert.Check(t, is.Equal(countRoute(s, "DELETE /v2/pods/{id}"), 5), "at most 5 DELETEs, all of them tried")
 }
@@ -384,7 +384,7 @@ func TestCeilingBoundaries(t *testing.T) {
 	const price = 0.5
 	cfg := config.Default()
 	one := spend.Candidate(money.PerHour(price), cfg.StartupTimeout(), cfg.Lifetime())
-	c := plan.Candidate{N: 1, Name: "live-1", GPUID: a4000, PriceKnown: true, PricePerHour: price}
+	c := plan.Candidate{N: 1, Name: "live-1", GPUID: a4000, PriceKnown: true, PricePerHour: money.PerHour(price)}
 
 	for _, tc := range []struct {
 		name    string
@@ -412,7 +412,7 @@ func TestCeilingBoundaries(t *testing.T) {
 	}
 
 	t.Run("a billed price above the catalog's", func(t *testing.T) {
-		billed := func(usd float64) cost.Price { return cost.KnownPrice(usd, "v2 cost while running") }
+		billed := func(usd float64) cost.Price { return cost.KnownPrice(money.PerHour(usd), "v2 cost while running") }
 		atBilled := spend.Candidate(money.PerHour(0.75), cfg.StartupTimeout(), cfg.Lifetime())
 		for _, tc := range []struct {
 			name    string
@@ -474,7 +474,7 @@ func TestValidateSHAs(t *testing.T) {
 // rejected pods cost — their number, known seconds and dollars, and how many
 // have an unknown cost — and nothing of failed or accepted attempts.
 func TestRunErrorCountsOnlyRejectedPods(t *testing.T) {
-	price := cost.KnownPrice(3.6, "catalog list price") // $0.001 a second
+	price := cost.KnownPrice(money.PerHour(3.6), "catalog list price") // $0.001 a second
 	res := Result{Attempts: []cost.Attempt{
 		{Number: 1, Outcome: cost.OutcomeRejected, Price: price, Seconds: cost.KnownSeconds(100)},
 		{Number: 2, Outcome: cost.OutcomeFailed, Price: price, Seconds: cost.KnownSeconds(1000)},
@@ -492,12 +492,12 @@ func TestRunErrorCountsOnlyRejectedPods(t *testing.T) {
 	assert.Check(t, is.Equal(re.Rejected, 2))
 	assert.Check(t, is.Equal(re.Seconds, int64(150)))
 	assert.Check(t, is.Equal(re.Unknown, 0))
-	assert.Check(t, is.Error(err, "provision attempts exhausted: all tried; 2 pod(s) rejected, 150 paid second(s), "+cost.KnownMoney(0.15).String()+" estimated"))
+	assert.Check(t, is.Error(err, "provision attempts exhausted: all tried; 2 pod(s) rejected, 150 paid second(s), "+cost.KnownMoney(money.FromDollars(0.15)).String()+" estimated"))
 
 	// A rejected pod that never started has an unknown cost.
 	r.res.Attempts = append(r.res.Attempts, cost.Attempt{Number: 6, Outcome: cost.OutcomeRejected, Price: price})
 	err = r.fail(ErrExhausted, "all tried")
-	assert.Check(t, is.ErrorContains(err, "3 pod(s) rejected, 150 paid second(s), "+cost.KnownMoney(0.15).String()+" estimated (+1 with unknown cost)"))
+	assert.Check(t, is.ErrorContains(err, "3 pod(s) rejected, 150 paid second(s), "+cost.KnownMoney(money.FromDollars(0.15)).String()+" estimated (+1 with unknown cost)"))
 	known, unknown := r.res.RejectedCost()
 	assert.Check(t, is.Equal(known.String(), "$0.1500"))
 	assert.Check(t, is.Equal(unknown, 1))
@@ -531,7 +531,7 @@ func TestSpendCeilingCountsTheStartupBudgetAndTheLifetime(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newScenario(t, cloud.Options{Market: market(tc.hosts...)}, func(c *config.Config) { c.MaxRunSpendUSD = &tc.ceiling })
+			s := newScenario(t, cloud.Options{Market: market(tc.hosts...)}, func(c *config.Config) { c.MaxRunSpendUSD = new(money.FromDollars(tc.ceiling)) })
 
 			res, err := s.run(t)
 
@@ -661,7 +661,7 @@ func TestCeilingCountsADuplicatePodsSpend(t *testing.T) {
 		Faults: runpodsim.Faults{
 			LostCreates:  []runpodsim.LostCreateFault{{When: runpodsim.Trigger{Nth: []int{1}}, Status: 502}},
 			ListingDelay: 20 * time.Second,
-		}}, func(c *config.Config) { c.MaxRunSpendUSD = &ceiling })
+		}}, func(c *config.Config) { c.MaxRunSpendUSD = new(money.FromDollars(ceiling)) })
 
 	_, err := s.run(t)
 
@@ -681,6 +681,5 @@ func TestCeilingCountsADuplicatePodsSpend(t *testing.T) {
 }
 
 func ceilingAt(a money.Amount) func(*config.Config) {
-	usd := a.Dollars()
-	return func(c *config.Config) { c.MaxRunSpendUSD = &usd }
+	return func(c *config.Config) { c.MaxRunSpendUSD = &a }
 }

@@ -188,7 +188,7 @@ func (r *run) podName(c plan.Candidate) string {
 // lane's committed spend, later ceiling checks and the cost report see it.
 func (r *run) latePod(u currentAttempt, p *runpod.Pod, end time.Time, reason string) {
 	r.res.SpentBound += spend.RejectedBound(money.PerHour(float64(p.Cost)), u.price, u.postAt, end)
-	price := max(u.price.Dollars(), float64(p.Cost))
+	price := max(u.price, money.PerHour(float64(p.Cost)))
 	rec := cost.Attempt{Number: u.cand.N, Candidate: u.cand.Name, GPU: u.cand.GPUID, PodID: p.ID,
 		Outcome: cost.OutcomeRejected, Reason: reason, Cloud: p.Cloud, DataCenter: p.DataCenterID, Driver: p.CudaVersion, At: r.now()}
 	if price > 0 {

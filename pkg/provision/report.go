@@ -8,6 +8,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/mdtable"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // Outputs are the start-runpod action's outputs, one field per output
@@ -38,7 +39,7 @@ type Outputs struct {
 // cleanup and gate steps see what was spent).
 func (r Result) Outputs() Outputs {
 	known, unknown := r.RejectedCost()
-	rejected := fmt.Sprintf("%.4f", known.USD)
+	rejected := strings.TrimPrefix(known.USD.Format(money.Fine), "$")
 	if unknown > 0 {
 		rejected += "+unknown"
 	}
@@ -56,7 +57,7 @@ func (r Result) Outputs() Outputs {
 		out.PodID, out.RunnerLabel, out.GPUType = a.PodID, a.RunnerLabel, a.GPU
 		out.Candidate, out.Tier = a.Candidate, a.Tier
 		if a.Price.Known {
-			out.PricePerHour = strconv.FormatFloat(a.Price.PerHour, 'f', -1, 64)
+			out.PricePerHour = strconv.FormatFloat(a.Price.PerHour.Dollars(), 'f', -1, 64)
 		}
 		out.StartupSeconds = strconv.FormatInt(a.StartupSeconds, 10)
 		if !a.StartedAt.IsZero() {
@@ -144,7 +145,7 @@ func priceCell(p cost.Price) string {
 	if !p.Known {
 		return "unknown"
 	}
-	return strconv.FormatFloat(p.PerHour, 'f', 2, 64)
+	return strings.TrimPrefix(p.PerHour.Hourly().Format(money.Cents), "$")
 }
 
 // PhaseObserver is an Observer that can fold a long phase of a run (the plan,

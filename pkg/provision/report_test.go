@@ -10,6 +10,7 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // A rejection reason is outside text (a provider's message, a log line): it
@@ -44,9 +45,9 @@ func TestSummaryKeepsReasonsInTheirCell(t *testing.T) {
 func TestOutputs(t *testing.T) {
 	started := time.Date(2026, 3, 4, 5, 6, 7, 0, time.FixedZone("X", 3600))
 	rejected := cost.Attempt{Number: 1, Candidate: "live-1", GPU: l4, PodID: "p1", Outcome: cost.OutcomeRejected,
-		Price: cost.KnownPrice(3.6, "catalog list price"), Seconds: cost.KnownSeconds(10)}
+		Price: cost.KnownPrice(money.PerHour(3.6), "catalog list price"), Seconds: cost.KnownSeconds(10)}
 	accepted := cost.Attempt{Number: 3, Candidate: "live-3", GPU: a4000, PodID: "p3", Outcome: cost.OutcomeAccepted,
-		Price: cost.KnownPrice(0.25, "v2 cost while running"), Seconds: cost.KnownSeconds(33)}
+		Price: cost.KnownPrice(money.PerHour(0.25), "v2 cost while running"), Seconds: cost.KnownSeconds(33)}
 	failed := cost.Attempt{Number: 2, Candidate: "live-2", GPU: a5000, Outcome: cost.OutcomeFailed}
 	for _, tc := range []struct {
 		name string
@@ -57,7 +58,7 @@ func TestOutputs(t *testing.T) {
 			name: "accepted after a rejection and a failure",
 			res: Result{Decision: DecisionPaid, Image: "img@sha256:1", Attempts: []cost.Attempt{rejected, failed, accepted},
 				Accepted: &Accepted{PodID: "p3", RunnerLabel: "lbl", GPU: a4000, Candidate: "live-3", Tier: "ampere",
-					Price: cost.KnownPrice(0.25, "v2 cost while running"), StartupSeconds: 33, StartedAt: started}},
+					Price: cost.KnownPrice(money.PerHour(0.25), "v2 cost while running"), StartupSeconds: 33, StartedAt: started}},
 			want: Outputs{PaidPath: "paid", Image: "img@sha256:1", Attempts: "3", RejectedCostUSD: "0.0100",
 				RejectedAttempts: cost.FormatAttempts([]cost.Attempt{rejected}), RunnerLabel: "lbl", GPUType: a4000,
 				Candidate: "live-3", Tier: "ampere", PricePerHour: "0.25", StartupSeconds: "33", StartedAt: "2026-03-04T04:06:07Z", PodID: "p3"},
@@ -92,9 +93,9 @@ func TestOutputs(t *testing.T) {
 // something to show, and says how many rejected pods have an unknown cost.
 func TestSummaryShapes(t *testing.T) {
 	rejected := cost.Attempt{Number: 1, Candidate: "live-1", GPU: l4, PodID: "p1", Outcome: cost.OutcomeRejected,
-		Price: cost.KnownPrice(3.6, "catalog list price"), Seconds: cost.KnownSeconds(10), Reason: "EXITED"}
+		Price: cost.KnownPrice(money.PerHour(3.6), "catalog list price"), Seconds: cost.KnownSeconds(10), Reason: "EXITED"}
 	accepted := cost.Attempt{Number: 2, Candidate: "live-2", GPU: a4000, PodID: "p2", Outcome: cost.OutcomeAccepted,
-		Price: cost.KnownPrice(0.25, "v2 cost while running"), Seconds: cost.KnownSeconds(33)}
+		Price: cost.KnownPrice(money.PerHour(0.25), "v2 cost while running"), Seconds: cost.KnownSeconds(33)}
 	for _, tc := range []struct {
 		name    string
 		res     Result
@@ -121,7 +122,7 @@ func TestSummaryShapes(t *testing.T) {
 			res: Result{Decision: DecisionPaid, Attempts: []cost.Attempt{rejected, accepted},
 				Accepted: &Accepted{PodID: "p2", GPU: a4000, Candidate: "live-2", Tier: "ampere", Price: accepted.Price, RunnerLabel: "lbl", StartupSeconds: 33}},
 			want: []string{"online 33 s after the pod started, after 2 attempt(s).", "| 33 to acceptance | $0.0023 to acceptance |",
-				"Rejected candidates cost " + cost.KnownMoney(0.01).String() + ".\n", "| EXITED | 10 | $0.0100 |"},
+				"Rejected candidates cost " + cost.KnownMoney(money.FromDollars(0.01)).String() + ".\n", "| EXITED | 10 | $0.0100 |"},
 			notWant: []string{"unknown cost", "**Failed**"},
 		},
 		{

@@ -15,6 +15,7 @@ import (
 
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/reputation"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
@@ -104,10 +105,10 @@ func held(at time.Time) *reputation.Record {
 func holdBad(rec *reputation.Record, at time.Time, gpu, bad string) {
 	for i := range 5 {
 		rec.Add(reputation.Observation{At: at.Add(-time.Duration(10-i) * time.Hour), GPU: gpu, DataCenter: "US-TX-3", Cloud: "SECURE",
-			Machine: gpuOf(fmt.Sprintf("%s-other%d", bad, i)), OK: true, Seconds: 90, PricePerHour: 0.25})
+			Machine: gpuOf(fmt.Sprintf("%s-other%d", bad, i)), OK: true, Seconds: 90, PricePerHour: money.PerHour(0.25)})
 	}
 	rec.Add(reputation.Observation{At: at.Add(-2 * time.Hour), GPU: gpu, DataCenter: "US-TX-3", Cloud: "SECURE",
-		Machine: gpuOf(bad), OK: false, Seconds: 200, PricePerHour: 0.25})
+		Machine: gpuOf(bad), OK: false, Seconds: 200, PricePerHour: money.PerHour(0.25)})
 }
 
 // A pod RunPod places on a machine the reputation holds bad is deleted

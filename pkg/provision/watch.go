@@ -396,7 +396,7 @@ func (s *startupWatch) lastRecord(ctx context.Context) {
 	if started, known := p.StartedAt.Get(); known && s.w.start.IsZero() {
 		s.w.start = started
 	}
-	if c := float64(p.Cost); c > 0 && p.Status == runpod.PodRunning {
+	if c := money.PerHour(float64(p.Cost)); c > 0 && p.Status == runpod.PodRunning {
 		s.w.price = cost.KnownPrice(c, "v2 cost while running")
 	}
 }
@@ -543,7 +543,7 @@ func (o *observer) observe(p *runpod.Pod, w *watchResult) bool {
 		return true
 	case p.Status == runpod.PodRunning && p.Runtime != nil && p.GPU != nil && p.GPU.ID != "":
 		o.running, o.runtime = true, true
-		if c := float64(p.Cost); c > 0 {
+		if c := money.PerHour(float64(p.Cost)); c > 0 {
 			w.price = cost.KnownPrice(c, "v2 cost while running")
 		}
 		if why := r.refusedRunning(o.c, w.price); why != "" {
@@ -607,5 +607,5 @@ func (r *run) runnerState(ctx context.Context, label string) (online, busy bool,
 // same bound is applied again with the higher of the two, so a pod billing
 // above its catalog price is never accepted past the ceiling.
 func (r *run) refusedRunning(c plan.Candidate, price cost.Price) string {
-	return r.spendRun().RefuseRunning(money.PerHour(price.PerHour), money.PerHour(c.PricePerHour), price.Known)
+	return r.spendRun().RefuseRunning(price.PerHour, c.PricePerHour, price.Known)
 }

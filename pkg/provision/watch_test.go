@@ -24,6 +24,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
@@ -166,7 +167,7 @@ func TestRunningPodWithoutACostKeepsTheCatalogPrice(t *testing.T) {
 
 	assert.NilError(t, err)
 	assert.Assert(t, res.Accepted != nil)
-	assert.Check(t, is.Equal(res.Accepted.Price, cost.KnownPrice(0.25, "catalog list price")))
+	assert.Check(t, is.Equal(res.Accepted.Price, cost.KnownPrice(money.PerHour(0.25), "catalog list price")))
 }
 
 // TestPodNeverOnlineEndsAtTheStartupTimeout: a pod whose runner never comes
@@ -460,7 +461,7 @@ func TestPodWithoutAGPUIDIsNeverAccepted(t *testing.T) {
 // the catalog, whose lifetime at that price could take the run past the
 // ceiling, is not accepted (and deleted).
 func TestObservedPriceAboveTheCeilingIsNotAccepted(t *testing.T) {
-	ceiling := 0.30 // $0.25/h × (420 + 3600) s = $0.2792 fits; $1.00/h × 4020 s = $1.12 does not
+	ceiling := 30 * money.Cent // $0.25/h × (420 + 3600) s = $0.2792 fits; $1.00/h × 4020 s = $1.12 does not
 	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000)),
 		Faults: runpodsim.Faults{Rewrites: []runpodsim.RewriteFault{{
 			Match: runpodsim.Match{Route: "GET /v2/pods/{id}"}, When: runpodsim.Trigger{Every: 1},
@@ -478,13 +479,13 @@ func TestObservedPriceAboveTheCeilingIsNotAccepted(t *testing.T) {
 	res, err := s.run(t)
 
 	assert.Check(t, err != nil)
-	assert.Check(t, res.Accepted == nil, "accepted at $%.2f/h under a $%.2f ceiling", acceptedPrice(res), ceiling)
+	assert.Check(t, res.Accepted == nil, "accepted at %s under a %s ceiling", acceptedPrice(res), ceiling)
 	assert.Assert(t, is.Len(res.Attempts, 1))
 	assert.Check(t, is.Contains(res.Attempts[0].Reason, "max_run_spend_usd $0.30: RunPod bills this pod at $1.0000/h (catalog $0.25/h), which could bring the run to $1.1167"))
 	assert.Check(t, is.Len(aliveInSim(s), 0))
 }
 
-func acceptedPrice(r Result) float64 {
+func acceptedPrice(r Result) money.Rate {
 	if r.Accepted == nil {
 		return 0
 	}

@@ -10,13 +10,14 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
 
 // orgRecordFixture has one repository of each status and pods of each
 // outcome the pods table shows or leaves out.
 func orgRecordFixture() *OrgRecord {
-	hour := &cost.Report{Price: cost.KnownPrice(0.5, "test"), Window: cost.Window{Start: wire.KnownTime(orgNow.Add(-time.Hour)), End: wire.KnownTime(orgNow)}}
+	hour := &cost.Report{Price: cost.KnownPrice(money.PerHour(0.5), "test"), Window: cost.Window{Start: wire.KnownTime(orgNow.Add(-time.Hour)), End: wire.KnownTime(orgNow)}}
 	return &OrgRecord{CheckedAt: orgNow, Execute: true, Organization: "acme", Repositories: []RepoRecord{
 		{Repository: "acme/alpha", Status: RepoSwept, Pods: []PodRecord{
 			{PodID: "p-deleted", RunID: 11, Attempt: 2, Decision: DecisionReclaim, Reason: ReasonRunCompleted, Detail: "run completed 1h ago", DeletedAt: wire.KnownTime(orgNow), Cost: hour},

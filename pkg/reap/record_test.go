@@ -14,6 +14,7 @@ import (
 	"gotest.tools/v3/golden"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/wire"
 )
@@ -35,7 +36,7 @@ func sampleRecord() *Record {
 	add(old, func(pr *PodRecord) {
 		deleted := decisionNow.Add(2 * time.Second)
 		pr.DeletedAt = wire.KnownTime(deleted)
-		pr.Cost = &cost.Report{PodID: old.ID, GPU: old.GPU.ID, Price: cost.KnownPrice(0.25, "v2 cost in the reaper's listing"),
+		pr.Cost = &cost.Report{PodID: old.ID, GPU: old.GPU.ID, Price: cost.KnownPrice(money.PerHour(0.25), "v2 cost in the reaper's listing"),
 			Window: cost.Window{Start: old.StartedAt, End: wire.KnownTime(deleted)}}
 		pr.RunCancellation = "cancelled run 9001 attempt 1"
 	})

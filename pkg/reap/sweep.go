@@ -12,6 +12,7 @@ import (
 	"github.com/org/runpod-gpu/pkg/clock"
 	"github.com/org/runpod-gpu/pkg/cost"
 	"github.com/org/runpod-gpu/pkg/ghapi"
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
@@ -289,7 +290,7 @@ func (s *Sweeper) reclaim(ctx context.Context, v PodView, pr *PodRecord, cancell
 	}
 	pr.DeletedAt = wire.KnownTime(deletedAt)
 	report := cost.Report{
-		PodID: v.ID, GPU: v.GPU, Price: cost.KnownPrice(v.PerHour, "v2 cost in the reaper's listing"),
+		PodID: v.ID, GPU: v.GPU, Price: cost.KnownPrice(money.PerHour(v.PerHour), "v2 cost in the reaper's listing"),
 		// Start is the provider's start only: a pod that never started has an unknown cost, not createdAt's.
 		Window: cost.Window{Start: v.StartedAt, End: pr.DeletedAt},
 		Notes:  []string{fmt.Sprintf("Reclaimed by the reaper (%s).", pr.Reason)},

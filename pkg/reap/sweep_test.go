@@ -124,7 +124,7 @@ func TestSweepReclaimsExactlyTheEligiblePods(t *testing.T) {
 			assert.Check(t, !p.Cost.Dollars().Known, "a pod that never started has an unknown cost, never createdAt's")
 			continue
 		}
-		assert.Check(t, math.Abs(p.Cost.Dollars().USD-bill.Dollars) < 0.001, "pod %s: reported %v, billed %v", p.PodID, p.Cost.Dollars(), bill.Dollars)
+		assert.Check(t, math.Abs(p.Cost.Dollars().USD.Dollars()-bill.Dollars) < 0.001, "pod %s: reported %v, billed %v", p.PodID, p.Cost.Dollars(), bill.Dollars)
 	}
 	var cancelled []int64
 	for _, c := range w.cloud.GitHub.Cancellations() {

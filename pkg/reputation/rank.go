@@ -55,7 +55,7 @@ func (e *Estimator) Rank(in plan.Input, cands []plan.Candidate) []plan.Candidate
 		r := ranked{c: c}
 		at := e.place(&r.c, &r.parked, stock[c.GPUID+"|"+strings.ToUpper(c.Cloud)])
 		r.doubtful = at.trouble() > e.p.Avoid
-		r.score = c.PricePerHour * (e.p.RunTime.Hours() + odds(at.failure)*at.failTime.Hours() + odds(at.screened)*e.p.ScreenTime.Hours())
+		r.score = c.PricePerHour.Dollars() * (e.p.RunTime.Hours() + odds(at.failure)*at.failTime.Hours() + odds(at.screened)*e.p.ScreenTime.Hours())
 		switch {
 		case r.parked:
 			parked = append(parked, r)

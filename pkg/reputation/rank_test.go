@@ -6,6 +6,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/reputation"
 )
@@ -17,9 +18,9 @@ func twoClouds() plan.Input {
 	in := input()
 	stock := func(id string) []plan.DataCenterStock { return []plan.DataCenterStock{{ID: id, Availability: "HIGH"}} }
 	in.Offers = []plan.Offer{
-		{GPUID: a5000, MemoryGB: 24, Cloud: plan.CloudCommunity, PricePerHour: 0.16, Availability: "HIGH",
+		{GPUID: a5000, MemoryGB: 24, Cloud: plan.CloudCommunity, PricePerHour: money.PerHour(0.16), Availability: "HIGH",
 			DataCenters: append(stock("US-CA-2"), stock("EU-RO-1")...)},
-		{GPUID: a5000, MemoryGB: 24, Cloud: plan.CloudSecure, PricePerHour: 0.27, Availability: "HIGH", DataCenters: stock("EU-RO-1")},
+		{GPUID: a5000, MemoryGB: 24, Cloud: plan.CloudSecure, PricePerHour: money.PerHour(0.27), Availability: "HIGH", DataCenters: stock("EU-RO-1")},
 	}
 	in.Clouds = []string{plan.CloudSecure, plan.CloudCommunity}
 	in.PerDataCenter = true

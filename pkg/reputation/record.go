@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // RecordVersion is the record format this package writes and reads.
@@ -41,12 +43,12 @@ type Observation struct {
 	DataCenter string    `json:"dataCenter"` // where RunPod placed the pod
 	// Machine is RunPod's id of the machine the pod ran on (its machineId);
 	// "" in records written before attempts carried it, or when unknown.
-	Machine      string  `json:"machine,omitempty"`
-	Cloud        string  `json:"cloud,omitempty"`  // SECURE or COMMUNITY
-	Driver       string  `json:"driver,omitempty"` // the host's CUDA level, when known
-	OK           bool    `json:"ok"`               // the proof passed and the runner came online
-	Seconds      int64   `json:"seconds"`          // paid seconds of the attempt
-	PricePerHour float64 `json:"pricePerHour,omitempty"`
+	Machine      string     `json:"machine,omitempty"`
+	Cloud        string     `json:"cloud,omitempty"`  // SECURE or COMMUNITY
+	Driver       string     `json:"driver,omitempty"` // the host's CUDA level, when known
+	OK           bool       `json:"ok"`               // the proof passed and the runner came online
+	Seconds      int64      `json:"seconds"`          // paid seconds of the attempt
+	PricePerHour money.Rate `json:"pricePerHour,omitempty"`
 }
 
 // Record is the evidence a lane keeps between runs, oldest first.
@@ -114,7 +116,7 @@ func Parse(b []byte) (Record, error) {
 		case o.Seconds < 0:
 			return Record{}, fmt.Errorf("reputation record: observation %d (%s in %s): seconds %d; want 0 or more", i, o.GPU, o.DataCenter, o.Seconds)
 		case o.PricePerHour < 0:
-			return Record{}, fmt.Errorf("reputation record: observation %d (%s in %s): pricePerHour %v; want 0 or more", i, o.GPU, o.DataCenter, o.PricePerHour)
+			return Record{}, fmt.Errorf("reputation record: observation %d (%s in %s): pricePerHour %v; want 0 or more", i, o.GPU, o.DataCenter, o.PricePerHour.Dollars())
 		case o.Machine != "" && !ValidMachineID(o.Machine):
 			return Record{}, fmt.Errorf("reputation record: observation %d (%s in %s): machine %q; want RunPod's machine id (letters, digits, '.', '_' or '-', at most %d)",
 				i, o.GPU, o.DataCenter, o.Machine, maxMachineID)

@@ -11,6 +11,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/reputation"
 )
@@ -37,16 +38,16 @@ func input() plan.Input {
 	return plan.Input{
 		Tiers: []plan.Tier{{Name: "cheap", GPUIDs: []string{a5000, l4}}, {Name: "big", GPUIDs: []string{h100}}},
 		Offers: []plan.Offer{
-			{GPUID: a5000, MemoryGB: 24, Cloud: plan.CloudSecure, PricePerHour: 0.27, Availability: "HIGH", DataCenters: dcs("EU-RO-1", "US-TX-3")},
-			{GPUID: l4, MemoryGB: 24, Cloud: plan.CloudSecure, PricePerHour: 0.43, Availability: "HIGH", DataCenters: dcs("EU-RO-1")},
-			{GPUID: a100, MemoryGB: 80, Cloud: plan.CloudSecure, PricePerHour: 1.64, Availability: "HIGH", DataCenters: dcs("US-KS-2")},
+			{GPUID: a5000, MemoryGB: 24, Cloud: plan.CloudSecure, PricePerHour: money.PerHour(0.27), Availability: "HIGH", DataCenters: dcs("EU-RO-1", "US-TX-3")},
+			{GPUID: l4, MemoryGB: 24, Cloud: plan.CloudSecure, PricePerHour: money.PerHour(0.43), Availability: "HIGH", DataCenters: dcs("EU-RO-1")},
+			{GPUID: a100, MemoryGB: 80, Cloud: plan.CloudSecure, PricePerHour: money.PerHour(1.64), Availability: "HIGH", DataCenters: dcs("US-KS-2")},
 		},
 		GPUCount: 1, MinVRAMGB: 16, MaxPriceCandidates: 3, MaxAttempts: 6,
 	}
 }
 
 func obs(at time.Time, gpu, dc string, ok bool) reputation.Observation {
-	return reputation.Observation{At: at, GPU: gpu, DataCenter: dc, Cloud: "SECURE", OK: ok, Seconds: 180, PricePerHour: 0.27}
+	return reputation.Observation{At: at, GPU: gpu, DataCenter: dc, Cloud: "SECURE", OK: ok, Seconds: 180, PricePerHour: money.PerHour(0.27)}
 }
 
 // timeout is a failure that was paid to the 15-minute startup timeout.

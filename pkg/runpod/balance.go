@@ -6,15 +6,18 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // Balance is the account's credit as RunPod's GraphQL API reports it (REST
 // v2 has no account balance): what is left, what running pods spend per
-// hour, and the account's spend limit per hour.
+// hour, and the account's spend limit per hour. RunPod's JSON floats are read
+// into money at decode.
 type Balance struct {
-	ClientBalance     float64 `json:"clientBalance"`
-	CurrentSpendPerHr float64 `json:"currentSpendPerHr"`
-	SpendLimit        float64 `json:"spendLimit"`
+	ClientBalance     money.Amount `json:"clientBalance"`
+	CurrentSpendPerHr money.Rate   `json:"currentSpendPerHr"`
+	SpendLimit        money.Rate   `json:"spendLimit"`
 }
 
 // balanceQuery reads the account's credit.

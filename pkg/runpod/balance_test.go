@@ -9,6 +9,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/runpodsim"
 )
@@ -22,7 +23,7 @@ func TestGetBalance(t *testing.T) {
 
 	b, err := runpod.New(ts.URL, "rpa_KEY").GetBalance(context.Background())
 	assert.NilError(t, err)
-	assert.Check(t, is.DeepEqual(b, runpod.Balance{ClientBalance: 12.5, CurrentSpendPerHr: 0, SpendLimit: 40}))
+	assert.Check(t, is.DeepEqual(b, runpod.Balance{ClientBalance: 12*money.Dollar + 50*money.Cent, CurrentSpendPerHr: 0, SpendLimit: money.PerHour(40)}))
 
 	_, err = runpod.New(ts.URL, "rpa_WRONG").GetBalance(context.Background())
 	assert.Check(t, errors.Is(err, runpod.ErrUnauthorized), "%v", err)

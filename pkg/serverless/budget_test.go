@@ -105,7 +105,7 @@ func TestSetupPricesThePoolFromTheCatalog(t *testing.T) {
 		l, err := ReadLedger(w.lane.Ledger.Path)
 		assert.NilError(t, err)
 		assert.Assert(t, is.Len(l.Reservations, 1))
-		assert.Check(t, is.Equal(l.Reservations[0].Cents, int64(310)))
+		assert.Check(t, is.Equal(l.Reservations[0].Cents, money.WholeCents(310)))
 		assert.Check(t, is.Contains(l.Reservations[0].Basis, "at $4.18/h"))
 		assert.Check(t, is.Contains(Outcome{Settings: w.lane.Settings}.Summary(), "4.18"))
 	})

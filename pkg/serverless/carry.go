@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v66/github"
+
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // LedgerArtifact is the default name of the artifact that carries a
@@ -51,7 +53,7 @@ type Carry struct {
 	// Reconciled are lost runs a maintainer has reconciled, with what each
 	// billed in cents (0: unknown, its worst case): the caller charges them
 	// (LedgerFile.ChargeLostRuns).
-	Reconciled map[int64]int64
+	Reconciled map[int64]money.WholeCents
 }
 
 // ErrNoLedger is matched when no trusted run has left a ledger yet.
@@ -69,7 +71,7 @@ func (c Carry) Fetch(ctx context.Context, path string) (string, error) {
 
 // FetchReconciling is Fetch that also returns the lost runs of Reconciled
 // that the ledger misses, for the caller to charge (LedgerFile.ChargeLostRuns).
-func (c Carry) FetchReconciling(ctx context.Context, path string) (from string, charge map[int64]int64, _ error) {
+func (c Carry) FetchReconciling(ctx context.Context, path string) (from string, charge map[int64]money.WholeCents, _ error) {
 	name := c.Name
 	if name == "" {
 		name = LedgerArtifact
@@ -109,7 +111,7 @@ func (c Carry) FetchReconciling(ctx context.Context, path string) (from string, 
 
 // checkLost refuses while a lost upload since carried is not reconciled,
 // and returns the reconciled ones to charge.
-func (c Carry) checkLost(ctx context.Context, carried *github.WorkflowRun, from string) (charge map[int64]int64, _ error) {
+func (c Carry) checkLost(ctx context.Context, carried *github.WorkflowRun, from string) (charge map[int64]money.WholeCents, _ error) {
 	lost, err := c.lostUploads(ctx, carried)
 	if err != nil {
 		return nil, err
@@ -118,7 +120,7 @@ func (c Carry) checkLost(ctx context.Context, carried *github.WorkflowRun, from 
 	for _, id := range lost {
 		if cents, ok := c.Reconciled[id]; ok {
 			if charge == nil {
-				charge = map[int64]int64{}
+				charge = map[int64]money.WholeCents{}
 			}
 			charge[id] = cents
 		} else {

@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-github/v66/github"
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
+
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // fakeArtifacts is a repository's ledger artifacts, newest first, and their runs.
@@ -47,7 +49,7 @@ func zipOne(t testing.TB, name string, body []byte) []byte {
 // newest of the workflow's own default-branch runs is the repository's.
 func TestCarryTakesTheNewestTrustedLedger(t *testing.T) {
 	at := p2time()
-	sealed := func(cents int64) []byte {
+	sealed := func(cents money.WholeCents) []byte {
 		l := &Ledger{Version: LedgerVersion, Attempts: []AttemptEntry{{Name: "a", OpenedAt: at}}, Reservations: []Reservation{{Stage: StageSetup, Attempt: "a", Cents: cents, At: at}}}
 		l.seal()
 		data, _ := json.Marshal(l)
@@ -79,7 +81,7 @@ func TestCarryTakesTheNewestTrustedLedger(t *testing.T) {
 	assert.Check(t, is.Equal(from, "artifact runpod-gpu-serverless-ledger (11) of run 1 attempt 1"))
 	l, err := ReadLedger(path)
 	assert.NilError(t, err)
-	assert.Check(t, is.Equal(l.TotalCents(), int64(261)))
+	assert.Check(t, is.Equal(l.TotalCents(), money.WholeCents(261)))
 
 	_, err = Carry{GitHub: fakeArtifacts{}, WorkflowPath: wf, Branch: "main"}.Fetch(context.Background(), filepath.Join(t.TempDir(), "b.json"))
 	assert.Check(t, errors.Is(err, ErrNoLedger), "%v", err)

@@ -21,7 +21,7 @@ import (
 // cents it stores (spend.LedgerMax): with at most MaxReservations of them no
 // sum can overflow.
 const (
-	MaxCents        = int64(spend.LedgerMax / money.Cent)
+	MaxCents        = money.WholeCents(spend.LedgerMax / money.Cent)
 	MaxReservations = 100_000
 )
 
@@ -33,11 +33,11 @@ const (
 
 // Reservation is one stage's budget, kept forever: reservations are never refunded.
 type Reservation struct {
-	Stage   string    `json:"stage"` // setup or job
-	Attempt string    `json:"attempt"`
-	Cents   int64     `json:"cents"`
-	At      time.Time `json:"at"`
-	Basis   string    `json:"basis,omitempty"` // how the amount was computed
+	Stage   string           `json:"stage"` // setup or job
+	Attempt string           `json:"attempt"`
+	Cents   money.WholeCents `json:"cents"`
+	At      time.Time        `json:"at"`
+	Basis   string           `json:"basis,omitempty"` // how the amount was computed
 }
 
 // AttemptEntry is one attempt the ledger paid for. An attempt is open from
@@ -71,14 +71,14 @@ type Ledger struct {
 
 // TotalCents is what all reservations add up to. A ledger read through
 // ReadLedger has been checked to sum without overflow.
-func (l *Ledger) TotalCents() int64 {
+func (l *Ledger) TotalCents() money.WholeCents {
 	t, _ := l.total()
 	return t
 }
 
 // total adds the reservations, refusing a sum that would overflow.
-func (l *Ledger) total() (int64, error) {
-	var t int64
+func (l *Ledger) total() (money.WholeCents, error) {
+	var t money.WholeCents
 	for _, r := range l.Reservations {
 		next, err := addCents(t, r.Cents)
 		if err != nil {
@@ -90,7 +90,7 @@ func (l *Ledger) total() (int64, error) {
 }
 
 // addCents adds two amounts within MaxCents·MaxReservations, never wrapping.
-func addCents(a, b int64) (int64, error) {
+func addCents(a, b money.WholeCents) (money.WholeCents, error) {
 	if a < 0 || b < 0 || b > math.MaxInt64-a {
 		return 0, fmt.Errorf("ledger sum %d + %d cents overflows", a, b)
 	}
@@ -192,7 +192,7 @@ func (f LedgerFile) reserve(l *Ledger, r Reservation) error {
 	if err := f.check(l, r); err != nil {
 		return err
 	}
-	r.Cents = f.Caps.Stage(money.FromCents(r.Cents)).CentsUp()
+	r.Cents = f.Caps.Stage(r.Cents.Amount()).CentsUp()
 	l.Reservations = append(l.Reservations, r)
 	return nil
 }
@@ -201,15 +201,15 @@ func (f LedgerFile) reserve(l *Ledger, r Reservation) error {
 // without writing. The caps are the spend room's (spend.LedgerCaps.Admit);
 // a stage reserved twice is the ledger's own refusal.
 func (f LedgerFile) check(l *Ledger, rs ...Reservation) error {
-	held := money.FromCents(l.TotalCents())
+	held := l.TotalCents().Amount()
 	var pending money.Amount
 	for _, r := range rs {
 		for _, prev := range l.Reservations {
 			if prev.Stage == r.Stage && prev.Attempt == r.Attempt {
-				return fmt.Errorf("%w: stage %s of attempt %s already reserved %s; a stage never runs twice", ErrBudget, r.Stage, r.Attempt, money.FromCents(prev.Cents))
+				return fmt.Errorf("%w: stage %s of attempt %s already reserved %s; a stage never runs twice", ErrBudget, r.Stage, r.Attempt, prev.Cents.Amount())
 			}
 		}
-		asked := money.FromCents(min(max(r.Cents, 0), MaxCents+1))
+		asked := min(max(r.Cents, 0), MaxCents+1).Amount()
 		if err := f.Caps.Admit(r.Stage, asked, held, pending, f.Path); err != nil {
 			return err
 		}

@@ -25,7 +25,7 @@ func TestSetupReservationIsTheSeeds(t *testing.T) {
 }
 
 // begin opens attempt in lf with its setup reservation, as Setup does.
-func begin(lf LedgerFile, attempt string, cents int64, at time.Time) error {
+func begin(lf LedgerFile, attempt string, cents money.WholeCents, at time.Time) error {
 	_, err := lf.Begin(AttemptStart{Entry: AttemptEntry{Name: attempt, OpenedAt: at, Deadline: at.Add(30 * time.Minute)},
 		Setup: Reservation{Stage: StageSetup, Attempt: attempt, Cents: cents, At: at}, Now: at})
 	return err
@@ -34,14 +34,14 @@ func begin(lf LedgerFile, attempt string, cents int64, at time.Time) error {
 func TestLedgerReserve(t *testing.T) {
 	type step struct {
 		stage, attempt string
-		cents          int64
+		cents          money.WholeCents
 		want           string // "" means accepted
 	}
 	cases := []struct {
 		name  string
 		caps  spend.LedgerCaps
 		steps []step
-		total int64
+		total money.WholeCents
 	}{
 		{"setup and job", spend.DefaultLedgerCaps, []step{{"setup", "a1", 136, ""}, {"job", "a1", 125, ""}}, 261},
 		{"raised to the minimum", spend.DefaultLedgerCaps, []step{{"setup", "a1", 20, ""}}, 100},
@@ -125,7 +125,7 @@ func TestLedgerOneAttemptAtATime(t *testing.T) {
 			if tc.want != "" {
 				assert.Check(t, errors.Is(err, ErrAttemptOpen), "%v", err)
 				assert.Check(t, is.ErrorContains(err, tc.want))
-				assert.Check(t, is.Equal(l.TotalCents(), int64(136)), "nothing reserved for the refused attempt")
+				assert.Check(t, is.Equal(l.TotalCents(), money.WholeCents(136)), "nothing reserved for the refused attempt")
 				return
 			}
 			assert.NilError(t, err)
@@ -197,7 +197,7 @@ func TestLedgerRefusesATamperedFile(t *testing.T) {
 	assert.NilError(t, os.WriteFile(path, []byte(strings.Replace(string(valid), `"cents":136`, `"cents":150`, 1)), 0o600))
 	l, err := LedgerFile{Path: path, Caps: spend.DefaultLedgerCaps}.Reseal()
 	assert.NilError(t, err)
-	assert.Check(t, is.Equal(l.TotalCents(), int64(150)))
+	assert.Check(t, is.Equal(l.TotalCents(), money.WholeCents(150)))
 	_, err = ReadLedger(path)
 	assert.NilError(t, err, "a resealed ledger reads")
 }
@@ -247,7 +247,7 @@ func FuzzReadLedger(f *testing.F) {
 			return
 		}
 		total := got.TotalCents()
-		assert.Check(t, total >= 0 && total <= int64(MaxCents)*MaxReservations, "total %d", total)
+		assert.Check(t, total >= 0 && total <= MaxCents*MaxReservations, "total %d", total)
 		for _, r := range got.Reservations {
 			assert.Check(t, r.Cents >= 0 && r.Cents <= MaxCents)
 		}
@@ -259,6 +259,6 @@ func FuzzReadLedger(f *testing.F) {
 }
 
 // capsInCents are ledger caps given in cents, the action's inputs' unit.
-func capsInCents(minStage, maxStage, total int64) spend.LedgerCaps {
-	return spend.LedgerCaps{MinStage: money.FromCents(minStage), MaxStage: money.FromCents(maxStage), Total: money.FromCents(total)}
+func capsInCents(minStage, maxStage, total money.WholeCents) spend.LedgerCaps {
+	return spend.LedgerCaps{MinStage: minStage.Amount(), MaxStage: maxStage.Amount(), Total: total.Amount()}
 }

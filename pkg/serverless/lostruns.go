@@ -67,7 +67,7 @@ func (c Carry) lostUploads(ctx context.Context, carried *github.WorkflowRun) ([]
 // reservation), else at a whole attempt's worst case (the setup and the job
 // stage, each at the stage cap), whatever the caps leave: it records spend
 // that happened, not a request. A run already charged is skipped.
-func (f LedgerFile) ChargeLostRuns(runs map[int64]int64, now time.Time) error {
+func (f LedgerFile) ChargeLostRuns(runs map[int64]money.WholeCents, now time.Time) error {
 	ids := make([]int64, 0, len(runs))
 	for id := range runs {
 		ids = append(ids, id)
@@ -98,15 +98,15 @@ func (f LedgerFile) ChargeLostRuns(runs map[int64]int64, now time.Time) error {
 
 // ParseReconciledRuns reads reconcile-lost-runs: comma- or space-separated
 // RUN or RUN=DOLLARS entries (a run id, and what RunPod billed it).
-func ParseReconciledRuns(s string) (map[int64]int64, error) {
-	out := map[int64]int64{}
+func ParseReconciledRuns(s string) (map[int64]money.WholeCents, error) {
+	out := map[int64]money.WholeCents{}
 	for _, field := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\t' }) {
 		idText, amount, hasAmount := strings.Cut(field, "=")
 		id, err := strconv.ParseInt(idText, 10, 64)
 		if err != nil || id < 1 {
 			return nil, fmt.Errorf("reconcile-lost-runs: %.40q is not a run id: want RUN or RUN=DOLLARS, e.g. 123=2.61", field)
 		}
-		cents := int64(0)
+		cents := money.WholeCents(0)
 		if hasAmount {
 			billed, err := money.Parse("reconcile-lost-runs", amount, money.Limit{Min: money.Micro, Max: spend.LedgerMax})
 			if err != nil {

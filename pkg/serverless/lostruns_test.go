@@ -12,6 +12,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/spend"
 )
 
@@ -57,23 +58,23 @@ func TestLedgerCountsARunWhoseUploadWasLost(t *testing.T) {
 	assert.Check(t, is.ErrorContains(err, "run(s) 2 of this workflow on the default branch ended after run 1's ledger and left no ledger artifact"))
 	assert.Check(t, is.ErrorContains(err, "reconcile-lost-runs"))
 
-	carry.Reconciled = map[int64]int64{2: 261, 99: 0}
+	carry.Reconciled = map[int64]money.WholeCents{2: 261, 99: 0}
 	path := filepath.Join(t.TempDir(), "budget.json")
 	from, charge, err := carry.FetchReconciling(context.Background(), path)
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(from, "artifact runpod-gpu-serverless-ledger (11) of run 1 attempt 1"))
-	assert.Check(t, is.DeepEqual(charge, map[int64]int64{2: 261}), "only a lost run is charged")
+	assert.Check(t, is.DeepEqual(charge, map[int64]money.WholeCents{2: 261}), "only a lost run is charged")
 	f := LedgerFile{Path: path, Caps: spend.DefaultLedgerCaps}
 	assert.NilError(t, f.ChargeLostRuns(charge, at.Add(3*time.Hour)))
 	assert.NilError(t, f.ChargeLostRuns(charge, at.Add(3*time.Hour)), "charging twice changes nothing")
 	l, err := ReadLedger(path)
 	assert.NilError(t, err)
-	assert.Check(t, is.Equal(l.TotalCents(), int64(2*261)), "$5.22 before the third run's own $2.61: $7.83 in all, not $5.22")
+	assert.Check(t, is.Equal(l.TotalCents(), money.WholeCents(2*261)), "$5.22 before the third run's own $2.61: $7.83 in all, not $5.22")
 	assert.Check(t, is.Len(l.OpenAttempts(), 0))
 
 	// A run reconciled without an amount is charged its worst case.
 	worst := LedgerFile{Path: filepath.Join(t.TempDir(), "w.json"), Caps: spend.DefaultLedgerCaps}
-	assert.NilError(t, worst.ChargeLostRuns(map[int64]int64{2: 0}, at))
+	assert.NilError(t, worst.ChargeLostRuns(map[int64]money.WholeCents{2: 0}, at))
 	l, err = ReadLedger(worst.Path)
 	assert.NilError(t, err)
 	assert.Check(t, is.Equal(l.TotalCents(), 2*spend.DefaultLedgerCaps.MaxStage.CentsUp()))
@@ -87,12 +88,12 @@ func TestLedgerCountsARunWhoseUploadWasLost(t *testing.T) {
 func TestParseReconciledRuns(t *testing.T) {
 	tests := []struct {
 		in      string
-		want    map[int64]int64
+		want    map[int64]money.WholeCents
 		wantErr string
 	}{
-		{in: "", want: map[int64]int64{}},
-		{in: "123=2.61, 456", want: map[int64]int64{123: 261, 456: 0}},
-		{in: "7=0.011", want: map[int64]int64{7: 2}},
+		{in: "", want: map[int64]money.WholeCents{}},
+		{in: "123=2.61, 456", want: map[int64]money.WholeCents{123: 261, 456: 0}},
+		{in: "7=0.011", want: map[int64]money.WholeCents{7: 2}},
 		{in: "x=1", wantErr: `"x=1" is not a run id`},
 		{in: "0", wantErr: `"0" is not a run id`},
 		{in: "5=-1", wantErr: `run 5's amount "-1"`},

@@ -29,7 +29,7 @@ type Outcome struct {
 // price ceiling; a known $0 when nothing was created; unknown otherwise.
 func (o Outcome) Spend() cost.ServerlessSpend {
 	s := o.Settings
-	sp := cost.ServerlessSpend{GPU: s.GPUType, Pool: s.GPUPool, PricePerHour: s.PriceCeiling.Dollars()}
+	sp := cost.ServerlessSpend{GPU: s.GPUType, Pool: s.GPUPool, PricePerHour: s.PriceCeiling}
 	if r := o.Receipt; r != nil {
 		sp.Attempt, sp.EndpointID = r.Attempt, r.Endpoint.ID
 		if r.Job != nil {
@@ -42,7 +42,7 @@ func (o Outcome) Spend() cost.ServerlessSpend {
 	if res := o.Result; res != nil {
 		sp.JobStatus = string(res.State)
 		sp.WorkerSeconds, sp.Dollars = cost.EstimateServerless(time.Duration(res.DelayTime)*time.Millisecond,
-			time.Duration(res.ExecutionTime)*time.Millisecond, s.IdleTimeout, s.PriceCeiling.Dollars())
+			time.Duration(res.ExecutionTime)*time.Millisecond, s.IdleTimeout, s.PriceCeiling)
 	}
 	if l := o.Ledger; l != nil {
 		sp.LedgerCents = l.TotalCents()
@@ -82,8 +82,8 @@ func (o Outcome) Summary() string {
 		{"Result files", files + " in " + mdtable.Code(cmp.Or(o.Output, "-"))},
 		{"Payload", mdtable.Code(cmp.Or(o.Payload, "-"))},
 		{"Endpoint and template deleted", cleaned},
-		{"Estimated cost", fmt.Sprintf("%s (%d worker seconds at %s)", sp.Dollars, sp.WorkerSeconds, money.PerHour(sp.PricePerHour).Format(money.Cents))},
-		{"Budget ledger", fmt.Sprintf("%s reserved for this attempt; %s of the ledger's total", money.FromCents(sp.ReservedCents), money.FromCents(sp.LedgerCents))},
+		{"Estimated cost", fmt.Sprintf("%s (%d worker seconds at %s)", sp.Dollars, sp.WorkerSeconds, sp.PricePerHour.Format(money.Cents))},
+		{"Budget ledger", fmt.Sprintf("%s reserved for this attempt; %s of the ledger's total", sp.ReservedCents.Amount(), sp.LedgerCents.Amount())},
 	} {
 		tb.Row(row[0], row[1])
 	}

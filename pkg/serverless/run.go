@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/cudaver"
-	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/redact"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/runpod"
@@ -203,7 +202,7 @@ func (l *Lane) reserveJob(r *Receipt, now time.Time) error {
 	if _, err := l.Ledger.Reserve(res); err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
-	l.logf("run: reserved %s for the job", l.Ledger.Caps.Stage(money.FromCents(res.Cents)))
+	l.logf("run: reserved %s for the job", l.Ledger.Caps.Stage(res.Cents.Amount()))
 	return nil
 }
 

@@ -106,7 +106,7 @@ func (l *Lane) begin(req SetupRequest, excluded []string, listed map[string]bool
 		return r, fmt.Errorf("setup (nothing created): %w", err)
 	}
 	l.logf("setup: reserved %s in %s (the job's %s fits too); cleanup deadline %s",
-		l.Ledger.Caps.Stage(money.FromCents(setup.Cents)), l.Ledger.Path, l.Ledger.Caps.Stage(l.Settings.JobReservation()), r.Deadline.Format(time.RFC3339))
+		l.Ledger.Caps.Stage(setup.Cents.Amount()), l.Ledger.Path, l.Ledger.Caps.Stage(l.Settings.JobReservation()), r.Deadline.Format(time.RFC3339))
 	return r, nil
 }
 

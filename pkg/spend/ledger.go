@@ -70,7 +70,7 @@ func (c LedgerCaps) Admit(stage string, asked, held, pending money.Amount, path 
 // one-cent allowance (ephemeral disk and rounding): what the ledger, which
 // counts cents, estimates.
 func StageEstimate(d time.Duration, price money.Rate) money.Amount {
-	return money.FromCents(price.For(d).CentsUp() + 1)
+	return (price.For(d).CentsUp() + 1).Amount()
 }
 
 // StageReservation is a stage's reservation: the estimate plus $1, because

@@ -34,7 +34,7 @@ func OfPlan(p plan.Plan, startupTimeout, lifetime time.Duration) PlanWorstCase {
 			w.Unpriced = append(w.Unpriced, c.Name)
 			continue
 		}
-		price := money.PerHour(c.PricePerHour)
+		price := c.PricePerHour
 		w.Amount += price.For(startupTimeout)
 		dearest = max(dearest, price)
 	}

@@ -12,7 +12,7 @@ import (
 func priced(prices ...float64) plan.Plan {
 	var p plan.Plan
 	for i, v := range prices {
-		p.Candidates = append(p.Candidates, plan.Candidate{N: i + 1, Name: "c", PricePerHour: v, PriceKnown: true})
+		p.Candidates = append(p.Candidates, plan.Candidate{N: i + 1, Name: "c", PricePerHour: money.PerHour(v), PriceKnown: true})
 	}
 	return p
 }
@@ -41,8 +41,8 @@ func TestOfPlan(t *testing.T) {
 		{name: "unpriced candidates are named, not counted",
 			// 0.5×0.5 + 1.0×0.5 + 1.0×2
 			p: plan.Plan{Candidates: []plan.Candidate{
-				{Name: "live-1", PricePerHour: 0.5, PriceKnown: true},
-				{Name: "live-2", PricePerHour: 1.0, PriceKnown: true},
+				{Name: "live-1", PricePerHour: money.PerHour(0.5), PriceKnown: true},
+				{Name: "live-2", PricePerHour: money.PerHour(1.0), PriceKnown: true},
 				{Name: "static-ada-1"},
 			}}, startupTimeout: 30 * time.Minute, lifetime: 2 * time.Hour,
 			wantFine: "$2.7500", wantString: "$2.75 + 1 unpriced candidate(s) (static-ada-1)"},

@@ -8,12 +8,13 @@ import (
 	is "gotest.tools/v3/assert/cmp"
 
 	"github.com/org/runpod-gpu/pkg/cost"
+	"github.com/org/runpod-gpu/pkg/money"
 )
 
 // attempt is a created pod's attempt record ended at, with verdict v.
 func attempt(id string, at time.Time, v cost.HostVerdict) cost.Attempt {
 	return cost.Attempt{PodID: id, GPU: "NVIDIA RTX A5000", Cloud: "SECURE", DataCenter: "EU-RO-1", Machine: "m-" + id,
-		Host: v, At: at, Seconds: cost.KnownSeconds(90), Price: cost.KnownPrice(0.27, "test"), Outcome: cost.OutcomeRejected}
+		Host: v, At: at, Seconds: cost.KnownSeconds(90), Price: cost.KnownPrice(money.PerHour(0.27), "test"), Outcome: cost.OutcomeRejected}
 }
 
 // The simulated lane reads what the real one can: the record the daily cost

@@ -186,7 +186,7 @@ func (sm *sim) test(ctx context.Context, r ref) error {
 		if accepted != nil {
 			sm.res.RefsTested++
 			sm.res.TimesToRunner = append(sm.res.TimesToRunner, sm.clock.Now().Sub(r.At))
-			sm.jobs[accepted.PodID] = accepted.Price.PerHour * r.Job.Hours()
+			sm.jobs[accepted.PodID] = accepted.Price.PerHour.Dollars() * r.Job.Hours()
 			return sm.release(ctx, accepted.PodID)
 		}
 	}
