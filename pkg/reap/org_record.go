@@ -80,23 +80,7 @@ func (r *OrgRecord) podsMarkdown() string {
 				continue
 			}
 			rows++
-			run, attempt, deleted, dollars := "", "", "", ""
-			if p.RunID > 0 {
-				run, attempt = fmt.Sprint(p.RunID), fmt.Sprint(p.Attempt)
-			}
-			if at, ok := p.DeletedAt.Get(); ok {
-				deleted = at.Format(time.RFC3339)
-			} else if p.DeleteError != "" {
-				deleted = "**unconfirmed:** " + p.DeleteError
-			}
-			if p.Cost != nil {
-				dollars = p.Cost.Dollars().String()
-			}
-			reason := string(p.Reason)
-			if p.Detail != "" {
-				reason += ": " + p.Detail
-			}
-			t.Row(mdtable.Cell(rr.Repository), mdtable.Cell(p.PodID), run, attempt, string(p.Decision), mdtable.Cell(reason), mdtable.Cell(deleted), dollars)
+			t.Row(append([]string{mdtable.Cell(rr.Repository), mdtable.Cell(p.PodID)}, p.decisionCells()...)...)
 		}
 	}
 	if rows == 0 {

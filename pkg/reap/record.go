@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -159,27 +160,11 @@ func (r *Record) Markdown() string {
 		if i == maxSummaryRows {
 			break
 		}
-		run, attempt, deleted, dollars := "", "", "", ""
-		if p.RunID > 0 {
-			run, attempt = fmt.Sprint(p.RunID), fmt.Sprint(p.Attempt)
-		}
-		if t, ok := p.DeletedAt.Get(); ok {
-			deleted = t.Format(time.RFC3339)
-		} else if p.DeleteError != "" {
-			deleted = "**unconfirmed:** " + p.DeleteError
-		}
-		if p.Cost != nil {
-			dollars = p.Cost.Dollars().String()
-		}
 		cancellation := p.RunCancellation
 		if p.CancelError != "" {
 			cancellation = "**failed:** " + p.CancelError
 		}
-		reason := string(p.Reason)
-		if p.Detail != "" {
-			reason += ": " + p.Detail
-		}
-		tb.Row(cell(p.PodID), cell(p.Name), run, attempt, string(p.Decision), cell(reason), cell(deleted), dollars, cell(cancellation))
+		tb.Row(slices.Concat([]string{cell(p.PodID), cell(p.Name)}, p.decisionCells(), []string{cell(cancellation)})...)
 	}
 	b.WriteString(tb.String())
 	if len(r.Pods) > maxSummaryRows {
@@ -189,6 +174,28 @@ func (r *Record) Markdown() string {
 		b.WriteString("\n> " + cost.Disclaimer + "\n")
 	}
 	return b.String()
+}
+
+// decisionCells are the summary's cells for what the sweep decided about p
+// and did: run, attempt, decision, reason, deleted at and estimated cost.
+func (p PodRecord) decisionCells() []string {
+	run, attempt, deleted, dollars := "", "", "", ""
+	if p.RunID > 0 {
+		run, attempt = fmt.Sprint(p.RunID), fmt.Sprint(p.Attempt)
+	}
+	if t, ok := p.DeletedAt.Get(); ok {
+		deleted = t.Format(time.RFC3339)
+	} else if p.DeleteError != "" {
+		deleted = "**unconfirmed:** " + p.DeleteError
+	}
+	if p.Cost != nil {
+		dollars = p.Cost.Dollars().String()
+	}
+	reason := string(p.Reason)
+	if p.Detail != "" {
+		reason += ": " + p.Detail
+	}
+	return []string{run, attempt, string(p.Decision), cell(reason), cell(deleted), dollars}
 }
 
 // cell makes outside text safe inside one Markdown table cell.
