@@ -2,7 +2,6 @@ package runpod
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -120,18 +119,12 @@ func billingRecords[W, R any](ctx context.Context, c *Client, cl call, check fun
 	var out struct {
 		Records *[]W `json:"records"`
 	}
-	status, data, err := c.send(ctx, cl)
+	wires, status, err := decodeArray(ctx, c, cl, &out, &out.Records, "records")
 	if err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, c.malformed(cl.op, status, err)
-	}
-	if out.Records == nil {
-		return nil, c.malformed(cl.op, status, fmt.Errorf(`no "records" array in the answer`))
-	}
-	records := make([]R, 0, len(*out.Records))
-	for i, w := range *out.Records {
+	records := make([]R, 0, len(wires))
+	for i, w := range wires {
 		r, err := check(w)
 		if err != nil {
 			return nil, c.malformed(cl.op, status, fmt.Errorf("record %d: %w", i, err))

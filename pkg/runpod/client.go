@@ -307,6 +307,23 @@ func createRecord[T any](ctx context.Context, c *Client, cl call, kind, name str
 	return &rec, nil
 }
 
+// decodeArray performs cl, decodes it into out and returns the array at
+// *list, which out holds; an answer without it (named key) is malformed.
+// The status comes back for checks of the array's records.
+func decodeArray[T any](ctx context.Context, c *Client, cl call, out any, list **[]T, key string) ([]T, int, error) {
+	status, data, err := c.send(ctx, cl)
+	if err != nil {
+		return nil, status, err
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return nil, status, c.malformed(cl.op, status, err)
+	}
+	if *list == nil {
+		return nil, status, c.malformed(cl.op, status, fmt.Errorf("no %q array in the answer", key))
+	}
+	return **list, status, nil
+}
+
 // listRecords performs the listing cl, decodes it into out and returns the
 // list at *list, which out holds; an answer without the list is malformed,
 // and want is the shape expected.
