@@ -17,24 +17,14 @@ func (r *OrgRecord) WriteFile(path string) error { return writeRecord(path, r) }
 
 // count returns how many repositories ended with status st.
 func (r *OrgRecord) count(st RepoStatus) int {
-	n := 0
-	for _, rr := range r.Repositories {
-		if rr.Status == st {
-			n++
-		}
-	}
-	return n
+	return countOf(r.Repositories, func(rr RepoRecord) bool { return rr.Status == st })
 }
 
 // Markdown renders the organization record for the job summary: one row per
 // repository, then the pods that were reclaimed or could not be settled.
 func (r *OrgRecord) Markdown() string {
 	var b strings.Builder
-	mode := "dry run — nothing deleted; dispatch with execute: true to reclaim"
-	if r.Execute {
-		mode = "executed"
-	}
-	fmt.Fprintf(&b, "### RunPod organization reaper: %s (%s)\n\n", mdtable.Cell(r.Organization), mode)
+	fmt.Fprintf(&b, "### RunPod organization reaper: %s (%s)\n\n", mdtable.Cell(r.Organization), sweepMode(r.Execute))
 	fmt.Fprintf(&b, "Checked at %s: %s — %d swept, %d skipped, %d failed, %d deferred; %d pod(s) outside the organization or not the suite's (never touched).\n\n",
 		r.CheckedAt.UTC().Format(time.RFC3339), repositories(len(r.Repositories)), r.count(RepoSwept), r.count(RepoSkipped),
 		r.count(RepoFailed), r.count(RepoDeferred), len(r.Outside))

@@ -89,9 +89,14 @@ func newPodRecord(v PodView, verdict Verdict, now time.Time) PodRecord {
 
 // Count returns how many pods got decision d.
 func (r *Record) Count(d Decision) int {
+	return countOf(r.Pods, func(p PodRecord) bool { return p.Decision == d })
+}
+
+// countOf counts the items of list that is holds for.
+func countOf[T any](list []T, is func(T) bool) int {
 	n := 0
-	for _, p := range r.Pods {
-		if p.Decision == d {
+	for _, v := range list {
+		if is(v) {
 			n++
 		}
 	}
@@ -140,11 +145,7 @@ func writeRecord(path string, v any) error {
 // Markdown renders the record for the job summary.
 func (r *Record) Markdown() string {
 	var b strings.Builder
-	mode := "dry run — nothing deleted; dispatch with execute: true to reclaim"
-	if r.Execute {
-		mode = "executed"
-	}
-	fmt.Fprintf(&b, "### RunPod reaper (%s)\n\n", mode)
+	fmt.Fprintf(&b, "### RunPod reaper (%s)\n\n", sweepMode(r.Execute))
 	fmt.Fprintf(&b, "Checked at %s: %d pod(s) listed — %d reclaim, %d keep, %d skip-foreign, %d error.\n\n",
 		r.CheckedAt.UTC().Format(time.RFC3339), len(r.Pods), r.Count(DecisionReclaim), r.Count(DecisionKeep),
 		r.Count(DecisionSkipForeign), r.Count(DecisionError))
@@ -174,6 +175,15 @@ func (r *Record) Markdown() string {
 		b.WriteString("\n> " + cost.Disclaimer + "\n")
 	}
 	return b.String()
+}
+
+// sweepMode is how a summary's title names the sweep: executed, or a dry run
+// and how to make it real.
+func sweepMode(execute bool) string {
+	if execute {
+		return "executed"
+	}
+	return "dry run — nothing deleted; dispatch with execute: true to reclaim"
 }
 
 // decisionCells are the summary's cells for what the sweep decided about p
