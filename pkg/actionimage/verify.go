@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -227,7 +227,7 @@ func compareEntries(got map[string]Entry, want []Entry) []string {
 			problems = append(problems, fmt.Sprintf("%s is %s: the Dockerfile's copy is %s", w.Path, describe(g), describe(w)))
 		}
 	}
-	for _, p := range sortedKeys(got) {
+	for _, p := range slices.Sorted(maps.Keys(got)) {
 		if !wanted[p] {
 			problems = append(problems, fmt.Sprintf("%s (%s) is not copied by the Dockerfile's final stage", p, describe(got[p])))
 		}
@@ -253,12 +253,12 @@ func compareShape(got map[string]Entry, def *Definition) []string {
 			}
 		}
 	}
-	for _, p := range sortedKeys(named) {
+	for _, p := range slices.Sorted(maps.Keys(named)) {
 		if e, ok := got[p]; !ok || e.Mode.IsDir() {
 			problems = append(problems, fmt.Sprintf("%s is missing: the Dockerfile copies it", p))
 		}
 	}
-	for _, p := range sortedKeys(got) {
+	for _, p := range slices.Sorted(maps.Keys(got)) {
 		if got[p].Mode.IsDir() || named[p] {
 			continue
 		}
@@ -271,13 +271,4 @@ func compareShape(got map[string]Entry, def *Definition) []string {
 		}
 	}
 	return problems
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

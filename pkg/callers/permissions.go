@@ -2,9 +2,9 @@ package callers
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -28,7 +28,7 @@ func Covers(have, want string) bool { return rank[have] >= rank[want] }
 // String writes the levels as a flow mapping, sorted by scope.
 func (l Levels) String() string {
 	parts := make([]string, 0, len(l))
-	for _, scope := range sortedKeys(l) {
+	for _, scope := range slices.Sorted(maps.Keys(l)) {
 		parts = append(parts, scope+": "+l[scope])
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
@@ -124,7 +124,7 @@ func workflowNeeds(name string, files map[string]string, depth int) (Levels, err
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	needs := Levels{}
-	for _, id := range sortedKeys(wf.Jobs) {
+	for _, id := range slices.Sorted(maps.Keys(wf.Jobs)) {
 		job := wf.Jobs[id]
 		p := job.Permissions
 		if p == nil {
@@ -165,11 +165,11 @@ func PermissionProblems(caller string, needsOf NeedsFunc) []string {
 	}
 	c := permissionCheck{needsOf: needsOf, workflowGrant: workflowGrant, workflowDeclared: workflowDeclared,
 		inherited: Levels{}, inheritedAll: workflowDeclared}
-	for _, id := range sortedKeys(doc.Jobs) {
+	for _, id := range slices.Sorted(maps.Keys(doc.Jobs)) {
 		c.job(id, doc.Jobs[id].Uses, doc.Jobs[id].Permissions)
 	}
 	if c.inheritedAll {
-		for _, scope := range sortedKeys(workflowGrant) {
+		for _, scope := range slices.Sorted(maps.Keys(workflowGrant)) {
 			if rank[workflowGrant[scope]] > rank[c.inherited[scope]] {
 				c.add("the workflow grants %s: %s, which no called job needs (least privilege)", scope, workflowGrant[scope])
 			}
@@ -223,7 +223,7 @@ func (c *permissionCheck) job(id, uses string, permissions any) {
 		c.add("job %s calls %s but declares no permissions: a new repository's default token is read-only; grant %s", id, call.Workflow, needs)
 		return
 	}
-	for _, scope := range sortedKeys(needs) {
+	for _, scope := range slices.Sorted(maps.Keys(needs)) {
 		if !Covers(grant[scope], needs[scope]) {
 			have := grant[scope]
 			if have == "" {
@@ -232,13 +232,4 @@ func (c *permissionCheck) job(id, uses string, permissions any) {
 			c.add("job %s calls %s, whose jobs need %s: %s; the caller grants %s", id, call.Workflow, scope, needs[scope], have)
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/org/runpod-gpu/pkg/config"
@@ -141,7 +143,7 @@ func quoteAll(list []string) string {
 func grant(workflow, indent string) string {
 	var b strings.Builder
 	needs := SuiteNeeds[workflow]
-	for _, scope := range sortedKeys(needs) {
+	for _, scope := range slices.Sorted(maps.Keys(needs)) {
 		fmt.Fprintf(&b, "%s%s: %s\n", indent, scope, needs[scope])
 	}
 	return b.String()

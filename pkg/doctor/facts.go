@@ -3,7 +3,9 @@ package doctor
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -103,7 +105,7 @@ func gather(ctx context.Context, d Deps) (*facts, error) {
 		f.mergeQueue = f.mergeQueue || rule.Type == "merge_queue"
 	}
 	f.workflows, f.workflowsErr = readWorkflows(ctx, d)
-	for _, p := range sortedPaths(f.workflows) {
+	for _, p := range slices.Sorted(maps.Keys(f.workflows)) {
 		c := parseCaller(p, f.workflows[p])
 		switch {
 		case c == nil:
@@ -142,15 +144,6 @@ func readWorkflows(ctx context.Context, d Deps) (map[string]string, error) {
 		out[workflowsDir+"/"+n] = string(data)
 	}
 	return out, nil
-}
-
-func sortedPaths(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for p := range m {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // parseCaller reads a workflow that calls the suite; nil for any other.

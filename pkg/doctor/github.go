@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"sort"
@@ -436,7 +437,7 @@ func checkCallers(_ context.Context, _ Deps, f *facts) Check {
 			todos = append(todos, fmt.Sprintf("merge %s to %s: GitHub starts workflow_run and scheduled workflows only from the default branch", c.what, f.defaultBranch))
 		}
 	}
-	for _, p := range sortedPaths(f.workflows) {
+	for _, p := range slices.Sorted(maps.Keys(f.workflows)) {
 		if c := parseCaller(p, f.workflows[p]); c != nil {
 			for _, problem := range callers.PermissionProblems(c.text, callers.SuiteNeedsOf) {
 				problems = append(problems, c.path+": "+problem)

@@ -3,9 +3,9 @@ package ghsetup
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -209,7 +209,7 @@ func (p *Planner) planVariables(ctx context.Context, plan *Plan, req Request) (m
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range sortedKeys(req.Variables) {
+	for _, name := range slices.Sorted(maps.Keys(req.Variables)) {
 		value, had := current[name]
 		switch {
 		case had && value == req.Variables[name]:
@@ -226,13 +226,4 @@ func (p *Planner) planVariables(ctx context.Context, plan *Plan, req Request) (m
 		}
 	}
 	return current, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

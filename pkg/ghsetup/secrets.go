@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/google/go-github/v66/github"
 	"golang.org/x/crypto/nacl/box"
@@ -24,7 +26,7 @@ func (p *Planner) planSecrets(ctx context.Context, plan *Plan, req Request, envE
 			have[n] = true
 		}
 	}
-	for _, name := range sortedKeys(req.Secrets) {
+	for _, name := range slices.Sorted(maps.Keys(req.Secrets)) {
 		if have[name] && !req.ReplaceSecrets {
 			continue
 		}

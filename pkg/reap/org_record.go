@@ -17,24 +17,14 @@ func (r *OrgRecord) WriteFile(path string) error { return writeRecord(path, r) }
 
 // count returns how many repositories ended with status st.
 func (r *OrgRecord) count(st RepoStatus) int {
-	n := 0
-	for _, rr := range r.Repositories {
-		if rr.Status == st {
-			n++
-		}
-	}
-	return n
+	return countOf(r.Repositories, func(rr RepoRecord) bool { return rr.Status == st })
 }
 
 // Markdown renders the organization record for the job summary: one row per
 // repository, then the pods that were reclaimed or could not be settled.
 func (r *OrgRecord) Markdown() string {
 	var b strings.Builder
-	mode := "dry run — nothing deleted; dispatch with execute: true to reclaim"
-	if r.Execute {
-		mode = "executed"
-	}
-	fmt.Fprintf(&b, "### RunPod organization reaper: %s (%s)\n\n", mdtable.Cell(r.Organization), mode)
+	fmt.Fprintf(&b, "### RunPod organization reaper: %s (%s)\n\n", mdtable.Cell(r.Organization), sweepMode(r.Execute))
 	fmt.Fprintf(&b, "Checked at %s: %s — %d swept, %d skipped, %d failed, %d deferred; %d pod(s) outside the organization or not the suite's (never touched).\n\n",
 		r.CheckedAt.UTC().Format(time.RFC3339), repositories(len(r.Repositories)), r.count(RepoSwept), r.count(RepoSkipped),
 		r.count(RepoFailed), r.count(RepoDeferred), len(r.Outside))
@@ -80,23 +70,7 @@ func (r *OrgRecord) podsMarkdown() string {
 				continue
 			}
 			rows++
-			run, attempt, deleted, dollars := "", "", "", ""
-			if p.RunID > 0 {
-				run, attempt = fmt.Sprint(p.RunID), fmt.Sprint(p.Attempt)
-			}
-			if at, ok := p.DeletedAt.Get(); ok {
-				deleted = at.Format(time.RFC3339)
-			} else if p.DeleteError != "" {
-				deleted = "**unconfirmed:** " + p.DeleteError
-			}
-			if p.Cost != nil {
-				dollars = p.Cost.Dollars().String()
-			}
-			reason := string(p.Reason)
-			if p.Detail != "" {
-				reason += ": " + p.Detail
-			}
-			t.Row(mdtable.Cell(rr.Repository), mdtable.Cell(p.PodID), run, attempt, string(p.Decision), mdtable.Cell(reason), mdtable.Cell(deleted), dollars)
+			t.Row(append([]string{mdtable.Cell(rr.Repository), mdtable.Cell(p.PodID)}, p.decisionCells()...)...)
 		}
 	}
 	if rows == 0 {

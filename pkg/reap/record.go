@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,9 +89,14 @@ func newPodRecord(v PodView, verdict Verdict, now time.Time) PodRecord {
 
 // Count returns how many pods got decision d.
 func (r *Record) Count(d Decision) int {
+	return countOf(r.Pods, func(p PodRecord) bool { return p.Decision == d })
+}
+
+// countOf counts the items of list that is holds for.
+func countOf[T any](list []T, is func(T) bool) int {
 	n := 0
-	for _, p := range r.Pods {
-		if p.Decision == d {
+	for _, v := range list {
+		if is(v) {
 			n++
 		}
 	}
@@ -139,11 +145,7 @@ func writeRecord(path string, v any) error {
 // Markdown renders the record for the job summary.
 func (r *Record) Markdown() string {
 	var b strings.Builder
-	mode := "dry run — nothing deleted; dispatch with execute: true to reclaim"
-	if r.Execute {
-		mode = "executed"
-	}
-	fmt.Fprintf(&b, "### RunPod reaper (%s)\n\n", mode)
+	fmt.Fprintf(&b, "### RunPod reaper (%s)\n\n", sweepMode(r.Execute))
 	fmt.Fprintf(&b, "Checked at %s: %d pod(s) listed — %d reclaim, %d keep, %d skip-foreign, %d error.\n\n",
 		r.CheckedAt.UTC().Format(time.RFC3339), len(r.Pods), r.Count(DecisionReclaim), r.Count(DecisionKeep),
 		r.Count(DecisionSkipForeign), r.Count(DecisionError))
@@ -159,27 +161,11 @@ func (r *Record) Markdown() string {
 		if i == maxSummaryRows {
 			break
 		}
-		run, attempt, deleted, dollars := "", "", "", ""
-		if p.RunID > 0 {
-			run, attempt = fmt.Sprint(p.RunID), fmt.Sprint(p.Attempt)
-		}
-		if t, ok := p.DeletedAt.Get(); ok {
-			deleted = t.Format(time.RFC3339)
-		} else if p.DeleteError != "" {
-			deleted = "**unconfirmed:** " + p.DeleteError
-		}
-		if p.Cost != nil {
-			dollars = p.Cost.Dollars().String()
-		}
 		cancellation := p.RunCancellation
 		if p.CancelError != "" {
 			cancellation = "**failed:** " + p.CancelError
 		}
-		reason := string(p.Reason)
-		if p.Detail != "" {
-			reason += ": " + p.Detail
-		}
-		tb.Row(cell(p.PodID), cell(p.Name), run, attempt, string(p.Decision), cell(reason), cell(deleted), dollars, cell(cancellation))
+		tb.Row(slices.Concat([]string{cell(p.PodID), cell(p.Name)}, p.decisionCells(), []string{cell(cancellation)})...)
 	}
 	b.WriteString(tb.String())
 	if len(r.Pods) > maxSummaryRows {
@@ -189,6 +175,37 @@ func (r *Record) Markdown() string {
 		b.WriteString("\n> " + cost.Disclaimer + "\n")
 	}
 	return b.String()
+}
+
+// sweepMode is how a summary's title names the sweep: executed, or a dry run
+// and how to make it real.
+func sweepMode(execute bool) string {
+	if execute {
+		return "executed"
+	}
+	return "dry run — nothing deleted; dispatch with execute: true to reclaim"
+}
+
+// decisionCells are the summary's cells for what the sweep decided about p
+// and did: run, attempt, decision, reason, deleted at and estimated cost.
+func (p PodRecord) decisionCells() []string {
+	run, attempt, deleted, dollars := "", "", "", ""
+	if p.RunID > 0 {
+		run, attempt = fmt.Sprint(p.RunID), fmt.Sprint(p.Attempt)
+	}
+	if t, ok := p.DeletedAt.Get(); ok {
+		deleted = t.Format(time.RFC3339)
+	} else if p.DeleteError != "" {
+		deleted = "**unconfirmed:** " + p.DeleteError
+	}
+	if p.Cost != nil {
+		dollars = p.Cost.Dollars().String()
+	}
+	reason := string(p.Reason)
+	if p.Detail != "" {
+		reason += ": " + p.Detail
+	}
+	return []string{run, attempt, string(p.Decision), cell(reason), cell(deleted), dollars}
 }
 
 // cell makes outside text safe inside one Markdown table cell.

@@ -67,7 +67,24 @@ func Bound(ctx context.Context, c clock.Clock, d time.Duration) (context.Context
 	return context.WithTimeout(WithDeadline(ctx, c.Now().Add(d)), d)
 }
 
-type urgentKey struct{}
+// mark is a yes-or-no property a caller sets on a context for its requests:
+// urgent, optional, allowed a retry.
+type mark int
+
+const (
+	markUrgent mark = iota + 1
+	markOptional
+	markAllowRetry
+)
+
+// on returns ctx marked m.
+func (m mark) on(ctx context.Context) context.Context { return context.WithValue(ctx, m, true) }
+
+// in reports whether ctx is marked m.
+func (m mark) in(ctx context.Context) bool {
+	set, _ := ctx.Value(m).(bool)
+	return set
+}
 
 // Urgent marks ctx so that the first attempt of its requests goes out at once
 // when the shared cooldown is longer than their deadline allows, instead of
@@ -76,15 +93,10 @@ type urgentKey struct{}
 // lost — where an answer of 429 costs nothing and waiting costs money.
 // A cooldown that fits the deadline is still waited out, and retries obey it.
 func Urgent(ctx context.Context) context.Context {
-	return context.WithValue(ctx, urgentKey{}, true)
+	return markUrgent.on(ctx)
 }
 
-func urgent(ctx context.Context) bool {
-	u, _ := ctx.Value(urgentKey{}).(bool)
-	return u
-}
-
-type optionalKey struct{}
+func urgent(ctx context.Context) bool { return markUrgent.in(ctx) }
 
 // Optional marks ctx's requests as reads whose failure costs nothing (the
 // caller records the answer as unknown): each is sent once, and its answer
@@ -93,10 +105,7 @@ type optionalKey struct{}
 // requests that decide a paid pod's fate. It still waits out the cooldown
 // others set.
 func Optional(ctx context.Context) context.Context {
-	return context.WithValue(ctx, optionalKey{}, true)
+	return markOptional.on(ctx)
 }
 
-func optional(ctx context.Context) bool {
-	o, _ := ctx.Value(optionalKey{}).(bool)
-	return o
-}
+func optional(ctx context.Context) bool { return markOptional.in(ctx) }

@@ -143,20 +143,17 @@ func (p *Policy) pause(ctx context.Context, d time.Duration, reason string, stat
 	return p.sleep(ctx, d)
 }
 
-type allowRetryKey struct{}
-
 // AllowRetry marks ctx so that a non-idempotent request (POST, PATCH) made with
 // it may be retried like a GET after any transient failure, not only after a
 // 429. Use it only where a repeat cannot create a second resource.
 func AllowRetry(ctx context.Context) context.Context {
-	return context.WithValue(ctx, allowRetryKey{}, true)
+	return markAllowRetry.on(ctx)
 }
 
 func retryAllowed(req *http.Request) bool {
 	switch req.Method {
 	case http.MethodPost, http.MethodPatch, "CONNECT":
-		allowed, _ := req.Context().Value(allowRetryKey{}).(bool)
-		return allowed
+		return markAllowRetry.in(req.Context())
 	}
 	return true
 }

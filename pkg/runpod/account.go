@@ -2,8 +2,6 @@ package runpod
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"net/http"
 )
 
@@ -16,17 +14,6 @@ func (c *Client) ListSSHKeys(ctx context.Context) ([]string, error) {
 		Keys *[]string `json:"keys"`
 	}
 	cl := call{op: "list account SSH keys", method: http.MethodGet, path: "/v2/account/ssh-keys"}
-	status, data, err := c.send(ctx, cl)
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, c.malformed(cl.op, status, err)
-	}
-	if out.Keys == nil {
-		return nil, c.malformed(cl.op, status, errNoKeys)
-	}
-	return *out.Keys, nil
+	keys, _, err := decodeArray(ctx, c, cl, &out, &out.Keys, "keys")
+	return keys, err
 }
-
-var errNoKeys = errors.New(`no "keys" array in the answer`)

@@ -2,7 +2,6 @@ package runpod
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -110,25 +109,25 @@ func (c *Client) billing(ctx context.Context, op, path, idParam string, q Billin
 	if err != nil {
 		return nil, err
 	}
+	return billingRecords(ctx, c, call{op: op, method: http.MethodGet, path: path, query: query},
+		func(w billingRecordWire) (BillingRecord, error) { return w.record(idParam, q) })
+}
+
+// billingRecords performs the billing read cl and checks each wire record W
+// with check into an R; one that fails makes the whole answer malformed.
+func billingRecords[W, R any](ctx context.Context, c *Client, cl call, check func(W) (R, error)) ([]R, error) {
 	var out struct {
-		Records *[]billingRecordWire `json:"records"`
+		Records *[]W `json:"records"`
 	}
-	cl := call{op: op, method: http.MethodGet, path: path, query: query}
-	status, data, err := c.send(ctx, cl)
+	wires, status, err := decodeArray(ctx, c, cl, &out, &out.Records, "records")
 	if err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, c.malformed(op, status, err)
-	}
-	if out.Records == nil {
-		return nil, c.malformed(op, status, fmt.Errorf(`no "records" array in the answer`))
-	}
-	records := make([]BillingRecord, 0, len(*out.Records))
-	for i, w := range *out.Records {
-		r, err := w.record(idParam, q)
+	records := make([]R, 0, len(wires))
+	for i, w := range wires {
+		r, err := check(w)
 		if err != nil {
-			return nil, c.malformed(op, status, fmt.Errorf("record %d: %w", i, err))
+			return nil, c.malformed(cl.op, status, fmt.Errorf("record %d: %w", i, err))
 		}
 		records = append(records, r)
 	}

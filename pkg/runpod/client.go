@@ -278,3 +278,62 @@ func (c *Client) getJSON(ctx context.Context, cl call, out any) error {
 	}
 	return nil
 }
+
+// getRecord performs cl and decodes the one record it answers with, refusing a
+// record of another id than the one asked for: it would be priced, timed and
+// judged as this one.
+func getRecord[T any](ctx context.Context, c *Client, cl call, kind, id string, idOf func(*T) string) (*T, error) {
+	var rec T
+	if err := c.getJSON(ctx, cl, &rec); err != nil {
+		return nil, err
+	}
+	if got := idOf(&rec); got != id {
+		return nil, c.unusable(cl.op, fmt.Sprintf("the answer describes %s %q", kind, got))
+	}
+	return &rec, nil
+}
+
+// createRecord performs the create cl and decodes the record it answers with,
+// refusing one that names no id or another name: a record that cannot be
+// tracked or deleted must be found by its unique name instead.
+func createRecord[T any](ctx context.Context, c *Client, cl call, kind, name string, idName func(*T) (string, string)) (*T, error) {
+	var rec T
+	if err := c.getJSON(ctx, cl, &rec); err != nil {
+		return nil, err
+	}
+	if id, got := idName(&rec); strings.TrimSpace(id) == "" || got != name {
+		return nil, c.unusable(cl.op, fmt.Sprintf("the answer describes %s %q named %q, not the requested name", kind, id, got))
+	}
+	return &rec, nil
+}
+
+// decodeArray performs cl, decodes it into out and returns the array at
+// *list, which out holds; an answer without it (named key) is malformed.
+// The status comes back for checks of the array's records.
+func decodeArray[T any](ctx context.Context, c *Client, cl call, out any, list **[]T, key string) ([]T, int, error) {
+	status, data, err := c.send(ctx, cl)
+	if err != nil {
+		return nil, status, err
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return nil, status, c.malformed(cl.op, status, err)
+	}
+	if *list == nil {
+		return nil, status, c.malformed(cl.op, status, fmt.Errorf("no %q array in the answer", key))
+	}
+	return **list, status, nil
+}
+
+// listRecords performs the listing cl, decodes it into out and returns the
+// list at *list, which out holds; an answer without the list is malformed,
+// and want is the shape expected.
+func listRecords[T any](ctx context.Context, c *Client, cl call, out any, list **[]T, want string) ([]T, error) {
+	status, data, err := c.send(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, out); err != nil || *list == nil {
+		return nil, c.malformed(cl.op, status, fmt.Errorf("want %s: %v", want, err))
+	}
+	return **list, nil
+}

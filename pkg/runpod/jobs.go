@@ -115,6 +115,14 @@ func jobPath(endpointID string, parts ...string) string {
 	return p
 }
 
+// checkJobIDs refuses an endpoint or job id that cannot stand in a job's path.
+func checkJobIDs(op, endpointID, jobID string) error {
+	if err := checkID(op, "endpoint", endpointID); err != nil {
+		return err
+	}
+	return checkID(op, "job", jobID)
+}
+
 // Health reads an endpoint's job and worker counts. It is read-only and
 // retried within the policy; ErrUnauthorized means the key does not reach the job host.
 func (j *JobClient) Health(ctx context.Context, endpointID string) (*Health, error) {
@@ -163,30 +171,18 @@ func (j *JobClient) Run(ctx context.Context, endpointID string, input any, polic
 // Status reads a job's state; a 404 means the job expired or never existed.
 func (j *JobClient) Status(ctx context.Context, endpointID, jobID string) (*JobStatus, error) {
 	op := fmt.Sprintf("status of job %s", jobID)
-	if err := checkID(op, "endpoint", endpointID); err != nil {
+	if err := checkJobIDs(op, endpointID, jobID); err != nil {
 		return nil, err
 	}
-	if err := checkID(op, "job", jobID); err != nil {
-		return nil, err
-	}
-	var st JobStatus
-	if err := j.inner.getJSON(ctx, call{op: op, method: http.MethodGet, path: jobPath(endpointID, "status", jobID), limit: MaxJobStatusBytes}, &st); err != nil {
-		return nil, err
-	}
-	if st.ID != jobID {
-		return nil, j.inner.unusable(op, fmt.Sprintf("the answer describes job %q", st.ID))
-	}
-	return &st, nil
+	cl := call{op: op, method: http.MethodGet, path: jobPath(endpointID, "status", jobID), limit: MaxJobStatusBytes}
+	return getRecord(ctx, j.inner, cl, "job", jobID, func(st *JobStatus) string { return st.ID })
 }
 
 // Cancel stops a queued or running job. Cancelling is idempotent, so it is
 // retried within the policy.
 func (j *JobClient) Cancel(ctx context.Context, endpointID, jobID string) (*JobStatus, error) {
 	op := fmt.Sprintf("cancel job %s", jobID)
-	if err := checkID(op, "endpoint", endpointID); err != nil {
-		return nil, err
-	}
-	if err := checkID(op, "job", jobID); err != nil {
+	if err := checkJobIDs(op, endpointID, jobID); err != nil {
 		return nil, err
 	}
 	var st JobStatus

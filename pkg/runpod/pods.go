@@ -257,15 +257,8 @@ func (c *Client) GetPod(ctx context.Context, id string) (*Pod, error) {
 	if err := checkPodID(op, id); err != nil {
 		return nil, err
 	}
-	var pod Pod
-	if err := c.getJSON(ctx, call{op: op, method: http.MethodGet, path: "/v2/pods/" + url.PathEscape(id)}, &pod); err != nil {
-		return nil, err
-	}
-	// Another pod's record would be priced, timed and judged as this one.
-	if pod.ID != id {
-		return nil, c.unusable(op, fmt.Sprintf("the answer describes pod %q", pod.ID))
-	}
-	return &pod, nil
+	return getRecord(ctx, c, call{op: op, method: http.MethodGet, path: "/v2/pods/" + url.PathEscape(id)}, "pod", id,
+		func(p *Pod) string { return p.ID })
 }
 
 // unusable is a decoded success answer that does not describe what was asked for.

@@ -2,7 +2,6 @@ package runpod
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -135,6 +134,25 @@ func checkID(op, what, id string) error {
 	return nil
 }
 
+// getByID reads the kind's record id (GET path/id).
+func getByID[T any](ctx context.Context, c *Client, kind, path, id string, idOf func(*T) string) (*T, error) {
+	op := "get " + kind + " " + id
+	if err := checkID(op, kind, id); err != nil {
+		return nil, err
+	}
+	return getRecord(ctx, c, call{op: op, method: http.MethodGet, path: path + "/" + url.PathEscape(id)}, kind, id, idOf)
+}
+
+// deleteByID deletes the kind's record id (DELETE path/id).
+func (c *Client) deleteByID(ctx context.Context, kind, path, id string) error {
+	op := "delete " + kind + " " + id
+	if err := checkID(op, kind, id); err != nil {
+		return err
+	}
+	_, _, err := c.send(ctx, call{op: op, method: http.MethodDelete, path: path + "/" + url.PathEscape(id)})
+	return err
+}
+
 // CreateTemplate creates one template (POST /v2/templates), sent again only
 // after a 429 (which created nothing): on ErrTransport or ErrServer it may
 // exist anyway, so reconcile by its name.
@@ -146,30 +164,13 @@ func (c *Client) CreateTemplate(ctx context.Context, r CreateTemplateRequest) (*
 	case strings.TrimSpace(r.Image) == "":
 		return nil, invalidArgument(op, "image is empty")
 	}
-	var t Template
-	if err := c.getJSON(ctx, call{op: op, method: http.MethodPost, path: "/v2/templates", body: r}, &t); err != nil {
-		return nil, err
-	}
-	if strings.TrimSpace(t.ID) == "" || t.Name != r.Name {
-		return nil, c.unusable(op, fmt.Sprintf("the answer describes template %q named %q, not the requested name", t.ID, t.Name))
-	}
-	return &t, nil
+	return createRecord(ctx, c, call{op: op, method: http.MethodPost, path: "/v2/templates", body: r}, "template", r.Name,
+		func(t *Template) (string, string) { return t.ID, t.Name })
 }
 
 // GetTemplate reads one template.
 func (c *Client) GetTemplate(ctx context.Context, id string) (*Template, error) {
-	op := "get template " + id
-	if err := checkID(op, "template", id); err != nil {
-		return nil, err
-	}
-	var t Template
-	if err := c.getJSON(ctx, call{op: op, method: http.MethodGet, path: "/v2/templates/" + url.PathEscape(id)}, &t); err != nil {
-		return nil, err
-	}
-	if t.ID != id {
-		return nil, c.unusable(op, fmt.Sprintf("the answer describes template %q", t.ID))
-	}
-	return &t, nil
+	return getByID(ctx, c, "template", "/v2/templates", id, func(t *Template) string { return t.ID })
 }
 
 // ListTemplates lists the account's templates (one page: v2 does not paginate them).
@@ -177,25 +178,14 @@ func (c *Client) ListTemplates(ctx context.Context) ([]Template, error) {
 	var out struct {
 		Templates *[]Template `json:"templates"`
 	}
-	status, data, err := c.send(ctx, call{op: "list templates", method: http.MethodGet, path: "/v2/templates"})
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(data, &out); err != nil || out.Templates == nil {
-		return nil, c.malformed("list templates", status, fmt.Errorf("want {\"templates\": [...]}: %v", err))
-	}
-	return *out.Templates, nil
+	cl := call{op: "list templates", method: http.MethodGet, path: "/v2/templates"}
+	return listRecords(ctx, c, cl, &out, &out.Templates, `{"templates": [...]}`)
 }
 
 // DeleteTemplate deletes a template; ErrNotFound means it is already gone. A
 // template still bound to an endpoint answers ErrBadRequest.
 func (c *Client) DeleteTemplate(ctx context.Context, id string) error {
-	op := "delete template " + id
-	if err := checkID(op, "template", id); err != nil {
-		return err
-	}
-	_, _, err := c.send(ctx, call{op: op, method: http.MethodDelete, path: "/v2/templates/" + url.PathEscape(id)})
-	return err
+	return c.deleteByID(ctx, "template", "/v2/templates", id)
 }
 
 // CreateEndpoint creates one Serverless endpoint (POST /v2/serverless), sent
@@ -212,30 +202,13 @@ func (c *Client) CreateEndpoint(ctx context.Context, r CreateEndpointRequest) (*
 	case r.Workers.Min < 0 || r.Workers.Max < r.Workers.Min:
 		return nil, invalidArgument(op, "workers %d–%d: want 0 ≤ min ≤ max", r.Workers.Min, r.Workers.Max)
 	}
-	var e Endpoint
-	if err := c.getJSON(ctx, call{op: op, method: http.MethodPost, path: "/v2/serverless", body: r}, &e); err != nil {
-		return nil, err
-	}
-	if strings.TrimSpace(e.ID) == "" || e.Name != r.Name {
-		return nil, c.unusable(op, fmt.Sprintf("the answer describes endpoint %q named %q, not the requested name", e.ID, e.Name))
-	}
-	return &e, nil
+	return createRecord(ctx, c, call{op: op, method: http.MethodPost, path: "/v2/serverless", body: r}, "endpoint", r.Name,
+		func(e *Endpoint) (string, string) { return e.ID, e.Name })
 }
 
 // GetEndpoint reads one endpoint.
 func (c *Client) GetEndpoint(ctx context.Context, id string) (*Endpoint, error) {
-	op := "get endpoint " + id
-	if err := checkID(op, "endpoint", id); err != nil {
-		return nil, err
-	}
-	var e Endpoint
-	if err := c.getJSON(ctx, call{op: op, method: http.MethodGet, path: "/v2/serverless/" + url.PathEscape(id)}, &e); err != nil {
-		return nil, err
-	}
-	if e.ID != id {
-		return nil, c.unusable(op, fmt.Sprintf("the answer describes endpoint %q", e.ID))
-	}
-	return &e, nil
+	return getByID(ctx, c, "endpoint", "/v2/serverless", id, endpointID)
 }
 
 // ListEndpoints lists the account's Serverless endpoints.
@@ -243,14 +216,8 @@ func (c *Client) ListEndpoints(ctx context.Context) ([]Endpoint, error) {
 	var out struct {
 		Endpoints *[]Endpoint `json:"endpoints"`
 	}
-	status, data, err := c.send(ctx, call{op: "list endpoints", method: http.MethodGet, path: "/v2/serverless"})
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(data, &out); err != nil || out.Endpoints == nil {
-		return nil, c.malformed("list endpoints", status, fmt.Errorf("want {\"endpoints\": [...]}: %v", err))
-	}
-	return *out.Endpoints, nil
+	cl := call{op: "list endpoints", method: http.MethodGet, path: "/v2/serverless"}
+	return listRecords(ctx, c, cl, &out, &out.Endpoints, `{"endpoints": [...]}`)
 }
 
 // ScaleEndpoint sets an endpoint's worker bounds (PATCH). Setting bounds is
@@ -260,23 +227,13 @@ func (c *Client) ScaleEndpoint(ctx context.Context, id string, w EndpointWorkers
 	if err := checkID(op, "endpoint", id); err != nil {
 		return nil, err
 	}
-	var e Endpoint
-	err := c.getJSON(reqpolicy.AllowRetry(ctx), call{op: op, method: http.MethodPatch, path: "/v2/serverless/" + url.PathEscape(id), body: UpdateEndpointWorkers{Workers: w}}, &e)
-	if err != nil {
-		return nil, err
-	}
-	if e.ID != id {
-		return nil, c.unusable(op, fmt.Sprintf("the answer describes endpoint %q", e.ID))
-	}
-	return &e, nil
+	cl := call{op: op, method: http.MethodPatch, path: "/v2/serverless/" + url.PathEscape(id), body: UpdateEndpointWorkers{Workers: w}}
+	return getRecord(reqpolicy.AllowRetry(ctx), c, cl, "endpoint", id, endpointID)
 }
+
+func endpointID(e *Endpoint) string { return e.ID }
 
 // DeleteEndpoint deletes an endpoint; ErrNotFound means it is already gone.
 func (c *Client) DeleteEndpoint(ctx context.Context, id string) error {
-	op := "delete endpoint " + id
-	if err := checkID(op, "endpoint", id); err != nil {
-		return err
-	}
-	_, _, err := c.send(ctx, call{op: op, method: http.MethodDelete, path: "/v2/serverless/" + url.PathEscape(id)})
-	return err
+	return c.deleteByID(ctx, "endpoint", "/v2/serverless", id)
 }

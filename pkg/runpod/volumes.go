@@ -2,7 +2,6 @@ package runpod
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -90,28 +89,8 @@ func (c *Client) NetworkVolumeBilling(ctx context.Context, q BillingQuery) ([]Vo
 	if err != nil {
 		return nil, err
 	}
-	var out struct {
-		Records *[]volumeBillingWire `json:"records"`
-	}
-	status, data, err := c.send(ctx, call{op: op, method: http.MethodGet, path: "/v2/billing/network-volumes", query: query})
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, c.malformed(op, status, err)
-	}
-	if out.Records == nil {
-		return nil, c.malformed(op, status, fmt.Errorf(`no "records" array in the answer`))
-	}
-	records := make([]VolumeBillingRecord, 0, len(*out.Records))
-	for i, w := range *out.Records {
-		r, err := w.record(q)
-		if err != nil {
-			return nil, c.malformed(op, status, fmt.Errorf("record %d: %w", i, err))
-		}
-		records = append(records, r)
-	}
-	return records, nil
+	return billingRecords(ctx, c, call{op: op, method: http.MethodGet, path: "/v2/billing/network-volumes", query: query},
+		func(w volumeBillingWire) (VolumeBillingRecord, error) { return w.record(q) })
 }
 
 // record checks one wire record against the query it answers.

@@ -235,13 +235,9 @@ func WritePayload(file string, p *Payload) error {
 // ReadPayload loads a payload file and checks it: the checksum matches the
 // archive, and the archive passes the same checks as a result archive.
 func ReadPayload(file string, lim jobwire.Limits) (*Payload, error) {
-	data, err := os.ReadFile(file)
+	p, err := readJSONFile[Payload](file, "payload", "a payload file")
 	if err != nil {
-		return nil, fmt.Errorf("payload: %w", err)
-	}
-	var p Payload
-	if err := json.Unmarshal(data, &p); err != nil {
-		return nil, fmt.Errorf("payload %s: not a payload file: %v", file, err)
+		return nil, err
 	}
 	if p.Version != PayloadVersion {
 		return nil, fmt.Errorf("payload %s: version %d: want %d (re-run prepare)", file, p.Version, PayloadVersion)
@@ -258,7 +254,7 @@ func ReadPayload(file string, lim jobwire.Limits) (*Payload, error) {
 			return nil, fmt.Errorf("payload %s: entry %q is not a source file the payload may carry", file, e.Name)
 		}
 	}
-	return &p, nil
+	return p, nil
 }
 
 // sourceName reports whether a payload member passes the exclusion rules.

@@ -111,18 +111,28 @@ func CreateReceipt(file string, r *Receipt) error {
 
 // LoadReceipt reads a receipt.
 func LoadReceipt(file string) (*Receipt, error) {
-	data, err := os.ReadFile(file)
+	r, err := readJSONFile[Receipt](file, "receipt", "a receipt")
 	if err != nil {
-		return nil, fmt.Errorf("receipt: %w", err)
-	}
-	var r Receipt
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("receipt %s: not a receipt: %v", file, err)
+		return nil, err
 	}
 	if r.Version != ReceiptVersion || r.Attempt == "" {
 		return nil, fmt.Errorf("receipt %s: version %d attempt %q: want version %d and an attempt name", file, r.Version, r.Attempt, ReceiptVersion)
 	}
-	return &r, nil
+	return r, nil
+}
+
+// readJSONFile reads file's JSON into a T; what names the file in errors
+// ("receipt: …") and kind is what a file that does not decode is not.
+func readJSONFile[T any](file, what, kind string) (*T, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("%s %s: not %s: %v", what, file, kind, err)
+	}
+	return &v, nil
 }
 
 // SaveReceipt atomically updates the receipt of the same attempt; a file that

@@ -362,31 +362,26 @@ func (l *Lane) verifyLive(ctx context.Context, r *Receipt) error {
 // findTemplate lists the templates, at once (a lost create's lookup must not
 // wait out a long Retry-After), and returns the id of the one named name.
 func (l *Lane) findTemplate(ctx context.Context, name string) (string, error) {
-	cctx, cancel := l.bound(reqpolicy.Urgent(ctx), CallTimeout)
-	defer cancel()
-	list, err := l.Mgmt.ListTemplates(cctx)
-	if err != nil {
-		return "", err
-	}
-	for _, t := range list {
-		if t.Name == name {
-			return t.ID, nil
-		}
-	}
-	return "", nil
+	return findByName(ctx, l, l.Mgmt.ListTemplates, name, func(t runpod.Template) (string, string) { return t.Name, t.ID })
 }
 
 // findEndpoint is findTemplate for endpoints.
 func (l *Lane) findEndpoint(ctx context.Context, name string) (string, error) {
+	return findByName(ctx, l, l.Mgmt.ListEndpoints, name, func(e runpod.Endpoint) (string, string) { return e.Name, e.ID })
+}
+
+// findByName lists with list, at once, and returns the id of the record named
+// name ("" when none is); nameID gives a record's name and id.
+func findByName[T any](ctx context.Context, l *Lane, list func(context.Context) ([]T, error), name string, nameID func(T) (string, string)) (string, error) {
 	cctx, cancel := l.bound(reqpolicy.Urgent(ctx), CallTimeout)
 	defer cancel()
-	list, err := l.Mgmt.ListEndpoints(cctx)
+	records, err := list(cctx)
 	if err != nil {
 		return "", err
 	}
-	for _, e := range list {
-		if e.Name == name {
-			return e.ID, nil
+	for _, r := range records {
+		if n, id := nameID(r); n == name {
+			return id, nil
 		}
 	}
 	return "", nil

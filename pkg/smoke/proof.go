@@ -118,6 +118,22 @@ func (r *proofRun) step(ctx context.Context, name string, fn func() (string, err
 	return nil
 }
 
+// namedStep is one step of the proof: its name in the report and what it runs.
+type namedStep struct {
+	name string
+	fn   func() (string, error)
+}
+
+// steps runs steps in order with step, stopping at the first that fails.
+func (r *proofRun) steps(ctx context.Context, steps []namedStep) error {
+	for _, s := range steps {
+		if err := r.step(ctx, s.name, s.fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (r *proofRun) getenv(key string) string {
 	if r.p.Getenv == nil {
 		return os.Getenv(key)
@@ -127,21 +143,15 @@ func (r *proofRun) getenv(key string) string {
 
 func (r *proofRun) prove(ctx context.Context) (err error) {
 	cfg := r.p.Config
-	steps := []struct {
-		name string
-		fn   func() (string, error)
-	}{
+	if err := r.steps(ctx, []namedStep{
 		{"environment", r.checkEnvironment},
 		{"load-driver", r.loadDriver},
 		{"driver-version", r.checkDriverVersion},
 		{"tier", r.selectTier},
 		{"device", r.inspectDevice},
 		{"vram", r.checkVRAM},
-	}
-	for _, s := range steps {
-		if err := r.step(ctx, s.name, s.fn); err != nil {
-			return err
-		}
+	}); err != nil {
+		return err
 	}
 
 	if err := r.step(ctx, "context", r.createContext); err != nil {
@@ -330,23 +340,14 @@ func (r *proofRun) proveNVRTC(ctx context.Context, pin NVRTCPin) error {
 			os.RemoveAll(n.workDir)
 		}
 	}()
-	steps := []struct {
-		name string
-		fn   func() (string, error)
-	}{
+	return r.steps(ctx, []namedStep{
 		{"nvrtc-download", func() (string, error) { return n.download(ctx) }},
 		{"nvrtc-install", func() (string, error) { return n.install(ctx) }},
 		{"nvrtc-load", n.load},
 		{"nvrtc-version", n.checkVersion},
 		{"nvrtc-compile", n.compile},
 		{"nvrtc-kernel", n.runKernel},
-	}
-	for _, s := range steps {
-		if err := r.step(ctx, s.name, s.fn); err != nil {
-			return err
-		}
-	}
-	return nil
+	})
 }
 
 // nvrtcProof is the NVRTC part of one proof: what each of its steps hands the next.

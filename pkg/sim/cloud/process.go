@@ -500,8 +500,23 @@ type build struct {
 	err  error
 }
 
-func (b *build) get(f func() ([]byte, error)) ([]byte, error) {
-	b.once.Do(func() { b.data, b.err = f() })
+// get builds the artifact once, in a temporary directory named after prefix
+// and removed afterwards: f builds it there and returns the file it wrote.
+func (b *build) get(prefix string, f func(dir string) (string, error)) ([]byte, error) {
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", prefix)
+		if err != nil {
+			b.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		file, err := f(dir)
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.data, b.err = os.ReadFile(file)
+	})
 	return b.data, b.err
 }
 
@@ -511,35 +526,19 @@ var proofBuild, driverBuild build
 // CGO_ENABLED=0, stripped) with the go tool once per process and returns it.
 // It must run inside this module's source tree.
 func ProofBinary() ([]byte, error) {
-	return proofBuild.get(func() ([]byte, error) {
-		dir, err := os.MkdirTemp("", "cuda-smoke-build-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
+	return proofBuild.get("cuda-smoke-build-", func(dir string) (string, error) {
 		out := filepath.Join(dir, "cuda-smoke")
 		// Stripped, as a release build is: a smaller download for every pod.
 		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "github.com/org/runpod-gpu/pkg/cmd/cuda-smoke")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if msg, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("build the CUDA smoke proof (run inside the runpod-gpu module): %w: %s", err, bytes.TrimSpace(msg))
+			return "", fmt.Errorf("build the CUDA smoke proof (run inside the runpod-gpu module): %w: %s", err, bytes.TrimSpace(msg))
 		}
-		return os.ReadFile(out)
+		return out, nil
 	})
 }
 
 // standInDriver builds the CUDA driver stand-in once per process.
 func standInDriver() ([]byte, error) {
-	return driverBuild.get(func() ([]byte, error) {
-		dir, err := os.MkdirTemp("", "libcuda-standin-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-		lib, err := smoketest.BuildStandInDriver(dir)
-		if err != nil {
-			return nil, err
-		}
-		return os.ReadFile(lib)
-	})
+	return driverBuild.get("libcuda-standin-", smoketest.BuildStandInDriver)
 }

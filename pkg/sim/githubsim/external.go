@@ -57,18 +57,27 @@ func (s *Server) externalJob(fullName string, jobID int64, number int) (*job, er
 	return j, nil
 }
 
+// externalStep is step number (counted from 1) of an External job whose steps
+// can still be reported.
+func (s *Server) externalStep(fullName string, jobID int64, number int) (*Step, error) {
+	j, err := s.externalJob(fullName, jobID, number)
+	if err != nil {
+		return nil, err
+	}
+	if number == 0 {
+		return nil, invalid("steps are counted from 1")
+	}
+	return &j.Steps[number-1], nil
+}
+
 // StartStep reports that step number (counted from 1) of an External job started now.
 func (s *Server) StartStep(fullName string, jobID int64, number int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	j, err := s.externalJob(fullName, jobID, number)
+	st, err := s.externalStep(fullName, jobID, number)
 	if err != nil {
 		return err
 	}
-	if number == 0 {
-		return invalid("steps are counted from 1")
-	}
-	st := &j.Steps[number-1]
 	st.Status, st.StartedAt = "in_progress", s.clock.Now()
 	return nil
 }
@@ -78,18 +87,14 @@ func (s *Server) StartStep(fullName string, jobID int64, number int) error {
 func (s *Server) EndStep(fullName string, jobID int64, number int, conclusion string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	j, err := s.externalJob(fullName, jobID, number)
+	st, err := s.externalStep(fullName, jobID, number)
 	if err != nil {
 		return err
-	}
-	if number == 0 {
-		return invalid("steps are counted from 1")
 	}
 	if !slices.Contains(runOutcomes, conclusion) {
 		return invalid("step conclusion %q, want one of %v", conclusion, runOutcomes)
 	}
 	now := s.clock.Now()
-	st := &j.Steps[number-1]
 	if st.StartedAt.IsZero() {
 		st.StartedAt = now
 	}

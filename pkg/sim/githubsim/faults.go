@@ -48,8 +48,24 @@ type Fault struct {
 
 type faultRule struct {
 	Fault
-	seen     int
-	injected int
+	ruleCount
+}
+
+// ruleCount is what a fault or rewrite rule has counted: the requests it
+// matched and those it acted on, for its Skip and Times.
+type ruleCount struct{ seen, acted int }
+
+// eligible reports whether a rule of method, path pattern, skip and times may
+// act on r, counting r when it matches; the caller counts the act.
+func (n *ruleCount) eligible(r *http.Request, method, pattern string, skip, times int) bool {
+	if method != "" && method != r.Method {
+		return false
+	}
+	if ok, _ := path.Match(pattern, r.URL.Path); pattern != "" && !ok {
+		return false
+	}
+	n.seen++
+	return n.seen > skip && (times <= 0 || n.acted < times)
 }
 
 // AddFault installs a fault rule; rules are tried in the order they were added.
@@ -66,31 +82,16 @@ func (s *Server) ClearFaults() {
 	s.faults = nil
 }
 
-func (f *faultRule) matches(method, urlPath string) bool {
-	if f.Method != "" && f.Method != method {
-		return false
-	}
-	if f.Path == "" {
-		return true
-	}
-	ok, _ := path.Match(f.Path, urlPath)
-	return ok
-}
-
 // injectFault answers c with the first fault rule that fires, reporting whether one did.
 func (s *Server) injectFault(c *call) bool {
 	for _, f := range s.faults {
-		if !f.matches(c.r.Method, c.r.URL.Path) {
-			continue
-		}
-		f.seen++
-		if f.seen <= f.Skip || (f.Times > 0 && f.injected >= f.Times) {
+		if !f.eligible(c.r, f.Method, f.Path, f.Skip, f.Times) {
 			continue
 		}
 		if f.Probability > 0 && f.Probability < 1 && s.faultRand.Float64() >= f.Probability {
 			continue
 		}
-		f.injected++
+		f.acted++
 		c.fail(f.answer(c))
 		return true
 	}

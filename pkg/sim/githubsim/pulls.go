@@ -150,13 +150,7 @@ func (s *Server) normalizePull(rp *repo, spec *PullRequestSpec) error {
 	if strings.EqualFold(spec.HeadRepo, rp.FullName()) {
 		spec.HeadRepo = ""
 	}
-	if spec.BaseRef == "" {
-		spec.BaseRef = rp.DefaultBranch
-	}
-	if spec.BaseSHA == "" {
-		spec.BaseSHA = rp.branches[spec.BaseRef]
-	}
-	if err := validSHA("BaseSHA", spec.BaseSHA); err != nil {
+	if err := rp.branchHead("BaseSHA", &spec.BaseRef, &spec.BaseSHA); err != nil {
 		return err
 	}
 	for _, l := range spec.Labels {

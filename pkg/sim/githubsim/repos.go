@@ -278,4 +278,16 @@ func validSHA(field, sha string) error {
 	return nil
 }
 
+// branchHead fills an empty branch with the default branch and an empty sha
+// with the branch's head, then checks the sha, named field in the error.
+func (rp *repo) branchHead(field string, branch, sha *string) error {
+	if *branch == "" {
+		*branch = rp.DefaultBranch
+	}
+	if *sha == "" {
+		*sha = rp.branches[*branch]
+	}
+	return validSHA(field, *sha)
+}
+
 func describe(rp *repo, number int) string { return fmt.Sprintf("%s#%d", rp.FullName(), number) }

@@ -1,7 +1,5 @@
 package githubsim
 
-import "path"
-
 // Rewrite replaces the answer of matching requests after the simulation
 // handled them, so the request takes effect but its caller sees another
 // answer: a wrong-but-valid document such as a pull request without a state.
@@ -24,8 +22,7 @@ type Rewrite struct {
 
 type rewriteRule struct {
 	Rewrite
-	seen      int
-	rewritten int
+	ruleCount
 }
 
 // AddRewrite installs a rewrite rule; the first rule that fires rewrites an answer.
@@ -42,17 +39,10 @@ func (s *Server) rewriteAnswer(c *call) {
 		return
 	}
 	for _, r := range s.rewrites {
-		if r.Method != "" && r.Method != c.r.Method {
+		if !r.eligible(c.r, r.Method, r.Path, r.Skip, r.Times) {
 			continue
 		}
-		if ok, _ := path.Match(r.Path, c.r.URL.Path); r.Path != "" && !ok {
-			continue
-		}
-		r.seen++
-		if r.seen <= r.Skip || (r.Times > 0 && r.rewritten >= r.Times) {
-			continue
-		}
-		r.rewritten++
+		r.acted++
 		if r.Body != nil {
 			c.out = r.Body(c.status, c.out)
 		}

@@ -517,12 +517,19 @@ func (c *call) adminOnly(rp *repo) error {
 	return nil
 }
 
-func (s *Server) createRuleset(c *call) error {
+// writeRules is a ruleset write's repository and rulesets, after the caller's
+// admin rights (and a classic token's "repo" scope) are checked.
+func (c *call) writeRules() (*repo, *repoRules, error) {
 	rp, rr, err := c.rules()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	if err := c.adminOnly(rp); err != nil {
+	return rp, rr, c.adminOnly(rp)
+}
+
+func (s *Server) createRuleset(c *call) error {
+	rp, rr, err := c.writeRules()
+	if err != nil {
 		return err
 	}
 	var body rulesetBody
@@ -542,11 +549,8 @@ func (s *Server) createRuleset(c *call) error {
 }
 
 func (s *Server) updateRuleset(c *call) error {
-	rp, rr, err := c.rules()
+	rp, rr, err := c.writeRules()
 	if err != nil {
-		return err
-	}
-	if err := c.adminOnly(rp); err != nil {
 		return err
 	}
 	old, err := c.ruleset(rr)

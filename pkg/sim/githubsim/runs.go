@@ -282,13 +282,7 @@ func (s *Server) AddWorkflowRun(spec WorkflowRunSpec) (int64, error) {
 	if spec.Event == "" {
 		spec.Event = "push"
 	}
-	if spec.HeadBranch == "" {
-		spec.HeadBranch = rp.DefaultBranch
-	}
-	if spec.HeadSHA == "" {
-		spec.HeadSHA = rp.branches[spec.HeadBranch]
-	}
-	if err := validSHA("HeadSHA", spec.HeadSHA); err != nil {
+	if err := rp.branchHead("HeadSHA", &spec.HeadBranch, &spec.HeadSHA); err != nil {
 		return 0, err
 	}
 	for _, n := range spec.PullRequests {

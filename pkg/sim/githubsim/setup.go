@@ -203,6 +203,12 @@ func (c *call) setup() (*repo, *repoSetup, error) {
 	return rp, c.s.setupOf(rp), nil
 }
 
+// repoSetup is setup without the repository.
+func (c *call) repoSetup() (*repoSetup, error) {
+	_, st, err := c.setup()
+	return st, err
+}
+
 func (s *Server) getRepository(c *call) error {
 	rp, err := c.repo()
 	if err != nil {
@@ -316,21 +322,11 @@ func (s *Server) listEnvironmentSecrets(c *call) error {
 }
 
 func (s *Server) listRepoSecrets(c *call) error {
-	_, st, err := c.setup()
-	if err != nil {
-		return err
-	}
-	c.writeJSON(http.StatusOK, secretsJSON(c, st.secrets))
-	return nil
+	return getOne(c, (*call).repoSetup, func(st *repoSetup) map[string]any { return secretsJSON(c, st.secrets) })
 }
 
 func (s *Server) listRepoVariables(c *call) error {
-	_, st, err := c.setup()
-	if err != nil {
-		return err
-	}
-	c.writeJSON(http.StatusOK, variablesJSON(c, st.variables))
-	return nil
+	return getOne(c, (*call).repoSetup, func(st *repoSetup) map[string]any { return variablesJSON(c, st.variables) })
 }
 
 // variablesJSON is GitHub's list of variables, by name.

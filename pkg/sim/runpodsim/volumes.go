@@ -102,6 +102,14 @@ func (s *Server) ownVolume(id string) (*volume, *response) {
 	return v, nil
 }
 
+// bodilessVolume is ownVolume for a request that must carry no body.
+func (s *Server) bodilessVolume(r *http.Request, body []byte) (*volume, *response) {
+	if resp, valid := s.noBody(r, body); !valid {
+		return nil, &resp
+	}
+	return s.ownVolume(r.PathValue("id"))
+}
+
 // volumeBody is a NetworkVolume as the API shows it.
 type volumeBody struct {
 	ID         string `json:"id"`
@@ -129,10 +137,7 @@ func (s *Server) listVolumes(r *http.Request, body []byte, _ time.Time) response
 }
 
 func (s *Server) getVolume(r *http.Request, body []byte, _ time.Time) response {
-	if resp, valid := s.noBody(r, body); !valid {
-		return resp
-	}
-	v, bad := s.ownVolume(r.PathValue("id"))
+	v, bad := s.bodilessVolume(r, body)
 	if bad != nil {
 		return *bad
 	}
@@ -194,10 +199,7 @@ func (s *Server) patchVolume(r *http.Request, body []byte, _ time.Time) response
 }
 
 func (s *Server) deleteVolume(r *http.Request, body []byte, now time.Time) response {
-	if resp, valid := s.noBody(r, body); !valid {
-		return resp
-	}
-	v, bad := s.ownVolume(r.PathValue("id"))
+	v, bad := s.bodilessVolume(r, body)
 	if bad != nil {
 		return *bad
 	}
