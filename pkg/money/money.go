@@ -81,7 +81,8 @@ var (
 )
 
 // Format is the one formatter: "$" and the dollars at precision p, rounded
-// half to even at the last decimal shown; a negative amount starts "-$".
+// half away from zero at the last decimal shown (as people round a bill, and
+// as the reports printed before amounts were exact); a negative amount starts "-$".
 func (a Amount) Format(p Precision) string {
 	p.Max = min(max(p.Max, 0), 6)
 	p.Min = min(max(p.Min, 0), p.Max)
@@ -94,7 +95,7 @@ func (a Amount) Format(p Precision) string {
 		unit *= 10
 	}
 	q, r := m/unit, m%unit
-	if half := unit / 2; unit > 1 && (r > half || (r == half && q%2 == 1)) {
+	if half := unit / 2; unit > 1 && r >= half {
 		q++
 	}
 	scale := uint64(1)

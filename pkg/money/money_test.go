@@ -75,8 +75,8 @@ func TestFormat(t *testing.T) {
 		want string
 	}{
 		{"cents", 1_360_000, Cents, "$1.36"},
-		{"cents rounds half to even down", 345_000, Cents, "$0.34"},
-		{"cents rounds half to even up", 355_000, Cents, "$0.36"},
+		{"cents rounds half away from zero", 345_000, Cents, "$0.35"},
+		{"cents rounds below half down", 344_999, Cents, "$0.34"},
 		{"cents rounds above half up", 345_001, Cents, "$0.35"},
 		{"zero", 0, Cents, "$0.00"},
 		{"fine", 66_667, Fine, "$0.0667"},
@@ -87,7 +87,7 @@ func TestFormat(t *testing.T) {
 		{"exact whole", 5 * Dollar, Exact, "$5"},
 		{"negative", -1_500_000, Cents, "-$1.50"},
 		{"carry into dollars", 999_999, Cents, "$1.00"},
-		{"whole dollars", 2_500_000, Precision{0, 0}, "$2"},
+		{"whole dollars", 2_500_000, Precision{0, 0}, "$3"},
 		{"out of range precision is clamped", 1, Precision{-3, 12}, "$0.000001"},
 	}
 	for _, tt := range tests {
