@@ -6,7 +6,9 @@
 // Every policy runs the real lane (provision.Run with the real clients
 // against the simulated RunPod and GitHub handlers, in process, each request
 // taking APILatency of virtual time) on its own copy of the same market and
-// the same workload, so the numbers differ only by policy. The reputation
+// the same workload, so the numbers differ only by policy. Each pushed ref's
+// lane starts when its push arrives and runs beside the lanes still running,
+// as the shipped lanes of different trees do (see scheduler). The reputation
 // policy learns only as the lane can: from the record the daily cost history
 // publishes (see RecordPublished), read each run. Everything is drawn from
 // the scenario's seed: the same seed gives the same table.

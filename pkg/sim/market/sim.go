@@ -98,6 +98,7 @@ type sim struct {
 	cfg    *config.Config
 	cloud  *cloud.Cloud
 	clock  *simclock.Virtual
+	sched  *scheduler   // runs each ref's lane beside the others
 	http   *http.Client // to the cloud's handlers, in process
 	// ops is the simulation's own client pair (ending jobs), not the lane's.
 	ops struct {
@@ -112,9 +113,7 @@ type sim struct {
 	// evidence is what the policy's own runs left in the lane's history and
 	// the daily record it publishes; only a Reputation policy reads it.
 	evidence *evidence
-	// warm is set while a warm-up ref runs; warmPods are its pods, left
-	// out of the bill.
-	warm     bool
+	// warmPods are the warm-up refs' pods, left out of the bill.
 	warmPods map[string]bool
 	machines map[string]Machine // by host id: where the waste went
 	res      Result
@@ -140,61 +139,93 @@ func runPolicy(ctx context.Context, s Scenario, fleet Fleet, refs []ref, p Polic
 		evidence: newEvidence(clock.Now(), s.InstantRecord, s.NoMachines), warmPods: map[string]bool{},
 		res: Result{Policy: p.Name, Summary: p.Summary},
 	}
-	tr, err := newInProcess(c, clock)
+	sched := newScheduler(clock)
+	sm.sched = sched
+	tr, err := newInProcess(c, sched.pause)
 	if err != nil {
 		return Result{}, err
 	}
 	sm.http = &http.Client{Transport: tr}
-	opsPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep), reqpolicy.WithJitter(func() float64 { return 0.5 }))
+	opsPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(sched.Sleep), reqpolicy.WithJitter(func() float64 { return 0.5 }))
 	sm.ops.runpod = runpod.New(c.RunPodURL, cloud.RunPodKey, runpod.WithPolicy(opsPolicy), runpod.WithHTTPClient(sm.http))
-	if sm.ops.gh, err = ghapi.New(ctx, ghapi.Options{BaseURL: c.GitHubURL, Token: cloud.GitHubToken, Owner: cloud.Owner, Repo: cloud.RepoName,
-		Policy: opsPolicy, HTTPClient: sm.http}); err != nil {
+	sm.churn(fleet)
+	// Each ref's lane starts when its push arrives and runs beside the
+	// lanes still running, as the shipped lanes of different trees do.
+	outcomes := make([]refOutcome, len(refs))
+	errs := make([]error, len(refs)+1)
+	if err := sched.Run(func() {
+		if sm.ops.gh, errs[len(refs)] = ghapi.New(ctx, ghapi.Options{BaseURL: c.GitHubURL, Token: cloud.GitHubToken, Owner: cloud.Owner, Repo: cloud.RepoName,
+			Policy: opsPolicy, HTTPClient: sm.http}); errs[len(refs)] != nil {
+			return
+		}
+		for i, r := range refs {
+			if errs[len(refs)] = ctx.Err(); errs[len(refs)] != nil {
+				break
+			}
+			if wait := r.At.Sub(clock.Now()); wait > 0 {
+				sched.pause(wait)
+			}
+			sched.Go(func() { outcomes[i], errs[i] = sm.test(ctx, r) })
+		}
+		sched.Join()
+	}); err != nil {
 		return Result{}, err
 	}
-	sm.churn(fleet)
-	for _, r := range refs {
-		if err := ctx.Err(); err != nil {
-			return Result{}, err
-		}
-		if wait := r.At.Sub(clock.Now()); wait > 0 {
-			clock.Advance(wait)
-		}
-		if err := sm.test(ctx, r); err != nil {
-			return Result{}, err
+	if err := errors.Join(errs...); err != nil {
+		return Result{}, err
+	}
+	for i, r := range refs {
+		if !r.Warm { // a warm-up ref runs as any other, its outcome thrown away
+			outcomes[i].addTo(&sm.res)
 		}
 	}
 	sm.bill()
 	return sm.res, nil
 }
 
+// refOutcome is what one ref's lane runs did.
+type refOutcome struct {
+	tested             bool
+	timeToRunner       time.Duration
+	runs, runsNoPod    int
+	accepted, rejected int
+}
+
+func (o refOutcome) addTo(res *Result) {
+	res.Refs++
+	res.Runs += o.runs
+	res.RunsNoPod += o.runsNoPod
+	res.Accepted += o.accepted
+	res.Rejected += o.rejected
+	if o.tested {
+		res.RefsTested++
+		res.TimesToRunner = append(res.TimesToRunner, o.timeToRunner)
+	}
+}
+
 // test provisions a runner for one ref. Of its three deliveries the first
 // runs; the other two arrive while it runs, and GitHub keeps only the newest
 // waiting one, which starts after the first: it reuses a passed gate (no
 // pod) or, after a run that ended with no pod, provisions once more.
-func (sm *sim) test(ctx context.Context, r ref) error {
-	if r.Warm { // run as any other, counted in a result thrown away
-		counted := sm.res
-		sm.res, sm.warm = Result{}, true
-		defer func() { sm.res, sm.warm = counted, false }()
-	}
-	sm.res.Refs++
+func (sm *sim) test(ctx context.Context, r ref) (refOutcome, error) {
+	var o refOutcome
 	for delivery := 1; delivery <= min(deliveriesPerRef, 2); delivery++ {
-		accepted, err := sm.provision(ctx)
+		accepted, err := sm.provision(ctx, &o, r.Warm)
 		if err != nil {
-			return err
+			return o, err
 		}
 		if accepted != nil {
-			sm.res.RefsTested++
-			sm.res.TimesToRunner = append(sm.res.TimesToRunner, sm.clock.Now().Sub(r.At))
+			o.tested, o.timeToRunner = true, sm.clock.Now().Sub(r.At)
 			sm.jobs[accepted.PodID] = accepted.Price.PerHour.Dollars() * r.Job.Hours()
-			return sm.release(ctx, accepted.PodID)
+			return o, sm.release(ctx, accepted.PodID)
 		}
 	}
-	return nil
+	return o, nil
 }
 
-// provision runs the lane once and records its attempts.
-func (sm *sim) provision(ctx context.Context) (*provision.Accepted, error) {
+// provision runs the lane once and records its attempts in o; a warm-up
+// ref's pods are left out of the bill.
+func (sm *sim) provision(ctx context.Context, o *refOutcome, warm bool) (*provision.Accepted, error) {
 	sm.runID++
 	req := provision.Request{
 		Config:      sm.cfg,
@@ -210,23 +241,21 @@ func (sm *sim) provision(ctx context.Context) (*provision.Accepted, error) {
 		return nil, err
 	}
 	res, err := provision.Run(ctx, deps, req)
-	sm.res.Runs++
+	o.runs++
 	sm.evidence.add(res.Attempts)
 	for _, a := range res.Attempts {
-		if sm.warm && a.PodID != "" {
+		if warm && a.PodID != "" {
 			sm.warmPods[a.PodID] = true
 		}
-	}
-	for _, a := range res.Attempts {
 		switch a.Outcome {
 		case cost.OutcomeAccepted:
-			sm.res.Accepted++
+			o.accepted++
 		case cost.OutcomeRejected:
-			sm.res.Rejected++
+			o.rejected++
 		}
 	}
 	if res.Accepted == nil {
-		sm.res.RunsNoPod++
+		o.runsNoPod++
 		var re *provision.RunError
 		if err != nil && !errors.As(err, &re) {
 			return nil, err // not a provisioning outcome: the simulation is broken
@@ -241,8 +270,8 @@ func (sm *sim) provision(ctx context.Context) (*provision.Accepted, error) {
 // to redact, which a real run never does.)
 func (sm *sim) lane(ctx context.Context) (provision.Deps, error) {
 	clock := sm.clock
-	rpPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep), reqpolicy.WithJitter(func() float64 { return 0.5 }))
-	ghPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(clock.Sleep), reqpolicy.WithClassifier(ghapi.RateLimitClassifier(clock)))
+	rpPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(sm.sched.Sleep), reqpolicy.WithJitter(func() float64 { return 0.5 }))
+	ghPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(sm.sched.Sleep), reqpolicy.WithClassifier(ghapi.RateLimitClassifier(clock)))
 	gh, err := ghapi.New(ctx, ghapi.Options{BaseURL: sm.cloud.GitHubURL, Token: cloud.GitHubToken, Owner: cloud.Owner, Repo: cloud.RepoName,
 		Policy: ghPolicy, HTTPClient: sm.http})
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
-	"github.com/org/runpod-gpu/pkg/sim/simclock"
 )
 
 // APILatency is how long every request to RunPod or GitHub takes in the
@@ -33,13 +32,16 @@ const APILatency = 500 * time.Millisecond
 // depend on the machine's load and the tables would not reproduce; polling
 // sees what a stream says at most one startup poll (10 s) later, for every
 // policy alike.
+//
+// The latency is a wait of the calling lane on the replay's scheduler, so
+// other lanes run meanwhile.
 type inProcess struct {
 	handlers map[string]http.Handler // by host:port
-	clock    *simclock.Virtual
+	wait     func(time.Duration)
 }
 
-func newInProcess(c *cloud.Cloud, clock *simclock.Virtual) (*inProcess, error) {
-	t := &inProcess{handlers: map[string]http.Handler{}, clock: clock}
+func newInProcess(c *cloud.Cloud, wait func(time.Duration)) (*inProcess, error) {
+	t := &inProcess{handlers: map[string]http.Handler{}, wait: wait}
 	for raw, h := range map[string]http.Handler{c.RunPodURL: c.RunPod, c.GitHubURL: c.GitHub} {
 		u, err := url.Parse(raw)
 		if err != nil {
@@ -55,8 +57,8 @@ func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	if h == nil {
 		return http.DefaultTransport.RoundTrip(req)
 	}
-	t.clock.Advance(APILatency / 2)
-	defer t.clock.Advance(APILatency / 2)
+	t.wait(APILatency / 2)
+	defer t.wait(APILatency / 2)
 	if isLogStream(req.URL.Path) {
 		return &http.Response{StatusCode: http.StatusNotImplemented, Status: "501 Not Implemented", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 			Header: http.Header{"Content-Type": {"text/plain"}}, Body: io.NopCloser(strings.NewReader("log streams are not simulated in process\n")), Request: req}, nil

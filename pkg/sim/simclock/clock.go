@@ -231,3 +231,16 @@ func (h *timerHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return t
 }
+
+// Next returns the deadline of the earliest pending timer; ok is false when
+// none is pending. A driver that advances to each deadline in turn fires the
+// same timers in the same order as one Advance over the whole span, and can
+// stop between any two of them.
+func (v *Virtual) Next() (at time.Time, ok bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.timers) == 0 {
+		return time.Time{}, false
+	}
+	return v.timers[0].when, true
+}

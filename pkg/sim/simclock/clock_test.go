@@ -155,3 +155,22 @@ func TestVirtualSleepWaitsForWhatWasSentBeforeIt(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, clock.Now(), start.Add(time.Second), "woken before the clock moved")
 }
+
+// Next names the earliest pending deadline (none once every timer fired or
+// stopped), so a driver can advance from one timer to the next.
+func TestVirtualNextIsTheEarliestPendingDeadline(t *testing.T) {
+	clock := simclock.NewVirtual(start)
+	_, ok := clock.Next()
+	assert.Check(t, !ok)
+	late := clock.AfterFunc(time.Hour, func() {})
+	clock.AfterFunc(time.Minute, func() {})
+	at, ok := clock.Next()
+	assert.Check(t, ok)
+	assert.Equal(t, at, start.Add(time.Minute))
+	clock.Advance(time.Minute)
+	at, _ = clock.Next()
+	assert.Equal(t, at, start.Add(time.Hour))
+	late.Stop()
+	_, ok = clock.Next()
+	assert.Check(t, !ok)
+}
