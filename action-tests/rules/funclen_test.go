@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,38 +31,12 @@ var longFuncSkipped = []string{
 // whole. Programs' main packages (*/cmd/*) are left to their own rule: each is
 // one screen of wiring.
 func TestFunctionsFitOnAScreen(t *testing.T) {
-	root := funcLenRepoRoot(t)
 	var long []string
-	for _, top := range []string{"pkg", "actions"} {
-		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(root, path)
-			rel = filepath.ToSlash(rel)
-			if d.IsDir() {
-				name := d.Name()
-				if strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor" || funcLenSkippedTree(rel) {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-				return nil
-			}
-			src, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			found, err := longFuncs(rel, src, maxFuncLines)
-			if err != nil {
-				return err
-			}
-			long = append(long, found...)
-			return nil
-		})
-		assert.NilError(t, err)
-	}
+	walkProductGo(t, funcLenSkippedTree, func(rel string, src []byte) error {
+		found, err := longFuncs(rel, src, maxFuncLines)
+		long = append(long, found...)
+		return err
+	})
 	assert.Check(t, len(long) == 0,
 		"functions longer than %d lines: split them, or say in a `// Long:` line right above the func why one reads best whole:\n  %s",
 		maxFuncLines, strings.Join(long, "\n  "))

@@ -4,9 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -33,42 +30,20 @@ var graphQLSkipped = []string{"pkg/sim"}
 // (action-tests/lanes: TestNoGraphQLInTheLane) runs the lane on the simulated
 // cloud and finds no /graphql request.
 func TestNoGraphQLInTheLane(t *testing.T) {
-	root := funcLenRepoRoot(t)
 	var found, balanceCallers []string
-	for _, top := range []string{"pkg", "actions"} {
-		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(root, path)
-			rel = filepath.ToSlash(rel)
-			if d.IsDir() {
-				if d.Name() == "testdata" || graphQLSkippedTree(rel) {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-				return nil
-			}
-			src, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			lits, calls, err := graphQLUses(rel, src)
-			if err != nil {
-				return err
-			}
-			if _, ok := graphQLAllowed[rel]; !ok {
-				found = append(found, lits...)
-			}
-			if calls > 0 && !strings.HasPrefix(rel, "pkg/doctor/") && !strings.HasPrefix(rel, "pkg/runpod/") {
-				balanceCallers = append(balanceCallers, rel)
-			}
-			return nil
-		})
-		assert.NilError(t, err)
-	}
+	walkProductGo(t, graphQLSkippedTree, func(rel string, src []byte) error {
+		lits, calls, err := graphQLUses(rel, src)
+		if err != nil {
+			return err
+		}
+		if _, ok := graphQLAllowed[rel]; !ok {
+			found = append(found, lits...)
+		}
+		if calls > 0 && !strings.HasPrefix(rel, "pkg/doctor/") && !strings.HasPrefix(rel, "pkg/runpod/") {
+			balanceCallers = append(balanceCallers, rel)
+		}
+		return nil
+	})
 	assert.Check(t, len(found) == 0, "product code names a GraphQL endpoint (REST v2 only against RunPod; doctor's balance line is the one exception):\n  %s",
 		strings.Join(found, "\n  "))
 	assert.Check(t, len(balanceCallers) == 0, "RunPod's GraphQL balance read is called outside doctor: %v", balanceCallers)

@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -31,68 +30,24 @@ var moneyFormat = regexp.MustCompile(`\$%[-+# 0-9.*]*[dfFgGeEvsq]`)
 // floats, they decide nothing).
 var moneyRoom = []string{"pkg/money", "pkg/sim"}
 
-// moneyDebt are the bare dollar numbers product code still holds, each with
-// why it is not a money.Amount yet. It is empty: outside data (RunPod's JSON
-// floats, artifacts, records, the configuration's YAML, the ledger's cents)
-// is read into money.Amount, money.Rate or money.WholeCents where it is
-// decoded. The list only shrinks: TestMoneyIsOneType fails on an entry that
-// no longer exists.
-var moneyDebt = map[string]string{}
-
 // TestMoneyIsOneType keeps issue 36's rule: outside pkg/money (and the
 // simulators), product code holds no bare float64 or int64 named for dollars
 // or cents (a field, a parameter, a result, a var or const) and formats no
 // "$%" itself: amounts are money.Amount and money.Rate, printed by
-// money.Format. moneyDebt lists what is left to migrate.
+// money.Format. Outside data (RunPod's JSON floats, artifacts, records, the
+// configuration's YAML, the ledger's cents) is read into money.Amount,
+// money.Rate or money.WholeCents where it is decoded; nothing is exempt.
 func TestMoneyIsOneType(t *testing.T) {
-	root := funcLenRepoRoot(t)
 	var found []string
-	seen := map[string]bool{}
-	for _, top := range []string{"pkg", "actions"} {
-		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(root, path)
-			rel = filepath.ToSlash(rel)
-			if d.IsDir() {
-				if d.Name() == "testdata" || slices.Contains(moneyRoom, rel) {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-				return nil
-			}
-			src, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			findings, err := moneyFindings(rel, src)
-			if err != nil {
-				return err
-			}
-			for _, f := range findings {
-				key := rel + ": " + f.name
-				seen[key] = true
-				if _, ok := moneyDebt[key]; !ok {
-					found = append(found, fmt.Sprintf("%s:%d: %s", rel, f.line, f.what))
-				}
-			}
-			return nil
-		})
-		assert.NilError(t, err)
-	}
+	walkProductGo(t, func(rel string) bool { return slices.Contains(moneyRoom, rel) }, func(rel string, src []byte) error {
+		findings, err := moneyFindings(rel, src)
+		for _, f := range findings {
+			found = append(found, fmt.Sprintf("%s:%d: %s", rel, f.line, f.what))
+		}
+		return err
+	})
 	assert.Check(t, len(found) == 0, "bare dollars outside pkg/money (use money.Amount or money.Rate, and money.Format to print):\n  %s",
 		strings.Join(found, "\n  "))
-	var stale []string
-	for key := range moneyDebt {
-		if !seen[key] {
-			stale = append(stale, key)
-		}
-	}
-	slices.Sort(stale)
-	assert.Check(t, len(stale) == 0, "moneyDebt names what is gone (remove it, the list only shrinks):\n  %s", strings.Join(stale, "\n  "))
 }
 
 // TestMoneyRuleCatchesAPlantedDollarField runs the rule's checker over a
@@ -121,8 +76,8 @@ func TestMoneyRuleCatchesAPlantedDollarField(t *testing.T) {
 
 // moneyFinding is one offence of the rule in a file.
 type moneyFinding struct {
-	name, what string // name keys moneyDebt; what is the message
-	line       int
+	what string // the message
+	line int
 }
 
 // moneyFindings parses src and returns its bare dollar numbers and "$%" formats.
@@ -140,7 +95,7 @@ func moneyFindings(rel string, src []byte) ([]moneyFinding, error) {
 		}
 		for _, n := range names {
 			if moneyName(n.Name) {
-				out = append(out, moneyFinding{name: n.Name, what: fmt.Sprintf("%s %s %s", kind, n.Name, bare), line: fset.Position(n.Pos()).Line})
+				out = append(out, moneyFinding{what: fmt.Sprintf("%s %s %s", kind, n.Name, bare), line: fset.Position(n.Pos()).Line})
 			}
 		}
 	}
@@ -164,7 +119,7 @@ func moneyFindings(rel string, src []byte) ([]moneyFinding, error) {
 		case *ast.BasicLit:
 			if n.Kind == token.STRING {
 				if s, err := strconv.Unquote(n.Value); err == nil && moneyFormat.MatchString(s) {
-					out = append(out, moneyFinding{name: "format " + n.Value, what: "format " + n.Value, line: fset.Position(n.Pos()).Line})
+					out = append(out, moneyFinding{what: "format " + n.Value, line: fset.Position(n.Pos()).Line})
 				}
 			}
 		}

@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,32 +38,11 @@ var spendAskers = []string{"provision", "serverless", "budget", "devcli"}
 func TestSpendIsDecidedInOneRoom(t *testing.T) {
 	root := funcLenRepoRoot(t)
 	var found []string
-	for _, top := range []string{"pkg", "actions"} {
-		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(root, path)
-			rel = filepath.ToSlash(rel)
-			if d.IsDir() {
-				if d.Name() == "testdata" || rel == spendRoom || rel == "pkg/sim" {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
-				return nil
-			}
-			src, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			decls, err := spendDecisions(rel, src)
-			found = append(found, decls...)
-			return err
-		})
-		assert.NilError(t, err)
-	}
+	walkProductGo(t, func(rel string) bool { return rel == spendRoom || rel == "pkg/sim" }, func(rel string, src []byte) error {
+		decls, err := spendDecisions(rel, src)
+		found = append(found, decls...)
+		return err
+	})
 	assert.Check(t, len(found) == 0, "a spend decision outside pkg/spend (ask the spend room instead):\n  %s", strings.Join(found, "\n  "))
 
 	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./pkg/money", "./pkg/spend",
