@@ -87,7 +87,7 @@ func TestNoOtherClock(t *testing.T) {
 						found = append(found, rel+": wall clock "+types.ExprString(n.Recv.List[0].Type))
 					}
 				}
-				if n.Recv != nil && n.Name.Name == "now" && callsTimeNow(n.Body) && !privateNowPending[filepath.ToSlash(rel)] {
+				if n.Recv != nil && n.Name.Name == "now" && callsTimeNow(n.Body) {
 					found = append(found, rel+": private now() falling back to time.Now: use clock.Now")
 				}
 			}
@@ -98,10 +98,6 @@ func TestNoOtherClock(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Assert(t, len(found) == 0, "use pkg/clock (Clock, Wall) instead of:\n%s", strings.Join(found, "\n"))
 }
-
-// privateNowPending are the files whose private now() helper is allowed to
-// fall back to time.Now itself: none.
-var privateNowPending = map[string]bool{}
 
 // callsTimeNow reports whether body calls time.Now().
 func callsTimeNow(body *ast.BlockStmt) bool {
