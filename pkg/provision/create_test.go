@@ -1,6 +1,7 @@
 package provision
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -299,7 +300,8 @@ func TestCreatePausedByALongRetryAfterIsReconciledWhenThePauseIsOver(t *testing.
 // the run: the pause is waited out within the provision budget, the first name
 // is reconciled — found (and deleted unwatched: its startup budget went by in
 // RunPod's pause, no host's fault) or confirmed absent — and the next
-// candidate is created after the pause; never a second pod of the first name.
+// candidate is created after the pause; never a second pod of the first name;
+// and the found pod does not count as a startup failure.
 func TestCreatePausedLongerThanTheStartupTimeout(t *testing.T) {
 	const pause = 120 * time.Second
 	first := runpodsim.Trigger{Nth: []int{1}}
@@ -308,12 +310,20 @@ func TestCreatePausedLongerThanTheStartupTimeout(t *testing.T) {
 		faults       runpodsim.Faults
 		wantOutcomes []string
 		wantFirst    int // pods of the first name ever created
+		startup      int // startup_timeout_seconds; 0: 100
 	}{
 		{
 			name:         "503, the create made its pod",
 			faults:       runpodsim.Faults{LostCreates: []runpodsim.LostCreateFault{{When: first, Status: 503, RetryAfter: pause}}},
 			wantOutcomes: []string{"live-1 RTX A4000 rejected", "live-2 RTX A5000 accepted"},
 			wantFirst:    1,
+		},
+		{
+			name:         "503, the create made its pod, found as its startup budget ends",
+			faults:       runpodsim.Faults{LostCreates: []runpodsim.LostCreateFault{{When: first, Status: 503, RetryAfter: pause}}},
+			wantOutcomes: []string{"live-1 RTX A4000 rejected", "live-2 RTX A5000 accepted"},
+			wantFirst:    1,
+			startup:      int(pause / time.Second),
 		},
 		{
 			name: "503, nothing was created",
@@ -330,7 +340,10 @@ func TestCreatePausedLongerThanTheStartupTimeout(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a5000)), Faults: tc.faults}, func(c *config.Config) {
-				c.CreateDeadlineSeconds, c.StartupTimeoutSeconds = 60, 100
+				c.CreateDeadlineSeconds, c.StartupTimeoutSeconds = 60, cmp.Or(tc.startup, 100)
+				// A pod found too late is RunPod's pause, not a startup
+				// failure: with one allowed, counting it would stop the run.
+				c.MaxConsecutiveStartupFailures = 1
 			})
 			start := s.clock.Now()
 
