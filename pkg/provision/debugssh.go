@@ -102,8 +102,9 @@ func ParseDebugSSHKey(key string, event []byte) (string, error) {
 	if err != nil {
 		return "", &DebugKeyError{Reason: "the key's second field is not base64: want the key as ssh-keygen writes it (*.pub)"}
 	}
-	// The blob starts with its own type, length-prefixed (RFC 4253 6.6).
-	if len(raw) < 4 || int(binary.BigEndian.Uint32(raw)) != len(typ) || len(raw) < 4+len(typ) || string(raw[4:4+len(typ)]) != typ {
+	// The blob starts with its own type, length-prefixed (RFC 4253 6.6), and
+	// the key's data follows: a blob of the type alone lets nobody in.
+	if len(raw) < 4 || int(binary.BigEndian.Uint32(raw)) != len(typ) || len(raw) <= 4+len(typ) || string(raw[4:4+len(typ)]) != typ {
 		return "", &DebugKeyError{Reason: fmt.Sprintf("the key's data does not hold a %s key: want the key as ssh-keygen writes it (*.pub)", typ)}
 	}
 	if len(event) > 0 && bytes.Contains(event, []byte(blob)) {

@@ -11,6 +11,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/runpod"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/startup"
@@ -28,6 +29,12 @@ func testKey(typ string, seed byte) string {
 }
 
 var maintainerKey = testKey("ssh-ed25519", 1)
+
+// typeOnlyKey is a key line whose blob holds its type and no key data.
+func typeOnlyKey(typ string) string {
+	blob := append(binary.BigEndian.AppendUint32(nil, uint32(len(typ))), typ...)
+	return typ + " " + base64.StdEncoding.EncodeToString(blob)
+}
 
 func TestParseDebugSSHKey(t *testing.T) {
 	authorKey := testKey("ssh-ed25519", 9)
@@ -47,6 +54,8 @@ func TestParseDebugSSHKey(t *testing.T) {
 		{name: "not base64", key: "ssh-ed25519 !!!!", wantErr: "not base64"},
 		{name: "blob of another type", key: "ssh-rsa " + strings.Fields(maintainerKey)[1], wantErr: "does not hold a ssh-rsa key"},
 		{name: "short blob", key: "ssh-ed25519 AAAA", wantErr: "does not hold a ssh-ed25519 key"},
+		{name: "blob of the type alone", key: typeOnlyKey("ssh-ed25519"), wantErr: "does not hold a ssh-ed25519 key"},
+		{name: "blob cut inside its type", key: "ssh-ed25519 " + base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, 11)), wantErr: "does not hold a ssh-ed25519 key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -139,4 +148,30 @@ func createdCmd(s *scenario, id string) string {
 		}
 	}
 	return ""
+}
+
+// TestKeptSummarySaysWhatAKeptPodBills: a kept pod's line gives its hourly
+// price and the most it can bill to the retention cap, or says the price is
+// unknown (never $0.00, which would read as free).
+func TestKeptSummarySaysWhatAKeptPodBills(t *testing.T) {
+	created := time.Date(2026, 12, 8, 1, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name    string
+		kept    KeptPod
+		want    []string
+		wantNot string
+	}{
+		{name: "priced", kept: KeptPod{ID: "p1", PerHour: money.PerHour(0.25), CreatedAt: created},
+			want: []string{"`runpod-gpu ssh p1`", "It bills $0.25/h until deleted: up to $6.00 over the reaper's 24 h retention cap.", "2026-12-09T01:00:00Z"}, wantNot: "unknown"},
+		{name: "price unknown", kept: KeptPod{ID: "p2"},
+			want: []string{"`runpod-gpu ssh p2`", "Its price is unknown; it bills until deleted."}, wantNot: "It bills $"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := keptSummary([]KeptPod{tt.kept})
+			for _, w := range tt.want {
+				assert.Check(t, is.Contains(got, w))
+			}
+			assert.Check(t, !strings.Contains(got, tt.wantNot), "%q in %q", tt.wantNot, got)
+		})
+	}
 }
