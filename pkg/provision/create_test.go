@@ -245,6 +245,34 @@ func TestRateLimitedCreateIsLookedUpBeforeItIsSentAgain(t *testing.T) {
 	}
 }
 
+// A create answered 429 whose pod exists, when the pod list cannot be read
+// before the create would go again: it is not sent twice, the run goes on to
+// the next candidate, and the name is left to the run's last look, which
+// finds the pod and deletes it; it does not bill on until the cleanup job.
+func TestRateLimitedCreateWithAnUnreadableListIsFoundByTheLastLook(t *testing.T) {
+	f := runpodsim.Faults{
+		Rewrites: []runpodsim.RewriteFault{{Match: runpodsim.Match{Route: "POST /v2/pods"}, When: runpodsim.Trigger{Nth: []int{1}}, Status: 429,
+			Body: func(int, []byte) []byte {
+				return []byte(`{"title":"Too Many Requests","status":429,"detail":"slow down"}`)
+			}}},
+		ServerErrors: []runpodsim.ServerErrorFault{{Match: runpodsim.Match{Route: "GET /v2/pods"}, When: runpodsim.Trigger{First: 6}, Status: 500}},
+	}
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a5000)), Faults: f}, nil)
+
+	res, err := s.run(t)
+
+	assert.NilError(t, err)
+	// The last look's find is the first candidate's pod, rejected unwatched.
+	assert.DeepEqual(t, outcomes(res), []string{"live-1 RTX A4000 failed", "live-2 RTX A5000 accepted", "live-1 RTX A4000 rejected"})
+	assert.Check(t, is.Contains(res.Attempts[0].Reason, "the pod list could not be read before sending it again"))
+	posts := map[string]int{}
+	for _, p := range s.cloud.RunPod.Pods() {
+		posts[p.Name]++
+	}
+	assert.Check(t, is.Equal(posts["rgpu-7001-1-c1"], 1), "the first name's pod was created once, by the 429'd POST")
+	assert.Check(t, is.DeepEqual(aliveInSim(s), []string{res.Accepted.PodID}), "the last look deleted the first name's pod")
+}
+
 // A create answered 503 with a Retry-After longer than create_deadline_seconds
 // does not stop the run: once the pause is over the pod is looked for by name,
 // within the provision budget, and the run goes on — with the pod
