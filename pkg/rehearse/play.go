@@ -1,7 +1,6 @@
 package rehearse
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -301,7 +300,7 @@ func (s *stage) runStep(ctx context.Context, role string, inputs map[string]stri
 	}
 	var stdout bytes.Buffer
 	code := actionkit.RunRole(ctx, []string{"runpod-gpu-actions", role}, func(k string) string { return env[k] }, &stdout, actions.All())
-	outputs, perr := readOutputs(env["GITHUB_OUTPUT"])
+	outputs, perr := workflowplay.ReadFileCommand(env["GITHUB_OUTPUT"])
 	if perr != nil {
 		return nil, stdout.String(), perr
 	}
@@ -309,29 +308,6 @@ func (s *stage) runStep(ctx context.Context, role string, inputs map[string]stri
 		return outputs, stdout.String(), fmt.Errorf("%s exited %d", role, code)
 	}
 	return outputs, stdout.String(), nil
-}
-
-// readOutputs reads the runner's file-command format: name<<DELIMITER, value lines, DELIMITER.
-func readOutputs(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		name, delim, ok := strings.Cut(sc.Text(), "<<")
-		if !ok {
-			return nil, fmt.Errorf("GITHUB_OUTPUT line %q is not a heredoc file command", sc.Text())
-		}
-		var value []string
-		for sc.Scan() && sc.Text() != delim {
-			value = append(value, sc.Text())
-		}
-		out[name] = strings.Join(value, "\n")
-	}
-	return out, sc.Err()
 }
 
 // job runs a job that is the caller's own or a script: a GPU job (on a

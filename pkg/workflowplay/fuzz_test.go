@@ -19,7 +19,7 @@ func FuzzReadFileCommand(f *testing.F) {
 		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		out, err := readFileCommand(path)
+		out, err := ReadFileCommand(path)
 		if err == nil {
 			for k := range out {
 				if k == "" || strings.Contains(k, "\n") {

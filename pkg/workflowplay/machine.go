@@ -1,7 +1,6 @@
 package workflowplay
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -401,7 +400,7 @@ func (j *jobState) run(ctx context.Context, i int, st WorkflowStep, env map[stri
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		werr = <-done
 	}
-	outputs, perr := readFileCommand(files["GITHUB_OUTPUT"])
+	outputs, perr := ReadFileCommand(files["GITHUB_OUTPUT"])
 	if perr != nil {
 		return nil, fmt.Errorf("GITHUB_OUTPUT: %w", perr)
 	}
@@ -453,7 +452,7 @@ func (j *jobState) command(i int, st WorkflowStep, env map[string]string) (*exec
 // takeFileCommands applies what a successful step wrote to GITHUB_ENV and GITHUB_PATH to
 // the steps after it.
 func (j *jobState) takeFileCommands(files map[string]string) error {
-	added, err := readFileCommand(files["GITHUB_ENV"])
+	added, err := ReadFileCommand(files["GITHUB_ENV"])
 	if err != nil {
 		return fmt.Errorf("GITHUB_ENV: %w", err)
 	}
@@ -610,49 +609,6 @@ func (j *jobState) download(ctx context.Context, with map[string]string) error {
 		fmt.Fprintf(j.out, "Artifact download completed successfully: %s\n", name)
 	}
 	return nil
-}
-
-// readFileCommand reads GITHUB_OUTPUT's or GITHUB_ENV's format: name=value lines and
-// name<<DELIMITER blocks.
-func readFileCommand(path string) (map[string]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		if name, delim, ok := strings.Cut(line, "<<"); ok && !strings.Contains(name, "=") {
-			if name == "" || delim == "" {
-				return nil, fmt.Errorf("invalid format %q: want name<<DELIMITER", line)
-			}
-			var value []string
-			closed := false
-			for sc.Scan() {
-				if sc.Text() == delim {
-					closed = true
-					break
-				}
-				value = append(value, sc.Text())
-			}
-			if !closed {
-				return nil, fmt.Errorf("matching delimiter not found %q", delim)
-			}
-			out[name] = strings.Join(value, "\n")
-			continue
-		}
-		name, value, ok := strings.Cut(line, "=")
-		if !ok || name == "" {
-			return nil, fmt.Errorf("invalid format %q: want name=value or name<<DELIMITER", line)
-		}
-		out[name] = value
-	}
-	return out, sc.Err()
 }
 
 func cmpOr(a, b string) string {

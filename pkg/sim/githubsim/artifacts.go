@@ -163,16 +163,12 @@ func (s *Server) downloadRunLogs(c *call) error {
 
 // downloadJobLogs answers 302 to a short-lived URL of the job's plain-text log, as GitHub does.
 func (s *Server) downloadJobLogs(c *call) error {
-	rp, id, err := c.repoAndID("job_id")
+	j, err := s.jobFromPath(c)
 	if err != nil {
 		return err
 	}
-	j := s.jobByID(id)
-	if j == nil || j.attempt.run.repo != rp {
-		return notFound("job %d", id)
-	}
 	if j.log == nil {
-		return notFound("logs of job %d", id)
+		return notFound("logs of job %d", j.ID)
 	}
 	c.redirect(s.signedURL(c, j.log, "text/plain"))
 	return nil

@@ -630,6 +630,11 @@ func (s *Server) jobByName(fullName string, jobID int64) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.jobIn(rp, jobID)
+}
+
+// jobIn is the job of rp with the id, or a 404: a job of another repository is not shown.
+func (s *Server) jobIn(rp *repo, jobID int64) (*job, error) {
 	if j := s.jobByID(jobID); j != nil && j.attempt.run.repo == rp {
 		return j, nil
 	}

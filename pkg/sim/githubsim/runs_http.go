@@ -125,11 +125,7 @@ func (s *Server) dispatchWorkflow(c *call) error {
 }
 
 func (s *Server) cancelWorkflowRun(c *call) error {
-	rp, id, err := c.repoAndID("run_id")
-	if err != nil {
-		return err
-	}
-	run, err := s.runIn(rp, id)
+	run, err := s.runFromPath(c)
 	if err != nil {
 		return err
 	}
@@ -144,7 +140,7 @@ func (s *Server) cancelWorkflowRun(c *call) error {
 	}
 	// A cancelled run shows cancelled whatever its jobs had reached.
 	a.status, a.conclusion, a.pinned, a.updatedAt = "completed", "cancelled", true, c.now
-	s.cancellations = append(s.cancellations, Cancellation{Repo: rp.FullName(), RunID: run.id, Attempt: a.number, Actor: c.who.Login, At: c.now})
+	s.cancellations = append(s.cancellations, Cancellation{Repo: run.repo.FullName(), RunID: run.id, Attempt: a.number, Actor: c.who.Login, At: c.now})
 	c.writeJSON(http.StatusAccepted, struct{}{})
 	return nil
 }
@@ -239,14 +235,19 @@ func prMini(c *call, rp *repo, p *pull) prMiniJSON {
 	return pr
 }
 
-// attemptFromPath finds the run and attempt an API path names; without an attempt number
-// it is the latest attempt.
-func (s *Server) attemptFromPath(c *call) (*attempt, error) {
+// runFromPath is the run the call's path names ({run_id}) in its repository, or a 404.
+func (s *Server) runFromPath(c *call) (*workflowRun, error) {
 	rp, id, err := c.repoAndID("run_id")
 	if err != nil {
 		return nil, err
 	}
-	run, err := s.runIn(rp, id)
+	return s.runIn(rp, id)
+}
+
+// attemptFromPath finds the run and attempt an API path names; without an attempt number
+// it is the latest attempt.
+func (s *Server) attemptFromPath(c *call) (*attempt, error) {
+	run, err := s.runFromPath(c)
 	if err != nil {
 		return nil, err
 	}
@@ -409,14 +410,14 @@ func (s *Server) listJobs(c *call) error {
 }
 
 func (s *Server) getJob(c *call) error {
+	return getOne(c, s.jobFromPath, func(j *job) jobJSON { return s.jobJSON(c, j) })
+}
+
+// jobFromPath is the job the call's path names ({job_id}) in its repository, or a 404.
+func (s *Server) jobFromPath(c *call) (*job, error) {
 	rp, id, err := c.repoAndID("job_id")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	j := s.jobByID(id)
-	if j == nil || j.attempt.run.repo != rp {
-		return notFound("job %d", id)
-	}
-	c.writeJSON(http.StatusOK, s.jobJSON(c, j))
-	return nil
+	return s.jobIn(rp, id)
 }

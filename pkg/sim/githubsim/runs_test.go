@@ -493,3 +493,39 @@ func TestAddJobJoinsTheLatestAttempt(t *testing.T) {
 	_, err = f.srv.AddJob(repoName, runID+100, JobSpec{Name: "x"})
 	assert.Check(t, errors.Is(err, ErrNotFound))
 }
+
+// A job or run is found only under its own repository: asked for under another one, or by an
+// id no job or run has, every handler that reads it from the path answers 404 as GitHub does.
+func TestJobsAndRunsByPathAreScopedToTheirRepository(t *testing.T) {
+	f := newFixture(t)
+	assert.NilError(t, f.srv.AddRepo(Repo{Owner: "octo", Name: "other", DefaultBranchSHA: sha('1')}))
+	runID, err := f.srv.AddWorkflowRun(WorkflowRunSpec{Repo: repoName, WorkflowPath: gpuWorkflow})
+	assert.NilError(t, err)
+	jobID, err := f.srv.AddJob(repoName, runID, JobSpec{Name: "GPU tests", Labels: []string{"gpu-1"}})
+	assert.NilError(t, err)
+	assert.NilError(t, f.srv.SetJobLog(repoName, jobID, "ok\n"))
+	job, run := itoa(jobID), itoa(runID)
+	tests := []struct {
+		method, path string
+		want         int
+	}{
+		{"GET", "/repos/octo/gpu-lib/actions/jobs/" + job, http.StatusOK},
+		{"GET", "/repos/octo/gpu-lib/actions/jobs/" + job + "/logs", http.StatusFound},
+		{"GET", "/repos/octo/gpu-lib/actions/runs/" + run, http.StatusOK},
+		{"GET", "/repos/octo/other/actions/jobs/" + job, http.StatusNotFound},
+		{"GET", "/repos/octo/other/actions/jobs/" + job + "/logs", http.StatusNotFound},
+		{"GET", "/repos/octo/other/actions/runs/" + run, http.StatusNotFound},
+		{"GET", "/repos/octo/other/actions/runs/" + run + "/attempts/1", http.StatusNotFound},
+		{"POST", "/repos/octo/other/actions/runs/" + run + "/cancel", http.StatusNotFound},
+		{"GET", "/repos/octo/gpu-lib/actions/jobs/999999", http.StatusNotFound},
+		{"GET", "/repos/octo/gpu-lib/actions/jobs/999999/logs", http.StatusNotFound},
+		{"POST", "/repos/octo/gpu-lib/actions/runs/999999/cancel", http.StatusNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			rec, body := serveDirect(t, f.srv, tt.method, tt.path, appToken, nil)
+			assert.Equal(t, rec.Code, tt.want, "body: %s", body)
+		})
+	}
+	assert.Equal(t, len(f.srv.Cancellations()), 0)
+}
