@@ -112,6 +112,23 @@ func TestRunLaneCeilingCoversEveryTier(t *testing.T) {
 	assert.Check(t, ada.Pod == nil)
 }
 
+// A tier that ends the lane (here the pull request closed: obsolete) ends it
+// there: the lane reports the error and no later tier is provisioned.
+func TestRunLaneEndsAtATierThatEndsIt(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", l4))}, twoTiers)
+	assert.NilError(t, s.cloud.GitHub.UpdatePullRequest(cloud.Repository, s.pr, func(p *githubsim.PullRequestSpec) { p.State = "closed" }))
+
+	res, err := s.runLane(t, LaneRequest{})
+
+	assert.Check(t, errors.Is(err, ErrObsolete), "got %v", err)
+	assert.Check(t, is.Len(res.Pods, 0))
+	assert.Check(t, is.Len(s.cloud.RunPod.Pods(), 0))
+	ampere, _ := res.Record.Tier("ampere")
+	assert.Check(t, is.Contains(ampere.Error, "closed"))
+	ada, _ := res.Record.Tier("ada")
+	assert.Check(t, is.Equal(ada.Error, ""), "the second tier was never provisioned")
+}
+
 // A matrix tier that passed for the tested tree is not paid again: its own
 // gate (the tier's check name and key) is reused, the other tier is paid.
 func TestRunLaneReusesATierByItsTreeKey(t *testing.T) {
@@ -137,10 +154,12 @@ func TestRunLaneReusesATierByItsTreeKey(t *testing.T) {
 }
 
 // A host-fault re-run provisions the lost pod's tier once more, away from
-// the data center its GPU type was lost in, within the ceiling with every
-// earlier pod, numbering after the first provisioning's candidates.
+// the data center its GPU type was lost in (though that type is still in
+// stock there), within the ceiling with every earlier pod, numbering after
+// the first provisioning's candidates; the lost fault keeps what its pod was
+// handed over with.
 func TestRunLaneRerunAvoidsTheLostHost(t *testing.T) {
-	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h2", a5000))}, func(c *config.Config) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000), host("h1b", a4000), host("h2", a5000))}, func(c *config.Config) {
 		c.GPUTiers = []config.GPUTier{{Name: "ampere", GPUIDs: []string{a4000, a5000}}}
 		c.MaxPriceCandidates, c.MaxProvisionAttempts = 2, 3
 	})
@@ -158,7 +177,9 @@ func TestRunLaneRerunAvoidsTheLostHost(t *testing.T) {
 	assert.Check(t, is.Equal(pod.GPUType, a5000), "not the lost GPU type in its data center")
 	assert.Check(t, pod.Rerun)
 	tier, _ := again.Record.Tier("")
-	assert.Check(t, is.Len(tier.Lost, 1))
+	assert.Assert(t, is.Len(tier.Lost, 1))
+	assert.Check(t, is.DeepEqual(tier.Lost[0], fault.Lose(lost)), "the lost fault carries its pod's label, price and start")
+	assert.Check(t, tier.Lost[0].RunnerLabel != "" && tier.Lost[0].StartedAt != "")
 	assert.Check(t, is.Equal(tier.Pod.PodID, pod.PodID))
 	assert.Check(t, again.Record.CommittedUSD > first.Record.CommittedUSD)
 	_, _, n, ok := ownership.ParsePodName(s.cloud.RunPod.Pods()[1].Name)
