@@ -1,6 +1,7 @@
 package cleanup
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -101,7 +102,7 @@ func (p trackedPod) mark(r *cost.Report) {
 	if p.ID == "" || r.PodID == "" {
 		return
 	}
-	r.Cloud, r.DataCenter = cmpOr(r.Cloud, p.Cloud), cmpOr(r.DataCenter, p.DataCenter)
+	r.Cloud, r.DataCenter = cmp.Or(r.Cloud, p.Cloud), cmp.Or(r.DataCenter, p.DataCenter)
 	switch f := p.Fault; {
 	case f == nil:
 	case r.Conclusion() == cost.ConclusionSuccess:
@@ -141,7 +142,7 @@ func (req Request) rows(pods []trackedPod, reports []cost.Report) []lanetiers.Re
 				Reason: "passed earlier for the tested tree: " + t.ReusedCheckURL})
 		case t.PaidPath == "skipped" && t.Error == "":
 		default:
-			why := cmpOr(t.Error, "provisioning handed no pod over")
+			why := cmp.Or(t.Error, "provisioning handed no pod over")
 			if has {
 				why = "no re-run: " + why
 			}
@@ -153,7 +154,7 @@ func (req Request) rows(pods []trackedPod, reports []cost.Report) []lanetiers.Re
 
 // podRow is a pod's row: its job's conclusion, or its host fault.
 func podRow(p trackedPod, r cost.Report) lanetiers.Result {
-	row := lanetiers.Result{Tier: p.Tier, PodID: p.ID, GPUType: cmpOr(r.GPU, p.Snapshot.GPU), DataCenter: r.DataCenter, Rerun: p.Rerun}
+	row := lanetiers.Result{Tier: p.Tier, PodID: p.ID, GPUType: cmp.Or(r.GPU, p.Snapshot.GPU), DataCenter: r.DataCenter, Rerun: p.Rerun}
 	if r.Price.Known {
 		price := r.Price.PerHour
 		row.PricePerHour = &price
@@ -175,7 +176,7 @@ func podRow(p trackedPod, r cost.Report) lanetiers.Result {
 		row.Outcome, row.Reason = lanetiers.OutcomePassed, "the GPU job succeeded"
 	case p.Fault != nil:
 		row.Outcome = lanetiers.OutcomeHostFault
-		row.DataCenter = cmpOr(row.DataCenter, p.Fault.DataCenter)
+		row.DataCenter = cmp.Or(row.DataCenter, p.Fault.DataCenter)
 		row.Reason = fmt.Sprintf("host fault: the pod %s (%s)", faultWords(p.Fault.Kind), p.Fault.Detail)
 	case c == cost.ConclusionFailure:
 		row.Outcome, row.Reason = lanetiers.OutcomeFailed, "the GPU job failed"
@@ -204,11 +205,4 @@ func faultWords(kind string) string {
 		return "lost its runner"
 	}
 	return kind
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }

@@ -1,6 +1,7 @@
 package cleanup
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -108,7 +109,7 @@ func (r Result) Summary(runErr error) string {
 	}
 	for i, rep := range r.Reports() {
 		if len(r.More) > 0 {
-			fmt.Fprintf(&b, "\n### Pod %d of %d: %s\n\n", i+1, len(r.Reports()), cmpOr(rep.PodID, "(none)"))
+			fmt.Fprintf(&b, "\n### Pod %d of %d: %s\n\n", i+1, len(r.Reports()), cmp.Or(rep.PodID, "(none)"))
 		}
 		b.WriteString(rep.Markdown())
 	}

@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -195,7 +196,7 @@ func judgeBranchPolicies(f *facts, name, allowed string, policies []*github.Depl
 			// repository to add: the queue's runs of the default branch.
 			hasQueue = true
 		default:
-			others = append(others, fmt.Sprintf("%s %q", cmpOr(p.GetType(), "branch"), p.GetName()))
+			others = append(others, fmt.Sprintf("%s %q", cmp.Or(p.GetType(), "branch"), p.GetName()))
 		}
 	}
 	if hasQueue && !f.mergeQueue {
@@ -215,13 +216,6 @@ func judgeBranchPolicies(f *facts, name, allowed string, policies []*github.Depl
 		return ok(CheckEnvironment, titleEnvironment, "%s: %s and the merge queue's %s only", name, branch, queuePattern(branch))
 	}
 	return ok(CheckEnvironment, titleEnvironment, "%s: %s only", name, branch)
-}
-
-func cmpOr(s, fallback string) string {
-	if s == "" {
-		return fallback
-	}
-	return s
 }
 
 func checkSecrets(ctx context.Context, d Deps, f *facts) Check {

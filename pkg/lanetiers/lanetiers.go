@@ -16,6 +16,7 @@
 package lanetiers
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -114,18 +115,11 @@ type HostFault struct {
 // Lose is the fault with what the pod it names was handed over with.
 func (f HostFault) Lose(p Pod) HostFault {
 	f.RunnerLabel, f.PricePerHour, f.StartedAt = p.RunnerLabel, p.PricePerHour, p.StartedAt
-	f.GPUType = cmpOr(f.GPUType, p.GPUType)
-	f.DataCenter = cmpOr(f.DataCenter, p.DataCenter)
-	f.Cloud = cmpOr(f.Cloud, p.Cloud)
+	f.GPUType = cmp.Or(f.GPUType, p.GPUType)
+	f.DataCenter = cmp.Or(f.DataCenter, p.DataCenter)
+	f.Cloud = cmp.Or(f.Cloud, p.Cloud)
 	f.Rerun = f.Rerun || p.Rerun
 	return f
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // Where says where the pod was lost: "<GPU> in <data center>".

@@ -11,6 +11,7 @@ package provision
 // can cost at most; a re-run reads it back and adds to it.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -453,7 +454,7 @@ func (res LaneResult) Outputs() Outputs {
 	for _, r := range res.Runs {
 		all.Attempts = append(all.Attempts, r.Result.Attempts...)
 		all.RetainedPodIDs = append(all.RetainedPodIDs, r.Result.RetainedPodIDs...)
-		all.Image = cmpOr(all.Image, r.Result.Image)
+		all.Image = cmp.Or(all.Image, r.Result.Image)
 		switch r.Result.Decision {
 		case DecisionPaid:
 			paid++
@@ -472,16 +473,9 @@ func (res LaneResult) Outputs() Outputs {
 	}
 	out := all.Outputs()
 	for _, r := range res.Runs {
-		out.RetentionArtifactName = cmpOr(out.RetentionArtifactName, r.Result.RetentionArtifact)
+		out.RetentionArtifactName = cmp.Or(out.RetentionArtifactName, r.Result.RetentionArtifact)
 	}
 	return out
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // PodsOutput is the pods output: the pods handed to GPU jobs now ("[]" for none).

@@ -112,6 +112,22 @@ func TestRunLaneCeilingCoversEveryTier(t *testing.T) {
 	assert.Check(t, ada.Pod == nil)
 }
 
+// A lane of one pod on no tier is that run's own: its outputs name the pod
+// and its runner label, and its summary is the run's, with no tier headings.
+func TestRunLaneOfOnePodIsThatRunsOwn(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, onlyA4000)
+
+	res, err := s.runLane(t, LaneRequest{})
+
+	assert.NilError(t, err)
+	assert.Assert(t, is.Len(res.Runs, 1))
+	out := res.Outputs()
+	assert.Check(t, is.DeepEqual(out, res.Runs[0].Result.Outputs()))
+	assert.Check(t, out.RunnerLabel != "" && out.PodID != "", "the one pod is named: %+v", out)
+	assert.Check(t, is.Equal(res.Summary(nil), res.Runs[0].Result.Summary(nil)))
+	assert.Check(t, !strings.Contains(res.Summary(nil), "### "), "no tier headings")
+}
+
 // A tier that ends the lane (here the pull request closed: obsolete) ends it
 // there: the lane reports the error and no later tier is provisioned.
 func TestRunLaneEndsAtATierThatEndsIt(t *testing.T) {

@@ -1,6 +1,7 @@
 package watchdog
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -103,7 +104,7 @@ func testStepEnded(job *github.WorkflowJob, name string) string {
 	}
 	for _, s := range job.Steps {
 		if s.GetName() == name && s.GetStatus() == "completed" && s.GetConclusion() != "skipped" {
-			return cmpOr(s.GetConclusion(), "completed")
+			return cmp.Or(s.GetConclusion(), "completed")
 		}
 	}
 	return ""

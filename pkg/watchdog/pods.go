@@ -1,6 +1,7 @@
 package watchdog
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,7 +31,7 @@ func RunPods(ctx context.Context, deps Deps, base Request, pods []lanetiers.Pod)
 		req := base
 		req.PodID, req.RunnerLabel, req.Tier, req.Rerun = pod.PodID, pod.RunnerLabel, pod.Tier, pod.Rerun
 		req.HandOverWait = pod.HandOverWait() // the setup deadline's (SetupDeadline)
-		req.GPUJob = lanetiers.JobName(cmpOr(base.GPUJob, DefaultGPUJob), pod.Tier)
+		req.GPUJob = lanetiers.JobName(cmp.Or(base.GPUJob, DefaultGPUJob), pod.Tier)
 		req.Snapshot, _ = cost.ParseSnapshot(pod.PricePerHour, pod.StartedAt, pod.GPUType, pod.GPUTier)
 		d := deps
 		if pod.Tier != "" && deps.Logf != nil {
@@ -50,13 +51,6 @@ func RunPods(ctx context.Context, deps Deps, base Request, pods []lanetiers.Pod)
 	}
 	wg.Wait()
 	return out
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // LaneOutputs are the outputs of a watch of several pods: each outcome

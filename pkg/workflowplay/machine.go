@@ -2,6 +2,7 @@ package workflowplay
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -421,12 +422,12 @@ func (j *jobState) command(i int, st WorkflowStep, env map[string]string) (*exec
 	if err := os.WriteFile(file, []byte(script), 0o755); err != nil {
 		return nil, nil, err
 	}
-	argv, err := shellCommand(cmpOr(st.Shell, j.job.Defaults.Run.Shell), file)
+	argv, err := shellCommand(cmp.Or(st.Shell, j.job.Defaults.Run.Shell), file)
 	if err != nil {
 		return nil, nil, err
 	}
 	dir := m.Workspace
-	if wd := cmpOr(st.WorkingDirectory, j.job.Defaults.Run.WorkingDirectory); wd != "" {
+	if wd := cmp.Or(st.WorkingDirectory, j.job.Defaults.Run.WorkingDirectory); wd != "" {
 		if dir, err = Interpolate(wd, j.ctx); err != nil {
 			return nil, nil, fmt.Errorf("working-directory: %w: %w", err, errPlayer)
 		}
@@ -555,7 +556,7 @@ func (j *jobState) upload(ctx context.Context, with map[string]string) error {
 		}
 		return nil
 	}
-	name := cmpOr(with["name"], "artifact")
+	name := cmp.Or(with["name"], "artifact")
 	id, err := m.Artifacts.Upload(ctx, name, zipped)
 	if err != nil {
 		return err
@@ -609,13 +610,6 @@ func (j *jobState) download(ctx context.Context, with map[string]string) error {
 		fmt.Fprintf(j.out, "Artifact download completed successfully: %s\n", name)
 	}
 	return nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // maskWriter writes a job's log line by line with every secret of the job replaced by
