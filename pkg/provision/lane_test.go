@@ -83,6 +83,7 @@ func TestRunLaneGivesEachTierItsOwnPod(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, is.DeepEqual(back, res.Pods))
 	assert.Check(t, is.Contains(res.Summary(nil), "### ada"))
+	assert.Check(t, is.Contains(res.Summary(nil), "Worst-case spend $"+m[1]), "the lane's worst case heads its summary")
 }
 
 func parseUSD(t *testing.T, s string) float64 {
@@ -207,6 +208,7 @@ func TestRunLaneRerunAvoidsTheLostHost(t *testing.T) {
 	assert.NilError(t, err)
 	assert.Check(t, is.Len(third.Pods, 0))
 	assert.Check(t, is.Contains(third.NoRerun[""], "a lane re-runs a tier once"))
+	assert.Check(t, !strings.Contains(third.Summary(nil), "Worst-case spend"), "nothing provisioned, no worst case: %s", third.Summary(nil))
 	assert.Check(t, is.Len(s.cloud.RunPod.Pods(), 2))
 	tier, _ = third.Record.Tier("")
 	assert.Check(t, is.Len(tier.Lost, 2), "the second lost pod is on the record, for cleanup and the gate")
