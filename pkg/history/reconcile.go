@@ -209,19 +209,13 @@ func (d *DriftRow) plus(o DriftRow) {
 
 // untracked names every billed pod and endpoint no attempt recorded.
 func (rec *Reconciliation) untracked(charges []BilledCharge) {
-	index := map[string]int{}
+	untracked := groupInto(&rec.Untracked)
 	for _, c := range charges {
 		key := c.Kind + "/" + c.ID
 		if rec.trackedIDs[key] || c.Kind == KindNetworkVolume {
 			continue
 		}
-		i, ok := index[key]
-		if !ok {
-			i = len(rec.Untracked)
-			index[key] = i
-			rec.Untracked = append(rec.Untracked, Untracked{Kind: c.Kind, ID: c.ID, Days: []string{}})
-		}
-		u := &rec.Untracked[i]
+		u := untracked.row(key, func() Untracked { return Untracked{Kind: c.Kind, ID: c.ID, Days: []string{}} })
 		u.BilledUSD += c.USD
 		if !slices.Contains(u.Days, c.day()) {
 			u.Days = append(u.Days, c.day())

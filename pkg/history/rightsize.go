@@ -94,7 +94,7 @@ type TierFit struct {
 // the reviewed tiers against it.
 func (r *Report) rightSize(offers []TierOffer) *RightSizing {
 	rs := &RightSizing{Headroom: RightSizeHeadroom, Tiers: []TierFit{}, Offers: offers, Notes: []string{}}
-	index := map[string]int{}
+	tiers := groupInto(&rs.Tiers)
 	for _, a := range r.Attempts {
 		if a.GPUUsage == nil && len(a.PodGPUUsage) == 0 {
 			continue
@@ -115,13 +115,7 @@ func (r *Report) rightSize(offers []TierOffer) *RightSizing {
 				continue
 			}
 			tier := cmp.Or(pod.Tier, "unknown tier ("+pod.GPU+")")
-			j, ok := index[tier]
-			if !ok {
-				j = len(rs.Tiers)
-				index[tier] = j
-				rs.Tiers = append(rs.Tiers, TierFit{Tier: tier, GPUs: []string{}})
-			}
-			rs.Tiers[j].add(u, pod.Price)
+			tiers.row(tier, func() TierFit { return TierFit{Tier: tier, GPUs: []string{}} }).add(u, pod.Price)
 		}
 	}
 	for i := range rs.Tiers {

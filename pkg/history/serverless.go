@@ -54,7 +54,7 @@ func serverlessOf(artifacts []cost.Artifact) *cost.ServerlessSpend {
 // byServerless fills the Serverless summary and adds its spend to the totals.
 func (r *Report) byServerless() {
 	s := &ServerlessSummary{Rows: []ServerlessRow{}, Weeks: []ServerlessWeekly{}}
-	weeks := map[string]int{}
+	weeks := groupInto(&s.Weeks)
 	for _, a := range r.Attempts {
 		if a.Serverless == nil {
 			continue
@@ -68,14 +68,9 @@ func (r *Report) byServerless() {
 		s.ReservedCents += sp.ReservedCents
 		s.Rows = append(s.Rows, ServerlessRow{RunID: a.RunID, Attempt: a.Attempt, Day: a.when().UTC().Format(time.DateOnly), URL: a.URL, Spend: sp})
 		week := isoWeek(a.when())
-		i, ok := weeks[week]
-		if !ok {
-			i = len(s.Weeks)
-			weeks[week] = i
-			s.Weeks = append(s.Weeks, ServerlessWeekly{Week: week})
-		}
-		s.Weeks[i].Jobs += min(len(sp.JobID), 1)
-		s.Weeks[i].Spend.AddJob(sp.Dollars)
+		w := weeks.row(week, func() ServerlessWeekly { return ServerlessWeekly{Week: week} })
+		w.Jobs += min(len(sp.JobID), 1)
+		w.Spend.AddJob(sp.Dollars)
 	}
 	if s.Attempts == 0 {
 		return

@@ -307,16 +307,10 @@ func (r *Report) count() {
 }
 
 func (r *Report) byGPU() {
-	index := map[string]int{}
+	gpus := groupInto(&r.GPUs)
 	r.pods(func(_ *Attempt, p *Pod) {
 		name := cmp.Or(p.GPU, unknownGPU)
-		i, ok := index[name]
-		if !ok {
-			i = len(r.GPUs)
-			index[name] = i
-			r.GPUs = append(r.GPUs, GPUSummary{GPU: name})
-		}
-		g := &r.GPUs[i]
+		g := gpus.row(name, func() GPUSummary { return GPUSummary{GPU: name} })
 		g.Pods++
 		g.Spend.Add(p.Dollars)
 		if p.Outcome == cost.OutcomeAccepted {
@@ -468,16 +462,10 @@ func (r *Report) byStage() {
 }
 
 func (r *Report) byWeek() {
-	index := map[string]int{}
+	weeks := groupInto(&r.Weeks)
 	for _, a := range r.Attempts {
 		week := isoWeek(a.when())
-		i, ok := index[week]
-		if !ok {
-			i = len(r.Weeks)
-			index[week] = i
-			r.Weeks = append(r.Weeks, WeekSummary{Week: week})
-		}
-		w := &r.Weeks[i]
+		w := weeks.row(week, func() WeekSummary { return WeekSummary{Week: week} })
 		w.Attempts++
 		for _, p := range a.Pods {
 			if p.DuplicateOf == "" {

@@ -49,18 +49,12 @@ func fetchVolumeBilling(ctx context.Context, src BillingSource, q runpod.Billing
 
 // volumeStorage sums each network volume's storage charges.
 func (rec *Reconciliation) volumeStorage(charges []BilledCharge) {
-	index := map[string]int{}
+	volumes := groupInto(&rec.Volumes)
 	for _, c := range charges {
 		if c.Kind != KindNetworkVolume {
 			continue
 		}
-		i, ok := index[c.ID]
-		if !ok {
-			i = len(rec.Volumes)
-			index[c.ID] = i
-			rec.Volumes = append(rec.Volumes, VolumeStorage{ID: c.ID, Days: []string{}})
-		}
-		v := &rec.Volumes[i]
+		v := volumes.row(c.ID, func() VolumeStorage { return VolumeStorage{ID: c.ID, Days: []string{}} })
 		v.BilledUSD += c.USD
 		if !slices.Contains(v.Days, c.day()) {
 			v.Days = append(v.Days, c.day())
