@@ -52,37 +52,28 @@ var DefaultParams = Params{
 
 func (p Params) withDefaults() Params {
 	d := DefaultParams
-	if p.HalfLife <= 0 {
-		p.HalfLife = d.HalfLife
+	positiveOr(&p.HalfLife, d.HalfLife)
+	if p.PriorFailure >= 1 {
+		p.PriorFailure = d.PriorFailure // a probability below 1
 	}
-	if p.PriorFailure <= 0 || p.PriorFailure >= 1 {
-		p.PriorFailure = d.PriorFailure
-	}
-	if p.PriorWeight <= 0 {
-		p.PriorWeight = d.PriorWeight
-	}
-	if p.Avoid <= 0 {
-		p.Avoid = d.Avoid
-	}
-	if p.QuarantineAfter <= 0 {
-		p.QuarantineAfter = d.QuarantineAfter
-	}
-	if p.QuarantineFor <= 0 {
-		p.QuarantineFor = d.QuarantineFor
-	}
-	if p.RunTime <= 0 {
-		p.RunTime = d.RunTime
-	}
-	if p.FailTime <= 0 {
-		p.FailTime = d.FailTime
-	}
-	if p.MachineHold <= 0 {
-		p.MachineHold = d.MachineHold
-	}
-	if p.ScreenTime <= 0 {
-		p.ScreenTime = d.ScreenTime
-	}
+	positiveOr(&p.PriorFailure, d.PriorFailure)
+	positiveOr(&p.PriorWeight, d.PriorWeight)
+	positiveOr(&p.Avoid, d.Avoid)
+	positiveOr(&p.QuarantineAfter, d.QuarantineAfter)
+	positiveOr(&p.QuarantineFor, d.QuarantineFor)
+	positiveOr(&p.RunTime, d.RunTime)
+	positiveOr(&p.FailTime, d.FailTime)
+	positiveOr(&p.MachineHold, d.MachineHold)
+	positiveOr(&p.ScreenTime, d.ScreenTime)
 	return p
+}
+
+// positiveOr sets *v to def unless it is positive: zero means unset, and no
+// parameter may be negative.
+func positiveOr[T int | float64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // Pair is where a pod lands: a GPU type in one cloud of one data center.
