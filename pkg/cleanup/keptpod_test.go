@@ -97,3 +97,13 @@ func TestKeptPodIsReachableAfterItsTestsFailed(t *testing.T) {
 		})
 	}
 }
+
+// A kept pod whose price its record did not give is said to bill at an
+// unknown price, never at $0.00, which would read as free.
+func TestKeptSummaryOfAPodOfUnknownPrice(t *testing.T) {
+	got := keptSummary([]KeptPod{{ID: "p2"}})
+	assert.Check(t, is.Contains(got, "`runpod-gpu ssh p2`"))
+	assert.Check(t, is.Contains(got, "Its price is unknown; it bills until deleted."))
+	assert.Check(t, !strings.Contains(got, "It bills $"), got)
+	assert.Check(t, is.Contains(got, "24 h after its create"), "no create time: the cap counted from it")
+}
