@@ -41,7 +41,10 @@ const (
 	doctorInstall = int64(77)
 )
 
-var doctorDigest = "sha256:" + strings.Repeat("5e", 32)
+var (
+	doctorDigest    = "sha256:" + strings.Repeat("5e", 32)
+	doctorPodDigest = "sha256:" + strings.Repeat("b8", 32)
+)
 
 // appKey is one RSA key for every doctor test (generating one is slow).
 var appKey = sync.OnceValues(func() (*rsa.PrivateKey, error) { return rsa.GenerateKey(rand.Reader, 2048) })
@@ -65,6 +68,7 @@ type setup struct {
 	skipCallers      []string // init's files left off the default branch
 	ciName           string   // the CI workflow's name on the default branch
 	privateImage     bool
+	privatePodImage  bool // the default pod image's package (…-runner) private
 	balance          float64
 	editLane         func(string) string
 	runnerGroup      *githubsim.RunnerGroup
@@ -146,9 +150,14 @@ func doctorWorld(t *testing.T, s setup) (*world, string) {
 	assert.NilError(t, gh.SetEnvironment(suiteRepo, githubsim.Environment{Name: "release", Tags: []string{"v*"}, Reviewers: s.releaseReviewers}))
 	ghServer := httptest.NewServer(refusing(gh, s.refuse))
 	t.Cleanup(ghServer.Close)
-	reg := registrysim.Registry{Digests: map[string]string{suiteRepo + ":v1.0.0": doctorDigest}}
+	// The release pushes the default pod image as <action image>-runner
+	// under the tag the callers pin.
+	reg := registrysim.Registry{Digests: map[string]string{suiteRepo + ":v1.0.0": doctorDigest, suiteRepo + "-runner:" + ref: doctorPodDigest}}
 	if s.privateImage {
-		reg.Private = []string{suiteRepo}
+		reg.Private = append(reg.Private, suiteRepo)
+	}
+	if s.privatePodImage {
+		reg.Private = append(reg.Private, suiteRepo+"-runner")
 	}
 	regServer := httptest.NewServer(reg.Handler())
 	t.Cleanup(regServer.Close)
@@ -223,7 +232,7 @@ func doctorReport(t *testing.T, w *world, keyFile string) (int, doctor.Report, s
 
 // allChecks are the report's rows, in order.
 var allChecks = []string{doctor.CheckApp, doctor.CheckEnvironment, doctor.CheckSecrets, doctor.CheckBranchProtection,
-	doctor.CheckCallers, doctor.CheckWorkflowNames, doctor.CheckImage, doctor.CheckRelease, doctor.CheckRunPod,
+	doctor.CheckCallers, doctor.CheckWorkflowNames, doctor.CheckImage, doctor.CheckPodImage, doctor.CheckRelease, doctor.CheckRunPod,
 	doctor.CheckBalance, doctor.CheckRunnerGroup}
 
 // assertStatuses checks every row is ok but those want names.
@@ -436,6 +445,8 @@ func TestDoctorSaysWhatToFix(t *testing.T) {
 			wantFix: []string{`"Tests" under workflow_run's workflows:`}},
 		{check: doctor.CheckImage, change: func(s *setup) { s.privateImage = true },
 			wantFix: []string{"make the package ghcr.io/my-org/runpod-gpu public"}},
+		{check: doctor.CheckPodImage, change: func(s *setup) { s.privatePodImage = true },
+			wantFix: []string{"make the package ghcr.io/my-org/runpod-gpu-runner public (the owner's Packages → runpod-gpu-runner → Package settings → Change visibility → Public)"}},
 		{check: doctor.CheckRelease, change: func(s *setup) { s.releaseReviewers = nil },
 			wantFix: []string{"add required reviewers (Settings → Environments → release in my-org/runpod-gpu → Required reviewers)"}},
 		{check: doctor.CheckBalance, change: func(s *setup) { s.balance = 2 },
@@ -499,15 +510,15 @@ func TestDoctorBalanceIsOptional(t *testing.T) {
 	code, rep, stderr := doctorReport(t, w, keyFile)
 	assert.Equal(t, code, ExitOK, stderr)
 	assertStatuses(t, rep, map[string]doctor.Status{doctor.CheckBalance: doctor.StatusUnknown})
-	assert.Check(t, is.Contains(rep.Checks[9].Fix, "RunPod console → Billing"))
+	assert.Check(t, is.Contains(rep.Checks[10].Fix, "RunPod console → Billing"))
 
 	w.env["RUNPOD_API_URL"] = w.url
 	w.env["RUNPOD_API_KEY"] = "rpa_NOT_THE_KEY"
 	code, rep, _ = doctorReport(t, w, keyFile)
 	assert.Equal(t, code, ExitFailure)
 	assertStatuses(t, rep, map[string]doctor.Status{doctor.CheckRunPod: doctor.StatusFix, doctor.CheckBalance: doctor.StatusUnknown})
-	assert.Check(t, is.Contains(rep.Checks[8].Message, "RunPod refused the key"))
-	assert.Check(t, is.Contains(rep.Checks[8].Fix, "store it as the secret RUNPOD_API_KEY of the environment runpod-gpu"))
+	assert.Check(t, is.Contains(rep.Checks[9].Message, "RunPod refused the key"))
+	assert.Check(t, is.Contains(rep.Checks[9].Fix, "store it as the secret RUNPOD_API_KEY of the environment runpod-gpu"))
 
 	delete(w.env, "RUNPOD_API_KEY")
 	code, rep, _ = doctorReport(t, w, keyFile)
@@ -553,9 +564,12 @@ func TestDoctorTurnsHTTPFailuresIntoWhatToDo(t *testing.T) {
 				assert.Check(t, is.Equal(code, ExitFailure))
 				failing := map[string]doctor.Status{check: doctor.StatusFix}
 				if check == doctor.CheckCallers { // no caller: nothing names the suite
-					for _, c := range []string{doctor.CheckWorkflowNames, doctor.CheckImage, doctor.CheckRelease} {
+					for _, c := range []string{doctor.CheckWorkflowNames, doctor.CheckImage, doctor.CheckPodImage, doctor.CheckRelease} {
 						failing[c] = doctor.StatusFix
 					}
+				}
+				if check == doctor.CheckImage { // no action image: the pod image named after it is unknown
+					failing[doctor.CheckPodImage] = doctor.StatusUnknown
 				}
 				assertStatuses(t, rep, failing)
 				wantText, named := byCheck[check]

@@ -5,9 +5,9 @@
 // has a merge queue), the secrets and variables (names only), the gate
 // required from the App by a ruleset or branch protection, the callers and
 // configuration on the default branch, the lane's workflow names, the action
-// image pulled without credentials, the suite's release environment and its
-// reviewers, the RunPod key (REST) and, optionally, its balance (GraphQL),
-// and the runner group. A read GitHub refuses becomes what to do, never a
+// image and the image pods start from pulled without credentials, the suite's
+// release environment and its reviewers, the RunPod key (REST) and,
+// optionally, its balance (GraphQL), and the runner group. A read GitHub refuses becomes what to do, never a
 // status line. It only reads: nothing is created, changed or billed.
 package doctor
 
@@ -80,6 +80,7 @@ const (
 	CheckCallers          = "callers"
 	CheckWorkflowNames    = "workflow-names"
 	CheckImage            = "image"
+	CheckPodImage         = "pod-image"
 	CheckRelease          = "release"
 	CheckRunPod           = "runpod"
 	CheckBalance          = "balance"
@@ -97,7 +98,8 @@ type Deps struct {
 	Apps func(appID int64, runner bool) (*ghapi.AppClient, error)
 	// RunPod reads the account with the key the user gave; nil without one.
 	RunPod *runpod.Client
-	// Images checks the action image's anonymous pull.
+	// Images checks the anonymous pull of the action image and of the image
+	// pods start from.
 	Images *registry.Resolver
 }
 
@@ -111,7 +113,7 @@ func Run(ctx context.Context, d Deps) (Report, error) {
 	rep := Report{Repository: f.fullName, DefaultBranch: f.defaultBranch, OK: true}
 	for _, c := range []func(context.Context, Deps, *facts) Check{
 		checkApp, checkEnvironment, checkSecrets, checkBranchProtection, checkCallers,
-		checkWorkflowNames, checkImage, checkRelease, checkRunPod, checkBalance, checkRunnerGroup,
+		checkWorkflowNames, checkImage, checkPodImage, checkRelease, checkRunPod, checkBalance, checkRunnerGroup,
 	} {
 		row := c(ctx, d, f)
 		rep.OK = rep.OK && !row.Failed()

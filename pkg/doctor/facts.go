@@ -50,6 +50,9 @@ type facts struct {
 	rules      []ghapi.BranchRule
 	rulesErr   error
 	mergeQueue bool
+	// released is the suite's action image, read by the first check that
+	// needs it (actionImage).
+	released *releasedImage
 }
 
 // UnreadableError is Run's failure when the repository itself cannot be

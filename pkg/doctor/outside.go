@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -11,12 +12,16 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/org/runpod-gpu/pkg/callers"
+	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/ghapi"
 	"github.com/org/runpod-gpu/pkg/money"
+	"github.com/org/runpod-gpu/pkg/registry"
 )
 
 const (
 	titleImage       = "the action image pullable without credentials"
+	titlePodImage    = "the default pod image pullable without credentials"
 	titleRelease     = "the suite's releases wait for a reviewer"
 	titleRunPod      = "RunPod key valid (REST)"
 	titleBalance     = "RunPod balance (optional, GraphQL)"
@@ -48,16 +53,29 @@ func suiteClient(d Deps, f *facts, id, title string) (*ghapi.Client, *Check) {
 	return suite, nil
 }
 
-func checkImage(ctx context.Context, d Deps, f *facts) Check {
-	suite, unread := suiteClient(d, f, CheckImage, titleImage)
-	if unread != nil {
-		return *unread
+// releasedImage is the action image a release of the suite names, read once
+// per run: the image check pulls it, the pod-image check names the default
+// pod image after it.
+type releasedImage struct {
+	// image is name@sha256:… (or name:tag); empty when there is none.
+	image string
+	// problem and todo say why there is none: the image check's FIX.
+	problem, todo string
+}
+
+// actionImage reads the action image of the suite's release at the callers'
+// ref from its provision action (every action of a release names the same
+// one); the first call reads, later ones share its answer.
+func (f *facts) actionImage(ctx context.Context, suite *ghapi.Client) *releasedImage {
+	if f.released != nil {
+		return f.released
 	}
+	f.released = &releasedImage{}
 	data, err := suite.FileAt(ctx, probeAction, f.lane.ref)
 	if err != nil {
-		problem, todo := failure(err, read{what: fmt.Sprintf("%s at %s in %s", probeAction, f.lane.ref, f.lane.suite), scope: "public_repo", permission: "Contents: read",
+		f.released.problem, f.released.todo = failure(err, read{what: fmt.Sprintf("%s at %s in %s", probeAction, f.lane.ref, f.lane.suite), scope: "public_repo", permission: "Contents: read",
 			missing: fmt.Sprintf("check that %s has the release %s (pin one that exists in %s's uses: line)", f.lane.suite, f.lane.ref, f.lane.path)})
-		return fix(CheckImage, titleImage, problem, todo)
+		return f.released
 	}
 	var action struct {
 		Runs struct {
@@ -67,23 +85,143 @@ func checkImage(ctx context.Context, d Deps, f *facts) Check {
 	_ = yaml.Unmarshal(data, &action)
 	image, isImage := strings.CutPrefix(action.Runs.Image, "docker://")
 	if !isImage {
-		return fix(CheckImage, titleImage, fmt.Sprintf("%s@%s is not a release: its actions build from the Dockerfile (image %q) on every run", f.lane.suite, f.lane.ref, action.Runs.Image),
-			"pin a release tag (vN) in the callers")
+		f.released.problem = fmt.Sprintf("%s@%s is not a release: its actions build from the Dockerfile (image %q) on every run", f.lane.suite, f.lane.ref, action.Runs.Image)
+		f.released.todo = "pin a release tag (vN) in the callers"
+		return f.released
 	}
+	f.released.image = image
+	return f.released
+}
+
+// pullAnswer sorts an anonymous pull's failure by what the registry said.
+type pullAnswer int
+
+const (
+	// pullUnanswered: a server error or a time-out.
+	pullUnanswered pullAnswer = iota
+	// pullDenied: the registry refused the anonymous pull (a private package).
+	pullDenied
+	// pullMissing: the registry has no such manifest.
+	pullMissing
+)
+
+// classifyPull reads the status the registry's answer names in err.
+func classifyPull(err error) pullAnswer {
+	text := err.Error()
+	switch {
+	case strings.Contains(text, "401") || strings.Contains(text, "403") || strings.Contains(text, "denied"):
+		return pullDenied
+	case strings.Contains(text, "404"):
+		return pullMissing
+	}
+	return pullUnanswered
+}
+
+// packageSettings is where a ghcr.io package's owner makes it public.
+func packageSettings(pkg string) string {
+	return fmt.Sprintf("the owner's Packages → %s → Package settings → Change visibility → Public", path.Base(pkg))
+}
+
+func checkImage(ctx context.Context, d Deps, f *facts) Check {
+	suite, unread := suiteClient(d, f, CheckImage, titleImage)
+	if unread != nil {
+		return *unread
+	}
+	released := f.actionImage(ctx, suite)
+	if released.image == "" {
+		return fix(CheckImage, titleImage, released.problem, released.todo)
+	}
+	image := released.image
 	if err := d.Images.Pullable(ctx, image); err != nil {
 		pkg := strings.Split(image, "@")[0]
-		text := err.Error()
-		switch {
-		case strings.Contains(text, "401") || strings.Contains(text, "403") || strings.Contains(text, "denied"):
+		switch classifyPull(err) {
+		case pullDenied:
 			return fix(CheckImage, titleImage, fmt.Sprintf("GitHub's runner pulls %s without credentials, and the registry refuses that (denied)", pkg),
-				fmt.Sprintf("make the package %s public (the owner's Packages → runpod-gpu → Package settings → Change visibility → Public)", pkg))
-		case strings.Contains(text, "404"):
+				fmt.Sprintf("make the package %s public (%s)", pkg, packageSettings(pkg)))
+		case pullMissing:
 			return fix(CheckImage, titleImage, fmt.Sprintf("the registry has no %s", image),
 				fmt.Sprintf("pin a release of %s whose image was pushed (its Release workflow's Publish job)", f.lane.suite))
 		}
 		return fix(CheckImage, titleImage, fmt.Sprintf("the registry did not answer for %s (a server error or a time-out)", pkg), "retry later")
 	}
 	return ok(CheckImage, titleImage, "%s (from %s@%s)", image, f.lane.suite, f.lane.ref)
+}
+
+// runnerImageCUDA is the lane's runner-image value that starts pods from the
+// suite's CUDA runner image (actionkit.RunnerImageCUDA).
+const runnerImageCUDA = "cuda"
+
+// checkPodImage checks the image pods start from, which RunPod pulls without
+// credentials: a private one is found only after a pod was created and
+// billed. A release pushes its default pod image as <action image>-runner
+// (and the CUDA one as …-runner-cuda) under the version and major tags the
+// callers pin; a configuration's own image is checked as it is named.
+func checkPodImage(ctx context.Context, d Deps, f *facts) Check {
+	suite, unread := suiteClient(d, f, CheckPodImage, titlePodImage)
+	if unread != nil {
+		return *unread
+	}
+	if f.lane.workflow == "serverless-lane.yml" {
+		return ok(CheckPodImage, titlePodImage, "not used: the Serverless lane (%s) starts workers from its template's image, not pods", f.lane.path)
+	}
+	suffix := "-runner"
+	if f.lane.input("runner-image", "") == runnerImageCUDA {
+		suffix = "-runner-cuda"
+	} else {
+		configPath := f.lane.input("config-path", callers.ConfigPath)
+		if f.config == nil {
+			return unknown(CheckPodImage, titlePodImage, fmt.Sprintf("%s could not be read, so the image pods start from is unknown (see callers)", configPath),
+				"fix the callers row, then run doctor again")
+		}
+		if f.config.Image != config.DefaultImage {
+			return checkConfiguredImage(ctx, d, f.config.Image, configPath)
+		}
+	}
+	released := f.actionImage(ctx, suite)
+	ref, err := registry.Parse(released.image)
+	if released.image == "" || err != nil {
+		return unknown(CheckPodImage, titlePodImage, fmt.Sprintf("the action image of %s@%s, which names the pod image, could not be read (see image)", f.lane.suite, f.lane.ref),
+			"fix the image row, then run doctor again")
+	}
+	pkg := ref.Host + "/" + ref.Repository + suffix
+	if pinnedCommit.MatchString(f.lane.ref) {
+		return unknown(CheckPodImage, titlePodImage, fmt.Sprintf("the callers pin %s at the commit %s: its release names its pod image by digest inside its actions, under no tag doctor can map the commit to", f.lane.suite, f.lane.ref),
+			fmt.Sprintf("check by hand that the package %s is public (%s): RunPod pulls it without credentials", pkg, packageSettings(pkg)))
+	}
+	image := pkg + ":" + f.lane.ref
+	if err := d.Images.Pullable(ctx, image); err != nil {
+		switch classifyPull(err) {
+		case pullDenied:
+			return fix(CheckPodImage, titlePodImage, fmt.Sprintf("RunPod pulls %s without credentials, and the registry refuses that (denied): every pod would fail to start, billed", pkg),
+				fmt.Sprintf("make the package %s public (%s)", pkg, packageSettings(pkg)))
+		case pullMissing:
+			return fix(CheckPodImage, titlePodImage, fmt.Sprintf("the registry has no %s: the release %s@%s has no pod image", image, f.lane.suite, f.lane.ref),
+				fmt.Sprintf("pin a release of %s whose Release workflow pushed one (its step Build and push the default pod image)", f.lane.suite))
+		}
+		return fix(CheckPodImage, titlePodImage, fmt.Sprintf("the registry did not answer for %s (a server error or a time-out)", pkg), "retry later")
+	}
+	return ok(CheckPodImage, titlePodImage, "%s (the pod image of %s@%s)", image, f.lane.suite, f.lane.ref)
+}
+
+// checkConfiguredImage checks the configuration's own image key as
+// provision uses it: resolved by registry host, pulled without credentials.
+func checkConfiguredImage(ctx context.Context, d Deps, image, configPath string) Check {
+	if _, err := registry.Parse(image); err != nil {
+		return fix(CheckPodImage, titlePodImage, fmt.Sprintf("provision cannot resolve the configuration's image: %v", err),
+			fmt.Sprintf("write image in %s with its registry host (registry/path:tag or registry/path@sha256:…)", configPath))
+	}
+	if err := d.Images.Pullable(ctx, image); err != nil {
+		switch classifyPull(err) {
+		case pullDenied:
+			return fix(CheckPodImage, titlePodImage, fmt.Sprintf("RunPod pulls %s, the configuration's image, without credentials, and its registry refuses that (denied): every pod would fail to start, billed", image),
+				fmt.Sprintf("make that image public, or set image in %s to one that is", configPath))
+		case pullMissing:
+			return fix(CheckPodImage, titlePodImage, fmt.Sprintf("the registry has no %s, the configuration's image", image),
+				fmt.Sprintf("correct image in %s", configPath))
+		}
+		return fix(CheckPodImage, titlePodImage, fmt.Sprintf("the registry did not answer for %s, the configuration's image (a server error or a time-out)", image), "retry later")
+	}
+	return ok(CheckPodImage, titlePodImage, "%s, the configuration's image (%s)", image, configPath)
 }
 
 // pinnedCommit is a full commit SHA in a uses: reference.

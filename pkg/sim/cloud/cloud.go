@@ -167,7 +167,7 @@ func Start(o Options) (*Cloud, error) {
 	c.RunPod = rp
 	c.RunPodURL = c.serve(rp).URL
 	c.JobURL = c.serve(rp.JobHost()).URL
-	c.RegistryURL = c.serve(registrysim.Handler(map[string]string{ImageRepoTag: RunnerImageDigest, SuiteImageRepoTag: SuiteImageDigest})).URL
+	c.RegistryURL = c.serve(registrysim.Handler(map[string]string{ImageRepoTag: RunnerImageDigest, SuiteImageRepoTag: SuiteImageDigest, PodImageRepoTag: PodImageDigest})).URL
 
 	proof := o.ProofBinary
 	if proof == nil {

@@ -10,7 +10,8 @@ import (
 // runpod-gpu doctor reads of the suite a repository's callers pin (the
 // release's provision action naming the action image by digest, and the
 // release environment whose reviewers guard it), and the image itself in
-// the simulated registry.
+// the simulated registry, with the default pod image a release pushes beside
+// it.
 const (
 	// SuiteRepository is the published suite, OWNER/runpod-gpu.
 	SuiteRepository = Owner + "/runpod-gpu"
@@ -26,12 +27,20 @@ const (
 // registry answers for SuiteImageRepoTag.
 var SuiteImageDigest = "sha256:" + strings.Repeat("a7", 32)
 
+// PodImageDigest is the digest of the suite's default pod image, which the
+// simulated registry answers for PodImageRepoTag.
+var PodImageDigest = "sha256:" + strings.Repeat("b8", 32)
+
+// PodImageRepoTag is the default pod image's repository and the tag the
+// release pushes it under (its major tag, which the callers pin).
+const PodImageRepoTag = SuiteRepository + "-runner:" + SuiteRef
+
 // PodImage is the suite's default pod image as a release builds it into the
 // actions (name@sha256:…): the official runner image plus the proof. In
 // process mode its pods carry the cloud's proof at startup.DefaultImageProof
 // (seen at ProcessHosts.ImagePath), as the Dockerfile's target runner
 // copies it there.
-var PodImage = "ghcr.io/" + SuiteRepository + "-runner@sha256:" + strings.Repeat("b8", 32)
+var PodImage = "ghcr.io/" + SuiteRepository + "-runner@" + PodImageDigest
 
 // PublishSuite adds the published suite's repository to the simulated
 // GitHub: the provision action of release SuiteRef naming
