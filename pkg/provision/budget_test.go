@@ -66,6 +66,10 @@ func TestBudgetRefusesACreateWhoseWorstCasePassesIt(t *testing.T) {
 		} else {
 			assert.NilError(t, err)
 			assert.Check(t, is.Equal(countRoute(s, "POST /v2/pods"), creates+1))
+			// The re-check counts the new pod once, at its worst case, not
+			// again among the lane's own pods.
+			assert.Check(t, is.Contains(res.BudgetRecheck, "within the budget: kept"))
+			assert.Check(t, is.Contains(res.BudgetRecheck, "$0.00 in flight (0 live pod(s) and endpoint(s))"))
 		}
 		assert.Assert(t, res.Budget != nil)
 		assert.Check(t, is.Contains(res.Summary(err), "Budget used: today $0.45 of $0."))
