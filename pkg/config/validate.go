@@ -101,9 +101,13 @@ const (
 	httpsURLPattern   = `^https://[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%+:@=,-]*)*$`
 	// imagePattern is the OCI distribution reference grammar
 	// ([registry[:port]/]path[:tag][@sha256:digest]), restricted to sha256 digests.
-	imagePattern = `^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/)?` +
-		`[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*` +
-		`(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$`
+	// An image reference in registry.Parse's grammar, which provision
+	// resolves it with (FuzzConfigImageIsParsed holds the two equal): the
+	// registry host is required (RunPod pulls the reference as written, so
+	// no Docker Hub shorthand), lower-case, with a dot or a port.
+	imagePattern = `^(?:[a-z0-9][a-z0-9.-]*\.[a-z0-9.-]*[a-z0-9](?::[0-9]+)?|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?:[0-9]+)/` +
+		`[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*` +
+		`(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?$`
 	maxImageLength      = 255
 	maxVolumePathLength = 255
 	maxURLLength        = 2048
@@ -124,7 +128,7 @@ const (
 	cudaForm     = `a CUDA version "major.minor" such as "12.6"`
 	tierNameForm = "a name of 1-32 lower-case letters, digits, '-' or '_', starting with a letter"
 	gpuIDForm    = `an exact RunPod GPU id such as "NVIDIA GeForce RTX 4090" (letters, digits, spaces and ._()+/-)`
-	imageForm    = "an image reference registry/path[:tag][@sha256:<64 hex>] such as " + DefaultImage + " (at most 255 characters)"
+	imageForm    = "an image reference with its registry host, host/path[:tag][@sha256:<64 hex>], such as " + DefaultImage + " (host and path in lower case; no Docker Hub shorthand; at most 255 characters)"
 	urlForm      = "an https URL without query, fragment or credentials (at most 2048 characters)"
 	sha256Form   = "64 lower-case hex digits"
 )

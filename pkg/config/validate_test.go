@@ -86,6 +86,12 @@ func TestValidate(t *testing.T) {
 		}, wantErr: `nvrtc.full.sha256: got "` + strings.Repeat("A", 64) + `", want 64 lower-case hex digits`},
 		{name: "image with upper-case path", mutate: func(c *Config) { c.Image = "ghcr.io/Actions/runner:latest" },
 			wantErr: `image: got "ghcr.io/Actions/runner:latest", want ` + imageForm},
+		{name: "image without its registry host", mutate: func(c *Config) { c.Image = "myorg/runner:latest" },
+			wantErr: `image: got "myorg/runner:latest", want ` + imageForm},
+		{name: "image of one name", mutate: func(c *Config) { c.Image = "runner" },
+			wantErr: `image: got "runner", want ` + imageForm},
+		{name: "image on a host with neither dot nor port", mutate: func(c *Config) { c.Image = "localhost/runner" },
+			wantErr: `image: got "localhost/runner", want ` + imageForm},
 		{name: "image with registry port and digest", mutate: func(c *Config) {
 			c.Image = "localhost:5000/runner@sha256:" + strings.Repeat("0", 64)
 		}},

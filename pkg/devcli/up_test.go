@@ -230,7 +230,7 @@ func TestUpRefusals(t *testing.T) {
 		{"bad disk", []string{"--name", "d2", "--gpus", "L4", "--disk", "0"}, ExitUsage, "--disk 0"},
 		{"disk past the lane's cap", []string{"--name", "d3", "--gpus", "L4", "--disk", "1025"}, ExitUsage, "--disk 1025: want a container disk of 1 to 1024 GB"},
 		{"image with a command substitution", []string{"--name", "d4", "--gpus", "L4", "--image", "$(id)"}, ExitUsage,
-			`--image "$(id)": want an image reference registry/path[:tag][@sha256:<64 hex>]`},
+			`--image "$(id)": want an image reference [registry/]path[:tag][@sha256:<64 hex>]`},
 		{"image with a newline", []string{"--name", "d4", "--gpus", "L4", "--image", "runpod/pytorch\nid"}, ExitUsage, `--image "runpod/pytorch\nid": want an image reference`},
 		{"image as a URL", []string{"--name", "d4", "--gpus", "L4", "--image", "http://evil.example/x"}, ExitUsage, `--image "http://evil.example/x": want an image reference`},
 		{"private key given", []string{"--name", "d2", "--gpus", "L4", "--ssh-key", filepath.Join(w.home, ".ssh", "id_ed25519")}, ExitUsage, "--ssh-key"},

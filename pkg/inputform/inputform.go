@@ -60,6 +60,12 @@ var (
 	branchRE   = lazyre.Regexp{Pattern: `^[A-Za-z0-9_][A-Za-z0-9._/-]{0,254}$`}
 	artifactRE = lazyre.Regexp{Pattern: `^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$`}
 	runnerRE   = lazyre.Regexp{Pattern: `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`}
+	// podImageRE is an image name RunPod pulls as written: unlike the lane's
+	// image key (config.ImageForm, which provision resolves through the
+	// registry's own host), Docker Hub shorthand such as runpod/pytorch counts.
+	podImageRE = lazyre.Regexp{Pattern: `^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?/)?` +
+		`[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*` +
+		`(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$`}
 )
 
 // Forms are the kinds, by name.
@@ -80,7 +86,8 @@ var Forms = map[string]Form{
 	PodID:      {Expected: "a RunPod pod id: letters, digits, _ and - (at most 64), such as xedezhzb9la3ye", Valid: ValidPodID},
 	GPUType:    {Expected: config.GPUIDForm, Valid: config.ValidGPUID},
 	Tier:       {Expected: "a tier " + strings.TrimPrefix(config.TierNameForm, "a "), Valid: config.ValidTierName},
-	Image:      {Expected: config.ImageForm, Valid: config.ValidImage},
+	Image: {Expected: "an image reference [registry/]path[:tag][@sha256:<64 hex>] such as runpod/pytorch:2.4.0 or " + config.DefaultImage + " (at most 255 characters)",
+		Valid: func(s string) bool { return len(s) <= 255 && podImageRE.MatchString(s) }},
 }
 
 // ValidPodID reports whether id has the shape of a RunPod pod id.

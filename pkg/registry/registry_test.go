@@ -13,6 +13,7 @@ import (
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/org/runpod-gpu/pkg/config"
 	"github.com/org/runpod-gpu/pkg/reqpolicy"
 	"github.com/org/runpod-gpu/pkg/sim/registrysim"
 	"github.com/org/runpod-gpu/pkg/sim/simclock"
@@ -239,4 +240,23 @@ func TestResolveCancelled(t *testing.T) {
 	_, err := (&Resolver{APIURL: srv.URL}).Resolve(ctx, "ghcr.io/a/b:1")
 	assert.ErrorContains(t, err, "resolve ghcr.io/a/b:1 at registry "+srv.URL+": cancelled")
 	assert.Check(t, errors.Is(err, context.Canceled))
+}
+
+// The configuration's image key (and its schema's pattern) accepts exactly
+// the references provision resolves, up to the key's length limit: a
+// configuration that validates never fails later on its image's form.
+func FuzzConfigImageIsParsed(f *testing.F) {
+	for _, s := range []string{config.DefaultImage, "ghcr.io/org/runner:v1", "localhost:5000/runner@sha256:" + strings.Repeat("0", 64),
+		"myorg/runner:latest", "runner", "a.b/c", "registry.example.com:443/a/b/c:tag_1.2-x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		_, err := Parse(s)
+		switch valid := config.ValidImage(s); {
+		case valid && err != nil:
+			t.Fatalf("the configuration accepts %q, provision refuses it: %v", s, err)
+		case !valid && err == nil && len(s) <= 255:
+			t.Fatalf("provision accepts %q, the configuration refuses it", s)
+		}
+	})
 }
