@@ -28,7 +28,7 @@ import (
 // Goroutines outside the processes (a pod log stream's reader) keep pace
 // through settle: the driver calls it before it hands control to a process
 // and after each step of the clock, and settle returns once they have taken
-// in everything sent so far. A sleep whose context that ended (the reader
+// in everything sent so far. A sleep whose context ended (the reader
 // woke its watch) then ends at that step's time.
 type scheduler struct {
 	clock *simclock.Virtual
