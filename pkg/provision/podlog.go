@@ -22,13 +22,27 @@ const streamOpenTimeout = 10 * time.Second
 // first time and after the stream broke off while the pod still ran).
 const maxStreamOpens = 3
 
+// LogPacer hears a pod log's reader keep pace with its stream. A caller
+// that serves the stream itself under a virtual clock holds its clock until
+// the reader has taken in what it was sent, so that when a line reaches the
+// watch depends on virtual time alone, not on the goroutines' scheduling.
+type LogPacer interface {
+	// LogTaken is called by the reader of pod podID's log stream once it
+	// has taken in every event the stream had delivered (its lines kept and
+	// the watch woken), and with ended once it has taken in the stream's
+	// end (the server's, a break or Close).
+	LogTaken(podID string, ended bool)
+}
+
 // podLogFollower follows one pod's container log while its watch runs: a
 // goroutine reads the stream and keeps what the lines report (pkg/startup
 // reads them), and every batch of lines that arrives wakes the watch's
 // current wait, so the watch acts on a line when it is written rather than
 // at its next poll.
 type podLogFollower struct {
+	podID  string
 	stream *runpod.LogStream
+	pacer  LogPacer // nil in the shipped lane
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -46,10 +60,16 @@ type podLogFollower struct {
 // streamOpenTimeout; the watch then polls.
 func (r *run) followPodLog(ctx context.Context, id, lastID string) (*podLogFollower, error) {
 	sctx, cancel := context.WithCancel(ctx)
-	timer := time.AfterFunc(min(streamOpenTimeout, max(r.cfg.StartupPoll(), time.Second)), cancel)
+	openedInTime := func() bool { return true }
+	if r.deps.LogPacer == nil {
+		// A paced stream is answered in step with its server's virtual
+		// clock, so a bound in wall time would only make its open depend
+		// on the machine's load.
+		openedInTime = time.AfterFunc(min(streamOpenTimeout, max(r.cfg.StartupPoll(), time.Second)), cancel).Stop
+	}
 	// One attempt: a refused open is retried by the watch, not held here.
 	stream, err := r.deps.RunPod.StreamPodLogs(reqpolicy.WithAttemptLimit(sctx, 1), id, runpod.LogQuery{Source: runpod.LogSourceContainer, LastEventID: lastID})
-	if !timer.Stop() && err == nil {
+	if !openedInTime() && err == nil {
 		err = context.DeadlineExceeded
 	}
 	if err != nil {
@@ -59,7 +79,7 @@ func (r *run) followPodLog(ctx context.Context, id, lastID string) (*podLogFollo
 		}
 		return nil, err
 	}
-	f := &podLogFollower{stream: stream, cancel: cancel, done: make(chan struct{}), lastID: lastID}
+	f := &podLogFollower{podID: id, stream: stream, pacer: r.deps.LogPacer, cancel: cancel, done: make(chan struct{}), lastID: lastID}
 	go f.read()
 	return f, nil
 }
@@ -77,6 +97,7 @@ func (f *podLogFollower) read() {
 			}
 			f.wakeLocked()
 			f.mu.Unlock()
+			f.taken(true)
 			return
 		}
 		if ev.ID != "" {
@@ -87,10 +108,22 @@ func (f *podLogFollower) read() {
 		}
 		// Lines written together arrive together: the watch wakes once
 		// they are all taken in.
-		if !f.stream.Buffered() {
+		caughtUp := !f.stream.Buffered()
+		if caughtUp {
 			f.wakeLocked()
 		}
 		f.mu.Unlock()
+		if caughtUp {
+			f.taken(false)
+		}
+	}
+}
+
+// taken tells the pacer, if any, that the reader has caught up with its
+// stream (or taken in its end).
+func (f *podLogFollower) taken(ended bool) {
+	if f.pacer != nil {
+		f.pacer.LogTaken(f.podID, ended)
 	}
 }
 

@@ -80,6 +80,11 @@ type Deps struct {
 	// Budget is the repository's daily and monthly budget, checked before
 	// each create (budget.go); nil means none is configured.
 	Budget budget.Checker
+	// LogPacer is told each time a pod log's reader has taken in what its
+	// stream brought (podlog.go); nil in the shipped lane. Only a simulation
+	// that serves the stream in step with a virtual clock (the market
+	// replay) sets it.
+	LogPacer LogPacer
 }
 
 // Request describes one provision run.

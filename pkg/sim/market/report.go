@@ -19,6 +19,9 @@ type Result struct {
 	Pods            int // pods created
 	Accepted        int
 	Rejected        int
+	// Screened counts the rejected pods deleted before their proof because
+	// the reputation record held their machine bad.
+	Screened int
 	// Dollars is every pod billed from creation to confirmed deletion, per
 	// second, plus the accepted pods' GPU jobs; Wasted is the rejected pods' part.
 	Dollars, Wasted float64

@@ -64,6 +64,37 @@ func TestSchedulerSleepHonoursADoneContext(t *testing.T) {
 	assert.Equal(t, clock.Now(), start)
 }
 
+// A sleep whose context ends meanwhile (a log line woke the watch, from a
+// goroutine the scheduler settles) ends at the clock's step where that was
+// seen, not at the end of its time; a sleep whose context stays ends on time.
+func TestSchedulerSleepEndsWhenItsContextEnds(t *testing.T) {
+	start := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	clock := simclock.NewVirtual(start)
+	s := newScheduler(clock)
+	ctx, cancel := context.WithCancel(context.Background())
+	woken := make(chan struct{})
+	clock.AfterFunc(time.Minute, func() { close(woken) })
+	s.settle = func() error { // the outside goroutine: it cancels once it has seen the line
+		select {
+		case <-woken:
+			cancel()
+		default:
+		}
+		return nil
+	}
+	var cut, kept error
+	var cutAt, keptAt time.Duration
+	assert.NilError(t, s.Run(func() {
+		s.Go(func() { cut = s.Sleep(ctx, time.Hour); cutAt = clock.Now().Sub(start) })
+		s.Go(func() { kept = s.Sleep(context.Background(), 2*time.Minute); keptAt = clock.Now().Sub(start) })
+		s.Join()
+	}))
+	assert.ErrorIs(t, cut, context.Canceled)
+	assert.Equal(t, cutAt, time.Minute)
+	assert.NilError(t, kept)
+	assert.Equal(t, keptAt, 2*time.Minute)
+}
+
 // Pull requests of different trees pushed at once get their runners side
 // by side, as through the shipped lane (no concurrency group): a lane waits
 // for no earlier one, so of eight pushed together the median time to a

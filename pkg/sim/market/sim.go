@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -99,6 +100,7 @@ type sim struct {
 	cloud  *cloud.Cloud
 	clock  *simclock.Virtual
 	sched  *scheduler   // runs each ref's lane beside the others
+	logs   *logStreams  // paces the pods' log streams with the clock
 	http   *http.Client // to the cloud's handlers, in process
 	// ops is the simulation's own client pair (ending jobs), not the lane's.
 	ops struct {
@@ -116,14 +118,26 @@ type sim struct {
 	// warmPods are the warm-up refs' pods, left out of the bill.
 	warmPods map[string]bool
 	machines map[string]Machine // by host id: where the waste went
+	// screened are the pods deleted before their proof because the record
+	// held their machine bad, in order.
+	screened []string
 	res      Result
 }
 
 func runPolicy(ctx context.Context, s Scenario, fleet Fleet, refs []ref, p Policy) (Result, error) {
+	sm, err := replay(ctx, s, fleet, refs, p)
+	if err != nil {
+		return Result{}, err
+	}
+	return sm.res, nil
+}
+
+// replay runs one policy and returns its finished run.
+func replay(ctx context.Context, s Scenario, fleet Fleet, refs []ref, p Policy) (*sim, error) {
 	cfg := config.Default()
 	p.Configure(cfg)
 	if err := cfg.Validate(); err != nil {
-		return Result{}, fmt.Errorf("configuration: %w", err)
+		return nil, fmt.Errorf("configuration: %w", err)
 	}
 	clock := simclock.NewVirtual(s.Start.Add(-s.WarmUp))
 	h := newHosts(clock, s.Seed, fleet)
@@ -131,7 +145,7 @@ func runPolicy(ctx context.Context, s Scenario, fleet Fleet, refs []ref, p Polic
 	c, err := cloud.Start(cloud.Options{Seed: s.Seed, Clock: clock, Market: &m, Hosts: h,
 		RunPodOptions: []runpodsim.Option{runpodsim.WithProvisioningDelay(15 * time.Second)}})
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	defer c.Close()
 	h.proof = cloud.NewProofModel(clock, c.GitHub)
@@ -141,9 +155,11 @@ func runPolicy(ctx context.Context, s Scenario, fleet Fleet, refs []ref, p Polic
 	}
 	sched := newScheduler(clock)
 	sm.sched = sched
-	tr, err := newInProcess(c, sched.pause)
+	sm.logs = newLogStreams(c.RunPod)
+	sched.settle = sm.logs.settle
+	tr, err := newInProcess(c, sched.pause, sm.logs)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	sm.http = &http.Client{Transport: tr}
 	opsPolicy := reqpolicy.New(reqpolicy.WithClock(clock), reqpolicy.WithSleeper(sched.Sleep), reqpolicy.WithJitter(func() float64 { return 0.5 }))
@@ -169,10 +185,10 @@ func runPolicy(ctx context.Context, s Scenario, fleet Fleet, refs []ref, p Polic
 		}
 		sched.Join()
 	}); err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	if err := errors.Join(errs...); err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	for i, r := range refs {
 		if !r.Warm { // a warm-up ref runs as any other, its outcome thrown away
@@ -180,8 +196,13 @@ func runPolicy(ctx context.Context, s Scenario, fleet Fleet, refs []ref, p Polic
 		}
 	}
 	sm.bill()
-	return sm.res, nil
+	return sm, nil
 }
+
+// screenedReason starts the reason of an attempt whose pod was deleted
+// before its proof because the record holds its machine bad
+// (provision.screenOut).
+const screenedReason = "placed on a machine held bad"
 
 // refOutcome is what one ref's lane runs did.
 type refOutcome struct {
@@ -189,6 +210,7 @@ type refOutcome struct {
 	timeToRunner       time.Duration
 	runs, runsNoPod    int
 	accepted, rejected int
+	screened           int
 }
 
 func (o refOutcome) addTo(res *Result) {
@@ -197,6 +219,7 @@ func (o refOutcome) addTo(res *Result) {
 	res.RunsNoPod += o.runsNoPod
 	res.Accepted += o.accepted
 	res.Rejected += o.rejected
+	res.Screened += o.screened
 	if o.tested {
 		res.RefsTested++
 		res.TimesToRunner = append(res.TimesToRunner, o.timeToRunner)
@@ -252,6 +275,10 @@ func (sm *sim) provision(ctx context.Context, o *refOutcome, warm bool) (*provis
 			o.accepted++
 		case cost.OutcomeRejected:
 			o.rejected++
+			if strings.HasPrefix(a.Reason, screenedReason) {
+				o.screened++
+				sm.screened = append(sm.screened, a.PodID)
+			}
 		}
 	}
 	if res.Accepted == nil {
@@ -279,7 +306,7 @@ func (sm *sim) lane(ctx context.Context) (provision.Deps, error) {
 	}
 	return provision.Deps{
 		RunPod: runpod.New(sm.cloud.RunPodURL, cloud.RunPodKey, runpod.WithPolicy(rpPolicy), runpod.WithHTTPClient(sm.http)),
-		GitHub: gh, Images: pinned{}, Policy: rpPolicy, Observer: quiet{},
+		GitHub: gh, Images: pinned{}, Policy: rpPolicy, Observer: quiet{}, LogPacer: sm.logs,
 	}, nil
 }
 

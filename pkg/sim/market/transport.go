@@ -1,7 +1,6 @@
 package market
 
 import (
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -25,29 +24,31 @@ const APILatency = 500 * time.Millisecond
 // on the way back. Hosts it does not know go out through
 // http.DefaultTransport.
 //
-// It does not stream: a pod's log stream (GET /v2/pods/{id}/logs) is
-// answered 501, and the lane watches by polling, as it does wherever a
-// stream cannot be opened. A stream's lines travel through goroutines
-// outside the virtual clock, so when they arrive in virtual time would
-// depend on the machine's load and the tables would not reproduce; polling
-// sees what a stream says at most one startup poll (10 s) later, for every
-// policy alike.
+// A pod's log stream (GET /v2/pods/{id}/logs) is served by the simulated
+// RunPod's handler like any other route, and paced by logStreams: its lines
+// reach the lane's reader at the virtual time they are written (they take
+// no APILatency; opening the stream does).
 //
 // The latency is a wait of the calling lane on the replay's scheduler, so
 // other lanes run meanwhile.
 type inProcess struct {
 	handlers map[string]http.Handler // by host:port
+	runpod   string                  // RunPod's host:port, where log streams are
 	wait     func(time.Duration)
+	logs     *logStreams
 }
 
-func newInProcess(c *cloud.Cloud, wait func(time.Duration)) (*inProcess, error) {
-	t := &inProcess{handlers: map[string]http.Handler{}, wait: wait}
+func newInProcess(c *cloud.Cloud, wait func(time.Duration), logs *logStreams) (*inProcess, error) {
+	t := &inProcess{handlers: map[string]http.Handler{}, wait: wait, logs: logs}
 	for raw, h := range map[string]http.Handler{c.RunPodURL: c.RunPod, c.GitHubURL: c.GitHub} {
 		u, err := url.Parse(raw)
 		if err != nil {
 			return nil, err
 		}
 		t.handlers[u.Host] = h
+		if raw == c.RunPodURL {
+			t.runpod = u.Host
+		}
 	}
 	return t, nil
 }
@@ -58,11 +59,19 @@ func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 		return http.DefaultTransport.RoundTrip(req)
 	}
 	t.wait(APILatency / 2)
-	defer t.wait(APILatency / 2)
-	if isLogStream(req.URL.Path) {
-		return &http.Response{StatusCode: http.StatusNotImplemented, Status: "501 Not Implemented", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-			Header: http.Header{"Content-Type": {"text/plain"}}, Body: io.NopCloser(strings.NewReader("log streams are not simulated in process\n")), Request: req}, nil
+	if pod, ok := logStreamPod(req.URL.Path); ok && req.URL.Host == t.runpod {
+		resp, err := t.logs.serve(req, h, pod)
+		t.wait(APILatency / 2)
+		if err == nil {
+			err = t.logs.handOver(resp)
+		}
+		if err != nil {
+			resp.Body.Close()
+			return nil, err
+		}
+		return resp, nil
 	}
+	defer t.wait(APILatency / 2)
 	in := req.Clone(req.Context())
 	in.RequestURI = req.URL.RequestURI()
 	in.RemoteAddr = "127.0.0.1:0"
@@ -79,9 +88,13 @@ func (t *inProcess) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// isLogStream reports whether path is a pod's log stream: /v2/pods/{id}/logs.
-func isLogStream(path string) bool {
+// logStreamPod returns the pod whose log stream path is
+// (/v2/pods/{id}/logs); ok is false for any other path.
+func logStreamPod(path string) (id string, ok bool) {
 	rest, ok := strings.CutPrefix(path, "/v2/pods/")
 	id, tail, _ := strings.Cut(rest, "/")
-	return ok && id != "" && tail == "logs"
+	if !ok || id == "" || tail != "logs" {
+		return "", false
+	}
+	return id, true
 }

@@ -6,17 +6,19 @@ import (
 	"gotest.tools/v3/assert"
 )
 
-// Only a pod's log stream is refused in process; every other route reaches
-// the simulated cloud.
-func TestIsLogStream(t *testing.T) {
-	for path, want := range map[string]bool{
-		"/v2/pods/abc123/logs":  true,
-		"/v2/pods/abc123":       false,
-		"/v2/pods//logs":        false,
-		"/v2/pods/abc123/logs/": false,
-		"/v2/endpoints/x/logs":  false,
-		"/v2/pods":              false,
+// Only a pod's log stream is served as a paced stream; every other route
+// is answered whole.
+func TestLogStreamPod(t *testing.T) {
+	for path, want := range map[string]string{
+		"/v2/pods/abc123/logs":  "abc123",
+		"/v2/pods/abc123":       "",
+		"/v2/pods//logs":        "",
+		"/v2/pods/abc123/logs/": "",
+		"/v2/endpoints/x/logs":  "",
+		"/v2/pods":              "",
 	} {
-		assert.Equal(t, isLogStream(path), want, path)
+		id, ok := logStreamPod(path)
+		assert.Equal(t, id, want, path)
+		assert.Equal(t, ok, want != "", path)
 	}
 }

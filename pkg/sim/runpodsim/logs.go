@@ -366,3 +366,16 @@ func (s *Server) Log(id string) []string {
 	}
 	return lines
 }
+
+// LogProgress reports the sequence number of pod id's last log line (0
+// before its first) and whether its container stopped, which ends its
+// streams: what a client following the log has been sent once its stream
+// caught up (the market replay waits for that).
+func (s *Server) LogProgress(id string) (last int, ended bool) {
+	s.logs.mu.Lock()
+	defer s.logs.mu.Unlock()
+	if l := s.logs.pods[id]; l != nil {
+		return l.next - 1, l.ended
+	}
+	return 0, false
+}
