@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
 
+	"github.com/org/runpod-gpu/pkg/plan"
 	"github.com/org/runpod-gpu/pkg/sim/cloud"
 	"github.com/org/runpod-gpu/pkg/sim/githubsim"
 )
@@ -114,4 +116,48 @@ func TestLabelPrefixAtGitHubsLimit(t *testing.T) {
 	err = CheckLabelPrefix(strings.Repeat("p", 38), 9100, 1, 1)
 	assert.Check(t, is.Error(err, `runner-label-prefix: "`+strings.Repeat("p", 38)+
 		`" makes a 65-character runner name for run 9100 attempt 1; GitHub allows 64: want a prefix of at most 37 characters`))
+}
+
+// A run checks its longest label before anything is created: the last
+// candidate number it can reach (after the candidates of earlier runs of its
+// lane, CandidateBase) decides, here 100, one digit more than the first.
+func TestRunRefusesAPrefixItsLastCandidateCannotFit(t *testing.T) {
+	for _, tt := range []struct {
+		prefix  int // length
+		wantErr string
+	}{
+		// "-7001-1-c100-" and the 16-hex nonce are 29 characters.
+		{prefix: 35},
+		{prefix: 36, wantErr: "makes a 65-character runner name for run 7001 attempt 1; GitHub allows 64: want a prefix of at most 35 characters"},
+	} {
+		t.Run(strconv.Itoa(tt.prefix), func(t *testing.T) {
+			s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, onlyA4000) // 2 attempts
+			s.req.LabelPrefix, s.req.CandidateBase = strings.Repeat("p", tt.prefix), 98
+
+			_, err := s.run(t)
+
+			if tt.wantErr == "" {
+				assert.NilError(t, err)
+				return
+			}
+			assert.Check(t, is.ErrorContains(err, tt.wantErr))
+			assert.Check(t, is.Equal(countRoute(s, "POST /v2/pods"), 0), "nothing created")
+		})
+	}
+}
+
+// A plan is numbered after the candidates of its lane's earlier runs, so
+// each pod name and label is new; with none it keeps plan.Build's numbers.
+func TestRenumberFollowsTheLanesEarlierCandidates(t *testing.T) {
+	p := plan.Plan{Candidates: []plan.Candidate{{N: 1}, {N: 2}, {N: 3}}}
+	numbers := func(p plan.Plan) []int {
+		var ns []int
+		for _, c := range p.Candidates {
+			ns = append(ns, c.N)
+		}
+		return ns
+	}
+	assert.Check(t, is.DeepEqual(numbers(renumber(p, 0)), []int{1, 2, 3}))
+	assert.Check(t, is.DeepEqual(numbers(renumber(p, 4)), []int{5, 6, 7}))
+	assert.Check(t, is.DeepEqual(numbers(p), []int{1, 2, 3}), "the given plan is left as it was")
 }
