@@ -71,11 +71,13 @@ func market(hosts ...runpodsim.HostProfile) *runpodsim.Market {
 
 // recorder is the Observer of a test run.
 type recorder struct {
-	mu       sync.Mutex
-	lines    []string
-	created  []string
-	attempts []cost.Attempt
-	onCreate func(id string)
+	mu      sync.Mutex
+	lines   []string
+	created []string
+	// forgotten are the created ids the run took back: another pod's.
+	forgotten []string
+	attempts  []cost.Attempt
+	onCreate  func(id string)
 }
 
 func (r *recorder) Logf(format string, args ...any) {
@@ -92,6 +94,12 @@ func (r *recorder) PodCreated(id string) {
 	if hook != nil {
 		hook(id)
 	}
+}
+
+func (r *recorder) PodForgotten(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.forgotten = append(r.forgotten, id)
 }
 
 func (r *recorder) AttemptDone(a cost.Attempt) {

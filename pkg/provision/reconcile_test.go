@@ -324,6 +324,9 @@ func TestPodOfAnUncertainCreateListedAfterTheDeadlineIsDeleted(t *testing.T) {
 	}
 	assert.DeepEqual(t, alive, []string{res.Accepted.PodID})
 	assert.Check(t, is.Contains(s.obs.log(), "of an uncertain create of rgpu-7001-1-c1 was listed late; deleted"))
+	late := res.Attempts[len(res.Attempts)-1]
+	assert.Check(t, is.Equal(late.Candidate, "live-1"))
+	assert.Check(t, late.Price.Known && late.Price.PerHour == money.PerHour(0.25), "the late pod's attempt is priced: %+v", late.Price)
 }
 
 // The startup budget runs from the first POST, also for a pod found by

@@ -205,6 +205,7 @@ func TestPodFoundByNameAfterAForeignCreateAnswerIsScreened(t *testing.T) {
 		alive = append(alive, p.Name)
 	}
 	assert.Check(t, is.DeepEqual(alive, []string{"alice-notebook", "rgpu-7001-1-c2"}), "the foreign pod is untouched")
+	assert.Check(t, is.DeepEqual(s.obs.forgotten, []string{foreign}), "the other pod's id is no longer published as this run's")
 }
 
 // Screening deletes a pod only once its record, read by the id the create
