@@ -1,6 +1,7 @@
 package provision
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -106,15 +107,17 @@ func TestNoFreeSlotStopsTheRunAtTheWaitLimit(t *testing.T) {
 	}
 }
 
-// cancelAfterWaits cancels the run once it has logged more slot waits than most.
+// cancelAfterWaits cancels the run once it has logged more waits than most:
+// lines starting with prefix ("waiting for a free slot" when empty).
 type cancelAfterWaits struct {
 	*recorder
 	waits, most int
 	cancel      func()
+	prefix      string
 }
 
 func (c *cancelAfterWaits) Logf(format string, args ...any) {
-	if strings.HasPrefix(format, "waiting for a free slot") {
+	if strings.HasPrefix(format, cmp.Or(c.prefix, "waiting for a free slot")) {
 		if c.waits++; c.waits > c.most {
 			c.cancel()
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"gotest.tools/v3/assert"
 	is "gotest.tools/v3/assert/cmp"
@@ -27,10 +28,16 @@ func inRomania(h *runpodsim.HostProfile) { h.DataCenterID = "EU-RO-1" }
 // EU-RO-1, where hosts given with inRomania stand, and the two volumes.
 func volumeScenario(t *testing.T, mutate func(*config.Config), hosts ...runpodsim.HostProfile) *scenario {
 	t.Helper()
+	return volumeScenarioWith(t, runpodsim.Faults{}, mutate, hosts...)
+}
+
+// volumeScenarioWith is volumeScenario with faults.
+func volumeScenarioWith(t *testing.T, faults runpodsim.Faults, mutate func(*config.Config), hosts ...runpodsim.HostProfile) *scenario {
+	t.Helper()
 	m := market(hosts...)
 	m.DataCenters = append(m.DataCenters, runpodsim.DataCenter{ID: "EU-RO-1", Name: "EU Romania 1", Region: "EUROPE", CountryCode: "RO",
 		NetworkVolumeTypes: []string{"STANDARD"}, Compliance: []string{}})
-	return newScenario(t, cloud.Options{Market: m, RunPodOptions: []runpodsim.Option{runpodsim.WithNetworkVolumes(warmVolume, theirVolume)}}, func(c *config.Config) {
+	return newScenario(t, cloud.Options{Market: m, Faults: faults, RunPodOptions: []runpodsim.Option{runpodsim.WithNetworkVolumes(warmVolume, theirVolume)}}, func(c *config.Config) {
 		c.GPUTiers = []config.GPUTier{{Name: "ampere", GPUIDs: []string{a4000, a5000}}}
 		c.MaxPriceCandidates, c.MaxProvisionAttempts = 2, 3
 		c.NetworkVolume = &config.NetworkVolume{ID: warmVolume.ID}
@@ -81,16 +88,48 @@ func TestNetworkVolumeFallbackWhenOutOfStock(t *testing.T) {
 		_, set := pod.Env[NetworkVolumeEnv]
 		assert.Check(t, !set, "the job is not told of a volume it does not have")
 	})
-	t.Run("wait", func(t *testing.T) {
-		s := volumeScenario(t, nil, host("tx", a4000))
-		start := s.clock.Now()
-		_, err := s.run(t)
-		assert.Check(t, errors.Is(err, ErrExhausted), "got %v", err)
-		assert.Check(t, is.ErrorContains(err, "no reviewed GPU in stock in EU-RO-1, the data center of network volume agv6w2qcg7, after waiting 30m0s"))
-		assert.Check(t, is.Equal(countRoute(s, "POST /v2/pods"), 0), "nothing created elsewhere")
-		assert.Check(t, s.clock.Now().Sub(start) >= VolumeStockWaitLimit)
-		assert.Check(t, countRoute(s, "GET /v2/catalog/gpus") > 30, "the catalog is read again every minute")
-	})
+	for _, tc := range []struct {
+		name   string
+		faults runpodsim.Faults
+	}{
+		{name: "wait"},
+		// Slow reads put the polls off the minute: the last wait still ends at the limit.
+		{name: "wait, each catalog read slow", faults: runpodsim.Faults{Slow: []runpodsim.SlowFault{
+			{Match: runpodsim.Match{Route: "GET /v2/catalog/gpus"}, When: runpodsim.Trigger{Every: 1}, Delay: 7 * time.Second}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := volumeScenarioWith(t, tc.faults, nil, host("tx", a4000))
+			start := s.clock.Now()
+			// A wait that never ends is cut a few polls past the limit, so a broken limit fails here instead of hanging.
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s.deps.Observer = &cancelAfterWaits{recorder: s.obs, most: int(VolumeStockWaitLimit/VolumeStockPoll) + 3, cancel: cancel, prefix: "waiting for stock in"}
+
+			_, err := Run(ctx, s.deps, s.req)
+
+			waited := s.clock.Now().Sub(start)
+			assert.Check(t, errors.Is(err, ErrExhausted), "got %v", err)
+			assert.Check(t, is.ErrorContains(err, "no reviewed GPU in stock in EU-RO-1, the data center of network volume agv6w2qcg7, after waiting "+waited.Round(time.Second).String()))
+			assert.Check(t, is.Equal(countRoute(s, "POST /v2/pods"), 0), "nothing created elsewhere")
+			assert.Check(t, waited >= VolumeStockWaitLimit && waited < VolumeStockWaitLimit+VolumeStockPoll/2, "stopped %s after it began, the limit %s", waited, VolumeStockWaitLimit)
+			if len(tc.faults.Slow) == 0 {
+				assert.Check(t, is.Equal(waited, VolumeStockWaitLimit), "stopped as the limit was reached")
+			}
+			assert.Check(t, countRoute(s, "GET /v2/catalog/gpus") > 25, "the catalog is read again every minute")
+		})
+	}
+}
+
+// network_volume.path is where the pod mounts the volume and what the job is told.
+func TestNetworkVolumeMountedAtItsConfiguredPath(t *testing.T) {
+	s := volumeScenario(t, func(c *config.Config) { c.NetworkVolume.Path = "/data/warm" }, host("ro", a5000, inRomania))
+	res, err := s.run(t)
+	assert.NilError(t, err)
+	pod, err := runpod.New(s.cloud.RunPodURL, cloud.RunPodKey).GetPod(context.Background(), res.Accepted.PodID)
+	assert.NilError(t, err)
+	assert.Assert(t, pod.Mounts != nil)
+	assert.Check(t, is.DeepEqual(pod.Mounts.Network, []runpod.NetworkMount{{VolumeID: warmVolume.ID, Path: "/data/warm"}}))
+	assert.Check(t, is.Equal(pod.Env[NetworkVolumeEnv], "/data/warm"))
 }
 
 // A volume id of another account, or one that does not exist, or a volume
