@@ -771,8 +771,14 @@ func TestLogStreamHeldBackByAnEdgeFallsBackToPolling(t *testing.T) {
 
 // A log stream that ends while the pod still runs (an edge cut it) is read
 // again from where it stopped (Last-Event-ID), after one look at the pod, and
-// the runner is accepted.
+// the runner is accepted; a stream cut every time is opened maxStreamOpens
+// times, then the watch polls.
 func TestLogStreamCutOffIsResumed(t *testing.T) {
+	t.Run("cut once", func(t *testing.T) { testLogStreamCutOff(t, false) })
+	t.Run("cut every time", func(t *testing.T) { testLogStreamCutOff(t, true) })
+}
+
+func testLogStreamCutOff(t *testing.T, everyTime bool) {
 	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000))}, onlyA4000)
 	target, err := url.Parse(s.cloud.RunPodURL)
 	assert.NilError(t, err)
@@ -782,7 +788,7 @@ func TestLogStreamCutOffIsResumed(t *testing.T) {
 	opens := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		first := strings.HasSuffix(r.URL.Path, "/logs") && opens == 0
+		first := strings.HasSuffix(r.URL.Path, "/logs") && (opens == 0 || everyTime)
 		if strings.HasSuffix(r.URL.Path, "/logs") {
 			opens++
 			resumes = append(resumes, r.Header.Get("Last-Event-ID"))
@@ -822,6 +828,25 @@ func TestLogStreamCutOffIsResumed(t *testing.T) {
 	assert.Assert(t, res.Accepted != nil)
 	mu.Lock()
 	defer mu.Unlock()
+	if everyTime {
+		assert.Check(t, is.Len(resumes, maxStreamOpens), "%q", resumes)
+		return
+	}
 	assert.Check(t, is.Len(resumes, 2))
 	assert.Check(t, len(resumes) == 2 && resumes[0] == "" && strings.HasSuffix(resumes[1], "/000000000001"), "resumed after the first line: %q", resumes)
+}
+
+// A pod's log stream that is refused every time is opened at most
+// maxStreamOpens times; the watch polls and accepts the runner all the same.
+func TestRefusedLogStreamIsOpenedAFewTimesAtMost(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000)), Faults: runpodsim.Faults{ServerErrors: []runpodsim.ServerErrorFault{
+		{Match: runpodsim.Match{Route: "GET /v2/pods/{id}/logs"}, When: runpodsim.Trigger{Every: 1}, Status: 503}}}}, onlyA4000)
+
+	res, err := s.run(t)
+
+	assert.NilError(t, err)
+	assert.Assert(t, res.Accepted != nil)
+	assert.Check(t, is.Contains(s.obs.log(), "its log stream could not be opened"))
+	opens := countRoute(s, "GET /v2/pods/{id}/logs")
+	assert.Check(t, opens >= 1 && opens <= maxStreamOpens, "%d opens", opens)
 }
