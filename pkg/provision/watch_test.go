@@ -850,3 +850,21 @@ func TestRefusedLogStreamIsOpenedAFewTimesAtMost(t *testing.T) {
 	opens := countRoute(s, "GET /v2/pods/{id}/logs")
 	assert.Check(t, opens >= 1 && opens <= maxStreamOpens, "%d opens", opens)
 }
+
+// A pod that exits while the watch polls (its log stream refused) is
+// explained by its log's last lines, read once: the exit the startup script
+// logged (here the proof's failure on a driver too old for the kernel),
+// not only "exited".
+func TestExitedPodWithoutAStreamIsExplainedByItsLogTail(t *testing.T) {
+	s := newScenario(t, cloud.Options{Market: market(host("h1", a4000, oldPTX)), Faults: runpodsim.Faults{ServerErrors: []runpodsim.ServerErrorFault{
+		{Match: runpodsim.Match{Route: "GET /v2/pods/{id}/logs"}, When: runpodsim.Trigger{Nth: []int{1, 2}}, Status: 503}}}}, onlyA4000)
+
+	res, err := s.run(t)
+
+	assert.Check(t, err != nil, "the only candidate failed its proof")
+	assert.Assert(t, is.Len(res.Attempts, 1))
+	assert.Check(t, is.Equal(res.Attempts[0].Reason, "the startup script exited with 1: the CUDA smoke proof failed on this host"))
+	assert.Check(t, is.Equal(countRoute(s, "GET /v2/pods/{id}/logs"), 3), "two refused opens, then the tail read once")
+	// The running record's cost priced the attempt, not the catalog.
+	assert.Check(t, is.DeepEqual(res.Attempts[0].Price, cost.KnownPrice(money.PerHour(0.25), "v2 cost while running")))
+}
