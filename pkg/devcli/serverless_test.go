@@ -83,6 +83,10 @@ func (s *slsWorld) run(args ...string) result {
 			if s.onSleep != nil {
 				s.onSleep()
 			}
+			// A job's worker runs in real time: let it finish before the
+			// virtual clock moves on, or a loaded machine sees the job
+			// pass its execution timeout while its worker still runs.
+			s.sim.WaitServerlessWorkers()
 			return s.clock.Sleep(ctx, d)
 		},
 		Spawn: func(argv []string) error { s.spawned = append(s.spawned, argv); return nil }})
