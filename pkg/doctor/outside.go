@@ -184,11 +184,17 @@ func checkPodImage(ctx context.Context, d Deps, f *facts) Check {
 			"fix the image row, then run doctor again")
 	}
 	pkg := ref.Host + "/" + ref.Repository + suffix
-	if pinnedCommit.MatchString(f.lane.ref) {
+	// A release's action image is pinned by digest and its pod image tagged
+	// as the release (the callers' ref); an action image named by its tag
+	// (a branch's actions, e.g. @main, name the major tag) gives its tag.
+	tag := f.lane.ref
+	if ref.Digest == "" {
+		tag = ref.Tag
+	} else if pinnedCommit.MatchString(f.lane.ref) {
 		return unknown(CheckPodImage, titlePodImage, fmt.Sprintf("the callers pin %s at the commit %s: its release names its pod image by digest inside its actions, under no tag doctor can map the commit to", f.lane.suite, f.lane.ref),
 			fmt.Sprintf("check by hand that the package %s is public (%s): RunPod pulls it without credentials", pkg, packageSettings(pkg)))
 	}
-	image := pkg + ":" + f.lane.ref
+	image := pkg + ":" + tag
 	if err := d.Images.Pullable(ctx, image); err != nil {
 		switch classifyPull(err) {
 		case pullDenied:

@@ -49,6 +49,8 @@ func newSuiteWorld(t *testing.T, reg registrysim.Registry) suiteWorld {
 	for _, ref := range []string{"v1", testCommit} {
 		assert.NilError(t, gh.SetFile(testSuite, ref, probeAction, action))
 	}
+	// A branch's actions name the action image by its major tag, as main's do.
+	assert.NilError(t, gh.SetFile(testSuite, "main", probeAction, "name: RunPod GPU provision\nruns:\n  using: docker\n  image: docker://ghcr.io/"+testSuite+":v1\n"))
 	reads := &atomic.Int32{}
 	ghServer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == actionYAMLPath {
@@ -110,6 +112,8 @@ func TestCheckPodImage(t *testing.T) {
 		{name: "commit-pinned", ref: testCommit, wantStatus: StatusUnknown,
 			wantMessage: "the callers pin my-org/runpod-gpu at the commit " + testCommit,
 			wantFix:     "check by hand that the package ghcr.io/my-org/runpod-gpu-runner is public (the owner's Packages → runpod-gpu-runner → Package settings"},
+		{name: "branch-pinned: the action image's tag", ref: "main", wantStatus: StatusOK,
+			wantMessage: "ghcr.io/my-org/runpod-gpu-runner:v1 (the pod image of my-org/runpod-gpu@main)"},
 		{name: "cuda runner image", with: map[string]any{"runner-image": "cuda"}, private: []string{testSuite + "-runner"}, wantStatus: StatusOK,
 			wantMessage: "ghcr.io/my-org/runpod-gpu-runner-cuda:v1 (the pod image of my-org/runpod-gpu@v1)"},
 		{name: "cuda runner image denied", with: map[string]any{"runner-image": "cuda"}, private: []string{testSuite + "-runner-cuda"}, wantStatus: StatusFix,
