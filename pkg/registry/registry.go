@@ -175,13 +175,30 @@ func (r *Resolver) Resolve(ctx context.Context, image string) (string, error) {
 	return ref.String(), nil
 }
 
+// dockerHubHosts are the names Docker Hub images are written with; its
+// registry API answers at registry-1.docker.io, not at these.
+var dockerHubHosts = map[string]bool{"docker.io": true, "index.docker.io": true, "registry-1.docker.io": true}
+
+// apiEndpoint is where ref's registry API answers and the repository it
+// knows ref by: its own host, except Docker Hub's, whose official images
+// (one path part) live under library/.
+func apiEndpoint(ref Reference) (string, Reference) {
+	if !dockerHubHosts[ref.Host] {
+		return "https://" + ref.Host, ref
+	}
+	if !strings.Contains(ref.Repository, "/") {
+		ref.Repository = "library/" + ref.Repository
+	}
+	return "https://registry-1.docker.io", ref
+}
+
 // resolveBounded asks ref's registry (APIURL, else the image's own host) for
 // its digest within Timeout; an error names the image and the registry.
 func (r *Resolver) resolveBounded(ctx context.Context, image string, ref Reference) (string, error) {
 	r.setup()
 	base := r.APIURL
 	if base == "" {
-		base = "https://" + ref.Host
+		base, ref = apiEndpoint(ref)
 	}
 	base = strings.TrimRight(base, "/")
 	limit := r.timeout()

@@ -260,3 +260,25 @@ func FuzzConfigImageIsParsed(f *testing.F) {
 		}
 	})
 }
+
+// Docker Hub's images are written docker.io/… but resolved at its registry
+// API, registry-1.docker.io, its official images under library/; every other
+// registry answers at its own host.
+func TestAPIEndpoint(t *testing.T) {
+	for _, tt := range []struct {
+		image, wantBase, wantRepo string
+	}{
+		{"ghcr.io/actions/actions-runner:latest", "https://ghcr.io", "actions/actions-runner"},
+		{"localhost:5000/runner", "https://localhost:5000", "runner"},
+		{"docker.io/runpod/pytorch:2.4.0", "https://registry-1.docker.io", "runpod/pytorch"},
+		{"docker.io/ubuntu:24.04", "https://registry-1.docker.io", "library/ubuntu"},
+		{"index.docker.io/library/ubuntu:24.04", "https://registry-1.docker.io", "library/ubuntu"},
+	} {
+		ref, err := Parse(tt.image)
+		assert.NilError(t, err)
+		base, api := apiEndpoint(ref)
+		assert.Check(t, is.Equal(base, tt.wantBase), tt.image)
+		assert.Check(t, is.Equal(api.Repository, tt.wantRepo), tt.image)
+		assert.Check(t, is.Equal(api.Tag, ref.Tag), tt.image)
+	}
+}
