@@ -3,10 +3,11 @@ package provision
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/binary"
 	"fmt"
 	"strings"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 
 	"github.com/org/runpod-gpu/pkg/money"
 	"github.com/org/runpod-gpu/pkg/ownership"
@@ -102,9 +103,9 @@ func ParseDebugSSHKey(key string, event []byte) (string, error) {
 	if err != nil {
 		return "", &DebugKeyError{Reason: "the key's second field is not base64: want the key as ssh-keygen writes it (*.pub)"}
 	}
-	// The blob starts with its own type, length-prefixed (RFC 4253 6.6), and
-	// the key's data follows: a blob of the type alone lets nobody in.
-	if len(raw) < 4 || int(binary.BigEndian.Uint32(raw)) != len(typ) || len(raw) <= 4+len(typ) || string(raw[4:4+len(typ)]) != typ {
+	// The blob must be a whole key of its stated type (RFC 4253 6.6), as sshd
+	// reads it: a blob of the type alone, or cut short, lets nobody in.
+	if key, err := ssh.ParsePublicKey(raw); err != nil || key.Type() != typ {
 		return "", &DebugKeyError{Reason: fmt.Sprintf("the key's data does not hold a %s key: want the key as ssh-keygen writes it (*.pub)", typ)}
 	}
 	if len(event) > 0 && bytes.Contains(event, []byte(blob)) {

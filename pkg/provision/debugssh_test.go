@@ -30,6 +30,13 @@ func testKey(typ string, seed byte) string {
 
 var maintainerKey = testKey("ssh-ed25519", 1)
 
+func mustDecode(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := base64.StdEncoding.DecodeString(s)
+	assert.NilError(t, err)
+	return b
+}
+
 // typeOnlyKey is a key line whose blob holds its type and no key data.
 func typeOnlyKey(typ string) string {
 	blob := append(binary.BigEndian.AppendUint32(nil, uint32(len(typ))), typ...)
@@ -55,6 +62,10 @@ func TestParseDebugSSHKey(t *testing.T) {
 		{name: "blob of another type", key: "ssh-rsa " + strings.Fields(maintainerKey)[1], wantErr: "does not hold a ssh-rsa key"},
 		{name: "short blob", key: "ssh-ed25519 AAAA", wantErr: "does not hold a ssh-ed25519 key"},
 		{name: "blob of the type alone", key: typeOnlyKey("ssh-ed25519"), wantErr: "does not hold a ssh-ed25519 key"},
+		{name: "blob of the type and a stray byte", key: "ssh-ed25519 " + base64.StdEncoding.EncodeToString(append(append(binary.BigEndian.AppendUint32(nil, 11), "ssh-ed25519"...), 0)),
+			wantErr: "does not hold a ssh-ed25519 key"},
+		{name: "an ed25519 key cut short", key: "ssh-ed25519 " + base64.StdEncoding.EncodeToString(mustDecode(t, strings.Fields(maintainerKey)[1])[:40]),
+			wantErr: "does not hold a ssh-ed25519 key"},
 		{name: "blob cut inside its type", key: "ssh-ed25519 " + base64.StdEncoding.EncodeToString(binary.BigEndian.AppendUint32(nil, 11)), wantErr: "does not hold a ssh-ed25519 key"},
 	}
 	for _, tt := range tests {
