@@ -168,11 +168,14 @@ func TestPodPastMaxConcurrentPodsIsDeletedAtOnce(t *testing.T) {
 		assert.Check(t, is.Contains(s.obs.log(), "is past the maximum of concurrent pods: 1 pod(s) of "+cloud.Repository+" created before it are live, max_concurrent_pods 1; deleting it at once"))
 		assert.Check(t, is.Contains(s.obs.log(), "candidate live-1 lost its slot: trying it again as candidate 2 once a slot is free"))
 		assert.Assert(t, is.Len(s.obs.created, 2), "this lane's first pod deleted, the candidate tried again")
+		found := false
 		for _, p := range s.cloud.RunPod.Pods() {
 			if p.ID == s.obs.created[0] {
+				found = true
 				assert.Check(t, !p.TerminatedAt.IsZero() && p.TerminatedAt.Sub(p.CreatedAt) < budget.RecheckWindow, "deleted at once: %+v", p)
 			}
 		}
+		assert.Check(t, found, "the first pod %s is in the simulator's record", s.obs.created[0])
 		assert.Check(t, is.Equal(res.Accepted.PodID, s.obs.created[1]))
 	})
 	t.Run("the live pods cannot be listed after the create", func(t *testing.T) {

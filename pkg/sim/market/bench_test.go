@@ -19,8 +19,8 @@ import (
 // start (no warm-up) at or below the seed's; it fails when one does not, and
 // when the README's sweep block is not what it printed: regenerate it
 // with `go run ./pkg/cmd/market -readme .github/CONTRIBUTING.md`. -v prints the table.
-// About 28 minutes of CPU when the replay polled (less since it follows the
-// log stream); one worker per core.
+// About 28 minutes of CPU when the replay polled (not measured since it
+// follows the log stream); one worker per core.
 //
 //	go test ./pkg/sim/market -run '^$' -bench MarketSweep -benchtime 1x -v
 func BenchmarkMarketSweep(b *testing.B) {

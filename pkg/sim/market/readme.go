@@ -11,7 +11,7 @@ import (
 // <!-- name:start --> and <!-- name:end -->: the seed-1 tables (TablesBlock),
 // which TestREADMEMarketTables regenerates and compares, and the sweep over
 // seeds 1–10 (SweepBlock), which BenchmarkMarketSweep regenerates and
-// compares (about 28 minutes of CPU with the cold-start replays when the replay polled, less since it follows the log stream: too slow for every test run). One command
+// compares (about 28 minutes of CPU with the cold-start replays when the replay polled, not measured since it follows the log stream: too slow for every test run). One command
 // rewrites both: go run ./pkg/cmd/market -readme.
 const (
 	TablesBlock = "market-tables"
