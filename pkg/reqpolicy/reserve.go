@@ -166,7 +166,10 @@ func splitQuota(h http.Header, now time.Time) []Window {
 	if !okR || !okT || reset > maxWindowSeconds {
 		return nil
 	}
-	limit, _ := first("RateLimit-Limit") // unknown: 0, which keeps no reserve
+	limit, okL := first("RateLimit-Limit")
+	if !okL {
+		limit = 0 // unknown (or negative): 0, which keeps no reserve
+	}
 	return []Window{{Name: "RunPod window", Limit: limit, Remaining: remaining, Reset: now.Add(time.Duration(reset) * time.Second)}}
 }
 
